@@ -1,0 +1,72 @@
+# sandboxd build.  `make` builds the daemon and the in-sandbox supervisor;
+# `make check` runs every test CI runs; see README.md for the rest.
+
+VERSION    := 0.1.0
+BUILD      ?= build
+CC         ?= cc
+PKGS       := libmicrohttpd jansson libcurl sqlite3 libsodium
+WARN       := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
+              -Wformat=2 -Wno-format-nonliteral -Werror
+CFLAGS     ?= -O2 -g
+ALL_CFLAGS := -std=c17 -D_GNU_SOURCE $(WARN) $(CFLAGS) -Isrc \
+              -DSANDBOXD_VERSION='"$(VERSION)"' $(shell pkg-config --cflags $(PKGS))
+LDLIBS     := $(shell pkg-config --libs $(PKGS)) -lpthread
+
+DAEMON_SRC := $(wildcard src/lib/*.c src/store/*.c src/docker/*.c src/vault/*.c \
+                         src/api/*.c src/core/*.c src/cli/*.c)
+DAEMON_OBJ := $(DAEMON_SRC:%.c=$(BUILD)/%.o)
+LIB_OBJ    := $(filter-out $(BUILD)/src/cli/%,$(DAEMON_OBJ))
+SUP_SRC    := $(wildcard src/supervisor/*.c)
+UNIT_SRC   := $(wildcard tests/unit/test_*.c)
+UNIT_BIN   := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+
+.PHONY: all check unit integration lint fmt asan image bench clean
+
+all: $(BUILD)/sandboxd $(BUILD)/sandboxd-init
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/sandboxd: $(DAEMON_OBJ)
+	$(CC) $(ALL_CFLAGS) -o $@ $^ $(LDLIBS)
+
+# The supervisor is PID 1 inside every sandbox: libc only, static, so it
+# runs on any base image.
+$(BUILD)/sandboxd-init: $(SUP_SRC)
+	@mkdir -p $(dir $@)
+	$(CC) -std=c17 -D_GNU_SOURCE $(WARN) $(CFLAGS) -static -o $@ $(SUP_SRC)
+
+$(BUILD)/tests/%: tests/unit/%.c tests/unit/unit.h $(LIB_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Itests/unit -o $@ $< $(LIB_OBJ) $(LDLIBS)
+
+unit: $(UNIT_BIN)
+	@tests/run-unit $(UNIT_BIN)
+
+integration: all
+	@tests/run-integration
+
+# Everything CI runs; the last line is "N passed, N failed".
+check: all $(UNIT_BIN)
+	@tests/run-all $(UNIT_BIN)
+
+lint:
+	@scripts/lint
+
+fmt:
+	clang-format -i $$(git ls-files '*.c' '*.h')
+
+asan:
+	$(MAKE) BUILD=build-asan CFLAGS='-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer' check
+
+image: $(BUILD)/sandboxd-init
+	scripts/build-image
+
+bench: all
+	bench/run
+
+clean:
+	rm -rf build build-asan
+
+-include $(DAEMON_OBJ:.o=.d)

@@ -1,0 +1,59 @@
+/*
+ * A unit test harness small enough to read in one sitting.  Each test file
+ * defines test functions, lists them in a table and calls unit_main().  A
+ * test prints "ok - name" or "not ok - name" (TAP-like lines) and the
+ * binary exits non-zero when any test failed.  tests/run-unit adds up the
+ * lines of every binary.
+ */
+#ifndef UNIT_H
+#define UNIT_H
+
+#include <stdio.h>
+#include <string.h>
+
+static int unit_failed;
+
+#define CHECK(cond)                                                          \
+	do {                                                                 \
+		if (!(cond)) {                                               \
+			fprintf(stderr, "  %s:%d: CHECK(%s) failed\n",       \
+				__FILE__, __LINE__, #cond);                  \
+			unit_failed = 1;                                     \
+		}                                                            \
+	} while (0)
+
+#define CHECK_STR(a, b)                                                      \
+	do {                                                                 \
+		const char *a_ = (a), *b_ = (b);                             \
+		if (a_ == NULL || b_ == NULL || strcmp(a_, b_) != 0) {       \
+			fprintf(stderr, "  %s:%d: \"%s\" != \"%s\"\n",       \
+				__FILE__, __LINE__, a_ ? a_ : "(null)",      \
+				b_ ? b_ : "(null)");                         \
+			unit_failed = 1;                                     \
+		}                                                            \
+	} while (0)
+
+struct unit_test {
+	const char *name;
+	void (*fn)(void);
+};
+
+static inline int
+unit_main(const char *suite, const struct unit_test *tests, size_t n)
+{
+	int bad = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		unit_failed = 0;
+		tests[i].fn();
+		printf("%s - %s: %s\n", unit_failed ? "not ok" : "ok", suite,
+		       tests[i].name);
+		bad += unit_failed;
+	}
+	return bad ? 1 : 0;
+}
+
+#define UNIT_RUN(suite, table)                                               \
+	unit_main(suite, table, sizeof(table) / sizeof(table[0]))
+
+#endif

@@ -1,0 +1,135 @@
+#!/usr/bin/env bash
+# Docker down (disruptive, runs last): with dockerd stopped, calls that need
+# Docker answer 503 docker_unavailable with retryable:true while the rest of
+# the API and /healthz keep working; once dockerd is back (started as
+# scripts/bootstrap does) a sandbox create succeeds again within 30 s without
+# restarting sandboxd.  dockerd is always running again when this ends.
+. "$(dirname "$0")/lib.sh"
+need_docker
+
+proc_gone() { [[ ! -e /proc/$1 || $(awk '{print $3}' "/proc/$1/stat" 2>/dev/null) == Z ]]; }
+live_dockerd() { # the pid of the running dockerd (zombies excluded)
+	local p
+	for p in $(pgrep -x dockerd); do proc_gone "$p" || { echo "$p"; return; }; done
+}
+
+DOCKERD_PID=$(live_dockerd)
+[[ -n $DOCKERD_PID ]] || bail "no dockerd process found (Docker answers from elsewhere?)"
+mapfile -d '' -t DOCKERD_CMD <"/proc/$DOCKERD_PID/cmdline"
+((${#DOCKERD_CMD[@]})) || DOCKERD_CMD=(dockerd)
+echo "# dockerd: pid $DOCKERD_PID: ${DOCKERD_CMD[*]}"
+
+start_dockerd() {
+	# As scripts/bootstrap does, in its own session so that the runner's
+	# timeout cannot take it down with this script.
+	setsid nohup "${DOCKERD_CMD[@]}" >>/var/log/sandboxd-dockerd.log 2>&1 </dev/null &
+	wait_until 60 docker_ok
+}
+
+ensure_dockerd() {
+	docker_ok && return 0
+	echo "# cleanup: starting dockerd again"
+	if [[ -n $(live_dockerd) ]]; then
+		wait_until 60 docker_ok
+	else
+		start_dockerd
+	fi || echo "# cleanup: dockerd does not answer _ping within 60 s"
+}
+IT_CLEANUP_HOOKS+=(ensure_dockerd)
+
+start_daemon || bail "the daemon did not come up (exit status ${DAEMON_RC:-none})"
+
+t_begin "setup: a sandbox while Docker is up"
+create_app before && create_sandbox "$APP_ID"
+t_end
+SB=${SB_ID:-}
+[[ -n $SB ]] || bail "no sandbox"
+
+t_begin "stop dockerd"
+kill -TERM "$DOCKERD_PID"
+if ! wait_until 60 proc_gone "$DOCKERD_PID"; then
+	note "dockerd did not exit within 60 s of SIGTERM; SIGKILL"
+	kill -KILL "$DOCKERD_PID"
+	sleep 1
+fi
+wait_until 10 eval '! docker_ok' || t_err "Docker still answers _ping after dockerd was stopped"
+t_end
+docker_ok && bail "Docker is still up; cannot test"
+
+# down_503 WHAT METHOD PATH [BODY]: must be 503 docker_unavailable, retryable.
+down_503() {
+	local what=$1 t0
+	shift
+	t_begin "Docker down: $what is 503 docker_unavailable"
+	t0=$SECONDS
+	api "$@"
+	expect_status 503 && expect_envelope docker_unavailable true
+	expect_header X-Request-Id
+	((SECONDS - t0 <= 15)) || t_err "$REQ took $((SECONDS - t0)) s to answer"
+	t_end
+}
+
+t_begin "Docker down: the API without Docker still works"
+api GET /v1/apps
+expect_status 200
+expect_healthz
+create_app during-outage
+NEW_APP=${APP_ID:-}
+t_end
+
+[[ -n $NEW_APP ]] && down_503 "POST /v1/apps/{id}/sandbox on a new app" POST "/v1/apps/$NEW_APP/sandbox" '{"ports":[3000]}'
+
+# dockerd stops the containers as it shuts down; if the daemon saw that and
+# already shows the sandbox stopped, stop is idempotent, so use start.
+api GET "/v1/sandboxes/$SB"
+before=$(j .status)
+echo "# the first sandbox is '$before' in the API while Docker is down"
+if [[ $before == stopped ]]; then
+	down_503 "POST /v1/sandboxes/{id}/start" POST "/v1/sandboxes/$SB/start"
+else
+	down_503 "POST /v1/sandboxes/{id}/stop" POST "/v1/sandboxes/$SB/stop"
+fi
+
+t_begin "Docker down: the daemon stays healthy after the refusals"
+daemon_alive || t_err "the daemon died"
+expect_healthz
+api GET /v1/apps
+expect_status 200
+if [[ -n $NEW_APP ]]; then
+	api GET "/v1/apps/$NEW_APP"
+	sb=$(j '.current_sandbox_id // empty')
+	if [[ -n $sb ]]; then
+		api GET "/v1/sandboxes/$sb"
+		[[ $(j .status) == creating ]] && t_err "the refused create left sandbox $sb in 'creating'"
+	fi
+fi
+t_end
+
+t_begin "dockerd comes back"
+start_dockerd || t_err "dockerd did not answer _ping within 60 s of being started"
+t_end
+docker_ok || bail "dockerd is not back"
+
+t_begin "Docker back: POST /v1/apps/{id}/sandbox succeeds within 30 s"
+t0=$SECONDS
+ok=0
+while ((SECONDS - t0 <= 30)); do
+	api POST "/v1/apps/$NEW_APP/sandbox" '{"ports":[3000]}'
+	[[ $STATUS == 201 ]] && { ok=1; break; }
+	sleep 1
+done
+if ((ok)); then
+	expect_json .status running
+	note "took $((SECONDS - t0)) s"
+	c=$(container_of "$(j .id)") && { container_running "$c" || t_err "its container is not running"; }
+else
+	t_err "30 s after Docker came back: $REQ is still $STATUS $(short_body)"
+fi
+t_end
+
+t_begin "Docker back: the first sandbox can be started again"
+api POST "/v1/sandboxes/$SB/start"
+expect_status 200 && expect_json .status running
+t_end
+
+finish

@@ -1,0 +1,468 @@
+# tests/integration/lib.sh: the harness every integration test sources.
+#
+# It starts build/sandboxd on a free port with a throwaway data dir, talks
+# to it with curl exactly as a user does, asserts on HTTP status, JSON and
+# Docker state, and prints TAP-like lines:
+#     ok - integration: <test>: <case>
+#     not ok - integration: <test>: <case>
+# followed by "#" comment lines that say what was expected and what came.
+#
+# The EXIT trap always stops the daemon, removes every container that mounts
+# anything under the test's temp dir (or carries the instance label of a
+# daemon this test started) and removes the temp dir, also when a test fails
+# or is killed by the runner's timeout.
+#
+# A test reads like this:
+#     . "$(dirname "$0")/lib.sh"
+#     need_docker
+#     start_daemon SANDBOXD_MEMORY_MB=256 || bail "daemon did not start"
+#     t_begin "create an app"
+#     api POST /v1/apps '{"name":"x"}'
+#     expect_status 201 && expect_json .name x
+#     t_end
+#     finish
+
+set -uo pipefail
+
+IT_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+SANDBOXD_BIN=${SANDBOXD_BIN:-$IT_ROOT/build/sandboxd}
+IT_IMAGE=${IT_IMAGE:-sandboxd-base:0.1.0}
+IT_NAME=${IT_NAME:-$(basename "$0" .sh | sed -E 's/^[0-9]+-//')}
+case ${DOCKER_HOST:-} in
+unix://*) DOCKER_SOCK=${DOCKER_HOST#unix://} ;;
+*) DOCKER_SOCK=/var/run/docker.sock ;;
+esac
+
+IT_TMP=$(mktemp -d "${TMPDIR:-/tmp}/sandboxd-it.XXXXXX")
+chmod 755 "$IT_TMP"
+IT_FAILS=0
+IT_CASES=0
+IT_CLEANUP_HOOKS=()
+
+# The data dir of the current daemon; new_data_dir switches to a fresh one.
+DATA=$IT_TMP/data
+IT_DATA_N=0
+# The token `api` sends.  By default each daemon gets
+# SANDBOXD_API_TOKENS=it=$IT_TOKEN; a test that wants the generated first-start
+# token passes -SANDBOXD_API_TOKENS to start_daemon and gets it in
+# FIRST_TOKEN (and TOKEN).
+IT_TOKEN=tok-it-$RANDOM$RANDOM
+TOKEN=$IT_TOKEN
+FIRST_TOKEN=
+DAEMON_PID=
+DAEMON_RC=
+DAEMON_N=0
+DAEMON_OUT=/dev/null
+DAEMON_ERR=/dev/null
+API_ADDR=
+API_URL=
+
+# --- results ----------------------------------------------------------------
+
+note() { printf '#   %s\n' "$@"; }
+
+pass() {
+	IT_CASES=$((IT_CASES + 1))
+	echo "ok - integration: $IT_NAME: $1"
+}
+
+fail() {
+	IT_CASES=$((IT_CASES + 1))
+	IT_FAILS=$((IT_FAILS + 1))
+	echo "not ok - integration: $IT_NAME: $1"
+	shift
+	local line
+	for line in "$@"; do
+		while IFS= read -r l; do note "$l"; done <<<"$line"
+	done
+}
+
+# A case collects every failed expectation between t_begin and t_end and is
+# reported once, with all of them.
+T_NAME=
+T_ERRS=()
+t_begin() { T_NAME=$1; T_ERRS=(); }
+t_err() { T_ERRS+=("$*"); return 1; }
+t_end() {
+	if ((${#T_ERRS[@]})); then
+		fail "$T_NAME" "${T_ERRS[@]}"
+	else
+		pass "$T_NAME"
+	fi
+	T_NAME=
+	T_ERRS=()
+}
+
+# Setup went wrong: no point going on with this file.
+bail() {
+	fail "${T_NAME:-setup}" "$@"
+	dump_daemon_logs
+	exit 1
+}
+
+finish() {
+	if ((IT_FAILS)); then
+		dump_daemon_logs
+		exit 1
+	fi
+	exit 0
+}
+
+dump_daemon_logs() {
+	local f
+	for f in "$DAEMON_OUT" "$DAEMON_ERR"; do
+		[[ -s $f ]] || continue
+		echo "#   --- last lines of $(basename "$f") ---"
+		tail -n 25 "$f" | sed 's/^/#   | /'
+	done
+}
+
+# --- small utilities ----------------------------------------------------------
+
+# wait_until SECONDS CMD…: retry CMD every 0.1 s until it succeeds.
+wait_until() {
+	local tries
+	tries=$(awk -v s="$1" 'BEGIN { printf "%d", s * 10 }')
+	shift
+	local i
+	for ((i = 0; i <= tries; i++)); do
+		"$@" && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+free_port() {
+	local p
+	if command -v python3 >/dev/null; then
+		python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])' && return
+	fi
+	while :; do
+		p=$((20000 + RANDOM % 40000))
+		(exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo "$p"; return; }
+	done
+}
+
+new_data_dir() {
+	IT_DATA_N=$((IT_DATA_N + 1))
+	DATA=$IT_TMP/data.$IT_DATA_N
+}
+
+ulid_ok() { [[ ${1^^} =~ ^[0-7][0-9A-HJKMNP-TV-Z]{25}$ ]]; }
+
+# --- the daemon ---------------------------------------------------------------
+
+daemon_alive() {
+	[[ -n $DAEMON_PID ]] && kill -0 "$DAEMON_PID" 2>/dev/null &&
+		[[ $(awk '{print $3}' "/proc/$DAEMON_PID/stat" 2>/dev/null) != Z ]]
+}
+
+# start_daemon [VAR=value]… [-VAR]…
+# Starts `sandboxd serve` in a clean environment: SANDBOXD_DATA_DIR=$DATA,
+# SANDBOXD_API_ADDR=127.0.0.1:<free port>, SANDBOXD_ENV_FILE=<nonexistent>,
+# SANDBOXD_API_TOKENS=it=$IT_TOKEN, overridden by VAR=value and removed by
+# -VAR.  Waits up to 10 s for /healthz to say ok.  Returns 0 when ready;
+# 1 when the daemon exited (status in DAEMON_RC) or never became ready.
+start_daemon() {
+	local -A env=(
+		[SANDBOXD_DATA_DIR]=$DATA
+		[SANDBOXD_API_ADDR]=127.0.0.1:$(free_port)
+		[SANDBOXD_ENV_FILE]=$IT_TMP/no-such.env
+		[SANDBOXD_API_TOKENS]=it=$IT_TOKEN
+	)
+	local kv
+	for kv in "$@"; do
+		case $kv in
+		-*) unset "env[${kv#-}]" ;;
+		*=*) env[${kv%%=*}]=${kv#*=} ;;
+		*) echo "start_daemon: bad argument $kv" >&2; return 2 ;;
+		esac
+	done
+	[[ -n $DAEMON_PID ]] && stop_daemon
+
+	local -a cmd=(env -i "PATH=$PATH" "HOME=${HOME:-/root}")
+	[[ -n ${DOCKER_HOST:-} ]] && cmd+=("DOCKER_HOST=$DOCKER_HOST")
+	for kv in "${!env[@]}"; do cmd+=("$kv=${env[$kv]}"); done
+	cmd+=("$SANDBOXD_BIN" serve)
+
+	DAEMON_N=$((DAEMON_N + 1))
+	DAEMON_OUT=$IT_TMP/daemon.$DAEMON_N.out
+	DAEMON_ERR=$IT_TMP/daemon.$DAEMON_N.err
+	DAEMON_RC=
+	API_ADDR=${env[SANDBOXD_API_ADDR]:-127.0.0.1:9090}
+	API_URL=http://$API_ADDR
+	if [[ ! -x $SANDBOXD_BIN ]]; then
+		echo "no daemon binary at $SANDBOXD_BIN" >"$DAEMON_ERR"
+		DAEMON_RC=127
+		return 1
+	fi
+	"${cmd[@]}" >"$DAEMON_OUT" 2>"$DAEMON_ERR" </dev/null &
+	DAEMON_PID=$!
+
+	local i
+	for ((i = 0; i < 100; i++)); do
+		if ! daemon_alive; then
+			wait "$DAEMON_PID" 2>/dev/null
+			DAEMON_RC=$?
+			DAEMON_PID=
+			return 1
+		fi
+		# Only poll an address we can reach without a name lookup (a test may
+		# pass a deliberately broken one).
+		if [[ $API_ADDR =~ ^(127\.[0-9.]+|localhost|\[::1\]):[0-9]+$ ]] &&
+			[[ $(curl -s --max-time 1 "$API_URL/healthz" 2>/dev/null) == ok ]]; then
+			FIRST_TOKEN=$(printed_token)
+			if [[ -z ${env[SANDBOXD_API_TOKENS]+set} && -z $FIRST_TOKEN ]]; then
+				# Possibly printed just after the listener came up.
+				sleep 0.5
+				FIRST_TOKEN=$(printed_token)
+			fi
+			[[ -n $FIRST_TOKEN ]] && TOKEN=$FIRST_TOKEN
+			return 0
+		fi
+		sleep 0.1
+	done
+	return 1
+}
+
+# The token the current daemon printed on stdout at first start, if any.
+printed_token() {
+	sed -nE 's/.*API token \(shown once\): (sk_[^[:space:]]+).*/\1/p' "$DAEMON_OUT" 2>/dev/null | head -n 1
+}
+
+stop_daemon() {
+	[[ -n $DAEMON_PID ]] || return 0
+	kill -TERM "$DAEMON_PID" 2>/dev/null
+	local i
+	for ((i = 0; i < 100; i++)); do
+		daemon_alive || break
+		sleep 0.1
+	done
+	daemon_alive && kill -KILL "$DAEMON_PID" 2>/dev/null
+	wait "$DAEMON_PID" 2>/dev/null
+	DAEMON_RC=$?
+	DAEMON_PID=
+}
+
+kill9_daemon() {
+	[[ -n $DAEMON_PID ]] || return 0
+	kill -KILL "$DAEMON_PID" 2>/dev/null
+	wait "$DAEMON_PID" 2>/dev/null
+	DAEMON_RC=$?
+	DAEMON_PID=
+}
+
+# --- HTTP ---------------------------------------------------------------------
+
+# api METHOD PATH [BODY]: a request with "Authorization: Bearer $TOKEN".
+# Sets STATUS (000 if no answer), BODY (trailing newlines stripped),
+# BODY_FILE (the raw body), HEADERS (CRs removed) and REQ ("METHOD PATH").
+# A BODY of the form @file sends that file.  Without BODY no body is sent.
+api() { api_auth "Bearer $TOKEN" "$@"; }
+api_as() { local t=$1; shift; api_auth "Bearer $t" "$@"; }
+api_noauth() { api_auth "" "$@"; }
+
+# api_auth AUTHORIZATION-VALUE METHOD PATH [BODY]  ("" = no header at all)
+api_auth() {
+	local auth=$1 method=$2 path=$3
+	local -a args=(-s --path-as-is -o "$IT_TMP/body" -D "$IT_TMP/headers"
+		-w '%{http_code}' --max-time "${API_TIMEOUT:-90}" -X "$method")
+	[[ -n $auth ]] && args+=(-H "Authorization: $auth")
+	(($# >= 4)) && args+=(--data-binary "$4")
+	: >"$IT_TMP/body"
+	: >"$IT_TMP/headers"
+	REQ="$method $path"
+	STATUS=$(curl "${args[@]}" "$API_URL$path" 2>/dev/null)
+	[[ -n $STATUS ]] || STATUS=000
+	BODY_FILE=$IT_TMP/body
+	BODY=$(cat "$IT_TMP/body")
+	HEADERS=$(tr -d '\r' <"$IT_TMP/headers")
+}
+
+# jq -r EXPR over the last body (empty on error).
+j() { jq -r "$1" <<<"$BODY" 2>/dev/null; }
+
+short_body() {
+	local b=${BODY:0:300}
+	((${#BODY} > 300)) && b+="…"
+	printf '%s' "${b:-<empty>}"
+}
+
+header() { # header NAME: value of a response header of the last request
+	grep -i "^$1:" <<<"$HEADERS" | tail -n 1 | sed -E 's/^[^:]+:[[:space:]]*//'
+}
+
+# --- assertions: each returns non-zero and records why on failure -------------
+
+expect_status() {
+	[[ $STATUS == "$1" ]] ||
+		t_err "$REQ: expected status $1, got $STATUS; body: $(short_body)"
+}
+
+# expect_json JQ-EXPR VALUE: jq -r EXPR must print exactly VALUE.
+expect_json() {
+	local got
+	if ! got=$(jq -r "$1" <<<"$BODY" 2>/dev/null); then
+		t_err "$REQ: body is not JSON (wanted $1 == $2): $(short_body)"
+		return 1
+	fi
+	[[ $got == "$2" ]] || t_err "$REQ: expected $1 == $2, got ${got:-<empty>}; body: $(short_body)"
+}
+
+# expect_jq JQ-FILTER [WHAT]: jq -e FILTER must be true.
+expect_jq() {
+	jq -e "$1" <<<"$BODY" >/dev/null 2>&1 ||
+		t_err "$REQ: expected ${2:-$1}; body: $(short_body)"
+}
+
+# expect_envelope CODE [RETRYABLE]: the error envelope with that code, a
+# non-empty message and a boolean retryable (equal to RETRYABLE if given).
+expect_envelope() {
+	local code=$1 retry=${2:-}
+	if ! jq -e '.error | type == "object"' <<<"$BODY" >/dev/null 2>&1; then
+		t_err "$REQ: expected an error envelope {\"error\":{…}}, got: $(short_body)"
+		return 1
+	fi
+	local got ok=0
+	got=$(j .error.code)
+	[[ $got == "$code" ]] || { t_err "$REQ: expected .error.code $code, got ${got:-<none>}"; ok=1; }
+	jq -e '.error.message | type == "string" and length > 0' <<<"$BODY" >/dev/null 2>&1 ||
+		{ t_err "$REQ: .error.message is not a non-empty string: $(short_body)"; ok=1; }
+	jq -e '.error.retryable | type == "boolean"' <<<"$BODY" >/dev/null 2>&1 ||
+		{ t_err "$REQ: .error.retryable is not a boolean: $(short_body)"; ok=1; }
+	if [[ -n $retry ]]; then
+		got=$(j .error.retryable)
+		[[ $got == "$retry" ]] || { t_err "$REQ: expected .error.retryable $retry, got $got"; ok=1; }
+	fi
+	return $ok
+}
+
+expect_header() {
+	grep -qi "^$1:" <<<"$HEADERS" || t_err "$REQ: no $1 header in the response"
+}
+
+# expect_true WHAT CMD…: CMD must succeed.
+expect_true() {
+	local what=$1
+	shift
+	"$@" || t_err "$what"
+}
+
+expect_healthz() {
+	local got
+	got=$(curl -s --max-time 5 "$API_URL/healthz")
+	[[ $got == ok ]] || t_err "GET /healthz: expected ok, got ${got:-<no answer>}"
+}
+
+# --- Docker -------------------------------------------------------------------
+
+docker_ok() {
+	curl -sf --max-time 3 --unix-socket "$DOCKER_SOCK" http://localhost/_ping >/dev/null 2>&1
+}
+
+need_docker() {
+	docker_ok || bail "Docker does not answer on $DOCKER_SOCK (_ping)"
+	docker image inspect "$IT_IMAGE" >/dev/null 2>&1 ||
+		bail "the image $IT_IMAGE is missing (run scripts/bootstrap)"
+}
+
+# The container (full id) of a sandbox, found by its label; records the
+# daemon's instance id so cleanup can find its containers by label as well.
+container_of() {
+	local c
+	c=$(docker ps -aq --no-trunc --filter "label=sandboxd.sandbox=$1" 2>/dev/null | head -n 1)
+	[[ -n $c ]] || return 1
+	docker inspect -f '{{index .Config.Labels "sandboxd.instance"}}' "$c" 2>/dev/null >>"$IT_TMP/.instances"
+	echo "$c"
+}
+
+# dinspect CONTAINER GO-TEMPLATE
+dinspect() { docker inspect -f "$2" "$1" 2>/dev/null; }
+container_running() { [[ $(dinspect "$1" '{{.State.Running}}') == true ]]; }
+container_exists() { docker inspect "$1" >/dev/null 2>&1; }
+
+# Containers (full ids) mounting anything under DIR.
+containers_mounting() {
+	local dir=$1 ids
+	ids=$(docker ps -aq --no-trunc 2>/dev/null)
+	[[ -n $ids ]] || return 0
+	# shellcheck disable=SC2086
+	docker inspect -f '{{.Id}}{{range .Mounts}} {{.Source}}{{end}}' $ids 2>/dev/null |
+		awk -v d="$dir/" '{ for (i = 2; i <= NF; i++) if (index($i, d) == 1) { print $1; break } }'
+}
+
+remove_test_containers() {
+	docker_ok || return 0
+	local ids inst
+	ids=$(containers_mounting "$IT_TMP")
+	if [[ -s $IT_TMP/.instances ]]; then
+		for inst in $(sort -u "$IT_TMP/.instances"); do
+			[[ -n $inst ]] || continue
+			ids+=$'\n'$(docker ps -aq --no-trunc --filter "label=sandboxd.instance=$inst")
+		done
+	fi
+	ids=$(sort -u <<<"$ids" | grep -v '^$')
+	# shellcheck disable=SC2086
+	[[ -n $ids ]] && timeout 120 docker rm -f -v $ids >/dev/null 2>&1
+	return 0
+}
+
+# --- common API steps (set globals; report through t_err) ---------------------
+
+# create_app NAME [EXTRA-JSON-FIELDS] -> APP_ID
+create_app() {
+	APP_ID=
+	api POST /v1/apps "{\"name\":\"$1\"${2:+,$2}}"
+	expect_status 201 || return 1
+	APP_ID=$(j .id)
+	ulid_ok "$APP_ID" || t_err "$REQ: .id is not a ULID: $APP_ID"
+}
+
+# create_sandbox APP [BODY] -> SB_ID, SB_CONTAINER (status must be running)
+create_sandbox() {
+	SB_ID=
+	SB_CONTAINER=
+	if (($# >= 2)); then
+		api POST "/v1/apps/$1/sandbox" "$2"
+	else
+		api POST "/v1/apps/$1/sandbox" '{"ports":[3000]}'
+	fi
+	expect_status 201 || return 1
+	SB_ID=$(j .id)
+	ulid_ok "$SB_ID" || { t_err "$REQ: .id is not a ULID: $SB_ID"; return 1; }
+	expect_json .status running || return 1
+	SB_CONTAINER=$(container_of "$SB_ID") ||
+		{ t_err "no container labelled sandboxd.sandbox=$SB_ID after create"; return 1; }
+}
+
+# sandbox_status SB: prints .status of GET /v1/sandboxes/SB (or "HTTP <code>")
+sandbox_status() {
+	api GET "/v1/sandboxes/$1"
+	if [[ $STATUS == 200 ]]; then j .status; else echo "HTTP $STATUS"; fi
+}
+
+# --- cleanup --------------------------------------------------------------------
+
+it_cleanup() {
+	local rc=$? hook
+	trap - EXIT TERM INT HUP
+	for hook in "${IT_CLEANUP_HOOKS[@]}"; do "$hook"; done
+	local pids
+	pids=$(jobs -pr)
+	# shellcheck disable=SC2086
+	[[ -n $pids ]] && kill $pids 2>/dev/null
+	if [[ -n $DAEMON_PID ]]; then
+		kill -TERM "$DAEMON_PID" 2>/dev/null
+		sleep 0.2
+		kill -KILL "$DAEMON_PID" 2>/dev/null
+	fi
+	remove_test_containers
+	if [[ -n ${IT_KEEP:-} ]]; then
+		echo "# kept $IT_TMP"
+	else
+		rm -rf "$IT_TMP"
+	fi
+	exit "$rc"
+}
+trap it_cleanup EXIT
+trap 'exit 143' TERM INT HUP

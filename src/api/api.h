@@ -1,0 +1,74 @@
+/*
+ * The /v1 API: what handlers see.  A handler gets a parsed request (path
+ * ids already validated and canonical, the caller authenticated, the body
+ * complete and within limits) and fills a response.  Handlers run on the
+ * server's request threads and may block on Docker.
+ */
+#ifndef API_API_H
+#define API_API_H
+
+#include <stdbool.h>
+
+#include "core/core.h"
+#include "lib/buf.h"
+#include "lib/err.h"
+#include "lib/jv.h"
+#include "lib/ulid.h"
+
+struct api;
+
+struct req {
+	struct api *api;
+	struct core *core;
+	const char *method;
+	const char *path;
+	char ids[2][ULID_LEN + 1]; /* {id} segments of the path, in order */
+	struct buf body;
+	bool body_too_big;
+	char owner[64]; /* the tenant: the caller's token name */
+	char request_id[ULID_LEN + 1];
+};
+
+struct resp {
+	int status;
+	struct buf body;
+	const char *content_type;
+	char allow[64]; /* for 405 */
+};
+
+typedef void (*api_handler)(struct req *, struct resp *);
+
+/* Replies: set status and body.  reply_json steals v. */
+void api_reply_json(struct resp *w, int status, struct jv *v);
+void api_reply_text(struct resp *w, int status, const char *text);
+void api_reply_empty(struct resp *w, int status);
+void api_reply_err(struct resp *w, const struct err *e);
+void api_fail(struct resp *w, int status, const char *code, const char *fmt,
+	      ...) __attribute__((format(printf, 4, 5)));
+
+/*
+ * The body as a JSON object.  An empty body gives NULL with no error when
+ * optional; anything else that is not one JSON object is answered with
+ * 400 (or 413) and returns -1.
+ */
+int api_body_object(struct req *r, struct resp *w, bool optional,
+		    struct jv **out);
+
+/* Handlers, one file per resource. */
+void health_get(struct req *, struct resp *);
+void apps_create(struct req *, struct resp *);
+void apps_list(struct req *, struct resp *);
+void apps_get(struct req *, struct resp *);
+void apps_patch(struct req *, struct resp *);
+void apps_delete(struct req *, struct resp *);
+void sandboxes_create(struct req *, struct resp *);
+void sandboxes_get(struct req *, struct resp *);
+void sandboxes_delete(struct req *, struct resp *);
+void sandboxes_stop(struct req *, struct resp *);
+void sandboxes_start(struct req *, struct resp *);
+
+/* JSON of the objects, shared by handlers. */
+struct jv *api_app_json(const struct app *a);
+struct jv *api_sandbox_json(const struct core *c, const struct sandbox *sb);
+
+#endif

@@ -1,0 +1,227 @@
+/*
+ * /v1/apps: durable projects.  Apps belong to the tenant of the token that
+ * made them; another tenant gets 404, never a hint that the id exists.
+ * Field checks live in app_fields(), shared by create and patch, so both
+ * refuse the same things with the same words.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "api/api.h"
+#include "core/presets.h"
+#include "lib/clock.h"
+#include "lib/limits.h"
+
+struct jv *
+api_app_json(const struct app *a)
+{
+	struct jv *o = jv_obj(), *tags;
+	char t[CLOCK_RFC3339_LEN], err[64];
+
+	jv_set_str(o, "id", a->id);
+	jv_set_str(o, "name", a->name);
+	jv_set_str(o, "description", a->description);
+	tags = jv_parse(a->tags_json, strlen(a->tags_json), 4, err,
+			sizeof(err));
+	jv_set(o, "tags", tags ? tags : jv_arr());
+	if (a->runtime_preset[0])
+		jv_set_str(o, "runtime_preset", a->runtime_preset);
+	if (a->current_sandbox_id[0])
+		jv_set_str(o, "current_sandbox_id", a->current_sandbox_id);
+	clock_rfc3339(a->created_at, t);
+	jv_set_str(o, "created_at", t);
+	clock_rfc3339(a->updated_at, t);
+	jv_set_str(o, "updated_at", t);
+	return o;
+}
+
+static int
+check_string(const struct jv *v, const char *field, size_t max, bool nonempty,
+	     struct err *e)
+{
+	if (jv_type(v) != JV_STRING)
+		return ERR_BAD(e, "%s must be a string, not %s", field,
+			       jv_type_name(jv_type(v)));
+	if (nonempty && jv_str_len(v) == 0)
+		return ERR_BAD(e, "%s must not be empty", field);
+	if (jv_str_len(v) > max)
+		return ERR_BAD(e, "%s is longer than %zu bytes", field, max);
+	if (strlen(jv_str(v)) != jv_str_len(v))
+		return ERR_BAD(e, "%s must not contain NUL", field);
+	return 0;
+}
+
+static int
+check_tags(const struct jv *v, struct app *a, struct err *e)
+{
+	struct buf b;
+
+	if (jv_type(v) != JV_ARRAY)
+		return ERR_BAD(e, "tags must be an array of strings, not %s",
+			       jv_type_name(jv_type(v)));
+	if (jv_len(v) > API_MAX_TAGS)
+		return ERR_BAD(e, "tags has more than %d entries",
+			       API_MAX_TAGS);
+	for (size_t i = 0; i < jv_len(v); i++)
+		if (check_string(jv_at(v, i), "each tag", API_MAX_TAG_BYTES,
+				 true, e) < 0)
+			return -1;
+	buf_init(&b, sizeof(a->tags_json) - 1);
+	if (jv_dump(v, &b) < 0) {
+		buf_release(&b);
+		return ERR_BAD(e, "tags are too long");
+	}
+	snprintf(a->tags_json, sizeof(a->tags_json), "%s", b.data);
+	buf_release(&b);
+	return 0;
+}
+
+/* Applies the fields present in body to a; create requires name. */
+static int
+app_fields(const struct jv *body, struct app *a, bool create, struct err *e)
+{
+	struct jv *name = jv_get(body, "name"), *desc = jv_get(body, "description");
+	struct jv *tags = jv_get(body, "tags"), *preset;
+
+	if (name == NULL && create)
+		return ERR_BAD(e, "name is required");
+	if (name && check_string(name, "name", API_MAX_NAME_BYTES, true, e) < 0)
+		return -1;
+	if (desc && check_string(desc, "description", API_MAX_DESC_BYTES,
+				 false, e) < 0)
+		return -1;
+	if (tags && check_tags(tags, a, e) < 0)
+		return -1;
+	if (create && (preset = jv_get(body, "runtime_preset")) != NULL) {
+		if (check_string(preset, "runtime_preset", 31, false, e) < 0)
+			return -1;
+		if (jv_str_len(preset) && !preset_find(jv_str(preset)))
+			return ERR_BAD(e, "unknown runtime_preset \"%s\" "
+					  "(known: %s)",
+				       jv_str(preset), preset_names());
+		snprintf(a->runtime_preset, sizeof(a->runtime_preset), "%s",
+			 jv_str(preset));
+	}
+	if (name)
+		snprintf(a->name, sizeof(a->name), "%s", jv_str(name));
+	if (desc)
+		snprintf(a->description, sizeof(a->description), "%s",
+			 jv_str(desc));
+	return 0;
+}
+
+void
+apps_create(struct req *r, struct resp *w)
+{
+	struct app a = {0};
+	struct err e = {0};
+	struct jv *body;
+
+	if (api_body_object(r, w, false, &body) < 0)
+		return;
+	snprintf(a.tags_json, sizeof(a.tags_json), "[]");
+	if (app_fields(body, &a, true, &e) < 0) {
+		jv_free(body);
+		api_reply_err(w, &e);
+		return;
+	}
+	jv_free(body);
+	ulid_new(a.id);
+	snprintf(a.owner, sizeof(a.owner), "%s", r->owner);
+	a.created_at = a.updated_at = clock_now();
+	if (store_app_insert(r->core->store, &a) != 0) {
+		api_fail(w, 500, "internal", "cannot store the app");
+		return;
+	}
+	api_reply_json(w, 201, api_app_json(&a));
+}
+
+struct list_ctx {
+	struct jv *arr;
+};
+
+static int
+list_one(const struct app *a, void *arg)
+{
+	struct list_ctx *l = arg;
+
+	jv_push(l->arr, api_app_json(a));
+	return 0;
+}
+
+void
+apps_list(struct req *r, struct resp *w)
+{
+	struct list_ctx l = {.arr = jv_arr()};
+	struct jv *o;
+
+	if (store_app_list(r->core->store, r->owner, list_one, &l) < 0) {
+		jv_free(l.arr);
+		api_fail(w, 500, "internal", "cannot read apps");
+		return;
+	}
+	o = jv_obj();
+	jv_set(o, "apps", l.arr);
+	api_reply_json(w, 200, o);
+}
+
+/* Loads the app named in the path for this tenant, or answers 404. */
+static int
+load_app(struct req *r, struct resp *w, struct app *a)
+{
+	int rc = store_app_get(r->core->store, r->owner, r->ids[0], a);
+
+	if (rc == STORE_NOT_FOUND)
+		api_fail(w, 404, "not_found", "no such app");
+	else if (rc != 0)
+		api_fail(w, 500, "internal", "cannot read the app");
+	return rc == 0 ? 0 : -1;
+}
+
+void
+apps_get(struct req *r, struct resp *w)
+{
+	struct app a;
+
+	if (load_app(r, w, &a) == 0)
+		api_reply_json(w, 200, api_app_json(&a));
+}
+
+void
+apps_patch(struct req *r, struct resp *w)
+{
+	struct err e = {0};
+	struct jv *body;
+	struct app a;
+
+	if (api_body_object(r, w, false, &body) < 0)
+		return;
+	if (load_app(r, w, &a) < 0 || app_fields(body, &a, false, &e) < 0) {
+		jv_free(body);
+		if (e.status)
+			api_reply_err(w, &e);
+		return;
+	}
+	jv_free(body);
+	a.updated_at = clock_now();
+	if (store_app_update(r->core->store, &a) != 0) {
+		api_fail(w, 500, "internal", "cannot store the app");
+		return;
+	}
+	api_reply_json(w, 200, api_app_json(&a));
+}
+
+void
+apps_delete(struct req *r, struct resp *w)
+{
+	struct err e = {0};
+	struct app a;
+
+	if (load_app(r, w, &a) < 0)
+		return;
+	if (core_app_delete(r->core, &a, &e) < 0) {
+		api_reply_err(w, &e);
+		return;
+	}
+	api_reply_empty(w, 204);
+}

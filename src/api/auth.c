@@ -1,0 +1,134 @@
+/*
+ * Bearer tokens.  Configured tokens (SANDBOXD_API_TOKENS) are kept only as
+ * SHA-256 hashes, and every request compares its hash against all of them
+ * with a constant-time compare, so neither which token matched nor how
+ * much of it matched shows in the timing.  Tokens made by the daemon live
+ * in the store, also as hashes.  Auth can only be turned off by the exact
+ * values "true" or "1"; anything unexpected keeps it on (fail closed).
+ */
+#include "api/auth.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "lib/log.h"
+#include "vault/vault.h"
+
+struct auth_token {
+	char name[64];
+	char hash[VAULT_HASH_HEX + 1];
+};
+
+struct auth {
+	bool disabled;
+	struct store *store;
+	struct auth_token tokens[CONFIG_MAX_TOKENS];
+	size_t ntokens;
+};
+
+static int
+first_token(struct store *store)
+{
+	char token[VAULT_TOKEN_LEN + 1], hash[VAULT_HASH_HEX + 1];
+	char prefix[32];
+	int64_t n;
+
+	if (store_apikey_count(store, &n) < 0)
+		return -1;
+	if (n > 0)
+		return 0;
+	vault_token_new(token);
+	vault_hash_hex(token, strlen(token), hash);
+	snprintf(prefix, sizeof(prefix), "%.12s...", token);
+	if (store_apikey_insert(store, "default", hash, prefix) != 0) {
+		vault_wipe(token, sizeof(token));
+		return -1;
+	}
+	printf("API token (shown once): %s\n", token);
+	fflush(stdout);
+	vault_wipe(token, sizeof(token));
+	log_info("generated the first API token (name \"default\"); only its "
+		 "hash is stored");
+	return 0;
+}
+
+int
+auth_init(struct auth **out, struct config *cfg, struct store *store)
+{
+	struct auth *a = calloc(1, sizeof(*a));
+
+	if (a == NULL)
+		return -1;
+	a->store = store;
+	a->disabled = cfg->auth_disabled;
+	for (size_t i = 0; i < cfg->ntokens; i++) {
+		struct auth_token *t = &a->tokens[a->ntokens++];
+		snprintf(t->name, sizeof(t->name), "%s", cfg->tokens[i].name);
+		vault_hash_hex(cfg->tokens[i].secret,
+			       strlen(cfg->tokens[i].secret), t->hash);
+	}
+	config_release(cfg); /* the plain tokens are not needed any more */
+	if (a->disabled)
+		log_warn("AUTHENTICATION IS DISABLED (SANDBOXD_API_AUTH_DISABLED)"
+			 ": anyone who reaches the API controls Docker on this "
+			 "host");
+	else if (cfg->auth_disabled_invalid)
+		log_warn("SANDBOXD_API_AUTH_DISABLED is neither true/1 nor "
+			 "false/0; authentication stays ON");
+	if (!a->disabled && a->ntokens == 0 && first_token(store) < 0) {
+		free(a);
+		return -1;
+	}
+	*out = a;
+	return 0;
+}
+
+void
+auth_free(struct auth *a)
+{
+	if (a)
+		vault_wipe(a, sizeof(*a));
+	free(a);
+}
+
+bool
+auth_disabled(const struct auth *a)
+{
+	return a->disabled;
+}
+
+bool
+auth_check(struct auth *a, const char *header, char *owner, size_t len)
+{
+	char hash[VAULT_HASH_HEX + 1];
+	const char *tok;
+	size_t tlen;
+	int found = -1;
+
+	if (a->disabled) {
+		snprintf(owner, len, "default");
+		return true;
+	}
+	if (header == NULL || strncasecmp(header, "Bearer ", 7) != 0)
+		return false;
+	for (tok = header + 7; *tok == ' ' || *tok == '\t'; tok++)
+		;
+	tlen = strlen(tok);
+	while (tlen && isspace((unsigned char)tok[tlen - 1]))
+		tlen--;
+	if (tlen == 0)
+		return false;
+	vault_hash_hex(tok, tlen, hash);
+	for (size_t i = 0; i < a->ntokens; i++)
+		if (vault_equal(hash, a->tokens[i].hash, VAULT_HASH_HEX) &&
+		    found < 0)
+			found = (int)i;
+	if (found >= 0) {
+		snprintf(owner, len, "%s", a->tokens[found].name);
+		return true;
+	}
+	return store_apikey_lookup(a->store, hash, owner, len) == 0;
+}

@@ -1,0 +1,28 @@
+/*
+ * API authentication.  auth_init() hashes the configured tokens (the
+ * plain tokens are not kept) and, on a first start with no token at all,
+ * makes one, prints it once on stdout and stores only its hash.
+ * auth_check() is thread-safe.
+ */
+#ifndef API_AUTH_H
+#define API_AUTH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "core/config.h"
+#include "store/store.h"
+
+struct auth;
+
+int auth_init(struct auth **out, struct config *cfg, struct store *store);
+void auth_free(struct auth *a);
+bool auth_disabled(const struct auth *a);
+/*
+ * Checks an Authorization header value.  On success writes the caller's
+ * tenant (its token's name) to owner and returns true.
+ */
+bool auth_check(struct auth *a, const char *header, char *owner,
+		size_t len);
+
+#endif

@@ -1,0 +1,9 @@
+/* GET /healthz: liveness only; answers while the daemon runs. */
+#include "api/api.h"
+
+void
+health_get(struct req *r, struct resp *w)
+{
+	(void)r;
+	api_reply_text(w, 200, "ok\n");
+}

@@ -1,0 +1,212 @@
+/*
+ * /v1/sandboxes and /v1/apps/{id}/sandbox: the containers apps run in.
+ * A sandbox is reached through its app's tenant: another tenant's
+ * sandbox is a 404 like any unknown id.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "api/api.h"
+#include "lib/clock.h"
+#include "lib/limits.h"
+
+static void
+set_time(struct jv *o, const char *key, int64_t t)
+{
+	char s[CLOCK_RFC3339_LEN];
+
+	clock_rfc3339(t, s);
+	jv_set_str(o, key, s);
+}
+
+static struct jv *
+preview_json(const struct core *c, const struct sandbox *sb)
+{
+	const struct config *cfg = c->cfg;
+	struct jv *p = jv_obj();
+	char url[512], host_id[ULID_LEN + 1], port[16] = "";
+	int web = sb->nports ? sb->ports[0] : 3000;
+	bool default_port = cfg->http_port == (cfg->preview_tls ? 443 : 80);
+
+	for (int i = 0; i <= ULID_LEN; i++)
+		host_id[i] = (char)(sb->id[i] >= 'A' && sb->id[i] <= 'Z'
+					    ? sb->id[i] - 'A' + 'a'
+					    : sb->id[i]);
+	if (!default_port)
+		snprintf(port, sizeof(port), ":%u", cfg->http_port);
+	snprintf(url, sizeof(url), "%s://s-%s-%d.preview.%s%s",
+		 cfg->preview_tls ? "https" : "http", host_id, web,
+		 cfg->preview_domain, port);
+	jv_set_str(p, "url", url);
+	jv_set_int(p, "port", web);
+	/* What runs inside is reported by the supervisor (a later stage);
+	 * until then the container's own state is what we know. */
+	jv_set_str(p, "status",
+		   strcmp(sb->status, "running") == 0 ? "starting" : "down");
+	return p;
+}
+
+struct jv *
+api_sandbox_json(const struct core *c, const struct sandbox *sb)
+{
+	struct jv *o = jv_obj(), *ports = jv_arr();
+	char ws[4200];
+
+	jv_set_str(o, "id", sb->id);
+	jv_set_str(o, "app_id", sb->app_id);
+	jv_set_str(o, "status", sb->status);
+	if (sb->status_reason[0])
+		jv_set_str(o, "status_reason", sb->status_reason);
+	if (sb->error_message[0])
+		jv_set_str(o, "error_message", sb->error_message);
+	if (sb->has_exit_code)
+		jv_set_int(o, "exit_code", sb->exit_code);
+	jv_set_bool(o, "oom_killed", sb->oom_killed);
+	jv_set_str(o, "image", sb->image);
+	if (sb->container_id[0])
+		jv_set_str(o, "container_id", sb->container_id);
+	for (int i = 0; i < sb->nports; i++)
+		jv_push(ports, jv_new_int(sb->ports[i]));
+	jv_set(o, "ports", ports);
+	snprintf(ws, sizeof(ws), "%s/workspaces/%s", c->cfg->data_dir, sb->id);
+	jv_set_str(o, "workspace", ws);
+	jv_set(o, "preview", preview_json(c, sb));
+	jv_set_str(o, "idle_policy", sb->idle_policy);
+	set_time(o, "created_at", sb->created_at);
+	set_time(o, "updated_at", sb->updated_at);
+	set_time(o, "last_active_at", sb->last_active_at);
+	if (sb->stopped_at)
+		set_time(o, "stopped_at", sb->stopped_at);
+	return o;
+}
+
+static int
+parse_ports(const struct jv *body, int *ports, int *n, struct err *e)
+{
+	struct jv *v = body ? jv_get(body, "ports") : NULL;
+
+	*n = 0;
+	if (v == NULL || jv_type(v) == JV_NULL) {
+		ports[(*n)++] = 3000;
+		return 0;
+	}
+	if (jv_type(v) != JV_ARRAY)
+		return ERR_BAD(e, "ports must be an array of port numbers");
+	if (jv_len(v) == 0 || jv_len(v) > API_MAX_PORTS)
+		return ERR_BAD(e, "ports must list 1 to %d ports",
+			       API_MAX_PORTS);
+	for (size_t i = 0; i < jv_len(v); i++) {
+		struct jv *p = jv_at(v, i);
+		int64_t port = jv_int(p);
+		if (jv_type(p) != JV_INT || port < 1 || port > 65535)
+			return ERR_BAD(e, "ports[%zu] must be an integer from "
+					  "1 to 65535",
+				       i);
+		for (int j = 0; j < *n; j++)
+			if (ports[j] == port)
+				return ERR_BAD(e, "port %lld is listed twice",
+					       (long long)port);
+		ports[(*n)++] = (int)port;
+	}
+	return 0;
+}
+
+void
+sandboxes_create(struct req *r, struct resp *w)
+{
+	int ports[API_MAX_PORTS], n;
+	struct err e = {0};
+	struct sandbox sb;
+	struct jv *body;
+	struct app a;
+	int rc;
+
+	if (api_body_object(r, w, true, &body) < 0)
+		return;
+	rc = parse_ports(body, ports, &n, &e);
+	jv_free(body);
+	if (rc < 0) {
+		api_reply_err(w, &e);
+		return;
+	}
+	rc = store_app_get(r->core->store, r->owner, r->ids[0], &a);
+	if (rc != 0) {
+		api_fail(w, rc == STORE_NOT_FOUND ? 404 : 500,
+			 rc == STORE_NOT_FOUND ? "not_found" : "internal",
+			 rc == STORE_NOT_FOUND ? "no such app"
+					       : "cannot read the app");
+		return;
+	}
+	if (core_sandbox_create(r->core, &a, ports, n, &sb, &e) < 0) {
+		api_reply_err(w, &e);
+		return;
+	}
+	api_reply_json(w, 201, api_sandbox_json(r->core, &sb));
+}
+
+/* Loads the sandbox in the path for this tenant, or answers 404. */
+static int
+load_sandbox(struct req *r, struct resp *w, struct sandbox *sb)
+{
+	int rc = store_sandbox_get(r->core->store, r->ids[0], sb);
+
+	if (rc == 0 && strcmp(sb->owner, r->owner) != 0)
+		rc = STORE_NOT_FOUND;
+	if (rc == STORE_NOT_FOUND)
+		api_fail(w, 404, "not_found", "no such sandbox");
+	else if (rc != 0)
+		api_fail(w, 500, "internal", "cannot read the sandbox");
+	return rc == 0 ? 0 : -1;
+}
+
+void
+sandboxes_get(struct req *r, struct resp *w)
+{
+	struct sandbox sb;
+
+	if (load_sandbox(r, w, &sb) == 0)
+		api_reply_json(w, 200, api_sandbox_json(r->core, &sb));
+}
+
+typedef int (*sandbox_op)(struct core *, const char *, struct sandbox *,
+			  struct err *);
+
+static void
+run_op(struct req *r, struct resp *w, sandbox_op op)
+{
+	struct err e = {0};
+	struct sandbox sb;
+
+	if (load_sandbox(r, w, &sb) < 0)
+		return;
+	if (op(r->core, sb.id, &sb, &e) < 0)
+		api_reply_err(w, &e);
+	else
+		api_reply_json(w, 200, api_sandbox_json(r->core, &sb));
+}
+
+void
+sandboxes_stop(struct req *r, struct resp *w)
+{
+	run_op(r, w, core_sandbox_stop);
+}
+
+void
+sandboxes_start(struct req *r, struct resp *w)
+{
+	run_op(r, w, core_sandbox_start);
+}
+
+void
+sandboxes_delete(struct req *r, struct resp *w)
+{
+	struct err e = {0};
+	struct sandbox sb;
+
+	if (load_sandbox(r, w, &sb) < 0)
+		return;
+	if (core_sandbox_delete(r->core, sb.id, &e) < 0)
+		api_reply_err(w, &e);
+	else
+		api_reply_empty(w, 204);
+}

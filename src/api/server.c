@@ -1,0 +1,428 @@
+/*
+ * The API server on libmicrohttpd.
+ *
+ * Threads: MHD's internal pool of API_THREADS threads, each with its own
+ * epoll loop; handlers run on them and may block on Docker.  A request is
+ * handled once its body is complete: the body is collected into a buffer
+ * capped at API_MAX_BODY_BYTES, and a declared Content-Length over the
+ * cap is answered 413 before a byte of the body is read.
+ *
+ * Order of checks for every request: request id, then authentication
+ * (every /v1 path, known or not, needs a token, so the API's shape is not
+ * visible to strangers), then routing (404, then 405 with Allow), then
+ * the path's ids (400 when malformed), then the handler.  Every error
+ * leaves through api_reply_err(): the one place that writes the
+ * envelope.
+ */
+#include "api/server.h"
+
+#include <arpa/inet.h>
+#include <microhttpd.h>
+#include <netdb.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/api.h"
+#include "api/auth.h"
+#include "lib/limits.h"
+#include "lib/log.h"
+
+struct api {
+	struct core *core;
+	struct auth *auth;
+	struct MHD_Daemon *mhd;
+};
+
+struct route {
+	const char *method;
+	const char *pattern; /* "{id}" matches one ULID segment */
+	api_handler fn;
+	bool open; /* no token needed */
+};
+
+static const struct route routes[] = {
+	{.method = "GET", .pattern = "/healthz", .fn = health_get, .open = true},
+	{.method = "GET", .pattern = "/v1/apps", .fn = apps_list},
+	{.method = "POST", .pattern = "/v1/apps", .fn = apps_create},
+	{.method = "GET", .pattern = "/v1/apps/{id}", .fn = apps_get},
+	{.method = "PATCH", .pattern = "/v1/apps/{id}", .fn = apps_patch},
+	{.method = "DELETE", .pattern = "/v1/apps/{id}", .fn = apps_delete},
+	{.method = "POST",
+	 .pattern = "/v1/apps/{id}/sandbox",
+	 .fn = sandboxes_create},
+	{.method = "GET", .pattern = "/v1/sandboxes/{id}", .fn = sandboxes_get},
+	{.method = "DELETE",
+	 .pattern = "/v1/sandboxes/{id}",
+	 .fn = sandboxes_delete},
+	{.method = "POST",
+	 .pattern = "/v1/sandboxes/{id}/stop",
+	 .fn = sandboxes_stop},
+	{.method = "POST",
+	 .pattern = "/v1/sandboxes/{id}/start",
+	 .fn = sandboxes_start},
+};
+
+#define NROUTES (sizeof(routes) / sizeof(routes[0]))
+
+/* --- replies ----------------------------------------------------------- */
+
+void
+api_reply_json(struct resp *w, int status, struct jv *v)
+{
+	w->status = status;
+	w->content_type = "application/json";
+	buf_reset(&w->body);
+	if (jv_dump(v, &w->body) < 0 || buf_append(&w->body, "\n", 1) < 0) {
+		buf_reset(&w->body);
+		w->status = 500;
+	}
+	jv_free(v);
+}
+
+void
+api_reply_text(struct resp *w, int status, const char *text)
+{
+	w->status = status;
+	w->content_type = "text/plain; charset=utf-8";
+	buf_reset(&w->body);
+	buf_append(&w->body, text, strlen(text));
+}
+
+void
+api_reply_empty(struct resp *w, int status)
+{
+	w->status = status;
+	w->content_type = NULL;
+	buf_reset(&w->body);
+}
+
+void
+api_reply_err(struct resp *w, const struct err *e)
+{
+	struct jv *env = jv_obj(), *inner = jv_obj();
+
+	jv_set_str(inner, "code", e->code);
+	jv_set_str(inner, "message", e->msg);
+	jv_set_bool(inner, "retryable", e->status == 502 || e->status == 503);
+	jv_set(env, "error", inner);
+	api_reply_json(w, e->status, env);
+}
+
+void
+api_fail(struct resp *w, int status, const char *code, const char *fmt, ...)
+{
+	struct err e = {.status = status};
+	va_list ap;
+
+	snprintf(e.code, sizeof(e.code), "%s", code);
+	va_start(ap, fmt);
+	vsnprintf(e.msg, sizeof(e.msg), fmt, ap);
+	va_end(ap);
+	api_reply_err(w, &e);
+}
+
+int
+api_body_object(struct req *r, struct resp *w, bool optional,
+		struct jv **out)
+{
+	char err[160];
+	size_t i = 0;
+
+	*out = NULL;
+	if (r->body_too_big) {
+		api_fail(w, 413, "payload_too_large",
+			 "request body is larger than %u bytes",
+			 API_MAX_BODY_BYTES);
+		return -1;
+	}
+	while (i < r->body.len && strchr(" \t\r\n", r->body.data[i]))
+		i++;
+	if (i == r->body.len) {
+		if (optional)
+			return 0;
+		api_fail(w, 400, "invalid_request",
+			 "request body is empty; expected a JSON object");
+		return -1;
+	}
+	*out = jv_parse(r->body.data, r->body.len, API_MAX_JSON_DEPTH, err,
+			sizeof(err));
+	if (*out == NULL) {
+		api_fail(w, 400, "invalid_request", "%s", err);
+		return -1;
+	}
+	if (jv_type(*out) != JV_OBJECT) {
+		api_fail(w, 400, "invalid_request",
+			 "request body must be a JSON object, not %s",
+			 jv_type_name(jv_type(*out)));
+		jv_free(*out);
+		*out = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+/* --- routing ----------------------------------------------------------- */
+
+/*
+ * Matches path against pattern segment by segment.  {id} segments are
+ * copied (up to 2) into ids; their format is checked later so a
+ * malformed id is a 400, not a 404.
+ */
+static bool
+route_match(const char *pattern, const char *path,
+	    char ids[2][ULID_LEN + 1], bool *bad_id)
+{
+	const char *p = pattern, *s = path;
+	int nid = 0;
+
+	*bad_id = false;
+	while (*p && *s) {
+		const char *pe = strchr(p + 1, '/'), *se = strchr(s + 1, '/');
+		size_t pl = pe ? (size_t)(pe - p) : strlen(p);
+		size_t sl = se ? (size_t)(se - s) : strlen(s);
+
+		if (pl == 5 && strncmp(p, "/{id}", 5) == 0) {
+			char seg[64];
+			if (sl < 2)
+				return false;
+			snprintf(seg, sizeof(seg), "%.*s", (int)(sl - 1), s + 1);
+			if (nid < 2 && !ulid_parse(seg, ids[nid]))
+				*bad_id = true;
+			nid++;
+		} else if (pl != sl || strncmp(p, s, pl) != 0) {
+			return false;
+		}
+		p += pl;
+		s += sl;
+	}
+	return *p == '\0' && *s == '\0';
+}
+
+static bool
+needs_token(const char *path)
+{
+	return strcmp(path, "/v1") == 0 || strncmp(path, "/v1/", 4) == 0;
+}
+
+static void
+dispatch(struct api *a, struct MHD_Connection *conn, struct req *r,
+	 struct resp *w)
+{
+	const struct route *found = NULL;
+	bool bad_id = false, any = false;
+	const char *hdr;
+
+	if (needs_token(r->path)) {
+		hdr = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+						  MHD_HTTP_HEADER_AUTHORIZATION);
+		if (!auth_check(a->auth, hdr, r->owner, sizeof(r->owner))) {
+			api_fail(w, 401, "unauthorized",
+				 "missing or invalid bearer token "
+				 "(Authorization: Bearer <token>)");
+			return;
+		}
+	}
+	for (size_t i = 0; i < NROUTES; i++) {
+		bool bad;
+		if (!route_match(routes[i].pattern, r->path, r->ids, &bad))
+			continue;
+		any = true;
+		if (strcmp(routes[i].method, r->method) == 0) {
+			found = &routes[i];
+			bad_id = bad;
+			break;
+		}
+		size_t n = strlen(w->allow);
+		snprintf(w->allow + n, sizeof(w->allow) - n, "%s%s",
+			 n ? ", " : "", routes[i].method);
+	}
+	if (!any)
+		api_fail(w, 404, "not_found", "no such path: %s", r->path);
+	else if (found == NULL)
+		api_fail(w, 405, "method_not_allowed",
+			 "%s is not allowed on %s (allowed: %s)", r->method,
+			 r->path, w->allow);
+	else if (bad_id)
+		api_fail(w, 400, "invalid_request",
+			 "malformed id in path: ids are 26-character ULIDs");
+	else
+		found->fn(r, w);
+}
+
+/* --- libmicrohttpd glue ------------------------------------------------- */
+
+static enum MHD_Result
+send_resp(struct MHD_Connection *conn, struct req *r, struct resp *w)
+{
+	struct MHD_Response *mr;
+	enum MHD_Result ret;
+
+	mr = MHD_create_response_from_buffer(w->body.len,
+					     w->body.data ? w->body.data : "",
+					     MHD_RESPMEM_MUST_COPY);
+	if (mr == NULL)
+		return MHD_NO;
+	MHD_add_response_header(mr, "X-Request-Id", r->request_id);
+	if (w->content_type)
+		MHD_add_response_header(mr, MHD_HTTP_HEADER_CONTENT_TYPE,
+					w->content_type);
+	if (w->status == 405)
+		MHD_add_response_header(mr, MHD_HTTP_HEADER_ALLOW, w->allow);
+	if (w->status == 401)
+		MHD_add_response_header(mr, MHD_HTTP_HEADER_WWW_AUTHENTICATE,
+					"Bearer");
+	ret = MHD_queue_response(conn, (unsigned)w->status, mr);
+	MHD_destroy_response(mr);
+	return ret;
+}
+
+static bool
+declared_too_big(struct MHD_Connection *conn)
+{
+	const char *cl = MHD_lookup_connection_value(
+		conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+
+	return cl && strtoull(cl, NULL, 10) > API_MAX_BODY_BYTES;
+}
+
+static enum MHD_Result
+on_request(void *cls, struct MHD_Connection *conn, const char *url,
+	   const char *method, const char *version, const char *upload,
+	   size_t *upload_size, void **ctx)
+{
+	struct api *a = cls;
+	struct req *r = *ctx;
+	struct resp w = {.status = 500};
+	enum MHD_Result ret;
+
+	(void)version;
+	if (r == NULL) {
+		r = calloc(1, sizeof(*r));
+		if (r == NULL)
+			return MHD_NO;
+		r->api = a;
+		r->core = a->core;
+		buf_init(&r->body, API_MAX_BODY_BYTES);
+		ulid_new(r->request_id);
+		*ctx = r;
+		if (!declared_too_big(conn))
+			return MHD_YES;
+		r->body_too_big = true; /* answer now, read nothing */
+	} else if (*upload_size) {
+		if (!r->body_too_big &&
+		    buf_append(&r->body, upload, *upload_size) < 0)
+			r->body_too_big = true;
+		*upload_size = 0;
+		return MHD_YES;
+	}
+	r->method = method;
+	r->path = url;
+	buf_init(&w.body, 0);
+	if (r->body_too_big)
+		api_fail(&w, 413, "payload_too_large",
+			 "request body is larger than %u bytes",
+			 API_MAX_BODY_BYTES);
+	else
+		dispatch(a, conn, r, &w);
+	ret = send_resp(conn, r, &w);
+	buf_release(&w.body);
+	return ret;
+}
+
+static void
+on_completed(void *cls, struct MHD_Connection *conn, void **ctx,
+	     enum MHD_RequestTerminationCode toe)
+{
+	struct req *r = *ctx;
+
+	(void)cls, (void)conn, (void)toe;
+	if (r == NULL)
+		return;
+	buf_release(&r->body);
+	free(r);
+	*ctx = NULL;
+}
+
+static void
+on_mhd_log(void *cls, const char *fmt, va_list ap)
+{
+	char line[512];
+
+	(void)cls;
+	vsnprintf(line, sizeof(line), fmt, ap);
+	line[strcspn(line, "\n")] = '\0';
+	log_warn("http: %s", line);
+}
+
+static int
+resolve(const struct config *cfg, struct sockaddr_storage *ss,
+	bool *ipv6)
+{
+	struct addrinfo hints = {.ai_socktype = SOCK_STREAM,
+				 .ai_flags = AI_NUMERICSERV},
+			*res;
+	char port[8];
+
+	snprintf(port, sizeof(port), "%u", cfg->api_port);
+	if (getaddrinfo(cfg->api_host, port, &hints, &res) != 0)
+		return -1;
+	memcpy(ss, res->ai_addr, res->ai_addrlen);
+	*ipv6 = res->ai_family == AF_INET6;
+	freeaddrinfo(res);
+	return 0;
+}
+
+int
+api_start(struct api **out, struct core *core)
+{
+	struct api *a = calloc(1, sizeof(*a));
+	struct sockaddr_storage ss;
+	bool ipv6 = false;
+	unsigned flags;
+
+	if (a == NULL)
+		return -1;
+	a->core = core;
+	if (auth_init(&a->auth, (struct config *)core->cfg, core->store) < 0) {
+		log_error("api: cannot set up authentication");
+		goto fail;
+	}
+	if (resolve(core->cfg, &ss, &ipv6) < 0) {
+		log_error("SANDBOXD_API_ADDR: cannot resolve \"%s\"",
+			  core->cfg->api_host);
+		goto fail;
+	}
+	flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
+		MHD_USE_ERROR_LOG | (ipv6 ? MHD_USE_IPv6 : 0);
+	a->mhd = MHD_start_daemon(
+		flags, 0, NULL, NULL, on_request, a, MHD_OPTION_SOCK_ADDR,
+		(struct sockaddr *)&ss, MHD_OPTION_THREAD_POOL_SIZE,
+		(unsigned)API_THREADS, MHD_OPTION_CONNECTION_TIMEOUT,
+		(unsigned)API_CONN_TIMEOUT_S, MHD_OPTION_CONNECTION_LIMIT,
+		(unsigned)API_MAX_CONNECTIONS, MHD_OPTION_NOTIFY_COMPLETED,
+		on_completed, a, MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, a,
+		MHD_OPTION_END);
+	if (a->mhd == NULL) {
+		log_error("SANDBOXD_API_ADDR: cannot listen on %s (in use?)",
+			  core->cfg->api_addr);
+		goto fail;
+	}
+	*out = a;
+	return 0;
+fail:
+	auth_free(a->auth);
+	free(a);
+	return -1;
+}
+
+void
+api_stop(struct api *a)
+{
+	if (a == NULL)
+		return;
+	MHD_stop_daemon(a->mhd);
+	auth_free(a->auth);
+	free(a);
+}

@@ -1,0 +1,136 @@
+/*
+ * sandboxd: the daemon ("sandboxd serve") and, in later stages, the
+ * command-line client.  serve wires the modules together in dependency
+ * order and takes them down in reverse; signals are blocked in every
+ * thread and taken synchronously here with sigwait, so no handler ever
+ * runs in the middle of anything.
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "api/server.h"
+#include "core/config.h"
+#include "core/core.h"
+#include "core/workspace.h"
+#include "docker/docker.h"
+#include "lib/log.h"
+#include "store/store.h"
+#include "vault/vault.h"
+
+static void
+usage(FILE *f)
+{
+	fprintf(f, "usage: sandboxd serve      run the daemon in the foreground\n"
+		   "       sandboxd version    print the version\n"
+		   "Configuration comes from the environment and .env; see "
+		   "README.md.\n");
+}
+
+static void
+wait_for_signal(void)
+{
+	sigset_t set;
+	int sig = 0;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigwait(&set, &sig);
+	log_info("received %s; shutting down", strsignal(sig));
+}
+
+static void
+block_signals(void)
+{
+	sigset_t set;
+
+	signal(SIGPIPE, SIG_IGN);
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+}
+
+static int
+open_store(const struct config *cfg, struct store **store)
+{
+	char path[4200];
+
+	if (workspace_init_dirs(cfg->data_dir) < 0) {
+		log_error("SANDBOXD_DATA_DIR: cannot prepare %s", cfg->data_dir);
+		return -1;
+	}
+	snprintf(path, sizeof(path), "%s/state/sandboxd.db", cfg->data_dir);
+	if (store_open(store, path) < 0) {
+		log_error("cannot open the database %s", path);
+		return -1;
+	}
+	return 0;
+}
+
+static int
+serve(void)
+{
+	struct store *store = NULL;
+	struct docker *docker = NULL;
+	struct api *api = NULL;
+	struct config cfg;
+	struct core core;
+	char err[512], msg[DOCKER_MSG_LEN];
+	int rc = 1;
+
+	if (config_load(&cfg, err, sizeof(err)) < 0) {
+		fprintf(stderr, "sandboxd: configuration error: %s\n", err);
+		return 2;
+	}
+	block_signals();
+	if (vault_init() < 0 || open_store(&cfg, &store) < 0 ||
+	    docker_new(&docker, cfg.docker_socket) < 0)
+		goto out;
+	if (cfg.data_dir_legacy)
+		log_info("using the legacy data directory %s (it exists and "
+			 "/var/lib/sandboxd does not)",
+			 cfg.data_dir);
+	log_info("sandboxd %s, data in %s", SANDBOXD_VERSION, cfg.data_dir);
+	if (core_init(&core, &cfg, store, docker) < 0)
+		goto out;
+	if (docker_ping(docker, msg) == DOCKER_OK)
+		core_reconcile(&core);
+	else
+		log_warn("%s; sandbox calls answer 503 until it is back", msg);
+	if (core_watch_start(&core) < 0 || api_start(&api, &core) < 0)
+		goto out_core;
+	printf("sandboxd listening on http://%s\n", cfg.api_addr);
+	fflush(stdout);
+	log_info("listening on http://%s", cfg.api_addr);
+	wait_for_signal();
+	rc = 0;
+	api_stop(api);
+out_core:
+	core_release(&core);
+out:
+	store_close(store);
+	docker_free(docker);
+	config_release(&cfg);
+	return rc;
+}
+
+int
+main(int argc, char **argv)
+{
+	if (argc >= 2 && strcmp(argv[1], "serve") == 0)
+		return serve();
+	if (argc >= 2 && strcmp(argv[1], "version") == 0) {
+		printf("sandboxd %s\n", SANDBOXD_VERSION);
+		return 0;
+	}
+	if (argc >= 2 && (strcmp(argv[1], "help") == 0 ||
+			  strcmp(argv[1], "--help") == 0)) {
+		usage(stdout);
+		return 0;
+	}
+	usage(stderr);
+	return 2;
+}

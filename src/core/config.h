@@ -1,0 +1,53 @@
+/*
+ * Daemon configuration: environment variables, then an optional .env file
+ * (the environment wins).  config_load() validates every value; a bad one
+ * is an error naming the variable, never a silent default.  The loaded
+ * struct is read-only after start and may be read from any thread.
+ */
+#ifndef CORE_CONFIG_H
+#define CORE_CONFIG_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lib/limits.h"
+
+struct config_token {
+	char name[64];
+	char *secret; /* wiped and freed by config_release */
+};
+
+struct config {
+	char data_dir[PATH_MAX];
+	bool data_dir_legacy;
+	char env_file[PATH_MAX];
+	bool env_file_loaded;
+	char api_addr[128]; /* as given, host:port */
+	char api_host[96];
+	uint16_t api_port;
+	uint16_t http_port;
+	char preview_domain[256];
+	char preview_entrypoint[64];
+	bool preview_tls;
+	bool auth_disabled;
+	bool auth_disabled_invalid; /* set but neither true/1 nor false/0 */
+	struct config_token tokens[CONFIG_MAX_TOKENS];
+	size_t ntokens;
+	char default_agent[32];
+	int64_t idle_threshold_s;
+	char runtime[64];
+	char image[256];
+	char network[128];
+	int64_t memory_mb;
+	int64_t pids_limit;
+	int64_t nofile_limit;
+	char docker_socket[PATH_MAX];
+};
+
+/* Returns 0, or -1 with a message naming the variable in err. */
+int config_load(struct config *c, char *err, size_t errlen);
+void config_release(struct config *c);
+
+#endif

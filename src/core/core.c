@@ -1,0 +1,56 @@
+/*
+ * core setup: the instance id and the lock stripes.  The instance id is
+ * stored in the database on first start; it labels and names this
+ * daemon's containers, so two daemons (say, a test run beside a real
+ * install) on one Docker engine never touch each other's sandboxes.
+ */
+#include "core/core.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <sys/random.h>
+
+#include "lib/log.h"
+
+static int
+instance_load(struct core *c)
+{
+	unsigned char rnd[CORE_INSTANCE_LEN / 2];
+	char id[CORE_INSTANCE_LEN + 1];
+
+	if (store_meta_get(c->store, "instance_id", id, sizeof(id)) == 0 &&
+	    strlen(id) == CORE_INSTANCE_LEN) {
+		memcpy(c->instance, id, sizeof(id));
+		return 0;
+	}
+	if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
+		return -1;
+	for (size_t i = 0; i < sizeof(rnd); i++)
+		snprintf(id + 2 * i, 3, "%02x", rnd[i]);
+	if (store_meta_set(c->store, "instance_id", id) != 0)
+		return -1;
+	memcpy(c->instance, id, sizeof(id));
+	log_info("new instance id %s", id);
+	return 0;
+}
+
+int
+core_init(struct core *c, const struct config *cfg, struct store *store,
+	  struct docker *docker)
+{
+	memset(c, 0, sizeof(*c));
+	c->cfg = cfg;
+	c->store = store;
+	c->docker = docker;
+	for (int i = 0; i < CORE_LOCK_STRIPES; i++)
+		pthread_mutex_init(&c->locks[i], NULL);
+	return instance_load(c);
+}
+
+void
+core_release(struct core *c)
+{
+	core_watch_stop(c);
+	for (int i = 0; i < CORE_LOCK_STRIPES; i++)
+		pthread_mutex_destroy(&c->locks[i]);
+}

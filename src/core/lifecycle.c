@@ -1,0 +1,344 @@
+/*
+ * Sandbox lifecycle: create, start, stop, delete.
+ *
+ * Order of writes makes every crash point recoverable by core_reconcile():
+ * the row is inserted as "creating" before any Docker call, so a container
+ * can never exist without a row that names it; the row only becomes
+ * "running" after the container started.  Delete removes the container,
+ * then moves the workspace to the trash, then drops the row, so a crash
+ * leaves either a row without a container (recreated on start) or a
+ * workspace in the trash (emptied at start), never a lost workspace under
+ * a live row.
+ */
+#include "core/core.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core/workspace.h"
+#include "lib/clock.h"
+#include "lib/log.h"
+#include "lib/ulid.h"
+
+static pthread_mutex_t *
+lock_for(struct core *c, const char *id)
+{
+	uint32_t h = 2166136261u;
+
+	for (const char *p = id; *p; p++)
+		h = (h ^ (unsigned char)*p) * 16777619u;
+	return &c->locks[h % CORE_LOCK_STRIPES];
+}
+
+void
+core_sandbox_lock(struct core *c, const char *id)
+{
+	pthread_mutex_lock(lock_for(c, id));
+}
+
+void
+core_sandbox_unlock(struct core *c, const char *id)
+{
+	pthread_mutex_unlock(lock_for(c, id));
+}
+
+void
+core_container_name(const struct core *c, const char *id, char *out,
+		    size_t len)
+{
+	size_t n;
+
+	n = (size_t)snprintf(out, len, "sandboxd-%s-%s", c->instance, id);
+	for (size_t i = 0; i < n && i < len; i++)
+		if (out[i] >= 'A' && out[i] <= 'Z')
+			out[i] = (char)(out[i] - 'A' + 'a');
+}
+
+/* Maps a driver result to an API error. */
+static int
+docker_err(int rc, const char *msg, struct err *e)
+{
+	if (rc == DOCKER_DOWN)
+		return ERR_DOCKER(e, "%s", msg);
+	return err_set(e, 502, "docker_error", "%s", msg);
+}
+
+static int
+container_make(struct core *c, struct sandbox *sb, char *msg)
+{
+	char name[128], ws[4200], bind[4300], id[72], lbl_app[ULID_LEN + 1];
+	char lbl_sb[ULID_LEN + 1];
+	struct docker_spec spec = {0};
+	int rc;
+
+	core_container_name(c, sb->id, name, sizeof(name));
+	workspace_path(c->cfg->data_dir, sb->id, ws, sizeof(ws));
+	snprintf(bind, sizeof(bind), "%s:/home/sandbox", ws);
+	snprintf(lbl_app, sizeof(lbl_app), "%s", sb->app_id);
+	snprintf(lbl_sb, sizeof(lbl_sb), "%s", sb->id);
+	spec.name = name;
+	spec.image = c->cfg->image;
+	spec.hostname = name;
+	spec.user = "1000:1000";
+	spec.runtime = strcmp(c->cfg->runtime, "runc") ? c->cfg->runtime : "";
+	spec.network = c->cfg->network;
+	spec.binds[0] = bind;
+	spec.env[0] = "HOME=/home/sandbox";
+	spec.labels[0] = (struct docker_kv){"sandboxd.managed", "true"};
+	spec.labels[1] = (struct docker_kv){"sandboxd.instance", c->instance};
+	spec.labels[2] = (struct docker_kv){"sandboxd.sandbox", lbl_sb};
+	spec.labels[3] = (struct docker_kv){"sandboxd.app", lbl_app};
+	spec.tmpfs[0] = "/tmp:rw,nosuid,nodev,size=512m,mode=1777";
+	spec.tmpfs[1] = "/var/tmp:rw,nosuid,nodev,size=128m,mode=1777";
+	spec.memory_bytes = c->cfg->memory_mb * 1024 * 1024;
+	spec.pids_limit = c->cfg->pids_limit;
+	spec.nofile = c->cfg->nofile_limit;
+	spec.read_only = true;
+	rc = docker_create(c->docker, &spec, id, msg);
+	if (rc == DOCKER_OK)
+		snprintf(sb->container_id, sizeof(sb->container_id), "%.12s",
+			 id);
+	return rc;
+}
+
+/* Starts the sandbox's container, creating it first when it is missing. */
+static int
+container_run(struct core *c, struct sandbox *sb, char *msg)
+{
+	char name[128];
+	int rc;
+
+	core_container_name(c, sb->id, name, sizeof(name));
+	rc = docker_start(c->docker, name, msg);
+	if (rc == DOCKER_NOT_FOUND) {
+		log_info("sandbox %s: container missing, recreating", sb->id);
+		rc = container_make(c, sb, msg);
+		if (rc == DOCKER_OK)
+			rc = docker_start(c->docker, name, msg);
+	}
+	return rc;
+}
+
+static void
+mark(struct sandbox *sb, const char *status, const char *reason)
+{
+	snprintf(sb->status, sizeof(sb->status), "%s", status);
+	snprintf(sb->status_reason, sizeof(sb->status_reason), "%s", reason);
+}
+
+/* Removes a failed create's container and records the error on the row. */
+static void
+create_failed(struct core *c, struct sandbox *sb, const char *msg)
+{
+	char name[128], ignored[DOCKER_MSG_LEN];
+
+	core_container_name(c, sb->id, name, sizeof(name));
+	docker_remove(c->docker, name, ignored);
+	mark(sb, "error", "create_failed");
+	snprintf(sb->error_message, sizeof(sb->error_message), "%s", msg);
+	store_sandbox_update(c->store, sb);
+	log_warn("sandbox %s: create failed: %s", sb->id, msg);
+}
+
+static int
+replace_failed(struct core *c, const struct app *app, struct err *e)
+{
+	struct sandbox old;
+	int rc = store_sandbox_by_app(c->store, app->id, &old);
+
+	if (rc == STORE_NOT_FOUND)
+		return 0;
+	if (rc < 0)
+		return ERR_INTERNAL(e, "database error");
+	if (strcmp(old.status, "error") != 0)
+		return ERR_CONFLICT(e, "app already has a sandbox (%s); "
+				       "delete it first",
+				    old.id);
+	return core_sandbox_delete(c, old.id, e);
+}
+
+int
+core_sandbox_create(struct core *c, const struct app *app, const int *ports,
+		    int nports, struct sandbox *sb, struct err *e)
+{
+	char msg[DOCKER_MSG_LEN];
+	pthread_mutex_t *mu;
+	int rc;
+
+	if (replace_failed(c, app, e) < 0)
+		return -1;
+	/* Fail before writing anything when the engine is known to be gone. */
+	if (!docker_is_up(c->docker) &&
+	    docker_ping(c->docker, msg) != DOCKER_OK)
+		return ERR_DOCKER(e, "%s", msg);
+	memset(sb, 0, sizeof(*sb));
+	ulid_new(sb->id);
+	snprintf(sb->app_id, sizeof(sb->app_id), "%s", app->id);
+	snprintf(sb->owner, sizeof(sb->owner), "%s", app->owner);
+	snprintf(sb->image, sizeof(sb->image), "%s", c->cfg->image);
+	snprintf(sb->idle_policy, sizeof(sb->idle_policy), "sleep");
+	mark(sb, "creating", "");
+	memcpy(sb->ports, ports, sizeof(int) * (size_t)nports);
+	sb->nports = nports;
+	sb->created_at = sb->updated_at = sb->last_active_at = clock_now();
+	rc = store_sandbox_insert(c->store, sb);
+	if (rc == STORE_CONFLICT)
+		return ERR_CONFLICT(e, "app already has a sandbox; delete it "
+				       "first");
+	if (rc != 0)
+		return ERR_INTERNAL(e, "database error");
+
+	mu = lock_for(c, sb->id);
+	pthread_mutex_lock(mu);
+	if (workspace_create(c->cfg->data_dir, sb->id) < 0) {
+		create_failed(c, sb, "cannot create the workspace directory");
+		pthread_mutex_unlock(mu);
+		return ERR_INTERNAL(e, "cannot create the workspace directory");
+	}
+	rc = container_make(c, sb, msg);
+	if (rc == DOCKER_OK)
+		rc = docker_start(c->docker, sb->container_id, msg);
+	if (rc != DOCKER_OK) {
+		create_failed(c, sb, msg);
+		pthread_mutex_unlock(mu);
+		return docker_err(rc, msg, e);
+	}
+	mark(sb, "running", "");
+	sb->last_active_at = clock_now();
+	rc = store_sandbox_update(c->store, sb);
+	pthread_mutex_unlock(mu);
+	if (rc != 0)
+		return ERR_INTERNAL(e, "database error");
+	log_info("sandbox %s: created for app %s", sb->id, app->id);
+	return 0;
+}
+
+/* Reads the row under its lock; the caller unlocks. */
+static pthread_mutex_t *
+lock_row(struct core *c, const char *id, struct sandbox *sb, struct err *e)
+{
+	pthread_mutex_t *mu = lock_for(c, id);
+	int rc;
+
+	pthread_mutex_lock(mu);
+	rc = store_sandbox_get(c->store, id, sb);
+	if (rc == 0)
+		return mu;
+	pthread_mutex_unlock(mu);
+	if (rc == STORE_NOT_FOUND)
+		ERR_NOTFOUND(e, "no such sandbox");
+	else
+		ERR_INTERNAL(e, "database error");
+	return NULL;
+}
+
+static int
+unlock_with(pthread_mutex_t *mu, int rc)
+{
+	pthread_mutex_unlock(mu);
+	return rc;
+}
+
+int
+core_sandbox_start(struct core *c, const char *id, struct sandbox *sb,
+		   struct err *e)
+{
+	char msg[DOCKER_MSG_LEN];
+	pthread_mutex_t *mu = lock_row(c, id, sb, e);
+	int rc;
+
+	if (mu == NULL)
+		return -1;
+	if (strcmp(sb->status, "running") == 0)
+		return unlock_with(mu, 0);
+	if (strcmp(sb->status, "stopped") != 0)
+		return unlock_with(mu, ERR_CONFLICT(e, "sandbox is %s; cannot "
+						       "start it",
+						    sb->status));
+	rc = container_run(c, sb, msg);
+	if (rc != DOCKER_OK)
+		return unlock_with(mu, docker_err(rc, msg, e));
+	mark(sb, "running", "");
+	sb->has_exit_code = false;
+	sb->oom_killed = false;
+	sb->stopped_at = 0;
+	sb->last_active_at = clock_now();
+	rc = store_sandbox_update(c->store, sb);
+	pthread_mutex_unlock(mu);
+	log_info("sandbox %s: started", id);
+	return rc ? ERR_INTERNAL(e, "database error") : 0;
+}
+
+int
+core_sandbox_stop(struct core *c, const char *id, struct sandbox *sb,
+		  struct err *e)
+{
+	char msg[DOCKER_MSG_LEN], name[128];
+	pthread_mutex_t *mu = lock_row(c, id, sb, e);
+	int rc;
+
+	if (mu == NULL)
+		return -1;
+	if (strcmp(sb->status, "stopped") == 0)
+		return unlock_with(mu, 0);
+	if (strcmp(sb->status, "running") != 0)
+		return unlock_with(mu, ERR_CONFLICT(e, "sandbox is %s; cannot "
+						       "stop it",
+						    sb->status));
+	core_container_name(c, id, name, sizeof(name));
+	rc = docker_stop(c->docker, name, DOCKER_STOP_GRACE_S, msg);
+	if (rc != DOCKER_OK && rc != DOCKER_NOT_FOUND)
+		return unlock_with(mu, docker_err(rc, msg, e));
+	/* The die event may have marked it already; ours is the reason. */
+	store_sandbox_get(c->store, id, sb);
+	mark(sb, "stopped", "stopped");
+	sb->stopped_at = clock_now();
+	rc = store_sandbox_update(c->store, sb);
+	pthread_mutex_unlock(mu);
+	log_info("sandbox %s: stopped", id);
+	return rc ? ERR_INTERNAL(e, "database error") : 0;
+}
+
+int
+core_sandbox_delete(struct core *c, const char *id, struct err *e)
+{
+	char msg[DOCKER_MSG_LEN], name[128];
+	struct sandbox sb;
+	pthread_mutex_t *mu = lock_row(c, id, &sb, e);
+	int rc;
+
+	if (mu == NULL)
+		return -1;
+	core_container_name(c, id, name, sizeof(name));
+	rc = docker_remove(c->docker, name, msg);
+	if (rc != DOCKER_OK && rc != DOCKER_NOT_FOUND)
+		return unlock_with(mu, docker_err(rc, msg, e));
+	if (workspace_remove(c->cfg->data_dir, id) < 0)
+		return unlock_with(mu, ERR_INTERNAL(e, "cannot remove the "
+						       "workspace"));
+	rc = store_sandbox_delete(c->store, id);
+	pthread_mutex_unlock(mu);
+	if (rc < 0)
+		return ERR_INTERNAL(e, "database error");
+	log_info("sandbox %s: deleted", id);
+	return 0;
+}
+
+int
+core_app_delete(struct core *c, const struct app *app, struct err *e)
+{
+	struct sandbox sb;
+	int rc = store_sandbox_by_app(c->store, app->id, &sb);
+
+	if (rc < 0)
+		return ERR_INTERNAL(e, "database error");
+	if (rc == 0 && core_sandbox_delete(c, sb.id, e) < 0 &&
+	    e->status != 404)
+		return -1;
+	rc = store_app_delete(c->store, app->id);
+	if (rc < 0)
+		return ERR_INTERNAL(e, "database error");
+	log_info("app %s: deleted", app->id);
+	return 0;
+}

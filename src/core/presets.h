@@ -1,0 +1,22 @@
+/*
+ * Runtime presets: the kinds of app a sandbox can be seeded as.  A const
+ * table; the templates themselves live in the sandbox image.
+ */
+#ifndef CORE_PRESETS_H
+#define CORE_PRESETS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct preset {
+	const char *id;
+	const char *label;
+	const char *description;
+	int port;
+};
+
+const struct preset *preset_find(const char *id);
+/* "react-vite, fastapi, …" for error messages. */
+const char *preset_names(void);
+
+#endif

@@ -1,0 +1,118 @@
+/*
+ * Workspace directories on the host.  The tree is written by code running
+ * in the sandbox, so it is hostile: removal never follows symbolic links
+ * (nftw with FTW_PHYS, unlink of the link itself) and never crosses into
+ * another filesystem (FTW_MOUNT), and ownership changes use lchown.
+ */
+#include "core/workspace.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "lib/log.h"
+#include "lib/ulid.h"
+
+static int
+mkdir_owned(const char *path, mode_t mode, bool sandbox_owned)
+{
+	if (mkdir(path, mode) < 0 && errno != EEXIST) {
+		log_error("workspace: mkdir %s: %s", path, strerror(errno));
+		return -1;
+	}
+	if (sandbox_owned && lchown(path, WORKSPACE_UID, WORKSPACE_GID) < 0) {
+		log_error("workspace: chown %s: %s", path, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+int
+workspace_init_dirs(const char *data_dir)
+{
+	static const char *const sub[] = {"state", "workspaces", "trash",
+					  "log"};
+	char path[4200];
+
+	if (mkdir_owned(data_dir, 0755, false) < 0)
+		return -1;
+	for (size_t i = 0; i < sizeof(sub) / sizeof(sub[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", data_dir, sub[i]);
+		if (mkdir_owned(path, strcmp(sub[i], "state") ? 0755 : 0700,
+				false) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+void
+workspace_path(const char *data_dir, const char *id, char *out, size_t len)
+{
+	snprintf(out, len, "%s/workspaces/%s", data_dir, id);
+}
+
+int
+workspace_create(const char *data_dir, const char *id)
+{
+	char root[4200], path[4300];
+
+	workspace_path(data_dir, id, root, sizeof(root));
+	if (mkdir_owned(root, 0755, true) < 0)
+		return -1;
+	snprintf(path, sizeof(path), "%s/workspace", root);
+	if (mkdir_owned(path, 0755, true) < 0)
+		return -1;
+	snprintf(path, sizeof(path), "%s/workspace/app", root);
+	return mkdir_owned(path, 0755, true);
+}
+
+static int
+remove_entry(const char *path, const struct stat *st, int flag,
+	     struct FTW *ftw)
+{
+	(void)st, (void)ftw;
+	if (flag == FTW_DP || flag == FTW_D)
+		rmdir(path);
+	else
+		unlink(path);
+	return 0;
+}
+
+static void
+remove_tree(const char *path)
+{
+	nftw(path, remove_entry, 32, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
+}
+
+int
+workspace_remove(const char *data_dir, const char *id)
+{
+	char src[4200], dst[4300], tag[ULID_LEN + 1];
+
+	workspace_path(data_dir, id, src, sizeof(src));
+	ulid_new(tag);
+	snprintf(dst, sizeof(dst), "%s/trash/%s-%s", data_dir, id, tag);
+	if (rename(src, dst) < 0) {
+		if (errno == ENOENT)
+			return 0;
+		log_error("workspace: move %s to trash: %s", src,
+			  strerror(errno));
+		return -1;
+	}
+	remove_tree(dst);
+	return 0;
+}
+
+void
+workspace_empty_trash(const char *data_dir)
+{
+	char path[4200];
+
+	snprintf(path, sizeof(path), "%s/trash", data_dir);
+	remove_tree(path);
+	mkdir_owned(path, 0755, false);
+}

@@ -1,0 +1,499 @@
+/*
+ * Docker Engine API client over the unix socket, with libcurl.
+ *
+ * Each call makes its own easy handle: calls come from several threads,
+ * cost hundreds of milliseconds on the engine side, and a handle per call
+ * keeps them independent.  The API version is negotiated once the engine
+ * answers /version: we speak 1.41 (Debian's 20.10 engine) and move up to
+ * the engine's minimum when a newer engine refuses 1.41; the request
+ * bodies we send mean the same in every version from 1.41 on.
+ *
+ * "Down" is decided by transport errors only (no socket, refused, timed
+ * out); any HTTP answer means the engine is up.  docker_is_up() reports
+ * the last outcome so the API can answer 503 without waiting.
+ */
+#include "docker/docker.h"
+
+#include <curl/curl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/buf.h"
+#include "lib/limits.h"
+#include "lib/log.h"
+
+struct docker {
+	char socket_path[4096];
+	pthread_mutex_t mu;
+	char prefix[16]; /* "/v1.41" */
+	atomic_bool up;
+};
+
+struct call {
+	struct buf out;
+	volatile const bool *stop;
+	void (*on_line)(const struct jv *, void *);
+	void *arg;
+};
+
+int
+docker_new(struct docker **out, const char *socket_path)
+{
+	struct docker *d = calloc(1, sizeof(*d));
+
+	if (d == NULL || curl_global_init(CURL_GLOBAL_DEFAULT) != 0) {
+		free(d);
+		return -1;
+	}
+	snprintf(d->socket_path, sizeof(d->socket_path), "%s", socket_path);
+	snprintf(d->prefix, sizeof(d->prefix), "/v1.41");
+	pthread_mutex_init(&d->mu, NULL);
+	atomic_store(&d->up, false);
+	*out = d;
+	return 0;
+}
+
+void
+docker_free(struct docker *d)
+{
+	if (d == NULL)
+		return;
+	pthread_mutex_destroy(&d->mu);
+	free(d);
+	curl_global_cleanup();
+}
+
+bool
+docker_is_up(struct docker *d)
+{
+	return atomic_load(&d->up);
+}
+
+static size_t
+collect(char *ptr, size_t size, size_t n, void *userdata)
+{
+	struct call *c = userdata;
+
+	if (buf_append(&c->out, ptr, size * n) < 0)
+		return 0; /* too large: curl aborts the transfer */
+	return size * n;
+}
+
+/* Event streams: hand every complete line to the callback. */
+static size_t
+collect_lines(char *ptr, size_t size, size_t n, void *userdata)
+{
+	struct call *c = userdata;
+	char *nl, err[128];
+
+	if (buf_append(&c->out, ptr, size * n) < 0)
+		return 0;
+	while ((nl = memchr(c->out.data, '\n', c->out.len)) != NULL) {
+		size_t len = (size_t)(nl - c->out.data);
+		struct jv *ev = jv_parse(c->out.data, len, 16, err,
+					 sizeof(err));
+		if (ev) {
+			c->on_line(ev, c->arg);
+			jv_free(ev);
+		}
+		memmove(c->out.data, nl + 1, c->out.len - len - 1);
+		c->out.len -= len + 1;
+		c->out.data[c->out.len] = '\0';
+	}
+	return size * n;
+}
+
+static int
+progress(void *userdata, curl_off_t dt, curl_off_t dn, curl_off_t ut,
+	 curl_off_t un)
+{
+	struct call *c = userdata;
+
+	(void)dt, (void)dn, (void)ut, (void)un;
+	return c->stop && *c->stop ? 1 : 0;
+}
+
+static void
+error_message(const struct buf *body, long status, char msg[DOCKER_MSG_LEN])
+{
+	char err[64];
+	struct jv *v = body->len ? jv_parse(body->data, body->len, 8, err,
+					    sizeof(err))
+				 : NULL;
+	const char *m = v ? jv_str(jv_get(v, "message")) : NULL;
+
+	snprintf(msg, DOCKER_MSG_LEN, "docker engine: %s (HTTP %ld)",
+		 m ? m : "error", status);
+	jv_free(v);
+}
+
+static int
+status_result(long status, const struct buf *body, char msg[DOCKER_MSG_LEN])
+{
+	if ((status >= 200 && status < 300) || status == 304)
+		return DOCKER_OK;
+	error_message(body, status, msg);
+	if (status == 404)
+		return DOCKER_NOT_FOUND;
+	if (status == 409)
+		return DOCKER_CONFLICT;
+	return DOCKER_ERROR;
+}
+
+/*
+ * One request.  path starts with '/' and is put after the version prefix
+ * unless versioned is false.  resp (optional) receives the body.
+ */
+static int
+request(struct docker *d, const char *method, const char *path,
+	bool versioned, const struct jv *body, long timeout_s,
+	struct call *c, char msg[DOCKER_MSG_LEN])
+{
+	char url[2048], prefix[16], errbuf[CURL_ERROR_SIZE] = "";
+	struct curl_slist *hdr = NULL;
+	struct buf req;
+	CURLcode cc;
+	long status = 0;
+	CURL *h;
+
+	pthread_mutex_lock(&d->mu);
+	snprintf(prefix, sizeof(prefix), "%s", versioned ? d->prefix : "");
+	pthread_mutex_unlock(&d->mu);
+	snprintf(url, sizeof(url), "http://docker%s%s", prefix, path);
+	buf_init(&req, 1u << 20);
+	h = curl_easy_init();
+	if (h == NULL) {
+		snprintf(msg, DOCKER_MSG_LEN, "out of memory");
+		return DOCKER_ERROR;
+	}
+	curl_easy_setopt(h, CURLOPT_UNIX_SOCKET_PATH, d->socket_path);
+	curl_easy_setopt(h, CURLOPT_URL, url);
+	curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
+	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS,
+			 (long)DOCKER_CONNECT_TIMEOUT_MS);
+	curl_easy_setopt(h, CURLOPT_TIMEOUT, timeout_s);
+	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
+	curl_easy_setopt(h, CURLOPT_WRITEDATA, c);
+	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION,
+			 c->on_line ? collect_lines : collect);
+	if (c->stop) {
+		curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, progress);
+		curl_easy_setopt(h, CURLOPT_XFERINFODATA, c);
+		curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
+	}
+	if (body) {
+		jv_dump(body, &req);
+		hdr = curl_slist_append(hdr, "Content-Type: application/json");
+		curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
+		curl_easy_setopt(h, CURLOPT_POSTFIELDS, req.data);
+		curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE, (long)req.len);
+	} else if (strcmp(method, "POST") == 0) {
+		curl_easy_setopt(h, CURLOPT_POSTFIELDS, "");
+	}
+	cc = curl_easy_perform(h);
+	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+	curl_easy_cleanup(h);
+	curl_slist_free_all(hdr);
+	buf_release(&req);
+	if (cc != CURLE_OK && status == 0) {
+		atomic_store(&d->up, false);
+		snprintf(msg, DOCKER_MSG_LEN,
+			 "docker engine unreachable at %s: %s", d->socket_path,
+			 errbuf[0] ? errbuf : curl_easy_strerror(cc));
+		return DOCKER_DOWN;
+	}
+	atomic_store(&d->up, true);
+	if (cc != CURLE_OK && !(c->stop && *c->stop)) {
+		snprintf(msg, DOCKER_MSG_LEN, "docker engine: %s",
+			 errbuf[0] ? errbuf : curl_easy_strerror(cc));
+		return c->on_line ? DOCKER_DOWN : DOCKER_ERROR;
+	}
+	return status_result(status, &c->out, msg);
+}
+
+/* A plain call: the response body (if wanted) is parsed into *out. */
+static int
+call_json(struct docker *d, const char *method, const char *path,
+	  const struct jv *body, long timeout_s, struct jv **out,
+	  char msg[DOCKER_MSG_LEN])
+{
+	struct call c = {0};
+	char err[128];
+	int rc;
+
+	buf_init(&c.out, DOCKER_MAX_RESPONSE_BYTES);
+	rc = request(d, method, path, true, body, timeout_s, &c, msg);
+	if (rc == DOCKER_OK && out) {
+		*out = jv_parse(c.out.data ? c.out.data : "", c.out.len, 64,
+				err, sizeof(err));
+		if (*out == NULL) {
+			snprintf(msg, DOCKER_MSG_LEN,
+				 "docker engine: bad JSON: %s", err);
+			rc = DOCKER_ERROR;
+		}
+	}
+	buf_release(&c.out);
+	return rc;
+}
+
+static int
+version_num(const char *v)
+{
+	int major = 0, minor = 0;
+
+	if (v == NULL || sscanf(v, "%d.%d", &major, &minor) != 2)
+		return 0;
+	return major * 1000 + minor;
+}
+
+int
+docker_ping(struct docker *d, char msg[DOCKER_MSG_LEN])
+{
+	struct call c = {0};
+	struct jv *v;
+	char err[64];
+	int rc, max, min, want = 1041;
+
+	buf_init(&c.out, 1u << 16);
+	rc = request(d, "GET", "/version", false, NULL, 5, &c, msg);
+	if (rc != DOCKER_OK)
+		goto out;
+	v = jv_parse(c.out.data ? c.out.data : "", c.out.len, 8, err,
+		     sizeof(err));
+	max = version_num(jv_str(jv_get(v, "ApiVersion")));
+	min = version_num(jv_str(jv_get(v, "MinAPIVersion")));
+	jv_free(v);
+	if (max && max < want) {
+		snprintf(msg, DOCKER_MSG_LEN,
+			 "docker engine API %d.%d is older than 1.41", max / 1000,
+			 max % 1000);
+		rc = DOCKER_ERROR;
+		goto out;
+	}
+	if (min > want)
+		want = min;
+	pthread_mutex_lock(&d->mu);
+	snprintf(d->prefix, sizeof(d->prefix), "/v%d.%d", want / 1000,
+		 want % 1000);
+	pthread_mutex_unlock(&d->mu);
+out:
+	buf_release(&c.out);
+	return rc;
+}
+
+static struct jv *
+str_array(const char *const *items, size_t max)
+{
+	struct jv *a = jv_arr();
+
+	for (size_t i = 0; i < max && items[i]; i++)
+		jv_push(a, jv_new_str(items[i]));
+	return a;
+}
+
+static struct jv *
+host_config(const struct docker_spec *s)
+{
+	struct jv *hc = jv_obj(), *tmpfs = jv_obj(), *ul = jv_obj(), *uls;
+	struct jv *restart = jv_obj();
+
+	jv_set(hc, "Binds", str_array(s->binds, 4));
+	jv_set_bool(hc, "ReadonlyRootfs", s->read_only);
+	jv_set(hc, "CapDrop", str_array((const char *[]){"ALL", NULL}, 1));
+	jv_set(hc, "SecurityOpt",
+	       str_array((const char *[]){"no-new-privileges", NULL}, 1));
+	jv_set_int(hc, "Memory", s->memory_bytes);
+	jv_set_int(hc, "MemorySwap", s->memory_bytes);
+	jv_set_int(hc, "PidsLimit", s->pids_limit);
+	jv_set_str(ul, "Name", "nofile");
+	jv_set_int(ul, "Soft", s->nofile);
+	jv_set_int(ul, "Hard", s->nofile);
+	uls = jv_arr();
+	jv_push(uls, ul);
+	jv_set(hc, "Ulimits", uls);
+	for (size_t i = 0; i < 4 && s->tmpfs[i]; i++) {
+		const char *colon = strchr(s->tmpfs[i], ':');
+		char path[256];
+		size_t len = colon ? (size_t)(colon - s->tmpfs[i])
+				   : strlen(s->tmpfs[i]);
+		snprintf(path, sizeof(path), "%.*s", (int)len, s->tmpfs[i]);
+		jv_set_str(tmpfs, path, colon ? colon + 1 : "");
+	}
+	jv_set(hc, "Tmpfs", tmpfs);
+	if (s->runtime && *s->runtime)
+		jv_set_str(hc, "Runtime", s->runtime);
+	if (s->network && *s->network)
+		jv_set_str(hc, "NetworkMode", s->network);
+	jv_set_str(restart, "Name", "no");
+	jv_set(hc, "RestartPolicy", restart);
+	return hc;
+}
+
+int
+docker_create(struct docker *d, const struct docker_spec *s, char id[72],
+	      char msg[DOCKER_MSG_LEN])
+{
+	struct jv *body = jv_obj(), *labels = jv_obj(), *resp = NULL;
+	char path[512];
+	int rc;
+
+	jv_set_str(body, "Image", s->image);
+	jv_set_str(body, "Hostname", s->hostname);
+	jv_set_str(body, "User", s->user);
+	jv_set(body, "Env", str_array(s->env, DOCKER_MAX_KV));
+	for (size_t i = 0; i < DOCKER_MAX_KV && s->labels[i].key; i++)
+		jv_set_str(labels, s->labels[i].key, s->labels[i].value);
+	jv_set(body, "Labels", labels);
+	jv_set(body, "HostConfig", host_config(s));
+	snprintf(path, sizeof(path), "/containers/create?name=%s", s->name);
+	rc = call_json(d, "POST", path, body, DOCKER_CALL_TIMEOUT_S, &resp,
+		       msg);
+	if (rc == DOCKER_OK)
+		snprintf(id, 72, "%s", jv_str(jv_get(resp, "Id")) ?
+			 jv_str(jv_get(resp, "Id")) : "");
+	jv_free(resp);
+	jv_free(body);
+	return rc;
+}
+
+static int
+simple(struct docker *d, const char *method, const char *fmt, const char *id,
+       long timeout_s, char msg[DOCKER_MSG_LEN])
+{
+	char path[512];
+
+	snprintf(path, sizeof(path), fmt, id);
+	return call_json(d, method, path, NULL, timeout_s, NULL, msg);
+}
+
+int
+docker_start(struct docker *d, const char *id, char msg[DOCKER_MSG_LEN])
+{
+	return simple(d, "POST", "/containers/%s/start", id,
+		      DOCKER_CALL_TIMEOUT_S, msg);
+}
+
+int
+docker_stop(struct docker *d, const char *id, int grace_s,
+	    char msg[DOCKER_MSG_LEN])
+{
+	char path[512];
+
+	snprintf(path, sizeof(path), "/containers/%s/stop?t=%d", id, grace_s);
+	return call_json(d, "POST", path, NULL, grace_s + DOCKER_CALL_TIMEOUT_S,
+			 NULL, msg);
+}
+
+int
+docker_remove(struct docker *d, const char *id, char msg[DOCKER_MSG_LEN])
+{
+	return simple(d, "DELETE", "/containers/%s?force=true&v=true", id,
+		      DOCKER_CALL_TIMEOUT_S, msg);
+}
+
+static void
+state_ip(const struct jv *net, struct docker_state *st)
+{
+	const char *key, *ip = jv_str(jv_get(net, "IPAddress"));
+	struct jv *networks = jv_get(net, "Networks"), *val;
+	void *it = NULL;
+
+	while ((ip == NULL || *ip == '\0') && networks &&
+	       jv_each(networks, &it, &key, &val))
+		ip = jv_str(jv_get(val, "IPAddress"));
+	snprintf(st->ip, sizeof(st->ip), "%s", ip ? ip : "");
+}
+
+int
+docker_inspect(struct docker *d, const char *id, struct docker_state *st,
+	       char msg[DOCKER_MSG_LEN])
+{
+	struct jv *resp = NULL, *state;
+	char path[512];
+	const char *s;
+	int rc;
+
+	memset(st, 0, sizeof(*st));
+	snprintf(path, sizeof(path), "/containers/%s/json", id);
+	rc = call_json(d, "GET", path, NULL, DOCKER_CALL_TIMEOUT_S, &resp, msg);
+	if (rc != DOCKER_OK)
+		return rc;
+	state = jv_get(resp, "State");
+	s = jv_str(jv_get(resp, "Id"));
+	snprintf(st->id, sizeof(st->id), "%s", s ? s : "");
+	st->running = jv_is_true(jv_get(state, "Running"));
+	st->oom_killed = jv_is_true(jv_get(state, "OOMKilled"));
+	st->exit_code = (int)jv_int(jv_get(state, "ExitCode"));
+	s = jv_str(jv_get(state, "Status"));
+	snprintf(st->status, sizeof(st->status), "%s", s ? s : "");
+	state_ip(jv_get(resp, "NetworkSettings"), st);
+	jv_free(resp);
+	return DOCKER_OK;
+}
+
+/* "?filters=" plus the URL-encoded {"label":["k=v"],...}. */
+static int
+filters_query(const char *label, const char *value, bool events, char *out,
+	      size_t len)
+{
+	char raw[512], *enc;
+
+	snprintf(raw, sizeof(raw),
+		 "{\"label\":[\"%s=%s\"]%s}", label, value,
+		 events ? ",\"type\":[\"container\"]" : "");
+	enc = curl_easy_escape(NULL, raw, 0);
+	if (enc == NULL)
+		return -1;
+	snprintf(out, len, "%s", enc);
+	curl_free(enc);
+	return 0;
+}
+
+int
+docker_list(struct docker *d, const char *label, const char *value,
+	    void (*fn)(const char *id, const struct jv *labels, void *),
+	    void *arg, char msg[DOCKER_MSG_LEN])
+{
+	char q[1024], path[1200];
+	struct jv *resp = NULL;
+	int rc;
+
+	if (filters_query(label, value, false, q, sizeof(q)) < 0)
+		return DOCKER_ERROR;
+	snprintf(path, sizeof(path), "/containers/json?all=true&filters=%s",
+		 q);
+	rc = call_json(d, "GET", path, NULL, DOCKER_CALL_TIMEOUT_S, &resp, msg);
+	for (size_t i = 0; rc == DOCKER_OK && i < jv_len(resp); i++) {
+		struct jv *c = jv_at(resp, i);
+		const char *id = jv_str(jv_get(c, "Id"));
+		if (id)
+			fn(id, jv_get(c, "Labels"), arg);
+	}
+	jv_free(resp);
+	return rc;
+}
+
+int
+docker_events(struct docker *d, const char *label, const char *value,
+	      int64_t since, void (*fn)(const struct jv *ev, void *),
+	      void *arg, volatile const bool *stop)
+{
+	struct call c = {.stop = stop, .on_line = fn, .arg = arg};
+	char q[1024], path[1200], msg[DOCKER_MSG_LEN];
+	int rc;
+
+	if (filters_query(label, value, true, q, sizeof(q)) < 0)
+		return DOCKER_ERROR;
+	snprintf(path, sizeof(path), "/events?since=%lld&filters=%s",
+		 (long long)since, q);
+	buf_init(&c.out, DOCKER_EVENT_LINE_BYTES);
+	rc = request(d, "GET", path, true, NULL, 0, &c, msg);
+	if (rc != DOCKER_OK && !*stop)
+		log_warn("docker events: %s", msg);
+	buf_release(&c.out);
+	return rc;
+}

@@ -1,0 +1,96 @@
+/*
+ * docker: the container runtime driver, speaking the Docker Engine API
+ * over its unix socket.  The only module that includes curl.h.  Every call
+ * is synchronous and may be made from any thread; each uses its own
+ * connection.  Calls return DOCKER_OK, DOCKER_NOT_FOUND, DOCKER_DOWN (the
+ * engine did not answer: socket missing, refused, timed out) or
+ * DOCKER_ERROR (the engine answered with an error; msg says what).
+ */
+#ifndef DOCKER_DOCKER_H
+#define DOCKER_DOCKER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lib/jv.h"
+
+enum {
+	DOCKER_OK = 0,
+	DOCKER_ERROR = -1,
+	DOCKER_DOWN = -2,
+	DOCKER_NOT_FOUND = -3,
+	DOCKER_CONFLICT = -4,
+};
+
+#define DOCKER_MSG_LEN 256
+#define DOCKER_MAX_KV  16
+
+struct docker;
+
+struct docker_kv {
+	const char *key;
+	const char *value;
+};
+
+/* What a sandbox container is made of; every field is borrowed. */
+struct docker_spec {
+	const char *name;
+	const char *image;
+	const char *hostname;
+	const char *user;    /* "1000:1000" */
+	const char *runtime; /* NULL or "" for the engine default */
+	const char *network; /* NULL or "" for the default bridge */
+	const char *binds[4];
+	const char *env[DOCKER_MAX_KV];
+	struct docker_kv labels[DOCKER_MAX_KV];
+	const char *tmpfs[4]; /* "/tmp:size=512m,mode=1777" */
+	int64_t memory_bytes;
+	int64_t pids_limit;
+	int64_t nofile;
+	bool read_only;
+};
+
+struct docker_state {
+	char id[72];
+	bool running;
+	bool oom_killed;
+	int exit_code;
+	char status[32]; /* created running exited … */
+	char ip[64];
+};
+
+int docker_new(struct docker **out, const char *socket_path);
+void docker_free(struct docker *d);
+
+/* Pings the engine and picks the API version; DOCKER_OK when up. */
+int docker_ping(struct docker *d, char msg[DOCKER_MSG_LEN]);
+bool docker_is_up(struct docker *d);
+
+int docker_create(struct docker *d, const struct docker_spec *spec,
+		  char id[72], char msg[DOCKER_MSG_LEN]);
+int docker_start(struct docker *d, const char *id, char msg[DOCKER_MSG_LEN]);
+int docker_stop(struct docker *d, const char *id, int grace_s,
+		char msg[DOCKER_MSG_LEN]);
+/* Force-removes the container and its anonymous volumes. */
+int docker_remove(struct docker *d, const char *id, char msg[DOCKER_MSG_LEN]);
+int docker_inspect(struct docker *d, const char *id, struct docker_state *st,
+		   char msg[DOCKER_MSG_LEN]);
+/*
+ * Lists containers (running or not) carrying label=value; fn gets each
+ * container's id and its labels object (borrowed).
+ */
+int docker_list(struct docker *d, const char *label, const char *value,
+		void (*fn)(const char *id, const struct jv *labels, void *),
+		void *arg, char msg[DOCKER_MSG_LEN]);
+/*
+ * Streams container events (from unix time since on) for containers
+ * with label=value until the
+ * engine closes the stream or *stop becomes true (checked about once a
+ * second).  fn gets each event object.  Returns like the other calls.
+ */
+int docker_events(struct docker *d, const char *label, const char *value,
+		  int64_t since, void (*fn)(const struct jv *ev, void *),
+		  void *arg, volatile const bool *stop);
+
+#endif

@@ -1,0 +1,228 @@
+/*
+ * JSON through jansson.  jansson has no run-time depth limit (only its
+ * compile-time 2048), so jv_parse() scans the text first and refuses
+ * deeper nesting than the caller allows; the scan knows strings and
+ * escapes, so brackets inside strings do not count.  Output keeps
+ * insertion order and is compact, which the quickstart's sed relies on
+ * (no space after ':').  Text that is not valid UTF-8 is refused by
+ * jansson on input, so every string we hold is valid UTF-8.
+ */
+#include "lib/jv.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <string.h>
+
+#define J(v) ((json_t *)(v))
+#define W(v) ((struct jv *)(v))
+
+static bool
+jv_depth_ok(const char *s, size_t len, int max_depth)
+{
+	int depth = 0;
+	bool in_str = false;
+
+	for (size_t i = 0; i < len; i++) {
+		char c = s[i];
+		if (in_str) {
+			if (c == '\\')
+				i++;
+			else if (c == '"')
+				in_str = false;
+		} else if (c == '"') {
+			in_str = true;
+		} else if (c == '[' || c == '{') {
+			if (++depth > max_depth)
+				return false;
+		} else if (c == ']' || c == '}') {
+			depth--;
+		}
+	}
+	return true;
+}
+
+struct jv *
+jv_parse(const char *text, size_t len, int max_depth, char *err,
+	 size_t errlen)
+{
+	json_error_t jerr;
+	json_t *v;
+
+	if (!jv_depth_ok(text, len, max_depth)) {
+		snprintf(err, errlen, "JSON nested deeper than %d levels",
+			 max_depth);
+		return NULL;
+	}
+	v = json_loadb(text, len, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES,
+		       &jerr);
+	if (v == NULL)
+		snprintf(err, errlen, "invalid JSON: %s (at byte %d)",
+			 jerr.text, jerr.position);
+	return W(v);
+}
+
+void
+jv_free(struct jv *v)
+{
+	json_decref(J(v));
+}
+
+enum jv_type
+jv_type(const struct jv *v)
+{
+	switch (json_typeof(J(v))) {
+	case JSON_OBJECT:
+		return JV_OBJECT;
+	case JSON_ARRAY:
+		return JV_ARRAY;
+	case JSON_STRING:
+		return JV_STRING;
+	case JSON_INTEGER:
+		return JV_INT;
+	case JSON_REAL:
+		return JV_REAL;
+	case JSON_TRUE:
+	case JSON_FALSE:
+		return JV_BOOL;
+	case JSON_NULL:
+	default:
+		return JV_NULL;
+	}
+}
+
+const char *
+jv_type_name(enum jv_type t)
+{
+	static const char *const names[] = {
+		[JV_NULL] = "null",     [JV_BOOL] = "boolean",
+		[JV_INT] = "integer",   [JV_REAL] = "number",
+		[JV_STRING] = "string", [JV_ARRAY] = "array",
+		[JV_OBJECT] = "object",
+	};
+	return names[t];
+}
+
+struct jv *
+jv_get(const struct jv *obj, const char *key)
+{
+	return W(json_object_get(J(obj), key));
+}
+
+const char *
+jv_str(const struct jv *v)
+{
+	return json_string_value(J(v));
+}
+
+size_t
+jv_str_len(const struct jv *v)
+{
+	return json_string_length(J(v));
+}
+
+int64_t
+jv_int(const struct jv *v)
+{
+	return (int64_t)json_integer_value(J(v));
+}
+
+bool
+jv_is_true(const struct jv *v)
+{
+	return json_is_true(J(v));
+}
+
+size_t
+jv_len(const struct jv *arr)
+{
+	return json_array_size(J(arr));
+}
+
+struct jv *
+jv_at(const struct jv *arr, size_t i)
+{
+	return W(json_array_get(J(arr), i));
+}
+
+bool
+jv_each(const struct jv *obj, void **it, const char **key, struct jv **val)
+{
+	*it = *it ? json_object_iter_next(J(obj), *it)
+		  : json_object_iter(J(obj));
+	if (*it == NULL)
+		return false;
+	*key = json_object_iter_key(*it);
+	*val = W(json_object_iter_value(*it));
+	return true;
+}
+
+struct jv *
+jv_obj(void)
+{
+	return W(json_object());
+}
+
+struct jv *
+jv_arr(void)
+{
+	return W(json_array());
+}
+
+struct jv *
+jv_new_str(const char *s)
+{
+	return W(json_string(s));
+}
+
+struct jv *
+jv_new_int(int64_t i)
+{
+	return W(json_integer((json_int_t)i));
+}
+
+void
+jv_set(struct jv *obj, const char *key, struct jv *steal)
+{
+	if (steal)
+		json_object_set_new(J(obj), key, J(steal));
+}
+
+void
+jv_set_str(struct jv *obj, const char *key, const char *s)
+{
+	if (s)
+		json_object_set_new(J(obj), key, json_string(s));
+}
+
+void
+jv_set_int(struct jv *obj, const char *key, int64_t i)
+{
+	json_object_set_new(J(obj), key, json_integer((json_int_t)i));
+}
+
+void
+jv_set_bool(struct jv *obj, const char *key, bool b)
+{
+	json_object_set_new(J(obj), key, json_boolean(b));
+}
+
+void
+jv_push(struct jv *arr, struct jv *steal)
+{
+	if (steal)
+		json_array_append_new(J(arr), J(steal));
+}
+
+static int
+jv_dump_cb(const char *chunk, size_t size, void *data)
+{
+	return buf_append(data, chunk, size);
+}
+
+int
+jv_dump(const struct jv *v, struct buf *out)
+{
+	return json_dump_callback(J(v), jv_dump_cb, out,
+				  JSON_COMPACT | JSON_PRESERVE_ORDER |
+					  JSON_ENCODE_ANY);
+}

@@ -1,0 +1,139 @@
+/*
+ * App rows.  current_sandbox_id is not stored on the app: it is read from
+ * the sandbox table (an app has at most one sandbox, enforced by a UNIQUE
+ * index), so the two can never disagree.
+ */
+#include <stdint.h>
+#include <string.h>
+
+#include "store/internal.h"
+#include "store/store.h"
+
+#define APP_COLS                                                             \
+	"a.id, a.owner, a.name, a.description, a.tags, a.runtime_preset, "   \
+	"a.created_at, a.updated_at, "                                       \
+	"(SELECT id FROM sandbox WHERE app_id = a.id)"
+
+static void
+app_from_row(sqlite3_stmt *st, struct app *a)
+{
+	store_col_text(st, 0, a->id, sizeof(a->id));
+	store_col_text(st, 1, a->owner, sizeof(a->owner));
+	store_col_text(st, 2, a->name, sizeof(a->name));
+	store_col_text(st, 3, a->description, sizeof(a->description));
+	store_col_text(st, 4, a->tags_json, sizeof(a->tags_json));
+	store_col_text(st, 5, a->runtime_preset, sizeof(a->runtime_preset));
+	a->created_at = sqlite3_column_int64(st, 6);
+	a->updated_at = sqlite3_column_int64(st, 7);
+	store_col_text(st, 8, a->current_sandbox_id,
+		       sizeof(a->current_sandbox_id));
+}
+
+int
+store_app_insert(struct store *s, const struct app *a)
+{
+	int rc;
+
+	LOCK(s);
+	rc = store_run(s, store_prep(s,
+				     "INSERT INTO app (id, owner, name, "
+				     "description, tags, runtime_preset, "
+				     "created_at, updated_at) "
+				     "VALUES (?,?,?,?,?,?,?,?)",
+				     "ssssssii", a->id, a->owner, a->name,
+				     a->description, a->tags_json,
+				     a->runtime_preset, a->created_at,
+				     a->updated_at));
+	UNLOCK(s);
+	return rc;
+}
+
+int
+store_app_get(struct store *s, const char *owner, const char *id,
+	      struct app *out)
+{
+	sqlite3_stmt *st;
+	int rc = STORE_NOT_FOUND;
+
+	LOCK(s);
+	st = store_prep(s,
+			"SELECT " APP_COLS " FROM app a WHERE a.id = ? "
+			"AND (?2 IS NULL OR a.owner = ?2)",
+			"ss", id, owner);
+	if (st == NULL)
+		rc = -1;
+	else if (sqlite3_step(st) == SQLITE_ROW) {
+		app_from_row(st, out);
+		rc = 0;
+	}
+	sqlite3_finalize(st);
+	UNLOCK(s);
+	return rc;
+}
+
+int
+store_app_update(struct store *s, const struct app *a)
+{
+	int rc;
+
+	LOCK(s);
+	rc = store_run(s, store_prep(s,
+				     "UPDATE app SET name = ?, description = ?,"
+				     " tags = ?, updated_at = ? WHERE id = ?",
+				     "sssis", a->name, a->description,
+				     a->tags_json, a->updated_at, a->id));
+	UNLOCK(s);
+	return rc;
+}
+
+int
+store_app_delete(struct store *s, const char *id)
+{
+	int rc;
+
+	LOCK(s);
+	rc = store_run(s, store_prep(s, "DELETE FROM app WHERE id = ?", "s",
+				     id));
+	UNLOCK(s);
+	return rc;
+}
+
+int
+store_app_list(struct store *s, const char *owner,
+	       int (*fn)(const struct app *, void *), void *arg)
+{
+	struct app a;
+	sqlite3_stmt *st;
+	int rc = 0;
+
+	LOCK(s);
+	st = store_prep(s,
+			"SELECT " APP_COLS " FROM app a "
+			"WHERE (?1 IS NULL OR a.owner = ?1) "
+			"ORDER BY a.created_at DESC, a.id DESC",
+			"s", owner);
+	if (st == NULL)
+		rc = -1;
+	while (st && sqlite3_step(st) == SQLITE_ROW) {
+		app_from_row(st, &a);
+		if (fn(&a, arg) != 0)
+			break;
+	}
+	sqlite3_finalize(st);
+	UNLOCK(s);
+	return rc;
+}
+
+int
+store_app_count(struct store *s, int64_t *n)
+{
+	sqlite3_stmt *st;
+
+	LOCK(s);
+	st = store_prep(s, "SELECT count(*) FROM app", "");
+	*n = st && sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0)
+						  : 0;
+	sqlite3_finalize(st);
+	UNLOCK(s);
+	return 0;
+}

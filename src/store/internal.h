@@ -1,0 +1,24 @@
+/* Shared by the store's own files only. */
+#ifndef STORE_INTERNAL_H
+#define STORE_INTERNAL_H
+
+#include <pthread.h>
+#include <sqlite3.h>
+#include <stddef.h>
+
+struct store {
+	sqlite3 *db;
+	pthread_mutex_t mu;
+};
+
+#define LOCK(s)   pthread_mutex_lock(&(s)->mu)
+#define UNLOCK(s) pthread_mutex_unlock(&(s)->mu)
+
+/* Prepares sql and binds: 's' text (NULL binds NULL), 'i' int64, 'n' int. */
+sqlite3_stmt *store_prep(struct store *s, const char *sql, const char *fmt,
+			 ...);
+/* Steps and finalizes a statement that returns no rows. */
+int store_run(struct store *s, sqlite3_stmt *st);
+void store_col_text(sqlite3_stmt *st, int col, char *dst, size_t len);
+
+#endif

@@ -1,0 +1,61 @@
+/*
+ * Numbered schema migrations, compiled into the binary.  Append only:
+ * never edit a migration that has shipped; add the next number.  Each runs
+ * in its own transaction and is recorded in schema_migration.
+ */
+#ifndef STORE_MIGRATIONS_H
+#define STORE_MIGRATIONS_H
+
+struct migration {
+	int version;
+	const char *name;
+	const char *sql;
+};
+
+static const struct migration store_migrations[] = {
+	{
+		.version = 1,
+		.name = "apps_sandboxes_keys",
+		.sql = "CREATE TABLE meta ("
+		       "  key TEXT PRIMARY KEY,"
+		       "  value TEXT NOT NULL);"
+		       "CREATE TABLE app ("
+		       "  id TEXT PRIMARY KEY,"
+		       "  owner TEXT NOT NULL,"
+		       "  name TEXT NOT NULL,"
+		       "  description TEXT NOT NULL DEFAULT '',"
+		       "  tags TEXT NOT NULL DEFAULT '[]',"
+		       "  runtime_preset TEXT NOT NULL DEFAULT '',"
+		       "  created_at INTEGER NOT NULL,"
+		       "  updated_at INTEGER NOT NULL);"
+		       "CREATE INDEX app_owner ON app(owner, created_at);"
+		       "CREATE TABLE sandbox ("
+		       "  id TEXT PRIMARY KEY,"
+		       "  app_id TEXT NOT NULL UNIQUE"
+		       "    REFERENCES app(id) ON DELETE RESTRICT,"
+		       "  status TEXT NOT NULL CHECK (status IN"
+		       "    ('creating','running','stopped','error')),"
+		       "  status_reason TEXT NOT NULL DEFAULT '',"
+		       "  error_message TEXT NOT NULL DEFAULT '',"
+		       "  container_id TEXT NOT NULL DEFAULT '',"
+		       "  image TEXT NOT NULL,"
+		       "  exit_code INTEGER,"
+		       "  oom_killed INTEGER NOT NULL DEFAULT 0,"
+		       "  ports TEXT NOT NULL,"
+		       "  idle_policy TEXT NOT NULL DEFAULT 'sleep',"
+		       "  created_at INTEGER NOT NULL,"
+		       "  updated_at INTEGER NOT NULL,"
+		       "  last_active_at INTEGER NOT NULL DEFAULT 0,"
+		       "  stopped_at INTEGER NOT NULL DEFAULT 0);"
+		       "CREATE INDEX sandbox_status ON sandbox(status);"
+		       "CREATE TABLE api_key ("
+		       "  id TEXT PRIMARY KEY,"
+		       "  name TEXT NOT NULL UNIQUE,"
+		       "  key_hash TEXT NOT NULL UNIQUE,"
+		       "  prefix TEXT NOT NULL,"
+		       "  created_at INTEGER NOT NULL,"
+		       "  last_used_at INTEGER);",
+	},
+};
+
+#endif

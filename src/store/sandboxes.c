@@ -1,0 +1,250 @@
+/*
+ * Sandbox rows.  Ports are stored as a comma-separated list ("3000,5173");
+ * the API layer bounds their number and range.  Status changes that race
+ * with Docker events are single conditional UPDATEs
+ * (store_sandbox_mark_exited), so no caller needs a lock for them.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/clock.h"
+#include "store/internal.h"
+#include "store/store.h"
+
+#define SB_COLS                                                              \
+	"s.id, s.app_id, a.owner, s.status, s.status_reason, "              \
+	"s.error_message, s.container_id, s.image, s.exit_code, "           \
+	"s.oom_killed, s.ports, s.idle_policy, s.created_at, s.updated_at, " \
+	"s.last_active_at, s.stopped_at"
+#define SB_FROM " FROM sandbox s JOIN app a ON a.id = s.app_id "
+
+static void
+ports_parse(const char *text, struct sandbox *sb)
+{
+	const char *p = text;
+	char *end;
+
+	sb->nports = 0;
+	while (*p && sb->nports < API_MAX_PORTS) {
+		long v = strtol(p, &end, 10);
+		if (end == p)
+			break;
+		sb->ports[sb->nports++] = (int)v;
+		p = *end == ',' ? end + 1 : end;
+	}
+}
+
+static void
+ports_format(const struct sandbox *sb, char *out, size_t len)
+{
+	size_t off = 0;
+
+	out[0] = '\0';
+	for (int i = 0; i < sb->nports && off < len; i++)
+		off += (size_t)snprintf(out + off, len - off, "%s%d",
+					i ? "," : "", sb->ports[i]);
+}
+
+static void
+sandbox_from_row(sqlite3_stmt *st, struct sandbox *sb)
+{
+	char ports[128];
+
+	memset(sb, 0, sizeof(*sb));
+	store_col_text(st, 0, sb->id, sizeof(sb->id));
+	store_col_text(st, 1, sb->app_id, sizeof(sb->app_id));
+	store_col_text(st, 2, sb->owner, sizeof(sb->owner));
+	store_col_text(st, 3, sb->status, sizeof(sb->status));
+	store_col_text(st, 4, sb->status_reason, sizeof(sb->status_reason));
+	store_col_text(st, 5, sb->error_message, sizeof(sb->error_message));
+	store_col_text(st, 6, sb->container_id, sizeof(sb->container_id));
+	store_col_text(st, 7, sb->image, sizeof(sb->image));
+	sb->has_exit_code = sqlite3_column_type(st, 8) != SQLITE_NULL;
+	sb->exit_code = sqlite3_column_int(st, 8);
+	sb->oom_killed = sqlite3_column_int(st, 9) != 0;
+	store_col_text(st, 10, ports, sizeof(ports));
+	ports_parse(ports, sb);
+	store_col_text(st, 11, sb->idle_policy, sizeof(sb->idle_policy));
+	sb->created_at = sqlite3_column_int64(st, 12);
+	sb->updated_at = sqlite3_column_int64(st, 13);
+	sb->last_active_at = sqlite3_column_int64(st, 14);
+	sb->stopped_at = sqlite3_column_int64(st, 15);
+}
+
+int
+store_sandbox_insert(struct store *s, const struct sandbox *sb)
+{
+	char ports[128];
+	int rc;
+
+	ports_format(sb, ports, sizeof(ports));
+	LOCK(s);
+	rc = store_run(s, store_prep(s,
+				     "INSERT INTO sandbox (id, app_id, status, "
+				     "image, ports, idle_policy, created_at, "
+				     "updated_at, last_active_at) "
+				     "VALUES (?,?,?,?,?,?,?,?,?)",
+				     "ssssssiii", sb->id, sb->app_id,
+				     sb->status, sb->image, ports,
+				     sb->idle_policy, sb->created_at,
+				     sb->updated_at, sb->last_active_at));
+	UNLOCK(s);
+	return rc;
+}
+
+static int
+sandbox_get_where(struct store *s, const char *where, const char *arg,
+		  struct sandbox *out)
+{
+	char sql[512];
+	sqlite3_stmt *st;
+	int rc = STORE_NOT_FOUND;
+
+	snprintf(sql, sizeof(sql), "SELECT " SB_COLS SB_FROM "WHERE %s",
+		 where);
+	LOCK(s);
+	st = store_prep(s, sql, "s", arg);
+	if (st == NULL)
+		rc = -1;
+	else if (sqlite3_step(st) == SQLITE_ROW) {
+		sandbox_from_row(st, out);
+		rc = 0;
+	}
+	sqlite3_finalize(st);
+	UNLOCK(s);
+	return rc;
+}
+
+int
+store_sandbox_get(struct store *s, const char *id, struct sandbox *out)
+{
+	return sandbox_get_where(s, "s.id = ?", id, out);
+}
+
+int
+store_sandbox_by_app(struct store *s, const char *app_id, struct sandbox *out)
+{
+	return sandbox_get_where(s, "s.app_id = ?", app_id, out);
+}
+
+int
+store_sandbox_update(struct store *s, struct sandbox *sb)
+{
+	char ports[128];
+	sqlite3_stmt *st;
+	int rc;
+
+	sb->updated_at = clock_now();
+	ports_format(sb, ports, sizeof(ports));
+	LOCK(s);
+	st = store_prep(s,
+			"UPDATE sandbox SET status = ?, status_reason = ?, "
+			"error_message = ?, container_id = ?, image = ?, "
+			"exit_code = ?, oom_killed = ?, ports = ?, "
+			"idle_policy = ?, updated_at = ?, last_active_at = ?, "
+			"stopped_at = ? WHERE id = ?",
+			"sssss", sb->status, sb->status_reason,
+			sb->error_message, sb->container_id, sb->image);
+	if (st) {
+		if (sb->has_exit_code)
+			sqlite3_bind_int(st, 6, sb->exit_code);
+		sqlite3_bind_int(st, 7, sb->oom_killed);
+		sqlite3_bind_text(st, 8, ports, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_text(st, 9, sb->idle_policy, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_int64(st, 10, sb->updated_at);
+		sqlite3_bind_int64(st, 11, sb->last_active_at);
+		sqlite3_bind_int64(st, 12, sb->stopped_at);
+		sqlite3_bind_text(st, 13, sb->id, -1, SQLITE_TRANSIENT);
+	}
+	rc = store_run(s, st);
+	UNLOCK(s);
+	return rc;
+}
+
+int
+store_sandbox_delete(struct store *s, const char *id)
+{
+	int rc;
+
+	LOCK(s);
+	rc = store_run(s, store_prep(s, "DELETE FROM sandbox WHERE id = ?", "s",
+				     id));
+	UNLOCK(s);
+	return rc;
+}
+
+int
+store_sandbox_list(struct store *s, int (*fn)(const struct sandbox *, void *),
+		   void *arg)
+{
+	struct sandbox *rows = NULL, sb;
+	size_t n = 0, cap = 0;
+	sqlite3_stmt *st;
+	int rc = 0;
+
+	/*
+	 * Rows are collected first and the callbacks run without the lock:
+	 * reconcile calls Docker and writes rows from inside them.
+	 */
+	LOCK(s);
+	st = store_prep(s, "SELECT " SB_COLS SB_FROM "ORDER BY s.id", "");
+	while (st && sqlite3_step(st) == SQLITE_ROW) {
+		if (n == cap) {
+			struct sandbox *p;
+			cap = cap ? cap * 2 : 16;
+			p = realloc(rows, cap * sizeof(*rows));
+			if (p == NULL) {
+				rc = -1;
+				break;
+			}
+			rows = p;
+		}
+		sandbox_from_row(st, &sb);
+		rows[n++] = sb;
+	}
+	if (st == NULL)
+		rc = -1;
+	sqlite3_finalize(st);
+	UNLOCK(s);
+	for (size_t i = 0; rc == 0 && i < n; i++)
+		if (fn(&rows[i], arg) != 0)
+			break;
+	free(rows);
+	return rc;
+}
+
+int
+store_sandbox_mark_exited(struct store *s, const char *id, int exit_code,
+			  bool oom_killed)
+{
+	int64_t now = clock_now();
+	int rc;
+
+	LOCK(s);
+	rc = store_run(s, store_prep(s,
+				     "UPDATE sandbox SET status = 'stopped', "
+				     "status_reason = ?, exit_code = ?, "
+				     "oom_killed = oom_killed OR ?, "
+				     "stopped_at = ?, updated_at = ? "
+				     "WHERE id = ? AND status = 'running'",
+				     "snniis",
+				     oom_killed ? "oom_killed" : "exited",
+				     exit_code, (int)oom_killed, now, now, id));
+	UNLOCK(s);
+	return rc;
+}
+
+int
+store_sandbox_mark_oom(struct store *s, const char *id)
+{
+	int rc;
+
+	LOCK(s);
+	rc = store_run(s, store_prep(s,
+				     "UPDATE sandbox SET oom_killed = 1, "
+				     "updated_at = ? WHERE id = ?",
+				     "is", clock_now(), id));
+	UNLOCK(s);
+	return rc;
+}

@@ -28,10 +28,12 @@ all: $(BUILD)/sandboxd $(BUILD)/sandboxd-init
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
+	@echo "  CC      $<"
+	@$(CC) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
 
 $(BUILD)/sandboxd: $(DAEMON_OBJ)
-	$(CC) $(ALL_CFLAGS) -o $@ $^ $(LDLIBS)
+	@echo "  LINK    $@"
+	@$(CC) $(ALL_CFLAGS) -o $@ $^ $(LDLIBS)
 
 # The supervisor is PID 1 inside every sandbox: libc only, static, so it
 # runs on any base image.
@@ -63,7 +65,7 @@ asan:
 	$(MAKE) BUILD=build-asan CFLAGS='-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer' check
 
 image: $(BUILD)/sandboxd-init
-	scripts/build-image
+	BUILD=$(BUILD) scripts/build-image
 
 bench: all
 	bench/run

@@ -44,7 +44,7 @@ void api_reply_text(struct resp *w, int status, const char *text);
 void api_reply_empty(struct resp *w, int status);
 void api_reply_err(struct resp *w, const struct err *e);
 void api_fail(struct resp *w, int status, const char *code, const char *fmt,
-	      ...) __attribute__((format(printf, 4, 5)));
+              ...) __attribute__((format(printf, 4, 5)));
 
 /*
  * The body as a JSON object.  An empty body gives NULL with no error when
@@ -52,7 +52,7 @@ void api_fail(struct resp *w, int status, const char *code, const char *fmt,
  * 400 (or 413) and returns -1.
  */
 int api_body_object(struct req *r, struct resp *w, bool optional,
-		    struct jv **out);
+                    struct jv **out);
 
 /* Handlers, one file per resource. */
 void health_get(struct req *, struct resp *);

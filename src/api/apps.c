@@ -21,8 +21,8 @@ api_app_json(const struct app *a)
 	jv_set_str(o, "id", a->id);
 	jv_set_str(o, "name", a->name);
 	jv_set_str(o, "description", a->description);
-	tags = jv_parse(a->tags_json, strlen(a->tags_json), 4, err,
-			sizeof(err));
+	tags =
+	    jv_parse(a->tags_json, strlen(a->tags_json), 4, err, sizeof(err));
 	jv_set(o, "tags", tags ? tags : jv_arr());
 	if (a->runtime_preset[0])
 		jv_set_str(o, "runtime_preset", a->runtime_preset);
@@ -37,11 +37,11 @@ api_app_json(const struct app *a)
 
 static int
 check_string(const struct jv *v, const char *field, size_t max, bool nonempty,
-	     struct err *e)
+             struct err *e)
 {
 	if (jv_type(v) != JV_STRING)
 		return ERR_BAD(e, "%s must be a string, not %s", field,
-			       jv_type_name(jv_type(v)));
+		               jv_type_name(jv_type(v)));
 	if (nonempty && jv_str_len(v) == 0)
 		return ERR_BAD(e, "%s must not be empty", field);
 	if (jv_str_len(v) > max)
@@ -58,13 +58,13 @@ check_tags(const struct jv *v, struct app *a, struct err *e)
 
 	if (jv_type(v) != JV_ARRAY)
 		return ERR_BAD(e, "tags must be an array of strings, not %s",
-			       jv_type_name(jv_type(v)));
+		               jv_type_name(jv_type(v)));
 	if (jv_len(v) > API_MAX_TAGS)
 		return ERR_BAD(e, "tags has more than %d entries",
-			       API_MAX_TAGS);
+		               API_MAX_TAGS);
 	for (size_t i = 0; i < jv_len(v); i++)
 		if (check_string(jv_at(v, i), "each tag", API_MAX_TAG_BYTES,
-				 true, e) < 0)
+		                 true, e) < 0)
 			return -1;
 	buf_init(&b, sizeof(a->tags_json) - 1);
 	if (jv_dump(v, &b) < 0) {
@@ -80,15 +80,16 @@ check_tags(const struct jv *v, struct app *a, struct err *e)
 static int
 app_fields(const struct jv *body, struct app *a, bool create, struct err *e)
 {
-	struct jv *name = jv_get(body, "name"), *desc = jv_get(body, "description");
+	struct jv *name = jv_get(body, "name"),
+	          *desc = jv_get(body, "description");
 	struct jv *tags = jv_get(body, "tags"), *preset;
 
 	if (name == NULL && create)
 		return ERR_BAD(e, "name is required");
 	if (name && check_string(name, "name", API_MAX_NAME_BYTES, true, e) < 0)
 		return -1;
-	if (desc && check_string(desc, "description", API_MAX_DESC_BYTES,
-				 false, e) < 0)
+	if (desc &&
+	    check_string(desc, "description", API_MAX_DESC_BYTES, false, e) < 0)
 		return -1;
 	if (tags && check_tags(tags, a, e) < 0)
 		return -1;
@@ -96,17 +97,18 @@ app_fields(const struct jv *body, struct app *a, bool create, struct err *e)
 		if (check_string(preset, "runtime_preset", 31, false, e) < 0)
 			return -1;
 		if (jv_str_len(preset) && !preset_find(jv_str(preset)))
-			return ERR_BAD(e, "unknown runtime_preset \"%s\" "
-					  "(known: %s)",
-				       jv_str(preset), preset_names());
+			return ERR_BAD(e,
+			               "unknown runtime_preset \"%s\" "
+			               "(known: %s)",
+			               jv_str(preset), preset_names());
 		snprintf(a->runtime_preset, sizeof(a->runtime_preset), "%s",
-			 jv_str(preset));
+		         jv_str(preset));
 	}
 	if (name)
 		snprintf(a->name, sizeof(a->name), "%s", jv_str(name));
 	if (desc)
 		snprintf(a->description, sizeof(a->description), "%s",
-			 jv_str(desc));
+		         jv_str(desc));
 	return 0;
 }
 

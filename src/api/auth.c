@@ -51,7 +51,7 @@ first_token(struct store *store)
 	fflush(stdout);
 	vault_wipe(token, sizeof(token));
 	log_info("generated the first API token (name \"default\"); only its "
-		 "hash is stored");
+	         "hash is stored");
 	return 0;
 }
 
@@ -68,16 +68,17 @@ auth_init(struct auth **out, struct config *cfg, struct store *store)
 		struct auth_token *t = &a->tokens[a->ntokens++];
 		snprintf(t->name, sizeof(t->name), "%s", cfg->tokens[i].name);
 		vault_hash_hex(cfg->tokens[i].secret,
-			       strlen(cfg->tokens[i].secret), t->hash);
+		               strlen(cfg->tokens[i].secret), t->hash);
 	}
 	config_release(cfg); /* the plain tokens are not needed any more */
 	if (a->disabled)
-		log_warn("AUTHENTICATION IS DISABLED (SANDBOXD_API_AUTH_DISABLED)"
-			 ": anyone who reaches the API controls Docker on this "
-			 "host");
+		log_warn(
+		    "AUTHENTICATION IS DISABLED (SANDBOXD_API_AUTH_DISABLED)"
+		    ": anyone who reaches the API controls Docker on this "
+		    "host");
 	else if (cfg->auth_disabled_invalid)
 		log_warn("SANDBOXD_API_AUTH_DISABLED is neither true/1 nor "
-			 "false/0; authentication stays ON");
+		         "false/0; authentication stays ON");
 	if (!a->disabled && a->ntokens == 0 && first_token(store) < 0) {
 		free(a);
 		return -1;

@@ -22,7 +22,6 @@ bool auth_disabled(const struct auth *a);
  * Checks an Authorization header value.  On success writes the caller's
  * tenant (its token's name) to owner and returns true.
  */
-bool auth_check(struct auth *a, const char *header, char *owner,
-		size_t len);
+bool auth_check(struct auth *a, const char *header, char *owner, size_t len);
 
 #endif

@@ -30,19 +30,19 @@ preview_json(const struct core *c, const struct sandbox *sb)
 
 	for (int i = 0; i <= ULID_LEN; i++)
 		host_id[i] = (char)(sb->id[i] >= 'A' && sb->id[i] <= 'Z'
-					    ? sb->id[i] - 'A' + 'a'
-					    : sb->id[i]);
+		                        ? sb->id[i] - 'A' + 'a'
+		                        : sb->id[i]);
 	if (!default_port)
 		snprintf(port, sizeof(port), ":%u", cfg->http_port);
 	snprintf(url, sizeof(url), "%s://s-%s-%d.preview.%s%s",
-		 cfg->preview_tls ? "https" : "http", host_id, web,
-		 cfg->preview_domain, port);
+	         cfg->preview_tls ? "https" : "http", host_id, web,
+	         cfg->preview_domain, port);
 	jv_set_str(p, "url", url);
 	jv_set_int(p, "port", web);
 	/* What runs inside is reported by the supervisor (a later stage);
 	 * until then the container's own state is what we know. */
 	jv_set_str(p, "status",
-		   strcmp(sb->status, "running") == 0 ? "starting" : "down");
+	           strcmp(sb->status, "running") == 0 ? "starting" : "down");
 	return p;
 }
 
@@ -94,18 +94,19 @@ parse_ports(const struct jv *body, int *ports, int *n, struct err *e)
 		return ERR_BAD(e, "ports must be an array of port numbers");
 	if (jv_len(v) == 0 || jv_len(v) > API_MAX_PORTS)
 		return ERR_BAD(e, "ports must list 1 to %d ports",
-			       API_MAX_PORTS);
+		               API_MAX_PORTS);
 	for (size_t i = 0; i < jv_len(v); i++) {
 		struct jv *p = jv_at(v, i);
 		int64_t port = jv_int(p);
 		if (jv_type(p) != JV_INT || port < 1 || port > 65535)
-			return ERR_BAD(e, "ports[%zu] must be an integer from "
-					  "1 to 65535",
-				       i);
+			return ERR_BAD(e,
+			               "ports[%zu] must be an integer from "
+			               "1 to 65535",
+			               i);
 		for (int j = 0; j < *n; j++)
 			if (ports[j] == port)
 				return ERR_BAD(e, "port %lld is listed twice",
-					       (long long)port);
+				               (long long)port);
 		ports[(*n)++] = (int)port;
 	}
 	return 0;
@@ -132,9 +133,9 @@ sandboxes_create(struct req *r, struct resp *w)
 	rc = store_app_get(r->core->store, r->owner, r->ids[0], &a);
 	if (rc != 0) {
 		api_fail(w, rc == STORE_NOT_FOUND ? 404 : 500,
-			 rc == STORE_NOT_FOUND ? "not_found" : "internal",
-			 rc == STORE_NOT_FOUND ? "no such app"
-					       : "cannot read the app");
+		         rc == STORE_NOT_FOUND ? "not_found" : "internal",
+		         rc == STORE_NOT_FOUND ? "no such app"
+		                               : "cannot read the app");
 		return;
 	}
 	if (core_sandbox_create(r->core, &a, ports, n, &sb, &e) < 0) {
@@ -169,7 +170,7 @@ sandboxes_get(struct req *r, struct resp *w)
 }
 
 typedef int (*sandbox_op)(struct core *, const char *, struct sandbox *,
-			  struct err *);
+                          struct err *);
 
 static void
 run_op(struct req *r, struct resp *w, sandbox_op op)

@@ -43,25 +43,25 @@ struct route {
 };
 
 static const struct route routes[] = {
-	{.method = "GET", .pattern = "/healthz", .fn = health_get, .open = true},
-	{.method = "GET", .pattern = "/v1/apps", .fn = apps_list},
-	{.method = "POST", .pattern = "/v1/apps", .fn = apps_create},
-	{.method = "GET", .pattern = "/v1/apps/{id}", .fn = apps_get},
-	{.method = "PATCH", .pattern = "/v1/apps/{id}", .fn = apps_patch},
-	{.method = "DELETE", .pattern = "/v1/apps/{id}", .fn = apps_delete},
-	{.method = "POST",
-	 .pattern = "/v1/apps/{id}/sandbox",
-	 .fn = sandboxes_create},
-	{.method = "GET", .pattern = "/v1/sandboxes/{id}", .fn = sandboxes_get},
-	{.method = "DELETE",
-	 .pattern = "/v1/sandboxes/{id}",
-	 .fn = sandboxes_delete},
-	{.method = "POST",
-	 .pattern = "/v1/sandboxes/{id}/stop",
-	 .fn = sandboxes_stop},
-	{.method = "POST",
-	 .pattern = "/v1/sandboxes/{id}/start",
-	 .fn = sandboxes_start},
+    {.method = "GET", .pattern = "/healthz", .fn = health_get, .open = true},
+    {.method = "GET", .pattern = "/v1/apps", .fn = apps_list},
+    {.method = "POST", .pattern = "/v1/apps", .fn = apps_create},
+    {.method = "GET", .pattern = "/v1/apps/{id}", .fn = apps_get},
+    {.method = "PATCH", .pattern = "/v1/apps/{id}", .fn = apps_patch},
+    {.method = "DELETE", .pattern = "/v1/apps/{id}", .fn = apps_delete},
+    {.method = "POST",
+     .pattern = "/v1/apps/{id}/sandbox",
+     .fn = sandboxes_create},
+    {.method = "GET", .pattern = "/v1/sandboxes/{id}", .fn = sandboxes_get},
+    {.method = "DELETE",
+     .pattern = "/v1/sandboxes/{id}",
+     .fn = sandboxes_delete},
+    {.method = "POST",
+     .pattern = "/v1/sandboxes/{id}/stop",
+     .fn = sandboxes_stop},
+    {.method = "POST",
+     .pattern = "/v1/sandboxes/{id}/start",
+     .fn = sandboxes_start},
 };
 
 #define NROUTES (sizeof(routes) / sizeof(routes[0]))
@@ -105,7 +105,7 @@ api_reply_err(struct resp *w, const struct err *e)
 
 	jv_set_str(inner, "code", e->code);
 	jv_set_str(inner, "message", e->msg);
-	jv_set_bool(inner, "retryable", e->status == 502 || e->status == 503);
+	jv_set_bool(inner, "retryable", e->status == 503);
 	jv_set(env, "error", inner);
 	api_reply_json(w, e->status, env);
 }
@@ -124,8 +124,7 @@ api_fail(struct resp *w, int status, const char *code, const char *fmt, ...)
 }
 
 int
-api_body_object(struct req *r, struct resp *w, bool optional,
-		struct jv **out)
+api_body_object(struct req *r, struct resp *w, bool optional, struct jv **out)
 {
 	char err[160];
 	size_t i = 0;
@@ -133,8 +132,8 @@ api_body_object(struct req *r, struct resp *w, bool optional,
 	*out = NULL;
 	if (r->body_too_big) {
 		api_fail(w, 413, "payload_too_large",
-			 "request body is larger than %u bytes",
-			 API_MAX_BODY_BYTES);
+		         "request body is larger than %u bytes",
+		         API_MAX_BODY_BYTES);
 		return -1;
 	}
 	while (i < r->body.len && strchr(" \t\r\n", r->body.data[i]))
@@ -143,19 +142,19 @@ api_body_object(struct req *r, struct resp *w, bool optional,
 		if (optional)
 			return 0;
 		api_fail(w, 400, "invalid_request",
-			 "request body is empty; expected a JSON object");
+		         "request body is empty; expected a JSON object");
 		return -1;
 	}
 	*out = jv_parse(r->body.data, r->body.len, API_MAX_JSON_DEPTH, err,
-			sizeof(err));
+	                sizeof(err));
 	if (*out == NULL) {
 		api_fail(w, 400, "invalid_request", "%s", err);
 		return -1;
 	}
 	if (jv_type(*out) != JV_OBJECT) {
 		api_fail(w, 400, "invalid_request",
-			 "request body must be a JSON object, not %s",
-			 jv_type_name(jv_type(*out)));
+		         "request body must be a JSON object, not %s",
+		         jv_type_name(jv_type(*out)));
 		jv_free(*out);
 		*out = NULL;
 		return -1;
@@ -171,8 +170,8 @@ api_body_object(struct req *r, struct resp *w, bool optional,
  * malformed id is a 400, not a 404.
  */
 static bool
-route_match(const char *pattern, const char *path,
-	    char ids[2][ULID_LEN + 1], bool *bad_id)
+route_match(const char *pattern, const char *path, char ids[2][ULID_LEN + 1],
+            bool *bad_id)
 {
 	const char *p = pattern, *s = path;
 	int nid = 0;
@@ -187,7 +186,8 @@ route_match(const char *pattern, const char *path,
 			char seg[64];
 			if (sl < 2)
 				return false;
-			snprintf(seg, sizeof(seg), "%.*s", (int)(sl - 1), s + 1);
+			snprintf(seg, sizeof(seg), "%.*s", (int)(sl - 1),
+			         s + 1);
 			if (nid < 2 && !ulid_parse(seg, ids[nid]))
 				*bad_id = true;
 			nid++;
@@ -208,19 +208,19 @@ needs_token(const char *path)
 
 static void
 dispatch(struct api *a, struct MHD_Connection *conn, struct req *r,
-	 struct resp *w)
+         struct resp *w)
 {
 	const struct route *found = NULL;
 	bool bad_id = false, any = false;
 	const char *hdr;
 
 	if (needs_token(r->path)) {
-		hdr = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
-						  MHD_HTTP_HEADER_AUTHORIZATION);
+		hdr = MHD_lookup_connection_value(
+		    conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
 		if (!auth_check(a->auth, hdr, r->owner, sizeof(r->owner))) {
 			api_fail(w, 401, "unauthorized",
-				 "missing or invalid bearer token "
-				 "(Authorization: Bearer <token>)");
+			         "missing or invalid bearer token "
+			         "(Authorization: Bearer <token>)");
 			return;
 		}
 	}
@@ -236,17 +236,17 @@ dispatch(struct api *a, struct MHD_Connection *conn, struct req *r,
 		}
 		size_t n = strlen(w->allow);
 		snprintf(w->allow + n, sizeof(w->allow) - n, "%s%s",
-			 n ? ", " : "", routes[i].method);
+		         n ? ", " : "", routes[i].method);
 	}
 	if (!any)
 		api_fail(w, 404, "not_found", "no such path: %s", r->path);
 	else if (found == NULL)
 		api_fail(w, 405, "method_not_allowed",
-			 "%s is not allowed on %s (allowed: %s)", r->method,
-			 r->path, w->allow);
+		         "%s is not allowed on %s (allowed: %s)", r->method,
+		         r->path, w->allow);
 	else if (bad_id)
 		api_fail(w, 400, "invalid_request",
-			 "malformed id in path: ids are 26-character ULIDs");
+		         "malformed id in path: ids are 26-character ULIDs");
 	else
 		found->fn(r, w);
 }
@@ -260,19 +260,19 @@ send_resp(struct MHD_Connection *conn, struct req *r, struct resp *w)
 	enum MHD_Result ret;
 
 	mr = MHD_create_response_from_buffer(w->body.len,
-					     w->body.data ? w->body.data : "",
-					     MHD_RESPMEM_MUST_COPY);
+	                                     w->body.data ? w->body.data : "",
+	                                     MHD_RESPMEM_MUST_COPY);
 	if (mr == NULL)
 		return MHD_NO;
 	MHD_add_response_header(mr, "X-Request-Id", r->request_id);
 	if (w->content_type)
 		MHD_add_response_header(mr, MHD_HTTP_HEADER_CONTENT_TYPE,
-					w->content_type);
+		                        w->content_type);
 	if (w->status == 405)
 		MHD_add_response_header(mr, MHD_HTTP_HEADER_ALLOW, w->allow);
 	if (w->status == 401)
 		MHD_add_response_header(mr, MHD_HTTP_HEADER_WWW_AUTHENTICATE,
-					"Bearer");
+		                        "Bearer");
 	ret = MHD_queue_response(conn, (unsigned)w->status, mr);
 	MHD_destroy_response(mr);
 	return ret;
@@ -282,15 +282,15 @@ static bool
 declared_too_big(struct MHD_Connection *conn)
 {
 	const char *cl = MHD_lookup_connection_value(
-		conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+	    conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
 
 	return cl && strtoull(cl, NULL, 10) > API_MAX_BODY_BYTES;
 }
 
 static enum MHD_Result
 on_request(void *cls, struct MHD_Connection *conn, const char *url,
-	   const char *method, const char *version, const char *upload,
-	   size_t *upload_size, void **ctx)
+           const char *method, const char *version, const char *upload,
+           size_t *upload_size, void **ctx)
 {
 	struct api *a = cls;
 	struct req *r = *ctx;
@@ -322,8 +322,8 @@ on_request(void *cls, struct MHD_Connection *conn, const char *url,
 	buf_init(&w.body, 0);
 	if (r->body_too_big)
 		api_fail(&w, 413, "payload_too_large",
-			 "request body is larger than %u bytes",
-			 API_MAX_BODY_BYTES);
+		         "request body is larger than %u bytes",
+		         API_MAX_BODY_BYTES);
 	else
 		dispatch(a, conn, r, &w);
 	ret = send_resp(conn, r, &w);
@@ -333,7 +333,7 @@ on_request(void *cls, struct MHD_Connection *conn, const char *url,
 
 static void
 on_completed(void *cls, struct MHD_Connection *conn, void **ctx,
-	     enum MHD_RequestTerminationCode toe)
+             enum MHD_RequestTerminationCode toe)
 {
 	struct req *r = *ctx;
 
@@ -357,12 +357,11 @@ on_mhd_log(void *cls, const char *fmt, va_list ap)
 }
 
 static int
-resolve(const struct config *cfg, struct sockaddr_storage *ss,
-	bool *ipv6)
+resolve(const struct config *cfg, struct sockaddr_storage *ss, bool *ipv6)
 {
 	struct addrinfo hints = {.ai_socktype = SOCK_STREAM,
-				 .ai_flags = AI_NUMERICSERV},
-			*res;
+	                         .ai_flags = AI_NUMERICSERV},
+	                *res;
 	char port[8];
 
 	snprintf(port, sizeof(port), "%u", cfg->api_port);
@@ -391,22 +390,21 @@ api_start(struct api **out, struct core *core)
 	}
 	if (resolve(core->cfg, &ss, &ipv6) < 0) {
 		log_error("SANDBOXD_API_ADDR: cannot resolve \"%s\"",
-			  core->cfg->api_host);
+		          core->cfg->api_host);
 		goto fail;
 	}
 	flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
-		MHD_USE_ERROR_LOG | (ipv6 ? MHD_USE_IPv6 : 0);
+	        MHD_USE_ERROR_LOG | (ipv6 ? MHD_USE_IPv6 : 0);
 	a->mhd = MHD_start_daemon(
-		flags, 0, NULL, NULL, on_request, a, MHD_OPTION_SOCK_ADDR,
-		(struct sockaddr *)&ss, MHD_OPTION_THREAD_POOL_SIZE,
-		(unsigned)API_THREADS, MHD_OPTION_CONNECTION_TIMEOUT,
-		(unsigned)API_CONN_TIMEOUT_S, MHD_OPTION_CONNECTION_LIMIT,
-		(unsigned)API_MAX_CONNECTIONS, MHD_OPTION_NOTIFY_COMPLETED,
-		on_completed, a, MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, a,
-		MHD_OPTION_END);
+	    flags, 0, NULL, NULL, on_request, a, MHD_OPTION_EXTERNAL_LOGGER,
+	    on_mhd_log, a, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
+	    MHD_OPTION_THREAD_POOL_SIZE, (unsigned)API_THREADS,
+	    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)API_CONN_TIMEOUT_S,
+	    MHD_OPTION_CONNECTION_LIMIT, (unsigned)API_MAX_CONNECTIONS,
+	    MHD_OPTION_NOTIFY_COMPLETED, on_completed, a, MHD_OPTION_END);
 	if (a->mhd == NULL) {
 		log_error("SANDBOXD_API_ADDR: cannot listen on %s (in use?)",
-			  core->cfg->api_addr);
+		          core->cfg->api_addr);
 		goto fail;
 	}
 	*out = a;

@@ -22,10 +22,11 @@
 static void
 usage(FILE *f)
 {
-	fprintf(f, "usage: sandboxd serve      run the daemon in the foreground\n"
-		   "       sandboxd version    print the version\n"
-		   "Configuration comes from the environment and .env; see "
-		   "README.md.\n");
+	fprintf(f,
+	        "usage: sandboxd serve      run the daemon in the foreground\n"
+	        "       sandboxd version    print the version\n"
+	        "Configuration comes from the environment and .env; see "
+	        "README.md.\n");
 }
 
 static void
@@ -59,7 +60,8 @@ open_store(const struct config *cfg, struct store **store)
 	char path[4200];
 
 	if (workspace_init_dirs(cfg->data_dir) < 0) {
-		log_error("SANDBOXD_DATA_DIR: cannot prepare %s", cfg->data_dir);
+		log_error("SANDBOXD_DATA_DIR: cannot prepare %s",
+		          cfg->data_dir);
 		return -1;
 	}
 	snprintf(path, sizeof(path), "%s/state/sandboxd.db", cfg->data_dir);
@@ -91,8 +93,8 @@ serve(void)
 		goto out;
 	if (cfg.data_dir_legacy)
 		log_info("using the legacy data directory %s (it exists and "
-			 "/var/lib/sandboxd does not)",
-			 cfg.data_dir);
+		         "/var/lib/sandboxd does not)",
+		         cfg.data_dir);
 	log_info("sandboxd %s, data in %s", SANDBOXD_VERSION, cfg.data_dir);
 	if (core_init(&core, &cfg, store, docker) < 0)
 		goto out;
@@ -126,8 +128,8 @@ main(int argc, char **argv)
 		printf("sandboxd %s\n", SANDBOXD_VERSION);
 		return 0;
 	}
-	if (argc >= 2 && (strcmp(argv[1], "help") == 0 ||
-			  strcmp(argv[1], "--help") == 0)) {
+	if (argc >= 2 &&
+	    (strcmp(argv[1], "help") == 0 || strcmp(argv[1], "--help") == 0)) {
 		usage(stdout);
 		return 0;
 	}

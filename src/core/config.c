@@ -45,7 +45,7 @@ trim(char *s)
 
 static int
 envfile_parse_line(struct envfile *f, char *line, int lineno, char *err,
-		   size_t errlen)
+                   size_t errlen)
 {
 	char *eq, *key, *val;
 	size_t vlen;
@@ -95,7 +95,7 @@ envfile_load(struct envfile *f, const char *path, char *err, size_t errlen)
 		if (buf_append(&f->text, chunk, (size_t)n) < 0) {
 			close(fd);
 			snprintf(err, errlen, "%s: larger than %u bytes", path,
-				 CONFIG_ENV_FILE_BYTES);
+			         CONFIG_ENV_FILE_BYTES);
 			return -1;
 		}
 	}
@@ -125,15 +125,15 @@ lookup(const struct envfile *f, const char *name)
 	return NULL;
 }
 
-#define FAIL(...)                                                            \
-	do {                                                                 \
-		snprintf(err, errlen, __VA_ARGS__);                          \
-		return -1;                                                   \
+#define FAIL(...)                                                              \
+	do {                                                                   \
+		snprintf(err, errlen, __VA_ARGS__);                            \
+		return -1;                                                     \
 	} while (0)
 
 static int
-parse_int(const struct envfile *f, const char *name, int64_t def,
-	  int64_t min, int64_t max, int64_t *out, char *err, size_t errlen)
+parse_int(const struct envfile *f, const char *name, int64_t def, int64_t min,
+          int64_t max, int64_t *out, char *err, size_t errlen)
 {
 	const char *v = lookup(f, name);
 	char *end;
@@ -156,7 +156,7 @@ parse_int(const struct envfile *f, const char *name, int64_t def,
 
 static int
 parse_bool(const struct envfile *f, const char *name, bool def, bool *out,
-	   char *err, size_t errlen)
+           char *err, size_t errlen)
 {
 	const char *v = lookup(f, name);
 
@@ -174,8 +174,8 @@ parse_bool(const struct envfile *f, const char *name, bool def, bool *out,
 /* Copies a value made only of the given extra characters and alnum. */
 static int
 parse_word(const struct envfile *f, const char *name, const char *def,
-	   const char *extra, char *out, size_t outlen, char *err,
-	   size_t errlen)
+           const char *extra, char *out, size_t outlen, char *err,
+           size_t errlen)
 {
 	const char *v = lookup(f, name);
 
@@ -191,8 +191,7 @@ parse_word(const struct envfile *f, const char *name, const char *def,
 }
 
 static int
-parse_addr(const struct envfile *f, struct config *c, char *err,
-	   size_t errlen)
+parse_addr(const struct envfile *f, struct config *c, char *err, size_t errlen)
 {
 	const char *name = "SANDBOXD_API_ADDR";
 	const char *v = lookup(f, name), *colon;
@@ -221,8 +220,8 @@ parse_addr(const struct envfile *f, struct config *c, char *err,
 		if (!isalnum((unsigned char)*p) && !strchr(".:-", *p))
 			FAIL("%s: bad host \"%s\"", name, c->api_host);
 	c->api_port = (uint16_t)port;
-	snprintf(c->api_addr, sizeof(c->api_addr), "%s", lookup(f, name) ?
-		 lookup(f, name) : "127.0.0.1:9090");
+	snprintf(c->api_addr, sizeof(c->api_addr), "%s",
+	         lookup(f, name) ? lookup(f, name) : "127.0.0.1:9090");
 	return 0;
 }
 
@@ -249,7 +248,7 @@ add_token(struct config *c, char *entry, char *err, size_t errlen)
 	if (c->ntokens == CONFIG_MAX_TOKENS)
 		FAIL("%s: more than %d tokens", name, CONFIG_MAX_TOKENS);
 	snprintf(c->tokens[c->ntokens].name, sizeof(c->tokens[0].name), "%s",
-		 key);
+	         key);
 	c->tokens[c->ntokens].secret = strdup(secret);
 	if (c->tokens[c->ntokens].secret == NULL)
 		FAIL("%s: out of memory", name);
@@ -259,7 +258,7 @@ add_token(struct config *c, char *entry, char *err, size_t errlen)
 
 static int
 parse_tokens(const struct envfile *f, struct config *c, char *err,
-	     size_t errlen)
+             size_t errlen)
 {
 	const char *v = lookup(f, "SANDBOXD_API_TOKENS");
 	char *copy, *entry, *next;
@@ -290,24 +289,25 @@ parse_auth_disabled(const struct envfile *f, struct config *c)
 	/* Exactly "true" or "1" turns auth off; anything else keeps it on. */
 	c->auth_disabled = v && (strcmp(v, "true") == 0 || strcmp(v, "1") == 0);
 	c->auth_disabled_invalid = v && *v && !c->auth_disabled &&
-				   strcmp(v, "false") != 0 &&
-				   strcmp(v, "0") != 0;
+	                           strcmp(v, "false") != 0 &&
+	                           strcmp(v, "0") != 0;
 	return 0;
 }
 
 static int
 parse_data_dir(const struct envfile *f, struct config *c, char *err,
-	       size_t errlen)
+               size_t errlen)
 {
 	const char *v = lookup(f, "SANDBOXD_DATA_DIR");
 	struct stat st;
 
 	if (v && *v) {
 		if (v[0] != '/')
-			FAIL("SANDBOXD_DATA_DIR: \"%s\" is not an absolute path",
-			     v);
+			FAIL(
+			    "SANDBOXD_DATA_DIR: \"%s\" is not an absolute path",
+			    v);
 	} else if (stat("/var/lib/sandboxd", &st) < 0 &&
-		   stat("/var/lib/sandboxed", &st) == 0) {
+	           stat("/var/lib/sandboxed", &st) == 0) {
 		/* Installs made by older releases keep their path. */
 		v = "/var/lib/sandboxed";
 		c->data_dir_legacy = true;
@@ -341,12 +341,11 @@ parse_docker_host(struct config *c, char *err, size_t errlen)
 }
 
 static int
-parse_agent(const struct envfile *f, struct config *c, char *err,
-	    size_t errlen)
+parse_agent(const struct envfile *f, struct config *c, char *err, size_t errlen)
 {
 	if (parse_word(f, "SANDBOXD_DEFAULT_AGENT", "opencode", "-",
-		       c->default_agent, sizeof(c->default_agent), err,
-		       errlen) < 0)
+	               c->default_agent, sizeof(c->default_agent), err,
+	               errlen) < 0)
 		return -1;
 	if (strcmp(c->default_agent, "opencode") != 0 &&
 	    strcmp(c->default_agent, "claude-code") != 0)
@@ -365,30 +364,30 @@ parse_all(const struct envfile *f, struct config *c, char *err, size_t errlen)
 	    parse_addr(f, c, err, errlen) < 0 ||
 	    parse_int(f, "HTTP_PORT", 80, 1, 65535, &port, err, errlen) < 0 ||
 	    parse_word(f, "PREVIEW_DOMAIN", "localhost", ".-",
-		       c->preview_domain, sizeof(c->preview_domain), err,
-		       errlen) < 0 ||
+	               c->preview_domain, sizeof(c->preview_domain), err,
+	               errlen) < 0 ||
 	    parse_word(f, "PREVIEW_ENTRYPOINT", "web", "-_",
-		       c->preview_entrypoint, sizeof(c->preview_entrypoint),
-		       err, errlen) < 0 ||
-	    parse_bool(f, "PREVIEW_TLS", false, &c->preview_tls, err,
-		       errlen) < 0 ||
+	               c->preview_entrypoint, sizeof(c->preview_entrypoint),
+	               err, errlen) < 0 ||
+	    parse_bool(f, "PREVIEW_TLS", false, &c->preview_tls, err, errlen) <
+	        0 ||
 	    parse_auth_disabled(f, c) < 0 ||
 	    parse_tokens(f, c, err, errlen) < 0 ||
 	    parse_agent(f, c, err, errlen) < 0 ||
 	    parse_int(f, "SANDBOXD_IDLE_THRESHOLD_SECONDS", 2100, 10, 31536000,
-		      &c->idle_threshold_s, err, errlen) < 0 ||
+	              &c->idle_threshold_s, err, errlen) < 0 ||
 	    parse_word(f, "SANDBOXD_RUNTIME", "runc", "-_.", c->runtime,
-		       sizeof(c->runtime), err, errlen) < 0 ||
+	               sizeof(c->runtime), err, errlen) < 0 ||
 	    parse_word(f, "SANDBOXD_IMAGE", "sandboxd-base:" SANDBOXD_VERSION,
-		       "-_.:/@", c->image, sizeof(c->image), err, errlen) < 0 ||
+	               "-_.:/@", c->image, sizeof(c->image), err, errlen) < 0 ||
 	    parse_word(f, "SANDBOXD_NETWORK", "", "-_.", c->network,
-		       sizeof(c->network), err, errlen) < 0 ||
-	    parse_int(f, "SANDBOXD_MEMORY_MB", 2048, 16, 1 << 20,
-		      &c->memory_mb, err, errlen) < 0 ||
+	               sizeof(c->network), err, errlen) < 0 ||
+	    parse_int(f, "SANDBOXD_MEMORY_MB", 2048, 16, 1 << 20, &c->memory_mb,
+	              err, errlen) < 0 ||
 	    parse_int(f, "SANDBOXD_PIDS_LIMIT", 1024, 16, 1 << 22,
-		      &c->pids_limit, err, errlen) < 0 ||
-	    parse_int(f, "SANDBOXD_NOFILE_LIMIT", 65536, 64, 1 << 20,
-		      &c->nofile_limit, err, errlen) < 0 ||
+	              &c->pids_limit, err, errlen) < 0 ||
+	    parse_int(f, "SANDBOXD_NOFILE_LIMIT", 8192, 64, 1 << 20,
+	              &c->nofile_limit, err, errlen) < 0 ||
 	    parse_docker_host(c, err, errlen) < 0)
 		return -1;
 	c->http_port = (uint16_t)port;
@@ -432,7 +431,8 @@ void
 config_release(struct config *c)
 {
 	for (size_t i = 0; i < c->ntokens; i++) {
-		explicit_bzero(c->tokens[i].secret, strlen(c->tokens[i].secret));
+		explicit_bzero(c->tokens[i].secret,
+		               strlen(c->tokens[i].secret));
 		free(c->tokens[i].secret);
 		c->tokens[i].secret = NULL;
 	}

@@ -36,7 +36,7 @@ instance_load(struct core *c)
 
 int
 core_init(struct core *c, const struct config *cfg, struct store *store,
-	  struct docker *docker)
+          struct docker *docker)
 {
 	memset(c, 0, sizeof(*c));
 	c->cfg = cfg;

@@ -32,20 +32,19 @@ struct core {
 
 /* Opens nothing: store and docker are made by the caller. */
 int core_init(struct core *c, const struct config *cfg, struct store *store,
-	      struct docker *docker);
+              struct docker *docker);
 void core_release(struct core *c);
 
 /* Docker container name of a sandbox. */
 void core_container_name(const struct core *c, const char *id, char *out,
-			 size_t len);
+                         size_t len);
 
-int core_sandbox_create(struct core *c, const struct app *app,
-			const int *ports, int nports, struct sandbox *out,
-			struct err *e);
+int core_sandbox_create(struct core *c, const struct app *app, const int *ports,
+                        int nports, struct sandbox *out, struct err *e);
 int core_sandbox_start(struct core *c, const char *id, struct sandbox *out,
-		       struct err *e);
+                       struct err *e);
 int core_sandbox_stop(struct core *c, const char *id, struct sandbox *out,
-		      struct err *e);
+                      struct err *e);
 int core_sandbox_delete(struct core *c, const char *id, struct err *e);
 /* Deletes the app's sandbox (if any), then the app. */
 int core_app_delete(struct core *c, const struct app *app, struct err *e);

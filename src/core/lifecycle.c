@@ -44,8 +44,7 @@ core_sandbox_unlock(struct core *c, const char *id)
 }
 
 void
-core_container_name(const struct core *c, const char *id, char *out,
-		    size_t len)
+core_container_name(const struct core *c, const char *id, char *out, size_t len)
 {
 	size_t n;
 
@@ -98,7 +97,7 @@ container_make(struct core *c, struct sandbox *sb, char *msg)
 	rc = docker_create(c->docker, &spec, id, msg);
 	if (rc == DOCKER_OK)
 		snprintf(sb->container_id, sizeof(sb->container_id), "%.12s",
-			 id);
+		         id);
 	return rc;
 }
 
@@ -152,15 +151,16 @@ replace_failed(struct core *c, const struct app *app, struct err *e)
 	if (rc < 0)
 		return ERR_INTERNAL(e, "database error");
 	if (strcmp(old.status, "error") != 0)
-		return ERR_CONFLICT(e, "app already has a sandbox (%s); "
-				       "delete it first",
-				    old.id);
+		return ERR_CONFLICT(e,
+		                    "app already has a sandbox (%s); "
+		                    "delete it first",
+		                    old.id);
 	return core_sandbox_delete(c, old.id, e);
 }
 
 int
 core_sandbox_create(struct core *c, const struct app *app, const int *ports,
-		    int nports, struct sandbox *sb, struct err *e)
+                    int nports, struct sandbox *sb, struct err *e)
 {
 	char msg[DOCKER_MSG_LEN];
 	pthread_mutex_t *mu;
@@ -185,7 +185,7 @@ core_sandbox_create(struct core *c, const struct app *app, const int *ports,
 	rc = store_sandbox_insert(c->store, sb);
 	if (rc == STORE_CONFLICT)
 		return ERR_CONFLICT(e, "app already has a sandbox; delete it "
-				       "first");
+		                       "first");
 	if (rc != 0)
 		return ERR_INTERNAL(e, "database error");
 
@@ -242,7 +242,7 @@ unlock_with(pthread_mutex_t *mu, int rc)
 
 int
 core_sandbox_start(struct core *c, const char *id, struct sandbox *sb,
-		   struct err *e)
+                   struct err *e)
 {
 	char msg[DOCKER_MSG_LEN];
 	pthread_mutex_t *mu = lock_row(c, id, sb, e);
@@ -253,9 +253,10 @@ core_sandbox_start(struct core *c, const char *id, struct sandbox *sb,
 	if (strcmp(sb->status, "running") == 0)
 		return unlock_with(mu, 0);
 	if (strcmp(sb->status, "stopped") != 0)
-		return unlock_with(mu, ERR_CONFLICT(e, "sandbox is %s; cannot "
-						       "start it",
-						    sb->status));
+		return unlock_with(mu, ERR_CONFLICT(e,
+		                                    "sandbox is %s; cannot "
+		                                    "start it",
+		                                    sb->status));
 	rc = container_run(c, sb, msg);
 	if (rc != DOCKER_OK)
 		return unlock_with(mu, docker_err(rc, msg, e));
@@ -272,7 +273,7 @@ core_sandbox_start(struct core *c, const char *id, struct sandbox *sb,
 
 int
 core_sandbox_stop(struct core *c, const char *id, struct sandbox *sb,
-		  struct err *e)
+                  struct err *e)
 {
 	char msg[DOCKER_MSG_LEN], name[128];
 	pthread_mutex_t *mu = lock_row(c, id, sb, e);
@@ -283,9 +284,10 @@ core_sandbox_stop(struct core *c, const char *id, struct sandbox *sb,
 	if (strcmp(sb->status, "stopped") == 0)
 		return unlock_with(mu, 0);
 	if (strcmp(sb->status, "running") != 0)
-		return unlock_with(mu, ERR_CONFLICT(e, "sandbox is %s; cannot "
-						       "stop it",
-						    sb->status));
+		return unlock_with(mu, ERR_CONFLICT(e,
+		                                    "sandbox is %s; cannot "
+		                                    "stop it",
+		                                    sb->status));
 	core_container_name(c, id, name, sizeof(name));
 	rc = docker_stop(c->docker, name, DOCKER_STOP_GRACE_S, msg);
 	if (rc != DOCKER_OK && rc != DOCKER_NOT_FOUND)
@@ -316,7 +318,7 @@ core_sandbox_delete(struct core *c, const char *id, struct err *e)
 		return unlock_with(mu, docker_err(rc, msg, e));
 	if (workspace_remove(c->cfg->data_dir, id) < 0)
 		return unlock_with(mu, ERR_INTERNAL(e, "cannot remove the "
-						       "workspace"));
+		                                       "workspace"));
 	rc = store_sandbox_delete(c->store, id);
 	pthread_mutex_unlock(mu);
 	if (rc < 0)
@@ -333,8 +335,7 @@ core_app_delete(struct core *c, const struct app *app, struct err *e)
 
 	if (rc < 0)
 		return ERR_INTERNAL(e, "database error");
-	if (rc == 0 && core_sandbox_delete(c, sb.id, e) < 0 &&
-	    e->status != 404)
+	if (rc == 0 && core_sandbox_delete(c, sb.id, e) < 0 && e->status != 404)
 		return -1;
 	rc = store_app_delete(c->store, app->id);
 	if (rc < 0)

@@ -4,22 +4,22 @@
 #include <string.h>
 
 static const struct preset presets[] = {
-	{.id = "react-vite",
-	 .label = "React + Vite",
-	 .description = "A React single-page app served by Vite's dev server",
-	 .port = 3000},
-	{.id = "fastapi",
-	 .label = "FastAPI",
-	 .description = "A Python API with FastAPI, served by uvicorn",
-	 .port = 3000},
-	{.id = "node-express",
-	 .label = "Node.js + Express",
-	 .description = "A Node.js web server with Express",
-	 .port = 3000},
-	{.id = "static",
-	 .label = "Static site",
-	 .description = "Plain HTML, CSS and JavaScript files",
-	 .port = 3000},
+    {.id = "react-vite",
+     .label = "React + Vite",
+     .description = "A React single-page app served by Vite's dev server",
+     .port = 3000},
+    {.id = "fastapi",
+     .label = "FastAPI",
+     .description = "A Python API with FastAPI, served by uvicorn",
+     .port = 3000},
+    {.id = "node-express",
+     .label = "Node.js + Express",
+     .description = "A Node.js web server with Express",
+     .port = 3000},
+    {.id = "static",
+     .label = "Static site",
+     .description = "Plain HTML, CSS and JavaScript files",
+     .port = 3000},
 };
 
 const struct preset *

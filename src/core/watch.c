@@ -38,8 +38,8 @@ check_container(const char *id, const struct jv *labels, void *arg)
 	const char *sid = jv_str(jv_get(labels, "sandboxd.sandbox"));
 	char msg[DOCKER_MSG_LEN];
 	struct sandbox sb;
-	int rc = sid ? store_sandbox_get(scan->c->store, sid, &sb)
-		     : STORE_NOT_FOUND;
+	int rc =
+	    sid ? store_sandbox_get(scan->c->store, sid, &sb) : STORE_NOT_FOUND;
 
 	if (rc == 0 && strcmp(sb.status, "creating") != 0 &&
 	    strcmp(sb.status, "error") != 0)
@@ -49,8 +49,8 @@ check_container(const char *id, const struct jv *labels, void *arg)
 	if (docker_remove(scan->c->docker, id, msg) == DOCKER_OK) {
 		scan->removed++;
 		log_info("reconcile: removed container %.12s (sandbox %s: %s)",
-			 id, sid ? sid : "?",
-			 rc == 0 ? sb.status : "no such sandbox");
+		         id, sid ? sid : "?",
+		         rc == 0 ? sb.status : "no such sandbox");
 	}
 }
 
@@ -66,14 +66,14 @@ reconcile_running(struct core *c, struct sandbox *sb)
 	if (rc == DOCKER_NOT_FOUND) {
 		snprintf(sb->status, sizeof(sb->status), "stopped");
 		snprintf(sb->status_reason, sizeof(sb->status_reason),
-			 "container_missing");
+		         "container_missing");
 		store_sandbox_update(c->store, sb);
 		log_info("reconcile: sandbox %s: container missing", sb->id);
 	} else if (rc == DOCKER_OK && !st.running) {
 		store_sandbox_mark_exited(c->store, sb->id, st.exit_code,
-					  st.oom_killed);
+		                          st.oom_killed);
 		log_info("reconcile: sandbox %s: container exited (%d%s)",
-			 sb->id, st.exit_code, st.oom_killed ? ", OOM" : "");
+		         sb->id, st.exit_code, st.oom_killed ? ", OOM" : "");
 	}
 }
 
@@ -87,8 +87,8 @@ reconcile_stopped(struct core *c, const struct sandbox *sb)
 	if (docker_inspect(c->docker, name, &st, msg) == DOCKER_OK &&
 	    st.running) {
 		log_info("reconcile: sandbox %s is stopped; stopping its "
-			 "container",
-			 sb->id);
+		         "container",
+		         sb->id);
 		docker_stop(c->docker, name, DOCKER_STOP_GRACE_S, msg);
 	}
 }
@@ -109,14 +109,14 @@ reconcile_row(const struct sandbox *row, void *arg)
 	if (strcmp(sb.status, "creating") == 0) {
 		snprintf(sb.status, sizeof(sb.status), "error");
 		snprintf(sb.status_reason, sizeof(sb.status_reason),
-			 "interrupted");
+		         "interrupted");
 		snprintf(sb.error_message, sizeof(sb.error_message),
-			 "interrupted while creating (the daemon stopped); "
-			 "create a new sandbox to replace it");
+		         "interrupted while creating (the daemon stopped); "
+		         "create a new sandbox to replace it");
 		store_sandbox_update(c->store, &sb);
 		log_warn("reconcile: sandbox %s was interrupted while "
-			 "creating",
-			 sb.id);
+		         "creating",
+		         sb.id);
 	} else if (strcmp(sb.status, "running") == 0) {
 		reconcile_running(c, &sb);
 	} else if (strcmp(sb.status, "stopped") == 0) {
@@ -138,13 +138,13 @@ core_reconcile(struct core *c)
 	/* After the rows: interrupted creates are now "error", so their
 	 * containers go too. */
 	if (docker_list(c->docker, "sandboxd.instance", c->instance,
-			check_container, &scan, msg) != DOCKER_OK) {
+	                check_container, &scan, msg) != DOCKER_OK) {
 		log_warn("reconcile: %s", msg);
 		return -1;
 	}
 	workspace_empty_trash(c->cfg->data_dir);
 	log_info("reconcile: done (%d orphan container%s removed)",
-		 scan.removed, scan.removed == 1 ? "" : "s");
+	         scan.removed, scan.removed == 1 ? "" : "s");
 	return 0;
 }
 
@@ -164,7 +164,7 @@ on_event(const struct jv *ev, void *arg)
 	if (strcmp(action, "oom") == 0) {
 		store_sandbox_mark_oom(c->store, sid);
 		log_warn("sandbox %s: a process was killed at the memory limit",
-			 sid);
+		         sid);
 	} else if (strcmp(action, "die") == 0) {
 		core_container_name(c, sid, name, sizeof(name));
 		memset(&st, 0, sizeof(st));
@@ -173,9 +173,9 @@ on_event(const struct jv *ev, void *arg)
 		    st.running)
 			return; /* restarted meanwhile */
 		if (store_sandbox_mark_exited(c->store, sid, st.exit_code,
-					      st.oom_killed) == 0)
+		                              st.oom_killed) == 0)
 			log_info("sandbox %s: container exited (%d%s)", sid,
-				 st.exit_code, st.oom_killed ? ", OOM" : "");
+			         st.exit_code, st.oom_killed ? ", OOM" : "");
 	}
 }
 
@@ -209,7 +209,7 @@ watch_main(void *arg)
 		}
 		was_up = true;
 		docker_events(c->docker, "sandboxd.instance", c->instance,
-			      since, on_event, c, &c->stopping);
+		              since, on_event, c, &c->stopping);
 		if (!c->stopping)
 			nap(c, 200);
 	}

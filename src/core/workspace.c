@@ -35,7 +35,7 @@ int
 workspace_init_dirs(const char *data_dir)
 {
 	static const char *const sub[] = {"state", "workspaces", "trash",
-					  "log"};
+	                                  "log"};
 	char path[4200];
 
 	if (mkdir_owned(data_dir, 0755, false) < 0)
@@ -43,7 +43,7 @@ workspace_init_dirs(const char *data_dir)
 	for (size_t i = 0; i < sizeof(sub) / sizeof(sub[0]); i++) {
 		snprintf(path, sizeof(path), "%s/%s", data_dir, sub[i]);
 		if (mkdir_owned(path, strcmp(sub[i], "state") ? 0755 : 0700,
-				false) < 0)
+		                false) < 0)
 			return -1;
 	}
 	return 0;
@@ -71,8 +71,7 @@ workspace_create(const char *data_dir, const char *id)
 }
 
 static int
-remove_entry(const char *path, const struct stat *st, int flag,
-	     struct FTW *ftw)
+remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
 	(void)st, (void)ftw;
 	if (flag == FTW_DP || flag == FTW_D)
@@ -100,7 +99,7 @@ workspace_remove(const char *data_dir, const char *id)
 		if (errno == ENOENT)
 			return 0;
 		log_error("workspace: move %s to trash: %s", src,
-			  strerror(errno));
+		          strerror(errno));
 		return -1;
 	}
 	remove_tree(dst);

@@ -17,7 +17,7 @@
 /* Creates <data>/{state,workspaces,trash,log} as needed. */
 int workspace_init_dirs(const char *data_dir);
 void workspace_path(const char *data_dir, const char *id, char *out,
-		    size_t len);
+                    size_t len);
 /* Creates the workspace (idempotent; existing files are kept). */
 int workspace_create(const char *data_dir, const char *id);
 /* Moves the workspace to the trash and empties it.  Missing is fine. */

@@ -93,8 +93,8 @@ collect_lines(char *ptr, size_t size, size_t n, void *userdata)
 		return 0;
 	while ((nl = memchr(c->out.data, '\n', c->out.len)) != NULL) {
 		size_t len = (size_t)(nl - c->out.data);
-		struct jv *ev = jv_parse(c->out.data, len, 16, err,
-					 sizeof(err));
+		struct jv *ev =
+		    jv_parse(c->out.data, len, 16, err, sizeof(err));
 		if (ev) {
 			c->on_line(ev, c->arg);
 			jv_free(ev);
@@ -108,7 +108,7 @@ collect_lines(char *ptr, size_t size, size_t n, void *userdata)
 
 static int
 progress(void *userdata, curl_off_t dt, curl_off_t dn, curl_off_t ut,
-	 curl_off_t un)
+         curl_off_t un)
 {
 	struct call *c = userdata;
 
@@ -120,13 +120,13 @@ static void
 error_message(const struct buf *body, long status, char msg[DOCKER_MSG_LEN])
 {
 	char err[64];
-	struct jv *v = body->len ? jv_parse(body->data, body->len, 8, err,
-					    sizeof(err))
-				 : NULL;
+	struct jv *v =
+	    body->len ? jv_parse(body->data, body->len, 8, err, sizeof(err))
+	              : NULL;
 	const char *m = v ? jv_str(jv_get(v, "message")) : NULL;
 
 	snprintf(msg, DOCKER_MSG_LEN, "docker engine: %s (HTTP %ld)",
-		 m ? m : "error", status);
+	         m ? m : "error", status);
 	jv_free(v);
 }
 
@@ -148,9 +148,9 @@ status_result(long status, const struct buf *body, char msg[DOCKER_MSG_LEN])
  * unless versioned is false.  resp (optional) receives the body.
  */
 static int
-request(struct docker *d, const char *method, const char *path,
-	bool versioned, const struct jv *body, long timeout_s,
-	struct call *c, char msg[DOCKER_MSG_LEN])
+request(struct docker *d, const char *method, const char *path, bool versioned,
+        const struct jv *body, long timeout_s, struct call *c,
+        char msg[DOCKER_MSG_LEN])
 {
 	char url[2048], prefix[16], errbuf[CURL_ERROR_SIZE] = "";
 	struct curl_slist *hdr = NULL;
@@ -174,12 +174,12 @@ request(struct docker *d, const char *method, const char *path,
 	curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
 	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS,
-			 (long)DOCKER_CONNECT_TIMEOUT_MS);
+	                 (long)DOCKER_CONNECT_TIMEOUT_MS);
 	curl_easy_setopt(h, CURLOPT_TIMEOUT, timeout_s);
 	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
 	curl_easy_setopt(h, CURLOPT_WRITEDATA, c);
 	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION,
-			 c->on_line ? collect_lines : collect);
+	                 c->on_line ? collect_lines : collect);
 	if (c->stop) {
 		curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, progress);
 		curl_easy_setopt(h, CURLOPT_XFERINFODATA, c);
@@ -202,14 +202,14 @@ request(struct docker *d, const char *method, const char *path,
 	if (cc != CURLE_OK && status == 0) {
 		atomic_store(&d->up, false);
 		snprintf(msg, DOCKER_MSG_LEN,
-			 "docker engine unreachable at %s: %s", d->socket_path,
-			 errbuf[0] ? errbuf : curl_easy_strerror(cc));
+		         "docker engine unreachable at %s: %s", d->socket_path,
+		         errbuf[0] ? errbuf : curl_easy_strerror(cc));
 		return DOCKER_DOWN;
 	}
 	atomic_store(&d->up, true);
 	if (cc != CURLE_OK && !(c->stop && *c->stop)) {
 		snprintf(msg, DOCKER_MSG_LEN, "docker engine: %s",
-			 errbuf[0] ? errbuf : curl_easy_strerror(cc));
+		         errbuf[0] ? errbuf : curl_easy_strerror(cc));
 		return c->on_line ? DOCKER_DOWN : DOCKER_ERROR;
 	}
 	return status_result(status, &c->out, msg);
@@ -218,8 +218,8 @@ request(struct docker *d, const char *method, const char *path,
 /* A plain call: the response body (if wanted) is parsed into *out. */
 static int
 call_json(struct docker *d, const char *method, const char *path,
-	  const struct jv *body, long timeout_s, struct jv **out,
-	  char msg[DOCKER_MSG_LEN])
+          const struct jv *body, long timeout_s, struct jv **out,
+          char msg[DOCKER_MSG_LEN])
 {
 	struct call c = {0};
 	char err[128];
@@ -229,10 +229,10 @@ call_json(struct docker *d, const char *method, const char *path,
 	rc = request(d, method, path, true, body, timeout_s, &c, msg);
 	if (rc == DOCKER_OK && out) {
 		*out = jv_parse(c.out.data ? c.out.data : "", c.out.len, 64,
-				err, sizeof(err));
+		                err, sizeof(err));
 		if (*out == NULL) {
 			snprintf(msg, DOCKER_MSG_LEN,
-				 "docker engine: bad JSON: %s", err);
+			         "docker engine: bad JSON: %s", err);
 			rc = DOCKER_ERROR;
 		}
 	}
@@ -263,14 +263,14 @@ docker_ping(struct docker *d, char msg[DOCKER_MSG_LEN])
 	if (rc != DOCKER_OK)
 		goto out;
 	v = jv_parse(c.out.data ? c.out.data : "", c.out.len, 8, err,
-		     sizeof(err));
+	             sizeof(err));
 	max = version_num(jv_str(jv_get(v, "ApiVersion")));
 	min = version_num(jv_str(jv_get(v, "MinAPIVersion")));
 	jv_free(v);
 	if (max && max < want) {
 		snprintf(msg, DOCKER_MSG_LEN,
-			 "docker engine API %d.%d is older than 1.41", max / 1000,
-			 max % 1000);
+		         "docker engine API %d.%d is older than 1.41",
+		         max / 1000, max % 1000);
 		rc = DOCKER_ERROR;
 		goto out;
 	}
@@ -278,7 +278,7 @@ docker_ping(struct docker *d, char msg[DOCKER_MSG_LEN])
 		want = min;
 	pthread_mutex_lock(&d->mu);
 	snprintf(d->prefix, sizeof(d->prefix), "/v%d.%d", want / 1000,
-		 want % 1000);
+	         want % 1000);
 	pthread_mutex_unlock(&d->mu);
 out:
 	buf_release(&c.out);
@@ -318,8 +318,8 @@ host_config(const struct docker_spec *s)
 	for (size_t i = 0; i < 4 && s->tmpfs[i]; i++) {
 		const char *colon = strchr(s->tmpfs[i], ':');
 		char path[256];
-		size_t len = colon ? (size_t)(colon - s->tmpfs[i])
-				   : strlen(s->tmpfs[i]);
+		size_t len =
+		    colon ? (size_t)(colon - s->tmpfs[i]) : strlen(s->tmpfs[i]);
 		snprintf(path, sizeof(path), "%.*s", (int)len, s->tmpfs[i]);
 		jv_set_str(tmpfs, path, colon ? colon + 1 : "");
 	}
@@ -335,7 +335,7 @@ host_config(const struct docker_spec *s)
 
 int
 docker_create(struct docker *d, const struct docker_spec *s, char id[72],
-	      char msg[DOCKER_MSG_LEN])
+              char msg[DOCKER_MSG_LEN])
 {
 	struct jv *body = jv_obj(), *labels = jv_obj(), *resp = NULL;
 	char path[512];
@@ -350,11 +350,12 @@ docker_create(struct docker *d, const struct docker_spec *s, char id[72],
 	jv_set(body, "Labels", labels);
 	jv_set(body, "HostConfig", host_config(s));
 	snprintf(path, sizeof(path), "/containers/create?name=%s", s->name);
-	rc = call_json(d, "POST", path, body, DOCKER_CALL_TIMEOUT_S, &resp,
-		       msg);
+	rc =
+	    call_json(d, "POST", path, body, DOCKER_CALL_TIMEOUT_S, &resp, msg);
 	if (rc == DOCKER_OK)
-		snprintf(id, 72, "%s", jv_str(jv_get(resp, "Id")) ?
-			 jv_str(jv_get(resp, "Id")) : "");
+		snprintf(id, 72, "%s",
+		         jv_str(jv_get(resp, "Id")) ? jv_str(jv_get(resp, "Id"))
+		                                    : "");
 	jv_free(resp);
 	jv_free(body);
 	return rc;
@@ -374,25 +375,25 @@ int
 docker_start(struct docker *d, const char *id, char msg[DOCKER_MSG_LEN])
 {
 	return simple(d, "POST", "/containers/%s/start", id,
-		      DOCKER_CALL_TIMEOUT_S, msg);
+	              DOCKER_CALL_TIMEOUT_S, msg);
 }
 
 int
 docker_stop(struct docker *d, const char *id, int grace_s,
-	    char msg[DOCKER_MSG_LEN])
+            char msg[DOCKER_MSG_LEN])
 {
 	char path[512];
 
 	snprintf(path, sizeof(path), "/containers/%s/stop?t=%d", id, grace_s);
 	return call_json(d, "POST", path, NULL, grace_s + DOCKER_CALL_TIMEOUT_S,
-			 NULL, msg);
+	                 NULL, msg);
 }
 
 int
 docker_remove(struct docker *d, const char *id, char msg[DOCKER_MSG_LEN])
 {
 	return simple(d, "DELETE", "/containers/%s?force=true&v=true", id,
-		      DOCKER_CALL_TIMEOUT_S, msg);
+	              DOCKER_CALL_TIMEOUT_S, msg);
 }
 
 static void
@@ -410,7 +411,7 @@ state_ip(const struct jv *net, struct docker_state *st)
 
 int
 docker_inspect(struct docker *d, const char *id, struct docker_state *st,
-	       char msg[DOCKER_MSG_LEN])
+               char msg[DOCKER_MSG_LEN])
 {
 	struct jv *resp = NULL, *state;
 	char path[512];
@@ -438,13 +439,12 @@ docker_inspect(struct docker *d, const char *id, struct docker_state *st,
 /* "?filters=" plus the URL-encoded {"label":["k=v"],...}. */
 static int
 filters_query(const char *label, const char *value, bool events, char *out,
-	      size_t len)
+              size_t len)
 {
 	char raw[512], *enc;
 
-	snprintf(raw, sizeof(raw),
-		 "{\"label\":[\"%s=%s\"]%s}", label, value,
-		 events ? ",\"type\":[\"container\"]" : "");
+	snprintf(raw, sizeof(raw), "{\"label\":[\"%s=%s\"]%s}", label, value,
+	         events ? ",\"type\":[\"container\"]" : "");
 	enc = curl_easy_escape(NULL, raw, 0);
 	if (enc == NULL)
 		return -1;
@@ -455,8 +455,8 @@ filters_query(const char *label, const char *value, bool events, char *out,
 
 int
 docker_list(struct docker *d, const char *label, const char *value,
-	    void (*fn)(const char *id, const struct jv *labels, void *),
-	    void *arg, char msg[DOCKER_MSG_LEN])
+            void (*fn)(const char *id, const struct jv *labels, void *),
+            void *arg, char msg[DOCKER_MSG_LEN])
 {
 	char q[1024], path[1200];
 	struct jv *resp = NULL;
@@ -464,8 +464,7 @@ docker_list(struct docker *d, const char *label, const char *value,
 
 	if (filters_query(label, value, false, q, sizeof(q)) < 0)
 		return DOCKER_ERROR;
-	snprintf(path, sizeof(path), "/containers/json?all=true&filters=%s",
-		 q);
+	snprintf(path, sizeof(path), "/containers/json?all=true&filters=%s", q);
 	rc = call_json(d, "GET", path, NULL, DOCKER_CALL_TIMEOUT_S, &resp, msg);
 	for (size_t i = 0; rc == DOCKER_OK && i < jv_len(resp); i++) {
 		struct jv *c = jv_at(resp, i);
@@ -479,8 +478,8 @@ docker_list(struct docker *d, const char *label, const char *value,
 
 int
 docker_events(struct docker *d, const char *label, const char *value,
-	      int64_t since, void (*fn)(const struct jv *ev, void *),
-	      void *arg, volatile const bool *stop)
+              int64_t since, void (*fn)(const struct jv *ev, void *), void *arg,
+              volatile const bool *stop)
 {
 	struct call c = {.stop = stop, .on_line = fn, .arg = arg};
 	char q[1024], path[1200], msg[DOCKER_MSG_LEN];
@@ -489,7 +488,7 @@ docker_events(struct docker *d, const char *label, const char *value,
 	if (filters_query(label, value, true, q, sizeof(q)) < 0)
 		return DOCKER_ERROR;
 	snprintf(path, sizeof(path), "/events?since=%lld&filters=%s",
-		 (long long)since, q);
+	         (long long)since, q);
 	buf_init(&c.out, DOCKER_EVENT_LINE_BYTES);
 	rc = request(d, "GET", path, true, NULL, 0, &c, msg);
 	if (rc != DOCKER_OK && !*stop)

@@ -67,22 +67,22 @@ void docker_free(struct docker *d);
 int docker_ping(struct docker *d, char msg[DOCKER_MSG_LEN]);
 bool docker_is_up(struct docker *d);
 
-int docker_create(struct docker *d, const struct docker_spec *spec,
-		  char id[72], char msg[DOCKER_MSG_LEN]);
+int docker_create(struct docker *d, const struct docker_spec *spec, char id[72],
+                  char msg[DOCKER_MSG_LEN]);
 int docker_start(struct docker *d, const char *id, char msg[DOCKER_MSG_LEN]);
 int docker_stop(struct docker *d, const char *id, int grace_s,
-		char msg[DOCKER_MSG_LEN]);
+                char msg[DOCKER_MSG_LEN]);
 /* Force-removes the container and its anonymous volumes. */
 int docker_remove(struct docker *d, const char *id, char msg[DOCKER_MSG_LEN]);
 int docker_inspect(struct docker *d, const char *id, struct docker_state *st,
-		   char msg[DOCKER_MSG_LEN]);
+                   char msg[DOCKER_MSG_LEN]);
 /*
  * Lists containers (running or not) carrying label=value; fn gets each
  * container's id and its labels object (borrowed).
  */
 int docker_list(struct docker *d, const char *label, const char *value,
-		void (*fn)(const char *id, const struct jv *labels, void *),
-		void *arg, char msg[DOCKER_MSG_LEN]);
+                void (*fn)(const char *id, const struct jv *labels, void *),
+                void *arg, char msg[DOCKER_MSG_LEN]);
 /*
  * Streams container events (from unix time since on) for containers
  * with label=value until the
@@ -90,7 +90,7 @@ int docker_list(struct docker *d, const char *label, const char *value,
  * second).  fn gets each event object.  Returns like the other calls.
  */
 int docker_events(struct docker *d, const char *label, const char *value,
-		  int64_t since, void (*fn)(const struct jv *ev, void *),
-		  void *arg, volatile const bool *stop);
+                  int64_t since, void (*fn)(const struct jv *ev, void *),
+                  void *arg, volatile const bool *stop);
 
 #endif

@@ -21,7 +21,7 @@ void buf_init(struct buf *b, size_t max);
 /* Returns 0, or -1 when the cap would be passed or memory ran out. */
 int buf_append(struct buf *b, const void *data, size_t len);
 int buf_appendf(struct buf *b, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+    __attribute__((format(printf, 2, 3)));
 void buf_reset(struct buf *b);
 void buf_release(struct buf *b);
 

@@ -1,4 +1,5 @@
-/* Wall-clock helpers.  Kept apart so tests and reapers share one notion of now. */
+/* Wall-clock helpers.  Kept apart so tests and reapers share one notion of now.
+ */
 #include "lib/clock.h"
 
 #include <time.h>

@@ -12,9 +12,10 @@ struct err {
 	char msg[384];
 };
 
-/* Sets e (when e is not NULL) and returns -1, so "return err_set(...)" works. */
+/* Sets e (when e is not NULL) and returns -1, so "return err_set(...)" works.
+ */
 int err_set(struct err *e, int status, const char *code, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
+    __attribute__((format(printf, 4, 5)));
 
 #define ERR_BAD(e, ...)      err_set(e, 400, "invalid_request", __VA_ARGS__)
 #define ERR_NOTFOUND(e, ...) err_set(e, 404, "not_found", __VA_ARGS__)

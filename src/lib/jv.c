@@ -42,22 +42,21 @@ jv_depth_ok(const char *s, size_t len, int max_depth)
 }
 
 struct jv *
-jv_parse(const char *text, size_t len, int max_depth, char *err,
-	 size_t errlen)
+jv_parse(const char *text, size_t len, int max_depth, char *err, size_t errlen)
 {
 	json_error_t jerr;
 	json_t *v;
 
 	if (!jv_depth_ok(text, len, max_depth)) {
 		snprintf(err, errlen, "JSON nested deeper than %d levels",
-			 max_depth);
+		         max_depth);
 		return NULL;
 	}
 	v = json_loadb(text, len, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES,
-		       &jerr);
+	               &jerr);
 	if (v == NULL)
 		snprintf(err, errlen, "invalid JSON: %s (at byte %d)",
-			 jerr.text, jerr.position);
+		         jerr.text, jerr.position);
 	return W(v);
 }
 
@@ -94,10 +93,10 @@ const char *
 jv_type_name(enum jv_type t)
 {
 	static const char *const names[] = {
-		[JV_NULL] = "null",     [JV_BOOL] = "boolean",
-		[JV_INT] = "integer",   [JV_REAL] = "number",
-		[JV_STRING] = "string", [JV_ARRAY] = "array",
-		[JV_OBJECT] = "object",
+	    [JV_NULL] = "null",     [JV_BOOL] = "boolean",
+	    [JV_INT] = "integer",   [JV_REAL] = "number",
+	    [JV_STRING] = "string", [JV_ARRAY] = "array",
+	    [JV_OBJECT] = "object",
 	};
 	return names[t];
 }
@@ -147,8 +146,8 @@ jv_at(const struct jv *arr, size_t i)
 bool
 jv_each(const struct jv *obj, void **it, const char **key, struct jv **val)
 {
-	*it = *it ? json_object_iter_next(J(obj), *it)
-		  : json_object_iter(J(obj));
+	*it =
+	    *it ? json_object_iter_next(J(obj), *it) : json_object_iter(J(obj));
 	if (*it == NULL)
 		return false;
 	*key = json_object_iter_key(*it);
@@ -223,6 +222,6 @@ int
 jv_dump(const struct jv *v, struct buf *out)
 {
 	return json_dump_callback(J(v), jv_dump_cb, out,
-				  JSON_COMPACT | JSON_PRESERVE_ORDER |
-					  JSON_ENCODE_ANY);
+	                          JSON_COMPACT | JSON_PRESERVE_ORDER |
+	                              JSON_ENCODE_ANY);
 }

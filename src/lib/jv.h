@@ -32,7 +32,7 @@ enum jv_type {
  * sees the text.  On error returns NULL and writes a message to err.
  */
 struct jv *jv_parse(const char *text, size_t len, int max_depth, char *err,
-		    size_t errlen);
+                    size_t errlen);
 void jv_free(struct jv *v);
 
 enum jv_type jv_type(const struct jv *v);
@@ -46,7 +46,7 @@ size_t jv_len(const struct jv *arr);
 struct jv *jv_at(const struct jv *arr, size_t i);
 /* Walks an object: start with *it = NULL; false at the end. */
 bool jv_each(const struct jv *obj, void **it, const char **key,
-	     struct jv **val);
+             struct jv **val);
 
 struct jv *jv_obj(void);
 struct jv *jv_arr(void);

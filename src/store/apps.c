@@ -9,9 +9,9 @@
 #include "store/internal.h"
 #include "store/store.h"
 
-#define APP_COLS                                                             \
-	"a.id, a.owner, a.name, a.description, a.tags, a.runtime_preset, "   \
-	"a.created_at, a.updated_at, "                                       \
+#define APP_COLS                                                               \
+	"a.id, a.owner, a.name, a.description, a.tags, a.runtime_preset, "     \
+	"a.created_at, a.updated_at, "                                         \
 	"(SELECT id FROM sandbox WHERE app_id = a.id)"
 
 static void
@@ -26,7 +26,7 @@ app_from_row(sqlite3_stmt *st, struct app *a)
 	a->created_at = sqlite3_column_int64(st, 6);
 	a->updated_at = sqlite3_column_int64(st, 7);
 	store_col_text(st, 8, a->current_sandbox_id,
-		       sizeof(a->current_sandbox_id));
+	               sizeof(a->current_sandbox_id));
 }
 
 int
@@ -36,30 +36,30 @@ store_app_insert(struct store *s, const struct app *a)
 
 	LOCK(s);
 	rc = store_run(s, store_prep(s,
-				     "INSERT INTO app (id, owner, name, "
-				     "description, tags, runtime_preset, "
-				     "created_at, updated_at) "
-				     "VALUES (?,?,?,?,?,?,?,?)",
-				     "ssssssii", a->id, a->owner, a->name,
-				     a->description, a->tags_json,
-				     a->runtime_preset, a->created_at,
-				     a->updated_at));
+	                             "INSERT INTO app (id, owner, name, "
+	                             "description, tags, runtime_preset, "
+	                             "created_at, updated_at) "
+	                             "VALUES (?,?,?,?,?,?,?,?)",
+	                             "ssssssii", a->id, a->owner, a->name,
+	                             a->description, a->tags_json,
+	                             a->runtime_preset, a->created_at,
+	                             a->updated_at));
 	UNLOCK(s);
 	return rc;
 }
 
 int
 store_app_get(struct store *s, const char *owner, const char *id,
-	      struct app *out)
+              struct app *out)
 {
 	sqlite3_stmt *st;
 	int rc = STORE_NOT_FOUND;
 
 	LOCK(s);
 	st = store_prep(s,
-			"SELECT " APP_COLS " FROM app a WHERE a.id = ? "
-			"AND (?2 IS NULL OR a.owner = ?2)",
-			"ss", id, owner);
+	                "SELECT " APP_COLS " FROM app a WHERE a.id = ? "
+	                "AND (?2 IS NULL OR a.owner = ?2)",
+	                "ss", id, owner);
 	if (st == NULL)
 		rc = -1;
 	else if (sqlite3_step(st) == SQLITE_ROW) {
@@ -78,10 +78,10 @@ store_app_update(struct store *s, const struct app *a)
 
 	LOCK(s);
 	rc = store_run(s, store_prep(s,
-				     "UPDATE app SET name = ?, description = ?,"
-				     " tags = ?, updated_at = ? WHERE id = ?",
-				     "sssis", a->name, a->description,
-				     a->tags_json, a->updated_at, a->id));
+	                             "UPDATE app SET name = ?, description = ?,"
+	                             " tags = ?, updated_at = ? WHERE id = ?",
+	                             "sssis", a->name, a->description,
+	                             a->tags_json, a->updated_at, a->id));
 	UNLOCK(s);
 	return rc;
 }
@@ -92,15 +92,15 @@ store_app_delete(struct store *s, const char *id)
 	int rc;
 
 	LOCK(s);
-	rc = store_run(s, store_prep(s, "DELETE FROM app WHERE id = ?", "s",
-				     id));
+	rc = store_run(s,
+	               store_prep(s, "DELETE FROM app WHERE id = ?", "s", id));
 	UNLOCK(s);
 	return rc;
 }
 
 int
 store_app_list(struct store *s, const char *owner,
-	       int (*fn)(const struct app *, void *), void *arg)
+               int (*fn)(const struct app *, void *), void *arg)
 {
 	struct app a;
 	sqlite3_stmt *st;
@@ -108,10 +108,10 @@ store_app_list(struct store *s, const char *owner,
 
 	LOCK(s);
 	st = store_prep(s,
-			"SELECT " APP_COLS " FROM app a "
-			"WHERE (?1 IS NULL OR a.owner = ?1) "
-			"ORDER BY a.created_at DESC, a.id DESC",
-			"s", owner);
+	                "SELECT " APP_COLS " FROM app a "
+	                "WHERE (?1 IS NULL OR a.owner = ?1) "
+	                "ORDER BY a.created_at DESC, a.id DESC",
+	                "s", owner);
 	if (st == NULL)
 		rc = -1;
 	while (st && sqlite3_step(st) == SQLITE_ROW) {
@@ -132,7 +132,7 @@ store_app_count(struct store *s, int64_t *n)
 	LOCK(s);
 	st = store_prep(s, "SELECT count(*) FROM app", "");
 	*n = st && sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0)
-						  : 0;
+	                                          : 0;
 	sqlite3_finalize(st);
 	UNLOCK(s);
 	return 0;

@@ -16,7 +16,7 @@ struct store {
 
 /* Prepares sql and binds: 's' text (NULL binds NULL), 'i' int64, 'n' int. */
 sqlite3_stmt *store_prep(struct store *s, const char *sql, const char *fmt,
-			 ...);
+                         ...);
 /* Steps and finalizes a statement that returns no rows. */
 int store_run(struct store *s, sqlite3_stmt *st);
 void store_col_text(sqlite3_stmt *st, int col, char *dst, size_t len);

@@ -29,7 +29,7 @@ store_apikey_count(struct store *s, int64_t *n)
 
 int
 store_apikey_insert(struct store *s, const char *name, const char *key_hash,
-		    const char *prefix)
+                    const char *prefix)
 {
 	char id[ULID_LEN + 1];
 	int rc;
@@ -37,24 +37,24 @@ store_apikey_insert(struct store *s, const char *name, const char *key_hash,
 	ulid_new(id);
 	LOCK(s);
 	rc = store_run(s, store_prep(s,
-				     "INSERT INTO api_key (id, name, key_hash,"
-				     " prefix, created_at) VALUES (?,?,?,?,?)",
-				     "ssssi", id, name, key_hash, prefix,
-				     clock_now()));
+	                             "INSERT INTO api_key (id, name, key_hash,"
+	                             " prefix, created_at) VALUES (?,?,?,?,?)",
+	                             "ssssi", id, name, key_hash, prefix,
+	                             clock_now()));
 	UNLOCK(s);
 	return rc;
 }
 
 int
 store_apikey_lookup(struct store *s, const char *key_hash, char *name,
-		    size_t len)
+                    size_t len)
 {
 	sqlite3_stmt *st;
 	int rc = STORE_NOT_FOUND;
 
 	LOCK(s);
 	st = store_prep(s, "SELECT name FROM api_key WHERE key_hash = ?", "s",
-			key_hash);
+	                key_hash);
 	if (st == NULL)
 		rc = -1;
 	else if (sqlite3_step(st) == SQLITE_ROW) {
@@ -64,9 +64,9 @@ store_apikey_lookup(struct store *s, const char *key_hash, char *name,
 	sqlite3_finalize(st);
 	if (rc == 0)
 		store_run(s, store_prep(s,
-					"UPDATE api_key SET last_used_at = ? "
-					"WHERE key_hash = ?",
-					"is", clock_now(), key_hash));
+		                        "UPDATE api_key SET last_used_at = ? "
+		                        "WHERE key_hash = ?",
+		                        "is", clock_now(), key_hash));
 	UNLOCK(s);
 	return rc;
 }

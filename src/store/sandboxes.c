@@ -12,10 +12,10 @@
 #include "store/internal.h"
 #include "store/store.h"
 
-#define SB_COLS                                                              \
-	"s.id, s.app_id, a.owner, s.status, s.status_reason, "              \
-	"s.error_message, s.container_id, s.image, s.exit_code, "           \
-	"s.oom_killed, s.ports, s.idle_policy, s.created_at, s.updated_at, " \
+#define SB_COLS                                                                \
+	"s.id, s.app_id, a.owner, s.status, s.status_reason, "                 \
+	"s.error_message, s.container_id, s.image, s.exit_code, "              \
+	"s.oom_killed, s.ports, s.idle_policy, s.created_at, s.updated_at, "   \
 	"s.last_active_at, s.stopped_at"
 #define SB_FROM " FROM sandbox s JOIN app a ON a.id = s.app_id "
 
@@ -43,7 +43,7 @@ ports_format(const struct sandbox *sb, char *out, size_t len)
 	out[0] = '\0';
 	for (int i = 0; i < sb->nports && off < len; i++)
 		off += (size_t)snprintf(out + off, len - off, "%s%d",
-					i ? "," : "", sb->ports[i]);
+		                        i ? "," : "", sb->ports[i]);
 }
 
 static void
@@ -81,28 +81,27 @@ store_sandbox_insert(struct store *s, const struct sandbox *sb)
 	ports_format(sb, ports, sizeof(ports));
 	LOCK(s);
 	rc = store_run(s, store_prep(s,
-				     "INSERT INTO sandbox (id, app_id, status, "
-				     "image, ports, idle_policy, created_at, "
-				     "updated_at, last_active_at) "
-				     "VALUES (?,?,?,?,?,?,?,?,?)",
-				     "ssssssiii", sb->id, sb->app_id,
-				     sb->status, sb->image, ports,
-				     sb->idle_policy, sb->created_at,
-				     sb->updated_at, sb->last_active_at));
+	                             "INSERT INTO sandbox (id, app_id, status, "
+	                             "image, ports, idle_policy, created_at, "
+	                             "updated_at, last_active_at) "
+	                             "VALUES (?,?,?,?,?,?,?,?,?)",
+	                             "ssssssiii", sb->id, sb->app_id,
+	                             sb->status, sb->image, ports,
+	                             sb->idle_policy, sb->created_at,
+	                             sb->updated_at, sb->last_active_at));
 	UNLOCK(s);
 	return rc;
 }
 
 static int
 sandbox_get_where(struct store *s, const char *where, const char *arg,
-		  struct sandbox *out)
+                  struct sandbox *out)
 {
 	char sql[512];
 	sqlite3_stmt *st;
 	int rc = STORE_NOT_FOUND;
 
-	snprintf(sql, sizeof(sql), "SELECT " SB_COLS SB_FROM "WHERE %s",
-		 where);
+	snprintf(sql, sizeof(sql), "SELECT " SB_COLS SB_FROM "WHERE %s", where);
 	LOCK(s);
 	st = store_prep(s, sql, "s", arg);
 	if (st == NULL)
@@ -139,13 +138,13 @@ store_sandbox_update(struct store *s, struct sandbox *sb)
 	ports_format(sb, ports, sizeof(ports));
 	LOCK(s);
 	st = store_prep(s,
-			"UPDATE sandbox SET status = ?, status_reason = ?, "
-			"error_message = ?, container_id = ?, image = ?, "
-			"exit_code = ?, oom_killed = ?, ports = ?, "
-			"idle_policy = ?, updated_at = ?, last_active_at = ?, "
-			"stopped_at = ? WHERE id = ?",
-			"sssss", sb->status, sb->status_reason,
-			sb->error_message, sb->container_id, sb->image);
+	                "UPDATE sandbox SET status = ?, status_reason = ?, "
+	                "error_message = ?, container_id = ?, image = ?, "
+	                "exit_code = ?, oom_killed = ?, ports = ?, "
+	                "idle_policy = ?, updated_at = ?, last_active_at = ?, "
+	                "stopped_at = ? WHERE id = ?",
+	                "sssss", sb->status, sb->status_reason,
+	                sb->error_message, sb->container_id, sb->image);
 	if (st) {
 		if (sb->has_exit_code)
 			sqlite3_bind_int(st, 6, sb->exit_code);
@@ -168,15 +167,15 @@ store_sandbox_delete(struct store *s, const char *id)
 	int rc;
 
 	LOCK(s);
-	rc = store_run(s, store_prep(s, "DELETE FROM sandbox WHERE id = ?", "s",
-				     id));
+	rc = store_run(
+	    s, store_prep(s, "DELETE FROM sandbox WHERE id = ?", "s", id));
 	UNLOCK(s);
 	return rc;
 }
 
 int
 store_sandbox_list(struct store *s, int (*fn)(const struct sandbox *, void *),
-		   void *arg)
+                   void *arg)
 {
 	struct sandbox *rows = NULL, sb;
 	size_t n = 0, cap = 0;
@@ -216,21 +215,21 @@ store_sandbox_list(struct store *s, int (*fn)(const struct sandbox *, void *),
 
 int
 store_sandbox_mark_exited(struct store *s, const char *id, int exit_code,
-			  bool oom_killed)
+                          bool oom_killed)
 {
 	int64_t now = clock_now();
 	int rc;
 
 	LOCK(s);
 	rc = store_run(s, store_prep(s,
-				     "UPDATE sandbox SET status = 'stopped', "
-				     "status_reason = ?, exit_code = ?, "
-				     "oom_killed = oom_killed OR ?, "
-				     "stopped_at = ?, updated_at = ? "
-				     "WHERE id = ? AND status = 'running'",
-				     "snniis",
-				     oom_killed ? "oom_killed" : "exited",
-				     exit_code, (int)oom_killed, now, now, id));
+	                             "UPDATE sandbox SET status = 'stopped', "
+	                             "status_reason = ?, exit_code = ?, "
+	                             "oom_killed = oom_killed OR ?, "
+	                             "stopped_at = ?, updated_at = ? "
+	                             "WHERE id = ? AND status = 'running'",
+	                             "snniis",
+	                             oom_killed ? "oom_killed" : "exited",
+	                             exit_code, (int)oom_killed, now, now, id));
 	UNLOCK(s);
 	return rc;
 }
@@ -242,9 +241,9 @@ store_sandbox_mark_oom(struct store *s, const char *id)
 
 	LOCK(s);
 	rc = store_run(s, store_prep(s,
-				     "UPDATE sandbox SET oom_killed = 1, "
-				     "updated_at = ? WHERE id = ?",
-				     "is", clock_now(), id));
+	                             "UPDATE sandbox SET oom_killed = 1, "
+	                             "updated_at = ? WHERE id = ?",
+	                             "is", clock_now(), id));
 	UNLOCK(s);
 	return rc;
 }

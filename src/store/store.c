@@ -41,8 +41,8 @@ migrate(struct store *s)
 	size_t n = sizeof(store_migrations) / sizeof(store_migrations[0]);
 
 	if (exec_sql(s, "CREATE TABLE IF NOT EXISTS schema_migration ("
-			"version INTEGER PRIMARY KEY, name TEXT NOT NULL,"
-			"applied_at INTEGER NOT NULL)") < 0)
+	                "version INTEGER PRIMARY KEY, name TEXT NOT NULL,"
+	                "applied_at INTEGER NOT NULL)") < 0)
 		return -1;
 	for (size_t i = 0; i < n; i++) {
 		const struct migration *m = &store_migrations[i];
@@ -50,9 +50,9 @@ migrate(struct store *s)
 		int have;
 
 		sqlite3_prepare_v2(s->db,
-				   "SELECT 1 FROM schema_migration "
-				   "WHERE version = ?",
-				   -1, &st, NULL);
+		                   "SELECT 1 FROM schema_migration "
+		                   "WHERE version = ?",
+		                   -1, &st, NULL);
 		sqlite3_bind_int(st, 1, m->version);
 		have = sqlite3_step(st) == SQLITE_ROW;
 		sqlite3_finalize(st);
@@ -64,9 +64,9 @@ migrate(struct store *s)
 			exec_sql(s, "ROLLBACK");
 			return -1;
 		}
-		sqlite3_prepare_v2(s->db,
-				   "INSERT INTO schema_migration VALUES (?,?,?)",
-				   -1, &st, NULL);
+		sqlite3_prepare_v2(
+		    s->db, "INSERT INTO schema_migration VALUES (?,?,?)", -1,
+		    &st, NULL);
 		sqlite3_bind_int(st, 1, m->version);
 		sqlite3_bind_text(st, 2, m->name, -1, SQLITE_STATIC);
 		sqlite3_bind_int64(st, 3, clock_now());
@@ -75,7 +75,7 @@ migrate(struct store *s)
 		if (exec_sql(s, "COMMIT") < 0)
 			return -1;
 		log_info("store: applied migration %04d_%s", m->version,
-			 m->name);
+		         m->name);
 	}
 	return 0;
 }
@@ -89,11 +89,11 @@ store_open(struct store **out, const char *path)
 		return -1;
 	pthread_mutex_init(&s->mu, NULL);
 	if (sqlite3_open_v2(path, &s->db,
-			    SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
-				    SQLITE_OPEN_FULLMUTEX,
-			    NULL) != SQLITE_OK) {
+	                    SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
+	                        SQLITE_OPEN_FULLMUTEX,
+	                    NULL) != SQLITE_OK) {
 		log_error("store: cannot open %s: %s", path,
-			  sqlite3_errmsg(s->db));
+		          sqlite3_errmsg(s->db));
 		goto fail;
 	}
 	sqlite3_busy_timeout(s->db, 5000);
@@ -139,7 +139,7 @@ store_prep(struct store *s, const char *sql, const char *fmt, ...)
 	for (const char *f = fmt; *f; f++, i++) {
 		if (*f == 's')
 			sqlite3_bind_text(st, i, va_arg(ap, const char *), -1,
-					  SQLITE_TRANSIENT);
+			                  SQLITE_TRANSIENT);
 		else if (*f == 'i')
 			sqlite3_bind_int64(st, i, va_arg(ap, int64_t));
 		else
@@ -200,8 +200,9 @@ store_meta_set(struct store *s, const char *key, const char *val)
 	int rc;
 
 	LOCK(s);
-	rc = store_run(s, store_prep(s, "INSERT OR REPLACE INTO meta VALUES (?, ?)", "ss",
-			 key, val));
+	rc = store_run(
+	    s, store_prep(s, "INSERT OR REPLACE INTO meta VALUES (?, ?)", "ss",
+	                  key, val));
 	UNLOCK(s);
 	return rc;
 }

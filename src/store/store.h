@@ -26,7 +26,7 @@ struct app {
 	char name[API_MAX_NAME_BYTES + 1];
 	char description[API_MAX_DESC_BYTES + 1];
 	char tags_json[API_MAX_TAGS * (API_MAX_TAG_BYTES * 6 + 3) + 3];
-	char runtime_preset[32]; /* "" when none */
+	char runtime_preset[32];               /* "" when none */
 	char current_sandbox_id[ULID_LEN + 1]; /* "" when none; read only */
 	int64_t created_at;
 	int64_t updated_at;
@@ -35,7 +35,7 @@ struct app {
 struct sandbox {
 	char id[ULID_LEN + 1];
 	char app_id[ULID_LEN + 1];
-	char owner[64]; /* the app's owner; read only */
+	char owner[64];         /* the app's owner; read only */
 	char status[16];        /* creating running stopped error */
 	char status_reason[32]; /* "" or stopped exited oom_killed … */
 	char error_message[384];
@@ -62,38 +62,38 @@ int store_meta_set(struct store *s, const char *key, const char *val);
 int store_app_insert(struct store *s, const struct app *a);
 /* owner NULL matches any owner. */
 int store_app_get(struct store *s, const char *owner, const char *id,
-		  struct app *out);
+                  struct app *out);
 int store_app_update(struct store *s, const struct app *a);
 int store_app_delete(struct store *s, const char *id);
 /* Newest first; fn returns non-zero to stop early. */
 int store_app_list(struct store *s, const char *owner,
-		   int (*fn)(const struct app *, void *), void *arg);
+                   int (*fn)(const struct app *, void *), void *arg);
 int store_app_count(struct store *s, int64_t *n);
 
 /* STORE_CONFLICT when the app already has a sandbox. */
 int store_sandbox_insert(struct store *s, const struct sandbox *sb);
 int store_sandbox_get(struct store *s, const char *id, struct sandbox *out);
 int store_sandbox_by_app(struct store *s, const char *app_id,
-			 struct sandbox *out);
+                         struct sandbox *out);
 /* Writes every mutable column of sb and bumps updated_at. */
 int store_sandbox_update(struct store *s, struct sandbox *sb);
 int store_sandbox_delete(struct store *s, const char *id);
 int store_sandbox_list(struct store *s,
-		       int (*fn)(const struct sandbox *, void *), void *arg);
+                       int (*fn)(const struct sandbox *, void *), void *arg);
 /*
  * The container died behind our back: running -> stopped with a reason.
  * A no-op (returns STORE_NOT_FOUND) unless the row is running.
  */
 int store_sandbox_mark_exited(struct store *s, const char *id, int exit_code,
-			      bool oom_killed);
+                              bool oom_killed);
 /* Records an OOM kill inside the sandbox (the container may live on). */
 int store_sandbox_mark_oom(struct store *s, const char *id);
 
 int store_apikey_count(struct store *s, int64_t *n);
-int store_apikey_insert(struct store *s, const char *name,
-			const char *key_hash, const char *prefix);
+int store_apikey_insert(struct store *s, const char *name, const char *key_hash,
+                        const char *prefix);
 /* Finds the key by hash; writes its name to name (64 bytes). */
 int store_apikey_lookup(struct store *s, const char *key_hash, char *name,
-			size_t len);
+                        size_t len);
 
 #endif

@@ -24,7 +24,7 @@ vault_token_new(char out[VAULT_TOKEN_LEN + 1])
 	out[1] = 'k';
 	out[2] = '_';
 	sodium_bin2base64(out + 3, VAULT_TOKEN_LEN + 1 - 3, rnd, sizeof(rnd),
-			  sodium_base64_VARIANT_URLSAFE_NO_PADDING);
+	                  sodium_base64_VARIANT_URLSAFE_NO_PADDING);
 	sodium_memzero(rnd, sizeof(rnd));
 }
 

@@ -13,24 +13,24 @@
 
 static int unit_failed;
 
-#define CHECK(cond)                                                          \
-	do {                                                                 \
-		if (!(cond)) {                                               \
-			fprintf(stderr, "  %s:%d: CHECK(%s) failed\n",       \
-				__FILE__, __LINE__, #cond);                  \
-			unit_failed = 1;                                     \
-		}                                                            \
+#define CHECK(cond)                                                            \
+	do {                                                                   \
+		if (!(cond)) {                                                 \
+			fprintf(stderr, "  %s:%d: CHECK(%s) failed\n",         \
+			        __FILE__, __LINE__, #cond);                    \
+			unit_failed = 1;                                       \
+		}                                                              \
 	} while (0)
 
-#define CHECK_STR(a, b)                                                      \
-	do {                                                                 \
-		const char *a_ = (a), *b_ = (b);                             \
-		if (a_ == NULL || b_ == NULL || strcmp(a_, b_) != 0) {       \
-			fprintf(stderr, "  %s:%d: \"%s\" != \"%s\"\n",       \
-				__FILE__, __LINE__, a_ ? a_ : "(null)",      \
-				b_ ? b_ : "(null)");                         \
-			unit_failed = 1;                                     \
-		}                                                            \
+#define CHECK_STR(a, b)                                                        \
+	do {                                                                   \
+		const char *a_ = (a), *b_ = (b);                               \
+		if (a_ == NULL || b_ == NULL || strcmp(a_, b_) != 0) {         \
+			fprintf(stderr, "  %s:%d: \"%s\" != \"%s\"\n",         \
+			        __FILE__, __LINE__, a_ ? a_ : "(null)",        \
+			        b_ ? b_ : "(null)");                           \
+			unit_failed = 1;                                       \
+		}                                                              \
 	} while (0)
 
 struct unit_test {
@@ -53,7 +53,7 @@ unit_main(const char *suite, const struct unit_test *tests, size_t n)
 	return bad ? 1 : 0;
 }
 
-#define UNIT_RUN(suite, table)                                               \
+#define UNIT_RUN(suite, table)                                                 \
 	unit_main(suite, table, sizeof(table) / sizeof(table[0]))
 
 #endif

@@ -1,0 +1,148 @@
+/* Unit tests of the lib/ leaves: ulid, buf, jv. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/buf.h"
+#include "lib/clock.h"
+#include "lib/jv.h"
+#include "lib/ulid.h"
+#include "unit.h"
+
+static void
+ulid_new_is_valid_and_unique(void)
+{
+	char a[ULID_LEN + 1], b[ULID_LEN + 1], canon[ULID_LEN + 1];
+
+	ulid_new(a);
+	ulid_new(b);
+	CHECK(strlen(a) == ULID_LEN);
+	CHECK(ulid_parse(a, canon));
+	CHECK_STR(canon, a);
+	CHECK(strcmp(a, b) != 0);
+}
+
+static void
+ulid_parse_is_strict(void)
+{
+	static const char *const bad[] = {
+	    "",
+	    "short",
+	    "..",
+	    "../etc",
+	    "a/b",
+	    "/abs",
+	    "0",
+	    "01ARZ3NDEKTSV4RRFFQ69G5FA",   /* 25 */
+	    "01ARZ3NDEKTSV4RRFFQ69G5FAVV", /* 27 */
+	    "81ARZ3NDEKTSV4RRFFQ69G5FAV",  /* first char > 7 */
+	    "01ARZ3NDEKTSV4RRFFQ69G5FAU",  /* U is not Crockford */
+	    "01ARZ3NDEKTSV4RRFFQ69G5FAI",  /* nor I */
+	    "01ARZ3NDEKTSV4RRFFQ69G5F/V",
+	};
+	char canon[ULID_LEN + 1];
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		CHECK(!ulid_parse(bad[i], NULL));
+	CHECK(ulid_parse("01arz3ndektsv4rrffq69g5fav", canon));
+	CHECK_STR(canon, "01ARZ3NDEKTSV4RRFFQ69G5FAV");
+}
+
+static void
+buf_respects_its_cap(void)
+{
+	struct buf b;
+
+	buf_init(&b, 8);
+	CHECK(buf_append(&b, "12345678", 8) == 0);
+	CHECK(buf_append(&b, "9", 1) == -1);
+	CHECK(b.len == 8);
+	CHECK_STR(b.data, "12345678");
+	buf_reset(&b);
+	CHECK(buf_appendf(&b, "%d-%s", 42, "x") == 0);
+	CHECK_STR(b.data, "42-x");
+	CHECK(buf_appendf(&b, "%s", "toolongtext") == -1);
+	buf_release(&b);
+}
+
+static void
+jv_refuses_deep_nesting(void)
+{
+	char text[256], err[128];
+	struct jv *v;
+	int d = 40;
+
+	for (int i = 0; i < d; i++)
+		text[i] = '[';
+	for (int i = 0; i < d; i++)
+		text[d + i] = ']';
+	v = jv_parse(text, (size_t)(2 * d), 32, err, sizeof(err));
+	CHECK(v == NULL);
+	CHECK(strstr(err, "deeper") != NULL);
+	/* Brackets inside strings do not count. */
+	const char *s = "{\"a\":\"[[[[[[[[[[[[\"}";
+	v = jv_parse(s, strlen(s), 2, err, sizeof(err));
+	CHECK(v != NULL);
+	jv_free(v);
+}
+
+static void
+jv_rejects_bad_text(void)
+{
+	static const char *const bad[] = {
+	    "", "{", "{\"a\":}", "{} x", "{\"a\":1,\"a\":2}", "\"\xff\""};
+	char err[128];
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct jv *v =
+		    jv_parse(bad[i], strlen(bad[i]), 32, err, sizeof(err));
+		CHECK(v == NULL);
+		jv_free(v);
+	}
+}
+
+static void
+jv_dump_is_compact_and_ordered(void)
+{
+	struct jv *o = jv_obj(), *a = jv_arr();
+	struct buf b;
+
+	jv_set_str(o, "id", "X");
+	jv_set_int(o, "n", 3);
+	jv_push(a, jv_new_str("t"));
+	jv_set(o, "tags", a);
+	jv_set_bool(o, "ok", true);
+	jv_set_str(o, "skipped", NULL);
+	buf_init(&b, 0);
+	CHECK(jv_dump(o, &b) == 0);
+	CHECK_STR(b.data,
+	          "{\"id\":\"X\",\"n\":3,\"tags\":[\"t\"],\"ok\":true}");
+	buf_release(&b);
+	jv_free(o);
+}
+
+static void
+clock_formats_rfc3339(void)
+{
+	char t[CLOCK_RFC3339_LEN];
+
+	clock_rfc3339(0, t);
+	CHECK_STR(t, "1970-01-01T00:00:00Z");
+	clock_rfc3339(1795935600, t);
+	CHECK_STR(t, "2026-11-29T07:00:00Z");
+}
+
+static const struct unit_test tests[] = {
+    {"ulid_new is valid and unique", ulid_new_is_valid_and_unique},
+    {"ulid_parse is strict", ulid_parse_is_strict},
+    {"buf respects its cap", buf_respects_its_cap},
+    {"jv refuses deep nesting", jv_refuses_deep_nesting},
+    {"jv rejects bad text", jv_rejects_bad_text},
+    {"jv dump is compact and ordered", jv_dump_is_compact_and_ordered},
+    {"clock formats RFC 3339", clock_formats_rfc3339},
+};
+
+int
+main(void)
+{
+	return UNIT_RUN("lib", tests);
+}

@@ -29,27 +29,40 @@ struct auth {
 	size_t ntokens;
 };
 
-static int
-first_token(struct store *store)
+int
+auth_token_issue(struct store *store, const char *name)
 {
 	char token[VAULT_TOKEN_LEN + 1], hash[VAULT_HASH_HEX + 1];
 	char prefix[32];
+	int rc;
+
+	vault_token_new(token);
+	vault_hash_hex(token, strlen(token), hash);
+	snprintf(prefix, sizeof(prefix), "%.12s...", token);
+	rc = store_apikey_replace(store, name, hash, prefix);
+	if (rc == 0) {
+		printf("API token (shown once): %s\n", token);
+		fflush(stdout);
+	}
+	vault_wipe(token, sizeof(token));
+	return rc == 0 ? 0 : -1;
+}
+
+static int
+first_token(struct store *store)
+{
 	int64_t n;
 
 	if (store_apikey_count(store, &n) < 0)
 		return -1;
-	if (n > 0)
+	if (n > 0) {
+		printf("API token: made at first start and stored hashed; "
+		       "`sandboxd token` makes a new one\n");
+		fflush(stdout);
 		return 0;
-	vault_token_new(token);
-	vault_hash_hex(token, strlen(token), hash);
-	snprintf(prefix, sizeof(prefix), "%.12s...", token);
-	if (store_apikey_insert(store, "default", hash, prefix) != 0) {
-		vault_wipe(token, sizeof(token));
-		return -1;
 	}
-	printf("API token (shown once): %s\n", token);
-	fflush(stdout);
-	vault_wipe(token, sizeof(token));
+	if (auth_token_issue(store, "default") < 0)
+		return -1;
 	log_info("generated the first API token (name \"default\"); only its "
 	         "hash is stored");
 	return 0;

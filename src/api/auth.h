@@ -17,6 +17,11 @@ struct auth;
 
 int auth_init(struct auth **out, struct config *cfg, struct store *store);
 void auth_free(struct auth *a);
+/*
+ * Makes a new token for the tenant name (replacing that name's stored
+ * token), prints it once on stdout and stores only its hash.
+ */
+int auth_token_issue(struct store *store, const char *name);
 bool auth_disabled(const struct auth *a);
 /*
  * Checks an Authorization header value.  On success writes the caller's

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "api/auth.h"
 #include "api/server.h"
 #include "core/config.h"
 #include "core/core.h"
@@ -24,6 +25,8 @@ usage(FILE *f)
 {
 	fprintf(f,
 	        "usage: sandboxd serve      run the daemon in the foreground\n"
+	        "       sandboxd token      make a new API token (replaces the "
+	        "old one)\n"
 	        "       sandboxd version    print the version\n"
 	        "Configuration comes from the environment and .env; see "
 	        "README.md.\n");
@@ -119,9 +122,31 @@ out:
 	return rc;
 }
 
+static int
+token(void)
+{
+	struct store *store = NULL;
+	struct config cfg;
+	char err[512];
+	int rc = 1;
+
+	if (config_load(&cfg, err, sizeof(err)) < 0) {
+		fprintf(stderr, "sandboxd: configuration error: %s\n", err);
+		return 2;
+	}
+	if (vault_init() == 0 && open_store(&cfg, &store) == 0 &&
+	    auth_token_issue(store, "default") == 0)
+		rc = 0;
+	store_close(store);
+	config_release(&cfg);
+	return rc;
+}
+
 int
 main(int argc, char **argv)
 {
+	if (argc >= 2 && strcmp(argv[1], "token") == 0)
+		return token();
 	if (argc >= 2 && strcmp(argv[1], "serve") == 0)
 		return serve();
 	if (argc >= 2 && strcmp(argv[1], "version") == 0) {

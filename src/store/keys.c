@@ -70,3 +70,25 @@ store_apikey_lookup(struct store *s, const char *key_hash, char *name,
 	UNLOCK(s);
 	return rc;
 }
+
+int
+store_apikey_replace(struct store *s, const char *name, const char *key_hash,
+                     const char *prefix)
+{
+	char id[ULID_LEN + 1];
+	int rc;
+
+	ulid_new(id);
+	LOCK(s);
+	sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
+	store_run(
+	    s, store_prep(s, "DELETE FROM api_key WHERE name = ?", "s", name));
+	rc = store_run(s, store_prep(s,
+	                             "INSERT INTO api_key (id, name, key_hash,"
+	                             " prefix, created_at) VALUES (?,?,?,?,?)",
+	                             "ssssi", id, name, key_hash, prefix,
+	                             clock_now()));
+	sqlite3_exec(s->db, rc == 0 ? "COMMIT" : "ROLLBACK", NULL, NULL, NULL);
+	UNLOCK(s);
+	return rc;
+}

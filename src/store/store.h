@@ -92,6 +92,9 @@ int store_sandbox_mark_oom(struct store *s, const char *id);
 int store_apikey_count(struct store *s, int64_t *n);
 int store_apikey_insert(struct store *s, const char *name, const char *key_hash,
                         const char *prefix);
+/* Replaces (or adds) the key with this name, atomically. */
+int store_apikey_replace(struct store *s, const char *name,
+                         const char *key_hash, const char *prefix);
 /* Finds the key by hash; writes its name to name (64 bytes). */
 int store_apikey_lookup(struct store *s, const char *key_hash, char *name,
                         size_t len);

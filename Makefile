@@ -22,7 +22,7 @@ SUP_SRC    := $(wildcard src/supervisor/*.c)
 UNIT_SRC   := $(wildcard tests/unit/test_*.c)
 UNIT_BIN   := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 
-.PHONY: all check unit integration lint fmt asan image bench clean
+.PHONY: all check unit integration lint fmt asan fuzz image bench clean
 
 all: $(BUILD)/sandboxd $(BUILD)/sandboxd-init
 
@@ -49,11 +49,11 @@ unit: $(UNIT_BIN)
 	@tests/run-unit $(UNIT_BIN)
 
 integration: all
-	@tests/run-integration
+	@SANDBOXD_BIN=$(abspath $(BUILD)/sandboxd) tests/run-integration
 
 # Everything CI runs; the last line is "N passed, N failed".
 check: all $(UNIT_BIN)
-	@tests/run-all $(UNIT_BIN)
+	@SANDBOXD_BIN=$(abspath $(BUILD)/sandboxd) tests/run-all $(UNIT_BIN)
 
 lint:
 	@scripts/lint
@@ -64,6 +64,22 @@ fmt:
 asan:
 	$(MAKE) BUILD=build-asan CFLAGS='-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer' check
 
+# Fuzz every parser with libFuzzer for FUZZ_SECONDS each.
+FUZZ_SECONDS ?= 20
+FUZZ_SRC     := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_LIB     := src/lib/jv.c src/lib/buf.c src/lib/ulid.c
+fuzz:
+	@mkdir -p build-fuzz
+	@for f in $(FUZZ_SRC); do \
+		n=$$(basename $$f .c); \
+		clang -std=c17 -D_GNU_SOURCE -g -O1 -Isrc \
+			-fsanitize=fuzzer,address,undefined $$f $(FUZZ_LIB) \
+			$(shell pkg-config --libs jansson) -o build-fuzz/$$n || exit 1; \
+		echo "fuzzing $$n for $(FUZZ_SECONDS)s"; \
+		build-fuzz/$$n -max_total_time=$(FUZZ_SECONDS) -max_len=4096 \
+			-print_final_stats=0 2>&1 | tail -n 2 || exit 1; \
+	done
+
 image: $(BUILD)/sandboxd-init
 	BUILD=$(BUILD) scripts/build-image
 
@@ -71,6 +87,6 @@ bench: all
 	bench/run
 
 clean:
-	rm -rf build build-asan
+	rm -rf build build-asan build-fuzz
 
 -include $(DAEMON_OBJ:.o=.d)

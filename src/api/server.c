@@ -229,7 +229,10 @@ dispatch(struct api *a, struct MHD_Connection *conn, struct req *r,
 		if (!route_match(routes[i].pattern, r->path, r->ids, &bad))
 			continue;
 		any = true;
-		if (strcmp(routes[i].method, r->method) == 0) {
+		/* HEAD is GET without the body (libmicrohttpd drops it). */
+		if (strcmp(routes[i].method, r->method) == 0 ||
+		    (strcmp(r->method, "HEAD") == 0 &&
+		     strcmp(routes[i].method, "GET") == 0)) {
 			found = &routes[i];
 			bad_id = bad;
 			break;

@@ -1,20 +1,21 @@
 #!/usr/bin/env bash
-# Tenancy: with SANDBOXD_API_TOKENS=a=tok-a,b=tok-b, an app (and its sandbox)
+# Tenancy: with two tokens a=… and b=…, an app (and its sandbox)
 # made with token a does not exist for token b: 404 on every call, absent
 # from b's list, and b's attempts change nothing for a.
 . "$(dirname "$0")/lib.sh"
 need_docker
-start_daemon SANDBOXD_API_TOKENS=a=tok-a,b=tok-b ||
+# (The daemon refuses tokens shorter than 8 characters, so not "tok-a-tenant".)
+start_daemon SANDBOXD_API_TOKENS=a=tok-a-tenant,b=tok-b-tenant ||
 	bail "the daemon did not come up (exit status ${DAEMON_RC:-none})"
 
-TOKEN=tok-a
+TOKEN=tok-a-tenant
 t_begin "token a creates an app with a sandbox"
 create_app tenant-a && create_sandbox "$APP_ID"
 t_end
 A_APP=${APP_ID:-01ARZ3NDEKTSV4RRFFQ69G5FAV}
 A_SB=${SB_ID:-01ARZ3NDEKTSV4RRFFQ69G5FAV}
 
-TOKEN=tok-b
+TOKEN=tok-b-tenant
 t_begin "token b creates its own app"
 create_app tenant-b
 B_APP=${APP_ID:-}
@@ -25,7 +26,7 @@ as_b() {
 	local name=$1 st=$2
 	shift 2
 	t_begin "token b: $name"
-	api_as tok-b "$@"
+	api_as tok-b-tenant "$@"
 	expect_status "$st"
 	[[ $st == 404 ]] && expect_envelope not_found
 	t_end
@@ -40,19 +41,19 @@ as_b "DELETE a's sandbox is 404"        404 DELETE "/v1/sandboxes/$A_SB"
 as_b "DELETE a's app is 404"            404 DELETE "/v1/apps/$A_APP"
 
 t_begin "token b's list has only b's app"
-api_as tok-b GET /v1/apps
+api_as tok-b-tenant GET /v1/apps
 expect_status 200 && expect_jq "[.apps[].id] == [\"$B_APP\"]" "apps == [$B_APP]"
 t_end
 
 t_begin "token a's list has only a's app"
-api_as tok-a GET /v1/apps
+api_as tok-a-tenant GET /v1/apps
 expect_status 200 && expect_jq "[.apps[].id] == [\"$A_APP\"]" "apps == [$A_APP]"
 t_end
 
 t_begin "token a's app and sandbox are untouched by b"
-api_as tok-a GET "/v1/apps/$A_APP"
+api_as tok-a-tenant GET "/v1/apps/$A_APP"
 expect_status 200 && expect_json .name tenant-a && expect_json .current_sandbox_id "$A_SB"
-api_as tok-a GET "/v1/sandboxes/$A_SB"
+api_as tok-a-tenant GET "/v1/sandboxes/$A_SB"
 expect_status 200 && expect_json .status running
 if c=$(container_of "$A_SB"); then
 	container_running "$c" || t_err "a's container is not running any more"
@@ -62,7 +63,7 @@ fi
 t_end
 
 t_begin "token a cannot see b's app either"
-api_as tok-a GET "/v1/apps/$B_APP"
+api_as tok-a-tenant GET "/v1/apps/$B_APP"
 expect_status 404 && expect_envelope not_found
 t_end
 

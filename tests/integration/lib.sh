@@ -35,6 +35,7 @@ esac
 
 IT_TMP=$(mktemp -d "${TMPDIR:-/tmp}/sandboxd-it.XXXXXX")
 chmod 755 "$IT_TMP"
+: >"$IT_TMP/empty.env"
 IT_FAILS=0
 IT_CASES=0
 IT_CLEANUP_HOOKS=()
@@ -159,7 +160,8 @@ daemon_alive() {
 
 # start_daemon [VAR=value]… [-VAR]…
 # Starts `sandboxd serve` in a clean environment: SANDBOXD_DATA_DIR=$DATA,
-# SANDBOXD_API_ADDR=127.0.0.1:<free port>, SANDBOXD_ENV_FILE=<nonexistent>,
+# SANDBOXD_API_ADDR=127.0.0.1:<free port>, SANDBOXD_ENV_FILE=<an empty file>
+# (the daemon refuses a named file that does not exist),
 # SANDBOXD_API_TOKENS=it=$IT_TOKEN, overridden by VAR=value and removed by
 # -VAR.  Waits up to 10 s for /healthz to say ok.  Returns 0 when ready;
 # 1 when the daemon exited (status in DAEMON_RC) or never became ready.
@@ -167,7 +169,7 @@ start_daemon() {
 	local -A env=(
 		[SANDBOXD_DATA_DIR]=$DATA
 		[SANDBOXD_API_ADDR]=127.0.0.1:$(free_port)
-		[SANDBOXD_ENV_FILE]=$IT_TMP/no-such.env
+		[SANDBOXD_ENV_FILE]=$IT_TMP/empty.env
 		[SANDBOXD_API_TOKENS]=it=$IT_TOKEN
 	)
 	local kv
@@ -451,11 +453,7 @@ it_cleanup() {
 	pids=$(jobs -pr)
 	# shellcheck disable=SC2086
 	[[ -n $pids ]] && kill $pids 2>/dev/null
-	if [[ -n $DAEMON_PID ]]; then
-		kill -TERM "$DAEMON_PID" 2>/dev/null
-		sleep 0.2
-		kill -KILL "$DAEMON_PID" 2>/dev/null
-	fi
+	stop_daemon 2>/dev/null
 	remove_test_containers
 	if [[ -n ${IT_KEEP:-} ]]; then
 		echo "# kept $IT_TMP"

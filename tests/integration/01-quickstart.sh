@@ -89,9 +89,29 @@ lines=$(wc -l <"$BODY_FILE")
 grep -q '": ' "$BODY_FILE" && t_err "POST /v1/apps: body has a space after ':': $(short_body)"
 t_end
 
+t_begin "timestamps are RFC 3339 UTC"
+api GET "/v1/sandboxes/$SB"
+for k in created_at updated_at last_active_at; do
+	v=$(j ".$k")
+	[[ $v =~ ^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?Z$ ]] ||
+		t_err "GET /v1/sandboxes/$SB: .$k '$v' is not RFC 3339 UTC"
+done
+api GET "/v1/apps/$APP"
+v=$(j .created_at)
+[[ $v =~ ^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?Z$ ]] ||
+	t_err "GET /v1/apps/$APP: .created_at '$v' is not RFC 3339 UTC"
+t_end
+
 t_begin "the app is listed"
 api GET /v1/apps
 expect_status 200 && expect_jq "[.apps[].id] | index(\"$APP\") != null" "app $APP in the list"
+t_end
+
+t_begin "apps are listed newest first"
+api POST /v1/apps '{"name":"newest"}'
+NEWEST=$(j .id)
+api GET /v1/apps
+expect_status 200 && expect_json '.apps[0].id' "$NEWEST" && expect_json '.apps[-1].id' "$APP"
 t_end
 
 finish

@@ -20,7 +20,7 @@ bad() {
 	api "$@"
 	expect_status "$st"
 	expect_envelope "$code"
-	expect_header X-Request-Id
+	expect_request_id
 	t_end
 }
 
@@ -32,7 +32,7 @@ bad_auth() {
 	api_auth "$auth" "$@"
 	expect_status 401
 	expect_envelope unauthorized false
-	expect_header X-Request-Id
+	expect_request_id
 	t_end
 }
 
@@ -80,8 +80,10 @@ done
 t_end
 
 # Body size: exactly 1 MiB is allowed, one byte more is 413.
-mk_body() { # mk_body FILE TOTAL-BYTES: {"name":"big","description":"aaa…"}
-	local head='{"name":"big","description":"' tail='"}'
+# The padding goes in an unknown field (ignored), so the only thing wrong
+# with the bigger bodies is their size.
+mk_body() { # mk_body FILE TOTAL-BYTES: {"name":"big","padding":"aaa…"}
+	local head='{"name":"big","padding":"' tail='"}'
 	{
 		printf '%s' "$head"
 		head -c $(($2 - ${#head} - ${#tail})) /dev/zero | tr '\0' a
@@ -92,11 +94,10 @@ mk_body "$IT_TMP/over.json" $((1024 * 1024 + 1))
 bad "body of 1 MiB + 1 byte"            413 payload_too_large POST /v1/apps "@$IT_TMP/over.json"
 mk_body "$IT_TMP/huge.json" $((3 * 1024 * 1024))
 bad "body of 3 MiB"                     413 payload_too_large POST /v1/apps "@$IT_TMP/huge.json"
-t_begin "boundary: body of exactly 1 MiB is not 413"
+t_begin "boundary: a valid body of exactly 1 MiB is accepted"
 mk_body "$IT_TMP/limit.json" $((1024 * 1024))
 api POST /v1/apps "@$IT_TMP/limit.json"
-[[ $STATUS == 413 ]] && t_err "$REQ with a 1048576-byte body: 413"
-[[ $STATUS == 000 ]] && t_err "$REQ with a 1048576-byte body: no answer"
+expect_status 201 && expect_json .name big
 t_end
 
 deep() { printf '{"name":"deep","x":%s%s}' "$(printf '[%.0s' $(seq "$1"))" "$(printf ']%.0s' $(seq "$1"))"; }

@@ -100,4 +100,27 @@ else
 fi
 t_end
 
+t_begin "a container removed while the daemon is down is container_missing, and start recreates it"
+kill9_daemon
+if c=$(container_of "$RUN_SB"); then
+	docker rm -f "$c" >/dev/null
+fi
+if start_daemon -SANDBOXD_API_TOKENS; then
+	TOKEN=$TOKEN0
+	wait_until 10 eval '[[ $(sandbox_status "$RUN_SB") == stopped ]]'
+	api GET "/v1/sandboxes/$RUN_SB"
+	expect_status 200 && expect_json .status stopped && expect_json .status_reason container_missing
+	api POST "/v1/sandboxes/$RUN_SB/start"
+	expect_status 200 && expect_json .status running
+	if c=$(container_of "$RUN_SB"); then
+		out=$(docker exec "$c" cat /home/sandbox/marker 2>&1)
+		[[ $out == run ]] || t_err "inside the recreated container /home/sandbox/marker reads '$out'"
+	else
+		t_err "no container for $RUN_SB after start"
+	fi
+else
+	t_err "the daemon did not come back (exit ${DAEMON_RC:-none})"
+fi
+t_end
+
 finish

@@ -343,6 +343,12 @@ expect_header() {
 	grep -qi "^$1:" <<<"$HEADERS" || t_err "$REQ: no $1 header in the response"
 }
 
+# X-Request-Id is there and is a ULID.
+expect_request_id() {
+	expect_header X-Request-Id || return 1
+	ulid_ok "$(header X-Request-Id)" || t_err "$REQ: X-Request-Id '$(header X-Request-Id)' is not a ULID"
+}
+
 # expect_true WHAT CMD…: CMD must succeed.
 expect_true() {
 	local what=$1

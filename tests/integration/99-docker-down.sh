@@ -3,7 +3,9 @@
 # Docker answer 503 docker_unavailable with retryable:true while the rest of
 # the API and /healthz keep working; once dockerd is back (started as
 # scripts/bootstrap does) a sandbox create succeeds again within 30 s without
-# restarting sandboxd.  dockerd is always running again when this ends.
+# restarting sandboxd.  A second round starts sandboxd while Docker is down
+# (so the sandbox row still says running): it must come up, and stop must
+# be 503 until Docker is back.  dockerd is always running again at the end.
 . "$(dirname "$0")/lib.sh"
 need_docker
 
@@ -22,7 +24,9 @@ echo "# dockerd: pid $DOCKERD_PID: ${DOCKERD_CMD[*]}"
 start_dockerd() {
 	# As scripts/bootstrap does, in its own session so that the runner's
 	# timeout cannot take it down with this script.
+	# disown: it is not one of this test's jobs, which cleanup kills.
 	setsid nohup "${DOCKERD_CMD[@]}" >>/var/log/sandboxd-dockerd.log 2>&1 </dev/null &
+	disown $!
 	wait_until 60 docker_ok
 }
 
@@ -45,14 +49,20 @@ t_end
 SB=${SB_ID:-}
 [[ -n $SB ]] || bail "no sandbox"
 
+stop_dockerd() {
+	DOCKERD_PID=$(live_dockerd)
+	[[ -n $DOCKERD_PID ]] || { t_err "no dockerd process"; return 1; }
+	kill -TERM "$DOCKERD_PID"
+	if ! wait_until 60 proc_gone "$DOCKERD_PID"; then
+		note "dockerd did not exit within 60 s of SIGTERM; SIGKILL"
+		kill -KILL "$DOCKERD_PID"
+		sleep 1
+	fi
+	wait_until 10 eval '! docker_ok' || t_err "Docker still answers _ping after dockerd was stopped"
+}
+
 t_begin "stop dockerd"
-kill -TERM "$DOCKERD_PID"
-if ! wait_until 60 proc_gone "$DOCKERD_PID"; then
-	note "dockerd did not exit within 60 s of SIGTERM; SIGKILL"
-	kill -KILL "$DOCKERD_PID"
-	sleep 1
-fi
-wait_until 10 eval '! docker_ok' || t_err "Docker still answers _ping after dockerd was stopped"
+stop_dockerd
 t_end
 docker_ok && bail "Docker is still up; cannot test"
 
@@ -75,6 +85,7 @@ expect_status 200
 expect_healthz
 create_app during-outage
 NEW_APP=${APP_ID:-}
+NEW_SB=
 t_end
 
 [[ -n $NEW_APP ]] && down_503 "POST /v1/apps/{id}/sandbox on a new app" POST "/v1/apps/$NEW_APP/sandbox" '{"ports":[3000]}'
@@ -121,7 +132,8 @@ done
 if ((ok)); then
 	expect_json .status running
 	note "took $((SECONDS - t0)) s"
-	c=$(container_of "$(j .id)") && { container_running "$c" || t_err "its container is not running"; }
+	NEW_SB=$(j .id)
+	c=$(container_of "$NEW_SB") && { container_running "$c" || t_err "its container is not running"; }
 else
 	t_err "30 s after Docker came back: $REQ is still $STATUS $(short_body)"
 fi
@@ -130,6 +142,62 @@ t_end
 t_begin "Docker back: the first sandbox can be started again"
 api POST "/v1/sandboxes/$SB/start"
 expect_status 200 && expect_json .status running
+t_end
+
+# --- round two: sandboxd starts while Docker is down -----------------------------
+SB2=${NEW_SB:-$SB}
+stop_daemon
+t_begin "round two: stop sandboxd, then dockerd"
+stop_dockerd
+t_end
+docker_ok && bail "Docker is still up; cannot test"
+
+t_begin "round two: sandboxd starts while Docker is down"
+start_daemon || t_err "the daemon did not come up without Docker (exit ${DAEMON_RC:-none}): $(tail -n 3 "$DAEMON_ERR")"
+expect_healthz
+api GET /v1/apps
+expect_status 200
+api GET "/v1/sandboxes/$SB2"
+expect_status 200
+before=$(j .status)
+note "the sandbox is '$before' in the API"
+t_end
+
+# The daemon cannot know the container's state; whichever it shows, the
+# action that would change it needs Docker.
+if [[ $before == stopped ]]; then
+	down_503 "round two: POST /v1/sandboxes/{id}/start" POST "/v1/sandboxes/$SB2/start"
+else
+	down_503 "round two: POST /v1/sandboxes/{id}/stop" POST "/v1/sandboxes/$SB2/stop"
+fi
+
+t_begin "round two: after the refusals the sandbox still exists"
+api GET "/v1/sandboxes/$SB2"
+expect_status 200
+t_end
+
+t_begin "round two: dockerd comes back"
+start_dockerd || t_err "dockerd did not answer _ping within 60 s of being started"
+t_end
+docker_ok || bail "dockerd is not back"
+
+t_begin "round two: within 30 s the daemon has caught up and the sandbox starts"
+t0=$SECONDS
+while ((SECONDS - t0 <= 30)); do
+	api POST "/v1/sandboxes/$SB2/start"
+	[[ $STATUS == 200 ]] && break
+	sleep 1
+done
+expect_status 200 && expect_json .status running
+if c=$(container_of "$SB2"); then
+	container_running "$c" ||
+		t_err "$REQ answered $STATUS \"status\":\"$(j .status)\" $((SECONDS - t0)) s after Docker came back, but its container is not running: $(dinspect "$c" '{{.State.Status}} exit {{.State.ExitCode}}')"
+	sleep 2
+	api GET "/v1/sandboxes/$SB2"
+	expect_json .status running
+else
+	t_err "no container for $SB2"
+fi
 t_end
 
 finish

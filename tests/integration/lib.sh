@@ -454,11 +454,12 @@ sandbox_status() {
 it_cleanup() {
 	local rc=$? hook
 	trap - EXIT TERM INT HUP
-	for hook in "${IT_CLEANUP_HOOKS[@]}"; do "$hook"; done
 	local pids
 	pids=$(jobs -pr)
 	# shellcheck disable=SC2086
 	[[ -n $pids ]] && kill $pids 2>/dev/null
+	# Hooks (e.g. "make sure dockerd runs") before the containers go.
+	for hook in "${IT_CLEANUP_HOOKS[@]}"; do "$hook"; done
 	stop_daemon 2>/dev/null
 	remove_test_containers
 	if [[ -n ${IT_KEEP:-} ]]; then

@@ -250,13 +250,17 @@ core_sandbox_start(struct core *c, const char *id, struct sandbox *sb,
 
 	if (mu == NULL)
 		return -1;
-	if (strcmp(sb->status, "running") == 0)
-		return unlock_with(mu, 0);
-	if (strcmp(sb->status, "stopped") != 0)
+	if (strcmp(sb->status, "running") != 0 &&
+	    strcmp(sb->status, "stopped") != 0)
 		return unlock_with(mu, ERR_CONFLICT(e,
 		                                    "sandbox is %s; cannot "
 		                                    "start it",
 		                                    sb->status));
+	/*
+	 * Even a "running" row gets a real start: the row can be stale for
+	 * a moment after the engine came back (its containers were stopped
+	 * with it), and starting a running container is a no-op.
+	 */
 	rc = container_run(c, sb, msg);
 	if (rc != DOCKER_OK)
 		return unlock_with(mu, docker_err(rc, msg, e));

@@ -37,9 +37,12 @@ $(BUILD)/sandboxd: $(DAEMON_OBJ)
 
 # The supervisor is PID 1 inside every sandbox: libc only, static, so it
 # runs on any base image.
+# Sanitizers cannot link statically, so it keeps its own flags.
+SUP_CFLAGS ?= -O2 -g
 $(BUILD)/sandboxd-init: $(SUP_SRC)
 	@mkdir -p $(dir $@)
-	$(CC) -std=c17 -D_GNU_SOURCE $(WARN) $(CFLAGS) -static -o $@ $(SUP_SRC)
+	@echo "  LINK    $@"
+	@$(CC) -std=c17 -D_GNU_SOURCE $(WARN) $(SUP_CFLAGS) -static -o $@ $(SUP_SRC)
 
 $(BUILD)/tests/%: tests/unit/%.c tests/unit/unit.h $(LIB_OBJ)
 	@mkdir -p $(dir $@)

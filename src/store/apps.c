@@ -15,8 +15,10 @@
 	"(SELECT id FROM sandbox WHERE app_id = a.id)"
 
 static void
-app_from_row(sqlite3_stmt *st, struct app *a)
+app_from_row(sqlite3_stmt *st, void *out)
 {
+	struct app *a = out;
+
 	store_col_text(st, 0, a->id, sizeof(a->id));
 	store_col_text(st, 1, a->owner, sizeof(a->owner));
 	store_col_text(st, 2, a->name, sizeof(a->name));
@@ -52,21 +54,14 @@ int
 store_app_get(struct store *s, const char *owner, const char *id,
               struct app *out)
 {
-	sqlite3_stmt *st;
-	int rc = STORE_NOT_FOUND;
+	int rc;
 
 	LOCK(s);
-	st = store_prep(s,
-	                "SELECT " APP_COLS " FROM app a WHERE a.id = ? "
-	                "AND (?2 IS NULL OR a.owner = ?2)",
-	                "ss", id, owner);
-	if (st == NULL)
-		rc = -1;
-	else if (sqlite3_step(st) == SQLITE_ROW) {
-		app_from_row(st, out);
-		rc = 0;
-	}
-	sqlite3_finalize(st);
+	rc = store_one(store_prep(s,
+	                          "SELECT " APP_COLS " FROM app a WHERE "
+	                          "a.id = ? AND (?2 IS NULL OR a.owner = ?2)",
+	                          "ss", id, owner),
+	               app_from_row, out);
 	UNLOCK(s);
 	return rc;
 }

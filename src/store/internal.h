@@ -20,5 +20,18 @@ sqlite3_stmt *store_prep(struct store *s, const char *sql, const char *fmt,
 /* Steps and finalizes a statement that returns no rows. */
 int store_run(struct store *s, sqlite3_stmt *st);
 void store_col_text(sqlite3_stmt *st, int col, char *dst, size_t len);
+/* A text destination for store_one(): fills buf from column 0. */
+struct store_text {
+	char *buf;
+	size_t len;
+};
+void store_fill_text(sqlite3_stmt *st, void *out);
+/*
+ * Steps and finalizes a statement expected to return at most one row;
+ * on a row calls fill(st, out).  0, STORE_NOT_FOUND, or -1 when st is
+ * NULL.  The caller holds the lock.
+ */
+int store_one(sqlite3_stmt *st, void (*fill)(sqlite3_stmt *, void *),
+              void *out);
 
 #endif

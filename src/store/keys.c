@@ -28,44 +28,23 @@ store_apikey_count(struct store *s, int64_t *n)
 }
 
 int
-store_apikey_insert(struct store *s, const char *name, const char *key_hash,
-                    const char *prefix)
-{
-	char id[ULID_LEN + 1];
-	int rc;
-
-	ulid_new(id);
-	LOCK(s);
-	rc = store_run(s, store_prep(s,
-	                             "INSERT INTO api_key (id, name, key_hash,"
-	                             " prefix, created_at) VALUES (?,?,?,?,?)",
-	                             "ssssi", id, name, key_hash, prefix,
-	                             clock_now()));
-	UNLOCK(s);
-	return rc;
-}
-
-int
 store_apikey_lookup(struct store *s, const char *key_hash, char *name,
                     size_t len)
 {
-	sqlite3_stmt *st;
-	int rc = STORE_NOT_FOUND;
+	struct store_text n = {name, len};
+	int rc;
 
 	LOCK(s);
-	st = store_prep(s, "SELECT name FROM api_key WHERE key_hash = ?", "s",
-	                key_hash);
-	if (st == NULL)
-		rc = -1;
-	else if (sqlite3_step(st) == SQLITE_ROW) {
-		store_col_text(st, 0, name, len);
-		rc = 0;
-	}
-	sqlite3_finalize(st);
+	rc = store_one(store_prep(s,
+	                          "SELECT name FROM api_key WHERE key_hash = ?",
+	                          "s", key_hash),
+	               store_fill_text, &n);
+	/* At most one write a minute per key, not one per request. */
 	if (rc == 0)
 		store_run(s, store_prep(s,
-		                        "UPDATE api_key SET last_used_at = ? "
-		                        "WHERE key_hash = ?",
+		                        "UPDATE api_key SET last_used_at = ?1 "
+		                        "WHERE key_hash = ?2 AND "
+		                        "coalesce(last_used_at, 0) < ?1 - 60",
 		                        "is", clock_now(), key_hash));
 	UNLOCK(s);
 	return rc;

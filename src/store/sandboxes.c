@@ -47,8 +47,9 @@ ports_format(const struct sandbox *sb, char *out, size_t len)
 }
 
 static void
-sandbox_from_row(sqlite3_stmt *st, struct sandbox *sb)
+sandbox_from_row(sqlite3_stmt *st, void *out)
 {
+	struct sandbox *sb = out;
 	char ports[128];
 
 	memset(sb, 0, sizeof(*sb));
@@ -98,19 +99,11 @@ sandbox_get_where(struct store *s, const char *where, const char *arg,
                   struct sandbox *out)
 {
 	char sql[512];
-	sqlite3_stmt *st;
-	int rc = STORE_NOT_FOUND;
+	int rc;
 
 	snprintf(sql, sizeof(sql), "SELECT " SB_COLS SB_FROM "WHERE %s", where);
 	LOCK(s);
-	st = store_prep(s, sql, "s", arg);
-	if (st == NULL)
-		rc = -1;
-	else if (sqlite3_step(st) == SQLITE_ROW) {
-		sandbox_from_row(st, out);
-		rc = 0;
-	}
-	sqlite3_finalize(st);
+	rc = store_one(store_prep(s, sql, "s", arg), sandbox_from_row, out);
 	UNLOCK(s);
 	return rc;
 }

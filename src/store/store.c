@@ -167,6 +167,29 @@ store_run(struct store *s, sqlite3_stmt *st)
 	return -1;
 }
 
+int
+store_one(sqlite3_stmt *st, void (*fill)(sqlite3_stmt *, void *), void *out)
+{
+	int rc = STORE_NOT_FOUND;
+
+	if (st == NULL)
+		return -1;
+	if (sqlite3_step(st) == SQLITE_ROW) {
+		fill(st, out);
+		rc = 0;
+	}
+	sqlite3_finalize(st);
+	return rc;
+}
+
+void
+store_fill_text(sqlite3_stmt *st, void *out)
+{
+	struct store_text *t = out;
+
+	store_col_text(st, 0, t->buf, t->len);
+}
+
 void
 store_col_text(sqlite3_stmt *st, int col, char *dst, size_t len)
 {
@@ -178,18 +201,13 @@ store_col_text(sqlite3_stmt *st, int col, char *dst, size_t len)
 int
 store_meta_get(struct store *s, const char *key, char *val, size_t len)
 {
-	sqlite3_stmt *st;
-	int rc = STORE_NOT_FOUND;
+	struct store_text m = {val, len};
+	int rc;
 
 	LOCK(s);
-	st = store_prep(s, "SELECT value FROM meta WHERE key = ?", "s", key);
-	if (st == NULL)
-		rc = -1;
-	else if (sqlite3_step(st) == SQLITE_ROW) {
-		store_col_text(st, 0, val, len);
-		rc = 0;
-	}
-	sqlite3_finalize(st);
+	rc = store_one(
+	    store_prep(s, "SELECT value FROM meta WHERE key = ?", "s", key),
+	    store_fill_text, &m);
 	UNLOCK(s);
 	return rc;
 }

@@ -90,8 +90,6 @@ int store_sandbox_mark_exited(struct store *s, const char *id, int exit_code,
 int store_sandbox_mark_oom(struct store *s, const char *id);
 
 int store_apikey_count(struct store *s, int64_t *n);
-int store_apikey_insert(struct store *s, const char *name, const char *key_hash,
-                        const char *prefix);
 /* Replaces (or adds) the key with this name, atomically. */
 int store_apikey_replace(struct store *s, const char *name,
                          const char *key_hash, const char *prefix);

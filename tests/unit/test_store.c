@@ -172,7 +172,7 @@ api_keys_by_hash(void)
 	int64_t n = -1;
 
 	CHECK(store_apikey_count(s, &n) == 0 && n == 0);
-	CHECK(store_apikey_insert(s, "default", "abc123", "sk_x...") == 0);
+	CHECK(store_apikey_replace(s, "default", "abc123", "sk_x...") == 0);
 	CHECK(store_apikey_count(s, &n) == 0 && n == 1);
 	CHECK(store_apikey_lookup(s, "abc123", name, sizeof(name)) == 0);
 	CHECK_STR(name, "default");

@@ -4,7 +4,7 @@
 VERSION    := 0.1.0
 BUILD      ?= build
 CC         ?= cc
-PKGS       := libmicrohttpd jansson libcurl sqlite3 libsodium
+PKGS       := libmicrohttpd jansson libcurl sqlite3 libsodium yaml-0.1
 # snprintf truncation is how we bound strings, so gcc's guesses about it
 # are not warnings here.
 WARN       := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \

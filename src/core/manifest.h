@@ -1,0 +1,49 @@
+/*
+ * sandbox.yaml: the app's declaration of what runs in its sandbox.  The
+ * only module that includes yaml.h.  manifest_parse() is a pure function
+ * of the text; errors name the field ("web.port: …").  The supervisor
+ * never sees YAML: manifest_runconf() renders the tab-separated run.conf
+ * it reads (docs/supervisor.md).
+ */
+#ifndef CORE_MANIFEST_H
+#define CORE_MANIFEST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "lib/buf.h"
+
+#define MANIFEST_MAX_BYTES   (64u << 10)
+#define MANIFEST_MAX_WORKERS 15
+#define MANIFEST_MAX_COMMAND 4000
+#define MANIFEST_NAME_LEN    32
+
+struct manifest_proc {
+	char name[MANIFEST_NAME_LEN + 1];
+	char command[MANIFEST_MAX_COMMAND + 1];
+	int port;              /* web only */
+	char health_path[256]; /* web only */
+	bool restart_after_task;
+};
+
+struct manifest {
+	bool has_web;
+	struct manifest_proc web;
+	struct manifest_proc workers[MANIFEST_MAX_WORKERS];
+	int nworkers;
+	bool has_build;
+	char build_command[MANIFEST_MAX_COMMAND + 1];
+	int build_timeout_s;
+};
+
+/* 0, or -1 with a message naming the field in err. */
+int manifest_parse(const char *text, size_t len, struct manifest *m, char *err,
+                   size_t errlen);
+/*
+ * The default when an app has no sandbox.yaml: "npm run dev" when it has
+ * a package.json, else a static file server, on port.
+ */
+void manifest_default(struct manifest *m, int port, bool has_package_json);
+int manifest_runconf(const struct manifest *m, struct buf *out);
+
+#endif

@@ -1,0 +1,441 @@
+/*
+ * Hostile-tree file access for the files API, the manifest and the logs.
+ *
+ * The workspace directory itself (<data>/workspaces/<id>) is ours: its
+ * parent is root-owned, so the sandbox cannot swap it.  Everything below
+ * is the sandbox's.  So every lookup below it goes through openat2() with
+ * RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS |
+ * RESOLVE_NO_XDEV, which the kernel enforces atomically: a symlink swapped
+ * in between two of our calls makes the second fail (ELOOP) instead of
+ * leading elsewhere.  Leaf operations (unlink, rename, mkdir) use *at()
+ * calls on a directory descriptor obtained that way and never follow the
+ * leaf.  Rejected: realpath()-then-open checks (racy) and chroot helpers
+ * (need a process per call).
+ */
+#include "core/wsfs.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "lib/ulid.h"
+
+#define RESOLVE_SAFE                                                           \
+	(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS |       \
+	 RESOLVE_NO_XDEV)
+
+int
+wsfs_clean(const char *in, size_t len, char *out, size_t outlen,
+           bool allow_root, struct err *e)
+{
+	size_t o = 0, depth = 0, i = 0;
+
+	if (memchr(in, '\0', len) != NULL)
+		return ERR_BAD(e, "path must not contain NUL");
+	if (len > WSFS_MAX_PATH)
+		return ERR_BAD(e, "path is longer than %d bytes",
+		               WSFS_MAX_PATH);
+	if (len && in[0] == '/')
+		return ERR_BAD(e, "path must be relative to the app directory");
+	while (i < len) {
+		size_t j = i;
+		while (j < len && in[j] != '/')
+			j++;
+		size_t n = j - i;
+		if (n == 2 && in[i] == '.' && in[i + 1] == '.')
+			return ERR_BAD(e, "path must not contain \"..\"");
+		if (n && !(n == 1 && in[i] == '.')) {
+			if (++depth > WSFS_MAX_DEPTH || o + n + 2 > outlen)
+				return ERR_BAD(e, "path is too deep");
+			if (o)
+				out[o++] = '/';
+			memcpy(out + o, in + i, n);
+			o += n;
+		}
+		i = j + 1;
+	}
+	out[o] = '\0';
+	if (o == 0 && !allow_root)
+		return ERR_BAD(e, "path must name a file in the app directory");
+	return 0;
+}
+
+int
+wsfs_openat(int dirfd, const char *rel, int flags, int mode)
+{
+	struct open_how how = {
+	    .flags = (unsigned long long)(flags | O_CLOEXEC),
+	    .mode = (flags & O_CREAT) ? (unsigned long long)mode : 0,
+	    .resolve = RESOLVE_SAFE,
+	};
+
+	return (int)syscall(SYS_openat2, dirfd, *rel ? rel : ".", &how,
+	                    sizeof(how));
+}
+
+/* Turns an errno from a lookup into the API's answer. */
+static int
+lookup_err(int errnum, const char *rel, struct err *e)
+{
+	switch (errnum) {
+	case ENOENT:
+		return ERR_NOTFOUND(e, "no such file or directory: %s", rel);
+	case ELOOP:
+	case EXDEV:
+		return ERR_BAD(e,
+		               "path goes through a symbolic link or leaves "
+		               "the workspace: %s",
+		               rel);
+	case ENOTDIR:
+		return ERR_BAD(e, "a parent of %s is not a directory", rel);
+	case EISDIR:
+		return ERR_BAD(e, "%s is a directory", rel);
+	case ENAMETOOLONG:
+		return ERR_BAD(e, "path is too long");
+	default:
+		return ERR_INTERNAL(e, "%s: %s", rel, strerror(errnum));
+	}
+}
+
+int
+wsfs_open_dir(const char *ws, const char *sub, struct err *e)
+{
+	int root, fd;
+
+	root = open(ws, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (root < 0)
+		return ERR_NOTFOUND(e, "the workspace does not exist");
+	fd = wsfs_openat(root, sub, O_PATH | O_DIRECTORY, 0);
+	if (fd < 0)
+		lookup_err(errno, sub, e);
+	close(root);
+	return fd;
+}
+
+int
+wsfs_read(int dirfd, const char *rel, size_t max, struct buf *out,
+          struct err *e)
+{
+	char chunk[65536];
+	struct stat st;
+	ssize_t n;
+	int fd = wsfs_openat(dirfd, rel, O_RDONLY | O_NOFOLLOW, 0);
+
+	if (fd < 0)
+		return lookup_err(errno, rel, e);
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return ERR_BAD(e, "%s is not a regular file", rel);
+	}
+	if ((size_t)st.st_size > max) {
+		close(fd);
+		return err_set(e, 413, "payload_too_large",
+		               "%s is larger than %zu bytes", rel, max);
+	}
+	buf_init(out, max);
+	while ((n = read(fd, chunk, sizeof(chunk))) > 0)
+		if (buf_append(out, chunk, (size_t)n) < 0) {
+			close(fd);
+			return err_set(e, 413, "payload_too_large",
+			               "%s grew past %zu bytes", rel, max);
+		}
+	close(fd);
+	if (out->data == NULL)
+		buf_append(out, "", 0);
+	return n < 0 ? ERR_INTERNAL(e, "reading %s failed", rel) : 0;
+}
+
+/* Splits "a/b/c" into parent "a/b" and leaf "c" (parent "" for "c"). */
+static void
+split(const char *rel, char *parent, size_t plen, const char **leaf)
+{
+	const char *slash = strrchr(rel, '/');
+
+	if (slash == NULL) {
+		parent[0] = '\0';
+		*leaf = rel;
+		return;
+	}
+	snprintf(parent, plen, "%.*s", (int)(slash - rel), rel);
+	*leaf = slash + 1;
+}
+
+/* Opens (creating as needed) the directory parent beneath dirfd. */
+static int
+make_parents(int dirfd, const char *parent, int uid, int gid, struct err *e)
+{
+	char comp[WSFS_MAX_PATH + 1];
+	const char *p = parent;
+	int fd = wsfs_openat(dirfd, "", O_PATH | O_DIRECTORY, 0);
+
+	while (fd >= 0 && *p) {
+		const char *slash = strchr(p, '/');
+		size_t n = slash ? (size_t)(slash - p) : strlen(p);
+		int next;
+
+		snprintf(comp, sizeof(comp), "%.*s", (int)n, p);
+		if (mkdirat(fd, comp, 0755) == 0)
+			fchownat(fd, comp, (uid_t)uid, (gid_t)gid,
+			         AT_SYMLINK_NOFOLLOW);
+		next = wsfs_openat(fd, comp, O_PATH | O_DIRECTORY, 0);
+		if (next < 0)
+			lookup_err(errno, parent, e);
+		close(fd);
+		fd = next;
+		p += n + (slash ? 1 : 0);
+	}
+	if (fd < 0 && e->status == 0)
+		lookup_err(errno, parent, e);
+	return fd;
+}
+
+static int
+write_all(int fd, const void *data, size_t len)
+{
+	const char *p = data;
+
+	while (len) {
+		ssize_t n = write(fd, p, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+int
+wsfs_write(int dirfd, const char *rel, const void *data, size_t len, int uid,
+           int gid, struct err *e)
+{
+	char parent[WSFS_MAX_PATH + 1], tmp[300], id[ULID_LEN + 1];
+	const char *leaf;
+	struct stat st;
+	int pfd, fd, rc = -1;
+
+	split(rel, parent, sizeof(parent), &leaf);
+	pfd = make_parents(dirfd, parent, uid, gid, e);
+	if (pfd < 0)
+		return -1;
+	if (fstatat(pfd, leaf, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    !S_ISREG(st.st_mode)) {
+		close(pfd);
+		return ERR_BAD(e, "%s exists and is not a regular file", rel);
+	}
+	ulid_new(id);
+	snprintf(tmp, sizeof(tmp), ".%.200s.%s.tmp", leaf, id);
+	fd = openat(pfd, tmp,
+	            O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		close(pfd);
+		return lookup_err(errno, rel, e);
+	}
+	if (fchown(fd, (uid_t)uid, (gid_t)gid) == 0 &&
+	    write_all(fd, data, len) == 0 && fsync(fd) == 0 &&
+	    renameat(pfd, tmp, pfd, leaf) == 0)
+		rc = 0;
+	else
+		ERR_INTERNAL(e, "writing %s failed: %s", rel, strerror(errno));
+	close(fd);
+	if (rc < 0)
+		unlinkat(pfd, tmp, 0);
+	close(pfd);
+	return rc;
+}
+
+/* Removes name (a directory) beneath dirfd with everything in it. */
+static int
+remove_tree(int dirfd, const char *name, int depth)
+{
+	struct dirent *de;
+	struct stat st;
+	DIR *d;
+	int fd;
+
+	if (depth > WSFS_MAX_DEPTH)
+		return -1;
+	fd = openat(dirfd, name,
+	            O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 || (d = fdopendir(fd)) == NULL) {
+		if (fd >= 0)
+			close(fd);
+		return unlinkat(dirfd, name, 0);
+	}
+	while ((de = readdir(d)) != NULL) {
+		if (strcmp(de->d_name, ".") == 0 ||
+		    strcmp(de->d_name, "..") == 0)
+			continue;
+		if (fstatat(fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    S_ISDIR(st.st_mode))
+			remove_tree(fd, de->d_name, depth + 1);
+		else
+			unlinkat(fd, de->d_name, 0);
+	}
+	closedir(d);
+	return unlinkat(dirfd, name, AT_REMOVEDIR);
+}
+
+int
+wsfs_remove(int dirfd, const char *rel, bool recursive, struct err *e)
+{
+	char parent[WSFS_MAX_PATH + 1];
+	const char *leaf;
+	struct stat st;
+	int pfd, rc;
+
+	if (*rel == '\0')
+		return ERR_BAD(e, "the app directory itself cannot be removed");
+	split(rel, parent, sizeof(parent), &leaf);
+	pfd = wsfs_openat(dirfd, parent, O_PATH | O_DIRECTORY, 0);
+	if (pfd < 0)
+		return lookup_err(errno, rel, e);
+	if (fstatat(pfd, leaf, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+		close(pfd);
+		return lookup_err(errno, rel, e);
+	}
+	if (!S_ISDIR(st.st_mode))
+		rc = unlinkat(pfd, leaf, 0);
+	else if (recursive)
+		rc = remove_tree(pfd, leaf, 0);
+	else
+		rc = unlinkat(pfd, leaf, AT_REMOVEDIR);
+	if (rc < 0 && errno == ENOTEMPTY)
+		ERR_CONFLICT(e,
+		             "%s is a directory that is not empty "
+		             "(recursive=true removes it all)",
+		             rel);
+	else if (rc < 0)
+		ERR_INTERNAL(e, "removing %s failed: %s", rel, strerror(errno));
+	close(pfd);
+	return rc;
+}
+
+struct entry {
+	char *path;
+	bool dir;
+	long long size;
+};
+
+struct listing {
+	struct entry *v;
+	size_t n, cap;
+	bool truncated;
+};
+
+static bool
+skipped_dir(const char *name)
+{
+	static const char *const heavy[] = {
+	    "node_modules", ".git", "dist", ".vite", "__pycache__", ".venv"};
+
+	for (size_t i = 0; i < sizeof(heavy) / sizeof(heavy[0]); i++)
+		if (strcmp(name, heavy[i]) == 0)
+			return true;
+	return false;
+}
+
+static int
+listing_add(struct listing *l, const char *prefix, const char *name,
+            const struct stat *st)
+{
+	size_t plen = strlen(prefix), nlen = strlen(name);
+	char *path;
+
+	if (l->n == WSFS_MAX_LIST) {
+		l->truncated = true;
+		return -1;
+	}
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 64;
+		struct entry *v = realloc(l->v, cap * sizeof(*v));
+		if (v == NULL)
+			return -1;
+		l->v = v;
+		l->cap = cap;
+	}
+	path = malloc(plen + nlen + 2);
+	if (path == NULL)
+		return -1;
+	snprintf(path, plen + nlen + 2, "%s%s%s", prefix, plen ? "/" : "",
+	         name);
+	l->v[l->n++] =
+	    (struct entry){path, S_ISDIR(st->st_mode), (long long)st->st_size};
+	return 0;
+}
+
+static void
+list_dir(int fd, const char *prefix, bool recursive, int depth,
+         struct listing *l)
+{
+	struct dirent *de;
+	struct stat st;
+	DIR *d;
+
+	if (depth > WSFS_MAX_DEPTH || (d = fdopendir(fd)) == NULL) {
+		close(fd);
+		return;
+	}
+	while ((de = readdir(d)) != NULL && !l->truncated) {
+		if (strcmp(de->d_name, ".") == 0 ||
+		    strcmp(de->d_name, "..") == 0)
+			continue;
+		if (fstatat(fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+		    !(S_ISDIR(st.st_mode) || S_ISREG(st.st_mode)))
+			continue; /* symlinks, sockets, devices: not shown */
+		if (S_ISDIR(st.st_mode) && skipped_dir(de->d_name))
+			continue;
+		if (listing_add(l, prefix, de->d_name, &st) < 0)
+			break;
+		if (recursive && S_ISDIR(st.st_mode)) {
+			int sub = openat(fd, de->d_name,
+			                 O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+			                     O_CLOEXEC);
+			if (sub >= 0)
+				list_dir(sub, l->v[l->n - 1].path, true,
+				         depth + 1, l);
+		}
+	}
+	closedir(d);
+}
+
+static int
+by_path(const void *a, const void *b)
+{
+	return strcmp(((const struct entry *)a)->path,
+	              ((const struct entry *)b)->path);
+}
+
+int
+wsfs_list(int dirfd, const char *rel, bool recursive, struct jv **out,
+          bool *truncated, struct err *e)
+{
+	struct listing l = {0};
+	int fd = wsfs_openat(dirfd, rel, O_RDONLY | O_DIRECTORY, 0);
+
+	if (fd < 0)
+		return lookup_err(errno, rel, e);
+	list_dir(fd, rel, recursive, 0, &l);
+	qsort(l.v, l.n, sizeof(*l.v), by_path);
+	*out = jv_arr();
+	for (size_t i = 0; i < l.n; i++) {
+		struct jv *o = jv_obj();
+		jv_set_str(o, "path", l.v[i].path);
+		jv_set_str(o, "type", l.v[i].dir ? "dir" : "file");
+		if (!l.v[i].dir)
+			jv_set_int(o, "size", l.v[i].size);
+		jv_push(*out, o);
+		free(l.v[i].path);
+	}
+	free(l.v);
+	*truncated = l.truncated;
+	return 0;
+}

@@ -1,0 +1,59 @@
+/*
+ * wsfs: file access inside a workspace, which code in the sandbox writes
+ * and so must be treated as hostile.  Every path is resolved with
+ * openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS |
+ * RESOLVE_NO_XDEV) from a directory descriptor, so no symlink, "..", or
+ * mount point can lead outside, whatever the sandbox did to the tree.
+ * Functions return 0 or -1 with struct err filled for the API.
+ */
+#ifndef CORE_WSFS_H
+#define CORE_WSFS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "lib/buf.h"
+#include "lib/err.h"
+#include "lib/jv.h"
+
+#define WSFS_MAX_PATH  1024 /* bytes of a relative path */
+#define WSFS_MAX_DEPTH 64   /* components of a relative path */
+#define WSFS_MAX_LIST  10000
+#define WSFS_MAX_READ  (8u << 20)  /* GET …/files/content */
+#define WSFS_MAX_WRITE (16u << 20) /* PUT …/files */
+
+/*
+ * Checks and normalizes an app-relative path: no NUL, not absolute, no
+ * "..", at most WSFS_MAX_PATH bytes and WSFS_MAX_DEPTH components; "./"
+ * and "a/./b" and repeated slashes are cleaned.  "" (or ".") means the
+ * app directory itself when allow_root.
+ */
+int wsfs_clean(const char *in, size_t len, char *out, size_t outlen,
+               bool allow_root, struct err *e);
+
+/* Opens <ws>/<sub> (a directory) safely; -1 with e when impossible. */
+int wsfs_open_dir(const char *ws, const char *sub, struct err *e);
+/* Opens rel (beneath dirfd) with flags; follows nothing. */
+int wsfs_openat(int dirfd, const char *rel, int flags, int mode);
+
+/* Reads a regular file beneath dirfd into out (capped at max: 413). */
+int wsfs_read(int dirfd, const char *rel, size_t max, struct buf *out,
+              struct err *e);
+/*
+ * Writes a regular file atomically (temp file + rename) beneath dirfd,
+ * creating parent directories, all owned by uid:gid.  Refuses to replace
+ * a directory or a symbolic link.
+ */
+int wsfs_write(int dirfd, const char *rel, const void *data, size_t len,
+               int uid, int gid, struct err *e);
+/* Removes a file, or a directory (its whole tree when recursive). */
+int wsfs_remove(int dirfd, const char *rel, bool recursive, struct err *e);
+/*
+ * Lists a directory beneath dirfd as [{path, type, size}] sorted by path;
+ * symlinks and the heavy directories (node_modules, .git, dist, .vite,
+ * __pycache__, .venv) are left out.  *truncated is set past WSFS_MAX_LIST.
+ */
+int wsfs_list(int dirfd, const char *rel, bool recursive, struct jv **out,
+              bool *truncated, struct err *e);
+
+#endif

@@ -1,0 +1,129 @@
+/*
+ * Unit tests of sandbox.yaml parsing: the documented schema is accepted,
+ * every mistake is an error naming the field, and run.conf renders it.
+ */
+#include <string.h>
+
+#include "core/manifest.h"
+#include "unit.h"
+
+static int
+parse(const char *text, struct manifest *m, char *err, size_t errlen)
+{
+	err[0] = '\0';
+	return manifest_parse(text, strlen(text), m, err, errlen);
+}
+
+static void
+full_manifest_parses(void)
+{
+	const char *y = "version: 1\n"
+	                "web:\n"
+	                "  command: npm run dev\n"
+	                "  port: 3000\n"
+	                "  health_path: /health\n"
+	                "  restart_after_task: yes\n"
+	                "workers:\n"
+	                "  - name: queue\n"
+	                "    command: node worker.js\n"
+	                "    restart_after_task: true\n"
+	                "  - name: cron-2\n"
+	                "    command: sh -c 'sleep 60'\n"
+	                "build:\n"
+	                "  command: npm run build\n"
+	                "  timeout_seconds: 90\n";
+	struct manifest m;
+	struct buf b;
+	char err[256];
+
+	CHECK(parse(y, &m, err, sizeof(err)) == 0);
+	CHECK(m.has_web && m.web.port == 3000);
+	CHECK_STR(m.web.health_path, "/health");
+	CHECK(m.web.restart_after_task);
+	CHECK(m.nworkers == 2);
+	CHECK_STR(m.workers[1].name, "cron-2");
+	CHECK(!m.workers[1].restart_after_task);
+	CHECK(m.has_build && m.build_timeout_s == 90);
+	buf_init(&b, 0);
+	CHECK(manifest_runconf(&m, &b) == 0);
+	CHECK_STR(b.data, "# sandboxd run.conf 1\n"
+	                  "web\t3000\t/health\t1\tnpm run dev\n"
+	                  "worker\tqueue\t1\tnode worker.js\n"
+	                  "worker\tcron-2\t0\tsh -c 'sleep 60'\n"
+	                  "build\t90\tnpm run build\n");
+	buf_release(&b);
+}
+
+static void
+expect_error(const char *yaml, const char *needle)
+{
+	struct manifest m;
+	char err[256];
+
+	CHECK(parse(yaml, &m, err, sizeof(err)) == -1);
+	if (strstr(err, needle) == NULL) {
+		fprintf(stderr, "  expected \"%s\" in \"%s\"\n", needle, err);
+		unit_failed = 1;
+	}
+}
+
+static void
+mistakes_name_the_field(void)
+{
+	expect_error("web:\n  command: x\n", "web.port: is required");
+	expect_error("web:\n  port: 3000\n", "web.command: is required");
+	expect_error("web:\n  command: x\n  port: 70000\n", "web.port");
+	expect_error("web:\n  command: x\n  port: \"3000\"\n", "web.port");
+	expect_error("web:\n  command: x\n  port: abc\n", "web.port");
+	expect_error("web:\n  comand: x\n  port: 3000\n",
+	             "web.comand: unknown key");
+	expect_error("webb:\n  command: x\n", "webb: unknown key");
+	expect_error("version: 2\nweb:\n  command: x\n  port: 1\n", "version");
+	expect_error("web:\n  command: x\n  port: 1\n  health_path: health\n",
+	             "web.health_path");
+	expect_error("web:\n  command: \"a\\nb\"\n  port: 1\n", "single line");
+	expect_error("web:\n  command: \"a\\tb\"\n  port: 1\n", "tabs");
+	expect_error("web:\n  command: x\n  port: 1\n  restart_after_task: "
+	             "maybe\n",
+	             "web.restart_after_task");
+	expect_error("workers:\n  - command: x\n", "workers[0].name");
+	expect_error("workers:\n  - name: Bad Name\n    command: x\n",
+	             "workers[0].name");
+	expect_error("workers:\n  - name: web\n    command: x\n",
+	             "workers[0].name");
+	expect_error("workers:\n  - name: a\n    command: x\n"
+	             "  - name: a\n    command: y\n",
+	             "used twice");
+	expect_error("workers: 3\n", "workers: must be a list");
+	expect_error("build:\n  timeout_seconds: 5\nweb:\n  command: x\n"
+	             "  port: 1\n",
+	             "build.command");
+	expect_error("version: 1\n", "neither web nor workers");
+	expect_error("", "empty");
+	expect_error("web: [1, 2\n", "line");
+	expect_error("- a\n- b\n", "mapping");
+}
+
+static void
+default_depends_on_package_json(void)
+{
+	struct manifest m;
+
+	manifest_default(&m, 5173, true);
+	CHECK_STR(m.web.command, "npm run dev");
+	CHECK(m.web.port == 5173);
+	manifest_default(&m, 3000, false);
+	CHECK(strstr(m.web.command, "http.server 3000") != NULL);
+}
+
+static const struct unit_test tests[] = {
+    {"a full manifest parses and renders", full_manifest_parses},
+    {"mistakes name the field", mistakes_name_the_field},
+    {"the default depends on package.json", default_depends_on_package_json},
+};
+
+int
+main(void)
+{
+	return UNIT_RUN("manifest", tests);
+}

@@ -23,6 +23,8 @@ struct req {
 	const char *method;
 	const char *path;
 	char ids[2][ULID_LEN + 1]; /* {id} segments of the path, in order */
+	char name[80];             /* a {name} segment, unchecked */
+	void *conn;                /* the server's connection, for api_query */
 	struct buf body;
 	bool body_too_big;
 	char owner[64]; /* the tenant: the caller's token name */
@@ -47,6 +49,16 @@ void api_fail(struct resp *w, int status, const char *code, const char *fmt,
               ...) __attribute__((format(printf, 4, 5)));
 
 /*
+ * A query parameter, decoded; NULL when absent.  A value containing NUL
+ * is answered 400 here and returns NULL with *bad set.
+ */
+const char *api_query(struct req *r, struct resp *w, const char *key,
+                      bool *bad);
+/* A raw reply body (copied). */
+void api_reply_bytes(struct resp *w, int status, const char *content_type,
+                     const void *data, size_t len);
+
+/*
  * The body as a JSON object.  An empty body gives NULL with no error when
  * optional; anything else that is not one JSON object is answered with
  * 400 (or 413) and returns -1.
@@ -66,9 +78,17 @@ void sandboxes_get(struct req *, struct resp *);
 void sandboxes_delete(struct req *, struct resp *);
 void sandboxes_stop(struct req *, struct resp *);
 void sandboxes_start(struct req *, struct resp *);
+void presets_list(struct req *, struct resp *);
+void processes_logs(struct req *, struct resp *);
+void processes_restart(struct req *, struct resp *);
+void files_list(struct req *, struct resp *);
+void files_content(struct req *, struct resp *);
+void files_put(struct req *, struct resp *);
+void files_delete(struct req *, struct resp *);
 
 /* JSON of the objects, shared by handlers. */
 struct jv *api_app_json(const struct app *a);
-struct jv *api_sandbox_json(const struct core *c, const struct sandbox *sb);
+/* Asks a running sandbox's supervisor for its processes and health. */
+struct jv *api_sandbox_json(struct core *c, const struct sandbox *sb);
 
 #endif

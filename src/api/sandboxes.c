@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "api/api.h"
+#include "core/runtime.h"
 #include "lib/clock.h"
 #include "lib/limits.h"
 
@@ -20,8 +21,10 @@ set_time(struct jv *o, const char *key, int64_t t)
 }
 
 static struct jv *
-preview_json(const struct core *c, const struct sandbox *sb)
+preview_json(const struct core *c, const struct sandbox *sb,
+             const struct jv *rt)
 {
+	const char *health = rt ? jv_str(jv_get(rt, "health")) : NULL;
 	const struct config *cfg = c->cfg;
 	struct jv *p = jv_obj();
 	char url[512], host_id[ULID_LEN + 1], port[16] = "";
@@ -39,18 +42,44 @@ preview_json(const struct core *c, const struct sandbox *sb)
 	         cfg->preview_domain, port);
 	jv_set_str(p, "url", url);
 	jv_set_int(p, "port", web);
-	/* What runs inside is reported by the supervisor (a later stage);
-	 * until then the container's own state is what we know. */
-	jv_set_str(p, "status",
-	           strcmp(sb->status, "running") == 0 ? "starting" : "down");
+	/*
+	 * The supervisor's health check when it answers; a running
+	 * container whose supervisor is still booting is "starting"; a
+	 * broken manifest is an "error" whatever runs.
+	 */
+	if (strcmp(sb->status, "running") != 0)
+		health = "down";
+	else if (sb->manifest_error[0])
+		health = "error";
+	else if (health == NULL)
+		health = "starting";
+	jv_set_str(p, "status", health);
+	if (rt && jv_str(jv_get(rt, "health_detail")))
+		jv_set_str(p, "detail", jv_str(jv_get(rt, "health_detail")));
 	return p;
 }
 
-struct jv *
-api_sandbox_json(const struct core *c, const struct sandbox *sb)
+static struct jv *
+manifest_json(const struct sandbox *sb)
 {
-	struct jv *o = jv_obj(), *ports = jv_arr();
+	struct jv *m = jv_obj();
+
+	jv_set_str(m, "source",
+	           sb->manifest_source[0] ? sb->manifest_source : "pending");
+	jv_set_bool(m, "valid", sb->manifest_error[0] == '\0');
+	if (sb->manifest_error[0])
+		jv_set_str(m, "error", sb->manifest_error);
+	return m;
+}
+
+struct jv *
+api_sandbox_json(struct core *c, const struct sandbox *sb)
+{
+	struct jv *o = jv_obj(), *ports = jv_arr(), *rt = NULL, *procs;
 	char ws[4200];
+
+	if (strcmp(sb->status, "running") == 0)
+		rt = runtime_status(c, sb->id);
 
 	jv_set_str(o, "id", sb->id);
 	jv_set_str(o, "app_id", sb->app_id);
@@ -70,7 +99,13 @@ api_sandbox_json(const struct core *c, const struct sandbox *sb)
 	jv_set(o, "ports", ports);
 	snprintf(ws, sizeof(ws), "%s/workspaces/%s", c->cfg->data_dir, sb->id);
 	jv_set_str(o, "workspace", ws);
-	jv_set(o, "preview", preview_json(c, sb));
+	if (sb->preset[0])
+		jv_set_str(o, "runtime_preset", sb->preset);
+	jv_set(o, "preview", preview_json(c, sb, rt));
+	procs = rt ? jv_get(rt, "processes") : NULL;
+	jv_set(o, "processes", procs ? jv_copy(procs) : jv_arr());
+	jv_set(o, "manifest", manifest_json(sb));
+	jv_free(rt);
 	jv_set_str(o, "idle_policy", sb->idle_policy);
 	set_time(o, "created_at", sb->created_at);
 	set_time(o, "updated_at", sb->updated_at);

@@ -26,6 +26,7 @@
 
 #include "api/api.h"
 #include "api/auth.h"
+#include "core/wsfs.h"
 #include "lib/limits.h"
 #include "lib/log.h"
 
@@ -39,11 +40,13 @@ struct route {
 	const char *method;
 	const char *pattern; /* "{id}" matches one ULID segment */
 	api_handler fn;
-	bool open; /* no token needed */
+	bool open;       /* no token needed */
+	size_t max_body; /* 0: API_MAX_BODY_BYTES */
 };
 
 static const struct route routes[] = {
     {.method = "GET", .pattern = "/healthz", .fn = health_get, .open = true},
+    {.method = "GET", .pattern = "/v1/presets", .fn = presets_list},
     {.method = "GET", .pattern = "/v1/apps", .fn = apps_list},
     {.method = "POST", .pattern = "/v1/apps", .fn = apps_create},
     {.method = "GET", .pattern = "/v1/apps/{id}", .fn = apps_get},
@@ -62,6 +65,23 @@ static const struct route routes[] = {
     {.method = "POST",
      .pattern = "/v1/sandboxes/{id}/start",
      .fn = sandboxes_start},
+    {.method = "GET",
+     .pattern = "/v1/sandboxes/{id}/processes/{name}/logs",
+     .fn = processes_logs},
+    {.method = "POST",
+     .pattern = "/v1/sandboxes/{id}/processes/{name}/restart",
+     .fn = processes_restart},
+    {.method = "GET", .pattern = "/v1/sandboxes/{id}/files", .fn = files_list},
+    {.method = "PUT",
+     .pattern = "/v1/sandboxes/{id}/files",
+     .fn = files_put,
+     .max_body = WSFS_MAX_WRITE},
+    {.method = "DELETE",
+     .pattern = "/v1/sandboxes/{id}/files",
+     .fn = files_delete},
+    {.method = "GET",
+     .pattern = "/v1/sandboxes/{id}/files/content",
+     .fn = files_content},
 };
 
 #define NROUTES (sizeof(routes) / sizeof(routes[0]))
@@ -123,6 +143,59 @@ api_fail(struct resp *w, int status, const char *code, const char *fmt, ...)
 	api_reply_err(w, &e);
 }
 
+void
+api_reply_bytes(struct resp *w, int status, const char *content_type,
+                const void *data, size_t len)
+{
+	w->status = status;
+	w->content_type = content_type;
+	buf_release(&w->body);
+	buf_init(&w->body, len + 1);
+	if (buf_append(&w->body, data, len) < 0)
+		api_fail(w, 500, "internal", "out of memory");
+}
+
+struct query_find {
+	const char *key;
+	const char *value;
+	size_t size;
+	bool found;
+};
+
+static enum MHD_Result
+query_cb(void *cls, enum MHD_ValueKind kind, const char *key, size_t key_size,
+         const char *value, size_t value_size)
+{
+	struct query_find *q = cls;
+
+	(void)kind, (void)key_size;
+	if (strcmp(key, q->key) != 0)
+		return MHD_YES;
+	q->found = true;
+	q->value = value ? value : "";
+	q->size = value ? value_size : 0;
+	return MHD_NO;
+}
+
+const char *
+api_query(struct req *r, struct resp *w, const char *key, bool *bad)
+{
+	struct query_find q = {.key = key};
+
+	*bad = false;
+	MHD_get_connection_values_n(r->conn, MHD_GET_ARGUMENT_KIND, query_cb,
+	                            &q);
+	if (!q.found)
+		return NULL;
+	if (strlen(q.value) != q.size) {
+		*bad = true;
+		api_fail(w, 400, "invalid_request",
+		         "query parameter %s must not contain NUL", key);
+		return NULL;
+	}
+	return q.value;
+}
+
 int
 api_body_object(struct req *r, struct resp *w, bool optional, struct jv **out)
 {
@@ -166,12 +239,11 @@ api_body_object(struct req *r, struct resp *w, bool optional, struct jv **out)
 
 /*
  * Matches path against pattern segment by segment.  {id} segments are
- * copied (up to 2) into ids; their format is checked later so a
- * malformed id is a 400, not a 404.
+ * copied (up to 2) into r->ids, a {name} segment into r->name; their
+ * format is checked later (a malformed id is a 400, not a 404).
  */
 static bool
-route_match(const char *pattern, const char *path, char ids[2][ULID_LEN + 1],
-            bool *bad_id)
+route_match(const char *pattern, const char *path, struct req *r, bool *bad_id)
 {
 	const char *p = pattern, *s = path;
 	int nid = 0;
@@ -181,16 +253,20 @@ route_match(const char *pattern, const char *path, char ids[2][ULID_LEN + 1],
 		const char *pe = strchr(p + 1, '/'), *se = strchr(s + 1, '/');
 		size_t pl = pe ? (size_t)(pe - p) : strlen(p);
 		size_t sl = se ? (size_t)(se - s) : strlen(s);
+		char seg[80];
 
+		snprintf(seg, sizeof(seg), "%.*s", (int)(sl ? sl - 1 : 0),
+		         s + 1);
 		if (pl == 5 && strncmp(p, "/{id}", 5) == 0) {
-			char seg[64];
 			if (sl < 2)
 				return false;
-			snprintf(seg, sizeof(seg), "%.*s", (int)(sl - 1),
-			         s + 1);
-			if (nid < 2 && !ulid_parse(seg, ids[nid]))
+			if (nid < 2 && !ulid_parse(seg, r->ids[nid]))
 				*bad_id = true;
 			nid++;
+		} else if (pl == 7 && strncmp(p, "/{name}", 7) == 0) {
+			if (sl < 2)
+				return false;
+			snprintf(r->name, sizeof(r->name), "%s", seg);
 		} else if (pl != sl || strncmp(p, s, pl) != 0) {
 			return false;
 		}
@@ -198,6 +274,44 @@ route_match(const char *pattern, const char *path, char ids[2][ULID_LEN + 1],
 		s += sl;
 	}
 	return *p == '\0' && *s == '\0';
+}
+
+static bool
+method_matches(const struct route *rt, const char *method)
+{
+	/* HEAD is GET without the body (libmicrohttpd drops it). */
+	return strcmp(rt->method, method) == 0 ||
+	       (strcmp(method, "HEAD") == 0 && strcmp(rt->method, "GET") == 0);
+}
+
+/*
+ * Finds the route for r->method and r->path.  NULL when none: then
+ * *path_known says whether another method would match, and allow lists
+ * those methods.
+ */
+static const struct route *
+route_find(struct req *r, bool *path_known, bool *bad_id, char *allow,
+           size_t allowlen)
+{
+	*path_known = false;
+	if (allow)
+		allow[0] = '\0';
+	for (size_t i = 0; i < NROUTES; i++) {
+		bool bad;
+		if (!route_match(routes[i].pattern, r->path, r, &bad))
+			continue;
+		*path_known = true;
+		if (method_matches(&routes[i], r->method)) {
+			*bad_id = bad;
+			return &routes[i];
+		}
+		if (allow) {
+			size_t n = strlen(allow);
+			snprintf(allow + n, allowlen - n, "%s%s", n ? ", " : "",
+			         routes[i].method);
+		}
+	}
+	return NULL;
 }
 
 static bool
@@ -210,8 +324,8 @@ static void
 dispatch(struct api *a, struct MHD_Connection *conn, struct req *r,
          struct resp *w)
 {
-	const struct route *found = NULL;
-	bool bad_id = false, any = false;
+	const struct route *found;
+	bool bad_id = false, known;
 	const char *hdr;
 
 	if (needs_token(r->path)) {
@@ -224,24 +338,8 @@ dispatch(struct api *a, struct MHD_Connection *conn, struct req *r,
 			return;
 		}
 	}
-	for (size_t i = 0; i < NROUTES; i++) {
-		bool bad;
-		if (!route_match(routes[i].pattern, r->path, r->ids, &bad))
-			continue;
-		any = true;
-		/* HEAD is GET without the body (libmicrohttpd drops it). */
-		if (strcmp(routes[i].method, r->method) == 0 ||
-		    (strcmp(r->method, "HEAD") == 0 &&
-		     strcmp(routes[i].method, "GET") == 0)) {
-			found = &routes[i];
-			bad_id = bad;
-			break;
-		}
-		size_t n = strlen(w->allow);
-		snprintf(w->allow + n, sizeof(w->allow) - n, "%s%s",
-		         n ? ", " : "", routes[i].method);
-	}
-	if (!any)
+	found = route_find(r, &known, &bad_id, w->allow, sizeof(w->allow));
+	if (!known)
 		api_fail(w, 404, "not_found", "no such path: %s", r->path);
 	else if (found == NULL)
 		api_fail(w, 405, "method_not_allowed",
@@ -250,6 +348,9 @@ dispatch(struct api *a, struct MHD_Connection *conn, struct req *r,
 	else if (bad_id)
 		api_fail(w, 400, "invalid_request",
 		         "malformed id in path: ids are 26-character ULIDs");
+	else if (r->body_too_big)
+		api_fail(w, 413, "payload_too_large",
+		         "request body is larger than %zu bytes", r->body.max);
 	else
 		found->fn(r, w);
 }
@@ -282,12 +383,22 @@ send_resp(struct MHD_Connection *conn, struct req *r, struct resp *w)
 }
 
 static bool
-declared_too_big(struct MHD_Connection *conn)
+declared_too_big(struct MHD_Connection *conn, size_t max)
 {
 	const char *cl = MHD_lookup_connection_value(
 	    conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
 
-	return cl && strtoull(cl, NULL, 10) > API_MAX_BODY_BYTES;
+	return cl && strtoull(cl, NULL, 10) > max;
+}
+
+/* The body cap of the request's route (file uploads take more). */
+static size_t
+body_limit(struct req *r)
+{
+	bool known, bad;
+	const struct route *rt = route_find(r, &known, &bad, NULL, 0);
+
+	return rt && rt->max_body ? rt->max_body : API_MAX_BODY_BYTES;
 }
 
 static enum MHD_Result
@@ -307,10 +418,13 @@ on_request(void *cls, struct MHD_Connection *conn, const char *url,
 			return MHD_NO;
 		r->api = a;
 		r->core = a->core;
-		buf_init(&r->body, API_MAX_BODY_BYTES);
+		r->conn = conn;
+		r->method = method;
+		r->path = url;
 		ulid_new(r->request_id);
+		buf_init(&r->body, body_limit(r));
 		*ctx = r;
-		if (!declared_too_big(conn))
+		if (!declared_too_big(conn, r->body.max))
 			return MHD_YES;
 		r->body_too_big = true; /* answer now, read nothing */
 	} else if (*upload_size) {
@@ -320,15 +434,8 @@ on_request(void *cls, struct MHD_Connection *conn, const char *url,
 		*upload_size = 0;
 		return MHD_YES;
 	}
-	r->method = method;
-	r->path = url;
 	buf_init(&w.body, 0);
-	if (r->body_too_big)
-		api_fail(&w, 413, "payload_too_large",
-		         "request body is larger than %u bytes",
-		         API_MAX_BODY_BYTES);
-	else
-		dispatch(a, conn, r, &w);
+	dispatch(a, conn, r, &w);
 	ret = send_resp(conn, r, &w);
 	buf_release(&w.body);
 	return ret;

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/random.h>
 
+#include "core/runtime.h"
 #include "lib/log.h"
 
 static int
@@ -44,12 +45,15 @@ core_init(struct core *c, const struct config *cfg, struct store *store,
 	c->docker = docker;
 	for (int i = 0; i < CORE_LOCK_STRIPES; i++)
 		pthread_mutex_init(&c->locks[i], NULL);
+	pthread_mutex_init(&c->rq.mu, NULL);
+	pthread_cond_init(&c->rq.cv, NULL);
 	return instance_load(c);
 }
 
 void
 core_release(struct core *c)
 {
+	runtime_stop(c);
 	core_watch_stop(c);
 	for (int i = 0; i < CORE_LOCK_STRIPES; i++)
 		pthread_mutex_destroy(&c->locks[i]);

@@ -14,10 +14,12 @@
 #include "core/config.h"
 #include "docker/docker.h"
 #include "lib/err.h"
+#include "lib/ulid.h"
 #include "store/store.h"
 
-#define CORE_LOCK_STRIPES 64
-#define CORE_INSTANCE_LEN 16
+#define CORE_LOCK_STRIPES  64
+#define CORE_INSTANCE_LEN  16
+#define CORE_RUNTIME_QUEUE 256
 
 struct core {
 	const struct config *cfg;
@@ -28,6 +30,14 @@ struct core {
 	pthread_t watcher;
 	bool watcher_started;
 	volatile bool stopping;
+	struct { /* runtime.c: sandboxes to configure */
+		pthread_mutex_t mu;
+		pthread_cond_t cv;
+		char ids[CORE_RUNTIME_QUEUE][ULID_LEN + 1];
+		int n;
+		pthread_t thread;
+		bool started;
+	} rq;
 };
 
 /* Opens nothing: store and docker are made by the caller. */

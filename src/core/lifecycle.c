@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/runtime.h"
 #include "core/workspace.h"
 #include "lib/clock.h"
 #include "lib/log.h"
@@ -67,7 +68,7 @@ static int
 container_make(struct core *c, struct sandbox *sb, char *msg)
 {
 	char name[128], ws[4200], bind[4300], id[72], lbl_app[ULID_LEN + 1];
-	char lbl_sb[ULID_LEN + 1];
+	char lbl_sb[ULID_LEN + 1], preset[64];
 	struct docker_spec spec = {0};
 	int rc;
 
@@ -84,6 +85,8 @@ container_make(struct core *c, struct sandbox *sb, char *msg)
 	spec.network = c->cfg->network;
 	spec.binds[0] = bind;
 	spec.env[0] = "HOME=/home/sandbox";
+	snprintf(preset, sizeof(preset), "SANDBOXD_PRESET=%s", sb->preset);
+	spec.env[1] = preset;
 	spec.labels[0] = (struct docker_kv){"sandboxd.managed", "true"};
 	spec.labels[1] = (struct docker_kv){"sandboxd.instance", c->instance};
 	spec.labels[2] = (struct docker_kv){"sandboxd.sandbox", lbl_sb};
@@ -109,6 +112,9 @@ container_run(struct core *c, struct sandbox *sb, char *msg)
 	int rc;
 
 	core_container_name(c, sb->id, name, sizeof(name));
+	/* A workspace that booted before gets its run.conf now, so the
+	 * supervisor starts the processes without waiting for us. */
+	runtime_configure(c, sb->id, false);
 	rc = docker_start(c->docker, name, msg);
 	if (rc == DOCKER_NOT_FOUND) {
 		log_info("sandbox %s: container missing, recreating", sb->id);
@@ -178,6 +184,7 @@ core_sandbox_create(struct core *c, const struct app *app, const int *ports,
 	snprintf(sb->owner, sizeof(sb->owner), "%s", app->owner);
 	snprintf(sb->image, sizeof(sb->image), "%s", c->cfg->image);
 	snprintf(sb->idle_policy, sizeof(sb->idle_policy), "sleep");
+	snprintf(sb->preset, sizeof(sb->preset), "%s", app->runtime_preset);
 	mark(sb, "creating", "");
 	memcpy(sb->ports, ports, sizeof(int) * (size_t)nports);
 	sb->nports = nports;
@@ -210,6 +217,7 @@ core_sandbox_create(struct core *c, const struct app *app, const int *ports,
 	pthread_mutex_unlock(mu);
 	if (rc != 0)
 		return ERR_INTERNAL(e, "database error");
+	runtime_schedule(c, sb->id);
 	log_info("sandbox %s: created for app %s", sb->id, app->id);
 	return 0;
 }
@@ -271,6 +279,7 @@ core_sandbox_start(struct core *c, const char *id, struct sandbox *sb,
 	sb->last_active_at = clock_now();
 	rc = store_sandbox_update(c->store, sb);
 	pthread_mutex_unlock(mu);
+	runtime_schedule(c, id);
 	log_info("sandbox %s: started", id);
 	return rc ? ERR_INTERNAL(e, "database error") : 0;
 }

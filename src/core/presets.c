@@ -36,3 +36,9 @@ preset_names(void)
 {
 	return "react-vite, fastapi, node-express, static";
 }
+
+const struct preset *
+preset_at(size_t i)
+{
+	return i < sizeof(presets) / sizeof(presets[0]) ? &presets[i] : NULL;
+}

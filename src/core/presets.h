@@ -16,6 +16,8 @@ struct preset {
 };
 
 const struct preset *preset_find(const char *id);
+/* The i-th preset in display order, NULL past the end. */
+const struct preset *preset_at(size_t i);
 /* "react-vite, fastapi, …" for error messages. */
 const char *preset_names(void);
 

@@ -52,6 +52,10 @@ struct jv *jv_obj(void);
 struct jv *jv_arr(void);
 struct jv *jv_new_str(const char *s);
 struct jv *jv_new_int(int64_t i);
+/* A string from len bytes; bytes that are not UTF-8 become U+FFFD. */
+struct jv *jv_new_str_lossy(const char *s, size_t len);
+/* A new reference to v (values are immutable once built). */
+struct jv *jv_copy(struct jv *v);
 /* Setters ignore a NULL string or value (the key is then left out). */
 void jv_set(struct jv *obj, const char *key, struct jv *steal);
 void jv_set_str(struct jv *obj, const char *key, const char *s);

@@ -56,6 +56,16 @@ static const struct migration store_migrations[] = {
                "  created_at INTEGER NOT NULL,"
                "  last_used_at INTEGER);",
     },
+    {
+        .version = 2,
+        .name = "sandbox_runtime",
+        .sql = "ALTER TABLE sandbox ADD COLUMN preset TEXT NOT NULL"
+               "  DEFAULT '';"
+               "ALTER TABLE sandbox ADD COLUMN manifest_source TEXT"
+               "  NOT NULL DEFAULT '';"
+               "ALTER TABLE sandbox ADD COLUMN manifest_error TEXT"
+               "  NOT NULL DEFAULT '';",
+    },
 };
 
 #endif

@@ -16,7 +16,8 @@
 	"s.id, s.app_id, a.owner, s.status, s.status_reason, "                 \
 	"s.error_message, s.container_id, s.image, s.exit_code, "              \
 	"s.oom_killed, s.ports, s.idle_policy, s.created_at, s.updated_at, "   \
-	"s.last_active_at, s.stopped_at"
+	"s.last_active_at, s.stopped_at, s.preset, s.manifest_source, "        \
+	"s.manifest_error"
 #define SB_FROM " FROM sandbox s JOIN app a ON a.id = s.app_id "
 
 static void
@@ -71,6 +72,10 @@ sandbox_from_row(sqlite3_stmt *st, void *out)
 	sb->updated_at = sqlite3_column_int64(st, 13);
 	sb->last_active_at = sqlite3_column_int64(st, 14);
 	sb->stopped_at = sqlite3_column_int64(st, 15);
+	store_col_text(st, 16, sb->preset, sizeof(sb->preset));
+	store_col_text(st, 17, sb->manifest_source,
+	               sizeof(sb->manifest_source));
+	store_col_text(st, 18, sb->manifest_error, sizeof(sb->manifest_error));
 }
 
 int
@@ -81,15 +86,15 @@ store_sandbox_insert(struct store *s, const struct sandbox *sb)
 
 	ports_format(sb, ports, sizeof(ports));
 	LOCK(s);
-	rc = store_run(s, store_prep(s,
-	                             "INSERT INTO sandbox (id, app_id, status, "
-	                             "image, ports, idle_policy, created_at, "
-	                             "updated_at, last_active_at) "
-	                             "VALUES (?,?,?,?,?,?,?,?,?)",
-	                             "ssssssiii", sb->id, sb->app_id,
-	                             sb->status, sb->image, ports,
-	                             sb->idle_policy, sb->created_at,
-	                             sb->updated_at, sb->last_active_at));
+	rc = store_run(
+	    s, store_prep(s,
+	                  "INSERT INTO sandbox (id, app_id, status, "
+	                  "image, ports, idle_policy, preset, "
+	                  "created_at, updated_at, last_active_at) "
+	                  "VALUES (?,?,?,?,?,?,?,?,?,?)",
+	                  "sssssssiii", sb->id, sb->app_id, sb->status,
+	                  sb->image, ports, sb->idle_policy, sb->preset,
+	                  sb->created_at, sb->updated_at, sb->last_active_at));
 	UNLOCK(s);
 	return rc;
 }
@@ -237,6 +242,21 @@ store_sandbox_mark_oom(struct store *s, const char *id)
 	                             "UPDATE sandbox SET oom_killed = 1, "
 	                             "updated_at = ? WHERE id = ?",
 	                             "is", clock_now(), id));
+	UNLOCK(s);
+	return rc;
+}
+
+int
+store_sandbox_set_manifest(struct store *s, const char *id, const char *source,
+                           const char *error)
+{
+	int rc;
+
+	LOCK(s);
+	rc = store_run(s, store_prep(s,
+	                             "UPDATE sandbox SET manifest_source = ?, "
+	                             "manifest_error = ? WHERE id = ?",
+	                             "sss", source, error, id));
 	UNLOCK(s);
 	return rc;
 }

@@ -47,6 +47,9 @@ struct sandbox {
 	int ports[API_MAX_PORTS];
 	int nports;
 	char idle_policy[16];
+	char preset[32]; /* runtime preset the workspace was seeded as */
+	char manifest_source[16]; /* "sandbox.yaml", "default" or "" */
+	char manifest_error[384]; /* "" when the manifest is valid */
 	int64_t created_at;
 	int64_t updated_at;
 	int64_t last_active_at;
@@ -86,6 +89,9 @@ int store_sandbox_list(struct store *s,
  */
 int store_sandbox_mark_exited(struct store *s, const char *id, int exit_code,
                               bool oom_killed);
+/* Records what the last read of the app's manifest found. */
+int store_sandbox_set_manifest(struct store *s, const char *id,
+                               const char *source, const char *error);
 /* Records an OOM kill inside the sandbox (the container may live on). */
 int store_sandbox_mark_oom(struct store *s, const char *id);
 

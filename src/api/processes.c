@@ -1,0 +1,168 @@
+/*
+ * /v1/sandboxes/{id}/processes/{name}/…: a declared process's log and
+ * restart.  Logs are read from the workspace on the host (so they work
+ * while the sandbox sleeps); restart asks the supervisor.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "api/api.h"
+#include "core/runtime.h"
+#include "core/workspace.h"
+#include "core/wsfs.h"
+
+#define LOG_TAIL_DEFAULT 200
+#define LOG_TAIL_MAX     5000
+#define LOG_READ_MAX     (2u << 20) /* the supervisor caps a log at 1 MiB */
+
+static bool
+valid_name(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n == 0 || n > 32)
+		return false;
+	for (; *s; s++)
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') ||
+		      *s == '_' || *s == '-'))
+			return false;
+	return true;
+}
+
+/* Appends to lines the last n lines of text (oldest first). */
+static void
+tail_lines(const char *text, size_t len, long n, struct jv *lines)
+{
+	size_t start, count = 0;
+
+	if (len && text[len - 1] == '\n')
+		len--;
+	start = len;
+	while (start > 0) {
+		if (text[start - 1] == '\n' && ++count == (size_t)n)
+			break;
+		start--;
+	}
+	for (size_t i = start; i <= len && len;) {
+		const char *nl = memchr(text + i, '\n', len - i);
+		size_t end = nl ? (size_t)(nl - text) : len;
+		jv_push(lines, jv_new_str_lossy(text + i, end - i));
+		i = end + 1;
+	}
+}
+
+/* Loads the sandbox for this tenant and checks the process name. */
+static int
+load(struct req *r, struct resp *w, struct sandbox *sb)
+{
+	int rc = store_sandbox_get(r->core->store, r->ids[0], sb);
+
+	if (rc == 0 && strcmp(sb->owner, r->owner) != 0)
+		rc = STORE_NOT_FOUND;
+	if (rc != 0) {
+		api_fail(w, rc == STORE_NOT_FOUND ? 404 : 500,
+		         rc == STORE_NOT_FOUND ? "not_found" : "internal",
+		         rc == STORE_NOT_FOUND ? "no such sandbox"
+		                               : "cannot read the sandbox");
+		return -1;
+	}
+	if (!valid_name(r->name)) {
+		api_fail(w, 400, "invalid_request",
+		         "process names are lower-case letters, digits, _ and "
+		         "-, at most 32");
+		return -1;
+	}
+	return 0;
+}
+
+static long
+tail_param(struct req *r, struct resp *w)
+{
+	bool bad;
+	const char *v = api_query(r, w, "tail", &bad);
+	char *end;
+	long n;
+
+	if (bad)
+		return -1;
+	if (v == NULL)
+		return LOG_TAIL_DEFAULT;
+	n = strtol(v, &end, 10);
+	if (*v == '\0' || *end != '\0' || n < 1 || n > LOG_TAIL_MAX) {
+		api_fail(w, 400, "invalid_request",
+		         "tail must be a whole number from 1 to %d",
+		         LOG_TAIL_MAX);
+		return -1;
+	}
+	return n;
+}
+
+void
+processes_logs(struct req *r, struct resp *w)
+{
+	char ws[4200], rel[128];
+	struct jv *o, *lines;
+	struct err e = {0};
+	struct sandbox sb;
+	struct buf text;
+	int wsfd;
+	long n;
+
+	if (load(r, w, &sb) < 0 || (n = tail_param(r, w)) < 0)
+		return;
+	workspace_path(r->core->cfg->data_dir, sb.id, ws, sizeof(ws));
+	wsfd = wsfs_open_dir(ws, "", &e);
+	snprintf(rel, sizeof(rel), ".sandboxd/logs/%s.log", r->name);
+	if (wsfd < 0 || wsfs_read(wsfd, rel, LOG_READ_MAX, &text, &e) < 0) {
+		if (wsfd >= 0)
+			close(wsfd);
+		if (e.status == 404)
+			ERR_NOTFOUND(&e, "no log for process \"%s\"", r->name);
+		api_reply_err(w, &e);
+		return;
+	}
+	close(wsfd);
+	lines = jv_arr();
+	tail_lines(text.data, text.len, n, lines);
+	buf_release(&text);
+	o = jv_obj();
+	jv_set_str(o, "process", r->name);
+	jv_set(o, "lines", lines);
+	api_reply_json(w, 200, o);
+}
+
+void
+processes_restart(struct req *r, struct resp *w)
+{
+	char ws[4200], line[128];
+	struct err e = {0};
+	struct sandbox sb;
+	struct jv *ans, *o;
+
+	if (load(r, w, &sb) < 0)
+		return;
+	if (strcmp(sb.status, "running") != 0) {
+		api_fail(w, 409, "conflict",
+		         "sandbox is %s; start it to restart a process",
+		         sb.status);
+		return;
+	}
+	workspace_path(r->core->cfg->data_dir, sb.id, ws, sizeof(ws));
+	snprintf(line, sizeof(line), "restart %s\n", r->name);
+	if (runtime_request(ws, line, RUNTIME_TIMEOUT_MS, &ans, &e) < 0) {
+		api_reply_err(w, &e);
+		return;
+	}
+	if (!jv_is_true(jv_get(ans, "ok"))) {
+		api_fail(w, 404, "not_found", "no such process: %s", r->name);
+		jv_free(ans);
+		return;
+	}
+	jv_free(ans);
+	o = jv_obj();
+	jv_set_str(o, "process", r->name);
+	jv_set_bool(o, "restarted", true);
+	api_reply_json(w, 200, o);
+}

@@ -121,6 +121,21 @@ jv_dump_is_compact_and_ordered(void)
 }
 
 static void
+jv_lossy_strings_are_utf8(void)
+{
+	struct jv *v = jv_new_str_lossy("ok\xff\xc3(\xe2\x82\xac\0z", 10);
+	struct buf b;
+
+	CHECK(v != NULL);
+	buf_init(&b, 0);
+	jv_dump(v, &b);
+	CHECK_STR(b.data, "\"ok\xef\xbf\xbd\xef\xbf\xbd(\xe2\x82\xac"
+	                  "\xef\xbf\xbdz\"");
+	buf_release(&b);
+	jv_free(v);
+}
+
+static void
 clock_formats_rfc3339(void)
 {
 	char t[CLOCK_RFC3339_LEN];
@@ -138,6 +153,7 @@ static const struct unit_test tests[] = {
     {"jv refuses deep nesting", jv_refuses_deep_nesting},
     {"jv rejects bad text", jv_rejects_bad_text},
     {"jv dump is compact and ordered", jv_dump_is_compact_and_ordered},
+    {"lossy strings are UTF-8", jv_lossy_strings_are_utf8},
     {"clock formats RFC 3339", clock_formats_rfc3339},
 };
 

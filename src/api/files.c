@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "api/api.h"
+#include "core/runtime.h"
 #include "core/workspace.h"
 #include "core/wsfs.h"
 
@@ -136,6 +137,10 @@ files_put(struct req *r, struct resp *w)
 		api_reply_err(w, &e);
 		goto out;
 	}
+		/* A new manifest takes effect at once in a running sandbox. */
+	if (strcmp(t.path, "sandbox.yaml") == 0 &&
+	    strcmp(t.sb.status, "running") == 0)
+		runtime_schedule(r->core, t.sb.id);
 	o = jv_obj();
 	jv_set_str(o, "path", t.path);
 	jv_set_int(o, "size", (int64_t)r->body.len);

@@ -1,30 +1,33 @@
 /*
- * main.c - sandboxd-init, PID 1 of every sandbox.
+ * main.c - sandboxd-init, PID 1 of every sandbox (docs/supervisor.md).
  *
- *   sandboxd-init [--] [command [args...]]
+ *   sandboxd-init            run the sandbox
+ *   sandboxd-init --version | --help
  *
- * It makes sure the workspace layout exists ($HOME/workspace/app,
- * $HOME/.sandboxd), starts the command, if any, in a process group of its
- * own, forwards signals to that group, reaps every zombie of the namespace,
- * and on SIGTERM/SIGINT stops everything: the signal goes to the command's
- * group, SIGTERM to every other process, SIGKILL to all that are left
- * after INIT_GRACE_MS.  It exits 0 when stopped by a signal, with the
- * command's exit code when the command ended by itself (the rest of the
- * sandbox is stopped the same way first), and idles reaping when given no
- * command.
+ * At boot it makes sure the workspace layout exists, seeds the app from
+ * its preset's template if due (seed.c), then applies .sandboxd/run.conf
+ * (conf.c, procs.c) and serves the control socket (ctl.c).  It reaps every
+ * zombie of the namespace (as PID 1, or as a child subreaper when run
+ * elsewhere, e.g. in tests), reloads run.conf on SIGHUP, and on
+ * SIGTERM/SIGINT stops everything: SIGTERM to every process group and
+ * every other process, SIGKILL to what is left after INIT_GRACE_MS, exit 0.
  *
- * One thread, one loop: signals are blocked and arrive on a signalfd
- * (sig.c), which the loop polls with a timeout only while a stop is under
- * way.  What a signal means is the table init_signals.  Children are
- * reaped on every turn of the loop rather than per SIGCHLD, since SIGCHLDs
- * coalesce.  The loop is kept poll()-shaped so the later supervisor can
- * add its control socket as another fd.
+ * One thread, one poll() loop.  Signals are blocked and read from a
+ * signalfd (sig.c); the control socket and its clients, every process's
+ * log pipe and the health check's socket are polled fds; everything timed
+ * (backoff restarts, SIGKILL escalation, health checks, client deadlines,
+ * the shutdown grace) is a deadline the modules report, and poll() sleeps
+ * until the earliest.  Children are reaped on every turn, not per SIGCHLD
+ * (SIGCHLDs coalesce), and each exit is attributed by pid: the seeding
+ * copy, one of our process group leaders, or an orphan.
  *
- * Rejected: handling SIGTERM in a signal handler (reentrancy, EINTR
- * everywhere); exiting as soon as the command ends, as tini does (that
- * would SIGKILL its background processes without a grace period).
+ * Rejected: epoll and timerfd (a few dozen fds and deadlines: poll() with
+ * a computed timeout is simpler and as fast); threads (every module would
+ * need locks); running a command given on the command line (the sandbox's
+ * processes come from run.conf only, so there is one way to start them).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
@@ -37,44 +40,37 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "conf.h"
+#include "ctl.h"
 #include "log.h"
 #include "proc.h"
+#include "procs.h"
+#include "seed.h"
 #include "sig.h"
 
-#define INIT_GRACE_MS     5000 /* from SIGTERM to SIGKILL */
-#define INIT_KILL_WAIT_MS 1000 /* from SIGKILL to giving up on stragglers */
-#define INIT_DIR_MODE     0755
+#ifndef SANDBOXD_VERSION
+#define SANDBOXD_VERSION "0.1.0"
+#endif
 
-enum init_action {
-	INIT_IGNORE = 0,
-	INIT_REAP,    /* a child changed state: reaped on every loop turn */
-	INIT_FORWARD, /* pass on to the command's process group */
-	INIT_STOP,    /* pass on, then stop every process and exit */
-};
-
-static const enum init_action init_signals[_NSIG] = {
-    [SIGCHLD] = INIT_REAP,    [SIGHUP] = INIT_FORWARD,
-    [SIGQUIT] = INIT_FORWARD, [SIGUSR1] = INIT_FORWARD,
-    [SIGUSR2] = INIT_FORWARD, [SIGINT] = INIT_STOP,
-    [SIGTERM] = INIT_STOP,
-};
-
-/* Directories every sandbox has, relative to $HOME. */
-static const char *const init_home_dirs[] = {"workspace/app", ".sandboxd"};
+#define INIT_HOME     "/home/sandbox"
+#define INIT_DIR_MODE 0755
+#define INIT_POLLFDS  (1 + 1 + CTL_CLIENTS + PROCS_MAX + 1)
 
 enum init_phase {
-	INIT_RUNNING,  /* until a stop signal or the command's end */
+	INIT_RUNNING,
 	INIT_STOPPING, /* SIGTERM sent, waiting up to INIT_GRACE_MS */
 	INIT_KILLING,  /* SIGKILL sent, waiting up to INIT_KILL_WAIT_MS */
 };
 
 struct init {
 	int sigfd;
-	pid_t child;   /* the command while it runs, else 0 */
-	pid_t group;   /* its process group; 0 without a command */
-	int exit_code; /* what the supervisor exits with */
+	char home[PATH_MAX];
+	char conf_path[PATH_MAX];
+	pid_t seed_pid; /* the seeding copy while it runs */
+	struct ctl ctl;
+	struct procs procs;
 	enum init_phase phase;
-	long long deadline; /* CLOCK_MONOTONIC ms ending the phase */
+	long long deadline; /* end of the phase */
 };
 
 static long long
@@ -86,246 +82,263 @@ init_now_ms(void)
 	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* mkdir -p: an existing directory (or file) at any step is fine. */
-static int
-init_mkdir_p(char *path, mode_t mode)
-{
-	char *p;
+/* --- run.conf --------------------------------------------------------------
+ */
 
-	for (p = path + 1; *p != '\0'; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(path, mode) == -1 && errno != EEXIST) {
-			*p = '/';
-			return -1;
-		}
-		*p = '/';
+/*
+ * Reads and parses run.conf.  Returns 1 with *c filled, 0 when there is no
+ * run.conf, -1 with err set.  Only a regular file is read, without
+ * following a symlink or blocking on a FIFO the sandbox user put there.
+ */
+static int
+init_read_conf(const char *path, struct conf *c, char *err, size_t errlen)
+{
+	struct stat st;
+	ssize_t n = 0, r;
+	char *buf;
+	int fd, rc = -1;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	if (fd == -1 && errno == ENOENT)
+		return 0;
+	if (fd == -1 || fstat(fd, &st) == -1 || !S_ISREG(st.st_mode)) {
+		snprintf(err, errlen, "run.conf: cannot read: %s",
+		         fd == -1 ? strerror(errno) : "not a regular file");
+		goto out;
 	}
-	if (mkdir(path, mode) == -1 && errno != EEXIST)
-		return -1;
-	return 0;
+	buf = malloc(CONF_FILE_MAX + 1);
+	if (buf == NULL) {
+		snprintf(err, errlen, "run.conf: out of memory");
+		goto out;
+	}
+	while (n <= CONF_FILE_MAX &&
+	       (r = read(fd, buf + n, CONF_FILE_MAX + 1 - (size_t)n)) > 0)
+		n += r;
+	rc = conf_parse(buf, (size_t)n, c, err, errlen) == 0 ? 1 : -1;
+	free(buf);
+out:
+	if (fd != -1)
+		close(fd);
+	return rc;
 }
 
-/* Failures are reported, not fatal: a sandbox without them still runs. */
-static void
-init_prepare_home(void)
+/* Applies run.conf (or its absence).  Returns 0, or -1 with err set and
+ * the running processes left as they are. */
+static int
+init_load(struct init *in, char *err, size_t errlen)
 {
-	const char *home = getenv("HOME");
-	char path[PATH_MAX];
-	size_t i;
+	struct conf c = {.n = 0};
+	int r;
+
+	r = init_read_conf(in->conf_path, &c, err, errlen);
+	if (r == -1)
+		return -1;
+	r = procs_apply(&in->procs, r == 1 ? &c : NULL, init_now_ms(), err,
+	                errlen);
+	if (r == 0 && in->procs.configured)
+		log_msg("run.conf applied (%zu records)", c.n);
+	conf_free(&c);
+	return r;
+}
+
+/* Validates run.conf without applying it (while seeding). */
+static int
+init_check_conf(struct init *in, char *err, size_t errlen)
+{
+	struct conf c = {.n = 0};
+	int r = init_read_conf(in->conf_path, &c, err, errlen);
+
+	if (r == 1)
+		conf_free(&c);
+	return r == -1 ? -1 : 0;
+}
+
+static void
+init_boot_conf(struct init *in)
+{
+	char err[256];
+
+	if (init_load(in, err, sizeof(err)) == -1) {
+		log_msg("%s; nothing started", err);
+		procs_unconfigured(&in->procs, err);
+	}
+}
+
+/* --- control requests ---------------------------------------------------- */
+
+static void
+init_error(struct jw *w, const char *msg)
+{
+	jw_raw(w, "{\"ok\":false,\"error\":");
+	jw_str(w, msg, strlen(msg));
+	jw_raw(w, "}");
+}
+
+static void
+init_ping(struct init *in, const struct ctl_req *req, struct jw *w)
+{
+	(void)in;
+	(void)req;
+	jw_raw(w, "{\"ok\":true,\"version\":\"" SANDBOXD_VERSION "\"}");
+}
+
+static void
+init_status(struct init *in, const struct ctl_req *req, struct jw *w)
+{
+	(void)req;
+	jw_raw(w, "{\"ok\":true");
+	procs_status(&in->procs, w);
+	jw_raw(w, "}");
+}
+
+static void
+init_restart(struct init *in, const struct ctl_req *req, struct jw *w)
+{
+	char msg[96];
 	int n;
 
-	if (home == NULL || home[0] != '/') {
-		log_msg("HOME is not an absolute path; not preparing it");
+	if (in->phase != INIT_RUNNING) {
+		init_error(w, "shutting down");
 		return;
 	}
-	for (i = 0; i < sizeof(init_home_dirs) / sizeof(init_home_dirs[0]);
-	     i++) {
-		n = snprintf(path, sizeof(path), "%s/%s", home,
-		             init_home_dirs[i]);
-		if (n < 0 || (size_t)n >= sizeof(path)) {
-			log_msg("cannot create %s/%s: path too long", home,
-			        init_home_dirs[i]);
-			continue;
-		}
-		if (init_mkdir_p(path, INIT_DIR_MODE) == -1)
-			log_msg("cannot create %s: %s", path, strerror(errno));
+	if (procs_restart(&in->procs, req->arg, req->arg_len, init_now_ms()) ==
+	    0) {
+		log_msg("restart %.*s: requested", (int)req->arg_len, req->arg);
+		jw_raw(w, "{\"ok\":true}");
+		return;
 	}
+	/* The name is echoed, cut to a sane length; jw escapes it. */
+	n = snprintf(msg, sizeof(msg), "no such process: %.*s",
+	             req->arg_len > 64 ? 64 : (int)req->arg_len, req->arg);
+	jw_raw(w, "{\"ok\":false,\"error\":");
+	jw_str(w, msg, (size_t)n < sizeof(msg) ? (size_t)n : sizeof(msg) - 1);
+	jw_raw(w, "}");
 }
 
 static void
-init_usage(FILE *out)
+init_reload(struct init *in, const struct ctl_req *req, struct jw *w)
 {
-	fputs("usage: sandboxd-init [--] [command [args...]]\n"
-	      "Runs as PID 1 of a sandbox: starts the command, forwards "
-	      "signals,\nreaps zombies; idles when given no command.\n",
-	      out);
-}
+	char err[256];
+	int r;
 
-/* Sets *cmd (NULL: no command).  Returns 0, 1 after --help, -1 on misuse. */
-static int
-init_parse_args(int argc, char *argv[], char ***cmd)
-{
-	char **args = argv + 1;
-
-	*cmd = NULL;
-	if (argc < 2)
-		return 0;
-	if (strcmp(args[0], "--") == 0) {
-		args++;
-	} else if (strcmp(args[0], "-h") == 0 ||
-	           strcmp(args[0], "--help") == 0) {
-		init_usage(stdout);
-		return 1;
-	} else if (args[0][0] == '-') {
-		/* Reserved for options, so adding one never changes what an
-		 * existing command line means. */
-		log_msg("unknown option %s (use -- before a command)", args[0]);
-		init_usage(stderr);
-		return -1;
+	(void)req;
+	if (in->phase != INIT_RUNNING) {
+		init_error(w, "shutting down");
+		return;
 	}
-	if (args[0] != NULL)
-		*cmd = args;
-	return 0;
-}
-
-static int
-init_setup(struct init *in)
-{
-	sigset_t set;
-	int sig;
-
-	if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == -1 && getpid() != 1)
-		log_msg("cannot become a subreaper: %s", strerror(errno));
-	sigemptyset(&set);
-	for (sig = 1; sig < _NSIG; sig++)
-		if (init_signals[sig] != INIT_IGNORE)
-			sigaddset(&set, sig);
-	in->sigfd = sig_open(&set);
-	if (in->sigfd == -1) {
-		log_msg("cannot set up signals: %s", strerror(errno));
-		return -1;
+	/* While seeding, run.conf is applied when the copy is done. */
+	r = in->seed_pid != 0 ? init_check_conf(in, err, sizeof(err))
+	                      : init_load(in, err, sizeof(err));
+	if (r == -1) {
+		log_msg("reload refused: %s", err);
+		init_error(w, err);
+		return;
 	}
-	return 0;
+	jw_raw(w, "{\"ok\":true}");
 }
 
-static int
-init_start(struct init *in, char **cmd)
-{
-	pid_t pid = proc_spawn(cmd);
+typedef void init_request_fn(struct init *, const struct ctl_req *,
+                             struct jw *);
 
-	if (pid == -1) {
-		log_msg("cannot run %s: %s", cmd[0], strerror(errno));
-		return errno == ENOENT ? 127 : 126;
-	}
-	in->child = pid;
-	in->group = pid;
-	log_msg("started %s (pid %d)", cmd[0], (int)pid);
-	return 0;
-}
-
-/* sig: the stop signal received, forwarded to the command's group; 0 when
- * the command ended by itself. */
-static void
-init_stop(struct init *in, int sig)
-{
-	in->phase = INIT_STOPPING;
-	in->deadline = init_now_ms() + INIT_GRACE_MS;
-	if (sig != 0 && in->group > 0) {
-		killpg(in->group, sig);
-		proc_signal_others(in->group, SIGTERM);
-	} else {
-		proc_signal_others(0, SIGTERM);
-	}
-}
+static init_request_fn *const init_requests[] = {
+    [CTL_PING] = init_ping,
+    [CTL_STATUS] = init_status,
+    [CTL_RESTART] = init_restart,
+    [CTL_RELOAD] = init_reload,
+};
 
 static void
-init_kill(struct init *in)
+init_answer(void *ctx, const struct ctl_req *req, struct jw *w)
 {
-	in->phase = INIT_KILLING;
-	in->deadline = init_now_ms() + INIT_KILL_WAIT_MS;
-	proc_signal_all(in->group, SIGKILL);
+	init_requests[req->op](ctx, req, w);
 }
 
+/* --- children and signals ------------------------------------------------ */
+
 static void
-init_on_exit(struct init *in, pid_t pid, int status)
+init_on_exit(struct init *in, pid_t pid, int status, long long now)
 {
 	char what[96];
 
-	proc_describe(status, what, sizeof(what));
-	if (pid != in->child) {
-		log_msg("reaped pid %d (%s)", (int)pid, what);
+	if (pid == in->seed_pid) {
+		in->seed_pid = 0;
+		seed_finish(in->home, status);
+		if (in->phase == INIT_RUNNING)
+			init_boot_conf(in);
 		return;
 	}
-	log_msg("command (pid %d) %s", (int)pid, what);
-	in->child = 0;
-	if (in->phase == INIT_RUNNING) {
-		in->exit_code = proc_exit_code(status);
-		log_msg("stopping the remaining processes");
-		init_stop(in, 0);
-	}
+	if (procs_on_exit(&in->procs, pid, status, now))
+		return;
+	proc_describe(status, what, sizeof(what));
+	log_msg("reaped orphan pid %d (%s)", (int)pid, what);
 }
 
 /* Reaps every exited child.  Returns false when no children are left. */
 static bool
-init_reap(struct init *in)
+init_reap(struct init *in, long long now)
 {
 	pid_t pid;
 	int status, r;
 
 	while ((r = proc_reap(&pid, &status)) == 1)
-		init_on_exit(in, pid, status);
+		init_on_exit(in, pid, status, now);
 	return r == 0;
 }
 
 static void
-init_on_signal(struct init *in, int sig)
+init_stop(struct init *in, long long now)
 {
-	const char *name = sig_name(sig);
+	in->phase = INIT_STOPPING;
+	in->deadline = now + INIT_GRACE_MS;
+	procs_halt(&in->procs, now);
+	proc_signal_all(SIGTERM);
+}
 
-	switch (init_signals[sig]) {
-	case INIT_IGNORE:
-	case INIT_REAP:
+static void
+init_kill(struct init *in, long long now)
+{
+	log_msg("grace period over: sending SIGKILL");
+	in->phase = INIT_KILLING;
+	in->deadline = now + INIT_KILL_WAIT_MS;
+	procs_kill(&in->procs);
+	proc_signal_all(SIGKILL);
+}
+
+static void
+init_on_signal(struct init *in, int sig, long long now)
+{
+	char err[256];
+
+	switch (sig) {
+	case SIGHUP:
+		if (in->phase != INIT_RUNNING || in->seed_pid != 0)
+			break;
+		if (init_load(in, err, sizeof(err)) == -1)
+			log_msg("SIGHUP: reload refused: %s", err);
 		break;
-	case INIT_FORWARD:
-		if (in->group > 0) {
-			log_msg("%s: forwarding to group %d", name,
-			        (int)in->group);
-			killpg(in->group, sig);
-		}
-		break;
-	case INIT_STOP:
+	case SIGTERM:
+	case SIGINT:
 		if (in->phase == INIT_RUNNING) {
-			log_msg("%s: stopping", name);
-			init_stop(in, sig);
+			log_msg("%s: stopping", sig_name(sig));
+			init_stop(in, now);
 		} else if (in->phase == INIT_STOPPING) {
-			log_msg("%s while stopping: killing", name);
-			init_kill(in);
+			log_msg("%s while stopping: killing", sig_name(sig));
+			init_kill(in, now);
 		}
 		break;
+	default:
+		break; /* SIGCHLD: reaped every turn */
 	}
 }
 
-/* Milliseconds poll() may wait: until the phase deadline, or forever. */
-static int
-init_timeout(const struct init *in)
-{
-	long long left;
-
-	if (in->phase == INIT_RUNNING)
-		return -1;
-	left = in->deadline - init_now_ms();
-	if (left <= 0)
-		return 0;
-	return left > INT_MAX ? INT_MAX : (int)left;
-}
-
-/* One turn of the loop.  Returns false when the supervisor should exit. */
+/* Returns false on a broken signalfd. */
 static bool
-init_turn(struct init *in)
+init_signals(struct init *in, long long now)
 {
-	struct pollfd pfd = {.fd = in->sigfd, .events = POLLIN};
-	int sig, timeout;
+	int sig;
 
-	if (!init_reap(in) && in->phase != INIT_RUNNING)
-		return false;
-	timeout = init_timeout(in);
-	if (timeout == 0 && in->phase == INIT_KILLING) {
-		log_msg("processes survived SIGKILL; exiting anyway");
-		return false;
-	}
-	if (timeout == 0) {
-		log_msg("grace period over: sending SIGKILL");
-		init_kill(in);
-		return true;
-	}
-	if (poll(&pfd, 1, timeout) == -1 && errno != EINTR) {
-		log_msg("poll: %s", strerror(errno));
-		return false;
-	}
 	while ((sig = sig_next(in->sigfd)) > 0)
-		init_on_signal(in, sig);
+		init_on_signal(in, sig, now);
 	if (sig == -1) {
 		log_msg("reading signals: %s", strerror(errno));
 		return false;
@@ -333,25 +346,224 @@ init_turn(struct init *in)
 	return true;
 }
 
+/* --- the loop ------------------------------------------------------------ */
+
+static long long
+init_min(long long a, long long b)
+{
+	if (a == -1)
+		return b;
+	if (b == -1)
+		return a;
+	return a < b ? a : b;
+}
+
+/* Milliseconds poll() may sleep: until the earliest deadline, or -1. */
+static int
+init_timeout(const struct init *in, long long now)
+{
+	long long next = init_min(ctl_next(&in->ctl), procs_next(&in->procs));
+
+	if (in->phase != INIT_RUNNING)
+		next = init_min(next, in->deadline);
+	if (next == -1)
+		return -1;
+	if (next <= now)
+		return 0;
+	return next - now > INT_MAX ? INT_MAX : (int)(next - now);
+}
+
+/* Returns false when the supervisor should exit. */
+static bool
+init_after_poll(struct init *in, long long now)
+{
+	bool children = init_reap(in, now);
+
+	ctl_tick(&in->ctl, now);
+	procs_tick(&in->procs, now);
+	if (in->phase == INIT_RUNNING)
+		return true;
+	if (!children)
+		return false;
+	if (now < in->deadline)
+		return true;
+	if (in->phase == INIT_KILLING) {
+		log_msg("processes survived SIGKILL; exiting anyway");
+		return false;
+	}
+	init_kill(in, now);
+	return true;
+}
+
+/* One turn of the loop.  Returns false when the supervisor should exit. */
+static bool
+init_turn(struct init *in)
+{
+	struct pollfd pfd[INIT_POLLFDS];
+	size_t n = 1, nprocs, nctl;
+	long long now = init_now_ms();
+	int timeout = init_timeout(in, now);
+
+	pfd[0] = (struct pollfd){.fd = in->sigfd, .events = POLLIN};
+	nprocs = procs_pollfds(&in->procs, pfd + n, INIT_POLLFDS - n);
+	n += nprocs;
+	nctl = ctl_pollfds(&in->ctl, pfd + n, INIT_POLLFDS - n);
+	n += nctl;
+	if (poll(pfd, n, timeout) == -1 && errno != EINTR) {
+		log_msg("poll: %s", strerror(errno));
+		return false;
+	}
+	now = init_now_ms();
+	/* Log pipes and the health check first: a request handled below
+	 * may close and reuse their fd numbers. */
+	procs_on_poll(&in->procs, pfd + 1, nprocs, now);
+	ctl_on_poll(&in->ctl, pfd + 1 + nprocs, nctl, now);
+	if (!init_signals(in, now))
+		return false;
+	return init_after_poll(in, now);
+}
+
+/* --- setup -----------------------------------------------------------------
+ */
+
+/* Closed 0-2 would be reused by our own fds and then clobbered by dup2()
+ * in children. */
+static void
+init_std_fds(void)
+{
+	int fd;
+
+	while ((fd = open("/dev/null", O_RDWR)) != -1 && fd <= STDERR_FILENO)
+		;
+	if (fd > STDERR_FILENO)
+		close(fd);
+}
+
+static int
+init_mkdir(const char *home, const char *sub)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/%s", home, sub);
+	if (mkdir(path, INIT_DIR_MODE) == -1 && errno != EEXIST) {
+		log_msg("cannot create %s: %s", path, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* $HOME, its workspace/app and .sandboxd. */
+static void
+init_prepare_home(struct init *in)
+{
+	const char *home = getenv("HOME");
+
+	if (home == NULL || home[0] != '/' || strlen(home) > PATH_MAX - 64) {
+		log_msg("HOME is not a usable absolute path; using %s",
+		        INIT_HOME);
+		home = INIT_HOME;
+	}
+	snprintf(in->home, sizeof(in->home), "%s", home);
+	snprintf(in->conf_path, sizeof(in->conf_path), "%s/.sandboxd/run.conf",
+	         home);
+	init_mkdir(home, "workspace");
+	init_mkdir(home, "workspace/app");
+	init_mkdir(home, ".sandboxd");
+}
+
+static long long
+init_backoff_ms(void)
+{
+	const char *s = getenv("SANDBOXD_INIT_BACKOFF_MS");
+	char *end;
+	long v;
+
+	if (s == NULL || s[0] == '\0')
+		return PROCS_BACKOFF_MS;
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno != 0 || *end != '\0' || v < 10 || v > PROCS_BACKOFF_MS) {
+		log_msg("ignoring SANDBOXD_INIT_BACKOFF_MS=%.32s (want 10-%d)",
+		        s, PROCS_BACKOFF_MS);
+		return PROCS_BACKOFF_MS;
+	}
+	return v;
+}
+
+static int
+init_setup(struct init *in)
+{
+	char sock[PATH_MAX];
+	sigset_t set;
+
+	init_std_fds();
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == -1 && getpid() != 1)
+		log_msg("cannot become a subreaper: %s", strerror(errno));
+	sigemptyset(&set);
+	sigaddset(&set, SIGCHLD);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGHUP);
+	in->sigfd = sig_open(&set);
+	if (in->sigfd == -1) {
+		log_msg("cannot set up signals: %s", strerror(errno));
+		return -1;
+	}
+	init_prepare_home(in);
+	if (procs_init(&in->procs, in->home, init_backoff_ms()) == -1) {
+		log_msg("cannot set up %s/.sandboxd/logs: %s", in->home,
+		        strerror(errno));
+		return -1;
+	}
+	snprintf(sock, sizeof(sock), "%s/.sandboxd/sock", in->home);
+	if (ctl_open(&in->ctl, sock, init_answer, in) == -1)
+		log_msg("no control socket at %s: %s", sock, strerror(errno));
+	return 0;
+}
+
+static int
+init_args(int argc, char *argv[])
+{
+	if (argc < 2)
+		return 0;
+	if (strcmp(argv[1], "--version") == 0) {
+		printf("sandboxd-init %s\n", SANDBOXD_VERSION);
+		return 1;
+	}
+	if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
+		printf("usage: sandboxd-init\n"
+		       "PID 1 of a sandbox: runs $HOME/.sandboxd/run.conf, "
+		       "serves $HOME/.sandboxd/sock.\n"
+		       "See docs/supervisor.md.\n");
+		return 1;
+	}
+	log_msg("usage: sandboxd-init [--help | --version] (no arguments "
+	        "otherwise; processes come from run.conf)");
+	return -1;
+}
+
 int
 main(int argc, char *argv[])
 {
 	struct init in = {.sigfd = -1, .phase = INIT_RUNNING};
-	char **cmd;
+	const char *templates = getenv("SANDBOXD_INIT_TEMPLATES");
 	int rc;
 
-	rc = init_parse_args(argc, argv, &cmd);
+	rc = init_args(argc, argv);
 	if (rc != 0)
 		return rc < 0 ? 2 : 0;
+	in.ctl.fd = -1;
 	if (init_setup(&in) == -1)
 		return 1;
-	init_prepare_home();
-	if (cmd == NULL)
-		log_msg("pid %d: no command, idling", (int)getpid());
-	else if ((rc = init_start(&in, cmd)) != 0)
-		return rc;
+	log_msg("pid %d: supervising %s", (int)getpid(), in.home);
+	in.seed_pid = seed_start(in.home, getenv("SANDBOXD_PRESET"),
+	                         templates ? templates : SEED_TEMPLATES);
+	if (in.seed_pid == 0)
+		init_boot_conf(&in);
 	while (init_turn(&in))
 		;
-	log_msg("exiting with code %d", in.exit_code);
-	return in.exit_code;
+	ctl_close(&in.ctl);
+	procs_release(&in.procs);
+	log_msg("exiting");
+	return 0;
 }

@@ -1,73 +1,108 @@
 /*
  * proc.c - starting, signalling and reaping processes.
  *
- * A command runs in a process group of its own so that a signal meant for
- * it reaches its whole pipeline (sh -c 'a | b') and never the supervisor.
- * Exec failures come back to the parent over a CLOEXEC pipe: EOF means the
- * exec succeeded, an int is its errno.  posix_spawn() was rejected because
- * it cannot hand the child the terminal (tcsetpgrp) before the exec.
+ * Every process runs in a process group of its own so that a signal meant
+ * for it reaches its whole pipeline (sh -c 'a | b') and never the
+ * supervisor.  Failures between fork and exec come back to the parent over
+ * a CLOEXEC pipe: EOF means the exec succeeded, a struct proc_err says
+ * which step failed and its errno.  The child does only async-signal-safe
+ * calls; everything it needs (argv, envp) is built before the fork.
  *
- * "Everyone else" is found differently by role.  As PID 1 the namespace is
- * ours, so /proc lists exactly our processes and kill(-1) reaches them all.
- * Run elsewhere (a test on the host), kill(-1) would hit the whole machine,
- * so only our direct children are signalled; as a child subreaper we
- * inherit orphaned descendants, and a later sweep reaches them.
+ * "Everyone" is found differently by role.  As PID 1 the namespace is
+ * ours, so kill(-1) reaches exactly our processes.  Run elsewhere (a test
+ * on the host), kill(-1) would hit the whole machine, so only our direct
+ * children are signalled; as a child subreaper we inherit orphaned
+ * descendants, and a later sweep reaches them.
+ *
+ * Rejected: posix_spawn() (no way to report a failed chdir distinctly, and
+ * its process-group and signal attributes cover only part of the reset);
+ * vfork() (the saving is irrelevant at our process counts).
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "proc.h"
 #include "sig.h"
 
-/* The command should read the terminal, if any, not the supervisor. */
-static void
-proc_take_terminal(void)
-{
-	struct sigaction ign = {.sa_handler = SIG_IGN};
-	struct sigaction old;
+enum proc_step {
+	PROC_STEP_CHDIR,
+	PROC_STEP_STDIO,
+	PROC_STEP_EXEC,
+};
 
-	if (!isatty(STDIN_FILENO))
-		return;
-	/* A background group calling tcsetpgrp() gets SIGTTOU otherwise. */
-	sigaction(SIGTTOU, &ign, &old);
-	tcsetpgrp(STDIN_FILENO, getpid());
-	sigaction(SIGTTOU, &old, NULL);
-}
+struct proc_err {
+	int step;
+	int err;
+};
 
 static void __attribute__((noreturn))
-proc_child_exec(char *const argv[], int errfd)
+proc_child_fail(int errfd, enum proc_step step)
 {
-	int err;
-	ssize_t n;
+	struct proc_err e = {.step = step, .err = errno};
+	ssize_t n = write(errfd, &e, sizeof(e));
 
-	setpgid(0, 0);
-	proc_take_terminal();
-	sig_child_reset();
-	execvp(argv[0], argv);
-	err = errno;
-	n = write(errfd, &err, sizeof(err));
 	(void)n;
 	_exit(127);
 }
 
-pid_t
-proc_spawn(char *const argv[])
+static void __attribute__((noreturn))
+proc_child(const struct proc_spec *s, int errfd)
 {
-	int fds[2], err = 0, saved;
+	int null;
+
+	setpgid(0, 0);
+	sig_child_reset();
+	if (s->dir != NULL && chdir(s->dir) == -1)
+		proc_child_fail(errfd, PROC_STEP_CHDIR);
+	null = open("/dev/null", O_RDONLY);
+	if (null == -1 || dup2(null, STDIN_FILENO) == -1)
+		proc_child_fail(errfd, PROC_STEP_STDIO);
+	if (s->out != -1 && (dup2(s->out, STDOUT_FILENO) == -1 ||
+	                     dup2(s->out, STDERR_FILENO) == -1))
+		proc_child_fail(errfd, PROC_STEP_STDIO);
+	if (null > STDERR_FILENO)
+		close(null);
+	execve(s->argv[0], s->argv, s->envp);
+	proc_child_fail(errfd, PROC_STEP_EXEC);
+}
+
+static void
+proc_explain(const struct proc_spec *s, const struct proc_err *e, char *why,
+             size_t whylen)
+{
+	switch (e->step) {
+	case PROC_STEP_CHDIR:
+		snprintf(why, whylen, "chdir %s", s->dir);
+		break;
+	case PROC_STEP_STDIO:
+		snprintf(why, whylen, "setting up stdin/stdout");
+		break;
+	default:
+		snprintf(why, whylen, "exec %s", s->argv[0]);
+		break;
+	}
+}
+
+pid_t
+proc_spawn(const struct proc_spec *s, char *why, size_t whylen)
+{
+	struct proc_err e;
+	int fds[2], saved;
 	pid_t pid;
 	ssize_t n;
 
+	snprintf(why, whylen, "fork");
 	if (pipe2(fds, O_CLOEXEC) == -1)
 		return -1;
 	pid = fork();
 	if (pid == 0)
-		proc_child_exec(argv, fds[1]);
+		proc_child(s, fds[1]);
 	saved = errno;
 	close(fds[1]);
 	if (pid == -1) {
@@ -79,13 +114,14 @@ proc_spawn(char *const argv[])
 	 * find the child still in our group.  EACCES once it has exec'd. */
 	setpgid(pid, pid);
 	do
-		n = read(fds[0], &err, sizeof(err));
+		n = read(fds[0], &e, sizeof(e));
 	while (n == -1 && errno == EINTR);
 	close(fds[0]);
-	if (n != (ssize_t)sizeof(err))
+	if (n != (ssize_t)sizeof(e))
 		return pid;
 	waitpid(pid, NULL, 0);
-	errno = err;
+	proc_explain(s, &e, why, whylen);
+	errno = e.err;
 	return -1;
 }
 
@@ -104,39 +140,9 @@ proc_reap(pid_t *pid, int *status)
 	return p == 0 ? 0 : -1;
 }
 
-static void
-proc_signal_one(pid_t pid, pid_t skip, int sig)
-{
-	if (skip > 0 && getpgid(pid) == skip)
-		return;
-	kill(pid, sig);
-}
-
-/* As PID 1: every process in /proc but ourselves. */
-static void
-proc_signal_namespace(pid_t skip, int sig)
-{
-	DIR *dir = opendir("/proc");
-	struct dirent *de;
-	char *end;
-	long pid;
-
-	if (dir == NULL) {
-		kill(-1, sig);
-		return;
-	}
-	while ((de = readdir(dir)) != NULL) {
-		pid = strtol(de->d_name, &end, 10);
-		if (*end != '\0' || pid <= 1)
-			continue;
-		proc_signal_one((pid_t)pid, skip, sig);
-	}
-	closedir(dir);
-}
-
 /* Elsewhere: our direct children, as the kernel lists them. */
 static void
-proc_signal_children(pid_t skip, int sig)
+proc_signal_children(int sig)
 {
 	char path[64];
 	FILE *f;
@@ -148,29 +154,17 @@ proc_signal_children(pid_t skip, int sig)
 	if (f == NULL)
 		return;
 	while (fscanf(f, "%d", &pid) == 1)
-		proc_signal_one((pid_t)pid, skip, sig);
+		kill((pid_t)pid, sig);
 	fclose(f);
 }
 
 void
-proc_signal_others(pid_t skip, int sig)
+proc_signal_all(int sig)
 {
 	if (getpid() == 1)
-		proc_signal_namespace(skip, sig);
-	else
-		proc_signal_children(skip, sig);
-}
-
-void
-proc_signal_all(pid_t pgid, int sig)
-{
-	if (getpid() == 1) {
 		kill(-1, sig);
-		return;
-	}
-	if (pgid > 0)
-		killpg(pgid, sig);
-	proc_signal_children(0, sig);
+	else
+		proc_signal_children(sig);
 }
 
 int

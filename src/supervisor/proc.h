@@ -11,14 +11,21 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+struct proc_spec {
+	char *const *argv; /* argv[0]: an absolute path */
+	char *const *envp;
+	const char *dir; /* working directory; NULL: the supervisor's */
+	int out;         /* stdout and stderr; -1: the supervisor's */
+};
+
 /*
- * Starts argv[0] (looked up in PATH) with argv as a new process group led
- * by the child, and hands it the terminal when stdin is one.  Returns the
- * pid; -1 with errno set when fork() failed or when the exec failed, in
- * which case errno is the exec's error (passed back over a CLOEXEC pipe)
- * and the child has already been reaped.
+ * Starts s->argv as a new process group led by the child, stdin from
+ * /dev/null, a clean signal mask and default dispositions.  Returns the
+ * pid; -1 with errno set and why ("fork", "chdir /x", "exec /bin/sh") when
+ * fork(), the chdir or the exec failed (the child's errno comes back over
+ * a CLOEXEC pipe; the child has been reaped).
  */
-pid_t proc_spawn(char *const argv[]);
+pid_t proc_spawn(const struct proc_spec *s, char *why, size_t whylen);
 
 /*
  * Collects one exited child without blocking.  Returns 1 and sets *pid and
@@ -28,18 +35,11 @@ pid_t proc_spawn(char *const argv[]);
 int proc_reap(pid_t *pid, int *status);
 
 /*
- * Sends sig to every process the supervisor is responsible for except the
- * members of process group skip (0 skips none).  As PID 1 that is every
- * other process of the PID namespace; elsewhere it is the direct children,
- * which orphaned descendants become in turn.
+ * Sends sig to every process the supervisor is responsible for: as PID 1
+ * every other process of the PID namespace (kill(-1)); elsewhere its
+ * direct children, which orphaned descendants become in turn.
  */
-void proc_signal_others(pid_t skip, int sig);
-
-/*
- * Sends sig to every process the supervisor is responsible for: kill(-1)
- * as PID 1, else group pgid (when not 0) and the direct children.
- */
-void proc_signal_all(pid_t pgid, int sig);
+void proc_signal_all(int sig);
 
 /* The shell convention: the exit code, or 128 + the killing signal. */
 int proc_exit_code(int status);

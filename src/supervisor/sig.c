@@ -9,18 +9,15 @@
  *
  * Blocked masks and ignored dispositions survive exec(), so the handled
  * signals are set to SIG_DFL (however the supervisor was started) and every
- * child calls sig_child_reset() before exec: the mask saved by sig_open()
- * is restored and SIGPIPE, ignored by the supervisor, goes back to default.
+ * child calls sig_child_reset() before exec: an empty mask and every
+ * disposition back to default, whatever the supervisor inherited, so an app
+ * behaves the same under us as in a terminal.
  */
 #include <errno.h>
-#include <stdbool.h>
 #include <sys/signalfd.h>
 #include <unistd.h>
 
 #include "sig.h"
-
-static sigset_t sig_saved_mask;
-static bool sig_saved;
 
 int
 sig_open(const sigset_t *set)
@@ -29,9 +26,8 @@ sig_open(const sigset_t *set)
 	struct sigaction ign = {.sa_handler = SIG_IGN};
 	int sig;
 
-	if (sigprocmask(SIG_BLOCK, set, &sig_saved_mask) == -1)
+	if (sigprocmask(SIG_BLOCK, set, NULL) == -1)
 		return -1;
-	sig_saved = true;
 	/* An ignored SIGCHLD would reap children behind our back, and any
 	 * inherited SIG_IGN would be passed on to the command. */
 	for (sig = 1; sig < _NSIG; sig++)
@@ -65,14 +61,14 @@ sig_child_reset(void)
 {
 	struct sigaction dfl = {.sa_handler = SIG_DFL};
 	sigset_t none;
+	int sig;
 
-	sigaction(SIGPIPE, &dfl, NULL);
-	if (sig_saved) {
-		sigprocmask(SIG_SETMASK, &sig_saved_mask, NULL);
-	} else {
-		sigemptyset(&none);
-		sigprocmask(SIG_SETMASK, &none, NULL);
-	}
+	/* Handlers do not survive exec, but ignored signals would. */
+	for (sig = 1; sig < _NSIG; sig++)
+		if (sig != SIGKILL && sig != SIGSTOP)
+			sigaction(sig, &dfl, NULL);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
 }
 
 const char *

@@ -24,8 +24,8 @@ int sig_open(const sigset_t *set);
 int sig_next(int fd);
 
 /*
- * In a child between fork() and exec(): restores the signal mask and the
- * dispositions the supervisor was started with.  Async-signal-safe.
+ * In a child between fork() and exec(): an empty signal mask and every
+ * disposition SIG_DFL.  Async-signal-safe.
  */
 void sig_child_reset(void);
 

@@ -1,0 +1,349 @@
+/*
+ * ctl.c - the control socket.
+ *
+ * One request per connection, answered with one JSON line, then closed:
+ * no sessions, no pipelining, nothing to keep between requests.  Every
+ * socket is non-blocking and every client has one deadline for the whole
+ * exchange, so a client that sends nothing, sends half a line or never
+ * reads its answer costs a slot for at most CTL_DEADLINE_MS and never
+ * stalls the loop.  At most CTL_CLIENTS are served at once; while all
+ * slots are taken the listening socket is not polled and newcomers wait
+ * in the kernel's backlog.
+ *
+ * Buffers are per client and only while connected: the request buffer is
+ * CTL_LINE_MAX + 1 bytes (a longer line is answered "request too long"),
+ * the answer is capped at CTL_ANSWER_MAX by the JSON writer.
+ *
+ * Requests are dispatched to the supervisor through one handler function;
+ * this module knows the protocol's framing and words, not what they do.
+ *
+ * Rejected: a persistent connection with many requests (the control plane
+ * asks rarely, and a closed connection per answer is the simplest correct
+ * framing); a datagram socket (answers can exceed a datagram).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "ctl.h"
+#include "log.h"
+
+#define CTL_BACKLOG 16
+
+static const struct ctl_word {
+	const char *word;
+	enum ctl_op op;
+	bool arg; /* takes " <arg>" */
+} ctl_words[] = {
+    {.word = "ping", .op = CTL_PING},
+    {.word = "status", .op = CTL_STATUS},
+    {.word = "restart", .op = CTL_RESTART, .arg = true},
+    {.word = "reload", .op = CTL_RELOAD},
+};
+
+static void
+ctl_match(const char *line, size_t n, struct ctl_req *req)
+{
+	const struct ctl_word *w;
+	size_t i, wl;
+
+	for (i = 0; i < sizeof(ctl_words) / sizeof(ctl_words[0]); i++) {
+		w = &ctl_words[i];
+		wl = strlen(w->word);
+		if (n < wl || memcmp(line, w->word, wl) != 0)
+			continue;
+		if (!w->arg && n == wl) {
+			req->op = w->op;
+			return;
+		}
+		if (w->arg && n > wl + 1 && line[wl] == ' ') {
+			req->op = w->op;
+			req->arg = line + wl + 1;
+			req->arg_len = n - wl - 1;
+			return;
+		}
+	}
+}
+
+bool
+ctl_parse(const char *buf, size_t len, bool eof, struct ctl_req *req)
+{
+	const char *nl = memchr(buf, '\n', len);
+	size_t n = nl != NULL ? (size_t)(nl - buf) : len;
+
+	memset(req, 0, sizeof(*req));
+	req->op = CTL_UNKNOWN;
+	if (n > CTL_LINE_MAX) {
+		req->op = CTL_TOO_LONG;
+		return true;
+	}
+	if (nl == NULL && !eof)
+		return false;
+	/* Tolerate "\r\n" from line-oriented tools. */
+	if (n > 0 && buf[n - 1] == '\r')
+		n--;
+	ctl_match(buf, n, req);
+	return true;
+}
+
+static int
+ctl_bind(int fd, const char *path)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	mode_t old;
+	int r;
+
+	if (strlen(path) >= sizeof(sa.sun_path)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	if (unlink(path) == -1 && errno != ENOENT)
+		return -1;
+	/* The mode is fixed at bind(); no window with a looser one. */
+	old = umask(0177);
+	r = bind(fd, (struct sockaddr *)&sa, sizeof(sa));
+	umask(old);
+	return r;
+}
+
+int
+ctl_open(struct ctl *c, const char *path, ctl_handler_fn *handler, void *ctx)
+{
+	size_t i;
+
+	memset(c, 0, sizeof(*c));
+	for (i = 0; i < CTL_CLIENTS; i++)
+		c->clients[i].fd = -1;
+	c->handler = handler;
+	c->ctx = ctx;
+	c->path = strdup(path);
+	c->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (c->path == NULL || c->fd == -1)
+		goto fail;
+	if (ctl_bind(c->fd, path) == -1 || chmod(path, 0600) == -1 ||
+	    listen(c->fd, CTL_BACKLOG) == -1)
+		goto fail;
+	return 0;
+fail:
+	ctl_close(c);
+	return -1;
+}
+
+static void
+ctl_drop(struct ctl_client *cl)
+{
+	if (cl->fd != -1)
+		close(cl->fd);
+	free(cl->in);
+	jw_release(&cl->out);
+	memset(cl, 0, sizeof(*cl));
+	cl->fd = -1;
+}
+
+void
+ctl_close(struct ctl *c)
+{
+	int saved = errno;
+	size_t i;
+
+	for (i = 0; i < CTL_CLIENTS; i++)
+		if (c->clients[i].fd != -1)
+			ctl_drop(&c->clients[i]);
+	if (c->fd != -1) {
+		close(c->fd);
+		if (c->path != NULL)
+			unlink(c->path);
+	}
+	c->fd = -1;
+	free(c->path);
+	c->path = NULL;
+	errno = saved;
+}
+
+static struct ctl_client *
+ctl_free_slot(struct ctl *c)
+{
+	size_t i;
+
+	for (i = 0; i < CTL_CLIENTS; i++)
+		if (c->clients[i].fd == -1)
+			return &c->clients[i];
+	return NULL;
+}
+
+static bool
+ctl_full(const struct ctl *c)
+{
+	size_t i;
+
+	for (i = 0; i < CTL_CLIENTS; i++)
+		if (c->clients[i].fd == -1)
+			return false;
+	return true;
+}
+
+size_t
+ctl_pollfds(const struct ctl *c, struct pollfd *pfd, size_t max)
+{
+	const struct ctl_client *cl;
+	size_t n = 0, i;
+
+	if (c->fd == -1)
+		return 0;
+	if (!ctl_full(c) && n < max)
+		pfd[n++] = (struct pollfd){.fd = c->fd, .events = POLLIN};
+	for (i = 0; i < CTL_CLIENTS && n < max; i++) {
+		cl = &c->clients[i];
+		if (cl->fd != -1)
+			pfd[n++] = (struct pollfd){
+			    .fd = cl->fd,
+			    .events = cl->answering ? POLLOUT : POLLIN};
+	}
+	return n;
+}
+
+static void
+ctl_accept(struct ctl *c, long long now)
+{
+	struct ctl_client *cl;
+	int fd;
+
+	while ((cl = ctl_free_slot(c)) != NULL) {
+		fd = accept4(c->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd == -1) {
+			if (errno != EAGAIN && errno != EINTR &&
+			    errno != ECONNABORTED)
+				log_msg("control socket: accept: %s",
+				        strerror(errno));
+			return;
+		}
+		cl->in = malloc(CTL_LINE_MAX + 1);
+		if (cl->in == NULL) {
+			close(fd);
+			return;
+		}
+		cl->fd = fd;
+		cl->deadline = now + CTL_DEADLINE_MS;
+		jw_init(&cl->out, CTL_ANSWER_MAX - 1);
+	}
+}
+
+static void
+ctl_answer(struct ctl *c, struct ctl_client *cl, const struct ctl_req *req)
+{
+	if (req->op == CTL_TOO_LONG)
+		jw_raw(&cl->out,
+		       "{\"ok\":false,\"error\":\"request too long\"}");
+	else if (req->op == CTL_UNKNOWN)
+		jw_raw(&cl->out,
+		       "{\"ok\":false,\"error\":\"unknown request\"}");
+	else
+		c->handler(c->ctx, req, &cl->out);
+	if (!jw_ok(&cl->out)) {
+		jw_reset(&cl->out);
+		jw_raw(&cl->out,
+		       "{\"ok\":false,\"error\":\"answer too long\"}");
+	}
+	jw_raw(&cl->out, "\n");
+	cl->answering = true;
+	free(cl->in);
+	cl->in = NULL;
+}
+
+/* Returns false when the client is to be dropped. */
+static bool
+ctl_read(struct ctl *c, struct ctl_client *cl)
+{
+	struct ctl_req req;
+	ssize_t n;
+	bool eof;
+
+	n = read(cl->fd, cl->in + cl->in_len, CTL_LINE_MAX + 1 - cl->in_len);
+	if (n == -1)
+		return errno == EAGAIN || errno == EINTR;
+	eof = n == 0;
+	cl->in_len += (size_t)n;
+	if (ctl_parse(cl->in, cl->in_len, eof, &req))
+		ctl_answer(c, cl, &req);
+	return true;
+}
+
+/* Returns false when the client is done or to be dropped. */
+static bool
+ctl_write(struct ctl_client *cl)
+{
+	ssize_t n;
+
+	n = send(cl->fd, cl->out.p + cl->out_off, cl->out.len - cl->out_off,
+	         MSG_NOSIGNAL);
+	if (n == -1)
+		return errno == EAGAIN || errno == EINTR;
+	cl->out_off += (size_t)n;
+	return cl->out_off < cl->out.len;
+}
+
+static struct ctl_client *
+ctl_find(struct ctl *c, int fd)
+{
+	size_t i;
+
+	for (i = 0; i < CTL_CLIENTS; i++)
+		if (c->clients[i].fd == fd)
+			return &c->clients[i];
+	return NULL;
+}
+
+void
+ctl_on_poll(struct ctl *c, const struct pollfd *pfd, size_t n, long long now)
+{
+	struct ctl_client *cl;
+	bool keep;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (pfd[i].revents == 0)
+			continue;
+		if (pfd[i].fd == c->fd) {
+			ctl_accept(c, now);
+			continue;
+		}
+		cl = ctl_find(c, pfd[i].fd);
+		if (cl == NULL)
+			continue;
+		keep = cl->answering ? ctl_write(cl) : ctl_read(c, cl);
+		/* A request just parsed: try to answer at once. */
+		if (keep && cl->answering && cl->out_off == 0)
+			keep = ctl_write(cl);
+		if (!keep)
+			ctl_drop(cl);
+	}
+}
+
+void
+ctl_tick(struct ctl *c, long long now)
+{
+	size_t i;
+
+	for (i = 0; i < CTL_CLIENTS; i++)
+		if (c->clients[i].fd != -1 && c->clients[i].deadline <= now)
+			ctl_drop(&c->clients[i]);
+}
+
+long long
+ctl_next(const struct ctl *c)
+{
+	long long next = -1;
+	size_t i;
+
+	for (i = 0; i < CTL_CLIENTS; i++)
+		if (c->clients[i].fd != -1 &&
+		    (next == -1 || c->clients[i].deadline < next))
+			next = c->clients[i].deadline;
+	return next;
+}

@@ -1,0 +1,86 @@
+/*
+ * ctl.h - the control socket: one request line in, one JSON line out
+ * (docs/supervisor.md, "Control protocol").
+ *
+ * ctl_parse() is a pure function over the bytes received so far.  The rest
+ * is driven by the main loop: ctl_pollfds() says what to wait for,
+ * ctl_on_poll() and ctl_tick() do the work and never block.
+ */
+#ifndef SUPERVISOR_CTL_H
+#define SUPERVISOR_CTL_H
+
+#include <poll.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "jw.h"
+#include "limits.h"
+
+enum ctl_op {
+	CTL_UNKNOWN,  /* anything we do not understand */
+	CTL_TOO_LONG, /* no '\n' within CTL_LINE_MAX bytes */
+	CTL_PING,
+	CTL_STATUS,
+	CTL_RESTART, /* arg: the process name */
+	CTL_RELOAD,
+};
+
+struct ctl_req {
+	enum ctl_op op;
+	const char *arg; /* borrowed from the buffer; not NUL-terminated */
+	size_t arg_len;
+};
+
+/*
+ * Parses the request at the start of buf, len bytes received so far, eof
+ * when the client will send no more.  Returns true with *req set once a
+ * request is complete (a '\n', the end of input, or too many bytes),
+ * false when more bytes are needed.
+ */
+bool ctl_parse(const char *buf, size_t len, bool eof, struct ctl_req *req);
+
+/* Writes the answer to req into w (one JSON object, no newline). */
+typedef void ctl_handler_fn(void *ctx, const struct ctl_req *req, struct jw *w);
+
+struct ctl_client {
+	int fd; /* -1: slot free */
+	long long deadline;
+	char *in; /* CTL_LINE_MAX + 1 bytes while reading */
+	size_t in_len;
+	struct jw out; /* the answer, once there is one */
+	size_t out_off;
+	bool answering;
+};
+
+struct ctl {
+	int fd; /* the listening socket */
+	char *path;
+	ctl_handler_fn *handler;
+	void *ctx;
+	struct ctl_client clients[CTL_CLIENTS];
+};
+
+/*
+ * Listens on a unix socket at path (an old socket there is replaced),
+ * mode 0600.  Returns 0, or -1 with errno set.
+ */
+int ctl_open(struct ctl *c, const char *path, ctl_handler_fn *handler,
+             void *ctx);
+
+/* Drops every client, closes and removes the socket. */
+void ctl_close(struct ctl *c);
+
+/* Fills at most max entries of pfd; returns how many. */
+size_t ctl_pollfds(const struct ctl *c, struct pollfd *pfd, size_t max);
+
+/* Handles the entries ctl_pollfds() filled, after poll(). */
+void ctl_on_poll(struct ctl *c, const struct pollfd *pfd, size_t n,
+                 long long now);
+
+/* Drops clients past their deadline. */
+void ctl_tick(struct ctl *c, long long now);
+
+/* The earliest client deadline (CLOCK_MONOTONIC ms), or -1 when none. */
+long long ctl_next(const struct ctl *c);
+
+#endif

@@ -1,0 +1,24 @@
+/*
+ * seed.h - seeding a new app from its preset's template (docs/supervisor.md,
+ * "Seeding").
+ */
+#ifndef SUPERVISOR_SEED_H
+#define SUPERVISOR_SEED_H
+
+#include <sys/types.h>
+
+#define SEED_TEMPLATES "/opt/sandboxd/templates"
+
+/*
+ * Decides at boot whether $home/workspace/app is to be seeded from
+ * <templates>/<preset> and if so starts the copy.  Returns the copying
+ * child's pid, for seed_finish(); 0 when there is nothing to copy (the
+ * marker is written when the app dir was found non-empty).  Problems are
+ * logged, never fatal.
+ */
+pid_t seed_start(const char *home, const char *preset, const char *templates);
+
+/* The copy ended with status: writes the marker when it succeeded. */
+void seed_finish(const char *home, int status);
+
+#endif

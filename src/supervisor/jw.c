@@ -10,7 +10,9 @@
  * Strings are escaped for strict parsers: '"', '\\' and every byte below
  * 0x20 are escaped, and the output is always valid UTF-8 (each byte of an
  * invalid sequence becomes \ufffd), because names, commands and error
- * messages can carry whatever bytes a user put in a file.
+ * messages can carry whatever bytes a user put in a file.  NUL becomes
+ * \ufffd too: \u0000 is valid JSON, but the control plane's parser
+ * (jansson) refuses it and would drop the whole answer.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -164,7 +166,10 @@ jw_str(struct jw *w, const char *s, size_t len)
 		i = run;
 		if (i == len)
 			break;
-		if (u[i] < 0x80) {
+		if (u[i] == 0) {
+			jw_bytes(w, "\\ufffd", 6);
+			i++;
+		} else if (u[i] < 0x80) {
 			jw_escape_byte(w, u[i++]);
 		} else if ((n = jw_utf8_len(u + i, len - i)) > 0) {
 			jw_bytes(w, s + i, n);

@@ -6,9 +6,10 @@
  *
  * At boot it makes sure the workspace layout exists, seeds the app from
  * its preset's template if due (seed.c), then applies .sandboxd/run.conf
- * (conf.c, procs.c) and serves the control socket (ctl.c).  It reaps every
- * zombie of the namespace (as PID 1, or as a child subreaper when run
- * elsewhere, e.g. in tests), reloads run.conf on SIGHUP, and on
+ * (conf.c, procs.c) and only then opens the control socket (ctl.c): the
+ * control plane takes a live socket to mean that the first boot is done.  It
+ * reaps every zombie of the namespace (as PID 1, or as a child subreaper when
+ * run elsewhere, e.g. in tests), reloads run.conf on SIGHUP, and on
  * SIGTERM/SIGINT stops everything: SIGTERM to every process group and
  * every other process, SIGKILL to what is left after INIT_GRACE_MS, exit 0.
  *
@@ -66,6 +67,7 @@ struct init {
 	int sigfd;
 	char home[PATH_MAX];
 	char conf_path[PATH_MAX];
+	char sock_path[PATH_MAX];
 	pid_t seed_pid; /* the seeding copy while it runs */
 	struct ctl ctl;
 	struct procs procs;
@@ -141,29 +143,6 @@ init_load(struct init *in, char *err, size_t errlen)
 	return r;
 }
 
-/* Validates run.conf without applying it (while seeding). */
-static int
-init_check_conf(struct init *in, char *err, size_t errlen)
-{
-	struct conf c = {.n = 0};
-	int r = init_read_conf(in->conf_path, &c, err, errlen);
-
-	if (r == 1)
-		conf_free(&c);
-	return r == -1 ? -1 : 0;
-}
-
-static void
-init_boot_conf(struct init *in)
-{
-	char err[256];
-
-	if (init_load(in, err, sizeof(err)) == -1) {
-		log_msg("%s; nothing started", err);
-		procs_unconfigured(&in->procs, err);
-	}
-}
-
 /* --- control requests ---------------------------------------------------- */
 
 static void
@@ -219,17 +198,13 @@ static void
 init_reload(struct init *in, const struct ctl_req *req, struct jw *w)
 {
 	char err[256];
-	int r;
 
 	(void)req;
 	if (in->phase != INIT_RUNNING) {
 		init_error(w, "shutting down");
 		return;
 	}
-	/* While seeding, run.conf is applied when the copy is done. */
-	r = in->seed_pid != 0 ? init_check_conf(in, err, sizeof(err))
-	                      : init_load(in, err, sizeof(err));
-	if (r == -1) {
+	if (init_load(in, err, sizeof(err)) == -1) {
 		log_msg("reload refused: %s", err);
 		init_error(w, err);
 		return;
@@ -253,6 +228,23 @@ init_answer(void *ctx, const struct ctl_req *req, struct jw *w)
 	init_requests[req->op](ctx, req, w);
 }
 
+/* After seeding: applies run.conf, then opens the control socket (the
+ * control plane takes the socket as the sign that the first boot is
+ * done). */
+static void
+init_ready(struct init *in)
+{
+	char err[256];
+
+	if (init_load(in, err, sizeof(err)) == -1) {
+		log_msg("%s; nothing started", err);
+		procs_unconfigured(&in->procs, err);
+	}
+	if (ctl_open(&in->ctl, in->sock_path, init_answer, in) == -1)
+		log_msg("no control socket at %s: %s", in->sock_path,
+		        strerror(errno));
+}
+
 /* --- children and signals ------------------------------------------------ */
 
 static void
@@ -264,7 +256,7 @@ init_on_exit(struct init *in, pid_t pid, int status, long long now)
 		in->seed_pid = 0;
 		seed_finish(in->home, status);
 		if (in->phase == INIT_RUNNING)
-			init_boot_conf(in);
+			init_ready(in);
 		return;
 	}
 	if (procs_on_exit(&in->procs, pid, status, now))
@@ -466,6 +458,8 @@ init_prepare_home(struct init *in)
 	snprintf(in->home, sizeof(in->home), "%s", home);
 	snprintf(in->conf_path, sizeof(in->conf_path), "%s/.sandboxd/run.conf",
 	         home);
+	snprintf(in->sock_path, sizeof(in->sock_path), "%s/.sandboxd/sock",
+	         home);
 	init_mkdir(home, "workspace");
 	init_mkdir(home, "workspace/app");
 	init_mkdir(home, ".sandboxd");
@@ -493,7 +487,6 @@ init_backoff_ms(void)
 static int
 init_setup(struct init *in)
 {
-	char sock[PATH_MAX];
 	sigset_t set;
 
 	init_std_fds();
@@ -515,9 +508,8 @@ init_setup(struct init *in)
 		        strerror(errno));
 		return -1;
 	}
-	snprintf(sock, sizeof(sock), "%s/.sandboxd/sock", in->home);
-	if (ctl_open(&in->ctl, sock, init_answer, in) == -1)
-		log_msg("no control socket at %s: %s", sock, strerror(errno));
+	/* A socket left from the last boot would look like a live one. */
+	unlink(in->sock_path);
 	return 0;
 }
 
@@ -559,7 +551,7 @@ main(int argc, char *argv[])
 	in.seed_pid = seed_start(in.home, getenv("SANDBOXD_PRESET"),
 	                         templates ? templates : SEED_TEMPLATES);
 	if (in.seed_pid == 0)
-		init_boot_conf(&in);
+		init_ready(&in);
 	while (init_turn(&in))
 		;
 	ctl_close(&in.ctl);

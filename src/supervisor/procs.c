@@ -48,8 +48,6 @@
 #define PROCS_DEFAULT_LANG "C.UTF-8"
 #define PROCS_SHELL        "/bin/sh"
 
-extern char **environ;
-
 /* --- the restart policy -------------------------------------------------- */
 
 long long

@@ -1,17 +1,20 @@
 /*
  * seed.c - the first boot of an app with a preset.
  *
- * Once per workspace: when .sandboxd/seeded is missing and SANDBOXD_PRESET
- * names a template, an empty workspace/app receives a copy of the
- * template; a non-empty one is left alone.  Either way the marker is then
- * written, so a user who later empties the app dir does not get the
- * template back.  A copy that fails leaves no marker: the next boot finds
- * the app dir non-empty (partly copied) or empty and decides again.
+ * Once per workspace, at the first boot (no .sandboxd/seeded yet): when
+ * SANDBOXD_PRESET names a template and workspace/app is empty, the app dir
+ * receives a copy of the template; a non-empty one is left alone.  Then
+ * the marker is written in every case (no preset, no such template, a
+ * non-empty dir), so a user who later empties the app dir does not get the
+ * template back, and the control plane, which waits for the marker before
+ * it writes run.conf, knows the first boot is done.  Only a copy that
+ * fails leaves no marker: the next boot decides again.
  *
- * The copy is `cp -a` as a child process, run from the main loop: the
- * control socket answers while a large template is copied, and run.conf is
- * applied only once the copy is done (the processes need the app's files).
- * Preset names are checked before they become a path.
+ * The copy is `cp -a` as a child process reaped by the main loop, so
+ * signals are still handled while a large template is copied; the control
+ * socket is opened and run.conf applied once it is done (the processes
+ * need the app's files).  Preset names are checked before they become a
+ * path.
  *
  * Rejected: copying in C (cp -a gets modes, links, times and special files
  * right; the supervisor need not); copying into a non-empty dir (that
@@ -33,8 +36,6 @@
 #include "seed.h"
 
 #define SEED_CP "/bin/cp"
-
-extern char **environ;
 
 /* A name, not a path: [a-z0-9][a-z0-9._-]*, at most 64 bytes. */
 static bool
@@ -114,27 +115,25 @@ seed_start(const char *home, const char *preset, const char *templates)
 	struct stat st;
 	int empty;
 
-	if (preset == NULL || preset[0] == '\0')
-		return 0;
 	snprintf(marker, sizeof(marker), "%s/.sandboxd/seeded", home);
 	if (lstat(marker, &st) == 0)
 		return 0;
-	if (!seed_preset_ok(preset)) {
-		log_msg("seeding: bad preset name \"%.64s\"", preset);
-		return 0;
-	}
 	snprintf(app, sizeof(app), "%s/workspace/app", home);
 	empty = seed_dir_empty(app);
 	if (empty == -1)
 		return 0;
-	if (empty == 0) {
-		log_msg("seeding: %s is not empty; leaving it as it is", app);
+	if (preset == NULL || preset[0] == '\0' || empty == 0) {
+		if (empty == 0)
+			log_msg("seeding: %s is not empty; left as it is", app);
 		seed_mark(home);
 		return 0;
 	}
 	snprintf(tpl, sizeof(tpl), "%s/%s", templates, preset);
-	if (stat(tpl, &st) == -1 || !S_ISDIR(st.st_mode)) {
-		log_msg("seeding: no template directory %s", tpl);
+	if (!seed_preset_ok(preset) || stat(tpl, &st) == -1 ||
+	    !S_ISDIR(st.st_mode)) {
+		log_msg("seeding: no template \"%.64s\" in %s", preset,
+		        templates);
+		seed_mark(home);
 		return 0;
 	}
 	return seed_copy(tpl, app);

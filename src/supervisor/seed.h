@@ -10,11 +10,11 @@
 #define SEED_TEMPLATES "/opt/sandboxd/templates"
 
 /*
- * Decides at boot whether $home/workspace/app is to be seeded from
- * <templates>/<preset> and if so starts the copy.  Returns the copying
- * child's pid, for seed_finish(); 0 when there is nothing to copy (the
- * marker is written when the app dir was found non-empty).  Problems are
- * logged, never fatal.
+ * At boot: when $home/.sandboxd/seeded is missing, decides whether
+ * $home/workspace/app is to be seeded from <templates>/<preset> (preset
+ * NULL or "": no) and if so starts the copy.  Returns the copying child's
+ * pid, for seed_finish(); 0 when there is nothing to copy (the marker is
+ * then written, if missing).  Problems are logged, never fatal.
  */
 pid_t seed_start(const char *home, const char *preset, const char *templates);
 

@@ -1,0 +1,85 @@
+/*
+ * libFuzzer target: the supervisor's control-request parser and its JSON
+ * writer.  Any bytes parse without reading past the buffer, a request
+ * argument lies inside the line, and any bytes written as a JSON string
+ * give JSON the control plane's parser accepts, with valid UTF-8 coming
+ * back unchanged.  The supervisor's sources are included directly.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../src/supervisor/ctl.c"
+#include "../../src/supervisor/jw.c"
+#include "../../src/supervisor/log.c"
+#include "lib/jv.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static void
+check_request(const char *s, size_t size)
+{
+	/* A private copy, exactly size bytes, so ASan sees overreads. */
+	char *copy = malloc(size ? size : 1);
+	struct ctl_req r;
+
+	memcpy(copy, s, size);
+	if (!ctl_parse(copy, size, true, &r))
+		__builtin_trap();
+	if (r.op == CTL_RESTART &&
+	    (r.arg < copy || r.arg_len == 0 || r.arg + r.arg_len > copy + size))
+		__builtin_trap();
+	/* Without EOF it may wait for more, but not once it has a line. */
+	if (!ctl_parse(copy, size, false, &r) && memchr(copy, '\n', size))
+		__builtin_trap();
+	free(copy);
+}
+
+static bool
+valid_utf8_no_nul(const char *s, size_t n)
+{
+	struct jw w;
+	bool same;
+
+	/* jw passes valid UTF-8 through: escaping must not touch it. */
+	if (memchr(s, '\0', n) != NULL)
+		return false;
+	jw_init(&w, 8 * n + 16);
+	jw_str(&w, s, n);
+	same = strstr(w.p, "\\ufffd") == NULL;
+	jw_release(&w);
+	return same;
+}
+
+static void
+check_json(const char *s, size_t size)
+{
+	char perr[128];
+	struct jv *v;
+	struct jw w;
+
+	jw_init(&w, CTL_ANSWER_MAX);
+	jw_raw(&w, "{\"ok\":false,\"error\":");
+	jw_str(&w, s, size);
+	jw_raw(&w, "}");
+	if (!jw_ok(&w))
+		__builtin_trap();
+	v = jv_parse(w.p, w.len, 4, perr, sizeof(perr));
+	if (v == NULL || jv_str(jv_get(v, "error")) == NULL)
+		__builtin_trap();
+	if (valid_utf8_no_nul(s, size) &&
+	    (jv_str_len(jv_get(v, "error")) != size ||
+	     memcmp(jv_str(jv_get(v, "error")), s, size) != 0))
+		__builtin_trap();
+	jv_free(v);
+	jw_release(&w);
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	check_request((const char *)data, size);
+	if (size <= 4096)
+		check_json((const char *)data, size);
+	return 0;
+}

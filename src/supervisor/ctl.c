@@ -12,7 +12,11 @@
  *
  * Buffers are per client and only while connected: the request buffer is
  * CTL_LINE_MAX + 1 bytes (a longer line is answered "request too long"),
- * the answer is capped at CTL_ANSWER_MAX by the JSON writer.
+ * the answer is capped at CTL_ANSWER_MAX by the JSON writer.  Once the
+ * answer is sent, the write side is shut down and whatever the client
+ * still sends is read and dropped until it closes: closing a socket with
+ * unread input sends a reset, which can destroy the answer in flight (the
+ * "request too long" case).
  *
  * Requests are dispatched to the supervisor through one handler function;
  * this module knows the protocol's framing and words, not what they do.
@@ -203,7 +207,8 @@ ctl_pollfds(const struct ctl *c, struct pollfd *pfd, size_t max)
 		if (cl->fd != -1)
 			pfd[n++] = (struct pollfd){
 			    .fd = cl->fd,
-			    .events = cl->answering ? POLLOUT : POLLIN};
+			    .events =
+			        cl->phase == CTL_ANSWERING ? POLLOUT : POLLIN};
 	}
 	return n;
 }
@@ -251,7 +256,7 @@ ctl_answer(struct ctl *c, struct ctl_client *cl, const struct ctl_req *req)
 		       "{\"ok\":false,\"error\":\"answer too long\"}");
 	}
 	jw_raw(&cl->out, "\n");
-	cl->answering = true;
+	cl->phase = CTL_ANSWERING;
 	free(cl->in);
 	cl->in = NULL;
 }
@@ -274,7 +279,7 @@ ctl_read(struct ctl *c, struct ctl_client *cl)
 	return true;
 }
 
-/* Returns false when the client is done or to be dropped. */
+/* Returns false when the client is to be dropped. */
 static bool
 ctl_write(struct ctl_client *cl)
 {
@@ -285,7 +290,42 @@ ctl_write(struct ctl_client *cl)
 	if (n == -1)
 		return errno == EAGAIN || errno == EINTR;
 	cl->out_off += (size_t)n;
-	return cl->out_off < cl->out.len;
+	if (cl->out_off < cl->out.len)
+		return true;
+	cl->phase = CTL_DRAINING;
+	jw_release(&cl->out);
+	return shutdown(cl->fd, SHUT_WR) == 0;
+}
+
+/* Returns false once the client has closed (or failed). */
+static bool
+ctl_drain(struct ctl_client *cl)
+{
+	char buf[512];
+	ssize_t n;
+
+	n = read(cl->fd, buf, sizeof(buf));
+	if (n == -1)
+		return errno == EAGAIN || errno == EINTR;
+	return n > 0;
+}
+
+/* Returns false when the client is done or to be dropped. */
+static bool
+ctl_serve(struct ctl *c, struct ctl_client *cl)
+{
+	switch (cl->phase) {
+	case CTL_READING:
+		if (!ctl_read(c, cl))
+			return false;
+		/* A request just parsed: try to answer at once. */
+		return cl->phase == CTL_ANSWERING ? ctl_write(cl) : true;
+	case CTL_ANSWERING:
+		return ctl_write(cl);
+	case CTL_DRAINING:
+		return ctl_drain(cl);
+	}
+	return false;
 }
 
 static struct ctl_client *
@@ -303,7 +343,6 @@ void
 ctl_on_poll(struct ctl *c, const struct pollfd *pfd, size_t n, long long now)
 {
 	struct ctl_client *cl;
-	bool keep;
 	size_t i;
 
 	for (i = 0; i < n; i++) {
@@ -314,13 +353,7 @@ ctl_on_poll(struct ctl *c, const struct pollfd *pfd, size_t n, long long now)
 			continue;
 		}
 		cl = ctl_find(c, pfd[i].fd);
-		if (cl == NULL)
-			continue;
-		keep = cl->answering ? ctl_write(cl) : ctl_read(c, cl);
-		/* A request just parsed: try to answer at once. */
-		if (keep && cl->answering && cl->out_off == 0)
-			keep = ctl_write(cl);
-		if (!keep)
+		if (cl != NULL && !ctl_serve(c, cl))
 			ctl_drop(cl);
 	}
 }

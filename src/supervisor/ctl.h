@@ -42,14 +42,20 @@ bool ctl_parse(const char *buf, size_t len, bool eof, struct ctl_req *req);
 /* Writes the answer to req into w (one JSON object, no newline). */
 typedef void ctl_handler_fn(void *ctx, const struct ctl_req *req, struct jw *w);
 
+enum ctl_phase {
+	CTL_READING,
+	CTL_ANSWERING,
+	CTL_DRAINING, /* answered: reading until the client closes */
+};
+
 struct ctl_client {
 	int fd; /* -1: slot free */
+	enum ctl_phase phase;
 	long long deadline;
 	char *in; /* CTL_LINE_MAX + 1 bytes while reading */
 	size_t in_len;
 	struct jw out; /* the answer, once there is one */
 	size_t out_off;
-	bool answering;
 };
 
 struct ctl {

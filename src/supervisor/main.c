@@ -53,9 +53,10 @@
 #define SANDBOXD_VERSION "0.1.0"
 #endif
 
-#define INIT_HOME     "/home/sandbox"
-#define INIT_DIR_MODE 0755
-#define INIT_POLLFDS  (1 + 1 + CTL_CLIENTS + PROCS_MAX + 1)
+#define INIT_HOME          "/home/sandbox"
+#define INIT_DIR_MODE      0755
+#define INIT_POLLFDS       (1 + 1 + CTL_CLIENTS + PROCS_MAX + 1)
+#define INIT_ORPHAN_LOG_MS 1000
 
 enum init_phase {
 	INIT_RUNNING,
@@ -72,7 +73,9 @@ struct init {
 	struct ctl ctl;
 	struct procs procs;
 	enum init_phase phase;
-	long long deadline; /* end of the phase */
+	long long deadline;        /* end of the phase */
+	long long orphan_log_at;   /* next reaped orphan worth a log line */
+	unsigned orphans_unlogged; /* reaped since the last line */
 };
 
 static long long
@@ -261,8 +264,17 @@ init_on_exit(struct init *in, pid_t pid, int status, long long now)
 	}
 	if (procs_on_exit(&in->procs, pid, status, now))
 		return;
+	/* At most one line a second: an app can make orphans by the
+	 * thousand, and our stderr is the container's log. */
+	if (now < in->orphan_log_at) {
+		in->orphans_unlogged++;
+		return;
+	}
 	proc_describe(status, what, sizeof(what));
-	log_msg("reaped orphan pid %d (%s)", (int)pid, what);
+	log_msg("reaped orphan pid %d (%s); %u more since the last report",
+	        (int)pid, what, in->orphans_unlogged);
+	in->orphans_unlogged = 0;
+	in->orphan_log_at = now + INIT_ORPHAN_LOG_MS;
 }
 
 /* Reaps every exited child.  Returns false when no children are left. */

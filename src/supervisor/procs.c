@@ -337,9 +337,13 @@ procs_settle(struct procs *p, struct procs_entry *e, long long now)
 	case PROCS_NONE:
 		break;
 	case PROCS_REPLACE:
+		/* A new record is a new process: its counters start over. */
 		conf_rec_free(&e->rec);
 		e->rec = e->next;
 		memset(&e->next, 0, sizeof(e->next));
+		e->started = false;
+		e->restarts = 0;
+		e->exit_code = -1;
 		procs_start_fresh(p, e, now);
 		break;
 	case PROCS_RESTART:

@@ -99,7 +99,7 @@ static int
 init_read_conf(const char *path, struct conf *c, char *err, size_t errlen)
 {
 	struct stat st;
-	ssize_t n = 0, r;
+	ssize_t n = 0, r = 0;
 	char *buf;
 	int fd, rc = -1;
 
@@ -117,9 +117,18 @@ init_read_conf(const char *path, struct conf *c, char *err, size_t errlen)
 		goto out;
 	}
 	while (n <= CONF_FILE_MAX &&
-	       (r = read(fd, buf + n, CONF_FILE_MAX + 1 - (size_t)n)) > 0)
+	       (r = read(fd, buf + n, CONF_FILE_MAX + 1 - (size_t)n)) != 0) {
+		if (r == -1 && errno == EINTR)
+			continue;
+		if (r == -1)
+			break;
 		n += r;
-	rc = conf_parse(buf, (size_t)n, c, err, errlen) == 0 ? 1 : -1;
+	}
+	if (r == -1)
+		snprintf(err, errlen, "run.conf: cannot read: %s",
+		         strerror(errno));
+	else
+		rc = conf_parse(buf, (size_t)n, c, err, errlen) == 0 ? 1 : -1;
 	free(buf);
 out:
 	if (fd != -1)
@@ -516,8 +525,7 @@ init_setup(struct init *in)
 	}
 	init_prepare_home(in);
 	if (procs_init(&in->procs, in->home, init_backoff_ms()) == -1) {
-		log_msg("cannot set up %s/.sandboxd/logs: %s", in->home,
-		        strerror(errno));
+		log_msg("out of memory");
 		return -1;
 	}
 	/* A socket left from the last boot would look like a live one. */

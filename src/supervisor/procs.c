@@ -138,11 +138,14 @@ procs_init(struct procs *p, const char *home, long long backoff_ms)
 			return -1;
 	if (p->app_dir == NULL)
 		return -1;
+	/* Without it processes still run; their output is dropped. */
 	snprintf(path, sizeof(path), "%s/.sandboxd/logs", home);
 	if (mkdir(path, 0755) == -1 && errno != EEXIST)
-		return -1;
+		log_msg("cannot create %s: %s", path, strerror(errno));
 	p->logs_dir = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	return p->logs_dir == -1 ? -1 : 0;
+	if (p->logs_dir == -1)
+		log_msg("cannot open %s: %s", path, strerror(errno));
+	return 0;
 }
 
 static void

@@ -88,8 +88,8 @@ struct procs {
 };
 
 /*
- * Opens $home/.sandboxd/logs (created if missing).  Returns 0, or -1 with
- * errno set.
+ * Opens $home/.sandboxd/logs (created if missing; without it output is
+ * dropped, which is logged).  Returns 0, or -1 when out of memory.
  */
 int procs_init(struct procs *p, const char *home, long long backoff_ms);
 

@@ -2,6 +2,7 @@
 # `make check` runs every test CI runs; see README.md for the rest.
 
 VERSION    := 0.1.0
+SHELL      := /bin/bash
 BUILD      ?= build
 CC         ?= cc
 PKGS       := libmicrohttpd jansson libcurl sqlite3 libsodium yaml-0.1
@@ -39,10 +40,15 @@ $(BUILD)/sandboxd: $(DAEMON_OBJ)
 # runs on any base image.
 # Sanitizers cannot link statically, so it keeps its own flags.
 SUP_CFLAGS ?= -O2 -g
-$(BUILD)/sandboxd-init: $(SUP_SRC)
+SUP_HDR    := $(wildcard src/supervisor/*.h)
+$(BUILD)/sandboxd-init: $(SUP_SRC) $(SUP_HDR)
 	@mkdir -p $(dir $@)
 	@echo "  LINK    $@"
-	@$(CC) -std=c17 -D_GNU_SOURCE $(WARN) $(SUP_CFLAGS) -static -o $@ $(SUP_SRC)
+	@$(CC) -std=c17 -D_GNU_SOURCE $(WARN) $(SUP_CFLAGS) \
+		-DSANDBOXD_VERSION='"$(VERSION)"' -static -o $@ $(SUP_SRC)
+
+# The supervisor's unit tests include its sources directly.
+$(BUILD)/tests/test_supervisor%: $(SUP_SRC) $(SUP_HDR)
 
 $(BUILD)/tests/%: tests/unit/%.c tests/unit/unit.h $(LIB_OBJ)
 	@mkdir -p $(dir $@)
@@ -73,7 +79,7 @@ FUZZ_SRC     := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_LIB     := src/lib/jv.c src/lib/buf.c src/lib/ulid.c
 fuzz:
 	@mkdir -p build-fuzz
-	@for f in $(FUZZ_SRC); do \
+	@set -o pipefail; for f in $(FUZZ_SRC); do \
 		n=$$(basename $$f .c); \
 		clang -std=c17 -D_GNU_SOURCE -g -O1 -Isrc \
 			-fsanitize=fuzzer,address,undefined $$f $(FUZZ_LIB) \

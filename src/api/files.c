@@ -137,7 +137,7 @@ files_put(struct req *r, struct resp *w)
 		api_reply_err(w, &e);
 		goto out;
 	}
-		/* A new manifest takes effect at once in a running sandbox. */
+	/* A new manifest takes effect at once in a running sandbox. */
 	if (strcmp(t.path, "sandbox.yaml") == 0 &&
 	    strcmp(t.sb.status, "running") == 0)
 		runtime_schedule(r->core, t.sb.id);

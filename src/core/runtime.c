@@ -312,7 +312,7 @@ rq_main(void *arg)
 int
 runtime_start(struct core *c)
 {
-		if (pthread_create(&c->rq.thread, NULL, rq_main, c) != 0)
+	if (pthread_create(&c->rq.thread, NULL, rq_main, c) != 0)
 		return -1;
 	c->rq.started = true;
 	return 0;

@@ -25,7 +25,7 @@
 
 /* Sends one request line, reads the one-line JSON answer. */
 int runtime_request(const char *ws, const char *line, int timeout_ms,
-		    struct jv **answer, struct err *e);
+                    struct jv **answer, struct err *e);
 
 /*
  * Reads the app's sandbox.yaml (or the default when there is none),

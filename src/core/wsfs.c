@@ -367,8 +367,10 @@ listing_add(struct listing *l, const char *prefix, const char *name,
 		return -1;
 	snprintf(path, plen + nlen + 2, "%s%s%s", prefix, plen ? "/" : "",
 	         name);
-	l->v[l->n++] =
-	    (struct entry){path, S_ISDIR(st->st_mode), (long long)st->st_size};
+	l->v[l->n].path = path;
+	l->v[l->n].dir = S_ISDIR(st->st_mode);
+	l->v[l->n].size = (long long)st->st_size;
+	l->n++;
 	return 0;
 }
 

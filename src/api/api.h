@@ -66,6 +66,9 @@ void api_reply_bytes(struct resp *w, int status, const char *content_type,
 int api_body_object(struct req *r, struct resp *w, bool optional,
                     struct jv **out);
 
+/* Loads the sandbox named in the path for this tenant, or answers 404. */
+int api_load_sandbox(struct req *r, struct resp *w, struct sandbox *sb);
+
 /* Handlers, one file per resource. */
 void health_get(struct req *, struct resp *);
 void apps_create(struct req *, struct resp *);

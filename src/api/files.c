@@ -45,18 +45,10 @@ target_open(struct req *r, struct resp *w, bool allow_root, struct target *t)
 	struct err e = {0};
 	const char *path;
 	bool bad;
-	int rc = store_sandbox_get(r->core->store, r->ids[0], &t->sb);
 
 	t->appfd = -1;
-	if (rc == 0 && strcmp(t->sb.owner, r->owner) != 0)
-		rc = STORE_NOT_FOUND;
-	if (rc != 0) {
-		api_fail(w, rc == STORE_NOT_FOUND ? 404 : 500,
-		         rc == STORE_NOT_FOUND ? "not_found" : "internal",
-		         rc == STORE_NOT_FOUND ? "no such sandbox"
-		                               : "cannot read the sandbox");
+	if (api_load_sandbox(r, w, &t->sb) < 0)
 		return -1;
-	}
 	path = api_query(r, w, "path", &bad);
 	if (bad || flag_param(r, w, "recursive", &t->recursive) < 0)
 		return -1;

@@ -57,17 +57,8 @@ tail_lines(const char *text, size_t len, long n, struct jv *lines)
 static int
 load(struct req *r, struct resp *w, struct sandbox *sb)
 {
-	int rc = store_sandbox_get(r->core->store, r->ids[0], sb);
-
-	if (rc == 0 && strcmp(sb->owner, r->owner) != 0)
-		rc = STORE_NOT_FOUND;
-	if (rc != 0) {
-		api_fail(w, rc == STORE_NOT_FOUND ? 404 : 500,
-		         rc == STORE_NOT_FOUND ? "not_found" : "internal",
-		         rc == STORE_NOT_FOUND ? "no such sandbox"
-		                               : "cannot read the sandbox");
+	if (api_load_sandbox(r, w, sb) < 0)
 		return -1;
-	}
 	if (!valid_name(r->name)) {
 		api_fail(w, 400, "invalid_request",
 		         "process names are lower-case letters, digits, _ and "

@@ -181,8 +181,8 @@ sandboxes_create(struct req *r, struct resp *w)
 }
 
 /* Loads the sandbox in the path for this tenant, or answers 404. */
-static int
-load_sandbox(struct req *r, struct resp *w, struct sandbox *sb)
+int
+api_load_sandbox(struct req *r, struct resp *w, struct sandbox *sb)
 {
 	int rc = store_sandbox_get(r->core->store, r->ids[0], sb);
 
@@ -200,7 +200,7 @@ sandboxes_get(struct req *r, struct resp *w)
 {
 	struct sandbox sb;
 
-	if (load_sandbox(r, w, &sb) == 0)
+	if (api_load_sandbox(r, w, &sb) == 0)
 		api_reply_json(w, 200, api_sandbox_json(r->core, &sb));
 }
 
@@ -213,7 +213,7 @@ run_op(struct req *r, struct resp *w, sandbox_op op)
 	struct err e = {0};
 	struct sandbox sb;
 
-	if (load_sandbox(r, w, &sb) < 0)
+	if (api_load_sandbox(r, w, &sb) < 0)
 		return;
 	if (op(r->core, sb.id, &sb, &e) < 0)
 		api_reply_err(w, &e);
@@ -239,7 +239,7 @@ sandboxes_delete(struct req *r, struct resp *w)
 	struct err e = {0};
 	struct sandbox sb;
 
-	if (load_sandbox(r, w, &sb) < 0)
+	if (api_load_sandbox(r, w, &sb) < 0)
 		return;
 	if (core_sandbox_delete(r->core, sb.id, &e) < 0)
 		api_reply_err(w, &e);

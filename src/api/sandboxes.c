@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "api/api.h"
+#include "core/preview.h"
 #include "core/runtime.h"
 #include "lib/clock.h"
 #include "lib/limits.h"
@@ -192,7 +193,47 @@ api_load_sandbox(struct req *r, struct resp *w, struct sandbox *sb)
 		api_fail(w, 404, "not_found", "no such sandbox");
 	else if (rc != 0)
 		api_fail(w, 500, "internal", "cannot read the sandbox");
+	/*
+	 * Changing something in a sandbox is activity for the idle reaper;
+	 * reading its status is not (a dashboard that polls must not keep
+	 * every sandbox awake forever).
+	 */
+	if (rc == 0 && strcmp(r->method, "GET") != 0 &&
+	    strcmp(r->method, "HEAD") != 0)
+		preview_activity(r->core, sb->id);
 	return rc == 0 ? 0 : -1;
+}
+
+void
+sandboxes_patch(struct req *r, struct resp *w)
+{
+	struct sandbox sb;
+	struct jv *body, *v;
+	const char *p;
+
+	if (api_body_object(r, w, false, &body) < 0)
+		return;
+	if (api_load_sandbox(r, w, &sb) < 0) {
+		jv_free(body);
+		return;
+	}
+	v = jv_get(body, "idle_policy");
+	p = v ? jv_str(v) : NULL;
+	if (v &&
+	    (p == NULL || (strcmp(p, "sleep") && strcmp(p, "always_on")))) {
+		jv_free(body);
+		api_fail(w, 400, "invalid_request",
+		         "idle_policy must be \"sleep\" or \"always_on\"");
+		return;
+	}
+	if (p && store_sandbox_set_policy(r->core->store, sb.id, p) != 0) {
+		jv_free(body);
+		api_fail(w, 500, "internal", "cannot store the sandbox");
+		return;
+	}
+	jv_free(body);
+	store_sandbox_get(r->core->store, sb.id, &sb);
+	api_reply_json(w, 200, api_sandbox_json(r->core, &sb));
 }
 
 void

@@ -59,6 +59,7 @@ static const struct route routes[] = {
     {.method = "DELETE",
      .pattern = "/v1/sandboxes/{id}",
      .fn = sandboxes_delete},
+    {.method = "PATCH", .pattern = "/v1/sandboxes/{id}", .fn = sandboxes_patch},
     {.method = "POST",
      .pattern = "/v1/sandboxes/{id}/stop",
      .fn = sandboxes_stop},

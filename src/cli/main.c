@@ -14,6 +14,7 @@
 #include "api/server.h"
 #include "core/config.h"
 #include "core/core.h"
+#include "core/reaper.h"
 #include "core/runtime.h"
 #include "core/workspace.h"
 #include "docker/docker.h"
@@ -107,7 +108,7 @@ serve(void)
 	else
 		log_warn("%s; sandbox calls answer 503 until it is back", msg);
 	if (core_watch_start(&core) < 0 || runtime_start(&core) < 0 ||
-	    api_start(&api, &core) < 0)
+	    reaper_start(&core) < 0 || api_start(&api, &core) < 0)
 		goto out_core;
 	printf("sandboxd listening on http://%s\n", cfg.api_addr);
 	fflush(stdout);

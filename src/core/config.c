@@ -376,6 +376,18 @@ parse_all(const struct envfile *f, struct config *c, char *err, size_t errlen)
 	    parse_agent(f, c, err, errlen) < 0 ||
 	    parse_int(f, "SANDBOXD_IDLE_THRESHOLD_SECONDS", 2100, 10, 31536000,
 	              &c->idle_threshold_s, err, errlen) < 0 ||
+	    parse_int(f, "SANDBOXD_IDLE_REAP_INTERVAL_SECONDS", 30, 1, 3600,
+	              &c->idle_interval_s, err, errlen) < 0 ||
+	    parse_int(f, "SANDBOXD_PRESSURE_INTERVAL_SECONDS", 10, 1, 3600,
+	              &c->pressure_interval_s, err, errlen) < 0 ||
+	    parse_int(f, "SANDBOXD_MEM_HEADROOM_PCT", 15, 0, 100,
+	              &c->mem_headroom_pct, err, errlen) < 0 ||
+	    parse_int(f, "SANDBOXD_MEM_REFUSE_WAKES_PCT", 10, 0, 100,
+	              &c->mem_refuse_pct, err, errlen) < 0 ||
+	    parse_int(f, "SANDBOXD_WAKE_READY_SECONDS", 30, 1, 3600,
+	              &c->wake_ready_s, err, errlen) < 0 ||
+	    parse_word(f, "SANDBOXD_EDGE_ADDR", "0.0.0.0", ".:", c->edge_addr,
+	               sizeof(c->edge_addr), err, errlen) < 0 ||
 	    parse_word(f, "SANDBOXD_RUNTIME", "runc", "-_.", c->runtime,
 	               sizeof(c->runtime), err, errlen) < 0 ||
 	    parse_word(f, "SANDBOXD_IMAGE", "sandboxd-base:" SANDBOXD_VERSION,

@@ -28,6 +28,7 @@ struct config {
 	char api_host[96];
 	uint16_t api_port;
 	uint16_t http_port;
+	char edge_addr[64]; /* where the preview edge listens */
 	char preview_domain[256];
 	char preview_entrypoint[64];
 	bool preview_tls;
@@ -37,6 +38,11 @@ struct config {
 	size_t ntokens;
 	char default_agent[32];
 	int64_t idle_threshold_s;
+	int64_t idle_interval_s;     /* idle reaper period */
+	int64_t pressure_interval_s; /* pressure reaper period */
+	int64_t mem_headroom_pct;    /* below: stop sandboxes */
+	int64_t mem_refuse_pct;      /* below: refuse wakes */
+	int64_t wake_ready_s; /* how long a woken app may take to listen */
 	char runtime[64];
 	char image[256];
 	char network[128];

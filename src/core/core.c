@@ -10,6 +10,8 @@
 #include <string.h>
 #include <sys/random.h>
 
+#include "core/preview.h"
+#include "core/reaper.h"
 #include "core/runtime.h"
 #include "lib/log.h"
 
@@ -47,6 +49,8 @@ core_init(struct core *c, const struct config *cfg, struct store *store,
 		pthread_mutex_init(&c->locks[i], NULL);
 	pthread_mutex_init(&c->rq.mu, NULL);
 	pthread_cond_init(&c->rq.cv, NULL);
+	if (preview_init(c) < 0)
+		return -1;
 	return instance_load(c);
 }
 
@@ -54,7 +58,9 @@ void
 core_release(struct core *c)
 {
 	runtime_stop(c);
+	reaper_stop(c);
 	core_watch_stop(c);
+	preview_release(c);
 	for (int i = 0; i < CORE_LOCK_STRIPES; i++)
 		pthread_mutex_destroy(&c->locks[i]);
 }

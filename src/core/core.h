@@ -21,6 +21,8 @@
 #define CORE_INSTANCE_LEN  16
 #define CORE_RUNTIME_QUEUE 256
 
+struct preview;
+
 struct core {
 	const struct config *cfg;
 	struct store *store;
@@ -30,6 +32,9 @@ struct core {
 	pthread_t watcher;
 	bool watcher_started;
 	volatile bool stopping;
+	struct preview *pv; /* preview.c: activity and wakes */
+	pthread_t reaper;
+	bool reaper_started;
 	struct { /* runtime.c: sandboxes to configure */
 		pthread_mutex_t mu;
 		pthread_cond_t cv;
@@ -55,6 +60,9 @@ int core_sandbox_start(struct core *c, const char *id, struct sandbox *out,
                        struct err *e);
 int core_sandbox_stop(struct core *c, const char *id, struct sandbox *out,
                       struct err *e);
+/* Stop with a reason shown in status_reason ("idle", "pressure"). */
+int core_sandbox_stop_why(struct core *c, const char *id, const char *why,
+                          struct sandbox *out, struct err *e);
 int core_sandbox_delete(struct core *c, const char *id, struct err *e);
 /* Deletes the app's sandbox (if any), then the app. */
 int core_app_delete(struct core *c, const struct app *app, struct err *e);

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/preview.h"
 #include "core/runtime.h"
 #include "core/workspace.h"
 #include "lib/clock.h"
@@ -104,6 +105,24 @@ container_make(struct core *c, struct sandbox *sb, char *msg)
 	return rc;
 }
 
+/*
+ * After a start: the container's bridge address (the edge proxies to it)
+ * and the start time (the edge tells "starting" from "not listening").
+ */
+static void
+container_started(struct core *c, struct sandbox *sb)
+{
+	char name[128], msg[DOCKER_MSG_LEN];
+	struct docker_state st;
+
+	core_container_name(c, sb->id, name, sizeof(name));
+	sb->container_ip[0] = '\0';
+	if (docker_inspect(c->docker, name, &st, msg) == DOCKER_OK)
+		snprintf(sb->container_ip, sizeof(sb->container_ip), "%s",
+		         st.ip);
+	preview_started(c, sb->id);
+}
+
 /* Starts the sandbox's container, creating it first when it is missing. */
 static int
 container_run(struct core *c, struct sandbox *sb, char *msg)
@@ -122,6 +141,8 @@ container_run(struct core *c, struct sandbox *sb, char *msg)
 		if (rc == DOCKER_OK)
 			rc = docker_start(c->docker, name, msg);
 	}
+	if (rc == DOCKER_OK)
+		container_started(c, sb);
 	return rc;
 }
 
@@ -211,6 +232,7 @@ core_sandbox_create(struct core *c, const struct app *app, const int *ports,
 		pthread_mutex_unlock(mu);
 		return docker_err(rc, msg, e);
 	}
+	container_started(c, sb);
 	mark(sb, "running", "");
 	sb->last_active_at = clock_now();
 	rc = store_sandbox_update(c->store, sb);
@@ -288,6 +310,13 @@ int
 core_sandbox_stop(struct core *c, const char *id, struct sandbox *sb,
                   struct err *e)
 {
+	return core_sandbox_stop_why(c, id, "stopped", sb, e);
+}
+
+int
+core_sandbox_stop_why(struct core *c, const char *id, const char *why,
+                      struct sandbox *sb, struct err *e)
+{
 	char msg[DOCKER_MSG_LEN], name[128];
 	pthread_mutex_t *mu = lock_row(c, id, sb, e);
 	int rc;
@@ -307,11 +336,12 @@ core_sandbox_stop(struct core *c, const char *id, struct sandbox *sb,
 		return unlock_with(mu, docker_err(rc, msg, e));
 	/* The die event may have marked it already; ours is the reason. */
 	store_sandbox_get(c->store, id, sb);
-	mark(sb, "stopped", "stopped");
+	mark(sb, "stopped", why);
+	sb->container_ip[0] = '\0';
 	sb->stopped_at = clock_now();
 	rc = store_sandbox_update(c->store, sb);
 	pthread_mutex_unlock(mu);
-	log_info("sandbox %s: stopped", id);
+	log_info("sandbox %s: stopped (%s)", id, why);
 	return rc ? ERR_INTERNAL(e, "database error") : 0;
 }
 

@@ -66,6 +66,12 @@ static const struct migration store_migrations[] = {
                "ALTER TABLE sandbox ADD COLUMN manifest_error TEXT"
                "  NOT NULL DEFAULT '';",
     },
+    {
+        .version = 3,
+        .name = "sandbox_address",
+        .sql = "ALTER TABLE sandbox ADD COLUMN container_ip TEXT"
+               "  NOT NULL DEFAULT '';",
+    },
 };
 
 #endif

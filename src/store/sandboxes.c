@@ -17,7 +17,7 @@
 	"s.error_message, s.container_id, s.image, s.exit_code, "              \
 	"s.oom_killed, s.ports, s.idle_policy, s.created_at, s.updated_at, "   \
 	"s.last_active_at, s.stopped_at, s.preset, s.manifest_source, "        \
-	"s.manifest_error"
+	"s.manifest_error, s.container_ip"
 #define SB_FROM " FROM sandbox s JOIN app a ON a.id = s.app_id "
 
 static void
@@ -76,6 +76,7 @@ sandbox_from_row(sqlite3_stmt *st, void *out)
 	store_col_text(st, 17, sb->manifest_source,
 	               sizeof(sb->manifest_source));
 	store_col_text(st, 18, sb->manifest_error, sizeof(sb->manifest_error));
+	store_col_text(st, 19, sb->container_ip, sizeof(sb->container_ip));
 }
 
 int
@@ -140,7 +141,7 @@ store_sandbox_update(struct store *s, struct sandbox *sb)
 	                "error_message = ?, container_id = ?, image = ?, "
 	                "exit_code = ?, oom_killed = ?, ports = ?, "
 	                "idle_policy = ?, updated_at = ?, last_active_at = ?, "
-	                "stopped_at = ? WHERE id = ?",
+	                "stopped_at = ?, container_ip = ? WHERE id = ?",
 	                "sssss", sb->status, sb->status_reason,
 	                sb->error_message, sb->container_id, sb->image);
 	if (st) {
@@ -152,7 +153,9 @@ store_sandbox_update(struct store *s, struct sandbox *sb)
 		sqlite3_bind_int64(st, 10, sb->updated_at);
 		sqlite3_bind_int64(st, 11, sb->last_active_at);
 		sqlite3_bind_int64(st, 12, sb->stopped_at);
-		sqlite3_bind_text(st, 13, sb->id, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_text(st, 13, sb->container_ip, -1,
+		                  SQLITE_TRANSIENT);
+		sqlite3_bind_text(st, 14, sb->id, -1, SQLITE_TRANSIENT);
 	}
 	rc = store_run(s, st);
 	UNLOCK(s);
@@ -219,15 +222,15 @@ store_sandbox_mark_exited(struct store *s, const char *id, int exit_code,
 	int rc;
 
 	LOCK(s);
-	rc = store_run(s, store_prep(s,
-	                             "UPDATE sandbox SET status = 'stopped', "
-	                             "status_reason = ?, exit_code = ?, "
-	                             "oom_killed = oom_killed OR ?, "
-	                             "stopped_at = ?, updated_at = ? "
-	                             "WHERE id = ? AND status = 'running'",
-	                             "snniis",
-	                             oom_killed ? "oom_killed" : "exited",
-	                             exit_code, (int)oom_killed, now, now, id));
+	rc = store_run(
+	    s, store_prep(s,
+	                  "UPDATE sandbox SET status = 'stopped', "
+	                  "status_reason = ?, exit_code = ?, "
+	                  "oom_killed = oom_killed OR ?, container_ip = '', "
+	                  "stopped_at = ?, updated_at = ? "
+	                  "WHERE id = ? AND status = 'running'",
+	                  "snniis", oom_killed ? "oom_killed" : "exited",
+	                  exit_code, (int)oom_killed, now, now, id));
 	UNLOCK(s);
 	return rc;
 }
@@ -257,6 +260,34 @@ store_sandbox_set_manifest(struct store *s, const char *id, const char *source,
 	                             "UPDATE sandbox SET manifest_source = ?, "
 	                             "manifest_error = ? WHERE id = ?",
 	                             "sss", source, error, id));
+	UNLOCK(s);
+	return rc;
+}
+
+int
+store_sandbox_touch(struct store *s, const char *id, int64_t at)
+{
+	int rc;
+
+	LOCK(s);
+	rc = store_run(s, store_prep(s,
+	                             "UPDATE sandbox SET last_active_at = ?1 "
+	                             "WHERE id = ?2 AND last_active_at < ?1",
+	                             "is", at, id));
+	UNLOCK(s);
+	return rc;
+}
+
+int
+store_sandbox_set_policy(struct store *s, const char *id, const char *policy)
+{
+	int rc;
+
+	LOCK(s);
+	rc = store_run(s, store_prep(s,
+	                             "UPDATE sandbox SET idle_policy = ?, "
+	                             "updated_at = ? WHERE id = ?",
+	                             "sis", policy, clock_now(), id));
 	UNLOCK(s);
 	return rc;
 }

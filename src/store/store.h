@@ -40,6 +40,7 @@ struct sandbox {
 	char status_reason[32]; /* "" or stopped exited oom_killed … */
 	char error_message[384];
 	char container_id[72];
+	char container_ip[64]; /* bridge address while running, else "" */
 	char image[256];
 	int exit_code;
 	bool has_exit_code;
@@ -89,6 +90,10 @@ int store_sandbox_list(struct store *s,
  */
 int store_sandbox_mark_exited(struct store *s, const char *id, int exit_code,
                               bool oom_killed);
+/* Moves last_active_at forward to at (never back). */
+int store_sandbox_touch(struct store *s, const char *id, int64_t at);
+int store_sandbox_set_policy(struct store *s, const char *id,
+                             const char *policy);
 /* Records what the last read of the app's manifest found. */
 int store_sandbox_set_manifest(struct store *s, const char *id,
                                const char *source, const char *error);

@@ -1,0 +1,325 @@
+/*
+ * Preview routing state: activity, wakes, admission.
+ *
+ * The edge's loop calls in here for every request, so nothing here may
+ * block on Docker: a stopped sandbox gets a wake thread (at most one per
+ * sandbox at a time — twenty first requests share one container start)
+ * and the caller answers "waking" at once.  Activity lives in a small
+ * in-memory table (id → last traffic, last start, wake state) that the
+ * idle reaper flushes into the store's last_active_at, so deadlines
+ * survive a restart without a database write per request.  The table is
+ * a fixed array with linear probing; when it is full the entry with the
+ * oldest activity is reused (after its activity was flushed, at worst a
+ * sandbox looks idle a little early).
+ */
+#include "core/preview.h"
+
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "core/reaper.h"
+#include "lib/clock.h"
+#include "lib/log.h"
+
+static struct pv_entry *
+slot(struct core *c, const char *id, bool create)
+{
+	struct preview *pv = c->pv;
+	uint32_t h = 2166136261u;
+	struct pv_entry *oldest = NULL;
+
+	for (const char *p = id; *p; p++)
+		h = (h ^ (unsigned char)*p) * 16777619u;
+	for (size_t i = 0; i < PREVIEW_SLOTS; i++) {
+		struct pv_entry *e = &pv->e[(h + i) % PREVIEW_SLOTS];
+		if (e->id[0] == '\0') {
+			if (!create)
+				return NULL;
+			memset(e, 0, sizeof(*e));
+			memcpy(e->id, id, ULID_LEN + 1);
+			return e;
+		}
+		if (strcmp(e->id, id) == 0)
+			return e;
+		if (!e->waking && (!oldest || e->active_ms < oldest->active_ms))
+			oldest = e;
+	}
+	if (!create || oldest == NULL)
+		return NULL;
+	memset(oldest, 0, sizeof(*oldest));
+	memcpy(oldest->id, id, ULID_LEN + 1);
+	return oldest;
+}
+
+int
+preview_init(struct core *c)
+{
+	c->pv = calloc(1, sizeof(*c->pv));
+	if (c->pv == NULL)
+		return -1;
+	pthread_mutex_init(&c->pv->mu, NULL);
+	return 0;
+}
+
+void
+preview_release(struct core *c)
+{
+	if (c->pv == NULL)
+		return;
+	pthread_mutex_destroy(&c->pv->mu);
+	free(c->pv);
+	c->pv = NULL;
+}
+
+void
+preview_activity(struct core *c, const char *id)
+{
+	struct pv_entry *e;
+
+	pthread_mutex_lock(&c->pv->mu);
+	if ((e = slot(c, id, true)) != NULL)
+		e->active_ms = clock_now_ms();
+	pthread_mutex_unlock(&c->pv->mu);
+}
+
+void
+preview_started(struct core *c, const char *id)
+{
+	struct pv_entry *e;
+
+	pthread_mutex_lock(&c->pv->mu);
+	if ((e = slot(c, id, true)) != NULL)
+		e->started_ms = clock_mono_ms();
+	pthread_mutex_unlock(&c->pv->mu);
+}
+
+int64_t
+preview_last_active(struct core *c, const char *id)
+{
+	struct pv_entry *e;
+	int64_t at = 0;
+
+	pthread_mutex_lock(&c->pv->mu);
+	if ((e = slot(c, id, false)) != NULL)
+		at = e->active_ms / 1000;
+	pthread_mutex_unlock(&c->pv->mu);
+	return at;
+}
+
+void
+preview_flush(struct core *c)
+{
+	struct pv_entry copy[64];
+	size_t n = 0;
+
+	for (size_t i = 0; i < PREVIEW_SLOTS; i += 64) {
+		pthread_mutex_lock(&c->pv->mu);
+		n = 0;
+		for (size_t j = i; j < i + 64 && j < PREVIEW_SLOTS; j++) {
+			struct pv_entry *e = &c->pv->e[j];
+			if (e->id[0] && e->active_ms > e->flushed_ms) {
+				e->flushed_ms = e->active_ms;
+				copy[n++] = *e;
+			}
+		}
+		pthread_mutex_unlock(&c->pv->mu);
+		for (size_t k = 0; k < n; k++)
+			store_sandbox_touch(c->store, copy[k].id,
+			                    copy[k].active_ms / 1000);
+	}
+}
+
+bool
+preview_parse_host(const struct core *c, const char *host, size_t len,
+                   char id[ULID_LEN + 1], int *port)
+{
+	const char *dom = c->cfg->preview_domain, *end = host + len, *p;
+	char raw[ULID_LEN + 1];
+	size_t dlen = strlen(dom);
+	long v = 0;
+
+	p = memchr(host, ':', len);
+	if (p)
+		end = p; /* drop :port */
+	if (end - host < (long)(2 + ULID_LEN + 2 + 9 + dlen) ||
+	    strncasecmp(host, "s-", 2) != 0)
+		return false;
+	memcpy(raw, host + 2, ULID_LEN);
+	raw[ULID_LEN] = '\0';
+	if (!ulid_parse(raw, id) || host[2 + ULID_LEN] != '-')
+		return false;
+	for (p = host + 3 + ULID_LEN; p < end && isdigit((unsigned char)*p);
+	     p++)
+		if ((v = v * 10 + (*p - '0')) > 65535)
+			return false;
+	if (p == host + 3 + ULID_LEN || v < 1 || end - p != 9 + (long)dlen ||
+	    strncasecmp(p, ".preview.", 9) != 0 ||
+	    strncasecmp(p + 9, dom, dlen) != 0)
+		return false;
+	*port = (int)v;
+	return true;
+}
+
+struct wake_job {
+	struct core *c;
+	char id[ULID_LEN + 1];
+};
+
+static void *
+wake_main(void *arg)
+{
+	struct wake_job *job = arg;
+	struct sandbox sb;
+	struct err e = {0};
+	struct pv_entry *pe;
+	int rc;
+
+	rc = core_sandbox_start(job->c, job->id, &sb, &e);
+	pthread_mutex_lock(&job->c->pv->mu);
+	if ((pe = slot(job->c, job->id, true)) != NULL) {
+		pe->waking = false;
+		pe->wake_failed = rc < 0;
+		snprintf(pe->wake_error, sizeof(pe->wake_error), "%s",
+		         rc < 0 ? e.msg : "");
+	}
+	pthread_mutex_unlock(&job->c->pv->mu);
+	if (rc < 0)
+		log_warn("sandbox %s: wake failed: %s", job->id, e.msg);
+	free(job);
+	return NULL;
+}
+
+/* Starts a wake unless one runs; the caller holds pv->mu. */
+static void
+wake_begin(struct core *c, struct pv_entry *pe)
+{
+	struct wake_job *job;
+	pthread_attr_t attr;
+	pthread_t t;
+
+	if (pe->waking)
+		return;
+	job = malloc(sizeof(*job));
+	if (job == NULL)
+		return;
+	job->c = c;
+	memcpy(job->id, pe->id, sizeof(job->id));
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	if (pthread_create(&t, &attr, wake_main, job) == 0) {
+		pe->waking = true;
+		pe->wake_failed = false;
+		log_info("sandbox %s: waking for a preview request", pe->id);
+	} else {
+		free(job);
+	}
+	pthread_attr_destroy(&attr);
+}
+
+static bool
+port_declared(const struct sandbox *sb, int port)
+{
+	for (int i = 0; i < sb->nports; i++)
+		if (sb->ports[i] == port)
+			return true;
+	return false;
+}
+
+/* A stopped (or waking) sandbox: start or join a wake, or refuse it. */
+static void
+resolve_asleep(struct core *c, struct preview_target *t)
+{
+	struct pv_entry *pe;
+	int avail = reaper_mem_available_pct();
+
+	pthread_mutex_lock(&c->pv->mu);
+	pe = slot(c, t->id, true);
+	if (pe && pe->wake_failed && !pe->waking) {
+		t->state = PREVIEW_FAILED;
+		snprintf(t->message, sizeof(t->message), "waking failed: %s",
+		         pe->wake_error);
+		pe->wake_failed = false; /* the next request tries again */
+	} else if (pe && !pe->waking && avail >= 0 &&
+	           avail < c->cfg->mem_refuse_pct) {
+		t->state = PREVIEW_NO_HEADROOM;
+		t->retry_after_s = 30;
+		snprintf(t->message, sizeof(t->message),
+		         "the server has %d%% of its memory free; waking is "
+		         "refused below %lld%%",
+		         avail, (long long)c->cfg->mem_refuse_pct);
+	} else if (pe) {
+		wake_begin(c, pe);
+		t->state = PREVIEW_WAKING;
+		t->retry_after_s = 1;
+		snprintf(t->message, sizeof(t->message), "waking the app");
+	}
+	pthread_mutex_unlock(&c->pv->mu);
+}
+
+void
+preview_resolve(struct core *c, const char *id, int port,
+                struct preview_target *t)
+{
+	struct sandbox sb;
+
+	memset(t, 0, sizeof(*t));
+	snprintf(t->id, sizeof(t->id), "%s", id);
+	t->port = port;
+	t->state = PREVIEW_UNKNOWN;
+	if (store_sandbox_get(c->store, id, &sb) != 0) {
+		snprintf(t->message, sizeof(t->message), "no such sandbox");
+		return;
+	}
+	if (!port_declared(&sb, port)) {
+		snprintf(t->message, sizeof(t->message),
+		         "port %d is not declared by this sandbox", port);
+		return;
+	}
+	preview_activity(c, id);
+	if (strcmp(sb.status, "error") == 0) {
+		t->state = PREVIEW_FAILED;
+		snprintf(t->message, sizeof(t->message), "%s",
+		         sb.error_message);
+	} else if (strcmp(sb.status, "running") == 0 && sb.container_ip[0] &&
+	           inet_pton(AF_INET, sb.container_ip, &t->addr.sin_addr) ==
+	               1) {
+		t->state = PREVIEW_UP;
+		t->addr.sin_family = AF_INET;
+		t->addr.sin_port = htons((uint16_t)port);
+	} else if (strcmp(sb.status, "stopped") == 0) {
+		resolve_asleep(c, t);
+	} else {
+		t->state = PREVIEW_STARTING; /* creating, or no address yet */
+		t->retry_after_s = 1;
+		snprintf(t->message, sizeof(t->message), "starting");
+	}
+}
+
+void
+preview_connect_failed(struct core *c, struct preview_target *t)
+{
+	struct pv_entry *pe;
+	int64_t since = -1;
+
+	pthread_mutex_lock(&c->pv->mu);
+	if ((pe = slot(c, t->id, false)) != NULL && pe->started_ms)
+		since = clock_mono_ms() - pe->started_ms;
+	pthread_mutex_unlock(&c->pv->mu);
+	if (since >= 0 && since < c->cfg->wake_ready_s * 1000) {
+		t->state = PREVIEW_STARTING;
+		t->retry_after_s = 1;
+		snprintf(t->message, sizeof(t->message),
+		         "the app is starting (nothing on port %d yet)",
+		         t->port);
+		return;
+	}
+	t->state = PREVIEW_NOT_LISTENING;
+	snprintf(t->message, sizeof(t->message),
+	         "nothing listens on port %d in the sandbox: check web.port "
+	         "in sandbox.yaml (and that the server binds 0.0.0.0)",
+	         t->port);
+}

@@ -1,0 +1,176 @@
+/*
+ * The idle and pressure reapers (see reaper.h for the rules).
+ *
+ * One thread ticks once a second and runs each pass when its period is
+ * due.  The idle pass first flushes the edge's in-memory activity into
+ * the store, so the decision and the deadline that survives a restart are
+ * the same number.  Stops go through core_sandbox_stop_why(), which takes
+ * the sandbox's lock, so a reaper never races an API start or delete.
+ * Memory is read from /proc/meminfo (MemAvailable / MemTotal), the same
+ * figure the kernel's own OOM heuristics start from.
+ */
+#include "core/reaper.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/preview.h"
+#include "lib/clock.h"
+#include "lib/log.h"
+
+int
+reaper_mem_available_pct(void)
+{
+	long long total = -1, avail = -1, v;
+	char line[256], key[64];
+	FILE *f = fopen("/proc/meminfo", "re");
+
+	if (f == NULL)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%63s %lld", key, &v) == 2) {
+			if (strcmp(key, "MemTotal:") == 0)
+				total = v;
+			else if (strcmp(key, "MemAvailable:") == 0)
+				avail = v;
+		}
+	fclose(f);
+	if (total <= 0 || avail < 0)
+		return -1;
+	return (int)(avail * 100 / total);
+}
+
+/* The later of the store's and the edge's idea of the last activity. */
+static int64_t
+last_active(struct core *c, const struct sandbox *sb)
+{
+	int64_t mem = preview_last_active(c, sb->id);
+
+	return mem > sb->last_active_at ? mem : sb->last_active_at;
+}
+
+struct idle_scan {
+	struct core *c;
+	int64_t now;
+};
+
+static int
+idle_one(const struct sandbox *sb, void *arg)
+{
+	struct idle_scan *s = arg;
+	struct sandbox out;
+	struct err e = {0};
+	int64_t idle;
+
+	if (strcmp(sb->status, "running") != 0 ||
+	    strcmp(sb->idle_policy, "sleep") != 0)
+		return 0;
+	idle = s->now - last_active(s->c, sb);
+	if (idle <= s->c->cfg->idle_threshold_s)
+		return 0;
+	log_info("idle reaper: sandbox %s idle for %llds (threshold %llds); "
+	         "stopping",
+	         sb->id, (long long)idle,
+	         (long long)s->c->cfg->idle_threshold_s);
+	if (core_sandbox_stop_why(s->c, sb->id, "idle", &out, &e) < 0)
+		log_warn("idle reaper: sandbox %s: %s", sb->id, e.msg);
+	return 0;
+}
+
+void
+reaper_idle_pass(struct core *c)
+{
+	struct idle_scan s = {.c = c, .now = clock_now()};
+
+	preview_flush(c);
+	store_sandbox_list(c->store, idle_one, &s);
+}
+
+struct victim {
+	struct core *c;
+	struct sandbox best;
+	int64_t best_active;
+	bool found;
+};
+
+/* Ranks candidates: "sleep" before "always_on", then the least active. */
+static int
+pressure_one(const struct sandbox *sb, void *arg)
+{
+	struct victim *v = arg;
+	int64_t at = last_active(v->c, sb);
+	bool always = strcmp(sb->idle_policy, "always_on") == 0;
+	bool best_always;
+
+	if (strcmp(sb->status, "running") != 0)
+		return 0;
+	best_always = v->found && strcmp(v->best.idle_policy, "always_on") == 0;
+	if (!v->found || (best_always && !always) ||
+	    (best_always == always && at < v->best_active)) {
+		v->best = *sb;
+		v->best_active = at;
+		v->found = true;
+	}
+	return 0;
+}
+
+void
+reaper_pressure_pass(struct core *c)
+{
+	struct victim v = {.c = c};
+	struct sandbox out;
+	struct err e = {0};
+	int avail = reaper_mem_available_pct();
+
+	if (avail < 0 || avail >= c->cfg->mem_headroom_pct)
+		return;
+	store_sandbox_list(c->store, pressure_one, &v);
+	if (!v.found)
+		return;
+	log_warn("pressure reaper: %d%% of memory available (< %lld%%); "
+	         "stopping sandbox %s (last active %llds ago)",
+	         avail, (long long)c->cfg->mem_headroom_pct, v.best.id,
+	         (long long)(clock_now() - v.best_active));
+	if (core_sandbox_stop_why(c, v.best.id, "pressure", &out, &e) < 0)
+		log_warn("pressure reaper: sandbox %s: %s", v.best.id, e.msg);
+}
+
+static void *
+reaper_main(void *arg)
+{
+	struct core *c = arg;
+	int64_t tick = 0;
+
+	while (!c->stopping) {
+		sleep(1);
+		tick++;
+		if (c->stopping)
+			break;
+		if (tick % c->cfg->pressure_interval_s == 0)
+			reaper_pressure_pass(c);
+		if (tick % c->cfg->idle_interval_s == 0)
+			reaper_idle_pass(c);
+	}
+	preview_flush(c);
+	return NULL;
+}
+
+int
+reaper_start(struct core *c)
+{
+	if (pthread_create(&c->reaper, NULL, reaper_main, c) != 0)
+		return -1;
+	c->reaper_started = true;
+	return 0;
+}
+
+void
+reaper_stop(struct core *c)
+{
+	c->stopping = true;
+	if (c->reaper_started)
+		pthread_join(c->reaper, NULL);
+	c->reaper_started = false;
+}

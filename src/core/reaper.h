@@ -1,0 +1,24 @@
+/*
+ * reaper: the idle and pressure reapers, on one thread.  Idle: a running
+ * sandbox whose idle_policy is "sleep" and whose last activity (proxied
+ * traffic, a change made through the API) is older than
+ * SANDBOXD_IDLE_THRESHOLD_SECONDS is stopped, reason "idle".  Pressure:
+ * while the host's available memory is under SANDBOXD_MEM_HEADROOM_PCT,
+ * one running sandbox per period is stopped, reason "pressure": the least
+ * recently active first, "always_on" ones last.  Neither ever wakes a
+ * sandbox.
+ */
+#ifndef CORE_REAPER_H
+#define CORE_REAPER_H
+
+#include "core/core.h"
+
+/* MemAvailable as a percentage of MemTotal, or -1 when unknown. */
+int reaper_mem_available_pct(void);
+int reaper_start(struct core *c);
+void reaper_stop(struct core *c);
+/* One pass of each, for tests and for the thread. */
+void reaper_idle_pass(struct core *c);
+void reaper_pressure_pass(struct core *c);
+
+#endif

@@ -162,7 +162,8 @@ daemon_alive() {
 # Starts `sandboxd serve` in a clean environment: SANDBOXD_DATA_DIR=$DATA,
 # SANDBOXD_API_ADDR=127.0.0.1:<free port>, SANDBOXD_ENV_FILE=<an empty file>
 # (the daemon refuses a named file that does not exist),
-# SANDBOXD_API_TOKENS=it=$IT_TOKEN, overridden by VAR=value and removed by
+# SANDBOXD_API_TOKENS=it=$IT_TOKEN, HTTP_PORT=<free port> (the preview
+# edge; never 80 in tests), overridden by VAR=value and removed by
 # -VAR.  Waits up to 10 s for /healthz to say ok.  Returns 0 when ready;
 # 1 when the daemon exited (status in DAEMON_RC) or never became ready.
 start_daemon() {
@@ -171,6 +172,7 @@ start_daemon() {
 		[SANDBOXD_API_ADDR]=127.0.0.1:$(free_port)
 		[SANDBOXD_ENV_FILE]=$IT_TMP/empty.env
 		[SANDBOXD_API_TOKENS]=it=$IT_TOKEN
+		[HTTP_PORT]=$(free_port)
 	)
 	local kv
 	for kv in "$@"; do

@@ -24,6 +24,19 @@
 #define DOCKER_STOP_GRACE_S       10 /* SIGTERM to SIGKILL on stop */
 #define DOCKER_EVENT_LINE_BYTES   (64u << 10)
 
+/* Preview edge (src/edge), per client connection unless said otherwise */
+#define EDGE_MAX_CONNECTIONS        4096        /* more are closed at accept */
+#define EDGE_MAX_HEADER_BYTES       (16u << 10) /* request: 431; app: 502 */
+#define EDGE_MAX_HEADER_COUNT       128         /* header lines: as above */
+#define EDGE_HEADER_TIMEOUT_MS      10000       /* first byte to end of head */
+#define EDGE_IDLE_TIMEOUT_MS        60000       /* keep-alive, no request */
+#define EDGE_STREAM_IDLE_TIMEOUT_MS 3600000     /* request/tunnel, no bytes */
+#define EDGE_CONNECT_TIMEOUT_MS     3000        /* to the app's port */
+#define EDGE_LINGER_MS              2000        /* draining a refused request */
+#define EDGE_MAX_BUFFERED           (256u << 10) /* per direction */
+#define EDGE_ACTIVITY_INTERVAL_MS   1000 /* preview_activity while streaming */
+#define EDGE_LISTEN_BACKLOG         1024
+
 /* Configuration */
 #define CONFIG_ENV_FILE_BYTES (64u << 10)
 #define CONFIG_MAX_TOKENS     64

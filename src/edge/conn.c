@@ -1,0 +1,641 @@
+/*
+ * One client connection and, while it proxies, its connection to the
+ * app: a state machine driven by edge-triggered readiness.
+ *
+ * Each socket remembers what epoll reported (rd, wr) until a short read
+ * or write, or EAGAIN, uses it up, so the connection is simply "run":
+ * a fixed sequence of steps (read the client, parse, write the app, read
+ * the app, parse, write the client, settle) repeats until none of them
+ * makes progress.  Backpressure falls out of it: a direction's buffer
+ * holds at most EDGE_MAX_BUFFERED bytes, a full buffer is not read into,
+ * and it empties only as fast as the other side takes bytes.  Nothing
+ * waits to fill a buffer, so every SSE event is written as soon as it is
+ * read.
+ *
+ * Both parsers only find boundaries.  Heads are copied (head.c) and
+ * rewritten; body bytes are written from the buffer they were read into,
+ * raw, chunked framing and trailers included.  The request parser pauses
+ * at the end of each message, so pipelined requests wait in the buffer
+ * until the answer before them is out.  The response parser does the
+ * same and also marks 1xx answers (passed on, then the real answer
+ * follows) and 101, after which both directions are a raw tunnel.
+ *
+ * Phases and their deadlines (checked by edge_conn_tick every tick):
+ * HEAD (idle keep-alive: EDGE_IDLE_TIMEOUT_MS; once a byte arrived, the
+ * whole head within EDGE_HEADER_TIMEOUT_MS), CONNECT
+ * (EDGE_CONNECT_TIMEOUT_MS), EXCHANGE and TUNNEL (no byte either way for
+ * EDGE_STREAM_IDLE_TIMEOUT_MS), LINGER (EDGE_LINGER_MS).  Every step
+ * that frees the connection returns -1 and nothing touches it after.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "edge/internal.h"
+
+static void
+peer_text(const struct sockaddr_storage *peer, char *out, size_t len)
+{
+	const void *a = NULL;
+
+	if (peer->ss_family == AF_INET)
+		a = &((const struct sockaddr_in *)peer)->sin_addr;
+	else if (peer->ss_family == AF_INET6)
+		a = &((const struct sockaddr_in6 *)peer)->sin6_addr;
+	if (a == NULL || inet_ntop(peer->ss_family, a, out, len) == NULL)
+		snprintf(out, len, "unknown");
+}
+
+struct edge_conn *
+edge_conn_new(struct edge *e, int fd, const struct sockaddr_storage *peer)
+{
+	struct edge_conn *c = calloc(1, sizeof(*c));
+
+	if (c == NULL)
+		return NULL;
+	c->e = e;
+	c->cl = (struct edge_side){.fd = fd, .wr = true, .c = c};
+	c->up = (struct edge_side){.fd = -1, .c = c};
+	buf_init(&c->rq.out, EDGE_MAX_OUT_BYTES);
+	buf_init(&c->rs.out, EDGE_MAX_OUT_BYTES);
+	http_parser_init(&c->req, HTTP_REQUEST);
+	c->req.data = c;
+	c->res.data = c;
+	edge_head_reset(&c->head, &c->req);
+	c->phase = EDGE_HEAD;
+	c->since = c->last_io = e->now;
+	peer_text(peer, c->ip, sizeof(c->ip));
+	return c;
+}
+
+void
+edge_io_release(struct edge_io *io)
+{
+	free(io->data);
+	io->data = NULL;
+	buf_release(&io->out);
+}
+
+/* Reads what fits into io: 1 read or EOF, 0 nothing, -1 error. */
+static int
+edge_read(struct edge_conn *c, struct edge_side *s, struct edge_io *io)
+{
+	size_t room;
+	ssize_t n;
+
+	if (s->fd < 0 || !s->rd || s->eof)
+		return 0;
+	if (io->data == NULL && (io->data = malloc(EDGE_MAX_BUFFERED)) == NULL)
+		return -1;
+	if (io->off == io->len) {
+		io->off = io->parsed = io->len = 0;
+	} else if (io->off > 0 && io->len > EDGE_MAX_BUFFERED / 4 * 3) {
+		/* Rare: the other side is slow and we are near the end. */
+		memmove(io->data, io->data + io->off, io->len - io->off);
+		io->parsed -= io->off;
+		io->len -= io->off;
+		io->off = 0;
+	}
+	room = EDGE_MAX_BUFFERED - io->len;
+	if (room == 0)
+		return 0; /* full: read again once the other side took some */
+	n = recv(s->fd, io->data + io->len, room, 0);
+	if (n > 0) {
+		io->len += (size_t)n;
+		/* A short read emptied the socket; new data brings a new edge.
+		 */
+		if ((size_t)n < room && !s->rdhup)
+			s->rd = false;
+		c->last_io = c->e->now;
+		return 1;
+	}
+	if (n == 0) {
+		s->eof = true;
+		s->rd = false;
+		return 1;
+	}
+	if (errno == EAGAIN || errno == EWOULDBLOCK) {
+		s->rd = false;
+		return 0;
+	}
+	return errno == EINTR ? 1 : -1;
+}
+
+/* Writes io->out, then data[off, parsed): 1 wrote, 0 nothing, -1 error. */
+static int
+edge_write(struct edge_conn *c, struct edge_side *s, struct edge_io *io)
+{
+	struct iovec v[2];
+	struct msghdr m = {.msg_iov = v};
+	size_t head = io->out.len - io->out_sent, body = io->parsed - io->off;
+	ssize_t n;
+
+	if (s->fd < 0 || !s->wr || s->shut || head + body == 0)
+		return 0;
+	if (head)
+		v[m.msg_iovlen++] =
+		    (struct iovec){io->out.data + io->out_sent, head};
+	if (body)
+		v[m.msg_iovlen++] = (struct iovec){io->data + io->off, body};
+	n = sendmsg(s->fd, &m, MSG_NOSIGNAL);
+	if (n < 0) {
+		if (errno == EAGAIN || errno == EWOULDBLOCK) {
+			s->wr = false;
+			return 0;
+		}
+		return errno == EINTR ? 1 : -1;
+	}
+	if ((size_t)n < head + body)
+		s->wr = false;
+	if ((size_t)n <= head) {
+		io->out_sent += (size_t)n;
+	} else {
+		io->out_sent = io->out.len;
+		io->off += (size_t)n - head;
+	}
+	c->last_io = c->e->now;
+	return 1;
+}
+
+static bool
+io_flushed(const struct edge_io *io)
+{
+	return io->out_sent == io->out.len && io->off == io->parsed;
+}
+
+/* --- the request: client to app ------------------------------------- */
+
+static int
+client_recv(struct edge_conn *c)
+{
+	int r = edge_read(c, &c->cl, &c->rq);
+
+	if (r < 0) {
+		edge_conn_close(c);
+		return -1;
+	}
+	if (r > 0 && (c->phase == EDGE_EXCHANGE || c->phase == EDGE_TUNNEL) &&
+	    !c->local)
+		edge_touch(c);
+	return r;
+}
+
+/* Runs the request parser over what waits; n bytes at most. */
+static enum http_errno
+request_parse(struct edge_conn *c, size_t n)
+{
+	struct edge_io *io = &c->rq;
+	size_t used;
+
+	used = http_parser_execute(&c->req, &c->e->req_settings,
+	                           io->data + io->parsed, n);
+	io->parsed += used;
+	if (c->phase == EDGE_HEAD) {
+		c->head.raw += used;
+		io->off = io->parsed; /* the head is copied, not forwarded */
+	}
+	return HTTP_PARSER_ERRNO(&c->req);
+}
+
+/* The head is complete: take its last byte, then route. */
+static void
+request_ready(struct edge_conn *c)
+{
+	enum http_errno err;
+
+	c->head.complete = false;
+	http_parser_pause(&c->req, 0);
+	err = request_parse(c, 1);
+	if (err != HPE_OK && err != HPE_PAUSED) {
+		edge_page(c, EDGE_PAGE_BAD_REQUEST, NULL);
+		return;
+	}
+	c->rq.off = c->rq.parsed;
+	c->req_body =
+	    (c->req.flags & F_CHUNKED) ||
+	    (c->req.content_length > 0 && c->req.content_length != ULLONG_MAX);
+	edge_upstream_route(c);
+}
+
+static int
+request_head(struct edge_conn *c)
+{
+	struct edge_io *io = &c->rq;
+	size_t n = io->len - io->parsed;
+	enum http_errno err;
+
+	if (n == 0)
+		return 0;
+	if (c->head.raw == 0)
+		c->since = c->e->now; /* the header deadline runs from here */
+	if (n > EDGE_MAX_HEADER_BYTES - c->head.raw)
+		n = EDGE_MAX_HEADER_BYTES - c->head.raw;
+	err = request_parse(c, n);
+	if (err == HPE_PAUSED && c->head.complete)
+		request_ready(c);
+	else if (c->head.too_many || c->head.raw >= EDGE_MAX_HEADER_BYTES ||
+	         err == HPE_HEADER_OVERFLOW)
+		edge_page(c, EDGE_PAGE_TOO_LARGE, NULL);
+	else if (err != HPE_OK)
+		edge_page(c, EDGE_PAGE_BAD_REQUEST, NULL);
+	return 1;
+}
+
+static int
+request_body(struct edge_conn *c)
+{
+	struct edge_io *io = &c->rq;
+	enum http_errno err;
+
+	if (c->req_done || io->parsed == io->len)
+		return 0;
+	err = request_parse(c, io->len - io->parsed);
+	if (err != HPE_OK && !(err == HPE_PAUSED && c->req_done)) {
+		/* Bad framing in the middle of a body: nothing to save. */
+		edge_conn_close(c);
+		return -1;
+	}
+	if (c->local)
+		io->off = io->parsed;
+	return 1;
+}
+
+static int
+request_feed(struct edge_conn *c)
+{
+	struct edge_io *io = &c->rq;
+
+	switch (c->phase) {
+	case EDGE_HEAD:
+		return request_head(c);
+	case EDGE_CONNECT:
+	case EDGE_EXCHANGE:
+		return request_body(c);
+	case EDGE_TUNNEL:
+		if (io->parsed == io->len)
+			return 0;
+		io->parsed = io->len;
+		return 1;
+	case EDGE_LINGER:
+		if (io->len == 0)
+			return 0;
+		io->off = io->parsed = io->len = 0;
+		return 1;
+	}
+	return 0;
+}
+
+static int
+upstream_send(struct edge_conn *c)
+{
+	int r;
+
+	if (c->phase == EDGE_CONNECT)
+		return c->up.wr ? edge_upstream_connected(c) : 0;
+	if (c->phase != EDGE_EXCHANGE && c->phase != EDGE_TUNNEL)
+		return 0;
+	r = edge_write(c, &c->up, &c->rq);
+	if (r >= 0)
+		return r;
+	if (c->phase == EDGE_TUNNEL) {
+		edge_conn_close(c);
+		return -1;
+	}
+	/* The app stopped reading: its answer (or EOF) tells the rest. */
+	c->up.shut = true;
+	return 1;
+}
+
+/* --- the response: app to client ------------------------------------ */
+
+static int
+upstream_recv(struct edge_conn *c)
+{
+	int r;
+
+	if (c->up.fd < 0 || c->phase == EDGE_CONNECT)
+		return 0;
+	r = edge_read(c, &c->up, &c->rs);
+	if (r < 0) {
+		if (c->phase == EDGE_TUNNEL) {
+			edge_conn_close(c);
+			return -1;
+		}
+		c->up.eof = true; /* a reset: settle decides as for EOF */
+		return 1;
+	}
+	if (r > 0 && (c->phase == EDGE_EXCHANGE || c->phase == EDGE_TUNNEL))
+		edge_touch(c);
+	return r;
+}
+
+static void
+tunnel_begin(struct edge_conn *c)
+{
+	c->phase = EDGE_TUNNEL;
+	c->rq.parsed = c->rq.len; /* what follows the upgrade is raw */
+	c->rs.parsed = c->rs.len;
+}
+
+static int
+response_done(struct edge_conn *c)
+{
+	unsigned s = c->res.status_code;
+
+	c->res_msg = false;
+	http_parser_pause(&c->res, 0);
+	if (s == 101)
+		tunnel_begin(c);
+	else if (s >= 200)
+		c->res_done = true;
+	else /* 1xx: passed on; the real answer follows on this parser */
+		edge_head_reset(&c->head, &c->res);
+	return 1;
+}
+
+static enum http_errno
+response_parse(struct edge_conn *c, size_t n)
+{
+	struct edge_io *io = &c->rs;
+	bool in_head = c->head.owner == &c->res;
+	size_t used;
+
+	used = http_parser_execute(&c->res, &c->e->res_settings,
+	                           io->data + io->parsed, n);
+	io->parsed += used;
+	if (in_head) {
+		c->head.raw += used;
+		io->off = io->parsed;
+	}
+	return HTTP_PARSER_ERRNO(&c->res);
+}
+
+/* The app's head is complete: take its last byte, write ours. */
+static int
+response_head(struct edge_conn *c)
+{
+	enum http_errno err;
+
+	c->head.complete = false;
+	http_parser_pause(&c->res, 0);
+	err = response_parse(c, 1);
+	c->rs.off = c->rs.parsed;
+	if ((err != HPE_OK && err != HPE_PAUSED) || edge_head_response(c) < 0)
+		return -1;
+	c->res_started = true;
+	c->head.owner = NULL; /* trailers are not collected */
+	return c->res_msg ? response_done(c) : 1;
+}
+
+static int
+response_bad(struct edge_conn *c, const char *why)
+{
+	edge_upstream_close(c);
+	if (!c->res_started) {
+		buf_reset(&c->rs.out); /* a head cut short by the cap */
+		c->rs.out_sent = 0;
+		edge_page(c, EDGE_PAGE_BAD_GATEWAY, why);
+		return 1;
+	}
+	edge_conn_close(c);
+	return -1;
+}
+
+static int
+response_feed(struct edge_conn *c)
+{
+	struct edge_io *io = &c->rs;
+	bool in_head = c->head.owner == &c->res;
+	size_t n = io->len - io->parsed;
+	enum http_errno err;
+
+	if (c->phase == EDGE_TUNNEL) {
+		if (io->parsed == io->len)
+			return 0;
+		io->parsed = io->len;
+		return 1;
+	}
+	if (c->phase != EDGE_EXCHANGE || c->local || c->res_done || n == 0)
+		return 0;
+	if (in_head && n > EDGE_MAX_HEADER_BYTES - c->head.raw)
+		n = EDGE_MAX_HEADER_BYTES - c->head.raw;
+	err = response_parse(c, n);
+	if (err == HPE_PAUSED && c->head.complete) {
+		if (response_head(c) < 0)
+			return response_bad(c,
+			                    "The app's answer is malformed.");
+		return 1;
+	}
+	if (err == HPE_PAUSED && c->res_msg)
+		return response_done(c);
+	if (err != HPE_OK)
+		return response_bad(c, "The app's answer is malformed.");
+	if (in_head &&
+	    (c->head.too_many || c->head.raw >= EDGE_MAX_HEADER_BYTES))
+		return response_bad(c, "The app's header block is too large.");
+	return 1;
+}
+
+static int
+client_send(struct edge_conn *c)
+{
+	int r = edge_write(c, &c->cl, &c->rs);
+
+	if (r < 0) {
+		edge_conn_close(c);
+		return -1;
+	}
+	return r;
+}
+
+/* --- transitions ---------------------------------------------------- */
+
+static void
+exchange_reset(struct edge_conn *c)
+{
+	c->phase = EDGE_HEAD;
+	c->req_done = c->req_body = false;
+	c->res_started = c->res_done = c->res_msg = false;
+	c->local = c->retried = false;
+	http_parser_init(&c->req, HTTP_REQUEST);
+	edge_head_reset(&c->head, &c->req);
+	buf_reset(&c->rq.out);
+	buf_reset(&c->rs.out);
+	c->rq.out_sent = c->rs.out_sent = 0;
+	c->rq.off = c->rq.parsed; /* pipelined bytes stay */
+	c->rs.off = c->rs.parsed = c->rs.len = 0;
+	c->since = c->last_io = c->e->now;
+}
+
+/* The answer is out: keep both connections for the next request, or not. */
+static int
+exchange_end(struct edge_conn *c)
+{
+	bool keep, keep_up;
+
+	keep = !c->close_after && c->req_done && !c->cl.eof &&
+	       http_should_keep_alive(&c->req) &&
+	       (c->local || http_should_keep_alive(&c->res));
+	keep_up = c->up.fd >= 0 && !c->up.eof && !c->up.shut && !c->local &&
+	          c->req_done && http_should_keep_alive(&c->res) &&
+	          io_flushed(&c->rq) && c->rs.parsed == c->rs.len;
+	if (!keep_up)
+		edge_upstream_close(c);
+	if (!keep && !c->req_done) {
+		c->phase = EDGE_LINGER; /* the request is still coming */
+		c->since = c->e->now;
+		return 1;
+	}
+	if (!keep) {
+		edge_conn_close(c);
+		return -1;
+	}
+	exchange_reset(c);
+	return 1;
+}
+
+static int
+exchange_settle(struct edge_conn *c)
+{
+	if (c->cl.eof && !c->req_done) {
+		edge_conn_close(c); /* the request was cut short */
+		return -1;
+	}
+	if (!c->local && !c->res_done && c->up.eof &&
+	    c->rs.parsed == c->rs.len) {
+		edge_upstream_lost(c);
+		return 1;
+	}
+	if (!c->res_done || !(c->req_done || c->close_after) ||
+	    !io_flushed(&c->rs))
+		return 0;
+	return exchange_end(c);
+}
+
+/* A FIN is passed on once the bytes before it are; both: done. */
+static int
+tunnel_settle(struct edge_conn *c)
+{
+	int r = 0;
+
+	if (c->cl.eof && !c->up.shut && c->rq.off == c->rq.len &&
+	    io_flushed(&c->rq)) {
+		shutdown(c->up.fd, SHUT_WR);
+		c->up.shut = true;
+		r = 1;
+	}
+	if (c->up.eof && !c->cl.shut && c->rs.off == c->rs.len &&
+	    io_flushed(&c->rs)) {
+		shutdown(c->cl.fd, SHUT_WR);
+		c->cl.shut = true;
+		r = 1;
+	}
+	if (c->cl.shut && c->up.shut) {
+		edge_conn_close(c);
+		return -1;
+	}
+	return r;
+}
+
+static int
+conn_settle(struct edge_conn *c)
+{
+	switch (c->phase) {
+	case EDGE_HEAD:
+		if (c->cl.eof) {
+			edge_conn_close(c);
+			return -1;
+		}
+		if (c->up.fd >= 0 && (c->up.eof || c->rs.len > c->rs.off)) {
+			edge_upstream_close(
+			    c); /* an idle app connection ended */
+			c->rs.off = c->rs.parsed = c->rs.len = 0;
+		}
+		return 0;
+	case EDGE_CONNECT:
+		if (c->cl.eof && !c->req_done) {
+			edge_conn_close(c);
+			return -1;
+		}
+		return 0;
+	case EDGE_EXCHANGE:
+		return exchange_settle(c);
+	case EDGE_TUNNEL:
+		return tunnel_settle(c);
+	case EDGE_LINGER:
+		if (c->cl.eof) {
+			edge_conn_close(c);
+			return -1;
+		}
+		if (!c->cl.shut && io_flushed(&c->rs)) {
+			shutdown(c->cl.fd, SHUT_WR);
+			c->cl.shut = true;
+			return 1;
+		}
+		return 0;
+	}
+	return 0;
+}
+
+/* --- running --------------------------------------------------------- */
+
+static int (*const edge_steps[])(struct edge_conn *) = {
+    client_recv,   request_feed, upstream_send, upstream_recv,
+    response_feed, client_send,  conn_settle,
+};
+
+void
+edge_conn_run(struct edge_conn *c)
+{
+	int progress;
+
+	do {
+		progress = 0;
+		for (size_t i = 0;
+		     i < sizeof(edge_steps) / sizeof(edge_steps[0]); i++) {
+			int r = edge_steps[i](c);
+			if (r < 0)
+				return;
+			progress |= r;
+		}
+	} while (progress);
+}
+
+static bool
+expired(const struct edge_conn *c, int64_t now)
+{
+	switch (c->phase) {
+	case EDGE_HEAD:
+		if (c->head.raw > 0)
+			return now - c->since >= EDGE_HEADER_TIMEOUT_MS;
+		return now - c->last_io >= EDGE_IDLE_TIMEOUT_MS;
+	case EDGE_CONNECT:
+		return now - c->since >= EDGE_CONNECT_TIMEOUT_MS;
+	case EDGE_EXCHANGE:
+	case EDGE_TUNNEL:
+		return now - c->last_io >= (c->local
+		                                ? EDGE_IDLE_TIMEOUT_MS
+		                                : EDGE_STREAM_IDLE_TIMEOUT_MS);
+	case EDGE_LINGER:
+		return now - c->since >= EDGE_LINGER_MS;
+	}
+	return false;
+}
+
+void
+edge_conn_tick(struct edge_conn *c)
+{
+	if (!expired(c, c->e->now))
+		return;
+	if (c->phase != EDGE_CONNECT) {
+		edge_conn_close(c);
+		return;
+	}
+	edge_upstream_failed(c); /* a connect timeout: as if refused */
+	edge_conn_run(c);
+}

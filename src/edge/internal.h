@@ -1,0 +1,169 @@
+/*
+ * Shared by the edge's own files only: the loop (edge.c), a connection's
+ * state machine (conn.c), heads (head.c), upstream connections
+ * (upstream.c) and our own answers (pages.c).  Everything runs on the
+ * edge's one thread; nothing here is locked.
+ */
+#ifndef EDGE_INTERNAL_H
+#define EDGE_INTERNAL_H
+
+#include <http_parser.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/epoll.h>
+
+#include "core/preview.h"
+#include "lib/buf.h"
+#include "lib/limits.h"
+
+#define EDGE_MAX_EVENTS 256
+#define EDGE_TICK_MS    250 /* how often deadlines are checked */
+/* A rewritten head: the original plus what we add (Host, X-Forwarded-*). */
+#define EDGE_MAX_OUT_BYTES (2 * EDGE_MAX_HEADER_BYTES + 1024)
+
+/* One socket of a connection, as epoll sees it (epoll_event.data.ptr). */
+struct edge_side {
+	int fd;              /* -1: none */
+	bool rd, wr;         /* readiness reported and not yet used up */
+	bool rdhup;          /* the peer's FIN is queued: read until 0 */
+	bool eof;            /* read returned 0 */
+	bool shut;           /* we sent our FIN (shutdown SHUT_WR) */
+	struct edge_conn *c; /* NULL for the listener and the wake fd */
+};
+
+/*
+ * Bytes read on one side, to go out on the other.  data[off, parsed) is
+ * ready to be written (body or tunnel bytes), data[parsed, len) is not
+ * parsed yet (the rest of a head, a pipelined request).  out holds a
+ * head we wrote ourselves (or one of our pages) and goes out first.
+ */
+struct edge_io {
+	char *data; /* EDGE_MAX_BUFFERED bytes, allocated on first read */
+	size_t off, parsed, len;
+	struct buf out;
+	size_t out_sent;
+};
+
+/* A head as http_parser hands it out, copied: spans into bytes. */
+struct edge_span {
+	uint32_t off, len;
+};
+
+struct edge_head {
+	const http_parser *owner; /* whose callbacks fill it; NULL: nobody's */
+	char bytes[EDGE_MAX_HEADER_BYTES];
+	size_t len;
+	size_t raw;             /* bytes of the head fed to the parser */
+	struct edge_span first; /* request URL or response reason */
+	struct edge_span name[EDGE_MAX_HEADER_COUNT];
+	struct edge_span value[EDGE_MAX_HEADER_COUNT];
+	int n;
+	bool in_value; /* the last callback was a value */
+	bool too_many; /* more than EDGE_MAX_HEADER_COUNT lines */
+	bool complete; /* on_headers_complete ran */
+};
+
+enum edge_phase {
+	EDGE_HEAD,     /* waiting for (the rest of) a request head */
+	EDGE_CONNECT,  /* request parsed, connecting to the app */
+	EDGE_EXCHANGE, /* request and response under way */
+	EDGE_TUNNEL,   /* after 101: raw bytes both ways */
+	EDGE_LINGER,   /* answered a bad request: drain, then close */
+};
+
+struct edge_conn {
+	struct edge *e;
+	struct edge_conn *prev, *next;
+	struct edge_side cl, up;
+	struct edge_io rq; /* client to app */
+	struct edge_io rs; /* app to client */
+	http_parser req, res;
+	struct edge_head head; /* the request's, then the response's */
+	enum edge_phase phase;
+	bool req_done;    /* the request message is complete */
+	bool req_body;    /* the request has a body (length or chunked) */
+	bool res_started; /* a response head went to the client's buffer */
+	bool res_msg;     /* the response parser finished a message */
+	bool res_done;    /* the final response is complete */
+	bool local;       /* we answer ourselves (pages) */
+	bool close_after; /* close once the answer is out */
+	bool up_reused;   /* the app connection served a request before */
+	bool retried;     /* this request was sent again after a reuse race */
+	struct preview_target t; /* where the upstream connection goes */
+	int64_t since;           /* phase start: header, connect, linger */
+	int64_t last_io;
+	int64_t activity_at; /* last preview_activity for t.id */
+	char ip[INET6_ADDRSTRLEN];
+};
+
+struct edge_pw {
+	char p[3072];
+	size_t len;
+};
+
+struct edge {
+	struct core *core;
+	int lfd, efd, wfd; /* listener, epoll, eventfd that stops the loop */
+	struct edge_side lside, wside;
+	pthread_t thread;
+	bool stop;
+	bool accept_retry; /* accept failed (EMFILE...): try again each tick */
+	int64_t accept_warned;
+	struct edge_conn *conns;
+	int nconns;
+	int64_t now; /* monotonic ms, read once per wakeup */
+	int64_t next_tick;
+	struct epoll_event events[EDGE_MAX_EVENTS];
+	int nev, cur; /* the batch being handled, for edge_forget */
+	http_parser_settings req_settings, res_settings;
+	struct edge_pw page; /* pages.c builds one page at a time here */
+};
+
+/* edge.c */
+int edge_watch(struct edge *e, struct edge_side *s);
+void edge_forget(struct edge *e, struct edge_side *s);
+void edge_conn_close(struct edge_conn *c);
+
+/* conn.c */
+struct edge_conn *edge_conn_new(struct edge *e, int fd,
+                                const struct sockaddr_storage *peer);
+void edge_conn_run(struct edge_conn *c);
+void edge_conn_tick(struct edge_conn *c);
+void edge_io_release(struct edge_io *io);
+
+/* head.c */
+void edge_head_settings(http_parser_settings *req, http_parser_settings *res);
+void edge_head_reset(struct edge_head *h, const http_parser *owner);
+/* Value of the only header called name; 0 absent, 1 found, -1 repeated. */
+int edge_head_find(const struct edge_head *h, const char *name, const char **v,
+                   size_t *vlen);
+int edge_head_request(struct edge_conn *c, const char *host, size_t hostlen);
+int edge_head_response(struct edge_conn *c);
+
+/* upstream.c */
+void edge_upstream_route(struct edge_conn *c);
+int edge_upstream_connected(struct edge_conn *c);
+void edge_upstream_failed(struct edge_conn *c);
+void edge_upstream_lost(struct edge_conn *c);
+void edge_upstream_close(struct edge_conn *c);
+void edge_touch(struct edge_conn *c);
+
+/* pages.c */
+enum edge_page {
+	EDGE_PAGE_NO_PREVIEW,  /* not a preview host */
+	EDGE_PAGE_BAD_REQUEST, /* 400 */
+	EDGE_PAGE_TOO_LARGE,   /* 431 */
+	EDGE_PAGE_BAD_METHOD,  /* 405: CONNECT */
+	EDGE_PAGE_BAD_GATEWAY, /* 502: the app broke the exchange */
+	EDGE_PAGE_TARGET,      /* from t->state */
+};
+/*
+ * Answers the current request ourselves.  The connection stays open when
+ * the request allows it and was read to its end; otherwise the answer
+ * says "close" and the connection lingers, then closes.
+ */
+void edge_page(struct edge_conn *c, enum edge_page page, const char *detail);
+
+#endif

@@ -1,0 +1,231 @@
+/*
+ * The edge's own answers: a bad request, a host that is no preview, and
+ * every preview state that is not "up" (waking, starting, nothing on the
+ * port, no memory headroom, failed, unknown).  Each is a small HTML page
+ * for people and a status plus X-Sandboxd-Preview for machines, so a
+ * script can tell the warming answer from the app's own 503.  Warming
+ * pages reload themselves after Retry-After seconds, which lands a
+ * browser in the app with no step of its own.
+ *
+ * The connection stays open after an answer when the request allows it
+ * and was read to its end; a request whose body is still arriving gets
+ * "Connection: close" and the connection lingers (conn.c) so the client
+ * reads the answer instead of a reset.  The page is built in a fixed
+ * buffer: message text is HTML-escaped and cut, never overflows.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "edge/internal.h"
+
+struct page_spec {
+	int status;
+	const char *reason;
+	const char *tag;   /* X-Sandboxd-Preview, or NULL */
+	const char *title; /* " <port>" follows when with_port */
+	const char *text;  /* HTML */
+	bool with_port;
+	bool retry; /* Retry-After and a self-refresh after as many seconds */
+};
+
+static const struct page_spec edge_pages[] = {
+    [EDGE_PAGE_NO_PREVIEW] = {404, "Not Found", "unknown", "No such preview",
+                              "There is no preview at this address.", false,
+                              false},
+    [EDGE_PAGE_BAD_REQUEST] = {400, "Bad Request", NULL, "Bad request",
+                               "The request could not be read.", false, false},
+    [EDGE_PAGE_TOO_LARGE] = {431, "Request Header Fields Too Large", NULL,
+                             "Request header too large",
+                             "The request's header block is over 16 KiB.",
+                             false, false},
+    [EDGE_PAGE_BAD_METHOD] = {405, "Method Not Allowed", NULL,
+                              "Method not allowed",
+                              "Previews do not accept CONNECT.", false, false},
+    [EDGE_PAGE_BAD_GATEWAY] = {502, "Bad Gateway", "failed",
+                               "The app did not answer properly",
+                               "The app broke off the exchange.", false, false},
+};
+
+static const struct page_spec edge_state_pages[] = {
+    [PREVIEW_UP] = {502, "Bad Gateway", "failed", "The app failed",
+                    "The app could not be reached.", false, false},
+    [PREVIEW_WAKING] = {503, "Service Unavailable", "waking", "Waking the app",
+                        "The app was asleep and is starting now. This page "
+                        "reloads by itself and shows the app as soon as it "
+                        "answers.",
+                        false, true},
+    [PREVIEW_STARTING] = {503, "Service Unavailable", "starting",
+                          "Starting the app",
+                          "The app is starting. This page reloads by itself "
+                          "and shows the app as soon as it answers.",
+                          false, true},
+    [PREVIEW_NOT_LISTENING] = {502, "Bad Gateway", "not-listening",
+                               "Nothing listens on port",
+                               "The sandbox is running, but nothing answers "
+                               "on this port. Check <code>web.port</code> in "
+                               "<code>sandbox.yaml</code>, and that the "
+                               "server listens on 0.0.0.0, not only on "
+                               "localhost.",
+                               true, false},
+    [PREVIEW_NO_HEADROOM] = {503, "Service Unavailable", "no-headroom",
+                             "The server is short of memory",
+                             "The app cannot be woken while the server is "
+                             "short of memory. This page tries again by "
+                             "itself.",
+                             false, true},
+    [PREVIEW_FAILED] = {502, "Bad Gateway", "failed", "The app failed",
+                        "The sandbox cannot run the app.", false, false},
+    [PREVIEW_UNKNOWN] = {404, "Not Found", "unknown", "No such preview",
+                         "No sandbox serves this address, or the sandbox "
+                         "does not declare this port.",
+                         false, false},
+};
+
+static void
+pw_put(struct edge_pw *w, const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n > sizeof(w->p) - w->len)
+		n = sizeof(w->p) - w->len;
+	memcpy(w->p + w->len, s, n);
+	w->len += n;
+}
+
+static void
+pw_escape(struct edge_pw *w, const char *s)
+{
+	char one[2] = {0, 0};
+
+	for (; *s; s++) {
+		switch (*s) {
+		case '&':
+			pw_put(w, "&amp;");
+			break;
+		case '<':
+			pw_put(w, "&lt;");
+			break;
+		case '>':
+			pw_put(w, "&gt;");
+			break;
+		case '"':
+			pw_put(w, "&quot;");
+			break;
+		case '\'':
+			pw_put(w, "&#39;");
+			break;
+		default:
+			one[0] = *s;
+			pw_put(w, one);
+		}
+	}
+}
+
+static void
+page_body(struct edge_pw *w, const struct page_spec *s, const char *title,
+          int refresh_s, const char *detail)
+{
+	char meta[80];
+
+	pw_put(w, "<!doctype html>\n<html><head><meta charset=\"utf-8\">");
+	if (refresh_s > 0) {
+		snprintf(meta, sizeof(meta),
+		         "<meta http-equiv=\"refresh\" content=\"%d\">",
+		         refresh_s);
+		pw_put(w, meta);
+	}
+	pw_put(w, "<title>");
+	pw_escape(w, title);
+	pw_put(w, "</title><style>body{font:16px/1.5 system-ui,sans-serif;"
+	          "max-width:40em;margin:4em auto;padding:0 1em;color:#222}"
+	          "</style></head>\n<body><h1>");
+	pw_escape(w, title);
+	pw_put(w, "</h1>\n<p>");
+	pw_put(w, s->text);
+	pw_put(w, "</p>\n");
+	if (detail && *detail) {
+		pw_put(w, "<p>");
+		pw_escape(w, detail);
+		pw_put(w, "</p>\n");
+	}
+	pw_put(w, "</body></html>\n");
+}
+
+static const struct page_spec *
+page_spec(const struct edge_conn *c, enum edge_page page)
+{
+	if (page != EDGE_PAGE_TARGET)
+		return &edge_pages[page];
+	if ((size_t)c->t.state >=
+	    sizeof(edge_state_pages) / sizeof(edge_state_pages[0]))
+		return &edge_state_pages[PREVIEW_FAILED];
+	return &edge_state_pages[c->t.state];
+}
+
+static int
+page_render(struct edge_conn *c, const struct page_spec *s, bool keep,
+            const char *detail)
+{
+	struct edge_pw *w = &c->e->page;
+	char title[96], head[512];
+	int retry =
+	    s->retry ? (c->t.retry_after_s > 0 ? c->t.retry_after_s : 1) : 0;
+	bool body = c->req.method != HTTP_HEAD;
+	int n;
+
+	snprintf(title, sizeof(title), s->with_port ? "%s %d" : "%s", s->title,
+	         c->t.port);
+	w->len = 0;
+	page_body(w, s, title, retry, detail);
+	n = snprintf(head, sizeof(head),
+	             "HTTP/1.1 %d %s\r\nContent-Type: text/html; charset=utf-8"
+	             "\r\nContent-Length: %zu\r\nCache-Control: no-store\r\n"
+	             "%s%s%s",
+	             s->status, s->reason, w->len,
+	             s->tag ? "X-Sandboxd-Preview: " : "", s->tag ? s->tag : "",
+	             s->tag ? "\r\n" : "");
+	if (retry)
+		n += snprintf(head + n, sizeof(head) - (size_t)n,
+		              "Retry-After: %d\r\n", retry);
+	if (!keep)
+		n += snprintf(head + n, sizeof(head) - (size_t)n,
+		              "Connection: close\r\n");
+	else if (c->req.http_major == 1 && c->req.http_minor == 0)
+		n += snprintf(head + n, sizeof(head) - (size_t)n,
+		              "Connection: keep-alive\r\n");
+	n += snprintf(head + n, sizeof(head) - (size_t)n, "\r\n");
+	if (buf_append(&c->rs.out, head, (size_t)n) < 0 ||
+	    (body && buf_append(&c->rs.out, w->p, w->len) < 0))
+		return -1;
+	return 0;
+}
+
+void
+edge_page(struct edge_conn *c, enum edge_page page, const char *detail)
+{
+	const struct page_spec *s = page_spec(c, page);
+	bool keep =
+	    c->req_done && !c->cl.eof && page != EDGE_PAGE_BAD_REQUEST &&
+	    page != EDGE_PAGE_TOO_LARGE && http_should_keep_alive(&c->req);
+
+	if (page == EDGE_PAGE_TARGET && detail == NULL)
+		detail = c->t.message;
+	if (page_render(c, s, keep, detail) < 0)
+		keep = false; /* cannot happen with our sizes; close cleanly */
+	c->local = true;
+	c->res_started = true;
+	c->res_done = true;
+	c->rq.off = c->rq.parsed; /* a body we already read is dropped */
+	if (keep) {
+		c->phase = EDGE_EXCHANGE;
+		return;
+	}
+	c->close_after = true;
+	edge_upstream_close(c);
+	if (c->req_done) {
+		c->phase = EDGE_EXCHANGE; /* closes once the answer is out */
+		return;
+	}
+	c->phase = EDGE_LINGER;
+	c->since = c->e->now;
+}

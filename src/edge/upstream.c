@@ -1,0 +1,192 @@
+/*
+ * Upstream: which app a request goes to, and the connection to it.
+ *
+ * A request is routed by its Host header (preview_parse_host).  When the
+ * connection already holds an idle keep-alive connection to the same
+ * sandbox and port, the request goes there without asking the control
+ * plane again: that connection closes when the container stops, and the
+ * next request then resolves afresh (preview_resolve reads the store,
+ * and a keep-alive benchmark should not pay that per request).  Otherwise
+ * the target is resolved, and anything but PREVIEW_UP is answered with
+ * a page; PREVIEW_UP gets a non-blocking connect whose failure (refused,
+ * unreachable, EDGE_CONNECT_TIMEOUT_MS) asks preview_connect_failed()
+ * whether the app is still starting or will not listen.
+ *
+ * A reused connection may be closed by the app just as a request goes
+ * out (Node closes idle sockets after 5 s).  When that happens before a
+ * byte of the answer came back and the request has no body, the request
+ * is sent again on a new connection, once; anything else gets a 502.
+ */
+#include <errno.h>
+#include <netinet/tcp.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "edge/internal.h"
+
+void
+edge_touch(struct edge_conn *c)
+{
+	if (c->e->now - c->activity_at < EDGE_ACTIVITY_INTERVAL_MS)
+		return;
+	c->activity_at = c->e->now;
+	preview_activity(c->e->core, c->t.id);
+}
+
+void
+edge_upstream_close(struct edge_conn *c)
+{
+	if (c->up.fd < 0)
+		return;
+	edge_forget(c->e, &c->up);
+	close(c->up.fd);
+	c->up = (struct edge_side){.fd = -1, .c = c};
+	c->up_reused = false;
+}
+
+static void
+upstream_connect(struct edge_conn *c)
+{
+	int fd, one = 1;
+
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		edge_page(c, EDGE_PAGE_BAD_GATEWAY, "out of sockets");
+		return;
+	}
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	c->up = (struct edge_side){.fd = fd, .c = c};
+	c->phase = EDGE_CONNECT;
+	c->since = c->e->now;
+	if (edge_watch(c->e, &c->up) < 0) {
+		edge_upstream_close(c);
+		edge_page(c, EDGE_PAGE_BAD_GATEWAY, "out of resources");
+		return;
+	}
+	if (connect(fd, (const struct sockaddr *)&c->t.addr,
+	            sizeof(c->t.addr)) == 0)
+		c->up.wr = true; /* at once (loopback); the loop takes it on */
+	else if (errno != EINPROGRESS)
+		edge_upstream_failed(c);
+}
+
+/* Resolves id:port into c->t and connects, or answers with a page. */
+static void
+upstream_open(struct edge_conn *c, const char *id, int port)
+{
+	char copy[ULID_LEN + 1];
+
+	memcpy(copy, id, sizeof(copy)); /* id may point into c->t */
+	edge_upstream_close(c);
+	preview_resolve(c->e->core, copy, port, &c->t);
+	c->activity_at = c->e->now; /* resolving counts as activity */
+	if (c->t.state != PREVIEW_UP) {
+		edge_page(c, EDGE_PAGE_TARGET, NULL);
+		return;
+	}
+	upstream_connect(c);
+}
+
+/* The request head is parsed: answer it or send it on. */
+void
+edge_upstream_route(struct edge_conn *c)
+{
+	const char *host = NULL;
+	size_t hostlen = 0;
+	char id[ULID_LEN + 1];
+	int port = 0, n;
+	bool reuse;
+
+	n = edge_head_find(&c->head, "host", &host, &hostlen);
+	if (n < 0) {
+		edge_page(c, EDGE_PAGE_BAD_REQUEST,
+		          "more than one Host header");
+		return;
+	}
+	if (c->req.method == HTTP_CONNECT) {
+		edge_page(c, EDGE_PAGE_BAD_METHOD, NULL);
+		return;
+	}
+	if (n == 0 ||
+	    !preview_parse_host(c->e->core, host, hostlen, id, &port)) {
+		edge_page(c, EDGE_PAGE_NO_PREVIEW, NULL);
+		return;
+	}
+	reuse = c->up.fd >= 0 && !c->up.eof && c->t.port == port &&
+	        strcmp(c->t.id, id) == 0;
+	if (reuse)
+		edge_touch(c);
+	else
+		c->t.port = port; /* for the head below; open() resolves */
+	if (edge_head_request(c, host, hostlen) < 0) {
+		edge_page(c, EDGE_PAGE_TOO_LARGE, NULL);
+		return;
+	}
+	edge_head_reset(&c->head, &c->res);
+	http_parser_init(&c->res, HTTP_RESPONSE);
+	c->res.data = c;
+	if (reuse) {
+		c->up_reused = true;
+		c->phase = EDGE_EXCHANGE;
+		return;
+	}
+	upstream_open(c, id, port);
+}
+
+/* The connect finished (up.wr): in EDGE_EXCHANGE now, or answered. */
+int
+edge_upstream_connected(struct edge_conn *c)
+{
+	int err = 0;
+	socklen_t len = sizeof(err);
+
+	if (getsockopt(c->up.fd, SOL_SOCKET, SO_ERROR, &err, &len) < 0)
+		err = errno;
+	if (err) {
+		edge_upstream_failed(c);
+		return 1;
+	}
+	c->phase = EDGE_EXCHANGE;
+	c->last_io = c->e->now;
+	return 1;
+}
+
+void
+edge_upstream_failed(struct edge_conn *c)
+{
+	edge_upstream_close(c);
+	preview_connect_failed(c->e->core, &c->t);
+	if (c->t.state == PREVIEW_UP)
+		c->t.state = PREVIEW_FAILED;
+	edge_page(c, EDGE_PAGE_TARGET, NULL);
+}
+
+/*
+ * The app closed (or reset) its connection before the response was
+ * complete.  Before any answer: retry once or 502.  During an answer
+ * without a length, EOF is its end; otherwise the client gets what came
+ * and the connection closes.
+ */
+void
+edge_upstream_lost(struct edge_conn *c)
+{
+	if (!c->res_started) {
+		if (c->up_reused && !c->retried && !c->req_body) {
+			c->retried = true;
+			c->rq.out_sent = 0;
+			upstream_open(c, c->t.id, c->t.port);
+			return;
+		}
+		edge_upstream_close(c);
+		edge_page(c, EDGE_PAGE_BAD_GATEWAY,
+		          "The app closed the connection without answering.");
+		return;
+	}
+	if (HTTP_PARSER_ERRNO(&c->res) == HPE_OK)
+		http_parser_execute(&c->res, &c->e->res_settings, NULL, 0);
+	edge_upstream_close(c);
+	c->res_msg = false;
+	c->res_done = true;
+	c->close_after = true;
+}

@@ -13,10 +13,11 @@ WARN       := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
 CFLAGS     ?= -O2 -g
 ALL_CFLAGS := -std=c17 -D_GNU_SOURCE $(WARN) $(CFLAGS) -Isrc \
               -DSANDBOXD_VERSION='"$(VERSION)"' $(shell pkg-config --cflags $(PKGS))
-LDLIBS     := $(shell pkg-config --libs $(PKGS)) -lpthread
+# http_parser ships no pkg-config file.
+LDLIBS     := $(shell pkg-config --libs $(PKGS)) -lhttp_parser -lpthread
 
 DAEMON_SRC := $(wildcard src/lib/*.c src/store/*.c src/docker/*.c src/vault/*.c \
-                         src/api/*.c src/core/*.c src/cli/*.c)
+                         src/api/*.c src/core/*.c src/edge/*.c src/cli/*.c)
 DAEMON_OBJ := $(DAEMON_SRC:%.c=$(BUILD)/%.o)
 LIB_OBJ    := $(filter-out $(BUILD)/src/cli/%,$(DAEMON_OBJ))
 SUP_SRC    := $(wildcard src/supervisor/*.c)

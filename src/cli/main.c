@@ -18,6 +18,7 @@
 #include "core/runtime.h"
 #include "core/workspace.h"
 #include "docker/docker.h"
+#include "edge/edge.h"
 #include "lib/log.h"
 #include "store/store.h"
 #include "vault/vault.h"
@@ -83,6 +84,7 @@ serve(void)
 	struct store *store = NULL;
 	struct docker *docker = NULL;
 	struct api *api = NULL;
+	struct edge *edge = NULL;
 	struct config cfg;
 	struct core core;
 	char err[512], msg[DOCKER_MSG_LEN];
@@ -110,11 +112,18 @@ serve(void)
 	if (core_watch_start(&core) < 0 || runtime_start(&core) < 0 ||
 	    reaper_start(&core) < 0 || api_start(&api, &core) < 0)
 		goto out_core;
+	if (edge_start(&edge, &core) < 0)
+		goto out_api;
 	printf("sandboxd listening on http://%s\n", cfg.api_addr);
+	printf("previews at http://s-<sandbox id>-<port>.preview.%s:%u\n",
+	       cfg.preview_domain, cfg.http_port);
 	fflush(stdout);
-	log_info("listening on http://%s", cfg.api_addr);
+	log_info("listening on http://%s; previews on %s:%u", cfg.api_addr,
+	         cfg.edge_addr, cfg.http_port);
 	wait_for_signal();
 	rc = 0;
+	edge_stop(edge);
+out_api:
 	api_stop(api);
 out_core:
 	core_release(&core);

@@ -38,16 +38,24 @@
 
 #include "edge/internal.h"
 
+/* The client's address for X-Forwarded-For; IPv4 on a dual-stack
+ * listener shows as IPv4, not ::ffff:a.b.c.d. */
 static void
 peer_text(const struct sockaddr_storage *peer, char *out, size_t len)
 {
+	const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)peer;
 	const void *a = NULL;
+	int af = peer->ss_family;
 
-	if (peer->ss_family == AF_INET)
+	if (af == AF_INET) {
 		a = &((const struct sockaddr_in *)peer)->sin_addr;
-	else if (peer->ss_family == AF_INET6)
-		a = &((const struct sockaddr_in6 *)peer)->sin6_addr;
-	if (a == NULL || inet_ntop(peer->ss_family, a, out, len) == NULL)
+	} else if (af == AF_INET6 && IN6_IS_ADDR_V4MAPPED(&in6->sin6_addr)) {
+		a = &in6->sin6_addr.s6_addr[12];
+		af = AF_INET;
+	} else if (af == AF_INET6) {
+		a = &in6->sin6_addr;
+	}
+	if (a == NULL || inet_ntop(af, a, out, (socklen_t)len) == NULL)
 		snprintf(out, len, "unknown");
 }
 
@@ -66,7 +74,7 @@ edge_conn_new(struct edge *e, int fd, const struct sockaddr_storage *peer)
 	http_parser_init(&c->req, HTTP_REQUEST);
 	c->req.data = c;
 	c->res.data = c;
-	edge_head_reset(&c->head, &c->req);
+	edge_head_begin(c, &c->req);
 	c->phase = EDGE_HEAD;
 	c->since = c->last_io = e->now;
 	peer_text(peer, c->ip, sizeof(c->ip));
@@ -74,11 +82,22 @@ edge_conn_new(struct edge *e, int fd, const struct sockaddr_storage *peer)
 }
 
 void
-edge_io_release(struct edge_io *io)
+edge_io_release(struct edge_conn *c, struct edge_io *io)
 {
-	free(io->data);
+	edge_buf_put(c->e, io->data);
 	io->data = NULL;
 	buf_release(&io->out);
+}
+
+/* An empty buffer goes back to the pool between requests. */
+static void
+io_idle(struct edge_conn *c, struct edge_io *io)
+{
+	if (io->data == NULL || io->off != io->len)
+		return;
+	edge_buf_put(c->e, io->data);
+	io->data = NULL;
+	io->off = io->parsed = io->len = 0;
 }
 
 /* Reads what fits into io: 1 read or EOF, 0 nothing, -1 error. */
@@ -90,7 +109,7 @@ edge_read(struct edge_conn *c, struct edge_side *s, struct edge_io *io)
 
 	if (s->fd < 0 || !s->rd || s->eof)
 		return 0;
-	if (io->data == NULL && (io->data = malloc(EDGE_MAX_BUFFERED)) == NULL)
+	if (io->data == NULL && (io->data = edge_buf_get(c->e)) == NULL)
 		return -1;
 	if (io->off == io->len) {
 		io->off = io->parsed = io->len = 0;
@@ -196,7 +215,7 @@ request_parse(struct edge_conn *c, size_t n)
 	                           io->data + io->parsed, n);
 	io->parsed += used;
 	if (c->phase == EDGE_HEAD) {
-		c->head.raw += used;
+		c->head_raw += used;
 		io->off = io->parsed; /* the head is copied, not forwarded */
 	}
 	return HTTP_PARSER_ERRNO(&c->req);
@@ -208,7 +227,7 @@ request_ready(struct edge_conn *c)
 {
 	enum http_errno err;
 
-	c->head.complete = false;
+	c->head_complete = false;
 	http_parser_pause(&c->req, 0);
 	err = request_parse(c, 1);
 	if (err != HPE_OK && err != HPE_PAUSED) {
@@ -231,14 +250,14 @@ request_head(struct edge_conn *c)
 
 	if (n == 0)
 		return 0;
-	if (c->head.raw == 0)
+	if (c->head_raw == 0)
 		c->since = c->e->now; /* the header deadline runs from here */
-	if (n > EDGE_MAX_HEADER_BYTES - c->head.raw)
-		n = EDGE_MAX_HEADER_BYTES - c->head.raw;
+	if (n > EDGE_MAX_HEADER_BYTES - c->head_raw)
+		n = EDGE_MAX_HEADER_BYTES - c->head_raw;
 	err = request_parse(c, n);
-	if (err == HPE_PAUSED && c->head.complete)
+	if (err == HPE_PAUSED && c->head_complete)
 		request_ready(c);
-	else if (c->head.too_many || c->head.raw >= EDGE_MAX_HEADER_BYTES ||
+	else if (c->head_too_many || c->head_raw >= EDGE_MAX_HEADER_BYTES ||
 	         err == HPE_HEADER_OVERFLOW)
 		edge_page(c, EDGE_PAGE_TOO_LARGE, NULL);
 	else if (err != HPE_OK)
@@ -266,7 +285,7 @@ request_body(struct edge_conn *c)
 }
 
 static int
-request_feed(struct edge_conn *c)
+request_feed_once(struct edge_conn *c)
 {
 	struct edge_io *io = &c->rq;
 
@@ -354,7 +373,7 @@ response_done(struct edge_conn *c)
 	else if (s >= 200)
 		c->res_done = true;
 	else /* 1xx: passed on; the real answer follows on this parser */
-		edge_head_reset(&c->head, &c->res);
+		edge_head_begin(c, &c->res);
 	return 1;
 }
 
@@ -362,14 +381,14 @@ static enum http_errno
 response_parse(struct edge_conn *c, size_t n)
 {
 	struct edge_io *io = &c->rs;
-	bool in_head = c->head.owner == &c->res;
+	bool in_head = c->head_owner == &c->res;
 	size_t used;
 
 	used = http_parser_execute(&c->res, &c->e->res_settings,
 	                           io->data + io->parsed, n);
 	io->parsed += used;
 	if (in_head) {
-		c->head.raw += used;
+		c->head_raw += used;
 		io->off = io->parsed;
 	}
 	return HTTP_PARSER_ERRNO(&c->res);
@@ -381,14 +400,15 @@ response_head(struct edge_conn *c)
 {
 	enum http_errno err;
 
-	c->head.complete = false;
+	c->head_complete = false;
 	http_parser_pause(&c->res, 0);
 	err = response_parse(c, 1);
 	c->rs.off = c->rs.parsed;
 	if ((err != HPE_OK && err != HPE_PAUSED) || edge_head_response(c) < 0)
 		return -1;
 	c->res_started = true;
-	c->head.owner = NULL; /* trailers are not collected */
+	edge_head_begin(c, NULL); /* trailers are not collected */
+	edge_head_release(c);
 	return c->res_msg ? response_done(c) : 1;
 }
 
@@ -407,10 +427,10 @@ response_bad(struct edge_conn *c, const char *why)
 }
 
 static int
-response_feed(struct edge_conn *c)
+response_feed_once(struct edge_conn *c)
 {
 	struct edge_io *io = &c->rs;
-	bool in_head = c->head.owner == &c->res;
+	bool in_head = c->head_owner == &c->res;
 	size_t n = io->len - io->parsed;
 	enum http_errno err;
 
@@ -422,10 +442,10 @@ response_feed(struct edge_conn *c)
 	}
 	if (c->phase != EDGE_EXCHANGE || c->local || c->res_done || n == 0)
 		return 0;
-	if (in_head && n > EDGE_MAX_HEADER_BYTES - c->head.raw)
-		n = EDGE_MAX_HEADER_BYTES - c->head.raw;
+	if (in_head && n > EDGE_MAX_HEADER_BYTES - c->head_raw)
+		n = EDGE_MAX_HEADER_BYTES - c->head_raw;
 	err = response_parse(c, n);
-	if (err == HPE_PAUSED && c->head.complete) {
+	if (err == HPE_PAUSED && c->head_complete) {
 		if (response_head(c) < 0)
 			return response_bad(c,
 			                    "The app's answer is malformed.");
@@ -436,9 +456,35 @@ response_feed(struct edge_conn *c)
 	if (err != HPE_OK)
 		return response_bad(c, "The app's answer is malformed.");
 	if (in_head &&
-	    (c->head.too_many || c->head.raw >= EDGE_MAX_HEADER_BYTES))
+	    (c->head_too_many || c->head_raw >= EDGE_MAX_HEADER_BYTES))
 		return response_bad(c, "The app's header block is too large.");
 	return 1;
+}
+
+/*
+ * Parses until nothing changes, so that a head and the body bytes behind
+ * it in the same read go out in one write.
+ */
+static int
+feed(struct edge_conn *c, int (*once)(struct edge_conn *))
+{
+	int r, any = 0;
+
+	while ((r = once(c)) > 0)
+		any = 1;
+	return r < 0 ? -1 : any;
+}
+
+static int
+request_feed(struct edge_conn *c)
+{
+	return feed(c, request_feed_once);
+}
+
+static int
+response_feed(struct edge_conn *c)
+{
+	return feed(c, response_feed_once);
 }
 
 static int
@@ -463,12 +509,15 @@ exchange_reset(struct edge_conn *c)
 	c->res_started = c->res_done = c->res_msg = false;
 	c->local = c->retried = false;
 	http_parser_init(&c->req, HTTP_REQUEST);
-	edge_head_reset(&c->head, &c->req);
+	edge_head_release(c);
+	edge_head_begin(c, &c->req);
 	buf_reset(&c->rq.out);
 	buf_reset(&c->rs.out);
 	c->rq.out_sent = c->rs.out_sent = 0;
 	c->rq.off = c->rq.parsed; /* pipelined bytes stay */
 	c->rs.off = c->rs.parsed = c->rs.len = 0;
+	io_idle(c, &c->rq);
+	io_idle(c, &c->rs);
 	c->since = c->last_io = c->e->now;
 }
 
@@ -611,7 +660,7 @@ expired(const struct edge_conn *c, int64_t now)
 {
 	switch (c->phase) {
 	case EDGE_HEAD:
-		if (c->head.raw > 0)
+		if (c->head_raw > 0)
 			return now - c->since >= EDGE_HEADER_TIMEOUT_MS;
 		return now - c->last_io >= EDGE_IDLE_TIMEOUT_MS;
 	case EDGE_CONNECT:

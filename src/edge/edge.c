@@ -68,8 +68,9 @@ edge_conn_close(struct edge_conn *c)
 	if (c->next)
 		c->next->prev = c->prev;
 	e->nconns--;
-	edge_io_release(&c->rq);
-	edge_io_release(&c->rs);
+	edge_io_release(c, &c->rq);
+	edge_io_release(c, &c->rs);
+	edge_head_release(c);
 	free(c);
 }
 
@@ -263,6 +264,8 @@ edge_free(struct edge *e)
 		close(e->wfd);
 	if (e->efd >= 0)
 		close(e->efd);
+	edge_pool_release(&e->bufs);
+	edge_pool_release(&e->heads);
 	free(e);
 }
 

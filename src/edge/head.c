@@ -5,12 +5,14 @@
  *
  * A head is copied rather than pointed into the read buffer so that the
  * buffer can be compacted and refilled freely while a head arrives in
- * pieces; it is at most EDGE_MAX_HEADER_BYTES and is copied once.  The
- * head belongs to one parser at a time (h->owner): the request's until
- * it is routed, then the response's until its head is written; callbacks
- * from the other parser (a chunked request's trailers arriving while the
- * response head is read, or the response's trailers) are ignored, and
- * trailers pass through with the body bytes anyway.
+ * pieces; it is at most EDGE_MAX_HEADER_BYTES, copied once, and lives in
+ * a struct taken from a pool (pool.c) only while a head is read and
+ * rewritten.  Heads are collected for one parser at a time
+ * (c->head_owner): the request's until it is routed, then the
+ * response's until its head is written.  Callbacks from the other
+ * parser (a chunked request's trailers arriving while the response head
+ * is read, or the response's trailers) are ignored; trailers pass
+ * through with the body bytes anyway.
  *
  * Requests go on with Host: localhost:<port> (dev servers such as Vite
  * refuse other hosts), X-Forwarded-For (appended to), X-Forwarded-Proto
@@ -25,16 +27,19 @@
 #include "edge/internal.h"
 
 void
-edge_head_reset(struct edge_head *h, const http_parser *owner)
+edge_head_begin(struct edge_conn *c, const http_parser *owner)
 {
-	h->owner = owner;
-	h->len = 0;
-	h->raw = 0;
-	h->first = (struct edge_span){0, 0};
-	h->n = 0;
-	h->in_value = false;
-	h->too_many = false;
-	h->complete = false;
+	c->head_owner = owner;
+	c->head_raw = 0;
+	c->head_complete = false;
+	c->head_too_many = false;
+}
+
+void
+edge_head_release(struct edge_conn *c)
+{
+	edge_head_put(c->e, c->head);
+	c->head = NULL;
 }
 
 static struct edge_head *
@@ -42,7 +47,7 @@ head_of(http_parser *p)
 {
 	struct edge_conn *c = p->data;
 
-	return c->head.owner == p ? &c->head : NULL;
+	return c->head_owner == p ? c->head : NULL;
 }
 
 /* Pieces of one span arrive back to back, so they stay contiguous. */
@@ -59,12 +64,22 @@ head_add(struct edge_head *h, struct edge_span *s, const char *at, size_t len)
 	return 0;
 }
 
+/* A head starts: take a head from the pool (or keep the one we hold). */
 static int
 on_message_begin(http_parser *p)
 {
 	struct edge_conn *c = p->data;
+	struct edge_head *h;
 
-	edge_head_reset(&c->head, p);
+	if (c->head_owner != p)
+		return 0;
+	if (c->head == NULL && (c->head = edge_head_get(c->e)) == NULL)
+		return -1;
+	h = c->head;
+	h->len = 0;
+	h->first = (struct edge_span){0, 0};
+	h->n = 0;
+	h->in_value = false;
 	return 0;
 }
 
@@ -85,7 +100,7 @@ on_field(http_parser *p, const char *at, size_t len)
 		return 0;
 	if (h->in_value || h->n == 0) {
 		if (h->n == EDGE_MAX_HEADER_COUNT) {
-			h->too_many = true;
+			((struct edge_conn *)p->data)->head_too_many = true;
 			return -1;
 		}
 		h->name[h->n] = (struct edge_span){0, 0};
@@ -112,10 +127,10 @@ on_value(http_parser *p, const char *at, size_t len)
 static int
 on_request_head(http_parser *p)
 {
-	struct edge_head *h = head_of(p);
+	struct edge_conn *c = p->data;
 
-	if (h) {
-		h->complete = true;
+	if (c->head_owner == p) {
+		c->head_complete = true;
 		http_parser_pause(p, 1);
 	}
 	return 0;
@@ -236,7 +251,7 @@ put_header(struct out *o, const struct edge_head *h, int i)
 int
 edge_head_request(struct edge_conn *c, const char *host, size_t hostlen)
 {
-	const struct edge_head *h = &c->head;
+	const struct edge_head *h = c->head;
 	struct out o = {&c->rq.out, false};
 	bool xff = false, proto = false;
 	char line[64];
@@ -283,7 +298,7 @@ edge_head_request(struct edge_conn *c, const char *host, size_t hostlen)
 int
 edge_head_response(struct edge_conn *c)
 {
-	const struct edge_head *h = &c->head;
+	const struct edge_head *h = c->head;
 	struct out o = {&c->rs.out, false};
 	char line[64];
 

@@ -20,6 +20,7 @@
 
 #define EDGE_MAX_EVENTS 256
 #define EDGE_TICK_MS    250 /* how often deadlines are checked */
+#define EDGE_POOL_KEEP  64  /* free buffers (and heads) kept for reuse */
 /* A rewritten head: the original plus what we add (Host, X-Forwarded-*). */
 #define EDGE_MAX_OUT_BYTES (2 * EDGE_MAX_HEADER_BYTES + 1024)
 
@@ -52,17 +53,19 @@ struct edge_span {
 };
 
 struct edge_head {
-	const http_parser *owner; /* whose callbacks fill it; NULL: nobody's */
 	char bytes[EDGE_MAX_HEADER_BYTES];
 	size_t len;
-	size_t raw;             /* bytes of the head fed to the parser */
 	struct edge_span first; /* request URL or response reason */
 	struct edge_span name[EDGE_MAX_HEADER_COUNT];
 	struct edge_span value[EDGE_MAX_HEADER_COUNT];
 	int n;
 	bool in_value; /* the last callback was a value */
-	bool too_many; /* more than EDGE_MAX_HEADER_COUNT lines */
-	bool complete; /* on_headers_complete ran */
+};
+
+/* A free list (pool.c). */
+struct edge_pool {
+	struct edge_free *free;
+	int n;
 };
 
 enum edge_phase {
@@ -80,7 +83,11 @@ struct edge_conn {
 	struct edge_io rq; /* client to app */
 	struct edge_io rs; /* app to client */
 	http_parser req, res;
-	struct edge_head head; /* the request's, then the response's */
+	struct edge_head *head;        /* from the pool while a head is read */
+	const http_parser *head_owner; /* whose head is collected; or NULL */
+	size_t head_raw;               /* bytes of that head parsed so far */
+	bool head_complete;            /* on_headers_complete ran */
+	bool head_too_many; /* more than EDGE_MAX_HEADER_COUNT lines */
 	enum edge_phase phase;
 	bool req_done;    /* the request message is complete */
 	bool req_body;    /* the request has a body (length or chunked) */
@@ -119,6 +126,7 @@ struct edge {
 	int nev, cur; /* the batch being handled, for edge_forget */
 	http_parser_settings req_settings, res_settings;
 	struct edge_pw page; /* pages.c builds one page at a time here */
+	struct edge_pool bufs, heads;
 };
 
 /* edge.c */
@@ -131,11 +139,13 @@ struct edge_conn *edge_conn_new(struct edge *e, int fd,
                                 const struct sockaddr_storage *peer);
 void edge_conn_run(struct edge_conn *c);
 void edge_conn_tick(struct edge_conn *c);
-void edge_io_release(struct edge_io *io);
+void edge_io_release(struct edge_conn *c, struct edge_io *io);
 
 /* head.c */
 void edge_head_settings(http_parser_settings *req, http_parser_settings *res);
-void edge_head_reset(struct edge_head *h, const http_parser *owner);
+/* The next head to collect is owner's (NULL: nobody's). */
+void edge_head_begin(struct edge_conn *c, const http_parser *owner);
+void edge_head_release(struct edge_conn *c);
 /* Value of the only header called name; 0 absent, 1 found, -1 repeated. */
 int edge_head_find(const struct edge_head *h, const char *name, const char **v,
                    size_t *vlen);
@@ -149,6 +159,13 @@ void edge_upstream_failed(struct edge_conn *c);
 void edge_upstream_lost(struct edge_conn *c);
 void edge_upstream_close(struct edge_conn *c);
 void edge_touch(struct edge_conn *c);
+
+/* pool.c */
+char *edge_buf_get(struct edge *e);
+void edge_buf_put(struct edge *e, char *b);
+struct edge_head *edge_head_get(struct edge *e);
+void edge_head_put(struct edge *e, struct edge_head *h);
+void edge_pool_release(struct edge_pool *p);
 
 /* pages.c */
 enum edge_page {

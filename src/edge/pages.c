@@ -204,9 +204,12 @@ void
 edge_page(struct edge_conn *c, enum edge_page page, const char *detail)
 {
 	const struct page_spec *s = page_spec(c, page);
-	bool keep =
-	    c->req_done && !c->cl.eof && page != EDGE_PAGE_BAD_REQUEST &&
-	    page != EDGE_PAGE_TOO_LARGE && http_should_keep_alive(&c->req);
+	/* After these three the stream cannot be trusted to go on. */
+	bool fatal = page == EDGE_PAGE_BAD_REQUEST ||
+	             page == EDGE_PAGE_TOO_LARGE ||
+	             page == EDGE_PAGE_BAD_METHOD;
+	bool keep = c->req_done && !c->cl.eof && !fatal &&
+	            http_should_keep_alive(&c->req);
 
 	if (page == EDGE_PAGE_TARGET && detail == NULL)
 		detail = c->t.message;

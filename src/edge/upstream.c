@@ -98,7 +98,7 @@ edge_upstream_route(struct edge_conn *c)
 	int port = 0, n;
 	bool reuse;
 
-	n = edge_head_find(&c->head, "host", &host, &hostlen);
+	n = edge_head_find(c->head, "host", &host, &hostlen);
 	if (n < 0) {
 		edge_page(c, EDGE_PAGE_BAD_REQUEST,
 		          "more than one Host header");
@@ -123,7 +123,7 @@ edge_upstream_route(struct edge_conn *c)
 		edge_page(c, EDGE_PAGE_TOO_LARGE, NULL);
 		return;
 	}
-	edge_head_reset(&c->head, &c->res);
+	edge_head_begin(c, &c->res); /* keeps the head struct for it */
 	http_parser_init(&c->res, HTTP_RESPONSE);
 	c->res.data = c;
 	if (reuse) {

@@ -4,7 +4,8 @@
 # behind http://s-<id>-3000.preview.localhost:HTTP_PORT.  HTTP through the
 # edge with the app seeing Host: localhost:3000 and X-Forwarded-*; the
 # app's X-Frame-Options dropped; keep-alive (several requests, one
-# connection); a 5 MB chunked upload echoed intact while it streams; SSE
+# connection, and one connection to the app behind it); pipelined
+# requests answered in order; a 5 MB chunked upload echoed intact; SSE
 # events arriving one by one; a WebSocket echo through the 101 tunnel;
 # 20 MiB streamed; unknown sandbox, undeclared port and foreign hosts get
 # the 404 page; a malformed request gets 400 and a close without harming
@@ -106,6 +107,35 @@ n=$(curl -s --max-time 30 -H "Host: $HOST" -o /dev/null -o /dev/null -o /dev/nul
 [[ $(awk '{s += $1} END {print s}' <<<"$n") == 1 ]] || t_err "connections opened per request: $(tr '\n' ' ' <<<"$n")"
 [[ $(awk '{print $2}' <<<"$n" | tr '\n' ' ') == "200 200 200 404 200 " ]] ||
 	t_err "statuses: $(awk '{print $2}' <<<"$n" | tr '\n' ' ')"
+t_end
+
+t_begin "keep-alive to the app: one app connection serves a client connection's requests"
+u=$EDGE/conn
+ports=$(curl -s --max-time 30 -H "Host: $HOST" "$u" "$u" "$u" "$u" | sort -u)
+[[ $(wc -l <<<"$ports") == 1 && $ports =~ ^[0-9]+$ ]] ||
+	t_err "the app saw the requests come from ports: $(tr '\n' ' ' <<<"$ports")"
+t_end
+
+t_begin "pipelined requests, a HEAD among them: answered in order on one connection"
+out=$(pyclient "$HOST" <<'EOF'
+import re, socket, sys
+port, host = int(sys.argv[1]), sys.argv[2]
+s = socket.create_connection(("127.0.0.1", port), timeout=10)
+req = "%s %s HTTP/1.1\r\nHost: " + host + "\r\n\r\n"
+s.sendall(((req % ("GET", "/")) + (req % ("HEAD", "/big")) + (req % ("GET", "/nothing"))).encode())
+buf = b""
+while b"not here" not in buf:
+    d = s.recv(65536)
+    if not d:
+        break
+    buf += d
+codes = re.findall(rb"HTTP/1\.1 (\d{3}) ", buf)
+print(b" ".join(codes).decode(), b"Content-Length: 20971520" in buf, len(buf) < 4096,
+      buf.count(b"hello from the app"), buf.endswith(b"not here\n"))
+EOF
+)
+[[ $out == "200 200 404 True True 1 True" ]] ||
+	t_err "statuses, HEAD's length, no HEAD body, one hello, the 404 last: $out"
 t_end
 
 t_begin "a 5 MB chunked upload is echoed intact"

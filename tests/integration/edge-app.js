@@ -3,6 +3,7 @@
 // X-Frame-Options: DENY so the test can see the edge drop it.
 //   /          hello
 //   /headers   the request's headers as JSON
+//   /conn      the port the request came from (the proxy's connection)
 //   /echo      the request body streamed back (any length, chunked too)
 //   /sse       five server-sent events 200 ms apart
 //   /big       20 MiB of 'x', streamed with backpressure
@@ -55,6 +56,10 @@ const server = http.createServer((req, res) => {
     case '/headers':
       res.setHeader('Content-Type', 'application/json');
       res.end(JSON.stringify(req.headers));
+      break;
+    case '/conn':
+      res.setHeader('Content-Type', 'text/plain');
+      res.end(`${req.socket.remotePort}\n`);
       break;
     case '/echo':
       res.setHeader('Content-Type', 'application/octet-stream');

@@ -1,0 +1,368 @@
+/*
+ * Unit tests of the edge's heads and pages (src/edge/head.c, pages.c):
+ * what the app receives for a request, what the client receives for the
+ * app's answer, and the edge's own answers.  Heads are fed through
+ * http_parser with the edge's callbacks, whole and one byte at a time.
+ * The proxying itself runs against real sockets in
+ * tests/integration/30-edge.sh.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "edge/internal.h"
+#include "unit.h"
+
+#define HOST "s-01arz3ndektsv4rrffq69g5fav-3000.preview.localhost:8080"
+
+static struct edge *
+edge_new(void)
+{
+	struct edge *e = calloc(1, sizeof(*e));
+
+	edge_head_settings(&e->req_settings, &e->res_settings);
+	return e;
+}
+
+static struct edge_conn *
+conn_new(struct edge *e)
+{
+	struct sockaddr_storage peer = {0};
+	struct sockaddr_in *in = (struct sockaddr_in *)&peer;
+	struct edge_conn *c;
+
+	in->sin_family = AF_INET;
+	in->sin_addr.s_addr = htonl(0x0a000005); /* 10.0.0.5 */
+	c = edge_conn_new(e, -1, &peer);
+	c->t.port = 3000;
+	e->conns = c;
+	e->nconns = 1;
+	return c;
+}
+
+static void
+done(struct edge *e)
+{
+	while (e->conns)
+		edge_conn_close(e->conns);
+	edge_pool_release(&e->bufs);
+	edge_pool_release(&e->heads);
+	free(e);
+}
+
+/*
+ * Feeds text to parser p in pieces of step bytes (0: at once) until the
+ * head is complete; returns the parser's error, HPE_PAUSED when done.
+ */
+static enum http_errno
+feed_head(struct edge_conn *c, http_parser *p, const char *text, size_t step)
+{
+	const http_parser_settings *s =
+	    p == &c->req ? &c->e->req_settings : &c->e->res_settings;
+	size_t len = strlen(text), off = 0;
+
+	while (off < len && HTTP_PARSER_ERRNO(p) == HPE_OK) {
+		size_t n = step && step < len - off ? step : len - off;
+		off += http_parser_execute(p, s, text + off, n);
+	}
+	return HTTP_PARSER_ERRNO(p);
+}
+
+static const char *
+out_text(struct buf *b)
+{
+	return b->data ? b->data : "";
+}
+
+static void
+request_rewrite(size_t step, const char *in, const char *want)
+{
+	struct edge *e = edge_new();
+	struct edge_conn *c = conn_new(e);
+	const char *host = NULL;
+	size_t hostlen = 0;
+
+	CHECK(feed_head(c, &c->req, in, step) == HPE_PAUSED);
+	CHECK(c->head_complete);
+	CHECK(edge_head_find(c->head, "HOST", &host, &hostlen) == 1);
+	CHECK(hostlen == strlen(HOST) && memcmp(host, HOST, hostlen) == 0);
+	CHECK(edge_head_request(c, host, hostlen) == 0);
+	CHECK_STR(out_text(&c->rq.out), want);
+	done(e);
+}
+
+static void
+request_head_is_rewritten(void)
+{
+	const char *in = "POST /a/b?c=1 HTTP/1.1\r\n"
+	                 "host: " HOST "\r\n"
+	                 "Accept: */*\r\n"
+	                 "X-Forwarded-Host: evil.example\r\n"
+	                 "Connection: Upgrade\r\n"
+	                 "Upgrade: websocket\r\n"
+	                 "Content-Length: 3\r\n\r\nabc";
+	const char *want = "POST /a/b?c=1 HTTP/1.1\r\n"
+	                   "Host: localhost:3000\r\n"
+	                   "Accept: */*\r\n"
+	                   "Connection: Upgrade\r\n"
+	                   "Upgrade: websocket\r\n"
+	                   "Content-Length: 3\r\n"
+	                   "X-Forwarded-For: 10.0.0.5\r\n"
+	                   "X-Forwarded-Proto: http\r\n"
+	                   "X-Forwarded-Host: " HOST "\r\n\r\n";
+
+	request_rewrite(0, in, want);
+	request_rewrite(1, in, want); /* every callback split */
+	request_rewrite(7, in, want);
+}
+
+static void
+forwarded_headers_are_appended_or_kept(void)
+{
+	request_rewrite(0,
+	                "GET / HTTP/1.0\r\nX-Forwarded-For: 1.2.3.4\r\n"
+	                "X-Forwarded-Proto: https\r\nHost: " HOST "\r\n\r\n",
+	                "GET / HTTP/1.0\r\nHost: localhost:3000\r\n"
+	                "X-Forwarded-For: 1.2.3.4, 10.0.0.5\r\n"
+	                "X-Forwarded-Proto: https\r\n"
+	                "X-Forwarded-Host: " HOST "\r\n\r\n");
+}
+
+static void
+repeated_host_is_seen(void)
+{
+	struct edge *e = edge_new();
+	struct edge_conn *c = conn_new(e);
+	const char *v;
+	size_t n;
+
+	CHECK(feed_head(c, &c->req,
+	                "GET / HTTP/1.1\r\nHost: a\r\nHOST: b\r\n\r\n",
+	                0) == HPE_PAUSED);
+	CHECK(edge_head_find(c->head, "host", &v, &n) == -1);
+	CHECK(edge_head_find(c->head, "x-none", &v, &n) == 0);
+	done(e);
+}
+
+static void
+too_many_header_lines_fail(void)
+{
+	struct edge *e = edge_new();
+	struct edge_conn *c = conn_new(e);
+	struct buf b;
+
+	buf_init(&b, 0);
+	buf_append(&b, "GET / HTTP/1.1\r\n", 16);
+	for (int i = 0; i <= EDGE_MAX_HEADER_COUNT; i++)
+		buf_appendf(&b, "X-%d: v\r\n", i);
+	buf_append(&b, "\r\n", 2);
+	CHECK(feed_head(c, &c->req, b.data, 0) != HPE_PAUSED);
+	CHECK(c->head_too_many);
+	buf_release(&b);
+	done(e);
+}
+
+/* The request has been routed: collect the response head. */
+static struct edge_conn *
+response_conn(struct edge *e, enum http_method method)
+{
+	struct edge_conn *c = conn_new(e);
+
+	c->req.method = method;
+	edge_head_begin(c, &c->res);
+	http_parser_init(&c->res, HTTP_RESPONSE);
+	c->res.data = c;
+	return c;
+}
+
+static void
+response_loses_x_frame_options(void)
+{
+	struct edge *e = edge_new();
+	struct edge_conn *c = response_conn(e, HTTP_GET);
+
+	CHECK(feed_head(c, &c->res,
+	                "HTTP/1.1 200 Fine Thanks\r\nx-frame-options: DENY\r\n"
+	                "Content-Type: text/plain\r\nX-Frame-Options: "
+	                "SAMEORIGIN\r\nContent-Length: 2\r\n\r\nok",
+	                3) == HPE_PAUSED);
+	CHECK(edge_head_response(c) == 0);
+	CHECK_STR(out_text(&c->rs.out), "HTTP/1.1 200 Fine Thanks\r\n"
+	                                "Content-Type: text/plain\r\n"
+	                                "Content-Length: 2\r\n\r\n");
+	done(e);
+}
+
+static void
+response_without_reason_gets_one(void)
+{
+	struct edge *e = edge_new();
+	struct edge_conn *c = response_conn(e, HTTP_GET);
+
+	CHECK(feed_head(c, &c->res, "HTTP/1.1 404\r\nContent-Length: 0\r\n\r\n",
+	                0) == HPE_PAUSED);
+	CHECK(edge_head_response(c) == 0);
+	CHECK_STR(out_text(&c->rs.out),
+	          "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n");
+	done(e);
+}
+
+/* A request parsed up to its end, then answered by the edge. */
+static struct edge_conn *
+page_conn(struct edge *e, const char *request)
+{
+	struct edge_conn *c = conn_new(e);
+
+	CHECK(feed_head(c, &c->req, request, 0) == HPE_PAUSED);
+	http_parser_pause(&c->req, 0);
+	http_parser_execute(&c->req, &e->req_settings, "\n", 1);
+	CHECK(c->req_done);
+	return c;
+}
+
+static bool
+starts(const char *s, const char *prefix)
+{
+	return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+static const char *
+header_value(const char *text, const char *name, char *out, size_t len)
+{
+	const char *p = strstr(text, name), *end;
+
+	if (p == NULL)
+		return NULL;
+	p += strlen(name);
+	end = strstr(p, "\r\n");
+	snprintf(out, len, "%.*s", (int)(end - p), p);
+	return out;
+}
+
+static void
+warming_page_refreshes_and_says_so(void)
+{
+	struct edge *e = edge_new();
+	struct edge_conn *c = page_conn(e, "GET / HTTP/1.1\r\nHost: x\r\n\r\n");
+	const char *t, *body;
+	char v[64];
+
+	c->t.state = PREVIEW_WAKING;
+	c->t.retry_after_s = 1;
+	snprintf(c->t.message, sizeof(c->t.message), "waking <b>&</b>");
+	edge_page(c, EDGE_PAGE_TARGET, NULL);
+	t = out_text(&c->rs.out);
+	CHECK(starts(t, "HTTP/1.1 503 Service Unavailable\r\n"));
+	CHECK_STR(header_value(t, "\r\nX-Sandboxd-Preview: ", v, sizeof(v)),
+	          "waking");
+	CHECK_STR(header_value(t, "\r\nRetry-After: ", v, sizeof(v)), "1");
+	CHECK_STR(header_value(t, "\r\nCache-Control: ", v, sizeof(v)),
+	          "no-store");
+	CHECK_STR(header_value(t, "\r\nContent-Type: ", v, sizeof(v)),
+	          "text/html; charset=utf-8");
+	CHECK(strstr(t, "Connection: close") == NULL); /* keep-alive */
+	body = strstr(t, "\r\n\r\n") + 4;
+	CHECK((size_t)atoi(header_value(t, "\r\nContent-Length: ", v,
+	                                sizeof(v))) == strlen(body));
+	CHECK(strstr(body, "<meta http-equiv=\"refresh\" content=\"1\">"));
+	CHECK(strstr(body, "waking &lt;b&gt;&amp;&lt;/b&gt;"));
+	CHECK(strstr(body, "<b>") == NULL);
+	CHECK(c->local && c->res_done && c->phase == EDGE_EXCHANGE);
+	done(e);
+}
+
+static void
+not_listening_page_names_port_and_manifest(void)
+{
+	struct edge *e = edge_new();
+	struct edge_conn *c =
+	    page_conn(e, "HEAD / HTTP/1.1\r\nHost: x\r\n\r\n");
+	const char *t;
+	char v[64];
+
+	c->t.state = PREVIEW_NOT_LISTENING;
+	c->t.port = 5173;
+	edge_page(c, EDGE_PAGE_TARGET, NULL);
+	t = out_text(&c->rs.out);
+	CHECK(starts(t, "HTTP/1.1 502 Bad Gateway\r\n"));
+	CHECK_STR(header_value(t, "\r\nX-Sandboxd-Preview: ", v, sizeof(v)),
+	          "not-listening");
+	CHECK(strstr(t, "Retry-After") == NULL);
+	CHECK(atoi(header_value(t, "\r\nContent-Length: ", v, sizeof(v))) > 0);
+	CHECK(strcmp(strstr(t, "\r\n\r\n"), "\r\n\r\n") == 0); /* HEAD */
+	done(e);
+
+	e = edge_new();
+	c = page_conn(e, "GET / HTTP/1.1\r\nHost: x\r\n\r\n");
+	c->t.state = PREVIEW_NOT_LISTENING;
+	c->t.port = 5173;
+	edge_page(c, EDGE_PAGE_TARGET, NULL);
+	t = out_text(&c->rs.out);
+	CHECK(strstr(t, "Nothing listens on port 5173"));
+	CHECK(strstr(t, "sandbox.yaml") && strstr(t, "web.port"));
+	done(e);
+}
+
+static void
+pages_close_when_they_must(void)
+{
+	struct edge *e = edge_new();
+	struct edge_conn *c = page_conn(e, "GET / HTTP/1.0\r\nHost: x\r\n\r\n");
+
+	/* HTTP/1.0 without keep-alive: close after the answer */
+	edge_page(c, EDGE_PAGE_NO_PREVIEW, NULL);
+	CHECK(strstr(out_text(&c->rs.out), "\r\nConnection: close\r\n"));
+	CHECK(strstr(out_text(&c->rs.out), "X-Sandboxd-Preview: unknown"));
+	CHECK(c->close_after);
+	done(e);
+
+	e = edge_new();
+	c = page_conn(e, "GET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\n");
+	edge_page(c, EDGE_PAGE_NO_PREVIEW, NULL);
+	CHECK(strstr(out_text(&c->rs.out), "\r\nConnection: keep-alive\r\n"));
+	CHECK(!c->close_after);
+	done(e);
+
+	/* the body has not been read: answer, close, drain first */
+	e = edge_new();
+	c = conn_new(e);
+	CHECK(feed_head(c, &c->req,
+	                "POST / HTTP/1.1\r\nContent-Length: 9\r\n\r\n",
+	                0) == HPE_PAUSED);
+	edge_page(c, EDGE_PAGE_NO_PREVIEW, NULL);
+	CHECK(strstr(out_text(&c->rs.out), "\r\nConnection: close\r\n"));
+	CHECK(c->phase == EDGE_LINGER);
+	done(e);
+
+	e = edge_new();
+	c = page_conn(e, "GET / HTTP/1.1\r\nHost: x\r\n\r\n");
+	edge_page(c, EDGE_PAGE_BAD_METHOD, NULL);
+	CHECK(starts(out_text(&c->rs.out), "HTTP/1.1 405 "));
+	CHECK(c->close_after);
+	done(e);
+}
+
+int
+main(void)
+{
+	static const struct unit_test tests[] = {
+	    {"request head: Host and X-Forwarded-*, in any pieces",
+	     request_head_is_rewritten},
+	    {"request head: X-Forwarded-For appended, -Proto kept",
+	     forwarded_headers_are_appended_or_kept},
+	    {"request head: a repeated Host is found", repeated_host_is_seen},
+	    {"request head: too many lines fail the parse",
+	     too_many_header_lines_fail},
+	    {"response head: X-Frame-Options dropped, the rest kept",
+	     response_loses_x_frame_options},
+	    {"response head: an empty reason phrase is filled",
+	     response_without_reason_gets_one},
+	    {"page: warming answer for browsers and machines",
+	     warming_page_refreshes_and_says_so},
+	    {"page: not listening names the port and sandbox.yaml",
+	     not_listening_page_names_port_and_manifest},
+	    {"page: Connection close or keep-alive as the request allows",
+	     pages_close_when_they_must},
+	};
+
+	return UNIT_RUN("edge", tests);
+}

@@ -14,8 +14,9 @@
  *
  * A reused connection may be closed by the app just as a request goes
  * out (Node closes idle sockets after 5 s).  When that happens before a
- * byte of the answer came back and the request has no body, the request
- * is sent again on a new connection, once; anything else gets a 502.
+ * byte of the answer came back, and the request has no body and is not a
+ * POST, PATCH or LOCK (nginx's rule), it is sent again on a new
+ * connection, once; anything else gets a 502.
  */
 #include <errno.h>
 #include <netinet/tcp.h>
@@ -162,6 +163,14 @@ edge_upstream_failed(struct edge_conn *c)
 	edge_page(c, EDGE_PAGE_TARGET, NULL);
 }
 
+/* As nginx: every method but these may be sent twice. */
+static bool
+idempotent(unsigned method)
+{
+	return method != HTTP_POST && method != HTTP_PATCH &&
+	       method != HTTP_LOCK;
+}
+
 /*
  * The app closed (or reset) its connection before the response was
  * complete.  Before any answer: retry once or 502.  During an answer
@@ -172,9 +181,13 @@ void
 edge_upstream_lost(struct edge_conn *c)
 {
 	if (!c->res_started) {
-		if (c->up_reused && !c->retried && !c->req_body) {
+		if (c->up_reused && !c->retried && !c->req_body &&
+		    idempotent(c->req.method)) {
 			c->retried = true;
-			c->rq.out_sent = 0;
+			c->rq.out_sent = 0; /* the head goes out again */
+			c->rs.off = c->rs.parsed = c->rs.len = 0;
+			http_parser_init(&c->res, HTTP_RESPONSE);
+			edge_head_begin(c, &c->res);
 			upstream_open(c, c->t.id, c->t.port);
 			return;
 		}

@@ -4,8 +4,10 @@
 # behind http://s-<id>-3000.preview.localhost:HTTP_PORT.  HTTP through the
 # edge with the app seeing Host: localhost:3000 and X-Forwarded-*; the
 # app's X-Frame-Options dropped; keep-alive (several requests, one
-# connection, and one connection to the app behind it); pipelined
-# requests answered in order; a 5 MB chunked upload echoed intact; SSE
+# connection, and one connection to the app behind it); a reused app
+# connection dropped by the app is retried for a GET, not for a POST;
+# pipelined requests answered in order; a 5 MB chunked upload echoed
+# intact; SSE
 # events arriving one by one; a WebSocket echo through the 101 tunnel;
 # 20 MiB streamed; unknown sandbox, undeclared port and foreign hosts get
 # the 404 page; a malformed request gets 400 and a close without harming
@@ -114,6 +116,23 @@ u=$EDGE/conn
 ports=$(curl -s --max-time 30 -H "Host: $HOST" "$u" "$u" "$u" "$u" | sort -u)
 [[ $(wc -l <<<"$ports") == 1 && $ports =~ ^[0-9]+$ ]] ||
 	t_err "the app saw the requests come from ports: $(tr '\n' ' ' <<<"$ports")"
+t_end
+
+t_begin "the app drops a reused connection unanswered: a GET is sent again, a POST gets 502"
+# Two requests on one client connection (--next keeps it); the second
+# reaches the app connection that the first one told to drop.
+after_drop() {
+	: >"$IT_TMP/again.h"
+	curl -s --max-time 30 -H "Host: $HOST" -o /dev/null -w '%{http_code} ' "$EDGE/then-drop" \
+		--next -s --max-time 30 -H "Host: $HOST" -o "$IT_TMP/again" -D "$IT_TMP/again.h" \
+		-w '%{http_code} %{num_connects}' "$@" "$EDGE/"
+}
+got=$(after_drop)
+[[ $got == "200 200 0" && $(cat "$IT_TMP/again") == "hello from the app" ]] ||
+	t_err "GET after the drop: $got $(cat "$IT_TMP/again")"
+got=$(after_drop -X POST)
+[[ $got == "200 502 0" ]] && grep -qi '^X-Sandboxd-Preview: failed' "$IT_TMP/again.h" ||
+	t_err "POST after the drop: $got $(cat "$IT_TMP/again.h")"
 t_end
 
 t_begin "pipelined requests, a HEAD among them: answered in order on one connection"

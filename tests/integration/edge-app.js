@@ -4,6 +4,9 @@
 //   /          hello
 //   /headers   the request's headers as JSON
 //   /conn      the port the request came from (the proxy's connection)
+//   /then-drop hello, then the next request on this connection is
+//              dropped unanswered (an app closing an idle connection just
+//              as a request arrives)
 //   /echo      the request body streamed back (any length, chunked too)
 //   /sse       five server-sent events 200 ms apart
 //   /big       20 MiB of 'x', streamed with backpressure
@@ -47,8 +50,15 @@ function sse(req, res) {
 }
 
 const server = http.createServer((req, res) => {
+  if (req.socket.dropNext) {
+    req.socket.destroy();
+    return;
+  }
   res.setHeader('X-Frame-Options', 'DENY');
   switch (new URL(req.url, 'http://app').pathname) {
+    case '/then-drop':
+      req.socket.dropNext = true;
+    // falls through
     case '/':
       res.setHeader('Content-Type', 'text/plain');
       res.end('hello from the app\n');

@@ -7,13 +7,12 @@
 # connection, and one connection to the app behind it); a reused app
 # connection dropped by the app is retried for a GET, not for a POST;
 # pipelined requests answered in order; a 5 MB chunked upload echoed
-# intact; SSE
-# events arriving one by one; a WebSocket echo through the 101 tunnel;
-# 20 MiB streamed; unknown sandbox, undeclared port and foreign hosts get
-# the 404 page; a malformed request gets 400 and a close without harming
-# another keep-alive connection; a 17 KiB header block gets 431; a
-# slowloris client is cut off by the header deadline while others are
-# served.
+# intact; SSE events arriving one by one; a WebSocket echo through the 101
+# tunnel; 20 MiB streamed; unknown sandbox, undeclared port and foreign
+# hosts get the 404 page; a malformed request gets 400 and a close
+# without harming another keep-alive connection; a 17 KiB header block
+# gets 431; a slowloris client is cut off by the header deadline while
+# others are served.
 . "$(dirname "$0")/lib.sh"
 need_docker
 command -v python3 >/dev/null || bail "python3 is needed for the raw-socket clients"

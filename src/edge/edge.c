@@ -240,17 +240,19 @@ edge_setup(struct edge *e)
 		return -1;
 	e->efd = epoll_create1(EPOLL_CLOEXEC);
 	e->wfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	if (e->efd < 0 || e->wfd < 0)
-		return -1;
 	e->lside = (struct edge_side){.fd = e->lfd};
 	e->wside = (struct edge_side){.fd = e->wfd};
 	ev.data.ptr = &e->lside;
-	if (epoll_ctl(e->efd, EPOLL_CTL_ADD, e->lfd, &ev) < 0)
-		return -1;
+	if (e->efd < 0 || e->wfd < 0 ||
+	    epoll_ctl(e->efd, EPOLL_CTL_ADD, e->lfd, &ev) < 0)
+		goto fail;
 	ev.data.ptr = &e->wside;
 	if (epoll_ctl(e->efd, EPOLL_CTL_ADD, e->wfd, &ev) < 0)
-		return -1;
+		goto fail;
 	return 0;
+fail:
+	log_error("edge: cannot set up its event loop: %s", strerror(errno));
+	return -1;
 }
 
 static void

@@ -167,37 +167,33 @@ page_render(struct edge_conn *c, const struct page_spec *s, bool keep,
             const char *detail)
 {
 	struct edge_pw *w = &c->e->page;
-	char title[96], head[512];
+	struct buf *o = &c->rs.out;
+	char title[96];
 	int retry =
 	    s->retry ? (c->t.retry_after_s > 0 ? c->t.retry_after_s : 1) : 0;
-	bool body = c->req.method != HTTP_HEAD;
-	int n;
+	bool v10 = c->req.http_major == 1 && c->req.http_minor == 0;
+	int bad = 0;
 
 	snprintf(title, sizeof(title), s->with_port ? "%s %d" : "%s", s->title,
 	         c->t.port);
 	w->len = 0;
 	page_body(w, s, title, retry, detail);
-	n = snprintf(head, sizeof(head),
-	             "HTTP/1.1 %d %s\r\nContent-Type: text/html; charset=utf-8"
-	             "\r\nContent-Length: %zu\r\nCache-Control: no-store\r\n"
-	             "%s%s%s",
-	             s->status, s->reason, w->len,
-	             s->tag ? "X-Sandboxd-Preview: " : "", s->tag ? s->tag : "",
-	             s->tag ? "\r\n" : "");
+	bad |= buf_appendf(o,
+	                   "HTTP/1.1 %d %s\r\nContent-Type: text/html; "
+	                   "charset=utf-8\r\nContent-Length: %zu\r\n"
+	                   "Cache-Control: no-store\r\n",
+	                   s->status, s->reason, w->len);
+	if (s->tag)
+		bad |= buf_appendf(o, "X-Sandboxd-Preview: %s\r\n", s->tag);
 	if (retry)
-		n += snprintf(head + n, sizeof(head) - (size_t)n,
-		              "Retry-After: %d\r\n", retry);
-	if (!keep)
-		n += snprintf(head + n, sizeof(head) - (size_t)n,
-		              "Connection: close\r\n");
-	else if (c->req.http_major == 1 && c->req.http_minor == 0)
-		n += snprintf(head + n, sizeof(head) - (size_t)n,
-		              "Connection: keep-alive\r\n");
-	n += snprintf(head + n, sizeof(head) - (size_t)n, "\r\n");
-	if (buf_append(&c->rs.out, head, (size_t)n) < 0 ||
-	    (body && buf_append(&c->rs.out, w->p, w->len) < 0))
-		return -1;
-	return 0;
+		bad |= buf_appendf(o, "Retry-After: %d\r\n", retry);
+	if (!keep || v10)
+		bad |= buf_appendf(o, "Connection: %s\r\n",
+		                   keep ? "keep-alive" : "close");
+	bad |= buf_append(o, "\r\n", 2);
+	if (c->req.method != HTTP_HEAD)
+		bad |= buf_append(o, w->p, w->len);
+	return bad ? -1 : 0;
 }
 
 void

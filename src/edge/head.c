@@ -20,7 +20,6 @@
  * X-Frame-Options, so the console can show the app in an iframe.
  * Everything else is passed as it came, Connection and Upgrade included.
  */
-#include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
@@ -233,6 +232,28 @@ puts_(struct out *o, const char *s)
 	put(o, s, strlen(s));
 }
 
+/* Decimal, without printf: this runs twice per proxied request. */
+static void
+put_uint(struct out *o, unsigned v)
+{
+	char d[12];
+	size_t i = sizeof(d);
+
+	do
+		d[--i] = (char)('0' + v % 10);
+	while ((v /= 10) && i > 0);
+	put(o, d + i, sizeof(d) - i);
+}
+
+static void
+put_version(struct out *o, const http_parser *p)
+{
+	puts_(o, "HTTP/");
+	put_uint(o, p->http_major);
+	put(o, ".", 1);
+	put_uint(o, p->http_minor);
+}
+
 static void
 put_span(struct out *o, const struct edge_head *h, struct edge_span s)
 {
@@ -248,40 +269,50 @@ put_header(struct out *o, const struct edge_head *h, int i)
 	put(o, "\r\n", 2);
 }
 
-int
-edge_head_request(struct edge_conn *c, const char *host, size_t hostlen)
+/* The client's headers minus Host and X-Forwarded-Host; ours follow. */
+static void
+put_request_headers(struct out *o, const struct edge_conn *c, bool *xff,
+                    bool *proto)
 {
 	const struct edge_head *h = c->head;
-	struct out o = {&c->rq.out, false};
-	bool xff = false, proto = false;
-	char line[64];
 
-	buf_reset(o.b);
-	c->rq.out_sent = 0;
-	puts_(&o, http_method_str((enum http_method)c->req.method));
-	put(&o, " ", 1);
-	put_span(&o, h, h->first);
-	snprintf(line, sizeof(line), " HTTP/%u.%u\r\nHost: localhost:%d\r\n",
-	         c->req.http_major, c->req.http_minor, c->t.port);
-	puts_(&o, line);
 	for (int i = 0; i < h->n; i++) {
 		if (span_is(h, h->name[i], "host") ||
 		    span_is(h, h->name[i], "x-forwarded-host"))
 			continue;
 		if (span_is(h, h->name[i], "x-forwarded-proto"))
-			proto = true;
-		if (span_is(h, h->name[i], "x-forwarded-for")) {
-			xff = true;
-			put_span(&o, h, h->name[i]);
-			put(&o, ": ", 2);
-			put_span(&o, h, h->value[i]);
-			put(&o, ", ", 2);
-			puts_(&o, c->ip);
-			put(&o, "\r\n", 2);
+			*proto = true;
+		if (!span_is(h, h->name[i], "x-forwarded-for")) {
+			put_header(o, h, i);
 			continue;
 		}
-		put_header(&o, h, i);
+		*xff = true;
+		put_span(o, h, h->name[i]);
+		put(o, ": ", 2);
+		put_span(o, h, h->value[i]);
+		put(o, ", ", 2);
+		puts_(o, c->ip);
+		put(o, "\r\n", 2);
 	}
+}
+
+int
+edge_head_request(struct edge_conn *c, const char *host, size_t hostlen)
+{
+	struct out o = {&c->rq.out, false};
+	bool xff = false, proto = false;
+
+	buf_reset(o.b);
+	c->rq.out_sent = 0;
+	puts_(&o, http_method_str((enum http_method)c->req.method));
+	put(&o, " ", 1);
+	put_span(&o, c->head, c->head->first);
+	put(&o, " ", 1);
+	put_version(&o, &c->req);
+	puts_(&o, "\r\nHost: localhost:");
+	put_uint(&o, (unsigned)c->t.port);
+	put(&o, "\r\n", 2);
+	put_request_headers(&o, c, &xff, &proto);
 	if (!xff) {
 		puts_(&o, "X-Forwarded-For: ");
 		puts_(&o, c->ip);
@@ -300,11 +331,11 @@ edge_head_response(struct edge_conn *c)
 {
 	const struct edge_head *h = c->head;
 	struct out o = {&c->rs.out, false};
-	char line[64];
 
-	snprintf(line, sizeof(line), "HTTP/%u.%u %u ", c->res.http_major,
-	         c->res.http_minor, c->res.status_code);
-	puts_(&o, line);
+	put_version(&o, &c->res);
+	put(&o, " ", 1);
+	put_uint(&o, c->res.status_code);
+	put(&o, " ", 1);
 	if (h->first.len)
 		put_span(&o, h, h->first);
 	else

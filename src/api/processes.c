@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "api/api.h"
+#include "core/preview.h"
 #include "core/runtime.h"
 #include "core/workspace.h"
 #include "core/wsfs.h"
@@ -152,6 +153,7 @@ processes_restart(struct req *r, struct resp *w)
 		return;
 	}
 	jv_free(ans);
+	preview_started(r->core, sb.id); /* the edge shows "starting" again */
 	o = jv_obj();
 	jv_set_str(o, "process", r->name);
 	jv_set_bool(o, "restarted", true);

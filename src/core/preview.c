@@ -303,12 +303,20 @@ void
 preview_connect_failed(struct core *c, struct preview_target *t)
 {
 	struct pv_entry *pe;
+	struct sandbox sb;
 	int64_t since = -1;
 
 	pthread_mutex_lock(&c->pv->mu);
 	if ((pe = slot(c, t->id, false)) != NULL && pe->started_ms)
 		since = clock_mono_ms() - pe->started_ms;
 	pthread_mutex_unlock(&c->pv->mu);
+	/*
+	 * Not seen starting since this daemon started: the row's last
+	 * update is when its container started, near enough.
+	 */
+	if (since < 0 && store_sandbox_get(c->store, t->id, &sb) == 0 &&
+	    strcmp(sb.status, "running") == 0)
+		since = (clock_now() - sb.updated_at) * 1000;
 	if (since >= 0 && since < c->cfg->wake_ready_s * 1000) {
 		t->state = PREVIEW_STARTING;
 		t->retry_after_s = 1;

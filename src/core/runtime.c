@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "core/manifest.h"
+#include "core/preview.h"
 #include "core/workspace.h"
 #include "core/wsfs.h"
 #include "lib/clock.h"
@@ -232,10 +233,13 @@ runtime_configure(struct core *c, const char *id, bool reload)
 	store_sandbox_set_manifest(c->store, id, source, err);
 	if (rc > 0 && reload &&
 	    runtime_request(ws, "reload\n", RUNTIME_TIMEOUT_MS, &ans, &e) ==
-	        0 &&
-	    !jv_is_true(jv_get(ans, "ok")))
-		log_warn("sandbox %s: reload refused: %s", id,
-		         jv_str(jv_get(ans, "error")) ?: "?");
+	        0) {
+		if (jv_is_true(jv_get(ans, "ok")))
+			preview_started(c, id); /* its web process restarts */
+		else
+			log_warn("sandbox %s: reload refused: %s", id,
+			         jv_str(jv_get(ans, "error")) ?: "?");
+	}
 	jv_free(ans);
 	if (appfd >= 0)
 		close(appfd);

@@ -20,6 +20,19 @@
  * same and also marks 1xx answers (passed on, then the real answer
  * follows) and 101, after which both directions are a raw tunnel.
  *
+ * An exchange ends when the request was read to its end and the answer
+ * written; then both connections stay for the next request if both
+ * sides keep alive.  A client that closes after a complete request (a
+ * half-close) still gets its answer; one that closes in the middle of a
+ * request ends everything.  A request we refuse before its body is read
+ * is answered with "close", and the connection lingers, dropping what
+ * still arrives, so the client reads the answer rather than a reset.
+ *
+ * Rejected: a ring buffer per direction (http_parser wants contiguous
+ * bytes, and the buffer is almost always written out whole, so the
+ * rare compaction costs less than split parsing); level-triggered epoll
+ * (an epoll_ctl for every change of interest); a thread per connection.
+ *
  * Phases and their deadlines (checked by edge_conn_tick every tick):
  * HEAD (idle keep-alive: EDGE_IDLE_TIMEOUT_MS; once a byte arrived, the
  * whole head within EDGE_HEADER_TIMEOUT_MS), CONNECT

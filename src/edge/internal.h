@@ -1,8 +1,9 @@
 /*
  * Shared by the edge's own files only: the loop (edge.c), a connection's
  * state machine (conn.c), heads (head.c), upstream connections
- * (upstream.c) and our own answers (pages.c).  Everything runs on the
- * edge's one thread; nothing here is locked.
+ * (upstream.c), our own answers (pages.c) and the buffer pools
+ * (pool.c).  Everything runs on the edge's one thread; nothing here is
+ * locked.
  */
 #ifndef EDGE_INTERNAL_H
 #define EDGE_INTERNAL_H

@@ -269,24 +269,31 @@ put_header(struct out *o, const struct edge_head *h, int i)
 	put(o, "\r\n", 2);
 }
 
-/* The client's headers minus Host and X-Forwarded-Host; ours follow. */
+/*
+ * The client's headers minus Host and X-Forwarded-Host (ours follow);
+ * the client's address goes after the last X-Forwarded-For, if any.
+ */
 static void
 put_request_headers(struct out *o, const struct edge_conn *c, bool *xff,
                     bool *proto)
 {
 	const struct edge_head *h = c->head;
+	int last_xff = -1;
 
+	for (int i = 0; i < h->n; i++)
+		if (span_is(h, h->name[i], "x-forwarded-for"))
+			last_xff = i;
+	*xff = last_xff >= 0;
 	for (int i = 0; i < h->n; i++) {
 		if (span_is(h, h->name[i], "host") ||
 		    span_is(h, h->name[i], "x-forwarded-host"))
 			continue;
 		if (span_is(h, h->name[i], "x-forwarded-proto"))
 			*proto = true;
-		if (!span_is(h, h->name[i], "x-forwarded-for")) {
+		if (i != last_xff) {
 			put_header(o, h, i);
 			continue;
 		}
-		*xff = true;
 		put_span(o, h, h->name[i]);
 		put(o, ": ", 2);
 		put_span(o, h, h->value[i]);

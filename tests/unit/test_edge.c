@@ -119,9 +119,11 @@ static void
 forwarded_headers_are_appended_or_kept(void)
 {
 	request_rewrite(0,
-	                "GET / HTTP/1.0\r\nX-Forwarded-For: 1.2.3.4\r\n"
+	                "GET / HTTP/1.0\r\nX-Forwarded-For: 9.9.9.9\r\n"
+	                "X-Forwarded-For: 1.2.3.4\r\n"
 	                "X-Forwarded-Proto: https\r\nHost: " HOST "\r\n\r\n",
 	                "GET / HTTP/1.0\r\nHost: localhost:3000\r\n"
+	                "X-Forwarded-For: 9.9.9.9\r\n"
 	                "X-Forwarded-For: 1.2.3.4, 10.0.0.5\r\n"
 	                "X-Forwarded-Proto: https\r\n"
 	                "X-Forwarded-Host: " HOST "\r\n\r\n");

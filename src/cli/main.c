@@ -6,6 +6,7 @@
  * runs in the middle of anything.
  */
 #include <signal.h>
+#include <sys/resource.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -46,6 +47,21 @@ wait_for_signal(void)
 	sigaddset(&set, SIGTERM);
 	sigwait(&set, &sig);
 	log_info("received %s; shutting down", strsignal(sig));
+}
+
+/*
+ * The edge may hold thousands of client and app connections: take the
+ * hard limit on open files rather than the usual soft 1024.
+ */
+static void
+raise_nofile(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
 }
 
 static void
@@ -95,6 +111,7 @@ serve(void)
 		return 2;
 	}
 	block_signals();
+	raise_nofile();
 	if (vault_init() < 0 || open_store(&cfg, &store) < 0 ||
 	    docker_new(&docker, cfg.docker_socket) < 0)
 		goto out;

@@ -11,17 +11,6 @@
 need_docker
 start_daemon SANDBOXD_NETWORK=none || bail "the daemon did not come up"
 
-# wait_sb SB JQ-CONDITION SECONDS: polls GET /v1/sandboxes/SB until true.
-wait_sb() {
-	local sb=$1 cond=$2 secs=$3 i
-	for ((i = 0; i < secs * 4; i++)); do
-		api GET "/v1/sandboxes/$sb"
-		[[ $(j "$cond") == true ]] && return 0
-		sleep 0.25
-	done
-	t_err "after ${secs}s, not ($cond): $(short_body)"
-}
-
 # page SB: the body of GET http://127.0.0.1:3000/ fetched inside the sandbox
 page() {
 	docker exec "$(container_of "$1")" python3 -c '

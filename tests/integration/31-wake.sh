@@ -66,17 +66,6 @@ browse() {
 	return 1
 }
 
-# wait_sb SB JQ-CONDITION SECONDS: polls GET /v1/sandboxes/SB until true.
-wait_sb() {
-	local sb=$1 cond=$2 secs=$3 i
-	for ((i = 0; i < secs * 4; i++)); do
-		api GET "/v1/sandboxes/$sb"
-		[[ $(j "$cond") == true ]] && return 0
-		sleep 0.25
-	done
-	t_err "after ${secs}s, not ($cond): $(short_body)"
-}
-
 # starts_since CONTAINER UNIX-TIME: container start events since then.
 starts_since() {
 	docker events --since "$2" --until "$(date +%s.%N)" \

@@ -445,6 +445,17 @@ create_sandbox() {
 		{ t_err "no container labelled sandboxd.sandbox=$SB_ID after create"; return 1; }
 }
 
+# wait_sb SB JQ-CONDITION SECONDS: polls GET /v1/sandboxes/SB until true.
+wait_sb() {
+	local sb=$1 cond=$2 secs=$3 i
+	for ((i = 0; i < secs * 4; i++)); do
+		api GET "/v1/sandboxes/$sb"
+		[[ $(j "$cond") == true ]] && return 0
+		sleep 0.25
+	done
+	t_err "after ${secs}s, not ($cond): $(short_body)"
+}
+
 # sandbox_status SB: prints .status of GET /v1/sandboxes/SB (or "HTTP <code>")
 sandbox_status() {
 	api GET "/v1/sandboxes/$1"

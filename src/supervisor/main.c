@@ -361,24 +361,15 @@ init_signals(struct init *in, long long now)
 
 /* --- the loop ------------------------------------------------------------ */
 
-static long long
-init_min(long long a, long long b)
-{
-	if (a == -1)
-		return b;
-	if (b == -1)
-		return a;
-	return a < b ? a : b;
-}
-
 /* Milliseconds poll() may sleep: until the earliest deadline, or -1. */
 static int
 init_timeout(const struct init *in, long long now)
 {
-	long long next = init_min(ctl_next(&in->ctl), procs_next(&in->procs));
+	long long next =
+	    procs_earliest(ctl_next(&in->ctl), procs_next(&in->procs));
 
 	if (in->phase != INIT_RUNNING)
-		next = init_min(next, in->deadline);
+		next = procs_earliest(next, in->deadline);
 	if (next == -1)
 		return -1;
 	if (next <= now)

@@ -677,8 +677,8 @@ procs_tick(struct procs *p, long long now)
 		procs_web_up(p);
 }
 
-static long long
-procs_min(long long a, long long b)
+long long
+procs_earliest(long long a, long long b)
 {
 	if (a == -1)
 		return b;
@@ -697,13 +697,13 @@ procs_next(const struct procs *p)
 	for (i = 0; i < p->n; i++) {
 		e = p->e[i];
 		if (e->pid != 0)
-			next = procs_min(next, e->kill_at);
+			next = procs_earliest(next, e->kill_at);
 		if ((e->pid != 0 && e->run.state == PROCS_STARTING) ||
 		    (e->pid == 0 && e->run.state == PROCS_BACKOFF))
-			next = procs_min(next, e->run.due_at);
+			next = procs_earliest(next, e->run.due_at);
 	}
 	if (web != NULL && web->pid != 0 && web->pending == PROCS_NONE)
-		next = procs_min(next, health_next(&p->health));
+		next = procs_earliest(next, health_next(&p->health));
 	return next;
 }
 

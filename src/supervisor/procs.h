@@ -129,6 +129,8 @@ void procs_on_poll(struct procs *p, const struct pollfd *pfd, size_t n,
 void procs_tick(struct procs *p, long long now);
 
 /* The next time procs_tick() has work (CLOCK_MONOTONIC ms), or -1. */
+/* The earlier of two deadlines in ms, where -1 means "none". */
+long long procs_earliest(long long a, long long b);
 long long procs_next(const struct procs *p);
 
 /* The "configured", "health", "health_detail" and "processes" members of

@@ -563,7 +563,9 @@ t_end
 t_begin "container: restart and reload"
 ctl "$CSOCK" "restart crash"
 [[ $ANS == '{"ok":true}' ]] || t_err "restart crash: $ANS"
-expect_status_within 3 "$CSOCK" '(.processes[] | select(.name == "crash") | .restarts == 6)'
+# The restarted process crashes again at once and its count keeps
+# climbing (through docker exec a poll can miss the moment it is 6).
+expect_status_within 3 "$CSOCK" '(.processes[] | select(.name == "crash") | .restarts >= 6)'
 run_conf "$WS/.sandboxd/run.conf" \
 	"$(rc_line web 3000 /health 0 'echo web never listens; exec sleep 1000')" \
 	"$(rc_line worker ticker 0 'while true; do echo tock; sleep 0.2; done')"

@@ -107,13 +107,6 @@ auth_free(struct auth *a)
 		vault_wipe(a, sizeof(*a));
 	free(a);
 }
-
-bool
-auth_disabled(const struct auth *a)
-{
-	return a->disabled;
-}
-
 bool
 auth_check(struct auth *a, const char *header, char *owner, size_t len)
 {

@@ -22,7 +22,6 @@ void auth_free(struct auth *a);
  * token), prints it once on stdout and stores only its hash.
  */
 int auth_token_issue(struct store *store, const char *name);
-bool auth_disabled(const struct auth *a);
 /*
  * Checks an Authorization header value.  On success writes the caller's
  * tenant (its token's name) to owner and returns true.

@@ -118,17 +118,3 @@ store_app_list(struct store *s, const char *owner,
 	UNLOCK(s);
 	return rc;
 }
-
-int
-store_app_count(struct store *s, int64_t *n)
-{
-	sqlite3_stmt *st;
-
-	LOCK(s);
-	st = store_prep(s, "SELECT count(*) FROM app", "");
-	*n = st && sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0)
-	                                          : 0;
-	sqlite3_finalize(st);
-	UNLOCK(s);
-	return 0;
-}

@@ -72,7 +72,6 @@ int store_app_delete(struct store *s, const char *id);
 /* Newest first; fn returns non-zero to stop early. */
 int store_app_list(struct store *s, const char *owner,
                    int (*fn)(const struct app *, void *), void *arg);
-int store_app_count(struct store *s, int64_t *n);
 
 /* STORE_CONFLICT when the app already has a sandbox. */
 int store_sandbox_insert(struct store *s, const struct sandbox *sb);

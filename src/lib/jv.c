@@ -125,6 +125,12 @@ jv_int(const struct jv *v)
 	return (int64_t)json_integer_value(J(v));
 }
 
+double
+jv_num(const struct jv *v)
+{
+	return json_number_value(J(v));
+}
+
 bool
 jv_is_true(const struct jv *v)
 {
@@ -255,6 +261,15 @@ void
 jv_set_int(struct jv *obj, const char *key, int64_t i)
 {
 	json_object_set_new(J(obj), key, json_integer((json_int_t)i));
+}
+
+void
+jv_set_real(struct jv *obj, const char *key, double d)
+{
+	json_t *r = json_real(d);
+
+	if (r)
+		json_object_set_new(J(obj), key, r);
 }
 
 void

@@ -41,6 +41,8 @@ struct jv *jv_get(const struct jv *obj, const char *key);
 const char *jv_str(const struct jv *v); /* NULL unless a string */
 size_t jv_str_len(const struct jv *v);
 int64_t jv_int(const struct jv *v); /* 0 unless an integer */
+/* An integer or real as a double; 0 for anything else. */
+double jv_num(const struct jv *v);
 bool jv_is_true(const struct jv *v);
 size_t jv_len(const struct jv *arr);
 struct jv *jv_at(const struct jv *arr, size_t i);
@@ -60,6 +62,8 @@ struct jv *jv_copy(struct jv *v);
 void jv_set(struct jv *obj, const char *key, struct jv *steal);
 void jv_set_str(struct jv *obj, const char *key, const char *s);
 void jv_set_int(struct jv *obj, const char *key, int64_t i);
+/* A real (not NaN or infinite: those leave the key out). */
+void jv_set_real(struct jv *obj, const char *key, double d);
 void jv_set_bool(struct jv *obj, const char *key, bool b);
 void jv_push(struct jv *arr, struct jv *steal);
 

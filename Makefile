@@ -17,7 +17,8 @@ ALL_CFLAGS := -std=c17 -D_GNU_SOURCE $(WARN) $(CFLAGS) -Isrc \
 LDLIBS     := $(shell pkg-config --libs $(PKGS)) -lhttp_parser -lpthread
 
 DAEMON_SRC := $(wildcard src/lib/*.c src/store/*.c src/docker/*.c src/vault/*.c \
-                         src/api/*.c src/core/*.c src/edge/*.c src/cli/*.c)
+                         src/api/*.c src/core/*.c src/edge/*.c src/agent/*.c \
+                         src/cli/*.c)
 DAEMON_OBJ := $(DAEMON_SRC:%.c=$(BUILD)/%.o)
 LIB_OBJ    := $(filter-out $(BUILD)/src/cli/%,$(DAEMON_OBJ))
 SUP_SRC    := $(wildcard src/supervisor/*.c)
@@ -77,7 +78,7 @@ asan:
 # Fuzz every parser with libFuzzer for FUZZ_SECONDS each.
 FUZZ_SECONDS ?= 20
 FUZZ_SRC     := $(wildcard tests/fuzz/fuzz_*.c)
-FUZZ_LIB     := src/lib/jv.c src/lib/buf.c src/lib/ulid.c
+FUZZ_LIB     := src/lib/jv.c src/lib/buf.c src/lib/ulid.c $(wildcard src/agent/*.c)
 fuzz:
 	@mkdir -p build-fuzz
 	@set -o pipefail; for f in $(FUZZ_SRC); do \

@@ -16,6 +16,7 @@
 #include "lib/ulid.h"
 
 struct api;
+struct task_sub;
 
 struct req {
 	struct api *api;
@@ -36,6 +37,7 @@ struct resp {
 	struct buf body;
 	const char *content_type;
 	char allow[64]; /* for 405 */
+	struct task_sub *stream; /* an event stream to send instead of body */
 };
 
 typedef void (*api_handler)(struct req *, struct resp *);
@@ -66,6 +68,12 @@ void api_reply_bytes(struct resp *w, int status, const char *content_type,
 int api_body_object(struct req *r, struct resp *w, bool optional,
                     struct jv **out);
 
+/* A request header's value; NULL when absent. */
+const char *api_header(struct req *r, const char *name);
+/* Suspend/resume of a streaming response's connection (arg: r->conn). */
+void api_stream_suspend(void *conn);
+void api_stream_resume(void *conn);
+
 /* Loads the sandbox named in the path for this tenant, or answers 404. */
 int api_load_sandbox(struct req *r, struct resp *w, struct sandbox *sb);
 
@@ -89,6 +97,12 @@ void files_list(struct req *, struct resp *);
 void files_content(struct req *, struct resp *);
 void files_put(struct req *, struct resp *);
 void files_delete(struct req *, struct resp *);
+void tasks_create(struct req *, struct resp *);
+void tasks_list(struct req *, struct resp *);
+void tasks_get(struct req *, struct resp *);
+void tasks_cancel(struct req *, struct resp *);
+void tasks_revert(struct req *, struct resp *);
+void tasks_events(struct req *, struct resp *);
 
 /* JSON of the objects, shared by handlers. */
 struct jv *api_app_json(const struct app *a);

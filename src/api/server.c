@@ -27,6 +27,7 @@
 #include "api/api.h"
 #include "api/auth.h"
 #include "core/wsfs.h"
+#include "core/task.h"
 #include "lib/limits.h"
 #include "lib/log.h"
 
@@ -83,6 +84,23 @@ static const struct route routes[] = {
     {.method = "GET",
      .pattern = "/v1/sandboxes/{id}/files/content",
      .fn = files_content},
+    {.method = "POST",
+     .pattern = "/v1/sandboxes/{id}/tasks",
+     .fn = tasks_create,
+     .max_body = TASK_MAX_PROMPT_BYTES * 2 + 4096},
+    {.method = "GET", .pattern = "/v1/sandboxes/{id}/tasks", .fn = tasks_list},
+    {.method = "GET",
+     .pattern = "/v1/sandboxes/{id}/tasks/{id}",
+     .fn = tasks_get},
+    {.method = "GET",
+     .pattern = "/v1/sandboxes/{id}/tasks/{id}/events",
+     .fn = tasks_events},
+    {.method = "POST",
+     .pattern = "/v1/sandboxes/{id}/tasks/{id}/cancel",
+     .fn = tasks_cancel},
+    {.method = "POST",
+     .pattern = "/v1/sandboxes/{id}/tasks/{id}/revert",
+     .fn = tasks_revert},
 };
 
 #define NROUTES (sizeof(routes) / sizeof(routes[0]))
@@ -358,15 +376,75 @@ dispatch(struct api *a, struct MHD_Connection *conn, struct req *r,
 
 /* --- libmicrohttpd glue ------------------------------------------------- */
 
+const char *
+api_header(struct req *r, const char *name)
+{
+	return MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, name);
+}
+
+void
+api_stream_suspend(void *conn)
+{
+	MHD_suspend_connection(conn);
+}
+
+void
+api_stream_resume(void *conn)
+{
+	MHD_resume_connection(conn);
+}
+
+/*
+ * An event stream: 0 bytes means the subscription suspended the
+ * connection (it is resumed when there is more), as libmicrohttpd asks
+ * of callbacks that have nothing yet.
+ */
+static ssize_t
+stream_read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+	ssize_t n = task_sub_read(cls, buf, max);
+
+	(void)pos;
+	return n < 0 ? MHD_CONTENT_READER_END_OF_STREAM : n;
+}
+
+static void
+stream_free(void *cls)
+{
+	task_sub_close(cls);
+}
+
+static struct MHD_Response *
+stream_response(struct resp *w)
+{
+	struct MHD_Response *mr = MHD_create_response_from_callback(
+	    MHD_SIZE_UNKNOWN, API_STREAM_BLOCK, stream_read, w->stream,
+	    stream_free);
+
+	if (mr == NULL) {
+		task_sub_close(w->stream);
+		w->stream = NULL;
+		return NULL;
+	}
+	w->stream = NULL; /* the response owns it now */
+	MHD_add_response_header(mr, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
+	MHD_add_response_header(mr, "X-Accel-Buffering", "no");
+	w->content_type = "text/event-stream";
+	return mr;
+}
+
 static enum MHD_Result
 send_resp(struct MHD_Connection *conn, struct req *r, struct resp *w)
 {
 	struct MHD_Response *mr;
 	enum MHD_Result ret;
 
-	mr = MHD_create_response_from_buffer(w->body.len,
-	                                     w->body.data ? w->body.data : "",
-	                                     MHD_RESPMEM_MUST_COPY);
+	if (w->stream)
+		mr = stream_response(w);
+	else
+		mr = MHD_create_response_from_buffer(
+		    w->body.len, w->body.data ? w->body.data : "",
+		    MHD_RESPMEM_MUST_COPY);
 	if (mr == NULL)
 		return MHD_NO;
 	MHD_add_response_header(mr, "X-Request-Id", r->request_id);
@@ -505,6 +583,7 @@ api_start(struct api **out, struct core *core)
 		goto fail;
 	}
 	flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
+	        MHD_ALLOW_SUSPEND_RESUME |
 	        MHD_USE_ERROR_LOG | (ipv6 ? MHD_USE_IPv6 : 0);
 	a->mhd = MHD_start_daemon(
 	    flags, 0, NULL, NULL, on_request, a, MHD_OPTION_EXTERNAL_LOGGER,

@@ -17,6 +17,7 @@
 #include "core/core.h"
 #include "core/reaper.h"
 #include "core/runtime.h"
+#include "core/task.h"
 #include "core/workspace.h"
 #include "docker/docker.h"
 #include "edge/edge.h"
@@ -127,7 +128,8 @@ serve(void)
 	else
 		log_warn("%s; sandbox calls answer 503 until it is back", msg);
 	if (core_watch_start(&core) < 0 || runtime_start(&core) < 0 ||
-	    reaper_start(&core) < 0 || api_start(&api, &core) < 0)
+	    reaper_start(&core) < 0 || task_init(&core) < 0 ||
+	    api_start(&api, &core) < 0)
 		goto out_core;
 	if (edge_start(&edge, &core) < 0)
 		goto out_api;
@@ -141,6 +143,7 @@ serve(void)
 	rc = 0;
 	edge_stop(edge);
 out_api:
+	task_shutdown(&core); /* ends event streams, so the API can stop */
 	api_stop(api);
 out_core:
 	core_release(&core);

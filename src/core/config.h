@@ -37,6 +37,10 @@ struct config {
 	struct config_token tokens[CONFIG_MAX_TOKENS];
 	size_t ntokens;
 	char default_agent[32];
+	char opencode_free_model[128]; /* opencode's model with no key */
+	char opencode_model[128];      /* per-agent default model, "" = none */
+	char claude_model[128];
+	int64_t task_timeout_s; /* a task's timeout when it names none */
 	int64_t idle_threshold_s;
 	int64_t idle_interval_s;     /* idle reaper period */
 	int64_t pressure_interval_s; /* pressure reaper period */

@@ -5,6 +5,7 @@
  * install) on one Docker engine never touch each other's sandboxes.
  */
 #include "core/core.h"
+#include "core/task.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -57,6 +58,7 @@ core_init(struct core *c, const struct config *cfg, struct store *store,
 void
 core_release(struct core *c)
 {
+	task_shutdown(c);
 	runtime_stop(c);
 	reaper_stop(c);
 	core_watch_stop(c);

@@ -22,6 +22,7 @@
 #define CORE_RUNTIME_QUEUE 256
 
 struct preview;
+struct tasks;
 
 struct core {
 	const struct config *cfg;
@@ -33,6 +34,7 @@ struct core {
 	bool watcher_started;
 	volatile bool stopping;
 	struct preview *pv; /* preview.c: activity and wakes */
+	struct tasks *tasks; /* task.c: tasks being followed */
 	pthread_t reaper;
 	bool reaper_started;
 	struct { /* runtime.c: sandboxes to configure */

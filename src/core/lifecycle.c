@@ -18,6 +18,7 @@
 
 #include "core/preview.h"
 #include "core/runtime.h"
+#include "core/task.h"
 #include "core/workspace.h"
 #include "lib/clock.h"
 #include "lib/log.h"
@@ -363,6 +364,8 @@ core_sandbox_delete(struct core *c, const char *id, struct err *e)
 		return unlock_with(mu, ERR_INTERNAL(e, "cannot remove the "
 		                                       "workspace"));
 	rc = store_sandbox_delete(c->store, id);
+	if (rc == 0)
+		task_forget_sandbox(c, id);
 	pthread_mutex_unlock(mu);
 	if (rc < 0)
 		return ERR_INTERNAL(e, "database error");

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "core/preview.h"
+#include "core/task.h"
 #include "lib/clock.h"
 #include "lib/log.h"
 
@@ -65,7 +66,8 @@ idle_one(const struct sandbox *sb, void *arg)
 	int64_t idle;
 
 	if (strcmp(sb->status, "running") != 0 ||
-	    strcmp(sb->idle_policy, "sleep") != 0)
+	    strcmp(sb->idle_policy, "sleep") != 0 ||
+	    task_running_on(s->c, sb->id))
 		return 0;
 	idle = s->now - last_active(s->c, sb);
 	if (idle <= s->c->cfg->idle_threshold_s)
@@ -92,23 +94,34 @@ struct victim {
 	struct core *c;
 	struct sandbox best;
 	int64_t best_active;
+	int best_rank;
 	bool found;
 };
 
-/* Ranks candidates: "sleep" before "always_on", then the least active. */
+/*
+ * Ranks candidates: sandboxes running a task go last, then "always_on";
+ * within a rank the least recently active goes first.
+ */
+static int
+rank(struct core *c, const struct sandbox *sb)
+{
+	return (task_running_on(c, sb->id) ? 2 : 0) +
+	       (strcmp(sb->idle_policy, "always_on") == 0 ? 1 : 0);
+}
+
 static int
 pressure_one(const struct sandbox *sb, void *arg)
 {
 	struct victim *v = arg;
 	int64_t at = last_active(v->c, sb);
-	bool always = strcmp(sb->idle_policy, "always_on") == 0;
-	bool best_always;
+	int r, best;
 
 	if (strcmp(sb->status, "running") != 0)
 		return 0;
-	best_always = v->found && strcmp(v->best.idle_policy, "always_on") == 0;
-	if (!v->found || (best_always && !always) ||
-	    (best_always == always && at < v->best_active)) {
+	r = rank(v->c, sb);
+	best = v->found ? v->best_rank : 0;
+	if (!v->found || r < best || (r == best && at < v->best_active)) {
+		v->best_rank = r;
 		v->best = *sb;
 		v->best_active = at;
 		v->found = true;

@@ -266,10 +266,10 @@ out:
 }
 
 /* Waits until the supervisor answers a ping (it seeds before listening). */
-static bool
-wait_for_supervisor(struct core *c, const char *id)
+bool
+runtime_wait(struct core *c, const char *id, int64_t wait_ms)
 {
-	int64_t deadline = clock_mono_ms() + RUNTIME_BOOT_WAIT_MS;
+	int64_t deadline = clock_mono_ms() + wait_ms;
 	char ws[4200];
 	struct jv *ans;
 	struct err e;
@@ -283,6 +283,26 @@ wait_for_supervisor(struct core *c, const char *id)
 		usleep(20 * 1000);
 	}
 	return false;
+}
+
+int
+runtime_manifest(struct core *c, const char *id, struct manifest *m)
+{
+	char ws[4200], err[384];
+	const char *source;
+	struct sandbox sb;
+	int appfd, rc;
+
+	if (store_sandbox_get(c->store, id, &sb) != 0)
+		return -1;
+	workspace_path(c->cfg->data_dir, id, ws, sizeof(ws));
+	appfd = wsfs_open_dir(ws, "workspace/app", NULL);
+	if (appfd < 0)
+		return -1;
+	rc = manifest_load(appfd, sb.nports ? sb.ports[0] : 3000, m, &source,
+	                   err, sizeof(err));
+	close(appfd);
+	return rc;
 }
 
 static void *
@@ -304,7 +324,7 @@ rq_main(void *arg)
 		        (size_t)(c->rq.n - 1) * sizeof(c->rq.ids[0]));
 		c->rq.n--;
 		pthread_mutex_unlock(&c->rq.mu);
-		if (wait_for_supervisor(c, id))
+		if (runtime_wait(c, id, RUNTIME_BOOT_WAIT_MS))
 			runtime_configure(c, id, true);
 		else if (!c->stopping)
 			log_warn("sandbox %s: its supervisor did not come up "

@@ -13,6 +13,7 @@
 #define CORE_RUNTIME_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "core/core.h"
 #include "lib/buf.h"
@@ -43,6 +44,13 @@ void runtime_schedule(struct core *c, const char *id);
  * with only known fields and values.  NULL when it does not answer.
  */
 struct jv *runtime_status(struct core *c, const char *id);
+
+/* Waits up to wait_ms for the supervisor to answer a ping. */
+bool runtime_wait(struct core *c, const char *id, int64_t wait_ms);
+
+struct manifest;
+/* The app's manifest (sandbox.yaml or the default); -1 when invalid. */
+int runtime_manifest(struct core *c, const char *id, struct manifest *m);
 
 int runtime_start(struct core *c);
 void runtime_stop(struct core *c);

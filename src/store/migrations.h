@@ -72,6 +72,28 @@ static const struct migration store_migrations[] = {
         .sql = "ALTER TABLE sandbox ADD COLUMN container_ip TEXT"
                "  NOT NULL DEFAULT '';",
     },
+    {
+        .version = 4,
+        .name = "tasks",
+        /* At most one running task per sandbox, enforced here. */
+        .sql = "CREATE TABLE task ("
+               "  id TEXT PRIMARY KEY,"
+               "  sandbox_id TEXT NOT NULL,"
+               "  agent TEXT NOT NULL,"
+               "  model TEXT NOT NULL DEFAULT '',"
+               "  timeout_s INTEGER NOT NULL,"
+               "  status TEXT NOT NULL CHECK (status IN"
+               "    ('running','succeeded','failed','cancelled')),"
+               "  failure_reason TEXT NOT NULL DEFAULT '',"
+               "  prompt TEXT NOT NULL,"
+               "  result TEXT,"
+               "  checkpoint_id TEXT NOT NULL DEFAULT '',"
+               "  created_at INTEGER NOT NULL,"
+               "  finished_at INTEGER NOT NULL DEFAULT 0);"
+               "CREATE INDEX task_sandbox ON task(sandbox_id, id);"
+               "CREATE UNIQUE INDEX task_one_running ON task(sandbox_id)"
+               "  WHERE status = 'running';",
+    },
 };
 
 #endif

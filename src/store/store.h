@@ -99,6 +99,45 @@ int store_sandbox_set_manifest(struct store *s, const char *id,
 /* Records an OOM kill inside the sandbox (the container may live on). */
 int store_sandbox_mark_oom(struct store *s, const char *id);
 
+/*
+ * A task row.  prompt and result (the TaskResult JSON, NULL while
+ * running) are heap strings: release with store_task_release().
+ * Times are unix milliseconds.
+ */
+struct task {
+	char id[ULID_LEN + 1];
+	char sandbox_id[ULID_LEN + 1];
+	char agent[16];
+	char model[TASK_MAX_MODEL_BYTES + 1];
+	int64_t timeout_s;
+	char status[16]; /* running succeeded failed cancelled */
+	char failure_reason[32];
+	char checkpoint_id[48];
+	char *prompt;
+	char *result;
+	int64_t created_at;
+	int64_t finished_at;
+};
+
+void store_task_release(struct task *t);
+/* STORE_CONFLICT when the sandbox already has a running task. */
+int store_task_insert(struct store *s, const struct task *t);
+/* sandbox_id NULL matches any sandbox. */
+int store_task_get(struct store *s, const char *sandbox_id, const char *id,
+                   struct task *out);
+/* Newest first, at most max rows; fn must not keep t's strings. */
+int store_task_list(struct store *s, const char *sandbox_id, int max,
+                    int (*fn)(const struct task *, void *), void *arg);
+/* Every running task, oldest first. */
+int store_task_list_running(struct store *s,
+                            int (*fn)(const struct task *, void *),
+                            void *arg);
+/* running -> a final status; STORE_NOT_FOUND unless it was running. */
+int store_task_finish(struct store *s, const char *id, const char *status,
+                      const char *failure_reason, const char *checkpoint_id,
+                      const char *result, int64_t finished_at);
+int store_task_delete_sandbox(struct store *s, const char *sandbox_id);
+
 int store_apikey_count(struct store *s, int64_t *n);
 /* Replaces (or adds) the key with this name, atomically. */
 int store_apikey_replace(struct store *s, const char *name,

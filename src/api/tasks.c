@@ -1,0 +1,260 @@
+/*
+ * /v1/sandboxes/{id}/tasks: prompts for the sandbox's agent, their
+ * results, and their live event streams (text/event-stream).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/api.h"
+#include "core/task.h"
+
+/* An optional string field: NULL when absent or null; -1 on a wrong type. */
+static int
+opt_string(struct jv *body, const char *key, const char **out, struct err *e)
+{
+	struct jv *v = jv_get(body, key);
+
+	*out = NULL;
+	if (v == NULL || jv_type(v) == JV_NULL)
+		return 0;
+	if (jv_type(v) != JV_STRING)
+		return ERR_BAD(e, "%s must be a string, not %s", key,
+		               jv_type_name(jv_type(v)));
+	if (strlen(jv_str(v)) != jv_str_len(v))
+		return ERR_BAD(e, "%s must not contain NUL", key);
+	*out = jv_str(v);
+	return 0;
+}
+
+static int
+request_from(struct jv *body, struct task_request *tr, struct err *e)
+{
+	struct jv *v;
+
+	memset(tr, 0, sizeof(*tr));
+	tr->cont = -1;
+	if (opt_string(body, "prompt", &tr->prompt, e) < 0 ||
+	    opt_string(body, "agent", &tr->agent, e) < 0 ||
+	    opt_string(body, "model", &tr->model, e) < 0)
+		return -1;
+	if (tr->prompt == NULL)
+		return ERR_BAD(e, "prompt is required");
+	if (tr->agent && *tr->agent == '\0')
+		tr->agent = NULL;
+	v = jv_get(body, "timeout_s");
+	if (v && jv_type(v) != JV_NULL) {
+		if (jv_type(v) != JV_INT)
+			return ERR_BAD(e, "timeout_s must be an integer number "
+			                  "of seconds");
+		tr->timeout_s = jv_int(v);
+	}
+	v = jv_get(body, "continue");
+	if (v && jv_type(v) != JV_NULL) {
+		if (jv_type(v) != JV_BOOL)
+			return ERR_BAD(e, "continue must be true or false");
+		tr->cont = jv_is_true(v) ? 1 : 0;
+	}
+	return 0;
+}
+
+void
+tasks_create(struct req *r, struct resp *w)
+{
+	struct task_request tr;
+	struct sandbox sb;
+	struct task t;
+	struct jv *body, *o;
+	struct err e = {0};
+	char url[160];
+
+	if (api_body_object(r, w, false, &body) < 0)
+		return;
+	if (api_load_sandbox(r, w, &sb) < 0) {
+		jv_free(body);
+		return;
+	}
+	if (request_from(body, &tr, &e) < 0 ||
+	    task_submit(r->core, sb.id, &tr, &t, &e) < 0) {
+		jv_free(body);
+		api_reply_err(w, &e);
+		return;
+	}
+	jv_free(body);
+	/* Sorted keys; the task's "id" is the last "id" of the body. */
+	snprintf(url, sizeof(url), "/v1/sandboxes/%s/tasks/%s/events", sb.id,
+	         t.id);
+	o = jv_obj();
+	jv_set_str(o, "agent", t.agent);
+	jv_set_str(o, "events_url", url);
+	jv_set_str(o, "id", t.id);
+	if (t.model[0])
+		jv_set_str(o, "model", t.model);
+	jv_set_str(o, "sandbox_id", sb.id);
+	jv_set_str(o, "status", "running");
+	jv_set_int(o, "timeout_s", t.timeout_s);
+	store_task_release(&t);
+	api_reply_json(w, 202, o);
+}
+
+/* The task named in the path, in the tenant's sandbox, or a 404. */
+static int
+load_task(struct req *r, struct resp *w, struct task *t)
+{
+	struct sandbox sb;
+	int rc;
+
+	if (api_load_sandbox(r, w, &sb) < 0)
+		return -1;
+	rc = store_task_get(r->core->store, sb.id, r->ids[1], t);
+	if (rc == STORE_NOT_FOUND)
+		api_fail(w, 404, "not_found", "no such task in this sandbox");
+	else if (rc != 0)
+		api_fail(w, 500, "internal", "cannot read the task");
+	return rc == 0 ? 0 : -1;
+}
+
+void
+tasks_get(struct req *r, struct resp *w)
+{
+	struct task t;
+
+	if (load_task(r, w, &t) < 0)
+		return;
+	api_reply_json(w, 200, task_json(&t));
+	store_task_release(&t);
+}
+
+struct list_ctx {
+	struct jv *arr;
+};
+
+static int
+list_one(const struct task *t, void *arg)
+{
+	struct list_ctx *x = arg;
+	struct jv *o = task_json(t), *msg;
+
+	/* The list is an overview: the final message, not the whole result. */
+	msg = jv_get(o, "agent_message_final");
+	if (msg == NULL)
+		msg = jv_get(o, "error_message");
+	if (msg)
+		jv_set(o, "agent_message", jv_copy(msg));
+	jv_set_bool(o, "can_revert",
+	            t->checkpoint_id[0] && strcmp(t->status, "running") != 0);
+	jv_push(x->arr, o);
+	return 0;
+}
+
+void
+tasks_list(struct req *r, struct resp *w)
+{
+	struct list_ctx x;
+	struct sandbox sb;
+	struct jv *o;
+
+	if (api_load_sandbox(r, w, &sb) < 0)
+		return;
+	x.arr = jv_arr();
+	if (store_task_list(r->core->store, sb.id, TASK_HISTORY_MAX, list_one,
+	                    &x) < 0) {
+		jv_free(x.arr);
+		api_fail(w, 500, "internal", "cannot list the tasks");
+		return;
+	}
+	o = jv_obj();
+	jv_set(o, "tasks", x.arr);
+	api_reply_json(w, 200, o);
+}
+
+void
+tasks_cancel(struct req *r, struct resp *w)
+{
+	struct sandbox sb;
+	struct err e = {0};
+	char status[16];
+	struct jv *o;
+
+	if (api_load_sandbox(r, w, &sb) < 0)
+		return;
+	if (task_cancel(r->core, sb.id, r->ids[1], status, &e) < 0) {
+		api_reply_err(w, &e);
+		return;
+	}
+	o = jv_obj();
+	jv_set_str(o, "id", r->ids[1]);
+	jv_set_str(o, "status", status);
+	api_reply_json(w, 200, o);
+}
+
+void
+tasks_revert(struct req *r, struct resp *w)
+{
+	struct sandbox sb;
+	struct err e = {0};
+	struct jv *o;
+
+	if (api_load_sandbox(r, w, &sb) < 0)
+		return;
+	if (task_revert(r->core, sb.id, r->ids[1], &e) < 0) {
+		api_reply_err(w, &e);
+		return;
+	}
+	o = jv_obj();
+	jv_set_str(o, "status", "reverted");
+	jv_set_str(o, "task_id", r->ids[1]);
+	api_reply_json(w, 200, o);
+}
+
+/* A non-negative event id, or -2 when malformed. */
+static int64_t
+event_id(const char *s)
+{
+	char *end;
+	long long v;
+
+	if (s == NULL || *s < '0' || *s > '9' || strlen(s) > 18)
+		return -2;
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	return errno || *end ? -2 : v;
+}
+
+void
+tasks_events(struct req *r, struct resp *w)
+{
+	const char *q, *h;
+	struct task_sub *sub;
+	struct err e = {0};
+	struct task t;
+	int64_t since = -1;
+	bool bad = false;
+
+	if (load_task(r, w, &t) < 0)
+		return;
+	store_task_release(&t);
+	q = api_query(r, w, "since", &bad);
+	if (bad)
+		return;
+	h = api_header(r, "Last-Event-ID");
+	/* ?since= wins over the header, as a client that reconnects by
+	 * itself sends the header and a caller may want to override it. */
+	if (q || h) {
+		since = event_id(q ? q : h);
+		if (since == -2) {
+			api_fail(w, 400, "invalid_request",
+			         "%s must be a non-negative event id",
+			         q ? "since" : "Last-Event-ID");
+			return;
+		}
+	}
+	if (task_sub_open(r->core, t.id, since, api_stream_suspend,
+	                  api_stream_resume, r->conn, &sub, &e) < 0) {
+		api_reply_err(w, &e);
+		return;
+	}
+	w->status = 200;
+	w->stream = sub;
+}

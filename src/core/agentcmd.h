@@ -1,0 +1,28 @@
+/*
+ * The agents' command lines and our system prompt (pure functions).
+ * The prompt tells the agent where the app lives, which port its preview
+ * forwards to, and to keep sandbox.yaml true.
+ */
+#ifndef CORE_AGENTCMD_H
+#define CORE_AGENTCMD_H
+
+#include <stdbool.h>
+
+#include "agent/agent.h"
+#include "core/manifest.h"
+#include "lib/buf.h"
+
+#define AGENTCMD_APP_DIR "/home/sandbox/workspace/app"
+
+/* Renders the system prompt for the app's manifest into out. */
+int agentcmd_system_prompt(const struct manifest *m, struct buf *out);
+/*
+ * The CLI's argv, each argument followed by a NUL byte (the supervisor's
+ * `argv` file).  model NULL or "" leaves the CLI's default.  With cont
+ * the agent continues its previous session and gets the bare prompt.
+ */
+int agentcmd_argv(enum agent_kind kind, const char *model, bool cont,
+                  const char *system_prompt, const char *prompt,
+                  struct buf *out);
+
+#endif

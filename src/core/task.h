@@ -1,0 +1,88 @@
+/*
+ * Tasks: one prompt given to a coding agent inside a sandbox.
+ *
+ * The supervisor in the sandbox runs the task's pipeline (checkpoint,
+ * agent, files, build, health) and writes what happens to files in the
+ * workspace (docs/supervisor.md, "Tasks").  The control plane turns those
+ * files into the task's events, a pure function of their contents: one
+ * thread follows every running task with inotify, appends each new event
+ * to <data>/tasks/<task id>.events (already in text/event-stream form)
+ * and, once the task ended, stores its result.  After a restart the same
+ * files yield the same events, so the log is completed without gaps or
+ * repeats however the daemon died.
+ *
+ * Subscribers (the SSE endpoint) read the log from their own offset: no
+ * per-subscriber buffer exists, so a slow reader costs nothing but its
+ * connection, and any number can follow one task.
+ *
+ * Thread-safety: every function may be called from any thread.
+ */
+#ifndef CORE_TASK_H
+#define CORE_TASK_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "core/core.h"
+#include "lib/err.h"
+#include "store/store.h"
+
+#define TASK_HISTORY_MAX    100    /* tasks listed per sandbox */
+#define TASK_WINDOW_EXTRA_S 300    /* result overdue after timeout + this */
+#define TASK_START_WAIT_MS  60000  /* for the supervisor of a new sandbox */
+#define TASK_HEARTBEAT_MS   15000  /* SSE comment on a quiet stream */
+#define TASK_FILES_MAX      1000   /* files_changed entries kept */
+#define TASK_BUILD_TAIL     2000   /* bytes of build output in a result */
+#define TASK_EVENTS_MAX     100000 /* events per task; then only done */
+#define TASK_REVERT_WAIT_MS 120000
+
+struct task_request {
+	const char *prompt;
+	const char *agent;  /* NULL: the configured default */
+	const char *model;  /* NULL: the agent's default */
+	int64_t timeout_s;  /* 0: the configured default */
+	int cont;           /* -1: continue when the sandbox had a task */
+};
+
+int task_init(struct core *c);
+/* Stops the follower thread and ends every subscription. */
+void task_shutdown(struct core *c);
+
+/*
+ * Wakes a stopped sandbox, records the task and starts it; the caller
+ * has checked that the sandbox exists and belongs to the tenant.  out
+ * is filled (release with store_task_release).
+ */
+int task_submit(struct core *c, const char *sandbox_id,
+                const struct task_request *r, struct task *out,
+                struct err *e);
+/* Asks the supervisor to stop the task; *status gets its status now. */
+int task_cancel(struct core *c, const char *sandbox_id, const char *id,
+                char status[16], struct err *e);
+/* Restores the app directory to the checkpoint taken before the task. */
+int task_revert(struct core *c, const char *sandbox_id, const char *id,
+                struct err *e);
+/* True while the sandbox runs a task (for the reapers). */
+bool task_running_on(struct core *c, const char *sandbox_id);
+/* The sandbox is being deleted: its tasks and their logs go too. */
+void task_forget_sandbox(struct core *c, const char *sandbox_id);
+
+/* A task's result as the API shows it (a new object). */
+struct jv *task_json(const struct task *t);
+
+/*
+ * Event subscriptions.  task_sub_read() fills buf with whole or partial
+ * events after `since` (-1: from the first).  It returns the number of
+ * bytes, -1 once the task's last event was sent (or on error), or 0
+ * after calling suspend(arg) under the subscription's lock: resume(arg)
+ * is called, under the same lock, when there is more to read.
+ */
+struct task_sub;
+int task_sub_open(struct core *c, const char *id, int64_t since,
+                  void (*suspend)(void *), void (*resume)(void *), void *arg,
+                  struct task_sub **out, struct err *e);
+ssize_t task_sub_read(struct task_sub *s, char *buf, size_t max);
+void task_sub_close(struct task_sub *s);
+
+#endif

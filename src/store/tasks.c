@@ -1,0 +1,177 @@
+/*
+ * Task rows.  The row is the index (who, when, which status); the
+ * TaskResult JSON in `result` is what the API shows once a task ended.
+ * "One running task per sandbox" is a partial unique index, so two
+ * concurrent submissions cannot both win.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "store/internal.h"
+#include "store/store.h"
+
+#define TASK_COLS                                                              \
+	"id, sandbox_id, agent, model, timeout_s, status, failure_reason, "    \
+	"checkpoint_id, prompt, result, created_at, finished_at"
+
+static char *
+col_dup(sqlite3_stmt *st, int col)
+{
+	const unsigned char *t = sqlite3_column_text(st, col);
+
+	return t ? strdup((const char *)t) : NULL;
+}
+
+static void
+task_from_row(sqlite3_stmt *st, void *out)
+{
+	struct task *t = out;
+
+	memset(t, 0, sizeof(*t));
+	store_col_text(st, 0, t->id, sizeof(t->id));
+	store_col_text(st, 1, t->sandbox_id, sizeof(t->sandbox_id));
+	store_col_text(st, 2, t->agent, sizeof(t->agent));
+	store_col_text(st, 3, t->model, sizeof(t->model));
+	t->timeout_s = sqlite3_column_int64(st, 4);
+	store_col_text(st, 5, t->status, sizeof(t->status));
+	store_col_text(st, 6, t->failure_reason, sizeof(t->failure_reason));
+	store_col_text(st, 7, t->checkpoint_id, sizeof(t->checkpoint_id));
+	t->prompt = col_dup(st, 8);
+	t->result = col_dup(st, 9);
+	t->created_at = sqlite3_column_int64(st, 10);
+	t->finished_at = sqlite3_column_int64(st, 11);
+}
+
+void
+store_task_release(struct task *t)
+{
+	free(t->prompt);
+	free(t->result);
+	t->prompt = t->result = NULL;
+}
+
+int
+store_task_insert(struct store *s, const struct task *t)
+{
+	int rc;
+
+	LOCK(s);
+	rc = store_run(s, store_prep(s,
+	                             "INSERT INTO task (id, sandbox_id, agent, "
+	                             "model, timeout_s, status, prompt, "
+	                             "created_at) VALUES (?,?,?,?,?,?,?,?)",
+	                             "ssssissi", t->id, t->sandbox_id, t->agent,
+	                             t->model, t->timeout_s, t->status,
+	                             t->prompt ? t->prompt : "", t->created_at));
+	UNLOCK(s);
+	return rc;
+}
+
+int
+store_task_get(struct store *s, const char *sandbox_id, const char *id,
+               struct task *out)
+{
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	LOCK(s);
+	rc = store_one(store_prep(s,
+	                          "SELECT " TASK_COLS " FROM task WHERE id = ? "
+	                          "AND (? IS NULL OR sandbox_id = ?)",
+	                          "sss", id, sandbox_id, sandbox_id),
+	               task_from_row, out);
+	UNLOCK(s);
+	return rc;
+}
+
+/* Collects rows under the lock, then calls fn for each without it. */
+static int
+task_each(struct store *s, sqlite3_stmt *st,
+          int (*fn)(const struct task *, void *), void *arg)
+{
+	struct task *rows = NULL;
+	size_t n = 0, cap = 0;
+	int rc = st ? 0 : -1;
+
+	while (st && sqlite3_step(st) == SQLITE_ROW) {
+		if (n == cap) {
+			struct task *p;
+			cap = cap ? cap * 2 : 16;
+			p = realloc(rows, cap * sizeof(*rows));
+			if (p == NULL) {
+				rc = -1;
+				break;
+			}
+			rows = p;
+		}
+		task_from_row(st, &rows[n++]);
+	}
+	sqlite3_finalize(st);
+	UNLOCK(s);
+	for (size_t i = 0; i < n; i++) {
+		if (rc == 0 && fn(&rows[i], arg) != 0)
+			rc = 1;
+		store_task_release(&rows[i]);
+	}
+	free(rows);
+	return rc < 0 ? -1 : 0;
+}
+
+int
+store_task_list(struct store *s, const char *sandbox_id, int max,
+                int (*fn)(const struct task *, void *), void *arg)
+{
+	LOCK(s);
+	return task_each(s,
+	                 store_prep(s,
+	                            "SELECT " TASK_COLS " FROM task WHERE "
+	                            "sandbox_id = ? ORDER BY id DESC LIMIT ?",
+	                            "sn", sandbox_id, max),
+	                 fn, arg);
+}
+
+int
+store_task_list_running(struct store *s,
+                        int (*fn)(const struct task *, void *), void *arg)
+{
+	LOCK(s);
+	return task_each(s,
+	                 store_prep(s,
+	                            "SELECT " TASK_COLS " FROM task WHERE "
+	                            "status = 'running' ORDER BY id",
+	                            ""),
+	                 fn, arg);
+}
+
+int
+store_task_finish(struct store *s, const char *id, const char *status,
+                  const char *failure_reason, const char *checkpoint_id,
+                  const char *result, int64_t finished_at)
+{
+	int rc;
+
+	LOCK(s);
+	rc = store_run(s, store_prep(s,
+	                             "UPDATE task SET status = ?, "
+	                             "failure_reason = ?, checkpoint_id = ?, "
+	                             "result = ?, finished_at = ? WHERE id = ? "
+	                             "AND status = 'running'",
+	                             "ssssis", status, failure_reason,
+	                             checkpoint_id, result, finished_at, id));
+	if (rc == 0 && sqlite3_changes(s->db) == 0)
+		rc = STORE_NOT_FOUND;
+	UNLOCK(s);
+	return rc;
+}
+
+int
+store_task_delete_sandbox(struct store *s, const char *sandbox_id)
+{
+	int rc;
+
+	LOCK(s);
+	rc = store_run(s, store_prep(s, "DELETE FROM task WHERE sandbox_id = ?",
+	                             "s", sandbox_id));
+	UNLOCK(s);
+	return rc;
+}

@@ -376,36 +376,16 @@ need_docker() {
 		bail "the image $IT_IMAGE is missing (run scripts/bootstrap)"
 }
 
-# The container (full id) of a sandbox, found by its label; records the
-# daemon's instance id so cleanup can find its containers by label as well.
 # need_test_image: the base image plus the scripted fake agents of
 # tests/fake-agent (first in PATH), tagged by the inputs' hash -> TEST_IMAGE.
 need_test_image() {
 	need_docker
-	local h path ctx
-	h=$({
-		docker image inspect -f '{{.Id}}' "$IT_IMAGE"
-		tar -C "$IT_ROOT" -c --sort=name --mtime=@0 --owner=0 --group=0 \
-			--mode=u+rwX,go+rX tests/fake-agent
-	} | sha256sum | cut -c1-12)
-	TEST_IMAGE=sandboxd-test:$h
-	docker image inspect "$TEST_IMAGE" >/dev/null 2>&1 && return 0
-	path=$(docker image inspect -f '{{range .Config.Env}}{{println .}}{{end}}' \
-		"$IT_IMAGE" | sed -n 's/^PATH=//p')
-	ctx=$IT_TMP/test-image
-	mkdir -p "$ctx"
-	cp -a "$IT_ROOT/tests/fake-agent" "$ctx/fake-agent"
-	chmod -R u+rwX,go+rX "$ctx/fake-agent"
-	printf 'FROM %s\nCOPY fake-agent/ /opt/sandboxd/fake-agent/\nENV PATH=/opt/sandboxd/fake-agent/bin:%s\n' \
-		"$IT_IMAGE" "$path" >"$ctx/Dockerfile"
-	docker build -q -t "$TEST_IMAGE" "$ctx" >/dev/null ||
-		bail "cannot build the test image $TEST_IMAGE"
-	# Older test images go.
-	docker images --format '{{.Repository}}:{{.Tag}}' 'sandboxd-test' |
-		grep -vxF "$TEST_IMAGE" | xargs -r docker rmi -f >/dev/null 2>&1
-	return 0
+	TEST_IMAGE=$("$IT_ROOT/tests/fake-agent/build-image" "$IT_IMAGE") ||
+		bail "cannot build the test image from $IT_IMAGE"
 }
 
+# The container (full id) of a sandbox, found by its label; records the
+# daemon's instance id so cleanup can find its containers by label as well.
 container_of() {
 	local c
 	c=$(docker ps -aq --no-trunc --filter "label=sandboxd.sandbox=$1" 2>/dev/null | head -n 1)

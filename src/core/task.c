@@ -92,6 +92,7 @@ struct live {
 	/* The follower's own. */
 	bool finished;
 	bool cancel_seen; /* cancelled, as last read under ts->mu */
+	bool sb_oom;      /* Docker saw an OOM kill in the sandbox */
 	struct jv *done_result; /* the log's done event after a restart */
 };
 
@@ -510,7 +511,8 @@ classify(struct live *lv, struct outcome *o)
 		o->status = "cancelled";
 		o->reason = "cancelled";
 		snprintf(o->msg, sizeof(o->msg), "the task was cancelled");
-	} else if (strcmp(d->how, "oom") == 0) {
+	} else if (strcmp(d->how, "oom") == 0 ||
+	           (lv->sb_oom && d->agent_code == 137)) {
 		o->status = "failed";
 		o->reason = "oom_killed";
 		snprintf(o->msg, sizeof(o->msg),
@@ -608,6 +610,7 @@ static int
 finish(struct tasks *ts, struct core *c, struct live *lv)
 {
 	struct emit_ctx x = {ts, lv};
+	struct sandbox sb;
 	struct outcome o;
 	struct jv *r;
 	struct buf text;
@@ -619,6 +622,8 @@ finish(struct tasks *ts, struct core *c, struct live *lv)
 			agent_read(&x, &lv->d, true);
 			agent_parser_finish(lv->d.parser, 0, &lv->d.oc);
 		}
+		if (store_sandbox_get(c->store, lv->row.sandbox_id, &sb) == 0)
+			lv->sb_oom = sb.oom_killed;
 		classify(lv, &o);
 		fin = lv->d.ended && lv->d.ended_ms ? lv->d.ended_ms
 		                                    : clock_now_ms();
@@ -899,6 +904,20 @@ mark_started(struct core *c, const char *id)
 	wake(c->tasks);
 }
 
+/* Still live and not ending (so worth handing to the supervisor). */
+static bool
+task_wanted(struct core *c, const char *id)
+{
+	bool want = false;
+
+	pthread_mutex_lock(&c->tasks->mu);
+	for (struct live *lv = c->tasks->lives; lv; lv = lv->next)
+		if (strcmp(lv->row.id, id) == 0)
+			want = !lv->fail_reason[0] && !lv->cancelled;
+	pthread_mutex_unlock(&c->tasks->mu);
+	return want;
+}
+
 struct starter {
 	struct core *c;
 	struct task row;
@@ -959,6 +978,8 @@ start_once(struct starter *st)
 			             "within 60 s");
 		return;
 	}
+	if (!task_wanted(c, st->row.id))
+		return; /* cancelled or failed meanwhile */
 	/* run.conf must carry the app's build and restart settings. */
 	runtime_configure(c, st->row.sandbox_id, true);
 	if (write_argv(c, st, ws, msg, sizeof(msg)) < 0) {
@@ -1191,9 +1212,12 @@ task_cancel(struct core *c, const char *sandbox_id, const char *id,
 	workspace_path(c->cfg->data_dir, sandbox_id, ws, sizeof(ws));
 	snprintf(line, sizeof(line), "task cancel %s\n", id);
 	rc = runtime_request(ws, line, RUNTIME_TIMEOUT_MS, &ans, &re);
-	if (rc < 0 || !jv_is_true(jv_get(ans, "ok")) ||
-	    jv_str(jv_get(ans, "state")))
-		/* Not (or no longer) with the supervisor: end it here. */
+	/*
+	 * The supervisor stops it and its files say so; if it never got the
+	 * task (or does not answer), the task ends here.  One it already
+	 * finished ("state":"ended") ends as its files say.
+	 */
+	if (rc < 0 || !jv_is_true(jv_get(ans, "ok")))
 		request_fail(c, id, "cancelled", "the task was cancelled");
 	jv_free(ans);
 	return 0;

@@ -1,0 +1,91 @@
+/*
+ * Shared by the agent parsers' own files only: the line dispatcher and
+ * the outcome (parse.c), the id table (parts.c) and one file per CLI
+ * format (opencode.c, claude.c).
+ */
+#ifndef AGENT_INTERNAL_H
+#define AGENT_INTERNAL_H
+
+#include "agent/agent.h"
+#include "lib/buf.h"
+
+/* Hash slots for the id table: twice the entries, a power of two. */
+#define AGENT_PARTS_SLOTS (2 * AGENT_PARTS_MAX)
+
+enum agent_tool_status {
+	AGENT_TOOL_PENDING,
+	AGENT_TOOL_RUNNING,
+	AGENT_TOOL_COMPLETED,
+	AGENT_TOOL_ERROR,
+};
+
+/*
+ * One id seen in the stream: an opencode part (text or tool) or a
+ * claude tool_use.  Strings are owned and already cut to their limits.
+ */
+struct agent_part {
+	char *id;   /* NULL: anonymous, never found again */
+	char *text; /* opencode: latest text of the part, or NULL */
+	size_t text_len;
+	char *name;       /* claude: the tool_use's name, or NULL */
+	char *path;       /* claude: its target, or NULL */
+	unsigned emitted; /* bit (1 << status): tool event already sent */
+};
+
+/* Ids in first-seen order, at most AGENT_PARTS_MAX of them. */
+struct agent_parts {
+	struct agent_part *v;
+	size_t n, cap;
+	uint32_t *slot;    /* index + 1 into v, 0: empty; AGENT_PARTS_SLOTS */
+	size_t text_total; /* sum of text_len: at most AGENT_FINAL_MAX */
+};
+
+struct agent_parser {
+	enum agent_kind kind;
+	struct agent_parts parts;
+	struct buf text; /* claude: assistant text so far */
+	char *result;    /* claude: the result line's text, or NULL */
+	char *api_error; /* the first API error, or NULL */
+	struct agent_tokens tokens;
+	bool any_output;
+	agent_emit_fn *emit; /* of the agent_parse_line call under way */
+	void *ctx;
+};
+
+/* parts.c */
+/* The entry for id (len bytes), added when add is true and there is
+ * room.  id NULL, empty or longer than AGENT_ID_MAX: a new anonymous
+ * entry when add is true, else NULL.  NULL when full or out of memory. */
+struct agent_part *agent_parts_get(struct agent_parts *t, const char *id,
+                                   size_t len, bool add);
+/* Replaces the part's text, cut so that all texts stay within
+ * AGENT_FINAL_MAX. */
+void agent_parts_set_text(struct agent_parts *t, struct agent_part *part,
+                          const char *s, size_t len);
+void agent_parts_release(struct agent_parts *t);
+
+/* parse.c, for the format files */
+/* "pending" … "error" → enum agent_tool_status; -1 for anything else. */
+int agent_tool_status_parse(const char *s);
+size_t agent_clip(const char *s, size_t len, size_t max);
+char *agent_strndup(const char *s, size_t len, size_t max);
+void agent_buf_add(struct buf *b, const char *s, size_t len);
+const char *agent_str(const struct jv *obj, const char *key, size_t *len);
+const char *agent_tool_path(const struct jv *input, size_t *len);
+void agent_add_count(int64_t *sum, const struct jv *v);
+void agent_add_cost(double *sum, const struct jv *v);
+void agent_emit_message(struct agent_parser *p, bool error, const char *s,
+                        size_t len);
+void agent_emit_tool(struct agent_parser *p, struct agent_part *part,
+                     const char *name, size_t name_len,
+                     enum agent_tool_status st, const char *path,
+                     size_t path_len);
+void agent_api_error(struct agent_parser *p, const char *s, size_t len);
+
+/* One parsed line of each format, an object; opencode.c and claude.c. */
+void agent_opencode_line(struct agent_parser *p, const struct jv *line);
+void agent_claude_line(struct agent_parser *p, const struct jv *line);
+/* A claude line that is not JSON ("Not logged in", …). */
+void agent_claude_text(struct agent_parser *p, const char *line, size_t len);
+
+#endif

@@ -36,7 +36,7 @@ struct resp {
 	int status;
 	struct buf body;
 	const char *content_type;
-	char allow[64]; /* for 405 */
+	char allow[64];          /* for 405 */
 	struct task_sub *stream; /* an event stream to send instead of body */
 };
 

@@ -583,8 +583,8 @@ api_start(struct api **out, struct core *core)
 		goto fail;
 	}
 	flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
-	        MHD_ALLOW_SUSPEND_RESUME |
-	        MHD_USE_ERROR_LOG | (ipv6 ? MHD_USE_IPv6 : 0);
+	        MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG |
+	        (ipv6 ? MHD_USE_IPv6 : 0);
 	a->mhd = MHD_start_daemon(
 	    flags, 0, NULL, NULL, on_request, a, MHD_OPTION_EXTERNAL_LOGGER,
 	    on_mhd_log, a, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,

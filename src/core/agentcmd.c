@@ -44,9 +44,8 @@ int
 agentcmd_system_prompt(const struct manifest *m, struct buf *out)
 {
 	char port[16], url[64];
-	const char *health = m->has_web && m->web.health_path[0]
-	                         ? m->web.health_path
-	                         : "/";
+	const char *health =
+	    m->has_web && m->web.health_path[0] ? m->web.health_path : "/";
 	int p = m->has_web && m->web.port ? m->web.port : 3000;
 
 	snprintf(port, sizeof(port), "%d", p);
@@ -104,8 +103,9 @@ agentcmd_argv(enum agent_kind kind, const char *model, bool cont,
 		}
 		return rc ? -1 : 0;
 	}
-	rc |= arg(out, "claude") | arg(out, "-p") | arg(out, "--output-format") |
-	      arg(out, "stream-json") | arg(out, "--verbose") |
+	rc |= arg(out, "claude") | arg(out, "-p") |
+	      arg(out, "--output-format") | arg(out, "stream-json") |
+	      arg(out, "--verbose") |
 	      arg(out, "--dangerously-skip-permissions");
 	if (has_model)
 		rc |= arg(out, "--model") | arg(out, model);

@@ -355,9 +355,9 @@ parse_agent(const struct envfile *f, struct config *c, char *err, size_t errlen)
 	if (parse_word(f, "SANDBOXD_OPENCODE_FREE_MODEL", "opencode/big-pickle",
 	               "-_./:", c->opencode_free_model,
 	               sizeof(c->opencode_free_model), err, errlen) < 0 ||
-	    parse_word(f, "SANDBOXD_OPENCODE_MODEL", "", "-_./:",
-	               c->opencode_model, sizeof(c->opencode_model), err,
-	               errlen) < 0 ||
+	    parse_word(f, "SANDBOXD_OPENCODE_MODEL", "",
+	               "-_./:", c->opencode_model, sizeof(c->opencode_model),
+	               err, errlen) < 0 ||
 	    parse_word(f, "SANDBOXD_CLAUDE_MODEL", "", "-_./:", c->claude_model,
 	               sizeof(c->claude_model), err, errlen) < 0 ||
 	    parse_int(f, "SANDBOXD_TASK_TIMEOUT_SECONDS", 600, 1, 86400,

@@ -33,7 +33,7 @@ struct core {
 	pthread_t watcher;
 	bool watcher_started;
 	volatile bool stopping;
-	struct preview *pv; /* preview.c: activity and wakes */
+	struct preview *pv;  /* preview.c: activity and wakes */
 	struct tasks *tasks; /* task.c: tasks being followed */
 	pthread_t reaper;
 	bool reaper_started;

@@ -91,8 +91,8 @@ struct live {
 	char fail_msg[384];
 	/* The follower's own. */
 	bool finished;
-	bool cancel_seen; /* cancelled, as last read under ts->mu */
-	bool sb_oom;      /* Docker saw an OOM kill in the sandbox */
+	bool cancel_seen;       /* cancelled, as last read under ts->mu */
+	bool sb_oom;            /* Docker saw an OOM kill in the sandbox */
 	struct jv *done_result; /* the log's done event after a restart */
 };
 
@@ -426,10 +426,10 @@ derive_step(struct tasks *ts, struct live *lv)
 			char proc[64];
 			snprintf(proc, sizeof(proc), "/proc/self/fd/%d",
 			         d->dirfd);
-			lv->wd = inotify_add_watch(ts->inotify_fd, proc,
-			                           IN_MODIFY | IN_CREATE |
-			                               IN_CLOSE_WRITE |
-			                               IN_MOVED_TO);
+			lv->wd =
+			    inotify_add_watch(ts->inotify_fd, proc,
+			                      IN_MODIFY | IN_CREATE |
+			                          IN_CLOSE_WRITE | IN_MOVED_TO);
 		}
 	}
 	if (d->stepsfd < 0 && (d->stepsfd = open_reg(d->dirfd, "steps")) < 0)
@@ -524,8 +524,9 @@ classify(struct live *lv, struct outcome *o)
 		last_line(d->dirfd, "agent.log", why, sizeof(why));
 		o->status = "failed";
 		o->reason = "agent_error";
-		snprintf(o->msg, sizeof(o->msg), "could not start the agent%s%s",
-		         why[0] ? ": " : "", why);
+		snprintf(o->msg, sizeof(o->msg),
+		         "could not start the agent%s%s", why[0] ? ": " : "",
+		         why);
 	} else if (d->oc.error) {
 		o->status = "failed";
 		o->reason = "agent_error";
@@ -548,8 +549,9 @@ tokens_json(const struct agent_tokens *t)
 	jv_set_int(o, "reasoning", t->reasoning);
 	jv_set_int(o, "cache_read", t->cache_read);
 	jv_set_int(o, "cache_write", t->cache_write);
-	jv_set_int(o, "total", t->input + t->output + t->reasoning +
-	                           t->cache_read + t->cache_write);
+	jv_set_int(o, "total",
+	           t->input + t->output + t->reasoning + t->cache_read +
+	               t->cache_write);
 	jv_set_real(o, "cost", t->cost);
 	return o;
 }
@@ -579,8 +581,8 @@ result_json(struct live *lv, const struct outcome *o, int64_t finished_ms)
 	if (d->nfiles > TASK_FILES_MAX)
 		jv_set_int(r, "files_changed_total", d->nfiles);
 	jv_set_str(r, "agent_message_final", d->oc.final_message);
-	jv_set_bool(r, "build_ok", d->built && strcmp(d->build_status,
-	                                              "passed") == 0);
+	jv_set_bool(r, "build_ok",
+	            d->built && strcmp(d->build_status, "passed") == 0);
 	jv_set_str(r, "build_status", d->built ? d->build_status : "skipped");
 	jv_set_str(r, "build_error_message", d->build_msg);
 	if (d->health_seen) {
@@ -596,8 +598,8 @@ result_json(struct live *lv, const struct outcome *o, int64_t finished_ms)
 	                (ready || !web));
 	if (d->ckpt[0])
 		jv_set_str(r, "checkpoint_id", d->ckpt);
-	jv_set_int(r, "duration_ms", finished_ms > start ? finished_ms - start
-	                                                 : 0);
+	jv_set_int(r, "duration_ms",
+	           finished_ms > start ? finished_ms - start : 0);
 	jv_set(r, "tokens", tokens_json(&d->oc.tokens));
 	set_time(r, "created_at", lv->row.created_at);
 	set_time(r, "started_at", d->started_ms);
@@ -648,8 +650,7 @@ finish(struct tasks *ts, struct core *c, struct live *lv)
 	                       jv_str(jv_get(r, "status")) ?: "failed",
 	                       jv_str(jv_get(r, "failure_reason")) ?: "",
 	                       jv_str(jv_get(r, "checkpoint_id")) ?: "",
-	                       text.data ? text.data : "{}",
-	                       clock_now_ms());
+	                       text.data ? text.data : "{}", clock_now_ms());
 	buf_release(&text);
 	log_info("task %s: %s%s%s", lv->row.id,
 	         jv_str(jv_get(r, "status")) ?: "?",
@@ -852,13 +853,12 @@ live_new(struct core *c, const struct task *row)
 	derive_reset(&lv->d);
 	workspace_path(c->cfg->data_dir, row->sandbox_id, lv->ws,
 	               sizeof(lv->ws));
-	lv->deadline_mono =
-	    clock_mono_ms() +
-	    (row->timeout_s + TASK_WINDOW_EXTRA_S) * 1000 -
-	    (clock_now_ms() - row->created_at);
+	lv->deadline_mono = clock_mono_ms() +
+	                    (row->timeout_s + TASK_WINDOW_EXTRA_S) * 1000 -
+	                    (clock_now_ms() - row->created_at);
 	if (lv->row.prompt == NULL ||
-	    evlog_open(c->cfg->data_dir, row->id, &lv->log,
-	               &lv->done_result) < 0) {
+	    evlog_open(c->cfg->data_dir, row->id, &lv->log, &lv->done_result) <
+	        0) {
 		free(lv->row.prompt);
 		free(lv);
 		return NULL;
@@ -926,8 +926,8 @@ struct starter {
 
 /* Writes the task's argv file unless the supervisor has it already. */
 static int
-write_argv(struct core *c, const struct starter *st, const char *ws,
-           char *msg, size_t len)
+write_argv(struct core *c, const struct starter *st, const char *ws, char *msg,
+           size_t len)
 {
 	char rel[96];
 	struct manifest m;
@@ -1083,8 +1083,8 @@ printable(const char *s)
 }
 
 static int
-validate(const struct config *cfg, const struct task_request *r,
-         struct task *t, struct err *e)
+validate(const struct config *cfg, const struct task_request *r, struct task *t,
+         struct err *e)
 {
 	const char *agent = r->agent ? r->agent : cfg->default_agent;
 	const char *model = r->model;
@@ -1112,8 +1112,9 @@ validate(const struct config *cfg, const struct task_request *r,
 		                  "with '-'");
 	if (model == NULL || *model == '\0') {
 		if (strcmp(agent, "opencode") == 0)
-			model = cfg->opencode_model[0] ? cfg->opencode_model
-			                               : cfg->opencode_free_model;
+			model = cfg->opencode_model[0]
+			            ? cfg->opencode_model
+			            : cfg->opencode_free_model;
 		else
 			model = cfg->claude_model;
 	}

@@ -39,10 +39,10 @@
 
 struct task_request {
 	const char *prompt;
-	const char *agent;  /* NULL: the configured default */
-	const char *model;  /* NULL: the agent's default */
-	int64_t timeout_s;  /* 0: the configured default */
-	int cont;           /* -1: continue when the sandbox had a task */
+	const char *agent; /* NULL: the configured default */
+	const char *model; /* NULL: the agent's default */
+	int64_t timeout_s; /* 0: the configured default */
+	int cont;          /* -1: continue when the sandbox had a task */
 };
 
 int task_init(struct core *c);
@@ -55,8 +55,7 @@ void task_shutdown(struct core *c);
  * is filled (release with store_task_release).
  */
 int task_submit(struct core *c, const char *sandbox_id,
-                const struct task_request *r, struct task *out,
-                struct err *e);
+                const struct task_request *r, struct task *out, struct err *e);
 /* Asks the supervisor to stop the task; *status gets its status now. */
 int task_cancel(struct core *c, const char *sandbox_id, const char *id,
                 char status[16], struct err *e);

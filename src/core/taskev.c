@@ -120,7 +120,8 @@ evlog_open(const char *data_dir, const char *id, struct evlog *l,
 		char *ev = malloc(len + 1);
 		if (ev && pread(l->fd, ev, len, last_start) == (ssize_t)len) {
 			/* "id: N\nevent: done\n": the type is the 2nd line. */
-			l->done = memmem(ev, len, "\nevent: done\n", 13) != NULL;
+			l->done =
+			    memmem(ev, len, "\nevent: done\n", 13) != NULL;
 			if (last)
 				*last = event_data(ev, len);
 		}

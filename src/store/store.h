@@ -130,8 +130,7 @@ int store_task_list(struct store *s, const char *sandbox_id, int max,
                     int (*fn)(const struct task *, void *), void *arg);
 /* Every running task, oldest first. */
 int store_task_list_running(struct store *s,
-                            int (*fn)(const struct task *, void *),
-                            void *arg);
+                            int (*fn)(const struct task *, void *), void *arg);
 /* running -> a final status; STORE_NOT_FOUND unless it was running. */
 int store_task_finish(struct store *s, const char *id, const char *status,
                       const char *failure_reason, const char *checkpoint_id,

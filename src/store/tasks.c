@@ -56,13 +56,14 @@ store_task_insert(struct store *s, const struct task *t)
 	int rc;
 
 	LOCK(s);
-	rc = store_run(s, store_prep(s,
-	                             "INSERT INTO task (id, sandbox_id, agent, "
-	                             "model, timeout_s, status, prompt, "
-	                             "created_at) VALUES (?,?,?,?,?,?,?,?)",
-	                             "ssssissi", t->id, t->sandbox_id, t->agent,
-	                             t->model, t->timeout_s, t->status,
-	                             t->prompt ? t->prompt : "", t->created_at));
+	rc =
+	    store_run(s, store_prep(s,
+	                            "INSERT INTO task (id, sandbox_id, agent, "
+	                            "model, timeout_s, status, prompt, "
+	                            "created_at) VALUES (?,?,?,?,?,?,?,?)",
+	                            "ssssissi", t->id, t->sandbox_id, t->agent,
+	                            t->model, t->timeout_s, t->status,
+	                            t->prompt ? t->prompt : "", t->created_at));
 	UNLOCK(s);
 	return rc;
 }
@@ -131,8 +132,8 @@ store_task_list(struct store *s, const char *sandbox_id, int max,
 }
 
 int
-store_task_list_running(struct store *s,
-                        int (*fn)(const struct task *, void *), void *arg)
+store_task_list_running(struct store *s, int (*fn)(const struct task *, void *),
+                        void *arg)
 {
 	LOCK(s);
 	return task_each(s,

@@ -33,14 +33,16 @@ test_opencode_argv(void)
 	CHECK(agentcmd_argv(AGENT_OPENCODE, "opencode/big-pickle", false, "SYS",
 	                    "do it", &b) == 0);
 	argv_text(&b, t, sizeof(t));
-	CHECK_STR(t, "opencode|run|--format|json|--dangerously-skip-permissions|"
-	             "--model|opencode/big-pickle|SYS\n\n---\n\n# Your "
-	             "task\n\ndo it|");
+	CHECK_STR(t,
+	          "opencode|run|--format|json|--dangerously-skip-permissions|"
+	          "--model|opencode/big-pickle|SYS\n\n---\n\n# Your "
+	          "task\n\ndo it|");
 	buf_reset(&b);
 	CHECK(agentcmd_argv(AGENT_OPENCODE, "", true, "SYS", "more", &b) == 0);
 	argv_text(&b, t, sizeof(t));
-	CHECK_STR(t, "opencode|run|--format|json|--dangerously-skip-permissions|"
-	             "--continue|more|");
+	CHECK_STR(t,
+	          "opencode|run|--format|json|--dangerously-skip-permissions|"
+	          "--continue|more|");
 	buf_release(&b);
 }
 

@@ -628,6 +628,8 @@ def run(cli, prompt, opts):
              else "I'll make the requested changes.")
     if "sleep" in d:
         sleep_with_progress(out, max(0.0, number(first("sleep"), 0.0)))
+    if "quiet" in d:
+        time.sleep(max(0.0, number(first("quiet"), 0.0)))
 
     done = []
     content = first("content")

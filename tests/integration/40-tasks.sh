@@ -219,6 +219,14 @@ c=$(ev_table "$IT_TMP/m0.sse" | grep -c $'\tmessage\t.*line [0-9]* t=')
 why=$(ids_contiguous "$IT_TMP/m0.sse" 0) || t_err "ids: $why"
 t_end
 
+t_begin "a quiet stream gets a heartbeat comment after 15 s"
+submit "$SB2" '{"prompt":"[[fake:quiet=17]]"}'
+events "$SB2" "$TASK_ID" "$IT_TMP/hb.sse"
+grep -q '^: keep-alive$' "$IT_TMP/hb.sse" ||
+	t_err "no heartbeat during 17 quiet seconds: $(head -c 400 "$IT_TMP/hb.sse")"
+grep -q '^event: done' "$IT_TMP/hb.sse" || t_err "no done event"
+t_end
+
 t_begin "a second task while one runs is refused (409 task_in_progress)"
 submit "$SB2" '{"prompt":"[[fake:sleep=30]] long"}'
 T4=$TASK_ID

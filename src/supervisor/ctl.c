@@ -42,13 +42,40 @@
 static const struct ctl_word {
 	const char *word;
 	enum ctl_op op;
-	bool arg; /* takes " <arg>" */
+	unsigned args; /* " <arg>" or " <arg> <arg2>" after the word */
 } ctl_words[] = {
     {.word = "ping", .op = CTL_PING},
     {.word = "status", .op = CTL_STATUS},
-    {.word = "restart", .op = CTL_RESTART, .arg = true},
+    {.word = "restart", .op = CTL_RESTART, .args = 1},
     {.word = "reload", .op = CTL_RELOAD},
+    {.word = "task start", .op = CTL_TASK_START, .args = 2},
+    {.word = "task cancel", .op = CTL_TASK_CANCEL, .args = 1},
+    {.word = "task revert", .op = CTL_TASK_REVERT, .args = 1},
 };
+
+/* Splits the n bytes after a word into the request's arguments.  Returns
+ * false when they do not fit the word. */
+static bool
+ctl_args(const char *p, size_t n, unsigned args, struct ctl_req *req)
+{
+	const char *sp;
+
+	if (args == 0)
+		return n == 0;
+	if (n < 2 || p[0] != ' ')
+		return false;
+	req->arg = p + 1;
+	req->arg_len = n - 1;
+	if (args == 1)
+		return true;
+	sp = memchr(req->arg, ' ', req->arg_len);
+	if (sp == NULL || sp == req->arg || sp + 1 == p + n)
+		return false;
+	req->arg2 = sp + 1;
+	req->arg2_len = (size_t)(p + n - req->arg2);
+	req->arg_len = (size_t)(sp - req->arg);
+	return true;
+}
 
 static void
 ctl_match(const char *line, size_t n, struct ctl_req *req)
@@ -61,16 +88,12 @@ ctl_match(const char *line, size_t n, struct ctl_req *req)
 		wl = strlen(w->word);
 		if (n < wl || memcmp(line, w->word, wl) != 0)
 			continue;
-		if (!w->arg && n == wl) {
+		if (ctl_args(line + wl, n - wl, w->args, req)) {
 			req->op = w->op;
 			return;
 		}
-		if (w->arg && n > wl + 1 && line[wl] == ' ') {
-			req->op = w->op;
-			req->arg = line + wl + 1;
-			req->arg_len = n - wl - 1;
-			return;
-		}
+		req->arg = req->arg2 = NULL;
+		req->arg_len = req->arg2_len = 0;
 	}
 }
 

@@ -23,12 +23,20 @@ enum ctl_op {
 	CTL_STATUS,
 	CTL_RESTART, /* arg: the process name */
 	CTL_RELOAD,
+	CTL_TASK_START,  /* arg: the task id, arg2: the timeout */
+	CTL_TASK_CANCEL, /* arg: the task id */
+	CTL_TASK_REVERT, /* arg: the task id */
 };
 
+/* Arguments are borrowed from the buffer and not NUL-terminated; when
+ * there are two, the first ends at the first space and the second runs to
+ * the end of the line.  None is empty. */
 struct ctl_req {
 	enum ctl_op op;
-	const char *arg; /* borrowed from the buffer; not NUL-terminated */
+	const char *arg;
 	size_t arg_len;
+	const char *arg2;
+	size_t arg2_len;
 };
 
 /*

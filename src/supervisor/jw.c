@@ -91,8 +91,7 @@ jw_raw(struct jw *w, const char *s)
 	jw_bytes(w, s, strlen(s));
 }
 
-/* Length of the valid UTF-8 sequence at s (2-4), 0 when invalid. */
-static size_t
+size_t
 jw_utf8_len(const unsigned char *s, size_t n)
 {
 	unsigned char lo = 0x80, hi = 0xbf;

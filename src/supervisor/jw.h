@@ -39,6 +39,10 @@ void jw_key(struct jw *w, const char *key, bool comma);
 void jw_int(struct jw *w, long long v);
 void jw_bool(struct jw *w, bool v);
 
+/* The length of the valid multi-byte UTF-8 sequence at s (2-4; n bytes
+ * available), 0 when it is invalid or s[0] is ASCII. */
+size_t jw_utf8_len(const unsigned char *s, size_t n);
+
 /* Whether everything written fit. */
 bool jw_ok(const struct jw *w);
 

@@ -41,6 +41,22 @@
 #define HEALTH_FAILS       3    /* failures in a row: error */
 #define HEALTH_LINE_MAX    256  /* status line bytes read */
 
+/* tasks */
+#define TASK_ARGV_MAX           64          /* arguments in argv */
+#define TASK_ARGV_BYTES         (512 << 10) /* the argv file */
+#define TASK_ENV_MAX            64          /* entries in env */
+#define TASK_ENV_BYTES          (64 << 10)  /* the env file */
+#define TASK_TIMEOUT_MAX_S      86400       /* task start's timeout */
+#define TASK_TEXT_MAX           1024        /* a text field of a steps record */
+#define TASK_STEPS_MAX          (64 << 10)  /* a steps file we read */
+#define TASK_SHA_OUT_MAX        4096        /* the checkpoint's stdout */
+#define TASK_NAME_MAX           4096        /* a path listed in files */
+#define TASK_GIT_MS             120000      /* checkpoint, files, revert */
+#define TASK_HEALTH_RESTART_MS  90000       /* wait for a restarted web */
+#define TASK_HEALTH_STARTING_MS 30000       /* wait for a starting web */
+#define TASK_CHECKPOINTS_KEPT   100         /* refs/sandboxd/checkpoints/ */
+#define TASK_SCAN_DIRS          1000        /* task dirs looked at at boot */
+
 /* shutdown */
 #define INIT_GRACE_MS     5000 /* SIGTERM to SIGKILL */
 #define INIT_KILL_WAIT_MS 1000 /* SIGKILL to giving up */

@@ -48,6 +48,7 @@
 #include "procs.h"
 #include "seed.h"
 #include "sig.h"
+#include "tasks.h"
 
 #ifndef SANDBOXD_VERSION
 #define SANDBOXD_VERSION "0.1.0"
@@ -55,7 +56,8 @@
 
 #define INIT_HOME          "/home/sandbox"
 #define INIT_DIR_MODE      0755
-#define INIT_POLLFDS       (1 + 1 + CTL_CLIENTS + PROCS_MAX + 1)
+#define INIT_POLLFDS       (1 + 1 + CTL_CLIENTS + PROCS_MAX + 1 + 1)
+#define INIT_CGROUP        "/sys/fs/cgroup"
 #define INIT_ORPHAN_LOG_MS 1000
 
 enum init_phase {
@@ -72,6 +74,7 @@ struct init {
 	pid_t seed_pid; /* the seeding copy while it runs */
 	struct ctl ctl;
 	struct procs procs;
+	struct tasks tasks;
 	enum init_phase phase;
 	long long deadline;        /* end of the phase */
 	long long orphan_log_at;   /* next reaped orphan worth a log line */
@@ -179,6 +182,7 @@ init_status(struct init *in, const struct ctl_req *req, struct jw *w)
 	(void)req;
 	jw_raw(w, "{\"ok\":true");
 	procs_status(&in->procs, w);
+	tasks_status(&in->tasks, w);
 	jw_raw(w, "}");
 }
 
@@ -224,6 +228,25 @@ init_reload(struct init *in, const struct ctl_req *req, struct jw *w)
 	jw_raw(w, "{\"ok\":true}");
 }
 
+static void
+init_task_start(struct init *in, const struct ctl_req *req, struct jw *w)
+{
+	tasks_start(&in->tasks, req->arg, req->arg_len, req->arg2,
+	            req->arg2_len, init_now_ms(), w);
+}
+
+static void
+init_task_cancel(struct init *in, const struct ctl_req *req, struct jw *w)
+{
+	tasks_cancel(&in->tasks, req->arg, req->arg_len, init_now_ms(), w);
+}
+
+static void
+init_task_revert(struct init *in, const struct ctl_req *req, struct jw *w)
+{
+	tasks_revert(&in->tasks, req->arg, req->arg_len, init_now_ms(), w);
+}
+
 typedef void init_request_fn(struct init *, const struct ctl_req *,
                              struct jw *);
 
@@ -232,6 +255,9 @@ static init_request_fn *const init_requests[] = {
     [CTL_STATUS] = init_status,
     [CTL_RESTART] = init_restart,
     [CTL_RELOAD] = init_reload,
+    [CTL_TASK_START] = init_task_start,
+    [CTL_TASK_CANCEL] = init_task_cancel,
+    [CTL_TASK_REVERT] = init_task_revert,
 };
 
 static void
@@ -271,7 +297,8 @@ init_on_exit(struct init *in, pid_t pid, int status, long long now)
 			init_ready(in);
 		return;
 	}
-	if (procs_on_exit(&in->procs, pid, status, now))
+	if (procs_on_exit(&in->procs, pid, status, now) ||
+	    tasks_on_exit(&in->tasks, pid, status, now))
 		return;
 	/* At most one line a second: an app can make orphans by the
 	 * thousand, and our stderr is the container's log. */
@@ -304,6 +331,7 @@ init_stop(struct init *in, long long now)
 	in->phase = INIT_STOPPING;
 	in->deadline = now + INIT_GRACE_MS;
 	procs_halt(&in->procs, now);
+	tasks_halt(&in->tasks);
 	proc_signal_all(SIGTERM);
 }
 
@@ -314,6 +342,7 @@ init_kill(struct init *in, long long now)
 	in->phase = INIT_KILLING;
 	in->deadline = now + INIT_KILL_WAIT_MS;
 	procs_kill(&in->procs);
+	tasks_kill(&in->tasks);
 	proc_signal_all(SIGKILL);
 }
 
@@ -368,6 +397,8 @@ init_timeout(const struct init *in, long long now)
 	long long next =
 	    procs_earliest(ctl_next(&in->ctl), procs_next(&in->procs));
 
+	next = procs_earliest(next, tasks_next(&in->tasks));
+
 	if (in->phase != INIT_RUNNING)
 		next = procs_earliest(next, in->deadline);
 	if (next == -1)
@@ -385,6 +416,7 @@ init_after_poll(struct init *in, long long now)
 
 	ctl_tick(&in->ctl, now);
 	procs_tick(&in->procs, now);
+	tasks_tick(&in->tasks, now);
 	if (in->phase == INIT_RUNNING)
 		return true;
 	if (!children)
@@ -404,13 +436,15 @@ static bool
 init_turn(struct init *in)
 {
 	struct pollfd pfd[INIT_POLLFDS];
-	size_t n = 1, nprocs, nctl;
+	size_t n = 1, nprocs, ntasks, nctl;
 	long long now = init_now_ms();
 	int timeout = init_timeout(in, now);
 
 	pfd[0] = (struct pollfd){.fd = in->sigfd, .events = POLLIN};
 	nprocs = procs_pollfds(&in->procs, pfd + n, INIT_POLLFDS - n);
 	n += nprocs;
+	ntasks = tasks_pollfds(&in->tasks, pfd + n, INIT_POLLFDS - n);
+	n += ntasks;
 	nctl = ctl_pollfds(&in->ctl, pfd + n, INIT_POLLFDS - n);
 	n += nctl;
 	if (poll(pfd, n, timeout) == -1 && errno != EINTR) {
@@ -418,10 +452,11 @@ init_turn(struct init *in)
 		return false;
 	}
 	now = init_now_ms();
-	/* Log pipes and the health check first: a request handled below
-	 * may close and reuse their fd numbers. */
+	/* Log pipes, the health check and a task's pipe first: a request
+	 * handled below may close and reuse their fd numbers. */
 	procs_on_poll(&in->procs, pfd + 1, nprocs, now);
-	ctl_on_poll(&in->ctl, pfd + 1 + nprocs, nctl, now);
+	tasks_on_poll(&in->tasks, pfd + 1 + nprocs, ntasks);
+	ctl_on_poll(&in->ctl, pfd + 1 + nprocs + ntasks, nctl, now);
 	if (!init_signals(in, now))
 		return false;
 	return init_after_poll(in, now);
@@ -496,6 +531,16 @@ init_backoff_ms(void)
 	return v;
 }
 
+/* Where the cgroup's memory.events is (a test's fake one, or the
+ * container's). */
+static const char *
+init_cgroup(void)
+{
+	const char *s = getenv("SANDBOXD_INIT_CGROUP");
+
+	return s != NULL && s[0] == '/' ? s : INIT_CGROUP;
+}
+
 static int
 init_setup(struct init *in)
 {
@@ -515,10 +560,14 @@ init_setup(struct init *in)
 		return -1;
 	}
 	init_prepare_home(in);
-	if (procs_init(&in->procs, in->home, init_backoff_ms()) == -1) {
+	if (procs_init(&in->procs, in->home, init_backoff_ms()) == -1 ||
+	    tasks_init(&in->tasks, in->home, init_cgroup(), &in->procs) == -1) {
 		log_msg("out of memory");
 		return -1;
 	}
+	/* Before the socket opens: the control plane must not see a task
+	 * of the last boot as running. */
+	tasks_sweep(&in->tasks);
 	/* A socket left from the last boot would look like a live one. */
 	unlink(in->sock_path);
 	return 0;
@@ -566,6 +615,7 @@ main(int argc, char *argv[])
 	while (init_turn(&in))
 		;
 	ctl_close(&in.ctl);
+	tasks_release(&in.tasks);
 	procs_release(&in.procs);
 	log_msg("exiting");
 	return 0;

@@ -63,12 +63,12 @@ proc_child(const struct proc_spec *s, int errfd)
 	null = open("/dev/null", O_RDONLY);
 	if (null == -1 || dup2(null, STDIN_FILENO) == -1)
 		proc_child_fail(errfd, PROC_STEP_STDIO);
-	if (s->out != -1 && (dup2(s->out, STDOUT_FILENO) == -1 ||
-	                     dup2(s->out, STDERR_FILENO) == -1))
+	if ((s->out != -1 && dup2(s->out, STDOUT_FILENO) == -1) ||
+	    (s->err != -1 && dup2(s->err, STDERR_FILENO) == -1))
 		proc_child_fail(errfd, PROC_STEP_STDIO);
 	if (null > STDERR_FILENO)
 		close(null);
-	execve(s->argv[0], s->argv, s->envp);
+	execve(s->file != NULL ? s->file : s->argv[0], s->argv, s->envp);
 	proc_child_fail(errfd, PROC_STEP_EXEC);
 }
 
@@ -84,7 +84,8 @@ proc_explain(const struct proc_spec *s, const struct proc_err *e, char *why,
 		snprintf(why, whylen, "setting up stdin/stdout");
 		break;
 	default:
-		snprintf(why, whylen, "exec %s", s->argv[0]);
+		snprintf(why, whylen, "exec %s",
+		         s->file != NULL ? s->file : s->argv[0]);
 		break;
 	}
 }

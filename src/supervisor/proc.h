@@ -12,10 +12,12 @@
 #include <sys/types.h>
 
 struct proc_spec {
-	char *const *argv; /* argv[0]: an absolute path */
+	char *const *argv; /* argv[0]: an absolute path unless file is set */
+	const char *file;  /* the program to run; NULL: argv[0] */
 	char *const *envp;
 	const char *dir; /* working directory; NULL: the supervisor's */
-	int out;         /* stdout and stderr; -1: the supervisor's */
+	int out;         /* stdout; -1: the supervisor's */
+	int err;         /* stderr; -1: the supervisor's */
 };
 
 /*

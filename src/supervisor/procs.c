@@ -128,11 +128,12 @@ procs_init(struct procs *p, const char *home, long long backoff_ms)
 	p->backoff_ms = backoff_ms;
 	health_init(&p->health);
 	p->app_dir = procs_join(home, "/workspace/app");
-	p->env[0] = procs_join("HOME=", home);
-	p->env[1] =
+	p->env[PROCS_ENV_HOME] = procs_join("HOME=", home);
+	p->env[PROCS_ENV_PATH] =
 	    procs_join("PATH=", path_env ? path_env : PROCS_DEFAULT_PATH);
-	p->env[2] = procs_join("LANG=", lang ? lang : PROCS_DEFAULT_LANG);
-	p->env[3] = procs_join("HOST=", "0.0.0.0");
+	p->env[PROCS_ENV_LANG] =
+	    procs_join("LANG=", lang ? lang : PROCS_DEFAULT_LANG);
+	p->env[PROCS_ENV_HOST] = procs_join("HOST=", "0.0.0.0");
 	for (i = 0; i < PROCS_ENV_FIXED; i++)
 		if (p->env[i] == NULL)
 			return -1;
@@ -166,6 +167,7 @@ procs_release(struct procs *p)
 		procs_entry_free(p->e[i]);
 	p->n = 0;
 	health_set(&p->health, HEALTH_NONE, "");
+	conf_rec_free(&p->build);
 	if (p->logs_dir != -1)
 		close(p->logs_dir);
 	for (i = 0; i < PROCS_ENV_FIXED; i++)
@@ -223,12 +225,9 @@ procs_env_ours(const char *kv)
 	return false;
 }
 
-/*
- * The supervisor's environment (the container's, with the app's settings)
- * with HOME, PATH, LANG, HOST and, for the web process, PORT set by us.
- * port backs the PORT string.  Returns a malloc'd array or NULL.
- */
-static char **
+/* The supervisor's environment is the container's, with the app's
+ * settings. */
+char **
 procs_env(const struct procs *p, const struct conf_rec *r, char *port,
           size_t portlen)
 {
@@ -257,8 +256,10 @@ static pid_t
 procs_fork(struct procs *p, struct procs_entry *e)
 {
 	char *argv[] = {PROCS_SHELL, "-c", e->rec.cmd, NULL};
-	struct proc_spec s = {
-	    .argv = argv, .dir = p->app_dir, .out = e->log.pipe[1]};
+	struct proc_spec s = {.argv = argv,
+	                      .dir = p->app_dir,
+	                      .out = e->log.pipe[1],
+	                      .err = e->log.pipe[1]};
 	char port[16], why[128];
 	char **env = procs_env(p, &e->rec, port, sizeof(port));
 	pid_t pid;
@@ -467,6 +468,36 @@ procs_restart(struct procs *p, const char *name, size_t len, long long now)
 	return 0;
 }
 
+bool
+procs_restart_after_task(struct procs *p, long long now)
+{
+	struct procs_entry *e;
+	bool web = false;
+	size_t i;
+
+	for (i = 0; i < p->n; i++) {
+		e = p->e[i];
+		if (e->gone || !e->rec.restart_after_task ||
+		    procs_restart(p, e->rec.name, strlen(e->rec.name), now) ==
+		        -1)
+			continue;
+		log_msg("%s: restarting after the task", e->rec.name);
+		logs_note(&e->log, "restarting after an agent task");
+		web = web || e->rec.kind == CONF_WEB;
+	}
+	procs_sweep(p);
+	return web;
+}
+
+bool
+procs_web_restarting(const struct procs *p)
+{
+	const struct procs_entry *e = procs_web(p);
+
+	return e != NULL &&
+	       (e->pending == PROCS_RESTART || e->pending == PROCS_REPLACE);
+}
+
 /* --- reload -------------------------------------------------------------- */
 
 static struct conf_rec *
@@ -555,6 +586,22 @@ fail:
 	return -1;
 }
 
+/* Takes the build record out of c (NULL: none), for agent tasks. */
+static void
+procs_keep_build(struct procs *p, struct conf *c)
+{
+	size_t i;
+
+	conf_rec_free(&p->build);
+	memset(&p->build, 0, sizeof(p->build));
+	for (i = 0; c != NULL && i < c->n; i++) {
+		if (c->recs[i].kind == CONF_BUILD) {
+			p->build = c->recs[i];
+			memset(&c->recs[i], 0, sizeof(c->recs[i]));
+		}
+	}
+}
+
 int
 procs_apply(struct procs *p, struct conf *c, long long now, char *err,
             size_t errlen)
@@ -582,6 +629,7 @@ procs_apply(struct procs *p, struct conf *c, long long now, char *err,
 		procs_start(p, fresh[i], now);
 	}
 	procs_sweep(p);
+	procs_keep_build(p, c);
 	p->configured = c != NULL;
 	if (procs_web(p) == NULL)
 		health_set(&p->health, HEALTH_NONE,

@@ -73,7 +73,14 @@ struct procs_entry {
 	struct logs log;
 };
 
-#define PROCS_ENV_FIXED 4
+/* The variables set for every process, in procs->env. */
+enum procs_env_slot {
+	PROCS_ENV_HOME,
+	PROCS_ENV_PATH,
+	PROCS_ENV_LANG,
+	PROCS_ENV_HOST,
+	PROCS_ENV_FIXED,
+};
 
 struct procs {
 	struct procs_entry *e[PROCS_MAX];
@@ -81,10 +88,11 @@ struct procs {
 	bool configured; /* a valid run.conf is applied */
 	bool halting;    /* shutting down: nothing is started any more */
 	char *app_dir;
-	char *env[PROCS_ENV_FIXED]; /* HOME=, PATH=, LANG=, HOST= */
+	char *env[PROCS_ENV_FIXED]; /* "HOME=..." etc., by slot */
 	int logs_dir;
 	long long backoff_ms; /* PROCS_BACKOFF_MS, or a test's override */
 	struct health health;
+	struct conf_rec build; /* run.conf's build record; cmd NULL: none */
 };
 
 /*
@@ -112,6 +120,26 @@ void procs_unconfigured(struct procs *p, const char *why);
 /* Stops and starts the named process with its crash count reset.
  * Returns 0, or -1 when there is no such process. */
 int procs_restart(struct procs *p, const char *name, size_t len, long long now);
+
+/*
+ * After an agent task: restarts, like procs_restart(), every process whose
+ * record has restart_after_task.  Returns true when the web process is one
+ * of them.
+ */
+bool procs_restart_after_task(struct procs *p, long long now);
+
+/* Whether the web process is being stopped to start again (restart,
+ * reload): its health is the old process's until then. */
+bool procs_web_restarting(const struct procs *p);
+
+/*
+ * The environment of a command run for record r (a build record too): the
+ * supervisor's, with HOME, PATH, LANG, HOST and for the web process PORT
+ * set by us; port backs the PORT string.  Returns a malloc'd array of
+ * borrowed strings, or NULL.
+ */
+char **procs_env(const struct procs *p, const struct conf_rec *r, char *port,
+                 size_t portlen);
 
 /* Accounts for a reaped child.  Returns false when pid is not one of ours
  * (an orphan). */

@@ -95,7 +95,8 @@ seed_copy(const char *from, const char *to)
 {
 	char src[PATH_MAX + 2], dst[PATH_MAX + 1], why[64];
 	char *argv[] = {SEED_CP, "-a", src, dst, NULL};
-	struct proc_spec s = {.argv = argv, .envp = environ, .out = -1};
+	struct proc_spec s = {
+	    .argv = argv, .envp = environ, .out = -1, .err = -1};
 	pid_t pid;
 
 	snprintf(src, sizeof(src), "%s/.", from);

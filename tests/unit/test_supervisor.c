@@ -49,6 +49,67 @@ ctl_requests(void)
 	CHECK(req("ping\nstatus\n", false, &r) && r.op == CTL_PING);
 }
 
+/* The request's two arguments are a and b (b NULL: no second one). */
+static bool
+args_are(const struct ctl_req *r, const char *a, const char *b)
+{
+	if (r->arg_len != strlen(a) || memcmp(r->arg, a, r->arg_len) != 0)
+		return false;
+	if (b == NULL)
+		return r->arg2 == NULL && r->arg2_len == 0;
+	return r->arg2_len == strlen(b) && memcmp(r->arg2, b, r->arg2_len) == 0;
+}
+
+static void
+ctl_task_requests(void)
+{
+	static const char *const bad[] = {
+	    "task\n",
+	    "task start\n",
+	    "task start \n",
+	    "task start 01ARZ3NDEKTSV4RRFFQ69G5FAV\n",
+	    "task start 01ARZ3NDEKTSV4RRFFQ69G5FAV \n",
+	    "task start  600\n",
+	    "task start\t01ARZ3NDEKTSV4RRFFQ69G5FAV 600\n",
+	    "task  start 01ARZ3NDEKTSV4RRFFQ69G5FAV 600\n",
+	    "task cancel\n",
+	    "task cancel \n",
+	    "task revert\n",
+	    "task stop 01ARZ3NDEKTSV4RRFFQ69G5FAV\n",
+	    "TASK cancel 01ARZ3NDEKTSV4RRFFQ69G5FAV\n",
+	    "task startx 01ARZ3NDEKTSV4RRFFQ69G5FAV 6\n",
+	    "tasks\n",
+	};
+	struct ctl_req r;
+	size_t i;
+
+	CHECK(req("task start 01ARZ3NDEKTSV4RRFFQ69G5FAV 600\n", false, &r));
+	CHECK(r.op == CTL_TASK_START);
+	CHECK(args_are(&r, "01ARZ3NDEKTSV4RRFFQ69G5FAV", "600"));
+	CHECK(req("task start 01ARZ3NDEKTSV4RRFFQ69G5FAV 600\r\n", false, &r));
+	CHECK(r.op == CTL_TASK_START &&
+	      args_are(&r, "01ARZ3NDEKTSV4RRFFQ69G5FAV", "600"));
+	/* The second argument runs to the end of the line; the handler
+	 * refuses what is not a timeout. */
+	CHECK(req("task start a b c\n", false, &r) && r.op == CTL_TASK_START);
+	CHECK(args_are(&r, "a", "b c"));
+	CHECK(req("task cancel 01ARZ3NDEKTSV4RRFFQ69G5FAV\n", false, &r));
+	CHECK(r.op == CTL_TASK_CANCEL);
+	CHECK(args_are(&r, "01ARZ3NDEKTSV4RRFFQ69G5FAV", NULL));
+	CHECK(req("task revert 01ARZ3NDEKTSV4RRFFQ69G5FAV", true, &r));
+	CHECK(r.op == CTL_TASK_REVERT);
+	CHECK(args_are(&r, "01ARZ3NDEKTSV4RRFFQ69G5FAV", NULL));
+	/* One-argument words take the rest of the line, like restart. */
+	CHECK(req("task cancel x y\n", false, &r) && r.op == CTL_TASK_CANCEL);
+	CHECK(args_are(&r, "x y", NULL));
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		CHECK(req(bad[i], false, &r));
+		if (r.op != CTL_UNKNOWN)
+			fprintf(stderr, "  \"%s\" was understood\n", bad[i]);
+		CHECK(r.op == CTL_UNKNOWN && r.arg == NULL && r.arg2 == NULL);
+	}
+}
+
 static void
 ctl_unknown_requests(void)
 {
@@ -387,6 +448,7 @@ main(void)
 {
 	static const struct unit_test tests[] = {
 	    {"control requests", ctl_requests},
+	    {"task control requests", ctl_task_requests},
 	    {"unknown control requests", ctl_unknown_requests},
 	    {"control request framing and length", ctl_framing},
 	    {"JSON escapes", jw_escapes},

@@ -79,10 +79,11 @@ taskdir_regular(int fd)
 int
 taskdir_create(int dir, const char *name, int flags)
 {
+	int mode = (flags & O_ACCMODE) == O_RDWR ? 0 : O_WRONLY;
+
 	return taskdir_regular(openat(dir, name,
-	                              O_WRONLY | O_APPEND | O_CREAT |
-	                                  O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC |
-	                                  flags,
+	                              mode | O_APPEND | O_CREAT | O_NOFOLLOW |
+	                                  O_NONBLOCK | O_CLOEXEC | flags,
 	                              0644));
 }
 

@@ -20,8 +20,8 @@
 int taskdir_open(const char *tasks, const char *id);
 
 /* Opens name in dir for writing (O_APPEND | O_CREAT plus flags, e.g.
- * O_EXCL or O_TRUNC), refusing symlinks and anything but a regular file.
- * Returns the fd or -1. */
+ * O_EXCL or O_TRUNC; O_RDWR to read it back too), refusing symlinks and
+ * anything but a regular file.  Returns the fd or -1. */
 int taskdir_create(int dir, const char *name, int flags);
 
 /*
@@ -53,7 +53,8 @@ void taskdir_record(int fd, const char *fmt, ...)
 int taskdir_put(int dir, const char *name, const char *buf, size_t len);
 
 /*
- * The last non-empty line written to fd (a log) after offset since,
+ * The last non-empty line written to fd (a log opened O_RDWR) after
+ * offset since,
  * through task_text() into out (room for TASK_TEXT_MAX + 1).  Returns its
  * length, 0 when there is none.
  */

@@ -256,7 +256,7 @@ tasks_begin(struct tasks *t, struct tasks_run *r, long long now, struct jw *w)
 		tasks_error(w, err);
 		return -1;
 	}
-	r->gitlog = taskdir_create(r->dir, "checkpoint.log", 0);
+	r->gitlog = taskdir_create(r->dir, "checkpoint.log", O_RDWR);
 	if (r->gitlog == -1)
 		log_msg("task %s: cannot open checkpoint.log (%s); git's "
 		        "errors go here",
@@ -409,7 +409,7 @@ tasks_revert(struct tasks *t, const char *id, size_t id_len, long long now,
 	t->run = r;
 	r->step = TASKS_REVERT;
 	memcpy(r->sha, st.sha, sizeof(r->sha));
-	r->gitlog = taskdir_create(dir, "checkpoint.log", 0);
+	r->gitlog = taskdir_create(dir, "checkpoint.log", O_RDWR);
 	jw_raw(w, "{\"ok\":true}");
 	log_msg("task %s: reverting to %s", r->id, r->sha);
 	if (taskstep_revert_begin(t, r, now) == 1)

@@ -541,7 +541,7 @@ sweep_newest_only(void)
 static void
 dir_files(void)
 {
-	char path[600];
+	char path[600], line[TASK_TEXT_MAX + 1];
 	size_t len;
 	char *buf;
 	int dir, fd;
@@ -571,6 +571,16 @@ dir_files(void)
 	CHECK(taskdir_create(dir, "steps", O_EXCL) == -1 && errno == EEXIST);
 	CHECK_STR(get("03000000000000000000000000", "steps"),
 	          "start\t5\nagent\t0\texited\n");
+	/* The last line of a log, written since an offset. */
+	fd = taskdir_create(dir, "checkpoint.log", O_RDWR);
+	CHECK(fd != -1);
+	CHECK(write(fd, "old error\n", 10) == 10);
+	CHECK(taskdir_last_line(fd, 10, line) == 0 && line[0] == '\0');
+	CHECK(write(fd, LIT("hint: x\nfatal: \x01"
+	                    "bad\n\n")) == 21);
+	CHECK(taskdir_last_line(fd, 10, line) == 11);
+	CHECK_STR(line, "fatal:  bad");
+	close(fd);
 	CHECK(taskdir_put(dir, "revert", "ok\n", 3) == 0);
 	CHECK_STR(get("03000000000000000000000000", "revert"), "ok\n");
 	close(dir);

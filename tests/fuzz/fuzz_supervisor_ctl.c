@@ -1,7 +1,8 @@
 /*
  * libFuzzer target: the supervisor's control-request parser and its JSON
- * writer.  Any bytes parse without reading past the buffer, a request
- * argument lies inside the line, and any bytes written as a JSON string
+ * writer.  Any bytes parse without reading past the buffer, request
+ * arguments lie inside the line and fit their request (task start: an id
+ * word and a timeout, neither empty), and any bytes written as a JSON string
  * give JSON the control plane's parser accepts, with valid UTF-8 coming
  * back unchanged.  The supervisor's sources are included directly.
  */
@@ -16,6 +17,37 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
+/* Task requests: the id is one word, the timeout the rest of the line,
+ * neither empty, both inside the line, in order. */
+static void
+check_args(const char *copy, size_t size, const struct ctl_req *r)
+{
+	const char *end = copy + size;
+
+	if (r->op == CTL_UNKNOWN || r->op == CTL_TOO_LONG) {
+		if (r->arg != NULL || r->arg2 != NULL)
+			__builtin_trap();
+		return;
+	}
+	if (r->op == CTL_TASK_START &&
+	    (r->arg < copy || r->arg_len == 0 || r->arg2 == NULL ||
+	     r->arg2_len == 0 || memchr(r->arg, ' ', r->arg_len) != NULL ||
+	     r->arg2 != r->arg + r->arg_len + 1 || r->arg2 + r->arg2_len > end))
+		__builtin_trap();
+	if ((r->op == CTL_TASK_CANCEL || r->op == CTL_TASK_REVERT) &&
+	    (r->arg < copy || r->arg_len == 0 || r->arg + r->arg_len > end ||
+	     r->arg2 != NULL))
+		__builtin_trap();
+	if ((r->op == CTL_PING || r->op == CTL_STATUS || r->op == CTL_RELOAD) &&
+	    (r->arg != NULL || r->arg2 != NULL))
+		__builtin_trap();
+	/* Arguments are never part of a line's '\n' or beyond it. */
+	if (r->arg != NULL && memchr(r->arg, '\n', r->arg_len) != NULL)
+		__builtin_trap();
+	if (r->arg2 != NULL && memchr(r->arg2, '\n', r->arg2_len) != NULL)
+		__builtin_trap();
+}
+
 static void
 check_request(const char *s, size_t size)
 {
@@ -29,6 +61,7 @@ check_request(const char *s, size_t size)
 	if (r.op == CTL_RESTART &&
 	    (r.arg < copy || r.arg_len == 0 || r.arg + r.arg_len > copy + size))
 		__builtin_trap();
+	check_args(copy, size, &r);
 	/* Without EOF it may wait for more, but not once it has a line. */
 	if (!ctl_parse(copy, size, false, &r) && memchr(copy, '\n', size))
 		__builtin_trap();

@@ -247,8 +247,8 @@ mk_task "$H" "$AGENT" edit t1
 T1=$ID T1D=$TD
 run_task 60
 [[ $(records "$TD") == "$ALL_RECORDS" ]] || t_err "records: $(records "$TD")"
-[[ $(rec "$TD" start) =~ ^start$TAB[0-9]{13}$ ]] || t_err "start record: $(rec "$TD" start)"
-[[ $(rec "$TD" end) =~ ^end$TAB[0-9]{13}${TAB}ended$ ]] || t_err "end record: $(rec "$TD" end)"
+[[ $(rec "$TD" start) =~ ^start${TAB}[0-9]{13}$ ]] || t_err "start record: $(rec "$TD" start)"
+[[ $(rec "$TD" end) =~ ^end${TAB}[0-9]{13}${TAB}ended$ ]] || t_err "end record: $(rec "$TD" end)"
 [[ $(rec "$TD" agent) == "agent${TAB}0${TAB}exited" ]] || t_err "agent record: $(rec "$TD" agent)"
 printf '%s\n' '{"type":"start","mode":"edit"}' '{"type":"result","ok":true}' >"$IT_TMP/want.out"
 cmp -s "$IT_TMP/want.out" "$TD/agent.out" || t_err "agent.out: $(head -c 300 "$TD/agent.out")"
@@ -278,7 +278,7 @@ t_begin "a task: files lists exactly the changed, added and deleted paths"
 t_end
 
 t_begin "a task: build passed with its output in build.log"
-[[ $(rec "$TD" build) =~ ^build${TAB}passed${TAB}0$TAB[0-9]+$ ]] || t_err "build record: $(rec "$TD" build)"
+[[ $(rec "$TD" build) =~ ^build${TAB}passed${TAB}0${TAB}[0-9]+$ ]] || t_err "build record: $(rec "$TD" build)"
 grep -q "^build: $" "$TD/build.log" && grep -q "^build stderr$" "$TD/build.log" ||
 	t_err "build.log: $(head -c 300 "$TD/build.log")"
 t_end
@@ -387,12 +387,12 @@ t_begin "build failed and build timeout"
 echo fail >"$IT_TMP/build.mode"
 mk_task "$H" "$AGENT" quick t5
 run_task
-[[ $(rec "$TD" build) =~ ^build${TAB}failed${TAB}3$TAB[0-9]+$ ]] || t_err "build record: $(rec "$TD" build)"
+[[ $(rec "$TD" build) =~ ^build${TAB}failed${TAB}3${TAB}[0-9]+$ ]] || t_err "build record: $(rec "$TD" build)"
 grep -q "^build: fail$" "$TD/build.log" || t_err "build.log: $(cat "$TD/build.log")"
 echo slow >"$IT_TMP/build.mode"
 mk_task "$H" "$AGENT" quick t6
 run_task
-[[ $(rec "$TD" build) =~ ^build${TAB}timeout${TAB}143$TAB([0-9]+)$ ]] || t_err "build record: $(rec "$TD" build)"
+[[ $(rec "$TD" build) =~ ^build${TAB}timeout${TAB}143${TAB}([0-9]+)$ ]] || t_err "build record: $(rec "$TD" build)"
 ms=${BASH_REMATCH[1]:-0}
 ((ms >= 2000 && ms < 4000)) || t_err "build took $ms ms, want ~2000 (the run.conf timeout)"
 [[ $(records "$TD") == "$ALL_RECORDS" ]] || t_err "records: $(records "$TD")"
@@ -425,7 +425,7 @@ expect_answer "task cancel $ID" '{"ok":true}'
 wait_until 30 ended "$TD" || t_err "did not end"
 rm -f "$IT_TMP/git.slow"
 [[ $(records "$TD") == "start phase:checkpoint checkpoint agent files end " ]] || t_err "records: $(records "$TD")"
-[[ $(rec "$TD" checkpoint) =~ ^checkpoint$TAB[0-9a-f]{40}$ ]] || t_err "checkpoint: $(rec "$TD" checkpoint)"
+[[ $(rec "$TD" checkpoint) =~ ^checkpoint${TAB}[0-9a-f]{40}$ ]] || t_err "checkpoint: $(rec "$TD" checkpoint)"
 [[ $(rec "$TD" agent) == "agent${TAB}0${TAB}cancelled" ]] || t_err "agent record: $(rec "$TD" agent)"
 [[ ! -e $IT_TMP/agent/t9.env ]] || t_err "the agent ran"
 t_end
@@ -550,7 +550,7 @@ mk_task "$H2" x
 printf 'start\t1\nphase\tcheckpoint\nchec' >"$TD/steps"
 CUT=$TD
 start_sup "$H2" || bail "no socket after the restart"
-[[ $(tail -n 1 "$T12D/steps") =~ ^end$TAB[0-9]{13}${TAB}interrupted$ ]] || t_err "last record: $(tail -n 1 "$T12D/steps")"
+[[ $(tail -n 1 "$T12D/steps") =~ ^end${TAB}[0-9]{13}${TAB}interrupted$ ]] || t_err "last record: $(tail -n 1 "$T12D/steps")"
 [[ $(records "$CUT") == "start phase:checkpoint chec end " ]] || t_err "a cut record not completed: $(records "$CUT")"
 ctl status
 [[ $(jans .task) == null ]] || t_err "status: $ANS"
@@ -570,7 +570,7 @@ ms=$(($(ms_now) - t0))
 dead "$agent_bg" || t_err "the agent's background child survived the shutdown"
 [[ $(records "$TD") == "start phase:checkpoint checkpoint phase:agent_running " ]] || t_err "records: $(records "$TD")"
 start_sup "$H2" || bail "no socket after the restart"
-[[ $(tail -n 1 "$TD/steps") =~ ^end$TAB[0-9]{13}${TAB}interrupted$ ]] || t_err "last record: $(tail -n 1 "$TD/steps")"
+[[ $(tail -n 1 "$TD/steps") =~ ^end${TAB}[0-9]{13}${TAB}interrupted$ ]] || t_err "last record: $(tail -n 1 "$TD/steps")"
 stop_sup
 t_end
 

@@ -79,12 +79,17 @@ taskdir_regular(int fd)
 int
 taskdir_create(int dir, const char *name, int flags)
 {
-	int mode = (flags & O_ACCMODE) == O_RDWR ? 0 : O_WRONLY;
+	int mode = (flags & O_ACCMODE) == O_RDWR ? 0 : O_WRONLY, fd, fl;
 
-	return taskdir_regular(openat(dir, name,
-	                              mode | O_APPEND | O_CREAT | O_NOFOLLOW |
-	                                  O_NONBLOCK | O_CLOEXEC | flags,
-	                              0644));
+	fd = taskdir_regular(openat(dir, name,
+	                            mode | O_APPEND | O_CREAT | O_NOFOLLOW |
+	                                O_NONBLOCK | O_CLOEXEC | flags,
+	                            0644));
+	/* O_NONBLOCK was for the open (a FIFO); the file becomes a child's
+	 * stdout, which should look like any other. */
+	if (fd != -1 && (fl = fcntl(fd, F_GETFL)) != -1)
+		fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+	return fd;
 }
 
 char *

@@ -36,7 +36,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,6 +49,9 @@
 #include "taskstep.h"
 
 #define TASKS_READS 16 /* pipe reads per loop turn */
+/* Reads after the child exited: its output is in the pipe buffer (64 KiB),
+ * and a stray writer elsewhere must not keep us here. */
+#define TASKS_DRAIN_READS 64
 
 int
 tasks_init(struct tasks *t, const char *home, const char *cgroup,
@@ -449,7 +451,7 @@ tasks_on_exit(struct tasks *t, pid_t pid, int status, long long now)
 	/* Whatever the step left behind in its group goes with it. */
 	killpg(pid, SIGKILL);
 	/* The child is gone: what it printed is in the pipe already. */
-	taskstep_read(r, UINT_MAX);
+	taskstep_read(r, TASKS_DRAIN_READS);
 	taskstep_close(&r->out);
 	proc_describe(status, what, sizeof(what));
 	log_msg("task %s: %s: pid %d %s", r->id, taskstep_names[r->step],

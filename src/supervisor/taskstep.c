@@ -377,6 +377,7 @@ taskstep_agent_begin(struct tasks *t, struct tasks_run *r, long long now)
 	free(r->argbuf);
 	free(r->envbuf);
 	r->argbuf = r->envbuf = NULL;
+	r->argv[0] = r->env[0] = NULL;
 	return rc;
 }
 

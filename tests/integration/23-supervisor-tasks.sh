@@ -146,6 +146,9 @@ mode=$1 tag=$2
 echo "{\"type\":\"start\",\"mode\":\"$mode\"}"
 echo "agent stderr: $mode" >&2
 env >"$AGENT_OUT/$tag.env"
+fds="$(readlink /proc/$$/fd/1) $(awk '/^flags/ { print $2 }' /proc/$$/fdinfo/1)
+$(readlink /proc/$$/fd/2) $(awk '/^flags/ { print $2 }' /proc/$$/fdinfo/2)"
+echo "$fds" >"$AGENT_OUT/$tag.fds"
 sleep 300 &
 echo $! >"$AGENT_OUT/$tag.bg"
 case $mode in
@@ -291,7 +294,14 @@ ctl status
 [[ $(jans .task) == null ]] || t_err "status after the task: $ANS"
 t_end
 
-t_begin "a task: the agent's environment; its background child dies with it"
+t_begin "a task: the agent's environment and stdout/stderr; its background child dies with it"
+# fd 1 and 2 are the files themselves: write-only, appending, blocking.
+while read -r path flags; do
+	(((8#$flags & 3) == 1 && (8#$flags & 8#2000) && !(8#$flags & 8#4000))) ||
+		t_err "$path opened with flags $flags"
+done <"$IT_TMP/agent/t1.fds"
+[[ $(awk '{ print $1 }' "$IT_TMP/agent/t1.fds" | tr '\n' ' ') == "$T1D/agent.out $T1D/agent.log " ]] ||
+	t_err "fds 1 and 2: $(cat "$IT_TMP/agent/t1.fds")"
 E=$IT_TMP/agent/t1.env
 grep -qx "OPENAI_API_KEY=sk-task" "$E" || t_err "the env file's OPENAI_API_KEY is missing"
 grep -qx "VISIBLE_VAR=from-env-file" "$E" || t_err "the env file did not override VISIBLE_VAR"

@@ -62,7 +62,7 @@ struct derive {
 	int agent_code;
 	char how[16];
 	int64_t started_ms, ended_ms;
-	char ckpt[48], ckpt_err[256];
+	char ckpt[72], ckpt_err[256];
 	struct jv *files;
 	int64_t nfiles;
 	bool built;
@@ -377,8 +377,9 @@ on_record(struct emit_ctx *x, struct derive *d, char *line)
 		if (strcmp(f[1], "agent_running") == 0)
 			d->in_agent = true;
 	} else if (strcmp(f[0], "checkpoint") == 0) {
-		bool hex = strlen(f[1]) == 40 &&
-		           strspn(f[1], "0123456789abcdef") == 40;
+		size_t n = strlen(f[1]); /* SHA-1, or SHA-256 repositories */
+		bool hex = (n == 40 || n == 64) &&
+		           strspn(f[1], "0123456789abcdef") == n;
 		snprintf(d->ckpt, sizeof(d->ckpt), "%s", hex ? f[1] : "");
 		snprintf(d->ckpt_err, sizeof(d->ckpt_err), "%s", f[2]);
 	} else if (strcmp(f[0], "agent") == 0 && !d->agent_done) {

@@ -112,7 +112,7 @@ struct task {
 	int64_t timeout_s;
 	char status[16]; /* running succeeded failed cancelled */
 	char failure_reason[32];
-	char checkpoint_id[48];
+	char checkpoint_id[72];
 	char *prompt;
 	char *result;
 	int64_t created_at;

@@ -102,15 +102,15 @@ for ty in status message tool done; do
 done
 ev_table "$IT_TMP/qs.sse" | grep -qP '\tstatus\t\{"phase":"agent_running"\}' ||
 	t_err "no agent_running phase"
-ev_table "$IT_TMP/qs.sse" | grep -qP '\ttool\t.*"path":"src/App\.tsx"' ||
-	t_err "no tool event naming src/App.tsx"
+ev_table "$IT_TMP/qs.sse" | grep -qP '\ttool\t.*"path":"src/App\.jsx"' ||
+	t_err "no tool event naming src/App.jsx"
 grep -q $'^: ' "$IT_TMP/qs.sse" && note "(a heartbeat arrived)"
 t_end
 
 t_begin "quickstart: the result says what happened"
 wait_task "$SB" "$T" 60
 expect_json .status succeeded && expect_json .id "$T" &&
-	expect_jq '.files_changed | index("src/App.tsx") != null' 'src/App.tsx in files_changed' &&
+	expect_jq '.files_changed | index("src/App.jsx") != null' 'src/App.jsx in files_changed' &&
 	expect_jq '.agent_message_final | length > 0' 'a final agent message' &&
 	expect_jq '.checkpoint_id | test("^[0-9a-f]{40}$")' 'a checkpoint id' &&
 	expect_json .tokens.input 1200 && expect_json .tokens.output 340 &&
@@ -128,15 +128,15 @@ t_begin "quickstart: the app shows the change through its preview URL"
 ok=
 for ((i = 0; i < 40; i++)); do
 	page=$(curl -s --max-time 5 -H "Host: s-$SB-3000.preview.localhost" \
-		"http://127.0.0.1:$EDGE_PORT/src/App.tsx")
+		"http://127.0.0.1:$EDGE_PORT/src/App.jsx")
 	if grep -q 'Todo list' <<<"$page" && grep -q localStorage <<<"$page"; then
 		ok=1
 		break
 	fi
 	sleep 0.5
 done
-[[ -n $ok ]] || t_err "the preview's src/App.tsx does not show the todo list: ${page:0:300}"
-ws_file "$SB" src/App.tsx | grep -q 'Todo list' || t_err "the workspace's App.tsx was not changed"
+[[ -n $ok ]] || t_err "the preview's src/App.jsx does not show the todo list: ${page:0:300}"
+ws_file "$SB" src/App.jsx | grep -q 'Todo list' || t_err "the workspace's App.jsx was not changed"
 t_end
 
 t_begin "the checkpoint is a private ref: HEAD and the branch did not move"
@@ -326,7 +326,9 @@ kill -9 "$DAEMON_PID"
 wait "$DAEMON_PID" 2>/dev/null
 DAEMON_PID=
 sleep 1
-start_daemon SANDBOXD_IMAGE="$TEST_IMAGE" SANDBOXD_API_TOKENS="it=$TOKEN" ||
+# The first start's token (stored hashed) still authenticates.
+start_daemon SANDBOXD_IMAGE="$TEST_IMAGE" HTTP_PORT=$EDGE_PORT \
+	SANDBOXD_EDGE_ADDR=127.0.0.1 -SANDBOXD_API_TOKENS ||
 	bail "the daemon did not restart"
 wait_task "$SB2" "$T9" 40
 expect_json .status succeeded &&
@@ -393,6 +395,7 @@ t_end
 t_begin "an agent killed for memory ends the task as oom_killed"
 stop_daemon
 new_data_dir
+TOKEN=$IT_TOKEN
 start_daemon SANDBOXD_IMAGE="$TEST_IMAGE" SANDBOXD_MEMORY_MB=192 ||
 	bail "the daemon did not start"
 create_app oom '"runtime_preset":"static"'

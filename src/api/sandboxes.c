@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "api/api.h"
+#include "core/task.h"
 #include "core/preview.h"
 #include "core/runtime.h"
 #include "lib/clock.h"
@@ -77,7 +78,7 @@ struct jv *
 api_sandbox_json(struct core *c, const struct sandbox *sb)
 {
 	struct jv *o = jv_obj(), *ports = jv_arr(), *rt = NULL, *procs;
-	char ws[4200];
+	char ws[4200], task[ULID_LEN + 1];
 
 	if (strcmp(sb->status, "running") == 0)
 		rt = runtime_status(c, sb->id);
@@ -108,6 +109,8 @@ api_sandbox_json(struct core *c, const struct sandbox *sb)
 	jv_set(o, "manifest", manifest_json(sb));
 	jv_free(rt);
 	jv_set_str(o, "idle_policy", sb->idle_policy);
+	if (task_active_id(c, sb->id, task))
+		jv_set_str(o, "active_task_id", task);
 	set_time(o, "created_at", sb->created_at);
 	set_time(o, "updated_at", sb->updated_at);
 	set_time(o, "last_active_at", sb->last_active_at);

@@ -1304,7 +1304,7 @@ task_revert(struct core *c, const char *sandbox_id, const char *id,
 }
 
 bool
-task_running_on(struct core *c, const char *sandbox_id)
+task_active_id(struct core *c, const char *sandbox_id, char id[ULID_LEN + 1])
 {
 	bool found = false;
 
@@ -1313,10 +1313,20 @@ task_running_on(struct core *c, const char *sandbox_id)
 	pthread_mutex_lock(&c->tasks->mu);
 	for (struct live *lv = c->tasks->lives; lv; lv = lv->next)
 		if (strcmp(lv->row.sandbox_id, sandbox_id) == 0 &&
-		    !lv->finished && !lv->log.done)
+		    !lv->finished && !lv->log.done) {
+			snprintf(id, ULID_LEN + 1, "%s", lv->row.id);
 			found = true;
+		}
 	pthread_mutex_unlock(&c->tasks->mu);
 	return found;
+}
+
+bool
+task_running_on(struct core *c, const char *sandbox_id)
+{
+	char id[ULID_LEN + 1];
+
+	return task_active_id(c, sandbox_id, id);
 }
 
 struct forget {

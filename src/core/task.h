@@ -64,6 +64,9 @@ int task_revert(struct core *c, const char *sandbox_id, const char *id,
                 struct err *e);
 /* True while the sandbox runs a task (for the reapers). */
 bool task_running_on(struct core *c, const char *sandbox_id);
+/* The id of the task the sandbox runs, if any. */
+bool task_active_id(struct core *c, const char *sandbox_id,
+                    char id[ULID_LEN + 1]);
 /* The sandbox is being deleted: its tasks and their logs go too. */
 void task_forget_sandbox(struct core *c, const char *sandbox_id);
 

@@ -34,4 +34,13 @@ void store_fill_text(sqlite3_stmt *st, void *out);
 int store_one(sqlite3_stmt *st, void (*fill)(sqlite3_stmt *, void *),
               void *out);
 
+/*
+ * Steps and finalizes st, filling one element of `size` bytes per row
+ * into a new array (*rows, *n; free it).  Callers collect under the lock
+ * and run their callbacks after it, so a callback may use the store.
+ * 0, or -1 (st NULL, out of memory).
+ */
+int store_collect(sqlite3_stmt *st, size_t size,
+                  void (*fill)(sqlite3_stmt *, void *), void **rows, size_t *n);
+
 #endif

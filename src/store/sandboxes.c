@@ -178,34 +178,18 @@ int
 store_sandbox_list(struct store *s, int (*fn)(const struct sandbox *, void *),
                    void *arg)
 {
-	struct sandbox *rows = NULL, sb;
-	size_t n = 0, cap = 0;
-	sqlite3_stmt *st;
-	int rc = 0;
+	struct sandbox *rows;
+	size_t n;
+	int rc;
 
 	/*
 	 * Rows are collected first and the callbacks run without the lock:
 	 * reconcile calls Docker and writes rows from inside them.
 	 */
 	LOCK(s);
-	st = store_prep(s, "SELECT " SB_COLS SB_FROM "ORDER BY s.id", "");
-	while (st && sqlite3_step(st) == SQLITE_ROW) {
-		if (n == cap) {
-			struct sandbox *p;
-			cap = cap ? cap * 2 : 16;
-			p = realloc(rows, cap * sizeof(*rows));
-			if (p == NULL) {
-				rc = -1;
-				break;
-			}
-			rows = p;
-		}
-		sandbox_from_row(st, &sb);
-		rows[n++] = sb;
-	}
-	if (st == NULL)
-		rc = -1;
-	sqlite3_finalize(st);
+	rc = store_collect(
+	    store_prep(s, "SELECT " SB_COLS SB_FROM "ORDER BY s.id", ""),
+	    sizeof(*rows), sandbox_from_row, (void **)&rows, &n);
 	UNLOCK(s);
 	for (size_t i = 0; rc == 0 && i < n; i++)
 		if (fn(&rows[i], arg) != 0)

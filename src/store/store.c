@@ -224,3 +224,31 @@ store_meta_set(struct store *s, const char *key, const char *val)
 	UNLOCK(s);
 	return rc;
 }
+
+int
+store_collect(sqlite3_stmt *st, size_t size,
+              void (*fill)(sqlite3_stmt *, void *), void **rows, size_t *n)
+{
+	char *arr = NULL;
+	size_t cap = 0;
+	int rc = st ? 0 : -1;
+
+	*n = 0;
+	while (st && sqlite3_step(st) == SQLITE_ROW) {
+		if (*n == cap) {
+			char *p;
+			cap = cap ? cap * 2 : 16;
+			p = realloc(arr, cap * size);
+			if (p == NULL) {
+				rc = -1;
+				break;
+			}
+			arr = p;
+		}
+		fill(st, arr + *n * size);
+		++*n;
+	}
+	sqlite3_finalize(st);
+	*rows = arr;
+	return rc;
+}

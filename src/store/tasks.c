@@ -90,24 +90,11 @@ static int
 task_each(struct store *s, sqlite3_stmt *st,
           int (*fn)(const struct task *, void *), void *arg)
 {
-	struct task *rows = NULL;
-	size_t n = 0, cap = 0;
-	int rc = st ? 0 : -1;
+	struct task *rows;
+	size_t n;
+	int rc =
+	    store_collect(st, sizeof(*rows), task_from_row, (void **)&rows, &n);
 
-	while (st && sqlite3_step(st) == SQLITE_ROW) {
-		if (n == cap) {
-			struct task *p;
-			cap = cap ? cap * 2 : 16;
-			p = realloc(rows, cap * sizeof(*rows));
-			if (p == NULL) {
-				rc = -1;
-				break;
-			}
-			rows = p;
-		}
-		task_from_row(st, &rows[n++]);
-	}
-	sqlite3_finalize(st);
 	UNLOCK(s);
 	for (size_t i = 0; i < n; i++) {
 		if (rc == 0 && fn(&rows[i], arg) != 0)

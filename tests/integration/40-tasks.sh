@@ -53,10 +53,21 @@ ids_contiguous() {
 
 ws_file() { cat "$DATA/workspaces/$1/workspace/app/$2" 2>/dev/null; }
 
+kill9_daemon() {
+	kill -9 "$DAEMON_PID"
+	wait "$DAEMON_PID" 2>/dev/null
+	DAEMON_PID=
+}
+
+# The same settings; the first start's token (stored hashed) still works.
+restart_daemon() {
+	start_daemon SANDBOXD_IMAGE="$TEST_IMAGE" HTTP_PORT=$EDGE_PORT \
+		SANDBOXD_EDGE_ADDR=127.0.0.1 -SANDBOXD_API_TOKENS ||
+		bail "the daemon did not (re)start: $(tail -n 5 "$DAEMON_ERR")"
+}
+
 EDGE_PORT=$(free_port)
-start_daemon SANDBOXD_IMAGE="$TEST_IMAGE" HTTP_PORT=$EDGE_PORT \
-	SANDBOXD_EDGE_ADDR=127.0.0.1 -SANDBOXD_API_TOKENS ||
-	bail "the daemon did not start: $(tail -n 5 "$DAEMON_ERR")"
+restart_daemon
 
 # --- the seeds, verbatim (only the values of API and SANDBOXD_TOKEN differ) ---
 export API=$API_URL
@@ -232,6 +243,8 @@ submit "$SB2" '{"prompt":"[[fake:sleep=30]] long"}'
 T4=$TASK_ID
 api POST "/v1/sandboxes/$SB2/tasks" '{"prompt":"another"}'
 expect_status 409 && expect_envelope task_in_progress
+api GET "/v1/sandboxes/$SB2"
+expect_json .active_task_id "$T4"
 t_end
 
 t_begin "cancel stops the agent's whole process group"
@@ -322,14 +335,9 @@ t_begin "kill -9 of the daemon mid-task: after a restart the task completes, eve
 submit "$SB2" '{"prompt":"[[fake:sleep=5]] [[fake:write=after-kill.txt]]"}'
 T9=$TASK_ID
 sleep 2
-kill -9 "$DAEMON_PID"
-wait "$DAEMON_PID" 2>/dev/null
-DAEMON_PID=
+kill9_daemon
 sleep 1
-# The first start's token (stored hashed) still authenticates.
-start_daemon SANDBOXD_IMAGE="$TEST_IMAGE" HTTP_PORT=$EDGE_PORT \
-	SANDBOXD_EDGE_ADDR=127.0.0.1 -SANDBOXD_API_TOKENS ||
-	bail "the daemon did not restart"
+restart_daemon
 wait_task "$SB2" "$T9" 40
 expect_json .status succeeded &&
 	expect_jq '.files_changed | index("after-kill.txt") != null' 'after-kill.txt changed'
@@ -339,6 +347,23 @@ for ((i = 1; i <= 5; i++)); do
 	c=$(ev_table "$IT_TMP/k.sse" | grep -c "working.* $i\"")
 	[[ $c == 1 ]] || t_err "message 'working… $i' appears $c times"
 done
+t_end
+
+t_begin "a task that ends while the daemon is down is finished at the next start"
+submit "$SB2" '{"prompt":"[[fake:sleep=1]] [[fake:write=while-down.txt]]"}'
+T10=$TASK_ID
+steps=$DATA/workspaces/$SB2/.sandboxd/tasks/$T10/steps
+wait_until 30 test -s "$steps" || t_err "the supervisor did not get the task"
+kill9_daemon
+wait_until 30 grep -q '^end' "$steps" ||
+	t_err "the supervisor did not finish the task on its own: $(cat "$steps" 2>&1)"
+restart_daemon
+wait_task "$SB2" "$T10" 20
+expect_json .status succeeded &&
+	expect_jq '.files_changed == ["while-down.txt"]' 'files_changed = while-down.txt'
+events "$SB2" "$T10" "$IT_TMP/w.sse"
+why=$(ids_contiguous "$IT_TMP/w.sse" 0) || t_err "ids: $why"
+ev_table "$IT_TMP/w.sse" | grep -q $'\tmessage\t.*working' || t_err "the agent's messages are missing"
 t_end
 
 t_begin "bad input: envelope errors, nothing started"

@@ -181,7 +181,64 @@ api_keys_by_hash(void)
 	cleanup(s);
 }
 
+static int
+collect_ids(const struct task *t, void *arg)
+{
+	strcat(arg, t->id);
+	strcat(arg, t->result ? "+" : "-");
+	return 0;
+}
+
+static void
+task_rows(void)
+{
+	struct store *s = fresh();
+	struct task a, b, got;
+	char ids[256] = "", want[256];
+
+	memset(&a, 0, sizeof(a));
+	snprintf(a.id, sizeof(a.id), "01ARZ3NDEKTSV4RRFFQ69G5FA1");
+	snprintf(a.sandbox_id, sizeof(a.sandbox_id),
+	         "01ARZ3NDEKTSV4RRFFQ69G5FS1");
+	snprintf(a.agent, sizeof(a.agent), "opencode");
+	snprintf(a.status, sizeof(a.status), "running");
+	a.prompt = "hello";
+	a.timeout_s = 600;
+	a.created_at = 1;
+	b = a;
+	snprintf(b.id, sizeof(b.id), "01ARZ3NDEKTSV4RRFFQ69G5FA2");
+	CHECK(store_task_insert(s, &a) == 0);
+	/* One running task per sandbox. */
+	CHECK(store_task_insert(s, &b) == STORE_CONFLICT);
+	CHECK(store_task_finish(s, a.id, "succeeded", "", "abc", "{\"x\":1}",
+	                        5) == 0);
+	/* Only a running task finishes, once. */
+	CHECK(store_task_finish(s, a.id, "failed", "internal", "", "{}", 6) ==
+	      STORE_NOT_FOUND);
+	CHECK(store_task_insert(s, &b) == 0);
+	CHECK(store_task_get(s, a.sandbox_id, a.id, &got) == 0);
+	CHECK_STR(got.status, "succeeded");
+	CHECK_STR(got.checkpoint_id, "abc");
+	CHECK_STR(got.result, "{\"x\":1}");
+	CHECK_STR(got.prompt, "hello");
+	CHECK(got.finished_at == 5 && got.timeout_s == 600);
+	store_task_release(&got);
+	CHECK(store_task_get(s, "01ARZ3NDEKTSV4RRFFQ69G5FS2", a.id, &got) ==
+	      STORE_NOT_FOUND);
+	CHECK(store_task_list(s, a.sandbox_id, 10, collect_ids, ids) == 0);
+	snprintf(want, sizeof(want), "%s-%s+", b.id, a.id); /* newest first */
+	CHECK_STR(ids, want);
+	ids[0] = '\0';
+	CHECK(store_task_list_running(s, collect_ids, ids) == 0);
+	snprintf(want, sizeof(want), "%s-", b.id);
+	CHECK_STR(ids, want);
+	CHECK(store_task_delete_sandbox(s, a.sandbox_id) == 0);
+	CHECK(store_task_get(s, NULL, b.id, &got) == STORE_NOT_FOUND);
+	cleanup(s);
+}
+
 static const struct unit_test tests[] = {
+    {"task rows", task_rows},
     {"migrations are idempotent", migrations_are_idempotent},
     {"apps are scoped by owner", apps_are_scoped_by_owner},
     {"one sandbox per app", one_sandbox_per_app},

@@ -1066,12 +1066,11 @@ starter_spawn(struct core *c, const struct task *row, bool cont)
 
 /* ---- API -------------------------------------------------------------- */
 
+/* Stops at the first earlier task of the same agent. */
 static int
-count_one(const struct task *t, void *arg)
+same_agent(const struct task *t, void *arg)
 {
-	(void)t;
-	++*(int *)arg;
-	return 1;
+	return strcmp(t->agent, arg) == 0;
 }
 
 static bool
@@ -1132,8 +1131,8 @@ task_submit(struct core *c, const char *sandbox_id,
 {
 	struct sandbox sb;
 	struct live *lv;
-	int prior = 0, rc;
-	bool cont;
+	bool cont, prior;
+	int rc;
 
 	if (validate(c->cfg, r, out, e) < 0)
 		return -1;
@@ -1156,8 +1155,10 @@ task_submit(struct core *c, const char *sandbox_id,
 		return err_set(e, 409, "sandbox_not_running",
 		               "sandbox is %s; cannot run a task", sb.status);
 	}
-	store_task_list(c->store, sandbox_id, 1, count_one, &prior);
-	cont = r->cont < 0 ? prior > 0 : r->cont > 0;
+	/* Continuing means the same agent's last session in this sandbox. */
+	prior = store_task_list(c->store, sandbox_id, TASK_HISTORY_MAX,
+	                        same_agent, out->agent) > 0;
+	cont = r->cont < 0 ? prior : r->cont > 0;
 	ulid_new(out->id);
 	snprintf(out->sandbox_id, sizeof(out->sandbox_id), "%s", sandbox_id);
 	snprintf(out->status, sizeof(out->status), "running");

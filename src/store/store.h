@@ -125,7 +125,10 @@ int store_task_insert(struct store *s, const struct task *t);
 /* sandbox_id NULL matches any sandbox. */
 int store_task_get(struct store *s, const char *sandbox_id, const char *id,
                    struct task *out);
-/* Newest first, at most max rows; fn must not keep t's strings. */
+/*
+ * Newest first, at most max rows; fn must not keep t's strings and
+ * returns non-zero to stop (then the result is 1).
+ */
 int store_task_list(struct store *s, const char *sandbox_id, int max,
                     int (*fn)(const struct task *, void *), void *arg);
 /* Every running task, oldest first. */

@@ -102,7 +102,7 @@ task_each(struct store *s, sqlite3_stmt *st,
 		store_task_release(&rows[i]);
 	}
 	free(rows);
-	return rc < 0 ? -1 : 0;
+	return rc; /* -1, 0, or 1 when fn stopped early */
 }
 
 int

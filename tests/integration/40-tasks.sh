@@ -320,6 +320,14 @@ log=$DATA/workspaces/$SB2/.sandboxd/tasks/$T8/agent.log
 argv=$(grep -m1 fake_argv "$log")
 jq -e '.fake_argv | index("--append-system-prompt") != null and index("--model") != null' <<<"$argv" >/dev/null ||
 	t_err "claude's argv lacks the system prompt or model: ${argv:0:300}"
+# Earlier tasks in this sandbox were OpenCode's: nothing of Claude's to continue.
+jq -e '.fake_argv | index("--continue") == null' <<<"$argv" >/dev/null ||
+	t_err "claude's first task continues a session: ${argv:0:300}"
+submit "$SB2" '{"prompt":"[[fake:write=claude2.txt]]","agent":"claude-code"}'
+wait_task "$SB2" "$TASK_ID" 60
+argv=$(grep -m1 fake_argv "$DATA/workspaces/$SB2/.sandboxd/tasks/$TASK_ID/agent.log")
+jq -e '.fake_argv | index("--continue") != null' <<<"$argv" >/dev/null ||
+	t_err "claude's second task does not continue its session: ${argv:0:300}"
 jq -e '.fake_argv | map(select(test("0.0.0.0:3000") and test("sandbox.yaml"))) | length == 1' <<<"$argv" >/dev/null ||
 	t_err "the system prompt does not name the port and sandbox.yaml"
 t_end

@@ -23,6 +23,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -680,6 +681,35 @@ live_free(struct tasks *ts, struct live *lv)
 	free(lv);
 }
 
+/* Records why the task ends unless a reason is there (ts->mu held). */
+static void
+fail_locked(struct live *lv, const char *reason, const char *msg)
+{
+	if (lv->fail_reason[0])
+		return;
+	snprintf(lv->fail_reason, sizeof(lv->fail_reason), "%s", reason);
+	snprintf(lv->fail_msg, sizeof(lv->fail_msg), "%s", msg);
+}
+
+static void set_fail(struct tasks *ts, struct live *lv, const char *reason,
+                     const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static void
+set_fail(struct tasks *ts, struct live *lv, const char *reason, const char *fmt,
+         ...)
+{
+	char msg[sizeof(lv->fail_msg)];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	pthread_mutex_lock(&ts->mu);
+	fail_locked(lv, reason, msg);
+	pthread_mutex_unlock(&ts->mu);
+}
+
 /* Once a second: sandbox gone, overdue, activity. */
 static void
 live_tick(struct core *c, struct live *lv)
@@ -688,19 +718,21 @@ live_tick(struct core *c, struct live *lv)
 	int rc;
 
 	preview_activity(c, lv->row.sandbox_id);
-	if (lv->fail_reason[0] || lv->d.ended)
+	if (lv->d.ended)
 		return;
 	rc = store_sandbox_get(c->store, lv->row.sandbox_id, &sb);
 	if (rc == 0 && strcmp(sb.status, "running") != 0) {
 		bool oom = sb.oom_killed ||
 		           strcmp(sb.status_reason, "oom_killed") == 0;
-		snprintf(lv->fail_reason, sizeof(lv->fail_reason), "%s",
-		         oom ? "oom_killed" : "sandbox_stopped");
-		snprintf(lv->fail_msg, sizeof(lv->fail_msg),
-		         oom ? "the sandbox was killed because it ran out of "
-		               "memory"
-		             : "the sandbox stopped (%s) while the task ran",
-		         sb.status_reason[0] ? sb.status_reason : sb.status);
+		if (oom)
+			set_fail(c->tasks, lv, "oom_killed",
+			         "the sandbox was killed because it ran out of "
+			         "memory");
+		else
+			set_fail(c->tasks, lv, "sandbox_stopped",
+			         "the sandbox stopped (%s) while the task ran",
+			         sb.status_reason[0] ? sb.status_reason
+			                             : sb.status);
 	} else if (clock_mono_ms() > lv->deadline_mono) {
 		char line[96];
 		struct jv *ans = NULL;
@@ -709,8 +741,7 @@ live_tick(struct core *c, struct live *lv)
 		if (runtime_request(lv->ws, line, RUNTIME_TIMEOUT_MS, &ans,
 		                    &e) == 0)
 			jv_free(ans);
-		snprintf(lv->fail_reason, sizeof(lv->fail_reason), "internal");
-		snprintf(lv->fail_msg, sizeof(lv->fail_msg),
+		set_fail(c->tasks, lv, "internal",
 		         "the sandbox reported no result within the task's "
 		         "timeout plus %ds",
 		         TASK_WINDOW_EXTRA_S);
@@ -749,12 +780,9 @@ live_turn(struct core *c, struct live *lv, bool tick)
 	failing = lv->fail_reason[0] != '\0';
 	pthread_mutex_unlock(&ts->mu);
 	if (lv->d.ended || failing || lv->d.corrupt) {
-		if (lv->d.corrupt && !failing) {
-			snprintf(lv->fail_reason, sizeof(lv->fail_reason),
-			         "internal");
-			snprintf(lv->fail_msg, sizeof(lv->fail_msg),
+		if (lv->d.corrupt && !failing)
+			set_fail(ts, lv, "internal",
 			         "the task's step records are malformed");
-		}
 		if (failing && (started || lv->d.opened))
 			derive_step(ts, lv); /* what is there, first */
 		return finish(ts, c, lv) == 0;
@@ -885,11 +913,8 @@ request_fail(struct core *c, const char *id, const char *reason,
 
 	pthread_mutex_lock(&ts->mu);
 	for (struct live *lv = ts->lives; lv; lv = lv->next)
-		if (strcmp(lv->row.id, id) == 0 && !lv->fail_reason[0]) {
-			snprintf(lv->fail_reason, sizeof(lv->fail_reason), "%s",
-			         reason);
-			snprintf(lv->fail_msg, sizeof(lv->fail_msg), "%s", msg);
-		}
+		if (strcmp(lv->row.id, id) == 0)
+			fail_locked(lv, reason, msg);
 	pthread_mutex_unlock(&ts->mu);
 	wake(ts);
 }

@@ -92,8 +92,9 @@ struct live {
 	char fail_msg[384];
 	/* The follower's own. */
 	bool finished;
-	bool cancel_seen;       /* cancelled, as last read under ts->mu */
-	bool sb_oom;            /* Docker saw an OOM kill in the sandbox */
+	bool cancel_seen; /* cancelled, as last read under ts->mu */
+	bool sb_oom;      /* Docker saw an OOM kill in the sandbox */
+	char end_reason[32], end_msg[384]; /* fail_* when it ended */
 	struct jv *done_result; /* the log's done event after a restart */
 };
 
@@ -490,12 +491,12 @@ classify(struct live *lv, struct outcome *o)
 	o->status = "succeeded";
 	o->reason = NULL;
 	o->msg[0] = '\0';
-	if (lv->fail_reason[0]) {
-		o->status = strcmp(lv->fail_reason, "cancelled") == 0
+	if (lv->end_reason[0]) {
+		o->status = strcmp(lv->end_reason, "cancelled") == 0
 		                ? "cancelled"
 		                : "failed";
-		o->reason = lv->fail_reason;
-		snprintf(o->msg, sizeof(o->msg), "%s", lv->fail_msg);
+		o->reason = lv->end_reason;
+		snprintf(o->msg, sizeof(o->msg), "%s", lv->end_msg);
 	} else if (d->interrupted || !d->agent_done) {
 		o->status = "failed";
 		o->reason = "sandbox_stopped";
@@ -783,6 +784,11 @@ live_turn(struct core *c, struct live *lv, bool tick)
 		if (lv->d.corrupt && !failing)
 			set_fail(ts, lv, "internal",
 			         "the task's step records are malformed");
+		/* From here on the reason is ours to read without the lock. */
+		pthread_mutex_lock(&ts->mu);
+		memcpy(lv->end_reason, lv->fail_reason, sizeof(lv->end_reason));
+		memcpy(lv->end_msg, lv->fail_msg, sizeof(lv->end_msg));
+		pthread_mutex_unlock(&ts->mu);
 		if (failing && (started || lv->d.opened))
 			derive_step(ts, lv); /* what is there, first */
 		return finish(ts, c, lv) == 0;

@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "agent/internal.h"
+#include "lib/utf8.h"
 
 static const char claude_no_message[] = "agent error (no message)";
 
@@ -72,7 +73,7 @@ claude_system(struct agent_parser *p, const struct jv *line)
 		return;
 	jv_set_str(data, "phase", "model");
 	jv_set(data, "model",
-	       jv_new_str_lossy(model, agent_clip(model, len, AGENT_NAME_MAX)));
+	       jv_new_str_lossy(model, utf8_clip(model, len, AGENT_NAME_MAX)));
 	p->emit(p->ctx, "status", data);
 }
 

@@ -67,7 +67,6 @@ void agent_parts_release(struct agent_parts *t);
 /* parse.c, for the format files */
 /* "pending" … "error" → enum agent_tool_status; -1 for anything else. */
 int agent_tool_status_parse(const char *s);
-size_t agent_clip(const char *s, size_t len, size_t max);
 char *agent_strndup(const char *s, size_t len, size_t max);
 void agent_buf_add(struct buf *b, const char *s, size_t len);
 const char *agent_str(const struct jv *obj, const char *key, size_t *len);

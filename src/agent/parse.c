@@ -5,11 +5,11 @@
  * one place; the outcome is drawn up at the end.
  *
  * Lines are parsed by our JSON library, which refuses text that is not
- * UTF-8.  A line that fails to parse and holds bytes outside ASCII is
- * retried once with those bytes made valid (U+FFFD), so one stray byte
- * in a file an agent printed loses a character, not the whole event.
- * Strings we hold were parsed, hence valid UTF-8, and are only ever cut
- * on a character boundary, so every event is valid UTF-8.
+ * UTF-8.  A line that fails to parse and is not UTF-8, or holds a NUL,
+ * is retried once with those bytes made U+FFFD, so one stray byte in a
+ * file an agent printed loses a character, not the whole event.  Strings
+ * we hold were parsed, hence valid UTF-8, and are only ever cut on a
+ * character boundary (utf8_clip), so every event is valid UTF-8.
  *
  * Rejected: keeping the raw lines (the final message is rebuilt from
  * what each part said last, which is all the outcome needs), and
@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "agent/internal.h"
+#include "lib/utf8.h"
 
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -94,26 +95,13 @@ agent_parser_free(struct agent_parser *p)
 	free(p);
 }
 
-/* The longest prefix of s, at most max bytes, that ends on a character
- * boundary (s is UTF-8). */
-size_t
-agent_clip(const char *s, size_t len, size_t max)
-{
-	if (len <= max)
-		return len;
-	len = max;
-	while (len > 0 && ((unsigned char)s[len] & 0xc0) == 0x80)
-		len--;
-	return len;
-}
-
 /* A NUL-terminated copy of s cut to max bytes, or NULL. */
 char *
 agent_strndup(const char *s, size_t len, size_t max)
 {
 	char *d;
 
-	len = agent_clip(s, len, max);
+	len = utf8_clip(s, len, max);
 	d = malloc(len + 1);
 	if (d == NULL)
 		return NULL;
@@ -126,7 +114,7 @@ agent_strndup(const char *s, size_t len, size_t max)
 void
 agent_buf_add(struct buf *b, const char *s, size_t len)
 {
-	buf_append(b, s, agent_clip(s, len, b->max - b->len));
+	buf_append(b, s, utf8_clip(s, len, b->max - b->len));
 }
 
 /* obj[key] when it is a non-empty string, else NULL. */
@@ -207,7 +195,7 @@ agent_emit_message(struct agent_parser *p, bool error, const char *s,
 		return;
 	jv_set_str(data, "role", error ? "agent_error" : "agent");
 	jv_set(data, "text",
-	       jv_new_str_lossy(s, agent_clip(s, len, AGENT_TEXT_MAX)));
+	       jv_new_str_lossy(s, utf8_clip(s, len, AGENT_TEXT_MAX)));
 	agent_emit(p, "message", data);
 }
 
@@ -230,12 +218,12 @@ agent_emit_tool(struct agent_parser *p, struct agent_part *part,
 		return;
 	jv_set(
 	    data, "name",
-	    jv_new_str_lossy(name, agent_clip(name, name_len, AGENT_NAME_MAX)));
+	    jv_new_str_lossy(name, utf8_clip(name, name_len, AGENT_NAME_MAX)));
 	jv_set_str(data, "status", agent_tool_statuses[st]);
 	if (path)
 		jv_set(data, "path",
 		       jv_new_str_lossy(
-		           path, agent_clip(path, path_len, AGENT_PATH_MAX)));
+		           path, utf8_clip(path, path_len, AGENT_PATH_MAX)));
 	agent_emit(p, "tool", data);
 }
 
@@ -247,15 +235,6 @@ agent_api_error(struct agent_parser *p, const char *s, size_t len)
 		p->api_error = agent_strndup(s, len, AGENT_TEXT_MAX);
 }
 
-static bool
-agent_needs_repair(const char *s, size_t len)
-{
-	for (size_t i = 0; i < len; i++)
-		if ((unsigned char)s[i] >= 0x80 || s[i] == '\0')
-			return true;
-	return false;
-}
-
 static struct jv *
 agent_parse_json(const char *line, size_t len)
 {
@@ -263,7 +242,8 @@ agent_parse_json(const char *line, size_t len)
 	struct jv *v, *fixed;
 
 	v = jv_parse(line, len, AGENT_JSON_DEPTH, err, sizeof(err));
-	if (v || !agent_needs_repair(line, len))
+	/* Only bytes that are not UTF-8, or a NUL, can be made valid. */
+	if (v || (utf8_valid(line, len) && memchr(line, '\0', len) == NULL))
 		return v;
 	fixed = jv_new_str_lossy(line, len);
 	if (fixed == NULL)

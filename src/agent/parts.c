@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "agent/internal.h"
+#include "lib/utf8.h"
 
 static uint32_t
 parts_hash(const char *s, size_t len)
@@ -92,7 +93,7 @@ agent_parts_set_text(struct agent_parts *t, struct agent_part *part,
 	size_t room = AGENT_FINAL_MAX - (t->text_total - part->text_len);
 	char *text;
 
-	len = agent_clip(s, len, room);
+	len = utf8_clip(s, len, room);
 	text = agent_strndup(s, len, len);
 	if (text == NULL)
 		return;

@@ -4,7 +4,7 @@
  * finished with an exit code taken from the input.  Nothing may crash,
  * leak or read out of bounds, and every event must keep its limits:
  * texts within AGENT_TEXT_MAX, tool paths within AGENT_PATH_MAX, all of
- * it valid UTF-8.
+ * it valid UTF-8 with no NUL.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -13,38 +13,9 @@
 #include "agent/agent.h"
 #include "lib/buf.h"
 #include "lib/jv.h"
+#include "lib/utf8.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-static bool
-utf8_valid(const unsigned char *s, size_t len)
-{
-	size_t i = 0, n;
-
-	while (i < len) {
-		if (s[i] < 0x80) {
-			if (s[i] == 0)
-				return false;
-			i++;
-			continue;
-		}
-		if (s[i] >= 0xc2 && s[i] <= 0xdf)
-			n = 2;
-		else if (s[i] >= 0xe0 && s[i] <= 0xef)
-			n = 3;
-		else if (s[i] >= 0xf0 && s[i] <= 0xf4)
-			n = 4;
-		else
-			return false;
-		if (i + n > len)
-			return false;
-		for (size_t k = 1; k < n; k++)
-			if ((s[i + k] & 0xc0) != 0x80)
-				return false;
-		i += n;
-	}
-	return true;
-}
 
 static void
 check_str(const struct jv *v, size_t max)
@@ -53,8 +24,8 @@ check_str(const struct jv *v, size_t max)
 
 	if (v == NULL)
 		return;
-	if (s == NULL || jv_str_len(v) > max ||
-	    !utf8_valid((const unsigned char *)s, jv_str_len(v)))
+	if (s == NULL || jv_str_len(v) > max || !utf8_valid(s, jv_str_len(v)) ||
+	    memchr(s, '\0', jv_str_len(v)) != NULL)
 		__builtin_trap();
 }
 
@@ -90,11 +61,9 @@ check_outcome(const struct agent_outcome *o)
 {
 	if (o->final_message &&
 	    (strlen(o->final_message) > AGENT_FINAL_MAX ||
-	     !utf8_valid((const unsigned char *)o->final_message,
-	                 strlen(o->final_message))))
+	     !utf8_valid(o->final_message, strlen(o->final_message))))
 		__builtin_trap();
-	if (o->error &&
-	    !utf8_valid((const unsigned char *)o->error, strlen(o->error)))
+	if (o->error && !utf8_valid(o->error, strlen(o->error)))
 		__builtin_trap();
 	if (o->tokens.input < 0 || o->tokens.output < 0 ||
 	    o->tokens.reasoning < 0 || o->tokens.cache_read < 0 ||

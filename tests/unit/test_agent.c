@@ -16,6 +16,7 @@
 #include "agent/agent.h"
 #include "lib/buf.h"
 #include "lib/jv.h"
+#include "lib/utf8.h"
 #include "unit.h"
 
 #define FIXTURES "tests/unit/fixtures/agent/"
@@ -28,35 +29,6 @@ struct run {
 	bool invalid_utf8;
 	struct agent_outcome out;
 };
-
-static bool
-utf8_valid(const char *s, size_t len)
-{
-	const unsigned char *u = (const unsigned char *)s;
-	size_t i = 0, n;
-
-	while (i < len) {
-		if (u[i] < 0x80) {
-			i++;
-			continue;
-		}
-		if (u[i] >= 0xc2 && u[i] <= 0xdf)
-			n = 2;
-		else if (u[i] >= 0xe0 && u[i] <= 0xef)
-			n = 3;
-		else if (u[i] >= 0xf0 && u[i] <= 0xf4)
-			n = 4;
-		else
-			return false;
-		if (i + n > len)
-			return false;
-		for (size_t k = 1; k < n; k++)
-			if ((u[i + k] & 0xc0) != 0x80)
-				return false;
-		i += n;
-	}
-	return true;
-}
 
 static void
 collect(void *ctx, const char *type, struct jv *data)

@@ -1,4 +1,5 @@
-/* Unit tests of the lib/ leaves: ulid, buf, jv. */
+/* Unit tests of the lib/ leaves: ulid, buf, jv, utf8, clock. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -6,6 +7,7 @@
 #include "lib/clock.h"
 #include "lib/jv.h"
 #include "lib/ulid.h"
+#include "lib/utf8.h"
 #include "unit.h"
 
 static void
@@ -136,6 +138,64 @@ jv_lossy_strings_are_utf8(void)
 }
 
 static void
+utf8_valid_takes_shortest_forms_only(void)
+{
+	static const char *const good[] = {
+	    "",
+	    "plain ascii",
+	    "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80",
+	    "\xed\x9f\xbf",     /* U+D7FF, below the surrogates */
+	    "\xee\x80\x80",     /* U+E000, above them */
+	    "\xf4\x8f\xbf\xbf", /* U+10FFFF */
+	};
+	static const char *const bad[] = {
+	    "\xff",             /* never a lead byte */
+	    "\x80",             /* a continuation alone */
+	    "\xc3",             /* cut short */
+	    "x\xe2\x82",        /* cut short */
+	    "\xc3(",            /* not a continuation */
+	    "\xc0\xaf",         /* overlong '/' */
+	    "\xe0\x80\xaf",     /* overlong '/' */
+	    "\xf0\x80\x80\xaf", /* overlong '/' */
+	    "\xed\xa0\x80",     /* the surrogate U+D800 */
+	    "\xf4\x90\x80\x80", /* U+110000 */
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		if (!utf8_valid(good[i], strlen(good[i])))
+			fprintf(stderr, "  good[%zu] was refused\n", i);
+		CHECK(utf8_valid(good[i], strlen(good[i])));
+	}
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		if (utf8_valid(bad[i], strlen(bad[i])))
+			fprintf(stderr, "  bad[%zu] was taken\n", i);
+		CHECK(!utf8_valid(bad[i], strlen(bad[i])));
+	}
+	/* NUL is U+0000; len, not a terminator, says where the text ends. */
+	CHECK(utf8_valid("a\0b", 3));
+	CHECK(!utf8_valid("\xe2\x82\xac", 2));
+	CHECK(utf8_char_len("\xe2\x82\xac", 3) == 3);
+	CHECK(utf8_char_len("\xe2\x82\xac", 2) == 0);
+}
+
+static void
+utf8_clip_cuts_on_boundaries(void)
+{
+	const char *s = "a\xc3\xa9\xe2\x82\xac"; /* a, e acute, euro */
+
+	CHECK(utf8_clip(s, 6, 10) == 6);
+	CHECK(utf8_clip(s, 6, 6) == 6);
+	CHECK(utf8_clip(s, 6, 5) == 3);
+	CHECK(utf8_clip(s, 6, 4) == 3);
+	CHECK(utf8_clip(s, 6, 3) == 3);
+	CHECK(utf8_clip(s, 6, 2) == 1);
+	CHECK(utf8_clip(s, 6, 1) == 1);
+	CHECK(utf8_clip(s, 6, 0) == 0);
+	CHECK(utf8_clip("\xe2\x82\xac", 3, 2) == 0);
+}
+
+static void
 clock_formats_rfc3339(void)
 {
 	char t[CLOCK_RFC3339_LEN];
@@ -154,6 +214,9 @@ static const struct unit_test tests[] = {
     {"jv rejects bad text", jv_rejects_bad_text},
     {"jv dump is compact and ordered", jv_dump_is_compact_and_ordered},
     {"lossy strings are UTF-8", jv_lossy_strings_are_utf8},
+    {"utf8_valid takes shortest forms only",
+     utf8_valid_takes_shortest_forms_only},
+    {"utf8_clip cuts on boundaries", utf8_clip_cuts_on_boundaries},
     {"clock formats RFC 3339", clock_formats_rfc3339},
 };
 

@@ -212,17 +212,38 @@ procs_web(const struct procs *p)
 
 /* --- starting ------------------------------------------------------------ */
 
+char **
+procs_environ(bool (*keep)(const char *kv, const void *ctx), const void *ctx,
+              size_t extra, size_t *n)
+{
+	size_t all = 0, i;
+	char **env;
+
+	while (environ[all] != NULL)
+		all++;
+	env = calloc(all + extra + 1, sizeof(*env));
+	if (env == NULL)
+		return NULL;
+	*n = 0;
+	for (i = 0; i < all; i++)
+		if (keep(environ[i], ctx))
+			env[(*n)++] = environ[i];
+	return env;
+}
+
+/* Whether kv is not one of the variables we set. */
 static bool
-procs_env_ours(const char *kv)
+procs_env_theirs(const char *kv, const void *ctx)
 {
 	static const char *const ours[] = {
 	    "PORT=", "HOST=", "HOME=", "PATH=", "LANG="};
 	size_t i;
 
+	(void)ctx;
 	for (i = 0; i < sizeof(ours) / sizeof(ours[0]); i++)
 		if (strncmp(kv, ours[i], strlen(ours[i])) == 0)
-			return true;
-	return false;
+			return false;
+	return true;
 }
 
 /* The supervisor's environment is the container's, with the app's
@@ -231,17 +252,12 @@ char **
 procs_env(const struct procs *p, const struct conf_rec *r, char *port,
           size_t portlen)
 {
-	size_t n = 0, i, k = 0;
-	char **env;
+	size_t i, k;
+	char **env =
+	    procs_environ(procs_env_theirs, NULL, PROCS_ENV_FIXED + 1, &k);
 
-	while (environ[n] != NULL)
-		n++;
-	env = calloc(n + PROCS_ENV_FIXED + 2, sizeof(*env));
 	if (env == NULL)
 		return NULL;
-	for (i = 0; i < n; i++)
-		if (!procs_env_ours(environ[i]))
-			env[k++] = environ[i];
 	for (i = 0; i < PROCS_ENV_FIXED; i++)
 		env[k++] = p->env[i];
 	if (r->kind == CONF_WEB) {

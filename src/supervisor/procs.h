@@ -133,6 +133,15 @@ bool procs_restart_after_task(struct procs *p, long long now);
 bool procs_web_restarting(const struct procs *p);
 
 /*
+ * The entries of the supervisor's environment that keep(kv, ctx) takes, in
+ * a malloc'd NULL-terminated array of borrowed strings with room for extra
+ * more before the NULL; *n is how many it holds.  Returns NULL when out of
+ * memory.
+ */
+char **procs_environ(bool (*keep)(const char *kv, const void *ctx),
+                     const void *ctx, size_t extra, size_t *n);
+
+/*
  * The environment of a command run for record r (a build record too): the
  * supervisor's, with HOME, PATH, LANG, HOST and for the web process PORT
  * set by us; port backs the PORT string.  Returns a malloc'd array of

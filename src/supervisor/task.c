@@ -64,45 +64,62 @@ task_timeout_parse(const char *s, size_t len)
 	return v <= TASK_TIMEOUT_MAX_S ? (unsigned)v : 0;
 }
 
+/* A file of NUL-terminated strings, as its errors name it. */
+struct task_list {
+	const char *file, *one, *many; /* "argv", "argument", "arguments" */
+	int max;
+};
+
+static const struct task_list task_argv_list = {
+    .file = "argv",
+    .one = "argument",
+    .many = "arguments",
+    .max = TASK_ARGV_MAX,
+};
+static const struct task_list task_env_list = {
+    .file = "env",
+    .one = "entry",
+    .many = "entries",
+    .max = TASK_ENV_MAX,
+};
+
 /*
- * Points list[] at the NUL-terminated strings of buf, at most max of them.
- * Returns the count; -1 when the last one lacks its NUL (what is set to
- * "unterminated"), -2 when there are more than max.
+ * Points list[] at the NUL-terminated strings of buf, at most l->max of
+ * them, and a final NULL.  Returns the count, or -1 with err set when the
+ * last one lacks its NUL or there are more.
  */
 static int
-task_split(char *buf, size_t len, char **list, size_t max)
+task_split(const struct task_list *l, char *buf, size_t len, char **list,
+           char *err, size_t errlen)
 {
-	size_t n = 0, off = 0, l;
+	size_t off = 0;
+	int n = 0;
 
-	if (len > 0 && buf[len - 1] != '\0')
+	if (len > 0 && buf[len - 1] != '\0') {
+		snprintf(err, errlen, "%s: the last %s is not NUL-terminated",
+		         l->file, l->one);
 		return -1;
+	}
 	while (off < len) {
-		if (n == max)
-			return -2;
-		l = strlen(buf + off);
+		if (n == l->max) {
+			snprintf(err, errlen, "%s: more than %d %s", l->file,
+			         l->max, l->many);
+			return -1;
+		}
 		list[n++] = buf + off;
-		off += l + 1;
+		off += strlen(buf + off) + 1;
 	}
 	list[n] = NULL;
-	return (int)n;
+	return n;
 }
 
 int
 task_argv_parse(char *buf, size_t len, char **argv, char *err, size_t errlen)
 {
-	int n = task_split(buf, len, argv, TASK_ARGV_MAX);
+	int n = task_split(&task_argv_list, buf, len, argv, err, errlen);
 
-	if (n == -1) {
-		snprintf(err, errlen,
-		         "argv: the last argument is not "
-		         "NUL-terminated");
+	if (n == -1)
 		return -1;
-	}
-	if (n == -2) {
-		snprintf(err, errlen, "argv: more than %d arguments",
-		         TASK_ARGV_MAX);
-		return -1;
-	}
 	if (n == 0) {
 		snprintf(err, errlen, "argv is empty");
 		return -1;
@@ -135,19 +152,8 @@ task_env_name(const char *kv)
 int
 task_env_parse(char *buf, size_t len, char **env, char *err, size_t errlen)
 {
-	int n = task_split(buf, len, env, TASK_ENV_MAX), i;
+	int n = task_split(&task_env_list, buf, len, env, err, errlen), i;
 
-	if (n == -1) {
-		snprintf(err, errlen,
-		         "env: the last entry is not "
-		         "NUL-terminated");
-		return -1;
-	}
-	if (n == -2) {
-		snprintf(err, errlen, "env: more than %d entries",
-		         TASK_ENV_MAX);
-		return -1;
-	}
 	for (i = 0; i < n; i++) {
 		if (task_env_name(env[i]) == 0) {
 			snprintf(err, errlen,

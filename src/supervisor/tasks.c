@@ -179,6 +179,22 @@ tasks_run_new(const char *id, int dir)
 	return r;
 }
 
+/* The first checks of a start and a revert, in the protocol's order:
+ * shutdown, then the id.  Returns 0, or -1 with the error answered. */
+static int
+tasks_check(const struct tasks *t, const char *id, size_t id_len, struct jw *w)
+{
+	if (t->halting) {
+		tasks_error(w, "shutting down");
+		return -1;
+	}
+	if (!task_id_ok(id, id_len)) {
+		tasks_error(w, "invalid task id");
+		return -1;
+	}
+	return 0;
+}
+
 /* Opens the task's directory, answering the error when it cannot. */
 static int
 tasks_open_dir(const struct tasks *t, const char *id, struct jw *w,
@@ -200,34 +216,66 @@ tasks_open_dir(const struct tasks *t, const char *id, struct jw *w,
 	return -1;
 }
 
+/* Makes the run of task id (checked) in its directory t's run.  Returns
+ * it, or NULL with the error answered (missing, when there is no such
+ * directory). */
+static struct tasks_run *
+tasks_run_open(struct tasks *t, const char *id, const char *missing,
+               struct jw *w)
+{
+	char idz[TASK_ID_LEN + 1];
+	struct tasks_run *r;
+	int dir;
+
+	memcpy(idz, id, TASK_ID_LEN);
+	idz[TASK_ID_LEN] = '\0';
+	dir = tasks_open_dir(t, idz, w, missing);
+	if (dir == -1)
+		return NULL;
+	r = tasks_run_new(idz, dir);
+	if (r == NULL) {
+		close(dir);
+		tasks_error(w, "out of memory");
+		return NULL;
+	}
+	t->run = r;
+	return r;
+}
+
+/* Reads the task's file name, at most max bytes, like taskdir_read();
+ * when it cannot, err says why and errno is kept. */
+static char *
+tasks_read(int dir, const char *name, size_t max, size_t *len, char *err,
+           size_t errlen)
+{
+	char *buf = taskdir_read(dir, name, max, len);
+	int e = errno;
+
+	if (buf != NULL)
+		return buf;
+	if (e == EFBIG)
+		snprintf(err, errlen, "%s: larger than %zu bytes", name, max);
+	else
+		snprintf(err, errlen, "%s: %s", name, taskdir_why(e));
+	errno = e;
+	return NULL;
+}
+
 /* Reads and parses argv and env into r.  Returns 0, or -1 with err set. */
 static int
 tasks_load(struct tasks_run *r, char *err, size_t errlen)
 {
 	size_t len;
 
-	r->argbuf = taskdir_read(r->dir, "argv", TASK_ARGV_BYTES, &len);
-	if (r->argbuf == NULL) {
-		if (errno == EFBIG)
-			snprintf(err, errlen, "argv: larger than %d bytes",
-			         TASK_ARGV_BYTES);
-		else
-			snprintf(err, errlen, "argv: %s", taskdir_why(errno));
+	r->argbuf =
+	    tasks_read(r->dir, "argv", TASK_ARGV_BYTES, &len, err, errlen);
+	if (r->argbuf == NULL ||
+	    task_argv_parse(r->argbuf, len, r->argv, err, errlen) == -1)
 		return -1;
-	}
-	if (task_argv_parse(r->argbuf, len, r->argv, err, errlen) == -1)
-		return -1;
-	r->envbuf = taskdir_read(r->dir, "env", TASK_ENV_BYTES, &len);
-	if (r->envbuf == NULL && errno == ENOENT)
-		return 0;
-	if (r->envbuf == NULL) {
-		if (errno == EFBIG)
-			snprintf(err, errlen, "env: larger than %d bytes",
-			         TASK_ENV_BYTES);
-		else
-			snprintf(err, errlen, "env: %s", taskdir_why(errno));
-		return -1;
-	}
+	r->envbuf =
+	    tasks_read(r->dir, "env", TASK_ENV_BYTES, &len, err, errlen);
+	if (r->envbuf == NULL)
+		return errno == ENOENT ? 0 : -1; /* no env file: none */
 	return task_env_parse(r->envbuf, len, r->env, err, errlen) == -1 ? -1
 	                                                                 : 0;
 }
@@ -274,19 +322,11 @@ void
 tasks_start(struct tasks *t, const char *id, size_t id_len, const char *timeout,
             size_t timeout_len, long long now, struct jw *w)
 {
-	char idz[TASK_ID_LEN + 1];
 	struct tasks_run *r;
 	unsigned secs;
-	int dir;
 
-	if (t->halting) {
-		tasks_error(w, "shutting down");
+	if (tasks_check(t, id, id_len, w) == -1)
 		return;
-	}
-	if (!task_id_ok(id, id_len)) {
-		tasks_error(w, "invalid task id");
-		return;
-	}
 	secs = task_timeout_parse(timeout, timeout_len);
 	if (secs == 0) {
 		tasks_error(w, "timeout must be 1-86400 seconds");
@@ -300,19 +340,10 @@ tasks_start(struct tasks *t, const char *id, size_t id_len, const char *timeout,
 			tasks_busy(t, w);
 		return;
 	}
-	memcpy(idz, id, TASK_ID_LEN);
-	idz[TASK_ID_LEN] = '\0';
-	dir = tasks_open_dir(t, idz, w, "no such task directory");
-	if (dir == -1)
+	r = tasks_run_open(t, id, "no such task directory", w);
+	if (r == NULL)
 		return;
-	r = tasks_run_new(idz, dir);
-	if (r == NULL) {
-		close(dir);
-		tasks_error(w, "out of memory");
-		return;
-	}
 	r->timeout_s = secs;
-	t->run = r;
 	if (tasks_begin(t, r, now, w) == -1)
 		tasks_finish(t);
 }
@@ -360,23 +391,36 @@ tasks_cancel(struct tasks *t, const char *id, size_t id_len, long long now,
 	tasks_error(w, "no such task");
 }
 
+/* The checks of task revert that need the directory; r->sha is the
+ * checkpoint to go back to.  Returns 0, or -1 with the error answered. */
+static int
+tasks_revert_check(struct tasks_run *r, struct jw *w)
+{
+	struct task_steps st;
+	char why[256];
+
+	if (taskdir_steps(r->dir, &st) == -1 || st.sha[0] == '\0') {
+		tasks_error(w, "task has no checkpoint to revert to");
+		return -1;
+	}
+	if (unlinkat(r->dir, "revert", 0) == -1 && errno != ENOENT) {
+		snprintf(why, sizeof(why), "cannot remove the old revert: %s",
+		         strerror(errno));
+		tasks_error(w, why);
+		return -1;
+	}
+	memcpy(r->sha, st.sha, sizeof(r->sha));
+	return 0;
+}
+
 void
 tasks_revert(struct tasks *t, const char *id, size_t id_len, long long now,
              struct jw *w)
 {
-	char idz[TASK_ID_LEN + 1], why[256];
-	struct task_steps st;
 	struct tasks_run *r;
-	int dir;
 
-	if (t->halting) {
-		tasks_error(w, "shutting down");
+	if (tasks_check(t, id, id_len, w) == -1)
 		return;
-	}
-	if (!task_id_ok(id, id_len)) {
-		tasks_error(w, "invalid task id");
-		return;
-	}
 	if (t->run != NULL && t->run->step == TASKS_REVERT) {
 		tasks_error(w, "revert in progress");
 		return;
@@ -385,33 +429,15 @@ tasks_revert(struct tasks *t, const char *id, size_t id_len, long long now,
 		tasks_busy(t, w);
 		return;
 	}
-	memcpy(idz, id, TASK_ID_LEN);
-	idz[TASK_ID_LEN] = '\0';
-	dir = tasks_open_dir(t, idz, w, "no such task");
-	if (dir == -1)
+	r = tasks_run_open(t, id, "no such task", w);
+	if (r == NULL)
 		return;
-	if (taskdir_steps(dir, &st) == -1 || st.sha[0] == '\0') {
-		close(dir);
-		tasks_error(w, "task has no checkpoint to revert to");
+	if (tasks_revert_check(r, w) == -1) {
+		tasks_finish(t);
 		return;
 	}
-	if (unlinkat(dir, "revert", 0) == -1 && errno != ENOENT) {
-		snprintf(why, sizeof(why), "cannot remove the old revert: %s",
-		         strerror(errno));
-		close(dir);
-		tasks_error(w, why);
-		return;
-	}
-	r = tasks_run_new(idz, dir);
-	if (r == NULL) {
-		close(dir);
-		tasks_error(w, "out of memory");
-		return;
-	}
-	t->run = r;
 	r->step = TASKS_REVERT;
-	memcpy(r->sha, st.sha, sizeof(r->sha));
-	r->gitlog = taskdir_create(dir, "checkpoint.log", O_RDWR);
+	r->gitlog = taskdir_create(r->dir, "checkpoint.log", O_RDWR);
 	jw_raw(w, "{\"ok\":true}");
 	log_msg("task %s: reverting to %s", r->id, r->sha);
 	if (taskstep_revert_begin(t, r, now) == 1)

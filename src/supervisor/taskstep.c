@@ -156,23 +156,38 @@ taskstep_stop(struct tasks_run *r, long long now)
 	r->kill_at = now + PROCS_STOP_MS;
 }
 
-/* Why a git step failed, for its record: the last line it wrote to
- * checkpoint.log, or its exit. */
-static void
-taskstep_git_error(const struct tasks_run *r, int status, char *out)
+/* Whether a git step that exited with status succeeded; if not, why goes
+ * to out (TASK_TEXT_MAX + 1 bytes), for its record: the last line it
+ * wrote to checkpoint.log, or its exit. */
+static bool
+taskstep_git_ok(const struct tasks_run *r, int status, char *out)
 {
 	char code[64];
 
+	if (!r->timed_out && WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		return true;
 	if (r->timed_out) {
 		snprintf(out, TASK_TEXT_MAX + 1, "%s timed out after %d s",
 		         taskstep_names[r->step], TASK_GIT_MS / 1000);
-		return;
+	} else if (taskdir_last_line(r->gitlog, r->log_mark, out) <= 0) {
+		snprintf(code, sizeof(code), "git failed (exit %d)",
+		         proc_exit_code(status));
+		task_text(out, code, strlen(code));
 	}
-	if (taskdir_last_line(r->gitlog, r->log_mark, out) > 0)
-		return;
-	snprintf(code, sizeof(code), "git failed (exit %d)",
-	         proc_exit_code(status));
-	task_text(out, code, strlen(code));
+	return false;
+}
+
+/* A git step failed, or could not start: logs why (as what failed) and
+ * writes the step's record, head followed by why as a text field. */
+static void
+taskstep_git_failed(const struct tasks_run *r, const char *what,
+                    const char *head, const char *why)
+{
+	char text[TASK_TEXT_MAX + 1];
+
+	task_text(text, why, strlen(why));
+	log_msg("task %s: %s: %s", r->id, what, text);
+	taskdir_record(r->steps, "%s%s", head, text);
 }
 
 /* --- checkpoint ---------------------------------------------------------- */
@@ -180,14 +195,13 @@ taskstep_git_error(const struct tasks_run *r, int status, char *out)
 static int
 taskstep_checkpoint_begin(struct tasks *t, struct tasks_run *r, long long now)
 {
-	char why[256], text[TASK_TEXT_MAX + 1];
+	char why[256];
 
 	taskdir_record(r->steps, "phase\tcheckpoint");
 	if (taskstep_git(t, r, TASKGIT_CHECKPOINT, NULL, true, now, why,
 	                 sizeof(why)) == 0)
 		return 0;
-	task_text(text, why, strlen(why));
-	taskdir_record(r->steps, "checkpoint\t\t%s", text);
+	taskstep_git_failed(r, "no checkpoint", "checkpoint\t\t", why);
 	return 1;
 }
 
@@ -196,22 +210,18 @@ taskstep_checkpoint_end(struct tasks *t, struct tasks_run *r, int status,
                         long long now)
 {
 	char err[TASK_TEXT_MAX + 1];
-	static const char none[] = "git printed no commit id";
 
 	(void)t;
 	(void)now;
-	if (!r->timed_out && WIFEXITED(status) && WEXITSTATUS(status) == 0 &&
-	    task_sha_parse(r->out_buf, r->out_len, r->sha)) {
-		taskdir_record(r->steps, "checkpoint\t%s", r->sha);
-		return;
+	if (taskstep_git_ok(r, status, err)) {
+		if (task_sha_parse(r->out_buf, r->out_len, r->sha)) {
+			taskdir_record(r->steps, "checkpoint\t%s", r->sha);
+			return;
+		}
+		snprintf(err, sizeof(err), "git printed no commit id");
 	}
 	r->sha[0] = '\0';
-	if (!r->timed_out && WIFEXITED(status) && WEXITSTATUS(status) == 0)
-		task_text(err, none, sizeof(none) - 1);
-	else
-		taskstep_git_error(r, status, err);
-	log_msg("task %s: no checkpoint: %s", r->id, err);
-	taskdir_record(r->steps, "checkpoint\t\t%s", err);
+	taskstep_git_failed(r, "no checkpoint", "checkpoint\t\t", err);
 }
 
 /* --- agent --------------------------------------------------------------- */
@@ -234,23 +244,26 @@ taskstep_env_in(char *const *list, const char *kv)
 	return false;
 }
 
+/* Whether the agent gets kv of the supervisor's environment (see the
+ * top); ctx is the run. */
+static bool
+taskstep_env_keep(const char *kv, const void *ctx)
+{
+	const struct tasks_run *r = ctx;
+
+	return !task_env_withheld(kv) && !taskstep_env_fixed(kv) &&
+	       !taskstep_env_in(r->env, kv);
+}
+
 /* The agent's environment (see the top); NULL when out of memory. */
 static char **
 taskstep_agent_env(const struct tasks *t, const struct tasks_run *r)
 {
-	size_t n = 0, k = 0, i;
-	char **env;
+	size_t k, i;
+	char **env = procs_environ(taskstep_env_keep, r, TASK_ENV_MAX + 3, &k);
 
-	while (environ[n] != NULL)
-		n++;
-	env = calloc(n + TASK_ENV_MAX + 4, sizeof(*env));
 	if (env == NULL)
 		return NULL;
-	for (i = 0; i < n; i++)
-		if (!task_env_withheld(environ[i]) &&
-		    !taskstep_env_fixed(environ[i]) &&
-		    !taskstep_env_in(r->env, environ[i]))
-			env[k++] = environ[i];
 	/* A name given twice in the env file: the last one counts. */
 	for (i = 0; r->env[i] != NULL; i++)
 		if (!taskstep_env_fixed(r->env[i]) &&
@@ -430,7 +443,7 @@ taskstep_file_line(void *ctx, const char *line, size_t len)
 static int
 taskstep_files_begin(struct tasks *t, struct tasks_run *r, long long now)
 {
-	char why[256], text[TASK_TEXT_MAX + 1];
+	char why[256];
 
 	r->nfiles = 0;
 	task_names_init(&r->names);
@@ -447,8 +460,7 @@ taskstep_files_begin(struct tasks *t, struct tasks_run *r, long long now)
 		return 0;
 	}
 	taskstep_close(&r->files);
-	task_text(text, why, strlen(why));
-	taskdir_record(r->steps, "files\t0\t%s", text);
+	taskstep_git_failed(r, "listing files failed", "files\t0\t", why);
 	return 1;
 }
 
@@ -460,7 +472,7 @@ taskstep_files_end(struct tasks *t, struct tasks_run *r, int status,
 
 	(void)t;
 	(void)now;
-	if (!r->timed_out && WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+	if (taskstep_git_ok(r, status, err)) {
 		taskstep_close(&r->files);
 		taskdir_record(r->steps, "files\t%u", r->nfiles);
 		return;
@@ -470,9 +482,7 @@ taskstep_files_end(struct tasks *t, struct tasks_run *r, int status,
 		log_msg("task %s: truncating files: %s", r->id,
 		        strerror(errno));
 	taskstep_close(&r->files);
-	taskstep_git_error(r, status, err);
-	log_msg("task %s: listing files failed: %s", r->id, err);
-	taskdir_record(r->steps, "files\t0\t%s", err);
+	taskstep_git_failed(r, "listing files failed", "files\t0\t", err);
 }
 
 /* --- build --------------------------------------------------------------- */
@@ -628,12 +638,7 @@ taskstep_revert_end(struct tasks *t, struct tasks_run *r, int status)
 		taskstep_revert_result(r, "interrupted by a shutdown");
 		return;
 	}
-	if (!r->timed_out && WIFEXITED(status) && WEXITSTATUS(status) == 0) {
-		taskstep_revert_result(r, NULL);
-		return;
-	}
-	taskstep_git_error(r, status, err);
-	taskstep_revert_result(r, err);
+	taskstep_revert_result(r, taskstep_git_ok(r, status, err) ? NULL : err);
 }
 
 int

@@ -18,103 +18,14 @@
 #
 #   bash tests/integration/20-supervisor.sh
 . "$(dirname "$0")/lib.sh"
-
-SBI_SRC=${SANDBOXD_INIT_BIN:-$IT_ROOT/build/sandboxd-init}
-[[ -x $SBI_SRC ]] || bail "no supervisor binary at $SBI_SRC (make build/sandboxd-init)"
-# A snapshot under a name of its own: a rebuild during the run does not
-# change what is tested.
-SBI=$IT_TMP/sbi-under-test
-cp "$SBI_SRC" "$SBI"
-chmod 755 "$SBI"
-PY=$(python3 -c 'import sys; print(sys.executable)') || bail "python3 is needed"
-BACKOFF=100
+. "$(dirname "$0")/supervisor-lib.sh"
 
 # --- helpers ------------------------------------------------------------------
 
-cat >"$IT_TMP/ctl.py" <<'EOF'
-# ctl.py req SOCK LINE: sends LINE + "\n", prints the answer.
-# ctl.py silent SOCK: connects, sends nothing, prints the seconds until the
-# server closes the connection.
-import socket, sys, time
-mode, path = sys.argv[1], sys.argv[2]
-s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-s.settimeout(10)
-s.connect(path)
-t0 = time.monotonic()
-if mode == "req":
-    s.sendall(sys.argv[3].encode("utf-8", "surrogateescape") + b"\n")
-data = b""
-while True:
-    d = s.recv(65536)
-    if not d:
-        break
-    data += d
-if mode == "silent":
-    print("%.2f" % (time.monotonic() - t0))
-else:
-    sys.stdout.write(data.decode("utf-8", "replace"))
-EOF
-
-# ctl SOCK REQUEST: sets ANS (the answer line).
-ctl() { ANS=$("$PY" "$IT_TMP/ctl.py" req "$1" "$2" 2>&1); }
-# jans JQ: jq -r over ANS.
-jans() { jq -r "$1" <<<"$ANS" 2>/dev/null; }
-# status_is SOCK JQ-CONDITION: one status request, condition true.
-status_is() { ctl "$1" status && [[ $(jans "$2") == true ]]; }
 # expect_status_within SECONDS SOCK JQ-CONDITION
 expect_status_within() {
 	wait_until "$1" status_is "$2" "$3" ||
 		t_err "after $1 s, status is not ($3): ${ANS:0:600}"
-}
-
-# Supervisors started on the host, each in a session of its own, so that
-# cleanup can find whatever they leave behind.
-SUP_PIDS=()
-kill_sessions() {
-	local p
-	for p in "${SUP_PIDS[@]}"; do
-		kill -KILL "$p" 2>/dev/null
-		pkill -KILL -s "$p" 2>/dev/null
-	done
-	return 0
-}
-IT_CLEANUP_HOOKS+=(kill_sessions)
-
-# start_sup HOME [VAR=value]…: starts the supervisor with HOME, in a clean
-# environment; sets SUP (pid) and SOCK; waits for the socket.
-start_sup() {
-	local home=$1
-	shift
-	mkdir -p "$home"
-	env -i PATH="$PATH" HOME="$home" SANDBOXD_INIT_BACKOFF_MS=$BACKOFF "$@" \
-		setsid "$SBI" >"$home.err" 2>&1 </dev/null &
-	SUP=$!
-	SUP_PIDS+=("$SUP")
-	SOCK=$home/.sandboxd/sock
-	wait_until 5 test -S "$SOCK"
-}
-
-# stop_sup: SIGTERM, waits up to 10 s; sets SUP_RC and STOP_MS.
-stop_sup() {
-	local t0
-	t0=$(date +%s%N)
-	kill -TERM "$SUP" 2>/dev/null
-	wait_until 10 sup_gone
-	STOP_MS=$((($(date +%s%N) - t0) / 1000000))
-	wait "$SUP" 2>/dev/null
-	SUP_RC=$?
-}
-sup_gone() { ! kill -0 "$SUP" 2>/dev/null || [[ $(proc_field "$SUP" 1) == Z ]]; }
-
-# proc_field PID N: field N after the command name in /proc/PID/stat
-# (1 state, 2 ppid, 3 pgrp, 4 session).
-proc_field() {
-	local s
-	local -a f
-	s=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
-	s=${s##*) }
-	read -ra f <<<"$s"
-	echo "${f[$(($2 - 1))]}"
 }
 
 # Every process, in sh for the container: "pid state ppid session".
@@ -175,14 +86,6 @@ check_flood_logs() {
 	bad=$(cat "$d/flood.log.1" "$d/flood.log" 2>/dev/null | grep -cvE "^($FLOOD_LINE|sandboxd-init: .*)\$")
 	((bad == 0)) || t_err "$bad lines in flood.log{,.1} are cut or foreign"
 }
-
-# run_conf FILE LINE…: writes run.conf atomically, as the control plane does.
-run_conf() {
-	local file=$1
-	shift
-	printf '%s\n' "# sandboxd run.conf 1" "$@" >"$file.tmp" && mv "$file.tmp" "$file"
-}
-rc_line() { local IFS=$'\t'; echo "$*"; }
 
 # ==============================================================================
 # (a) on the host

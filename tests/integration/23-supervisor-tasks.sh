@@ -18,82 +18,25 @@
 #
 #   bash tests/integration/23-supervisor-tasks.sh
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/supervisor-lib.sh"
 
-SBI_SRC=${SANDBOXD_INIT_BIN:-$IT_ROOT/build/sandboxd-init}
-[[ -x $SBI_SRC ]] || bail "no supervisor binary at $SBI_SRC (make build/sandboxd-init)"
-# A snapshot under a name of its own: a rebuild during the run does not
-# change what is tested.
-SBI=$IT_TMP/sbi-under-test
-cp "$SBI_SRC" "$SBI"
-chmod 755 "$SBI"
-PY=$(python3 -c 'import sys; print(sys.executable)') || bail "python3 is needed"
 GIT=$(command -v git) || bail "git is needed"
 TAB=$'\t'
 
 # --- helpers ------------------------------------------------------------------
 
-cat >"$IT_TMP/ctl.py" <<'EOF'
-# ctl.py SOCK LINE: sends LINE + "\n", prints the answer.
-import socket, sys
-s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-s.settimeout(10)
-s.connect(sys.argv[1])
-s.sendall(sys.argv[2].encode("utf-8", "surrogateescape") + b"\n")
-data = b""
-while True:
-    d = s.recv(65536)
-    if not d:
-        break
-    data += d
-sys.stdout.write(data.decode("utf-8", "replace"))
-EOF
-
-# ctl REQUEST: sets ANS (the answer line) from the current supervisor.
-ctl() { ANS=$("$PY" "$IT_TMP/ctl.py" "$SOCK" "$1" 2>&1); }
-jans() { jq -r "$1" <<<"$ANS" 2>/dev/null; }
 # expect_answer REQUEST JSON: the answer is exactly JSON.
 expect_answer() {
-	ctl "$1"
+	ctl "$SOCK" "$1"
 	[[ $ANS == "$2" ]] || t_err "$1: answered $ANS, want $2"
 }
-status_is() { ctl status && [[ $(jans "$1") == true ]]; }
 
-SUP_PIDS=()
-kill_sessions() {
-	local p
-	for p in "${SUP_PIDS[@]}"; do
-		kill -KILL "$p" 2>/dev/null
-		pkill -KILL -s "$p" 2>/dev/null
-	done
-	return 0
-}
-IT_CLEANUP_HOOKS+=(kill_sessions)
+# The supervisors' environment: the git wrapper first in PATH, and a few
+# credentials the agent must not see.
+SUP_ENV=(PATH="$IT_TMP/bin:$PATH" SANDBOXD_INIT_CGROUP="$IT_TMP/cgroup"
+	MY_API_KEY=supervisor-secret DB_PASSWORD=pw github_token=gh
+	VISIBLE_VAR=from-supervisor)
 
-# start_sup HOME: the supervisor with HOME, in a session of its own and a
-# clean environment that has a few credentials the agent must not see;
-# sets SUP and SOCK, waits for the socket.
-start_sup() {
-	local home=$1
-	mkdir -p "$home"
-	# One left by a supervisor killed with -9 would look live at once.
-	rm -f "$home/.sandboxd/sock"
-	env -i PATH="$IT_TMP/bin:$PATH" HOME="$home" SANDBOXD_INIT_BACKOFF_MS=100 \
-		SANDBOXD_INIT_CGROUP="$IT_TMP/cgroup" MY_API_KEY=supervisor-secret \
-		DB_PASSWORD=pw github_token=gh VISIBLE_VAR=from-supervisor \
-		setsid "$SBI" >>"$home.err" 2>&1 </dev/null &
-	SUP=$!
-	SUP_PIDS+=("$SUP")
-	SOCK=$home/.sandboxd/sock
-	wait_until 5 test -S "$SOCK"
-}
-sup_gone() { ! kill -0 "$SUP" 2>/dev/null; }
-stop_sup() {
-	kill -TERM "$SUP" 2>/dev/null
-	wait_until 10 sup_gone
-	wait "$SUP" 2>/dev/null
-}
-
-alive() { kill -0 "$1" 2>/dev/null && [[ $(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null) != Z ]]; }
 dead() { ! alive "$1"; }
 pid_of() { jq -r --arg n "$1" '.processes[] | select(.name == $n) | .pid' <<<"$ANS"; }
 ms_now() { echo $(($(date +%s%N) / 1000000)); }
@@ -127,12 +70,12 @@ ended() { has_record "$1" end; }
 # run_task REQUEST-TIMEOUT: starts the task made by mk_task in the current
 # supervisor and waits up to 30 s for its end record.
 run_task() {
-	ctl "task start $ID ${1:-60}"
+	ctl "$SOCK" "task start $ID ${1:-60}"
 	[[ $ANS == '{"ok":true}' ]] || t_err "task start $ID: $ANS"
 	wait_until 30 ended "$TD" || t_err "task $ID did not end: $(records "$TD")"
 }
 # step_is STEP: status shows the current task in STEP.
-step_is() { status_is "(.task.id == \"$ID\" and .task.step == \"$1\")"; }
+step_is() { status_is "$SOCK" "(.task.id == \"$ID\" and .task.step == \"$1\")"; }
 
 ALL_RECORDS="start phase:checkpoint checkpoint phase:agent_running agent files phase:build_check build phase:health_check health end "
 CANCELLED_RECORDS="start phase:checkpoint checkpoint phase:agent_running agent files end "
@@ -201,13 +144,6 @@ EOF
 
 g() { "$GIT" -C "$APP" -c user.name=test -c user.email=test@localhost "$@"; }
 
-run_conf() {
-	local file=$1
-	shift
-	printf '%s\n' "# sandboxd run.conf 1" "$@" >"$file.tmp" && mv "$file.tmp" "$file"
-}
-rc_line() { local IFS=$'\t'; echo "$*"; }
-
 # ==============================================================================
 
 H=$IT_TMP/host
@@ -236,7 +172,7 @@ run_conf "$H/.sandboxd/run.conf" \
 	"$(rc_line build 2 "sh $IT_TMP/build.sh")"
 
 start_sup "$H" || bail "no control socket after 5 s; stderr: $(tail -n 5 "$H.err")"
-wait_until 15 status_is '.health == "ready"' || bail "web not ready: $ANS"
+wait_until 15 status_is "$SOCK" '.health == "ready"' || bail "web not ready: $ANS"
 fds0=$(ls "/proc/$SUP/fd" | wc -l)
 
 t_begin "a task: every record in order, agent output, checkpoint ref, HEAD/branch/index untouched"
@@ -244,7 +180,7 @@ head0=$(g rev-parse HEAD)
 branch0=$(g symbolic-ref HEAD)
 staged0=$(g diff --cached --name-status)
 status0=$(g status --porcelain)
-ctl status
+ctl "$SOCK" status
 web0=$(pid_of web) again0=$(pid_of again) stays0=$(pid_of stays)
 mk_task "$H" "$AGENT" edit t1
 T1=$ID T1D=$TD
@@ -288,7 +224,7 @@ t_end
 
 t_begin "a task: restart_after_task restarts web and workers that ask; health ready"
 [[ $(rec "$TD" health) == "health${TAB}ready$TAB"*"HTTP 200" ]] || t_err "health record: $(rec "$TD" health)"
-ctl status
+ctl "$SOCK" status
 [[ $(pid_of web) != "$web0" && $(pid_of again) != "$again0" ]] || t_err "web or again not restarted: $ANS"
 [[ $(pid_of stays) == "$stays0" ]] || t_err "stays (restart_after_task 0) was restarted"
 [[ $(jans .task) == null ]] || t_err "status after the task: $ANS"
@@ -327,14 +263,14 @@ t_end
 t_begin "status shows the task and its step; the socket answers during a long task"
 mk_task "$H" "$AGENT" sleep t2
 T2=$ID T2D=$TD
-ctl status
+ctl "$SOCK" status
 web0=$(pid_of web)
 expect_answer "task start $ID 60" '{"ok":true}'
 wait_until 10 step_is agent || t_err "status never showed step agent: $ANS"
 slow=0
 for ((i = 0; i < 10; i++)); do
 	t0=$(ms_now)
-	ctl ping
+	ctl "$SOCK" ping
 	(($(ms_now) - t0 < 500)) || slow=$((slow + 1))
 	sleep 0.05
 done
@@ -360,7 +296,7 @@ wait_until 10 ended "$T2D" || t_err "no end after cancel: $(records "$T2D")"
 [[ $(rec "$T2D" agent) == "agent${TAB}143${TAB}cancelled" ]] || t_err "agent record: $(rec "$T2D" agent)"
 [[ $(rec "$T2D" files) == "files${TAB}0" ]] || t_err "files record: $(rec "$T2D" files)"
 wait_until 2 dead "$(cat "$IT_TMP/agent/t2.bg")" || t_err "the agent's background child survived the cancel"
-ctl status
+ctl "$SOCK" status
 [[ $(pid_of web) == "$web0" ]] || t_err "web restarted after a cancelled task"
 expect_answer "task cancel $T2" '{"ok":true,"state":"ended"}'
 expect_answer "task start $T2 60" '{"ok":false,"error":"task already ran"}'
@@ -369,7 +305,7 @@ t_end
 t_begin "timeout: the agent is stopped after timeout_s; build and health still run"
 mk_task "$H" "$AGENT" sleep t3
 t0=$(ms_now)
-ctl "task start $ID 1"
+ctl "$SOCK" "task start $ID 1"
 wait_until 10 has_record "$TD" agent || t_err "no agent record"
 ms=$(($(ms_now) - t0))
 [[ $(rec "$TD" agent) == "agent${TAB}143${TAB}timeout" ]] || t_err "agent record: $(rec "$TD" agent)"
@@ -381,7 +317,7 @@ t_end
 
 t_begin "an agent ignoring SIGTERM is SIGKILLed 5 s after a cancel"
 mk_task "$H" "$AGENT" stubborn t4
-ctl "task start $ID 60"
+ctl "$SOCK" "task start $ID 60"
 wait_until 10 step_is agent || t_err "never in step agent"
 sleep 0.3
 t0=$(ms_now)
@@ -429,7 +365,7 @@ t_end
 t_begin "cancel during the checkpoint: it finishes, the agent never starts"
 echo 0.3 >"$IT_TMP/git.slow"
 mk_task "$H" "$AGENT" edit t9
-ctl "task start $ID 60"
+ctl "$SOCK" "task start $ID 60"
 wait_until 5 step_is checkpoint || t_err "never saw step checkpoint: $ANS"
 expect_answer "task cancel $ID" '{"ok":true}'
 wait_until 30 ended "$TD" || t_err "did not end"
@@ -522,7 +458,7 @@ refuse "env: not a regular file"
 new_id
 ln -s "$T1D" "$H/.sandboxd/tasks/$ID"
 expect_answer "task start $ID 60" '{"ok":false,"error":"the task directory is a symlink"}'
-ctl status
+ctl "$SOCK" status
 [[ $(jans .task) == null ]] || t_err "a refused start left a task: $ANS"
 t_end
 
@@ -541,7 +477,7 @@ echo fresh >"$APP/index.html"
 start_sup "$H2" || bail "no socket for $H2"
 mk_task "$H2" "$AGENT" sleep t12
 T12=$ID T12D=$TD
-ctl "task start $ID 60"
+ctl "$SOCK" "task start $ID 60"
 wait_until 10 step_is agent || t_err "never in step agent: $ANS"
 sha=$(rec "$TD" checkpoint | cut -f2)
 [[ $(g log --format=%s 2>&1) == "sandboxd: baseline" ]] || t_err "log: $(g log --format=%s 2>&1)"
@@ -562,7 +498,7 @@ CUT=$TD
 start_sup "$H2" || bail "no socket after the restart"
 [[ $(tail -n 1 "$T12D/steps") =~ ^end${TAB}[0-9]{13}${TAB}interrupted$ ]] || t_err "last record: $(tail -n 1 "$T12D/steps")"
 [[ $(records "$CUT") == "start phase:checkpoint chec end " ]] || t_err "a cut record not completed: $(records "$CUT")"
-ctl status
+ctl "$SOCK" status
 [[ $(jans .task) == null ]] || t_err "status: $ANS"
 expect_answer "task cancel $T12" '{"ok":true,"state":"ended"}'
 expect_answer "task start $T12 60" '{"ok":false,"error":"task already ran"}'
@@ -570,7 +506,7 @@ t_end
 
 t_begin "SIGTERM of the supervisor mid-task: the agent stopped, no end record until the next boot"
 mk_task "$H2" "$AGENT" sleep t13
-ctl "task start $ID 60"
+ctl "$SOCK" "task start $ID 60"
 wait_until 10 step_is agent || t_err "never in step agent: $ANS"
 agent_bg=$(cat "$IT_TMP/agent/t13.bg")
 t0=$(ms_now)

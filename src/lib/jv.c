@@ -13,6 +13,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "lib/utf8.h"
+
 #define J(v) ((json_t *)(v))
 #define W(v) ((struct jv *)(v))
 
@@ -185,36 +187,6 @@ jv_copy(struct jv *v)
 	return W(json_incref(J(v)));
 }
 
-/* Length of the valid UTF-8 sequence at s, or 0. */
-static size_t
-utf8_seq(const unsigned char *s, size_t len)
-{
-	size_t n;
-	unsigned cp;
-
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		n = 2, cp = s[0] & 0x1f;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		n = 3, cp = s[0] & 0x0f;
-	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		n = 4, cp = s[0] & 0x07;
-	else
-		return 0;
-	if (n > len)
-		return 0;
-	for (size_t i = 1; i < n; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = (cp << 6) | (s[i] & 0x3f);
-	}
-	if ((n == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
-	    (n == 4 && (cp < 0x10000 || cp > 0x10ffff)))
-		return 0;
-	return n;
-}
-
 struct jv *
 jv_new_str_lossy(const char *s, size_t len)
 {
@@ -223,7 +195,7 @@ jv_new_str_lossy(const char *s, size_t len)
 
 	buf_init(&b, len * 3 + 1);
 	for (size_t i = 0; i < len;) {
-		size_t n = utf8_seq((const unsigned char *)s + i, len - i);
+		size_t n = utf8_char_len(s + i, len - i);
 		if (n == 0 || s[i] == '\0') {
 			buf_append(&b, "\xef\xbf\xbd", 3);
 			i++;

@@ -1,5 +1,5 @@
 /*
- * Docker Engine API client over the unix socket, with libcurl.
+ * Docker Engine API client over the unix socket.
  *
  * Each call makes its own easy handle: calls come from several threads,
  * cost hundreds of milliseconds on the engine side, and a handle per call
@@ -8,11 +8,8 @@
  * the engine's minimum when a newer engine refuses 1.41; the request
  * bodies we send mean the same in every version from 1.41 on.
  *
- * libcurl is initialised without its TLS globals (CURL_GLOBAL_NOTHING):
- * we only speak plain HTTP on a local socket, and skipping them keeps
- * the daemon's resident memory smaller.  We build against the GnuTLS
- * flavour of libcurl so the process carries one TLS library (the one
- * libmicrohttpd already links), not two.
+ * The transfers go through src/net/http (libcurl), plain HTTP on the
+ * engine's unix socket.
  *
  * "Down" is decided by transport errors only (no socket, refused, timed
  * out); any HTTP answer means the engine is up.  docker_is_up() reports
@@ -20,7 +17,6 @@
  */
 #include "docker/docker.h"
 
-#include <curl/curl.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -30,6 +26,7 @@
 #include "lib/buf.h"
 #include "lib/limits.h"
 #include "lib/log.h"
+#include "net/http.h"
 
 struct docker {
 	char socket_path[4096];
@@ -50,7 +47,7 @@ docker_new(struct docker **out, const char *socket_path)
 {
 	struct docker *d = calloc(1, sizeof(*d));
 
-	if (d == NULL || curl_global_init(CURL_GLOBAL_NOTHING) != 0) {
+	if (d == NULL || http_global_init() < 0) {
 		free(d);
 		return -1;
 	}
@@ -69,7 +66,7 @@ docker_free(struct docker *d)
 		return;
 	pthread_mutex_destroy(&d->mu);
 	free(d);
-	curl_global_cleanup();
+	http_global_cleanup();
 }
 
 bool
@@ -79,23 +76,23 @@ docker_is_up(struct docker *d)
 }
 
 static size_t
-collect(char *ptr, size_t size, size_t n, void *userdata)
+collect(const char *ptr, size_t n, void *userdata)
 {
 	struct call *c = userdata;
 
-	if (buf_append(&c->out, ptr, size * n) < 0)
-		return 0; /* too large: curl aborts the transfer */
-	return size * n;
+	if (buf_append(&c->out, ptr, n) < 0)
+		return 0; /* too large: the transfer is aborted */
+	return n;
 }
 
 /* Event streams: hand every complete line to the callback. */
 static size_t
-collect_lines(char *ptr, size_t size, size_t n, void *userdata)
+collect_lines(const char *ptr, size_t n, void *userdata)
 {
 	struct call *c = userdata;
 	char *nl, err[128];
 
-	if (buf_append(&c->out, ptr, size * n) < 0)
+	if (buf_append(&c->out, ptr, n) < 0)
 		return 0;
 	while ((nl = memchr(c->out.data, '\n', c->out.len)) != NULL) {
 		size_t len = (size_t)(nl - c->out.data);
@@ -109,17 +106,7 @@ collect_lines(char *ptr, size_t size, size_t n, void *userdata)
 		c->out.len -= len + 1;
 		c->out.data[c->out.len] = '\0';
 	}
-	return size * n;
-}
-
-static int
-progress(void *userdata, curl_off_t dt, curl_off_t dn, curl_off_t ut,
-         curl_off_t un)
-{
-	struct call *c = userdata;
-
-	(void)dt, (void)dn, (void)ut, (void)un;
-	return c->stop && *c->stop ? 1 : 0;
+	return n;
 }
 
 static void
@@ -158,68 +145,50 @@ request(struct docker *d, const char *method, const char *path, bool versioned,
         const struct jv *body, long timeout_s, struct call *c,
         char msg[DOCKER_MSG_LEN])
 {
-	char url[2048], prefix[16], errbuf[CURL_ERROR_SIZE] = "";
-	struct curl_slist *hdr = NULL;
+	static const char *const json_hdr[] = {"Content-Type: application/json",
+	                                       NULL};
+	char url[2048], prefix[16];
+	struct http_call h = {0};
 	struct buf req;
-	CURLcode cc;
-	long status = 0;
-	CURL *h;
+	int rc;
 
 	pthread_mutex_lock(&d->mu);
 	snprintf(prefix, sizeof(prefix), "%s", versioned ? d->prefix : "");
 	pthread_mutex_unlock(&d->mu);
 	snprintf(url, sizeof(url), "http://docker%s%s", prefix, path);
 	buf_init(&req, 1u << 20);
-	h = curl_easy_init();
-	if (h == NULL) {
-		snprintf(msg, DOCKER_MSG_LEN, "out of memory");
-		return DOCKER_ERROR;
-	}
-	curl_easy_setopt(h, CURLOPT_UNIX_SOCKET_PATH, d->socket_path);
-	curl_easy_setopt(h, CURLOPT_URL, url);
-	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http");
-	curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
-	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS,
-	                 (long)DOCKER_CONNECT_TIMEOUT_MS);
-	curl_easy_setopt(h, CURLOPT_TIMEOUT, timeout_s);
-	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
-	curl_easy_setopt(h, CURLOPT_WRITEDATA, c);
-	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION,
-	                 c->on_line ? collect_lines : collect);
-	if (c->stop) {
-		curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, progress);
-		curl_easy_setopt(h, CURLOPT_XFERINFODATA, c);
-		curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
-	}
+	h.method = method;
+	h.url = url;
+	h.unix_socket = d->socket_path;
+	h.connect_timeout_ms = DOCKER_CONNECT_TIMEOUT_MS;
+	h.timeout_s = timeout_s;
+	h.on_body = c->on_line ? collect_lines : collect;
+	h.arg = c;
+	h.stop = c->stop;
 	if (body) {
 		jv_dump(body, &req);
-		hdr = curl_slist_append(hdr, "Content-Type: application/json");
-		curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
-		curl_easy_setopt(h, CURLOPT_POSTFIELDS, req.data);
-		curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE, (long)req.len);
+		h.headers = json_hdr;
+		h.body = req.data;
+		h.body_len = req.len;
+		h.send_body = true;
 	} else if (strcmp(method, "POST") == 0) {
-		curl_easy_setopt(h, CURLOPT_POSTFIELDS, "");
+		h.send_body = true;
 	}
-	cc = curl_easy_perform(h);
-	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
-	curl_easy_cleanup(h);
-	curl_slist_free_all(hdr);
+	rc = http_perform(&h);
 	buf_release(&req);
-	if (cc != CURLE_OK && status == 0) {
+	if (rc < 0 && h.status == 0) {
 		atomic_store(&d->up, false);
 		snprintf(msg, DOCKER_MSG_LEN,
 		         "docker engine unreachable at %s: %s", d->socket_path,
-		         errbuf[0] ? errbuf : curl_easy_strerror(cc));
+		         h.err);
 		return DOCKER_DOWN;
 	}
 	atomic_store(&d->up, true);
-	if (cc != CURLE_OK && !(c->stop && *c->stop)) {
-		snprintf(msg, DOCKER_MSG_LEN, "docker engine: %s",
-		         errbuf[0] ? errbuf : curl_easy_strerror(cc));
+	if (rc < 0 && !(c->stop && *c->stop)) {
+		snprintf(msg, DOCKER_MSG_LEN, "docker engine: %s", h.err);
 		return c->on_line ? DOCKER_DOWN : DOCKER_ERROR;
 	}
-	return status_result(status, &c->out, msg);
+	return status_result(h.status, &c->out, msg);
 }
 
 /* A plain call: the response body (if wanted) is parsed into *out. */
@@ -448,16 +417,11 @@ static int
 filters_query(const char *label, const char *value, bool events, char *out,
               size_t len)
 {
-	char raw[512], *enc;
+	char raw[512];
 
 	snprintf(raw, sizeof(raw), "{\"label\":[\"%s=%s\"]%s}", label, value,
 	         events ? ",\"type\":[\"container\"]" : "");
-	enc = curl_easy_escape(NULL, raw, 0);
-	if (enc == NULL)
-		return -1;
-	snprintf(out, len, "%s", enc);
-	curl_free(enc);
-	return 0;
+	return http_escape(raw, out, len);
 }
 
 int

@@ -1,0 +1,119 @@
+/* The HTTP client over libcurl (see http.h). */
+#include "net/http.h"
+
+#include <curl/curl.h>
+#include <stdio.h>
+#include <string.h>
+
+int
+http_global_init(void)
+{
+	return curl_global_init(CURL_GLOBAL_NOTHING) == 0 ? 0 : -1;
+}
+
+void
+http_global_cleanup(void)
+{
+	curl_global_cleanup();
+}
+
+static size_t
+on_body(char *p, size_t size, size_t n, void *arg)
+{
+	struct http_call *c = arg;
+
+	return c->on_body ? c->on_body(p, size * n, c->arg) : size * n;
+}
+
+static size_t
+on_header(char *p, size_t size, size_t n, void *arg)
+{
+	struct http_call *c = arg;
+
+	return c->on_header ? c->on_header(p, size * n, c->arg) : size * n;
+}
+
+static int
+progress(void *arg, curl_off_t dt, curl_off_t dn, curl_off_t ut, curl_off_t un)
+{
+	struct http_call *c = arg;
+
+	(void)dt, (void)dn, (void)ut, (void)un;
+	return c->stop && *c->stop ? 1 : 0;
+}
+
+int
+http_perform(struct http_call *c)
+{
+	char errbuf[CURL_ERROR_SIZE] = "";
+	struct curl_slist *hdr = NULL, *h2;
+	CURLcode cc;
+	CURL *h = curl_easy_init();
+
+	c->status = 0;
+	c->err[0] = '\0';
+	if (h == NULL) {
+		snprintf(c->err, sizeof(c->err), "out of memory");
+		return -1;
+	}
+	for (const char *const *p = c->headers; p && *p; p++) {
+		h2 = curl_slist_append(hdr, *p);
+		if (h2 == NULL)
+			break;
+		hdr = h2;
+	}
+	if (c->unix_socket)
+		curl_easy_setopt(h, CURLOPT_UNIX_SOCKET_PATH, c->unix_socket);
+	curl_easy_setopt(h, CURLOPT_URL, c->url);
+	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR,
+	                 c->https ? "http,https" : "http");
+	curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, c->method);
+	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, c->connect_timeout_ms);
+	curl_easy_setopt(h, CURLOPT_TIMEOUT, c->timeout_s);
+	if (c->low_speed_s > 0) {
+		curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, 1L);
+		curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, c->low_speed_s);
+	}
+	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
+	curl_easy_setopt(h, CURLOPT_WRITEDATA, c);
+	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
+	curl_easy_setopt(h, CURLOPT_HEADERDATA, c);
+	curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
+	if (c->stop) {
+		curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, progress);
+		curl_easy_setopt(h, CURLOPT_XFERINFODATA, c);
+		curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
+	}
+	if (hdr)
+		curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
+	if (c->send_body) {
+		curl_easy_setopt(h, CURLOPT_POSTFIELDS,
+		                 c->body ? (const char *)c->body : "");
+		curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE,
+		                 (curl_off_t)c->body_len);
+	}
+	cc = curl_easy_perform(h);
+	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &c->status);
+	curl_easy_cleanup(h);
+	curl_slist_free_all(hdr);
+	if (cc == CURLE_OK)
+		return 0;
+	snprintf(c->err, sizeof(c->err), "%s",
+	         errbuf[0] ? errbuf : curl_easy_strerror(cc));
+	return -1;
+}
+
+int
+http_escape(const char *s, char *out, size_t len)
+{
+	char *enc = curl_easy_escape(NULL, s, 0);
+	int rc = -1;
+
+	if (enc && strlen(enc) < len) {
+		memcpy(out, enc, strlen(enc) + 1);
+		rc = 0;
+	}
+	curl_free(enc);
+	return rc;
+}

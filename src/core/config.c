@@ -366,6 +366,62 @@ parse_agent(const struct envfile *f, struct config *c, char *err, size_t errlen)
 	return 0;
 }
 
+/* An http(s) base URL without a trailing '/', or "" when allowed. */
+static int
+parse_url(const struct envfile *f, const char *name, const char *def, char *out,
+          size_t outlen, char *err, size_t errlen)
+{
+	const char *v = lookup(f, name);
+	size_t n;
+
+	if (v == NULL)
+		v = def;
+	if (*v == '\0') {
+		out[0] = '\0';
+		return 0;
+	}
+	if (strncmp(v, "http://", 7) != 0 && strncmp(v, "https://", 8) != 0)
+		FAIL("%s: \"%s\" is not an http:// or https:// URL", name, v);
+	n = strlen(v);
+	while (n > 8 && v[n - 1] == '/')
+		n--;
+	if (n >= outlen)
+		FAIL("%s: longer than %zu characters", name, outlen - 1);
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)v[i] <= ' ' || v[i] == 0x7f)
+			FAIL("%s: contains a space or a control character",
+			     name);
+	memcpy(out, v, n);
+	out[n] = '\0';
+	return 0;
+}
+
+static int
+parse_proxy(const struct envfile *f, struct config *c, char *err, size_t errlen)
+{
+	int64_t port;
+
+	if (parse_word(f, "SANDBOXD_PROXY_ADDR", "", ".:", c->proxy_addr,
+	               sizeof(c->proxy_addr), err, errlen) < 0 ||
+	    parse_int(f, "SANDBOXD_PROXY_PORT", 9097, 1, 65535, &port, err,
+	              errlen) < 0 ||
+	    parse_url(f, "SANDBOXD_ANTHROPIC_BASE_URL",
+	              "https://api.anthropic.com", c->anthropic_base_url,
+	              sizeof(c->anthropic_base_url), err, errlen) < 0 ||
+	    parse_url(f, "SANDBOXD_OPENAI_BASE_URL",
+	              "https://api.openai.com/v1", c->openai_base_url,
+	              sizeof(c->openai_base_url), err, errlen) < 0 ||
+	    parse_url(f, "SANDBOXD_ZEN_BASE_URL", "https://opencode.ai/zen/v1",
+	              c->zen_base_url, sizeof(c->zen_base_url), err,
+	              errlen) < 0 ||
+	    parse_url(f, "SANDBOXD_OPENAI_COMPAT_BASE_URL", "",
+	              c->compat_base_url, sizeof(c->compat_base_url), err,
+	              errlen) < 0)
+		return -1;
+	c->proxy_port = (uint16_t)port;
+	return 0;
+}
+
 static int
 parse_all(const struct envfile *f, struct config *c, char *err, size_t errlen)
 {
@@ -385,6 +441,7 @@ parse_all(const struct envfile *f, struct config *c, char *err, size_t errlen)
 	    parse_auth_disabled(f, c) < 0 ||
 	    parse_tokens(f, c, err, errlen) < 0 ||
 	    parse_agent(f, c, err, errlen) < 0 ||
+	    parse_proxy(f, c, err, errlen) < 0 ||
 	    parse_int(f, "SANDBOXD_IDLE_THRESHOLD_SECONDS", 2100, 10, 31536000,
 	              &c->idle_threshold_s, err, errlen) < 0 ||
 	    parse_int(f, "SANDBOXD_IDLE_REAP_INTERVAL_SECONDS", 30, 1, 3600,

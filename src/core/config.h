@@ -41,6 +41,13 @@ struct config {
 	char opencode_model[128];      /* per-agent default model, "" = none */
 	char claude_model[128];
 	int64_t task_timeout_s; /* a task's timeout when it names none */
+	/* The credential proxy (sandboxes reach their model providers). */
+	char proxy_addr[64]; /* "" = the sandbox network's gateway */
+	uint16_t proxy_port;
+	char anthropic_base_url[512];
+	char openai_base_url[512];
+	char zen_base_url[512];
+	char compat_base_url[512]; /* "" = no OpenAI-compatible upstream */
 	int64_t idle_threshold_s;
 	int64_t idle_interval_s;     /* idle reaper period */
 	int64_t pressure_interval_s; /* pressure reaper period */

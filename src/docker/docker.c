@@ -412,6 +412,38 @@ docker_inspect(struct docker *d, const char *id, struct docker_state *st,
 	return DOCKER_OK;
 }
 
+int
+docker_network_gateway(struct docker *d, const char *network, char *out,
+                       size_t len, char msg[DOCKER_MSG_LEN])
+{
+	struct jv *resp = NULL, *cfg;
+	char path[512];
+	const char *gw = NULL;
+	int rc;
+
+	out[0] = '\0';
+	snprintf(path, sizeof(path), "/networks/%s",
+	         network && *network ? network : "bridge");
+	rc = call_json(d, "GET", path, NULL, DOCKER_CALL_TIMEOUT_S, &resp, msg);
+	if (rc != DOCKER_OK)
+		return rc;
+	cfg = jv_get(jv_get(resp, "IPAM"), "Config");
+	for (size_t i = 0; gw == NULL && i < jv_len(cfg); i++) {
+		const char *g = jv_str(jv_get(jv_at(cfg, i), "Gateway"));
+		if (g && strchr(g, '.')) /* IPv4 */
+			gw = g;
+	}
+	if (gw == NULL) {
+		snprintf(msg, DOCKER_MSG_LEN,
+		         "docker network %s has no IPv4 gateway", path + 10);
+		rc = DOCKER_NOT_FOUND;
+	} else {
+		snprintf(out, len, "%s", gw);
+	}
+	jv_free(resp);
+	return rc;
+}
+
 /* "?filters=" plus the URL-encoded {"label":["k=v"],...}. */
 static int
 filters_query(const char *label, const char *value, bool events, char *out,

@@ -76,6 +76,10 @@ int docker_stop(struct docker *d, const char *id, int grace_s,
 int docker_remove(struct docker *d, const char *id, char msg[DOCKER_MSG_LEN]);
 int docker_inspect(struct docker *d, const char *id, struct docker_state *st,
                    char msg[DOCKER_MSG_LEN]);
+/* The IPv4 gateway of a network ("" or NULL: the default bridge): the
+ * host's address as the sandboxes on it see it. */
+int docker_network_gateway(struct docker *d, const char *network, char *out,
+                           size_t len, char msg[DOCKER_MSG_LEN]);
 /*
  * Lists containers (running or not) carrying label=value; fn gets each
  * container's id and its labels object (borrowed).

@@ -49,6 +49,7 @@ core_init(struct core *c, const struct config *cfg, struct store *store,
 	for (int i = 0; i < CORE_LOCK_STRIPES; i++)
 		pthread_mutex_init(&c->locks[i], NULL);
 	pthread_mutex_init(&c->rq.mu, NULL);
+	pthread_mutex_init(&c->proxy_mu, NULL);
 	pthread_cond_init(&c->rq.cv, NULL);
 	if (preview_init(c) < 0)
 		return -1;
@@ -65,4 +66,21 @@ core_release(struct core *c)
 	preview_release(c);
 	for (int i = 0; i < CORE_LOCK_STRIPES; i++)
 		pthread_mutex_destroy(&c->locks[i]);
+}
+
+void
+core_set_proxy_url(struct core *c, const char *addr, unsigned port)
+{
+	pthread_mutex_lock(&c->proxy_mu);
+	snprintf(c->proxy_url, sizeof(c->proxy_url), "http://%s:%u", addr,
+	         port);
+	pthread_mutex_unlock(&c->proxy_mu);
+}
+
+void
+core_proxy_url(struct core *c, char *out, size_t len)
+{
+	pthread_mutex_lock(&c->proxy_mu);
+	snprintf(out, len, "%s", c->proxy_url);
+	pthread_mutex_unlock(&c->proxy_mu);
 }

@@ -35,6 +35,8 @@ struct core {
 	volatile bool stopping;
 	struct preview *pv;  /* preview.c: activity and wakes */
 	struct tasks *tasks; /* task.c: tasks being followed */
+	pthread_mutex_t proxy_mu;
+	char proxy_url[96]; /* "http://<addr>:<port>" once it listens */
 	pthread_t reaper;
 	bool reaper_started;
 	struct { /* runtime.c: sandboxes to configure */
@@ -68,6 +70,11 @@ int core_sandbox_stop_why(struct core *c, const char *id, const char *why,
 int core_sandbox_delete(struct core *c, const char *id, struct err *e);
 /* Deletes the app's sandbox (if any), then the app. */
 int core_app_delete(struct core *c, const struct app *app, struct err *e);
+
+/* The credential proxy's URL as sandboxes reach it ("" until it
+ * listens). */
+void core_set_proxy_url(struct core *c, const char *addr, unsigned port);
+void core_proxy_url(struct core *c, char *out, size_t len);
 
 /* Serializes operations on one sandbox id (striped; never nest two). */
 void core_sandbox_lock(struct core *c, const char *id);

@@ -422,6 +422,31 @@ parse_proxy(const struct envfile *f, struct config *c, char *err, size_t errlen)
 	return 0;
 }
 
+/* Secret text, kept as given: the vault checks it at start-up. */
+static int
+parse_secret(const struct envfile *f, const char *name, char **out, char *err,
+             size_t errlen)
+{
+	const char *v = lookup(f, name);
+
+	if (v == NULL || *v == '\0')
+		return 0;
+	*out = strdup(v);
+	if (*out == NULL)
+		FAIL("%s: out of memory", name);
+	return 0;
+}
+
+static void
+free_secret(char **s)
+{
+	if (*s) {
+		explicit_bzero(*s, strlen(*s));
+		free(*s);
+		*s = NULL;
+	}
+}
+
 static int
 parse_all(const struct envfile *f, struct config *c, char *err, size_t errlen)
 {
@@ -468,8 +493,16 @@ parse_all(const struct envfile *f, struct config *c, char *err, size_t errlen)
 	              &c->pids_limit, err, errlen) < 0 ||
 	    parse_int(f, "SANDBOXD_NOFILE_LIMIT", 8192, 64, 1 << 20,
 	              &c->nofile_limit, err, errlen) < 0 ||
-	    parse_docker_host(c, err, errlen) < 0)
+	    parse_docker_host(c, err, errlen) < 0 ||
+	    parse_secret(f, "SANDBOXD_SECRETS_KEY", &c->secrets_key, err,
+	                 errlen) < 0 ||
+	    parse_secret(f, "SANDBOXD_SECRETS_KEY_PREVIOUS",
+	                 &c->secrets_key_previous, err, errlen) < 0)
 		return -1;
+	if (c->secrets_key_previous && c->secrets_key == NULL)
+		FAIL("SANDBOXD_SECRETS_KEY_PREVIOUS: set without "
+		     "SANDBOXD_SECRETS_KEY (it only names the old key of a "
+		     "rotation between two SANDBOXD_SECRETS_KEY values)");
 	c->http_port = (uint16_t)port;
 	return 0;
 }
@@ -517,4 +550,6 @@ config_release(struct config *c)
 		c->tokens[i].secret = NULL;
 	}
 	c->ntokens = 0;
+	free_secret(&c->secrets_key);
+	free_secret(&c->secrets_key_previous);
 }

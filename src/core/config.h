@@ -61,6 +61,13 @@ struct config {
 	int64_t pids_limit;
 	int64_t nofile_limit;
 	char docker_socket[PATH_MAX];
+	/*
+	 * The master key's text (SANDBOXD_SECRETS_KEY) and the previous
+	 * one during a rotation; NULL when unset.  The vault parses them;
+	 * wiped and freed by config_release.
+	 */
+	char *secrets_key;
+	char *secrets_key_previous;
 };
 
 /* Returns 0, or -1 with a message naming the variable in err. */

@@ -1,7 +1,8 @@
 /*
  * App rows.  current_sandbox_id is not stored on the app: it is read from
  * the sandbox table (an app has at most one sandbox, enforced by a UNIQUE
- * index), so the two can never disagree.
+ * index), so the two can never disagree.  Deleting an app deletes its
+ * config rows and their sealed values with it (appconfig.c).
  */
 #include <stdint.h>
 #include <string.h>
@@ -81,14 +82,29 @@ store_app_update(struct store *s, const struct app *a)
 	return rc;
 }
 
+/* The app's config and its sealed values go in the same transaction. */
 int
 store_app_delete(struct store *s, const char *id)
 {
 	int rc;
 
 	LOCK(s);
-	rc = store_run(s,
-	               store_prep(s, "DELETE FROM app WHERE id = ?", "s", id));
+	rc = store_begin(s);
+	if (rc == 0)
+		rc = store_run(s, store_prep(s,
+		                             "DELETE FROM app_config WHERE "
+		                             "app_id = ?",
+		                             "s", id));
+	if (rc == 0 || rc == STORE_NOT_FOUND)
+		rc =
+		    store_run(s, store_prep(s,
+		                            "DELETE FROM secret WHERE kind = ? "
+		                            "AND owner = ?",
+		                            "ss", STORE_SECRET_APP_CONFIG, id));
+	if (rc == 0 || rc == STORE_NOT_FOUND)
+		rc = store_run(
+		    s, store_prep(s, "DELETE FROM app WHERE id = ?", "s", id));
+	rc = store_end(s, rc);
 	UNLOCK(s);
 	return rc;
 }

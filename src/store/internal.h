@@ -6,13 +6,34 @@
 #include <sqlite3.h>
 #include <stddef.h>
 
+#include "lib/ulid.h"
+#include "vault/vault.h"
+
 struct store {
 	sqlite3 *db;
 	pthread_mutex_t mu;
+	const struct vault *vault; /* seals secret rows; not owned */
 };
 
 #define LOCK(s)   pthread_mutex_lock(&(s)->mu)
 #define UNLOCK(s) pthread_mutex_unlock(&(s)->mu)
+
+/*
+ * A write transaction, under the lock: store_begin() starts it,
+ * store_end(s, rc) commits when rc is 0 and rolls back otherwise; it
+ * returns rc, or -1 when the commit failed.
+ */
+int store_begin(struct store *s);
+int store_end(struct store *s, int rc);
+
+/*
+ * Seals value into the secret row (kind, owner, name), inserting or
+ * replacing it, and writes the row's id to id.  The caller holds the
+ * lock (and usually a transaction).
+ */
+int store_secret_write(struct store *s, const char *kind, const char *owner,
+                       const char *name, const void *value, size_t len,
+                       char id[ULID_LEN + 1]);
 
 /* Prepares sql and binds: 's' text (NULL binds NULL), 'i' int64, 'n' int. */
 sqlite3_stmt *store_prep(struct store *s, const char *sql, const char *fmt,

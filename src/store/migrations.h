@@ -94,6 +94,49 @@ static const struct migration store_migrations[] = {
                "CREATE UNIQUE INDEX task_one_running ON task(sandbox_id)"
                "  WHERE status = 'running';",
     },
+    {
+        .version = 5,
+        .name = "secrets_settings_app_config",
+        /*
+         * secret: values sealed by the vault (XChaCha20-Poly1305); key_id
+         * names the master key that sealed the row, nonce and ciphertext
+         * (with its tag) are the box.  A sensitive app_config row points
+         * at its secret and holds no value itself.
+         */
+        .sql = "CREATE TABLE secret ("
+               "  id TEXT PRIMARY KEY,"
+               "  kind TEXT NOT NULL CHECK (kind IN ('agent_api_key',"
+               "    'agent_oauth','git_token','app_config')),"
+               "  owner TEXT NOT NULL DEFAULT '',"
+               "  name TEXT NOT NULL,"
+               "  key_id TEXT NOT NULL,"
+               "  nonce BLOB NOT NULL,"
+               "  ciphertext BLOB NOT NULL,"
+               "  created_at INTEGER NOT NULL,"
+               "  updated_at INTEGER NOT NULL,"
+               "  UNIQUE (kind, owner, name));"
+               "CREATE INDEX secret_key ON secret(key_id);"
+               "CREATE TABLE setting ("
+               "  key TEXT PRIMARY KEY,"
+               "  value TEXT NOT NULL,"
+               "  updated_at INTEGER NOT NULL);"
+               "CREATE TABLE app_config ("
+               "  app_id TEXT NOT NULL REFERENCES app(id),"
+               "  key TEXT NOT NULL,"
+               "  value TEXT NOT NULL DEFAULT '',"
+               "  secret_id TEXT REFERENCES secret(id),"
+               "  sensitive INTEGER NOT NULL DEFAULT 0,"
+               "  expose_env INTEGER NOT NULL DEFAULT 0,"
+               "  created_at INTEGER NOT NULL,"
+               "  updated_at INTEGER NOT NULL,"
+               "  UNIQUE (app_id, key),"
+               "  CHECK ((sensitive = 1) = (secret_id IS NOT NULL)),"
+               "  CHECK (sensitive = 0 OR value = ''));"
+               "ALTER TABLE sandbox ADD COLUMN proxy_token_hash TEXT"
+               "  NOT NULL DEFAULT '';"
+               "CREATE UNIQUE INDEX sandbox_proxy_token"
+               "  ON sandbox(proxy_token_hash) WHERE proxy_token_hash != '';",
+    },
 };
 
 #endif

@@ -275,3 +275,33 @@ store_sandbox_set_policy(struct store *s, const char *id, const char *policy)
 	UNLOCK(s);
 	return rc;
 }
+
+int
+store_sandbox_set_proxy_token(struct store *s, const char *id, const char *hash)
+{
+	int rc;
+
+	LOCK(s);
+	rc = store_run(s, store_prep(s,
+	                             "UPDATE sandbox SET proxy_token_hash = ? "
+	                             "WHERE id = ?",
+	                             "ss", hash, id));
+	UNLOCK(s);
+	return rc;
+}
+
+/*
+ * An equality on the token's hash: its timing says nothing useful about
+ * a token, as with API keys.  The partial index skips sandboxes without
+ * a token, and its condition is repeated so SQLite uses it.
+ */
+int
+store_sandbox_by_proxy_token(struct store *s, const char *hash,
+                             struct sandbox *out)
+{
+	if (hash == NULL || hash[0] == '\0')
+		return STORE_NOT_FOUND;
+	return sandbox_get_where(
+	    s, "s.proxy_token_hash = ? AND s.proxy_token_hash != ''", hash,
+	    out);
+}

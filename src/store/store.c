@@ -111,6 +111,12 @@ fail:
 }
 
 void
+store_set_vault(struct store *s, const struct vault *v)
+{
+	s->vault = v;
+}
+
+void
 store_close(struct store *s)
 {
 	if (s == NULL)
@@ -147,6 +153,21 @@ store_prep(struct store *s, const char *sql, const char *fmt, ...)
 	}
 	va_end(ap);
 	return st;
+}
+
+int
+store_begin(struct store *s)
+{
+	return exec_sql(s, "BEGIN IMMEDIATE");
+}
+
+int
+store_end(struct store *s, int rc)
+{
+	if (rc == 0 && exec_sql(s, "COMMIT") == 0)
+		return 0;
+	exec_sql(s, "ROLLBACK");
+	return rc == 0 ? -1 : rc;
 }
 
 /* Steps a statement that returns no rows; maps constraint errors. */

@@ -14,9 +14,11 @@
 
 #include "lib/limits.h"
 #include "lib/ulid.h"
+#include "vault/vault.h"
 
 #define STORE_NOT_FOUND 1
 #define STORE_CONFLICT  2
+#define STORE_TOO_MANY  3 /* a cap on rows per owner would be passed */
 
 struct store;
 
@@ -98,6 +100,16 @@ int store_sandbox_set_manifest(struct store *s, const char *id,
                                const char *source, const char *error);
 /* Records an OOM kill inside the sandbox (the container may live on). */
 int store_sandbox_mark_oom(struct store *s, const char *id);
+/*
+ * The hash (e.g. vault_hash_hex of a random token) of the sandbox's
+ * credential-proxy token; "" clears it.  STORE_CONFLICT when another
+ * sandbox has the same hash.
+ */
+int store_sandbox_set_proxy_token(struct store *s, const char *id,
+                                  const char *hash);
+/* The sandbox whose proxy token has this hash; "" never matches. */
+int store_sandbox_by_proxy_token(struct store *s, const char *hash,
+                                 struct sandbox *out);
 
 /*
  * A task row.  prompt and result (the TaskResult JSON, NULL while
@@ -147,5 +159,134 @@ int store_apikey_replace(struct store *s, const char *name,
 /* Finds the key by hash; writes its name to name (64 bytes). */
 int store_apikey_lookup(struct store *s, const char *key_hash, char *name,
                         size_t len);
+
+/*
+ * Secrets (secrets.c).  A secret row is (kind, owner, name) and a value
+ * sealed by the vault given to store_set_vault(): the owner is the
+ * scope ("" for the instance's agent credentials, the tenant for git
+ * tokens, the app id for app config).  The row's identity is the
+ * value's associated data, so a value copied into another row does not
+ * open.  Values are never logged.  Without a vault every secret call
+ * fails (-1).
+ */
+#define STORE_SECRET_AGENT_API_KEY "agent_api_key"
+#define STORE_SECRET_AGENT_OAUTH   "agent_oauth"
+#define STORE_SECRET_GIT_TOKEN     "git_token"
+#define STORE_SECRET_APP_CONFIG    "app_config"
+#define STORE_SECRET_OWNER_MAX     80  /* bytes, without the NUL */
+#define STORE_SECRET_NAME_MAX      160 /* bytes, without the NUL */
+
+/* The keyring that seals and opens secrets; not owned, set at start. */
+void store_set_vault(struct store *s, const struct vault *v);
+/* Seals len bytes of value and inserts or replaces the row. */
+int store_secret_put(struct store *s, const char *kind, const char *owner,
+                     const char *name, const void *value, size_t len);
+/*
+ * Opens the row's value into out (release it with vault_secret_free).
+ * STORE_NOT_FOUND; -1 on a database error or when the value does not
+ * open (logged with the row's name, never the value).
+ */
+int store_secret_get(struct store *s, const char *kind, const char *owner,
+                     const char *name, struct vault_secret *out);
+/* 0 when the row exists, else STORE_NOT_FOUND (or -1). */
+int store_secret_exists(struct store *s, const char *kind, const char *owner,
+                        const char *name);
+/* 0, or STORE_NOT_FOUND when there was no such row. */
+int store_secret_delete(struct store *s, const char *kind, const char *owner,
+                        const char *name);
+/* How many rows each key id sealed: a new array in *out (free it). */
+int store_secret_usage(struct store *s, struct vault_usage **out, size_t *n);
+/*
+ * Re-seals with the vault's sealing key every row sealed with another,
+ * all in ONE transaction, durable on disk when this returns: either every
+ * row moves or none does.  *n gets how many moved.  -1 (nothing changed)
+ * when a row does not open.
+ */
+int store_secret_reseal(struct store *s, int64_t *n);
+/* Opens (and wipes) every row: how many opened and how many did not. */
+int store_secret_check(struct store *s, int64_t *ok, int64_t *bad);
+
+/*
+ * Agent credentials: instance-wide secret rows named by the agent id
+ * ("opencode", "claude-code").  For the task and proxy code.
+ */
+/*
+ * Whether the agent has a credential: 0 with method "api_key" (which
+ * wins when both exist) or "oauth", STORE_NOT_FOUND when not connected.
+ */
+int store_agent_method(struct store *s, const char *agent, char method[16]);
+/*
+ * The agent's API key, opened into out; the caller releases it with
+ * vault_secret_free() (which wipes it).  STORE_NOT_FOUND when none.
+ */
+int store_agent_key(struct store *s, const char *agent,
+                    struct vault_secret *out);
+/* The agent's default model from settings; STORE_NOT_FOUND when unset. */
+int store_agent_default_model(struct store *s, const char *agent, char *out,
+                              size_t len);
+
+/*
+ * Settings (settings.c): instance-wide, non-secret key/value text, e.g.
+ * "agents.default_models.opencode".
+ */
+#define STORE_SETTING_MAX_BYTES 1024 /* a value, without the NUL */
+/* 0, STORE_NOT_FOUND, -1. */
+int store_setting_get(struct store *s, const char *key, char *val, size_t len);
+/* Sets n settings in one transaction; a NULL or "" value removes one. */
+int store_setting_set(struct store *s, const char *const *keys,
+                      const char *const *vals, size_t n);
+
+/*
+ * App config (appconfig.c): per-app key/value pairs.  A sensitive value
+ * is sealed in a secret row (kind app_config, owner the app id, name the
+ * key) written in the same transaction; the app_config row then holds no
+ * value.  Rows go with their app (store_app_delete).
+ */
+#define APP_CONFIG_KEY_MAX   128         /* [A-Za-z_][A-Za-z0-9_]* */
+#define APP_CONFIG_VALUE_MAX (64u << 10) /* bytes of a value */
+#define APP_CONFIG_MAX_KEYS  256         /* keys per app */
+
+struct app_config {
+	char app_id[ULID_LEN + 1];
+	char key[APP_CONFIG_KEY_MAX + 1];
+	bool sensitive;
+	bool expose_env; /* given to the app's processes as an env var */
+	bool value_set;  /* a non-empty value is stored */
+	char *value;     /* malloc'd; NULL when sensitive */
+	int64_t created_at;
+	int64_t updated_at;
+};
+
+void store_app_config_release(struct app_config *c);
+/*
+ * Inserts or replaces the key's value and flags.  value is text without
+ * NUL.  *created says whether the key is new.  STORE_TOO_MANY when the
+ * app has APP_CONFIG_MAX_KEYS keys already; STORE_NOT_FOUND when the app
+ * is gone.
+ */
+int store_app_config_put(struct store *s, const char *app_id, const char *key,
+                         const char *value, bool sensitive, bool expose_env,
+                         bool *created);
+/* The row without a sensitive value; release with the function above. */
+int store_app_config_get(struct store *s, const char *app_id, const char *key,
+                         struct app_config *out);
+/* Ordered by key; fn must not keep c's value; non-zero stops. */
+int store_app_config_list(struct store *s, const char *app_id,
+                          int (*fn)(const struct app_config *c, void *arg),
+                          void *arg);
+/* 0, or STORE_NOT_FOUND when the app has no such key. */
+int store_app_config_delete(struct store *s, const char *app_id,
+                            const char *key);
+/*
+ * The app's environment: fn(name, value, len, arg) for every key with
+ * expose_env set, ordered by key, sensitive values opened.  value is
+ * NUL-terminated and wiped as soon as fn returns: copy what you keep
+ * into memory you wipe.  fn returns non-zero to stop (then 1).  -1 when
+ * a sensitive value does not open: nothing is skipped silently.
+ */
+int store_app_config_env(struct store *s, const char *app_id,
+                         int (*fn)(const char *name, const char *value,
+                                   size_t len, void *arg),
+                         void *arg);
 
 #endif

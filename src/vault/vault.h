@@ -1,17 +1,42 @@
 /*
- * vault: the only door to libsodium.  For now it holds what API auth
- * needs: random tokens, their hashes and constant-time comparison.  Call
- * vault_init() once before any thread uses the rest; then every function
- * is thread-safe.
+ * vault: the only door to libsodium.  It holds what API auth needs
+ * (random tokens, their hashes, constant-time comparison) and the master
+ * keys that seal every secret the store keeps: agent credentials, git
+ * tokens, sensitive app config.
+ *
+ * A struct vault is a keyring of at most VAULT_MAX_KEYS master keys.  The
+ * first one seals; the others only open (a rotation in progress, or
+ * SANDBOXD_SECRETS_KEY_PREVIOUS).  Each key is named by its key id, the
+ * first 8 bytes of a BLAKE2b hash keyed with it, in hex: stored next to
+ * every sealed value, it says which key opens the value without trying
+ * them all, and can be printed without revealing the key.
+ *
+ * Call vault_init() once before any thread uses the rest.  A keyring is
+ * built at start-up by one thread; after that it is read-only and every
+ * function taking a const struct vault * may be called from any thread.
  */
 #ifndef VAULT_VAULT_H
 #define VAULT_VAULT_H
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #define VAULT_TOKEN_LEN 46 /* "sk_" + 43 base64url characters */
 #define VAULT_HASH_HEX  64
+
+#define VAULT_KEY_BYTES        32
+#define VAULT_KEY_TEXT_LEN     44 /* standard base64 of 32 bytes, padded */
+#define VAULT_KEY_ID_LEN       16 /* hex of 8 bytes */
+#define VAULT_NONCE_BYTES      24 /* XChaCha20-Poly1305 */
+#define VAULT_TAG_BYTES        16
+#define VAULT_MAX_KEYS         2
+#define VAULT_MAX_SECRET_BYTES (256u << 10) /* largest value sealed */
+
+/* Files under the data directory. */
+#define VAULT_KEY_FILE  "secret.key"
+#define VAULT_NEXT_FILE "secret.key.next" /* a rotation's new key */
+#define VAULT_LOCK_FILE "state/secrets.lock"
 
 int vault_init(void);
 /* A new API token "sk_…" (32 random bytes) and its NUL. */
@@ -21,5 +46,134 @@ void vault_hash_hex(const char *s, size_t len, char out[VAULT_HASH_HEX + 1]);
 /* Compares n bytes in time independent of their contents. */
 bool vault_equal(const void *a, const void *b, size_t n);
 void vault_wipe(void *p, size_t n);
+
+/* --- keys ---------------------------------------------------------------- */
+
+struct vault;
+
+/* An empty keyring; NULL when out of memory. */
+struct vault *vault_new(void);
+/* Wipes the keys and frees; NULL is fine. */
+void vault_free(struct vault *v);
+/*
+ * Adds a copy of key (the caller wipes its own).  The first key added
+ * seals; a key the ring holds already is not added twice.  0, or -1 when
+ * the ring is full or out of memory.
+ */
+int vault_add_key(struct vault *v, const unsigned char key[VAULT_KEY_BYTES]);
+/* Makes the key with this id the sealing one; -1 when the ring lacks it. */
+int vault_use_key(struct vault *v, const char *key_id);
+/* The i-th key's id (0 seals); NULL past the last. */
+const char *vault_key_id(const struct vault *v, int i);
+bool vault_has_key(const struct vault *v, const char *key_id);
+
+/* 32 random bytes. */
+void vault_key_random(unsigned char key[VAULT_KEY_BYTES]);
+/*
+ * Parses a key's text: standard base64, padded, of exactly 32 bytes;
+ * white space around it is ignored.  0, or -1 with the reason in err
+ * (never the text itself).
+ */
+int vault_key_parse(const char *text, size_t len,
+                    unsigned char key[VAULT_KEY_BYTES], char *err,
+                    size_t errlen);
+void vault_key_text(const unsigned char key[VAULT_KEY_BYTES],
+                    char out[VAULT_KEY_TEXT_LEN + 1]);
+void vault_key_id_of(const unsigned char key[VAULT_KEY_BYTES],
+                     char out[VAULT_KEY_ID_LEN + 1]);
+
+/* --- sealing ------------------------------------------------------------- */
+
+/* A sealed value as it is stored: which key, the nonce, the ciphertext. */
+struct vault_box {
+	char key_id[VAULT_KEY_ID_LEN + 1];
+	unsigned char nonce[VAULT_NONCE_BYTES];
+	unsigned char *ct; /* ciphertext and tag, malloc'd */
+	size_t ct_len;
+};
+
+/*
+ * An opened value in guarded memory (sodium_malloc), NUL-terminated for
+ * convenience (values may hold no NUL of their own).  Release it with
+ * vault_secret_free(), which wipes it.
+ */
+struct vault_secret {
+	char *data;
+	size_t len;
+};
+
+/*
+ * Seals n bytes of pt with the sealing key and a random nonce.  aad (not
+ * secret, not stored) binds the box to where it is kept: opening it
+ * with any other aad fails, so a box moved to another row is useless.
+ * 0, or -1 (no key, n over VAULT_MAX_SECRET_BYTES, out of memory).
+ */
+int vault_seal(const struct vault *v, const void *aad, size_t aad_len,
+               const void *pt, size_t n, struct vault_box *out);
+/*
+ * Opens a box with the key its key id names.  -1 when the ring lacks that
+ * key, or the box was altered or sealed for another aad; out is then
+ * empty.
+ */
+int vault_open(const struct vault *v, const void *aad, size_t aad_len,
+               const struct vault_box *box, struct vault_secret *out);
+void vault_box_release(struct vault_box *b);
+/* A zeroed secret of len bytes (plus the NUL); -1 when out of memory. */
+int vault_secret_alloc(struct vault_secret *s, size_t len);
+void vault_secret_free(struct vault_secret *s);
+
+/* --- the key files and rotation (keyfile.c) --------------------------------
+ */
+
+/* How many stored secrets each key id sealed (from the store). */
+struct vault_usage {
+	char key_id[VAULT_KEY_ID_LEN + 1];
+	int64_t n;
+};
+
+struct vault_source {
+	const char *data_dir;
+	const char *env_key;      /* SANDBOXD_SECRETS_KEY, NULL when unset */
+	const char *env_previous; /* SANDBOXD_SECRETS_KEY_PREVIOUS, or NULL */
+	const struct vault_usage *use;
+	size_t nuse;
+	bool read_only; /* never create, rename or remove a file */
+};
+
+/*
+ * Loads the master keys.  From the environment when env_key is set (and
+ * env_previous as an opening-only key), else from <data>/secret.key,
+ * which is created (0600, random) only when neither it nor a rotation's
+ * secret.key.next exists and no secret is stored.  A key file that is not
+ * exactly a key is an error, never replaced.  When secret.key.next exists
+ * both keys are loaded; if no stored secret is under the old key any
+ * more, the rotation is finished (the rename).  Every key id in use must
+ * be loaded, else it is an error ("the wrong key?").  The error text
+ * names the file or variable.  *how says where the sealing key came from.
+ */
+int vault_load(struct vault **out, const struct vault_source *src, char *how,
+               size_t howlen, char *err, size_t errlen);
+
+/*
+ * A rotation, step 1: a new random key, durable in secret.key.next
+ * (0600, written to a temporary file, fsynced, linked into place, the
+ * directory fsynced), becomes v's sealing key.  When secret.key.next
+ * exists already (an interrupted rotation, loaded by vault_load), it is
+ * reused instead.  Step 2 re-seals every stored secret in one
+ * transaction (store_secret_reseal); step 3 is vault_rotate_finish.
+ */
+int vault_rotate_begin(struct vault *v, const char *data_dir, char *err,
+                       size_t errlen);
+/* Step 3: secret.key.next replaces secret.key; the directory is fsynced. */
+int vault_rotate_finish(const char *data_dir, char *err, size_t errlen);
+
+/*
+ * An advisory lock on <data>/state/secrets.lock: the daemon takes it
+ * shared, `secrets rotate` exclusive, so neither runs while the other
+ * does.  Returns the descriptor that holds it (close it to let go, or
+ * keep it until exit).  Never blocks: -1 with errno EWOULDBLOCK when the
+ * other side holds it.
+ */
+int vault_lock(const char *data_dir, bool exclusive);
 
 #endif

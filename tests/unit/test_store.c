@@ -1,7 +1,8 @@
 /*
  * Unit tests of the SQLite store on a real database file: migrations,
- * tenancy of apps, one sandbox per app, and the conditional status
- * updates that Docker events rely on.
+ * tenancy of apps, one sandbox per app, the conditional status updates
+ * that Docker events rely on, sealed secret rows, settings, app config
+ * and the proxy-token lookup.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -237,7 +238,285 @@ task_rows(void)
 	cleanup(s);
 }
 
+/* A store with a keyring of one random key (freed by cleanup_vault). */
+static struct vault *test_vault;
+
+static struct store *
+fresh_sealed(void)
+{
+	unsigned char k[VAULT_KEY_BYTES];
+	struct store *s = fresh();
+
+	test_vault = vault_new();
+	vault_key_random(k);
+	vault_add_key(test_vault, k);
+	vault_wipe(k, sizeof(k));
+	store_set_vault(s, test_vault);
+	return s;
+}
+
+static void
+cleanup_vault(struct store *s)
+{
+	cleanup(s);
+	vault_free(test_vault);
+	test_vault = NULL;
+}
+
+static bool
+secret_is(struct store *s, const char *kind, const char *owner,
+          const char *name, const char *want)
+{
+	struct vault_secret v;
+	bool ok;
+
+	if (store_secret_get(s, kind, owner, name, &v) != 0)
+		return false;
+	ok = v.len == strlen(want) && strcmp(v.data, want) == 0;
+	vault_secret_free(&v);
+	return ok;
+}
+
+static void
+secret_rows(void)
+{
+	struct store *s = fresh_sealed();
+	struct vault_usage *use = NULL;
+	struct vault_secret v;
+	size_t n = 0;
+	int64_t ok, bad;
+
+	CHECK(store_secret_put(s, STORE_SECRET_GIT_TOKEN, "alice", "gh",
+	                       "ghp_1", 5) == 0);
+	CHECK(store_secret_put(s, STORE_SECRET_GIT_TOKEN, "bob", "gh", "ghp_2",
+	                       5) == 0);
+	CHECK(secret_is(s, STORE_SECRET_GIT_TOKEN, "alice", "gh", "ghp_1"));
+	CHECK(secret_is(s, STORE_SECRET_GIT_TOKEN, "bob", "gh", "ghp_2"));
+	/* Replacing keeps one row. */
+	CHECK(store_secret_put(s, STORE_SECRET_GIT_TOKEN, "alice", "gh",
+	                       "ghp_new", 7) == 0);
+	CHECK(secret_is(s, STORE_SECRET_GIT_TOKEN, "alice", "gh", "ghp_new"));
+	CHECK(store_secret_usage(s, &use, &n) == 0 && n == 1 && use[0].n == 2);
+	CHECK(n == 1 &&
+	      strcmp(use[0].key_id, vault_key_id(test_vault, 0)) == 0);
+	free(use);
+	CHECK(store_secret_check(s, &ok, &bad) == 0 && ok == 2 && bad == 0);
+	CHECK(store_secret_get(s, STORE_SECRET_GIT_TOKEN, "carol", "gh", &v) ==
+	      STORE_NOT_FOUND);
+	CHECK(store_secret_exists(s, STORE_SECRET_GIT_TOKEN, "bob", "gh") == 0);
+	CHECK(store_secret_delete(s, STORE_SECRET_GIT_TOKEN, "bob", "gh") == 0);
+	CHECK(store_secret_delete(s, STORE_SECRET_GIT_TOKEN, "bob", "gh") ==
+	      STORE_NOT_FOUND);
+	CHECK(store_secret_exists(s, STORE_SECRET_GIT_TOKEN, "bob", "gh") ==
+	      STORE_NOT_FOUND);
+	/* No vault: nothing is sealed, and nothing opens. */
+	store_set_vault(s, NULL);
+	CHECK(store_secret_put(s, STORE_SECRET_GIT_TOKEN, "x", "y", "z", 1) <
+	      0);
+	CHECK(store_secret_get(s, STORE_SECRET_GIT_TOKEN, "alice", "gh", &v) <
+	      0);
+	CHECK(v.data == NULL);
+	cleanup_vault(s);
+}
+
+static void
+agent_credentials(void)
+{
+	struct store *s = fresh_sealed();
+	struct vault_secret key;
+	char method[16], model[64];
+
+	CHECK(store_agent_method(s, "claude-code", method) == STORE_NOT_FOUND);
+	CHECK(store_secret_put(s, STORE_SECRET_AGENT_OAUTH, "", "claude-code",
+	                       "{}", 2) == 0);
+	CHECK(store_agent_method(s, "claude-code", method) == 0);
+	CHECK_STR(method, "oauth");
+	CHECK(store_agent_key(s, "claude-code", &key) == STORE_NOT_FOUND);
+	/* An API key wins over OAuth. */
+	CHECK(store_secret_put(s, STORE_SECRET_AGENT_API_KEY, "", "claude-code",
+	                       "sk-ant-x", 8) == 0);
+	CHECK(store_agent_method(s, "claude-code", method) == 0);
+	CHECK_STR(method, "api_key");
+	CHECK(store_agent_key(s, "claude-code", &key) == 0);
+	CHECK(key.len == 8 && strcmp(key.data, "sk-ant-x") == 0);
+	vault_secret_free(&key);
+	CHECK(key.data == NULL);
+	CHECK(store_agent_method(s, "opencode", method) == STORE_NOT_FOUND);
+	CHECK(store_agent_default_model(s, "opencode", model, sizeof(model)) ==
+	      STORE_NOT_FOUND);
+	cleanup_vault(s);
+}
+
+static void
+settings_merge_and_clear(void)
+{
+	struct store *s = fresh();
+	const char *k1[] = {"agents.default_models.opencode",
+	                    "agents.default_models.claude-code"};
+	const char *v1[] = {"zen/model-a", "claude-x"};
+	const char *v2[] = {"", NULL};
+	char val[64];
+
+	CHECK(store_setting_set(s, k1, v1, 2) == 0);
+	CHECK(store_agent_default_model(s, "opencode", val, sizeof(val)) == 0);
+	CHECK_STR(val, "zen/model-a");
+	CHECK(store_setting_get(s, k1[1], val, sizeof(val)) == 0);
+	CHECK_STR(val, "claude-x");
+	/* "" and NULL clear; clearing what is not set is fine. */
+	CHECK(store_setting_set(s, k1, v2, 2) == 0);
+	CHECK(store_setting_set(s, k1, v2, 2) == 0);
+	CHECK(store_setting_get(s, k1[0], val, sizeof(val)) == STORE_NOT_FOUND);
+	CHECK(store_setting_get(s, k1[1], val, sizeof(val)) == STORE_NOT_FOUND);
+	cleanup(s);
+}
+
+struct env_seen {
+	char text[256];
+};
+
+static int
+env_collect(const char *name, const char *value, size_t len, void *arg)
+{
+	struct env_seen *e = arg;
+	size_t n = strlen(e->text);
+
+	snprintf(e->text + n, sizeof(e->text) - n, "%s=%.*s;", name, (int)len,
+	         value);
+	return 0;
+}
+
+static int
+config_keys(const struct app_config *c, void *arg)
+{
+	size_t n = strlen(arg);
+
+	snprintf((char *)arg + n, 256 - n, "%s%s%s,", c->key,
+	         c->sensitive ? "*" : "=", c->value ? c->value : "");
+	return 0;
+}
+
+static void
+app_config_rows(void)
+{
+	struct store *s = fresh_sealed();
+	struct env_seen env = {""};
+	struct app_config c;
+	struct app a;
+	char keys[256] = "";
+	bool created = false;
+
+	make_app(&a, "alice", "one");
+	CHECK(store_app_insert(s, &a) == 0);
+	CHECK(store_app_config_put(s, a.id, "PORT", "8080", false, true,
+	                           &created) == 0 &&
+	      created);
+	CHECK(store_app_config_put(s, a.id, "DB_PASSWORD", "hunter2", true,
+	                           true, &created) == 0 &&
+	      created);
+	CHECK(store_app_config_put(s, a.id, "NOTE", "", false, false,
+	                           &created) == 0);
+	/* Sensitive values are not read back; value_set says one is there. */
+	CHECK(store_app_config_get(s, a.id, "DB_PASSWORD", &c) == 0);
+	CHECK(c.sensitive && c.expose_env && c.value == NULL && c.value_set);
+	store_app_config_release(&c);
+	CHECK(store_app_config_get(s, a.id, "NOTE", &c) == 0);
+	CHECK(!c.value_set && c.value && c.value[0] == '\0');
+	store_app_config_release(&c);
+	CHECK(secret_is(s, STORE_SECRET_APP_CONFIG, a.id, "DB_PASSWORD",
+	                "hunter2"));
+	CHECK(store_app_config_list(s, a.id, config_keys, keys) == 0);
+	CHECK_STR(keys, "DB_PASSWORD*,NOTE=,PORT=8080,");
+	CHECK(store_app_config_env(s, a.id, env_collect, &env) == 0);
+	CHECK_STR(env.text, "DB_PASSWORD=hunter2;PORT=8080;");
+	/* Sensitive -> plain drops the sealed copy; replacing keeps one row. */
+	CHECK(store_app_config_put(s, a.id, "DB_PASSWORD", "plain", false,
+	                           false, &created) == 0 &&
+	      !created);
+	CHECK(store_secret_exists(s, STORE_SECRET_APP_CONFIG, a.id,
+	                          "DB_PASSWORD") == STORE_NOT_FOUND);
+	CHECK(store_app_config_get(s, a.id, "DB_PASSWORD", &c) == 0);
+	CHECK(!c.sensitive && c.value && strcmp(c.value, "plain") == 0);
+	store_app_config_release(&c);
+	CHECK(store_app_config_delete(s, a.id, "NOTE") == 0);
+	CHECK(store_app_config_delete(s, a.id, "NOTE") == STORE_NOT_FOUND);
+	/* Another app's rows are not this one's. */
+	CHECK(store_app_config_get(s, "01ARZ3NDEKTSV4RRFFQ69G5FAV", "PORT",
+	                           &c) == STORE_NOT_FOUND);
+	CHECK(store_app_config_put(s, "01ARZ3NDEKTSV4RRFFQ69G5FAV", "PORT", "1",
+	                           false, false, &created) == STORE_NOT_FOUND);
+	cleanup_vault(s);
+}
+
+static void
+app_config_cap_and_app_delete(void)
+{
+	struct store *s = fresh_sealed();
+	struct app a;
+	char key[16];
+	bool created;
+	int rc = 0;
+
+	make_app(&a, "alice", "one");
+	CHECK(store_app_insert(s, &a) == 0);
+	for (int i = 0; rc == 0 && i < APP_CONFIG_MAX_KEYS; i++) {
+		snprintf(key, sizeof(key), "K%d", i);
+		rc = store_app_config_put(s, a.id, key, "v", i % 2 == 0, false,
+		                          &created);
+	}
+	CHECK(rc == 0);
+	CHECK(store_app_config_put(s, a.id, "ONE_MORE", "v", false, false,
+	                           &created) == STORE_TOO_MANY);
+	/* Replacing an existing key is not a new one. */
+	CHECK(store_app_config_put(s, a.id, "K1", "w", false, false,
+	                           &created) == 0);
+	CHECK(store_secret_exists(s, STORE_SECRET_APP_CONFIG, a.id, "K0") == 0);
+	/* The app goes, and its config and sealed values with it. */
+	CHECK(store_app_delete(s, a.id) == 0);
+	CHECK(store_secret_exists(s, STORE_SECRET_APP_CONFIG, a.id, "K0") ==
+	      STORE_NOT_FOUND);
+	CHECK(store_app_insert(s, &a) == 0); /* same id: nothing left over */
+	CHECK(store_app_config_list(s, a.id, config_keys, key) == 0);
+	cleanup_vault(s);
+}
+
+static void
+proxy_token_lookup(void)
+{
+	struct store *s = fresh();
+	struct sandbox sb, sb2, got;
+	struct app a, b;
+
+	make_app(&a, "alice", "one");
+	make_app(&b, "alice", "two");
+	store_app_insert(s, &a);
+	store_app_insert(s, &b);
+	make_sandbox(&sb, a.id);
+	make_sandbox(&sb2, b.id);
+	store_sandbox_insert(s, &sb);
+	store_sandbox_insert(s, &sb2);
+	/* No token yet: "" matches nothing, not every sandbox. */
+	CHECK(store_sandbox_by_proxy_token(s, "", &got) == STORE_NOT_FOUND);
+	CHECK(store_sandbox_set_proxy_token(s, sb.id, "aa11") == 0);
+	CHECK(store_sandbox_by_proxy_token(s, "aa11", &got) == 0);
+	CHECK_STR(got.id, sb.id);
+	CHECK_STR(got.owner, "alice");
+	CHECK(store_sandbox_by_proxy_token(s, "aa12", &got) == STORE_NOT_FOUND);
+	CHECK(store_sandbox_set_proxy_token(s, sb2.id, "aa11") ==
+	      STORE_CONFLICT);
+	CHECK(store_sandbox_set_proxy_token(s, sb.id, "") == 0);
+	CHECK(store_sandbox_by_proxy_token(s, "aa11", &got) == STORE_NOT_FOUND);
+	CHECK(store_sandbox_set_proxy_token(s, "01ARZ3NDEKTSV4RRFFQ69G5FAV",
+	                                    "bb") == STORE_NOT_FOUND);
+	cleanup(s);
+}
+
 static const struct unit_test tests[] = {
+    {"secret rows", secret_rows},
+    {"agent credentials", agent_credentials},
+    {"settings merge and clear", settings_merge_and_clear},
+    {"app config rows", app_config_rows},
+    {"app config cap, and rows go with the app", app_config_cap_and_app_delete},
+    {"proxy token lookup", proxy_token_lookup},
     {"task rows", task_rows},
     {"migrations are idempotent", migrations_are_idempotent},
     {"apps are scoped by owner", apps_are_scoped_by_owner},
@@ -249,5 +528,7 @@ static const struct unit_test tests[] = {
 int
 main(void)
 {
+	if (vault_init() < 0)
+		return 1;
 	return UNIT_RUN("store", tests);
 }

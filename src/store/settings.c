@@ -1,0 +1,70 @@
+/*
+ * Instance settings: non-secret key/value text that the API edits at
+ * run time (PATCH /v1/settings), e.g. each agent's default model.  A
+ * missing row means "not set": the caller's fallback applies, so adding
+ * a setting never needs a migration.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "lib/clock.h"
+#include "store/internal.h"
+#include "store/store.h"
+
+int
+store_setting_get(struct store *s, const char *key, char *val, size_t len)
+{
+	struct store_text t = {val, len};
+	int rc;
+
+	LOCK(s);
+	rc = store_one(
+	    store_prep(s, "SELECT value FROM setting WHERE key = ?", "s", key),
+	    store_fill_text, &t);
+	UNLOCK(s);
+	return rc;
+}
+
+static int
+setting_write(struct store *s, const char *key, const char *val)
+{
+	int rc;
+
+	if (val == NULL || val[0] == '\0')
+		rc = store_run(
+		    s, store_prep(s, "DELETE FROM setting WHERE key = ?", "s",
+		                  key));
+	else if (strlen(val) > STORE_SETTING_MAX_BYTES)
+		rc = -1;
+	else
+		rc = store_run(s, store_prep(s,
+		                             "INSERT OR REPLACE INTO setting "
+		                             "VALUES (?, ?, ?)",
+		                             "ssi", key, val, clock_now()));
+	return rc == STORE_NOT_FOUND ? 0 : rc;
+}
+
+int
+store_setting_set(struct store *s, const char *const *keys,
+                  const char *const *vals, size_t n)
+{
+	int rc;
+
+	LOCK(s);
+	rc = store_begin(s);
+	for (size_t i = 0; rc == 0 && i < n; i++)
+		rc = setting_write(s, keys[i], vals[i]);
+	rc = store_end(s, rc);
+	UNLOCK(s);
+	return rc;
+}
+
+int
+store_agent_default_model(struct store *s, const char *agent, char *out,
+                          size_t len)
+{
+	char key[96];
+
+	snprintf(key, sizeof(key), "agents.default_models.%s", agent);
+	return store_setting_get(s, key, out, len);
+}

@@ -8,6 +8,7 @@
 #define API_API_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "core/core.h"
 #include "lib/buf.h"
@@ -103,6 +104,32 @@ void tasks_get(struct req *, struct resp *);
 void tasks_cancel(struct req *, struct resp *);
 void tasks_revert(struct req *, struct resp *);
 void tasks_events(struct req *, struct resp *);
+void agents_list(struct req *, struct resp *);
+void agents_set_key(struct req *, struct resp *);
+void agents_delete_key(struct req *, struct resp *);
+void agents_disconnect(struct req *, struct resp *);
+void settings_get(struct req *, struct resp *);
+void settings_patch(struct req *, struct resp *);
+void config_list(struct req *, struct resp *);
+void config_get(struct req *, struct resp *);
+void config_put(struct req *, struct resp *);
+void config_delete(struct req *, struct resp *);
+
+/* Input limits of the agents and settings handlers (docs/limits.md). */
+#define AGENT_KEY_MAX_BYTES  4096        /* an API key */
+#define AGENT_KEY_BODY_BYTES (64u << 10) /* the body that carries it */
+
+/* The agents whose credentials and settings the API manages (agents.c). */
+struct api_agent {
+	const char *id;
+	const char *label;
+	bool supports_oauth;
+};
+
+/* The i-th agent, in display order; NULL past the last. */
+const struct api_agent *api_agent_at(size_t i);
+/* The agent with this id, or NULL. */
+const struct api_agent *api_agent_find(const char *id);
 
 /* JSON of the objects, shared by handlers. */
 struct jv *api_app_json(const struct app *a);

@@ -101,6 +101,34 @@ static const struct route routes[] = {
     {.method = "POST",
      .pattern = "/v1/sandboxes/{id}/tasks/{id}/revert",
      .fn = tasks_revert},
+    {.method = "GET", .pattern = "/v1/agents", .fn = agents_list},
+    {.method = "POST",
+     .pattern = "/v1/agents/{name}/api-key",
+     .fn = agents_set_key,
+     .max_body = AGENT_KEY_BODY_BYTES},
+    {.method = "DELETE",
+     .pattern = "/v1/agents/{name}/api-key",
+     .fn = agents_delete_key},
+    {.method = "POST",
+     .pattern = "/v1/agents/{name}/disconnect",
+     .fn = agents_disconnect},
+    {.method = "GET", .pattern = "/v1/settings", .fn = settings_get},
+    {.method = "PATCH", .pattern = "/v1/settings", .fn = settings_patch},
+    {.method = "GET", .pattern = "/v1/apps/{id}/config", .fn = config_list},
+    /*
+     * {name} is the config key here.  r->name keeps 79 bytes of it and
+     * keys may have 128, so config.c reads the key from the path's last
+     * segment itself.
+     */
+    {.method = "GET",
+     .pattern = "/v1/apps/{id}/config/{name}",
+     .fn = config_get},
+    {.method = "PUT",
+     .pattern = "/v1/apps/{id}/config/{name}",
+     .fn = config_put},
+    {.method = "DELETE",
+     .pattern = "/v1/apps/{id}/config/{name}",
+     .fn = config_delete},
 };
 
 #define NROUTES (sizeof(routes) / sizeof(routes[0]))

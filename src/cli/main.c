@@ -3,11 +3,17 @@
  * command-line client.  serve wires the modules together in dependency
  * order and takes them down in reverse; signals are blocked in every
  * thread and taken synchronously here with sigwait, so no handler ever
- * runs in the middle of anything.
+ * runs in the middle of anything.  The master keys are loaded after the
+ * store is open (they are checked against what it holds) and before
+ * anything can ask for a secret.  `secrets check` may run next to the
+ * daemon; `secrets rotate` refuses to (a lock in the data directory).
  */
+#include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -32,6 +38,13 @@ usage(FILE *f)
 	        "usage: sandboxd serve      run the daemon in the foreground\n"
 	        "       sandboxd token      make a new API token (replaces the "
 	        "old one)\n"
+	        "       sandboxd secrets rotate\n"
+	        "                           re-seal every stored secret with a "
+	        "new master key\n"
+	        "                           (the daemon must be stopped)\n"
+	        "       sandboxd secrets check\n"
+	        "                           open every stored secret; print "
+	        "only counts\n"
 	        "       sandboxd version    print the version\n"
 	        "Configuration comes from the environment and .env; see "
 	        "README.md.\n");
@@ -95,6 +108,89 @@ open_store(const struct config *cfg, struct store **store)
 	return 0;
 }
 
+/*
+ * The secrets lock: the daemon holds it shared, `secrets rotate`
+ * exclusive, for as long as the process lives.
+ */
+static int
+lock_secrets(const struct config *cfg, bool exclusive)
+{
+	if (vault_lock(cfg->data_dir, exclusive) >= 0)
+		return 0;
+	if (errno != EWOULDBLOCK)
+		log_error("cannot lock %s/%s: %s", cfg->data_dir,
+		          VAULT_LOCK_FILE, strerror(errno));
+	else if (exclusive)
+		log_error("sandboxd is running on %s: stop it first (`secrets "
+		          "rotate` never runs next to the daemon)",
+		          cfg->data_dir);
+	else
+		log_error("`sandboxd secrets rotate` is running on %s; start "
+		          "again when it has finished",
+		          cfg->data_dir);
+	return -1;
+}
+
+/*
+ * The master keys, checked against the key ids of what the store holds
+ * (vault_load).  how gets where the sealing key came from.
+ */
+static int
+open_vault(const struct config *cfg, struct store *store, bool read_only,
+           struct vault **out, char *how, size_t howlen)
+{
+	struct vault_source src = {
+	    .data_dir = cfg->data_dir,
+	    .env_key = cfg->secrets_key,
+	    .env_previous = cfg->secrets_key_previous,
+	    .read_only = read_only,
+	};
+	struct vault_usage *use = NULL;
+	char err[1024];
+	size_t n = 0;
+	int rc;
+
+	if (store_secret_usage(store, &use, &n) < 0) {
+		log_error("cannot read the stored secrets");
+		return -1;
+	}
+	src.use = use;
+	src.nuse = n;
+	rc = vault_load(out, &src, how, howlen, err, sizeof(err));
+	free(use);
+	if (rc < 0) {
+		log_error("secrets: %s", err);
+		return -1;
+	}
+	store_set_vault(store, *out);
+	return 0;
+}
+
+/*
+ * Once the keys are loaded their text is not needed: wiped from the
+ * configuration and from the environment (which /proc shows).
+ */
+static void
+forget_key_text(struct config *cfg)
+{
+	static const char *const names[] = {"SANDBOXD_SECRETS_KEY",
+	                                    "SANDBOXD_SECRETS_KEY_PREVIOUS"};
+	char **fields[] = {&cfg->secrets_key, &cfg->secrets_key_previous};
+
+	for (size_t i = 0; i < 2; i++) {
+		char *v = getenv(names[i]);
+		if (v) {
+			vault_wipe(v, strlen(v));
+			unsetenv(names[i]);
+		}
+		if (*fields[i]) {
+			vault_wipe(*fields[i], strlen(*fields[i]));
+			free(*fields[i]);
+			*fields[i] = NULL;
+		}
+	}
+}
+
 static int
 serve(void)
 {
@@ -102,9 +198,10 @@ serve(void)
 	struct docker *docker = NULL;
 	struct api *api = NULL;
 	struct edge *edge = NULL;
+	struct vault *vault = NULL;
 	struct config cfg;
 	struct core core;
-	char err[512], msg[DOCKER_MSG_LEN];
+	char err[512], msg[DOCKER_MSG_LEN], how[PATH_MAX];
 	int rc = 1;
 
 	if (config_load(&cfg, err, sizeof(err)) < 0) {
@@ -114,13 +211,18 @@ serve(void)
 	block_signals();
 	raise_nofile();
 	if (vault_init() < 0 || open_store(&cfg, &store) < 0 ||
+	    lock_secrets(&cfg, false) < 0 ||
+	    open_vault(&cfg, store, false, &vault, how, sizeof(how)) < 0 ||
 	    docker_new(&docker, cfg.docker_socket) < 0)
 		goto out;
+	forget_key_text(&cfg);
 	if (cfg.data_dir_legacy)
 		log_info("using the legacy data directory %s (it exists and "
 		         "/var/lib/sandboxd does not)",
 		         cfg.data_dir);
 	log_info("sandboxd %s, data in %s", SANDBOXD_VERSION, cfg.data_dir);
+	log_info("secrets: sealed with key %s (%s)", vault_key_id(vault, 0),
+	         how);
 	if (core_init(&core, &cfg, store, docker) < 0)
 		goto out;
 	if (docker_ping(docker, msg) == DOCKER_OK)
@@ -149,7 +251,121 @@ out_core:
 	core_release(&core);
 out:
 	store_close(store);
+	vault_free(vault);
 	docker_free(docker);
+	config_release(&cfg);
+	return rc;
+}
+
+/*
+ * `secrets check`: opens every stored secret with the keys the daemon
+ * would load and prints counts, never a value.  Read-only: it creates,
+ * renames and re-seals nothing.  Exit status 1 when a secret does not
+ * open.
+ */
+static int
+secrets_check(const struct config *cfg, struct store *store)
+{
+	struct vault *v = NULL;
+	char how[PATH_MAX];
+	int64_t ok, bad;
+	int rc = 1;
+
+	if (lock_secrets(cfg, false) < 0 ||
+	    open_vault(cfg, store, true, &v, how, sizeof(how)) < 0)
+		goto out;
+	if (store_secret_check(store, &ok, &bad) < 0) {
+		log_error("cannot read the stored secrets");
+		goto out;
+	}
+	printf("secrets: %lld stored, %lld open, %lld do not; key %s (%s)\n",
+	       (long long)(ok + bad), (long long)ok, (long long)bad,
+	       vault_key_id(v, 0) ? vault_key_id(v, 0) : "none yet", how);
+	rc = bad ? 1 : 0;
+out:
+	store_set_vault(store, NULL);
+	vault_free(v);
+	return rc;
+}
+
+/*
+ * `secrets rotate`: every stored secret re-sealed with a new master key
+ * in one transaction.  With secret.key: the new key goes to
+ * secret.key.next first and replaces secret.key last (vault.h, step by
+ * step), so a crash anywhere loses nothing.  With SANDBOXD_SECRETS_KEY:
+ * the old key is SANDBOXD_SECRETS_KEY_PREVIOUS, the new one
+ * SANDBOXD_SECRETS_KEY, and no file is involved.
+ */
+static int
+secrets_rotate(const struct config *cfg, struct store *store)
+{
+	struct vault *v = NULL;
+	char how[PATH_MAX], err[1024], old[VAULT_KEY_ID_LEN + 1];
+	int64_t n = 0;
+	int rc = 1;
+
+	if (cfg->secrets_key && cfg->secrets_key_previous == NULL) {
+		log_error("secrets rotate: with SANDBOXD_SECRETS_KEY set, the "
+		          "new key is SANDBOXD_SECRETS_KEY and the old one "
+		          "SANDBOXD_SECRETS_KEY_PREVIOUS: set both");
+		return 1;
+	}
+	if (lock_secrets(cfg, true) < 0 ||
+	    open_vault(cfg, store, false, &v, how, sizeof(how)) < 0)
+		goto out;
+	snprintf(old, sizeof(old), "%s", vault_key_id(v, 0));
+	if (cfg->secrets_key == NULL &&
+	    vault_rotate_begin(v, cfg->data_dir, err, sizeof(err)) < 0) {
+		log_error("secrets rotate: %s", err);
+		goto out;
+	}
+	if (store_secret_reseal(store, &n) < 0) {
+		log_error("secrets rotate: nothing was changed; every secret "
+		          "is still under key %s",
+		          old);
+		goto out;
+	}
+	if (cfg->secrets_key == NULL &&
+	    vault_rotate_finish(cfg->data_dir, err, sizeof(err)) < 0) {
+		log_error("secrets rotate: the secrets are under the new key "
+		          "in %s/%s, which the daemon will use: %s",
+		          cfg->data_dir, VAULT_NEXT_FILE, err);
+		goto out;
+	}
+	printf("secrets: %lld re-sealed with key %s (was %s); %s\n",
+	       (long long)n, vault_key_id(v, 0), old,
+	       cfg->secrets_key ? "SANDBOXD_SECRETS_KEY_PREVIOUS is no longer "
+	                          "needed"
+	                        : "back up secret.key with the data directory");
+	rc = 0;
+out:
+	store_set_vault(store, NULL);
+	vault_free(v);
+	return rc;
+}
+
+static int
+secrets(int argc, char **argv)
+{
+	struct store *store = NULL;
+	struct config cfg;
+	char err[512];
+	int rc = 1;
+
+	if (argc != 3 ||
+	    (strcmp(argv[2], "rotate") != 0 && strcmp(argv[2], "check") != 0)) {
+		usage(stderr);
+		return 2;
+	}
+	if (config_load(&cfg, err, sizeof(err)) < 0) {
+		fprintf(stderr, "sandboxd: configuration error: %s\n", err);
+		return 2;
+	}
+	if (vault_init() == 0 && open_store(&cfg, &store) == 0)
+		rc = strcmp(argv[2], "rotate") == 0
+		         ? secrets_rotate(&cfg, store)
+		         : secrets_check(&cfg, store);
+	store_close(store);
 	config_release(&cfg);
 	return rc;
 }
@@ -181,6 +397,8 @@ main(int argc, char **argv)
 		return token();
 	if (argc >= 2 && strcmp(argv[1], "serve") == 0)
 		return serve();
+	if (argc >= 2 && strcmp(argv[1], "secrets") == 0)
+		return secrets(argc, argv);
 	if (argc >= 2 && strcmp(argv[1], "version") == 0) {
 		printf("sandboxd %s\n", SANDBOXD_VERSION);
 		return 0;

@@ -1,0 +1,179 @@
+/*
+ * /v1/settings: instance settings.  GET shows them (never a secret);
+ * PATCH edits the few that can change at run time, through a strict
+ * allow-list: an unknown field is a 400, not silently ignored, so a typo
+ * cannot look like it worked.  Edits merge: fields left out keep their
+ * value, and "" or null clears one.  Everything a PATCH changes is
+ * written in one transaction, after every field was checked.
+ *
+ * Editable: agents.default_models.<agent> (the model a task of that
+ * agent uses when it names none).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "api/api.h"
+#include "lib/limits.h"
+
+#define EDITABLE "agents.default_models"
+
+static struct jv *
+json_null(void)
+{
+	char err[16];
+
+	return jv_parse("null", 4, 1, err, sizeof(err));
+}
+
+static struct jv *
+settings_json(struct req *r)
+{
+	struct jv *o = jv_obj(), *agents = jv_obj(), *models = jv_obj(), *ed;
+	char model[STORE_SETTING_MAX_BYTES + 1];
+	const struct api_agent *a;
+
+	for (size_t i = 0; (a = api_agent_at(i)) != NULL; i++) {
+		int rc = store_agent_default_model(r->core->store, a->id, model,
+		                                   sizeof(model));
+		jv_set(models, a->id,
+		       rc == 0 ? jv_new_str(model) : json_null());
+	}
+	jv_set_str(agents, "default_agent", r->core->cfg->default_agent);
+	jv_set(agents, "default_models", models);
+	jv_set_str(agents, "free_model", r->core->cfg->opencode_free_model);
+	jv_set(o, "agents", agents);
+	ed = jv_arr();
+	jv_push(ed, jv_new_str(EDITABLE));
+	jv_set(o, "editable", ed);
+	jv_set_str(o, "version", SANDBOXD_VERSION);
+	return o;
+}
+
+void
+settings_get(struct req *r, struct resp *w)
+{
+	api_reply_json(w, 200, settings_json(r));
+}
+
+/* What a PATCH sets, once every field was checked. */
+struct patch {
+	char keys[8][64];
+	const char *vals[8];
+	size_t n;
+};
+
+/* A model id: printable ASCII without spaces, not an option. */
+static int
+check_model(const struct jv *v, const char *agent, struct err *e)
+{
+	const char *s = jv_str(v);
+
+	if (jv_type(v) == JV_NULL)
+		return 0;
+	if (jv_type(v) != JV_STRING)
+		return ERR_BAD(e,
+		               "agents.default_models.%s must be a string or "
+		               "null, not %s",
+		               agent, jv_type_name(jv_type(v)));
+	if (jv_str_len(v) > TASK_MAX_MODEL_BYTES)
+		return ERR_BAD(e,
+		               "agents.default_models.%s is longer than %d "
+		               "bytes",
+		               agent, TASK_MAX_MODEL_BYTES);
+	for (size_t i = 0; i < jv_str_len(v); i++)
+		if ((unsigned char)s[i] < 0x21 || (unsigned char)s[i] > 0x7e)
+			return ERR_BAD(e,
+			               "agents.default_models.%s must be "
+			               "printable ASCII without spaces",
+			               agent);
+	if (s[0] == '-')
+		return ERR_BAD(e,
+		               "agents.default_models.%s must not start with "
+		               "'-'",
+		               agent);
+	return 0;
+}
+
+static int
+patch_models(const struct jv *models, struct patch *p, struct err *e)
+{
+	const struct api_agent *a;
+	struct jv *v;
+	const char *k;
+	void *it = NULL;
+
+	if (jv_type(models) != JV_OBJECT)
+		return ERR_BAD(e, "agents.default_models must be an object "
+		                  "of agent ids to models");
+	while (jv_each(models, &it, &k, &v)) {
+		if ((a = api_agent_find(k)) == NULL)
+			return ERR_BAD(e,
+			               "agents.default_models: unknown agent "
+			               "(known: opencode, claude-code)");
+		if (check_model(v, a->id, e) < 0)
+			return -1;
+		if (p->n == sizeof(p->vals) / sizeof(p->vals[0]))
+			return ERR_BAD(e, "agents.default_models has too many "
+			                  "entries");
+		snprintf(p->keys[p->n], sizeof(p->keys[0]),
+		         "agents.default_models.%s", a->id);
+		p->vals[p->n++] = jv_type(v) == JV_NULL ? NULL : jv_str(v);
+	}
+	return 0;
+}
+
+static int
+patch_parse(const struct jv *body, struct patch *p, struct err *e)
+{
+	struct jv *agents, *v;
+	const char *k;
+	void *it = NULL;
+
+	while (jv_each(body, &it, &k, &v))
+		if (strcmp(k, "agents") != 0)
+			return ERR_BAD(e,
+			               "%.64s is not an editable setting "
+			               "(editable: " EDITABLE ")",
+			               k);
+	agents = jv_get(body, "agents");
+	if (agents == NULL)
+		return 0;
+	if (jv_type(agents) != JV_OBJECT)
+		return ERR_BAD(e, "agents must be an object");
+	it = NULL;
+	while (jv_each(agents, &it, &k, &v))
+		if (strcmp(k, "default_models") != 0)
+			return ERR_BAD(
+			    e,
+			    "agents.%.64s is not an editable setting "
+			    "(editable: " EDITABLE ")",
+			    k);
+	v = jv_get(agents, "default_models");
+	return v ? patch_models(v, p, e) : 0;
+}
+
+void
+settings_patch(struct req *r, struct resp *w)
+{
+	struct patch p = {.n = 0};
+	struct err e = {0};
+	struct jv *body;
+	const char *keys[8];
+
+	if (api_body_object(r, w, false, &body) < 0)
+		return;
+	if (patch_parse(body, &p, &e) == 0 && p.n == 0)
+		ERR_BAD(&e,
+		        "no editable fields provided (editable: " EDITABLE ")");
+	for (size_t i = 0; i < p.n; i++)
+		keys[i] = p.keys[i];
+	if (e.status == 0 &&
+	    store_setting_set(r->core->store, keys, p.vals, p.n) != 0)
+		ERR_INTERNAL(&e, "cannot store the settings");
+	jv_free(body);
+	if (e.status) {
+		api_reply_err(w, &e);
+		return;
+	}
+	api_reply_json(w, 200, settings_json(r));
+}

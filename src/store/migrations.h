@@ -100,13 +100,14 @@ static const struct migration store_migrations[] = {
         /*
          * secret: values sealed by the vault (XChaCha20-Poly1305); key_id
          * names the master key that sealed the row, nonce and ciphertext
-         * (with its tag) are the box.  A sensitive app_config row points
-         * at its secret and holds no value itself.
+         * (with its tag) are the box.  The kinds are the STORE_SECRET_*
+         * names in store.h: not a CHECK list, so a new kind needs no
+         * table rebuild.  A sensitive app_config row points at its
+         * secret and holds no value itself.
          */
         .sql = "CREATE TABLE secret ("
                "  id TEXT PRIMARY KEY,"
-               "  kind TEXT NOT NULL CHECK (kind IN ('agent_api_key',"
-               "    'agent_oauth','git_token','app_config')),"
+               "  kind TEXT NOT NULL CHECK (length(kind) BETWEEN 1 AND 15),"
                "  owner TEXT NOT NULL DEFAULT '',"
                "  name TEXT NOT NULL,"
                "  key_id TEXT NOT NULL,"

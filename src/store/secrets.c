@@ -20,13 +20,13 @@
 
 #define AAD_TAG "sandboxd/secret/v1"
 #define AAD_MAX                                                                \
-	(sizeof(AAD_TAG) + 16 + STORE_SECRET_OWNER_MAX +                       \
+	(sizeof(AAD_TAG) + STORE_SECRET_KIND_MAX + STORE_SECRET_OWNER_MAX +    \
 	 STORE_SECRET_NAME_MAX + 4)
 
 /* A row as the re-seal and the check read it. */
 struct secret_row {
 	char id[ULID_LEN + 1];
-	char kind[16];
+	char kind[STORE_SECRET_KIND_MAX + 1];
 	char owner[STORE_SECRET_OWNER_MAX + 1];
 	char name[STORE_SECRET_NAME_MAX + 1];
 	struct vault_box box;
@@ -39,7 +39,8 @@ aad_of(char out[AAD_MAX], const char *kind, const char *owner, const char *name)
 	const char *part[4] = {AAD_TAG, kind, owner, name};
 	size_t off = 0;
 
-	if (strlen(kind) > 15 || strlen(owner) > STORE_SECRET_OWNER_MAX ||
+	if (strlen(kind) > STORE_SECRET_KIND_MAX ||
+	    strlen(owner) > STORE_SECRET_OWNER_MAX ||
 	    strlen(name) > STORE_SECRET_NAME_MAX)
 		return 0;
 	for (int i = 0; i < 4; i++) {

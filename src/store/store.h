@@ -173,8 +173,10 @@ int store_apikey_lookup(struct store *s, const char *key_hash, char *name,
 #define STORE_SECRET_AGENT_OAUTH   "agent_oauth"
 #define STORE_SECRET_GIT_TOKEN     "git_token"
 #define STORE_SECRET_APP_CONFIG    "app_config"
-#define STORE_SECRET_OWNER_MAX     80  /* bytes, without the NUL */
-#define STORE_SECRET_NAME_MAX      160 /* bytes, without the NUL */
+#define STORE_SECRET_SANDBOX_PROXY "sandbox_proxy" /* name: the sandbox id */
+#define STORE_SECRET_KIND_MAX      15              /* bytes of a kind */
+#define STORE_SECRET_OWNER_MAX     80              /* bytes, without the NUL */
+#define STORE_SECRET_NAME_MAX      160             /* bytes, without the NUL */
 
 /* The keyring that seals and opens secrets; not owned, set at start. */
 void store_set_vault(struct store *s, const struct vault *v);

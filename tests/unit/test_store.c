@@ -309,6 +309,12 @@ secret_rows(void)
 	      STORE_NOT_FOUND);
 	CHECK(store_secret_exists(s, STORE_SECRET_GIT_TOKEN, "bob", "gh") ==
 	      STORE_NOT_FOUND);
+	/* Any short kind is a namespace of its own (no CHECK list). */
+	CHECK(store_secret_put(s, STORE_SECRET_SANDBOX_PROXY, "",
+	                       "01ARZ3NDEKTSV4RRFFQ69G5FAV", "sk_tok", 6) == 0);
+	CHECK(secret_is(s, STORE_SECRET_SANDBOX_PROXY, "",
+	                "01ARZ3NDEKTSV4RRFFQ69G5FAV", "sk_tok"));
+	CHECK(store_secret_put(s, "a_kind_too_long_", "", "n", "v", 1) < 0);
 	/* No vault: nothing is sealed, and nothing opens. */
 	store_set_vault(s, NULL);
 	CHECK(store_secret_put(s, STORE_SECRET_GIT_TOKEN, "x", "y", "z", 1) <

@@ -318,19 +318,21 @@ static int
 check_usage(const struct vault *v, const struct vault_source *src,
             const char *how, char *err, size_t errlen)
 {
+	char held[2 * VAULT_KEY_ID_LEN + 8];
+
+	snprintf(held, sizeof(held), "%s%s%s",
+	         vault_key_id(v, 0) ? vault_key_id(v, 0) : "none",
+	         vault_key_id(v, 1) ? " and " : "",
+	         vault_key_id(v, 1) ? vault_key_id(v, 1) : "");
 	for (size_t i = 0; i < src->nuse; i++) {
 		if (src->use[i].n == 0 || vault_has_key(v, src->use[i].key_id))
 			continue;
 		snprintf(err, errlen,
 		         "%lld stored secrets are sealed with key %s, but the "
-		         "key from %s is %s%s%s: start with the key they were "
+		         "key from %s is %s: start with the key they were "
 		         "sealed with",
 		         (long long)src->use[i].n, src->use[i].key_id, how,
-		         vault_key_id(v, 0) ? vault_key_id(v, 0) : "(none)",
-		         vault_key_id(v, 1) ? " (and " : "",
-		         vault_key_id(v, 1) ? vault_key_id(v, 1) : "");
-		if (vault_key_id(v, 1))
-			snprintf(err + strlen(err), errlen - strlen(err), ")");
+		         held);
 		return -1;
 	}
 	return 0;

@@ -89,7 +89,8 @@ daemon_start() {
 			export SANDBOXD_API_ADDR=127.0.0.1:$port
 			export SANDBOXD_API_TOKENS=bench=$BENCH_TOKEN
 			HTTP_PORT=$(free_port)
-			export HTTP_PORT
+			SANDBOXD_PROXY_PORT=$(free_port)
+			export HTTP_PORT SANDBOXD_PROXY_PORT
 			for v in "$@"; do export "${v?}"; done
 			exec "$BENCH_BIN" serve >"$out" 2>"$DAEMON_ERR" </dev/null
 		) &

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "api/auth.h"
+#include "api/proxy.h"
 #include "api/server.h"
 #include "core/config.h"
 #include "core/core.h"
@@ -198,6 +199,7 @@ serve(void)
 	struct docker *docker = NULL;
 	struct api *api = NULL;
 	struct edge *edge = NULL;
+	struct proxy *proxy = NULL;
 	struct vault *vault = NULL;
 	struct config cfg;
 	struct core core;
@@ -233,6 +235,8 @@ serve(void)
 	    reaper_start(&core) < 0 || task_init(&core) < 0 ||
 	    api_start(&api, &core) < 0)
 		goto out_core;
+	if (proxy_start(&proxy, &core) < 0)
+		goto out_api;
 	if (edge_start(&edge, &core) < 0)
 		goto out_api;
 	printf("sandboxd listening on http://%s\n", cfg.api_addr);
@@ -246,6 +250,7 @@ serve(void)
 	edge_stop(edge);
 out_api:
 	task_shutdown(&core); /* ends event streams, so the API can stop */
+	proxy_stop(proxy);
 	api_stop(api);
 out_core:
 	core_release(&core);

@@ -25,4 +25,16 @@ int agentcmd_argv(enum agent_kind kind, const char *model, bool cont,
                   const char *system_prompt, const char *prompt,
                   struct buf *out);
 
+/*
+ * The agent's environment for reaching its model through the credential
+ * proxy (proxy_url "http://<addr>:<port>", token the sandbox's proxy
+ * token): NAME=value entries, each followed by a NUL (the supervisor's
+ * `env` file).  For OpenCode the task's model "provider/id" becomes a
+ * provider of its own config that points at the proxy; *model_arg gets
+ * what --model must say ("" to leave the CLI's default).
+ */
+int agentcmd_env(enum agent_kind kind, const char *proxy_url, const char *token,
+                 const char *model, struct buf *env, char *model_arg,
+                 size_t len);
+
 #endif

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/credentials.h"
 #include "core/preview.h"
 #include "core/runtime.h"
 #include "core/task.h"
@@ -217,6 +218,9 @@ core_sandbox_create(struct core *c, const struct app *app, const int *ports,
 		                       "first");
 	if (rc != 0)
 		return ERR_INTERNAL(e, "database error");
+	/* Its own token for the credential proxy (a task makes one later
+	 * if this fails). */
+	cred_new_proxy_token(c, sb->id);
 
 	mu = lock_for(c, sb->id);
 	pthread_mutex_lock(mu);
@@ -364,8 +368,10 @@ core_sandbox_delete(struct core *c, const char *id, struct err *e)
 		return unlock_with(mu, ERR_INTERNAL(e, "cannot remove the "
 		                                       "workspace"));
 	rc = store_sandbox_delete(c->store, id);
-	if (rc == 0)
+	if (rc == 0) {
 		task_forget_sandbox(c, id);
+		cred_drop_proxy_token(c, id);
+	}
 	pthread_mutex_unlock(mu);
 	if (rc < 0)
 		return ERR_INTERNAL(e, "database error");

@@ -34,6 +34,7 @@
 
 #include "agent/agent.h"
 #include "core/agentcmd.h"
+#include "core/credentials.h"
 #include "core/preview.h"
 #include "core/reaper.h"
 #include "core/runtime.h"
@@ -42,6 +43,7 @@
 #include "core/wsfs.h"
 #include "lib/clock.h"
 #include "lib/log.h"
+#include "vault/vault.h"
 
 #define STEPS_MAX      (64u << 10) /* the steps file is a few lines */
 #define OUT_CHUNK      (64u << 10)
@@ -95,6 +97,8 @@ struct live {
 	bool cancel_seen; /* cancelled, as last read under ts->mu */
 	bool sb_oom;      /* Docker saw an OOM kill in the sandbox */
 	char end_reason[32], end_msg[384]; /* fail_* when it ended */
+	char provider_err[384];            /* the proxy's, under ts->mu */
+	char end_provider[384];
 	struct jv *done_result; /* the log's done event after a restart */
 };
 
@@ -533,7 +537,9 @@ classify(struct live *lv, struct outcome *o)
 	} else if (d->oc.error) {
 		o->status = "failed";
 		o->reason = "agent_error";
-		snprintf(o->msg, sizeof(o->msg), "%s", d->oc.error);
+		/* The provider's own words beat the CLI's summary of them. */
+		snprintf(o->msg, sizeof(o->msg), "%s",
+		         lv->end_provider[0] ? lv->end_provider : d->oc.error);
 	}
 	if (lv->cancel_seen && strcmp(o->status, "succeeded") == 0) {
 		o->status = "cancelled";
@@ -788,6 +794,8 @@ live_turn(struct core *c, struct live *lv, bool tick)
 		pthread_mutex_lock(&ts->mu);
 		memcpy(lv->end_reason, lv->fail_reason, sizeof(lv->end_reason));
 		memcpy(lv->end_msg, lv->fail_msg, sizeof(lv->end_msg));
+		memcpy(lv->end_provider, lv->provider_err,
+		       sizeof(lv->end_provider));
 		pthread_mutex_unlock(&ts->mu);
 		if (failing && (started || lv->d.opened))
 			derive_step(ts, lv); /* what is there, first */
@@ -956,14 +964,44 @@ struct starter {
 	bool cont;
 };
 
-/* Writes the task's argv file unless the supervisor has it already. */
+/*
+ * The agent's environment: the credential proxy's address and this
+ * sandbox's proxy token in place of a key.  *model_arg gets the model as
+ * the CLI must name it.
+ */
+static int
+task_env(struct core *c, const struct starter *st, struct buf *env,
+         char *model_arg, size_t len)
+{
+	char url[96], token[128];
+	int rc;
+
+	snprintf(model_arg, len, "%s", st->row.model);
+	core_proxy_url(c, url, sizeof(url));
+	if (url[0] == '\0') {
+		log_warn("task %s: the credential proxy is not listening; the "
+		         "agent runs without it",
+		         st->row.id);
+		return 0;
+	}
+	if (cred_proxy_token(c, st->row.sandbox_id, token, sizeof(token)) < 0 &&
+	    (cred_new_proxy_token(c, st->row.sandbox_id) < 0 ||
+	     cred_proxy_token(c, st->row.sandbox_id, token, sizeof(token)) < 0))
+		return -1;
+	rc = agentcmd_env((enum agent_kind)agent_kind_parse(st->row.agent), url,
+	                  token, st->row.model, env, model_arg, len);
+	vault_wipe(token, sizeof(token));
+	return rc;
+}
+
+/* Writes the task's argv and env files for the supervisor. */
 static int
 write_argv(struct core *c, const struct starter *st, const char *ws, char *msg,
            size_t len)
 {
-	char rel[96];
+	char rel[96], model[TASK_MAX_MODEL_BYTES + 32];
 	struct manifest m;
-	struct buf sys, argv;
+	struct buf sys, argv, env;
 	struct err e = {0};
 	int wsfd, rc = -1;
 
@@ -976,10 +1014,21 @@ write_argv(struct core *c, const struct starter *st, const char *ws, char *msg,
 		manifest_default(&m, 3000, false);
 	buf_init(&sys, 64u << 10);
 	buf_init(&argv, 1u << 20);
+	buf_init(&env, 60u << 10);
+	if (task_env(c, st, &env, model, sizeof(model)) < 0) {
+		snprintf(msg, len, "cannot prepare the agent's credentials");
+		goto out;
+	}
+	snprintf(rel, sizeof(rel), ".sandboxd/tasks/%s/env", st->row.id);
+	if (env.len && wsfs_write(wsfd, rel, env.data, env.len, WORKSPACE_UID,
+	                          WORKSPACE_GID, &e) < 0) {
+		snprintf(msg, len, "cannot write the task's files: %s", e.msg);
+		goto out;
+	}
 	snprintf(rel, sizeof(rel), ".sandboxd/tasks/%s/argv", st->row.id);
 	if (agentcmd_system_prompt(&m, &sys) < 0 ||
 	    agentcmd_argv((enum agent_kind)agent_kind_parse(st->row.agent),
-	                  st->row.model, st->cont, sys.data ? sys.data : "",
+	                  model, st->cont, sys.data ? sys.data : "",
 	                  st->row.prompt, &argv) < 0)
 		snprintf(msg, len, "the agent's command line is too long");
 	else if (wsfs_write(wsfd, rel, argv.data, argv.len, WORKSPACE_UID,
@@ -987,8 +1036,12 @@ write_argv(struct core *c, const struct starter *st, const char *ws, char *msg,
 		snprintf(msg, len, "cannot write the task's files: %s", e.msg);
 	else
 		rc = 0;
+out:
+	if (env.data)
+		vault_wipe(env.data, env.len);
 	buf_release(&sys);
 	buf_release(&argv);
+	buf_release(&env);
 	close(wsfd);
 	return rc;
 }
@@ -1114,10 +1167,12 @@ printable(const char *s)
 }
 
 static int
-validate(const struct config *cfg, const struct task_request *r, struct task *t,
+validate(struct core *c, const struct task_request *r, struct task *t,
          struct err *e)
 {
+	const struct config *cfg = c->cfg;
 	const char *agent = r->agent ? r->agent : cfg->default_agent;
+	char saved[TASK_MAX_MODEL_BYTES + 1], method[16];
 	const char *model = r->model;
 
 	if (r->prompt == NULL || r->prompt[strspn(r->prompt, " \t\r\n")] == 0)
@@ -1141,13 +1196,22 @@ validate(const struct config *cfg, const struct task_request *r, struct task *t,
 	if (model && (!printable(model) || model[0] == '-'))
 		return ERR_BAD(e, "model must be printable text not starting "
 		                  "with '-'");
+	/*
+	 * The task's model, else the agent's default from settings, else
+	 * the configured one; OpenCode with no key gets its free model.
+	 */
+	if ((model == NULL || *model == '\0') &&
+	    store_agent_default_model(c->store, agent, saved, sizeof(saved)) ==
+	        0)
+		model = saved;
 	if (model == NULL || *model == '\0') {
-		if (strcmp(agent, "opencode") == 0)
-			model = cfg->opencode_model[0]
-			            ? cfg->opencode_model
-			            : cfg->opencode_free_model;
-		else
+		if (strcmp(agent, "opencode") != 0)
 			model = cfg->claude_model;
+		else if (cfg->opencode_model[0] &&
+		         store_agent_method(c->store, agent, method) == 0)
+			model = cfg->opencode_model;
+		else
+			model = cfg->opencode_free_model;
 	}
 	memset(t, 0, sizeof(*t));
 	snprintf(t->agent, sizeof(t->agent), "%s", agent);
@@ -1165,7 +1229,7 @@ task_submit(struct core *c, const char *sandbox_id,
 	bool cont, prior;
 	int rc;
 
-	if (validate(c->cfg, r, out, e) < 0)
+	if (validate(c, r, out, e) < 0)
 		return -1;
 	rc = store_sandbox_get(c->store, sandbox_id, &sb);
 	if (rc == STORE_NOT_FOUND)
@@ -1333,6 +1397,19 @@ task_revert(struct core *c, const char *sandbox_id, const char *id,
 	return err_set(e, 504, "revert_timeout",
 	               "the revert did not finish within %d s",
 	               TASK_REVERT_WAIT_MS / 1000);
+}
+
+void
+task_provider_error(struct core *c, const char *sandbox_id, const char *msg)
+{
+	if (c->tasks == NULL)
+		return;
+	pthread_mutex_lock(&c->tasks->mu);
+	for (struct live *lv = c->tasks->lives; lv; lv = lv->next)
+		if (strcmp(lv->row.sandbox_id, sandbox_id) == 0)
+			snprintf(lv->provider_err, sizeof(lv->provider_err),
+			         "%s", msg);
+	pthread_mutex_unlock(&c->tasks->mu);
 }
 
 bool

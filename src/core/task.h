@@ -67,6 +67,10 @@ bool task_running_on(struct core *c, const char *sandbox_id);
 /* The id of the task the sandbox runs, if any. */
 bool task_active_id(struct core *c, const char *sandbox_id,
                     char id[ULID_LEN + 1]);
+/* The credential proxy saw a permanent provider error for the sandbox:
+ * its running task reports that message if it fails. */
+void task_provider_error(struct core *c, const char *sandbox_id,
+                         const char *msg);
 /* The sandbox is being deleted: its tasks and their logs go too. */
 void task_forget_sandbox(struct core *c, const char *sandbox_id);
 

@@ -55,7 +55,7 @@ protocol, model, stream flag, offered tool names, the directives seen and
 what was answered.  --dump-dir DIR also saves each request body as
 DIR/NNNN.json.
 
---expect-key KEY: a request whose x-api-key (or Authorization: Bearer token)
+--expect-key KEY (may repeat): a request whose x-api-key (or Authorization: Bearer token)
 is not KEY gets the protocol's 401.
 
 --dns-port 53 --dns-log FILE: also a DNS server on --bind (UDP) that answers
@@ -464,14 +464,14 @@ class Handler(BaseHTTPRequestHandler):
 
     def key_ok(self, headers):
         want = self.st.args.expect_key
-        if want is None:
+        if not want:
             return True
         got = headers.get("x-api-key")
         if got is None:
             auth = headers.get("authorization", "")
             if auth.lower().startswith("bearer "):
                 got = auth[7:].strip()
-        return got == want
+        return got in want
 
     def answer(self, rec, api, kind, body, headers, raw):
         st = self.st
@@ -740,7 +740,8 @@ def main():
     ap.add_argument("--port", type=int, required=True, help="port (0: any free one)")
     ap.add_argument("--bind", default="127.0.0.1", help="address to listen on")
     ap.add_argument("--log", required=True, help="JSON-lines request log (appended)")
-    ap.add_argument("--expect-key", default=None, help="the only key accepted")
+    ap.add_argument("--expect-key", action="append", default=[],
+                    help="a key accepted (may repeat; none: any key)")
     ap.add_argument("--chunk-delay-ms", type=float, default=5.0,
                     help="pause after each stream chunk (default 5)")
     ap.add_argument("--dump-dir", default=None, help="save each request body here")

@@ -173,6 +173,7 @@ start_daemon() {
 		[SANDBOXD_ENV_FILE]=$IT_TMP/empty.env
 		[SANDBOXD_API_TOKENS]=it=$IT_TOKEN
 		[HTTP_PORT]=$(free_port)
+		[SANDBOXD_PROXY_PORT]=$(free_port)
 	)
 	local kv
 	for kv in "$@"; do

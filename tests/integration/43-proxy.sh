@@ -133,6 +133,12 @@ expect_status 204
 	t_err "a deleted sandbox's token: not 401"
 t_end
 
+# SB2's own token, from a first task there.
+submit "$SB2" '{"prompt":"hello","agent":"claude-code","model":"fake-model"}'
+wait_task "$SB2" "$TASK_ID" 60
+TOK2=$(tr '\0' '\n' <"$DATA/workspaces/$SB2/.sandboxd/tasks/$TASK_ID/env" | sed -n 's/^ANTHROPIC_API_KEY=//p')
+
+
 t_begin "a rejected key ends the task within seconds with the provider's message"
 api POST /v1/agents/claude-code/api-key '{"api_key":"sk-ant-wrong-key-0000"}'
 expect_status 200
@@ -145,6 +151,47 @@ expect_json .status failed && expect_json .failure_reason agent_error &&
 		"the proxy's message with the provider's"
 ((took < 30)) || t_err "the task took ${took}s to fail"
 note "failed after ${took}s: $(j .error_message)"
+t_end
+
+t_begin "answers stream through the proxy as they come, not when they end"
+SLOWPORT=$(free_port)
+python3 "$IT_ROOT/tests/fake-provider/provider.py" --port "$SLOWPORT" --bind "$GW" \
+	--log "$IT_TMP/slow.log" --chunk-delay-ms 150 >"$IT_TMP/slow.out" 2>&1 &
+SLOW_PID=$!
+kill_slow() { kill "$SLOW_PID" 2>/dev/null; }
+IT_CLEANUP_HOOKS+=(kill_slow)
+wait_until 10 grep -q listening "$IT_TMP/slow.out" || t_err "the slow provider did not start"
+# The daemon sends Anthropic requests to the slow provider from now on.
+restart_with_slow() {
+	stop_daemon
+	start_daemon SANDBOXD_PROXY_PORT="$PROXY_PORT" \
+		SANDBOXD_ANTHROPIC_BASE_URL="http://$GW:$SLOWPORT" \
+		SANDBOXD_OPENAI_BASE_URL="http://$GW:$PPORT/v1" \
+		SANDBOXD_ZEN_BASE_URL="http://$GW:$PPORT/v1" ||
+		bail "the daemon did not restart"
+	wait_until 10 grep -q "credential proxy listening" "$DAEMON_ERR"
+}
+restart_with_slow
+times=$(docker exec -i "$C2" python3 - 1 "http://$GW:$SLOWPORT/v1/messages" x \
+	"http://$GW:$PROXY_PORT/claude-code/anthropic/v1/messages" "$TOK2" \
+	<"$IT_ROOT/bench/proxy-client.py" 2>&1)
+read -r _ ttfb total _ <<<"$(grep '^proxy' <<<"$times")"
+note "through the proxy: first byte after ${ttfb} ms, last after ${total} ms"
+awk -v a="$ttfb" -v b="$total" 'BEGIN { exit !(a > 0 && b > 600 && a < b / 3) }' ||
+	t_err "not streamed: first byte ${ttfb} ms, end ${total} ms ($times)"
+t_end
+
+t_begin "the agent's default model from settings applies; a task's model overrides it"
+api PATCH /v1/settings '{"agents":{"default_models":{"claude-code":"fake-default"}}}'
+expect_status 200
+api POST /v1/agents/claude-code/api-key "{\"api_key\":\"$KEY\"}"
+expect_status 200
+submit "$SB2" '{"prompt":"hello","agent":"claude-code"}'
+expect_json .model fake-default
+wait_task "$SB2" "$TASK_ID" 60
+submit "$SB2" '{"prompt":"hello","agent":"claude-code","model":"fake-other"}'
+expect_json .model fake-other
+wait_task "$SB2" "$TASK_ID" 60
 t_end
 
 finish

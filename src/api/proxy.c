@@ -23,6 +23,7 @@
 #include <arpa/inet.h>
 #include <microhttpd.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -103,11 +104,17 @@ preq_unref(struct preq *r)
 	free(r);
 }
 
+/*
+ * Set before the listener stops: a worker still in a transfer must not
+ * touch libmicrohttpd's connections any more.
+ */
+static atomic_bool proxy_down;
+
 /* Called with r->mu held. */
 static void
 wake_conn(struct preq *r)
 {
-	if (r->suspended) {
+	if (r->suspended && !atomic_load(&proxy_down)) {
 		r->suspended = false;
 		MHD_resume_connection(r->conn);
 	}
@@ -726,7 +733,9 @@ proxy_stop(struct proxy *px)
 		return;
 	px->stopping = true;
 	pthread_join(px->binder, NULL);
+	atomic_store(&proxy_down, true);
 	if (px->mhd)
 		MHD_stop_daemon(px->mhd);
-	free(px);
+	/* px stays: workers of unfinished transfers may still read it, and
+	 * the process is exiting. */
 }

@@ -109,6 +109,7 @@ preq_unref(struct preq *r)
  * touch libmicrohttpd's connections any more.
  */
 static atomic_bool proxy_down;
+static struct proxy *proxy_stopped;
 
 /* Called with r->mu held. */
 static void
@@ -736,6 +737,7 @@ proxy_stop(struct proxy *px)
 	atomic_store(&proxy_down, true);
 	if (px->mhd)
 		MHD_stop_daemon(px->mhd);
-	/* px stays: workers of unfinished transfers may still read it, and
-	 * the process is exiting. */
+	/* px stays (still referenced here): workers of unfinished
+	 * transfers may still read it, and the process is exiting. */
+	proxy_stopped = px;
 }

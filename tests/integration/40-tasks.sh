@@ -8,26 +8,6 @@
 . "$(dirname "$0")/lib.sh"
 need_test_image
 
-# submit SB BODY -> TASK_ID (expects 202)
-submit() {
-	TASK_ID=
-	api POST "/v1/sandboxes/$1/tasks" "$2"
-	expect_status 202 || return 1
-	TASK_ID=$(j .id)
-	ulid_ok "$TASK_ID" || t_err "$REQ: .id is not a ULID: $TASK_ID"
-}
-
-# wait_task SB TASK SECS: until the task is no longer running (BODY = it)
-wait_task() {
-	local i
-	for ((i = 0; i < $3 * 4; i++)); do
-		api GET "/v1/sandboxes/$1/tasks/$2"
-		[[ $STATUS == 200 && $(j .status) != running ]] && return 0
-		sleep 0.25
-	done
-	t_err "task $2 still running after $3 s: $(short_body)"
-}
-
 # events SB TASK OUT [curl args…]: the SSE stream into OUT (ends at done)
 events() {
 	local sb=$1 t=$2 out=$3

@@ -35,21 +35,6 @@ start_daemon SANDBOXD_PROXY_PORT="$PROXY_PORT" \
 wait_until 10 grep -q "credential proxy listening on $GW:$PROXY_PORT" "$DAEMON_ERR" ||
 	bail "the proxy does not listen on $GW:$PROXY_PORT: $(grep -i proxy "$DAEMON_ERR")"
 
-submit() {
-	TASK_ID=
-	api POST "/v1/sandboxes/$1/tasks" "$2"
-	expect_status 202 || return 1
-	TASK_ID=$(j .id)
-}
-wait_task() {
-	local i
-	for ((i = 0; i < $3 * 4; i++)); do
-		api GET "/v1/sandboxes/$1/tasks/$2"
-		[[ $STATUS == 200 && $(j .status) != running ]] && return 0
-		sleep 0.25
-	done
-	t_err "task $2 still running after $3 s: $(short_body)"
-}
 # In-sandbox HTTP through python (the image has no curl): prints the status.
 from_sandbox() { # CONTAINER TOKEN-HEADER-VALUE PATH
 	docker exec "$1" python3 -c '

@@ -454,6 +454,26 @@ create_sandbox() {
 		{ t_err "no container labelled sandboxd.sandbox=$SB_ID after create"; return 1; }
 }
 
+# submit SB BODY -> TASK_ID: POST …/tasks, expecting 202
+submit() {
+	TASK_ID=
+	api POST "/v1/sandboxes/$1/tasks" "$2"
+	expect_status 202 || return 1
+	TASK_ID=$(j .id)
+	ulid_ok "$TASK_ID" || t_err "$REQ: .id is not a ULID: $TASK_ID"
+}
+
+# wait_task SB TASK SECS: until the task is no longer running (BODY = it)
+wait_task() {
+	local i
+	for ((i = 0; i < $3 * 4; i++)); do
+		api GET "/v1/sandboxes/$1/tasks/$2"
+		[[ $STATUS == 200 && $(j .status) != running ]] && return 0
+		sleep 0.25
+	done
+	t_err "task $2 still running after $3 s: $(short_body)"
+}
+
 # wait_sb SB JQ-CONDITION SECONDS: polls GET /v1/sandboxes/SB until true.
 wait_sb() {
 	local sb=$1 cond=$2 secs=$3 i

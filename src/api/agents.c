@@ -3,21 +3,37 @@
  *
  * Credentials are instance-wide (every tenant's tasks use them; any
  * authenticated caller may set or remove them) and write-only: a key is
- * sealed into the store (store_secret_put) and nothing here writes it
- * back out.  The list says whether an agent is connected and shows at
- * most the key's last four characters.  The request body and the parsed
- * string that held a key are wiped as soon as it is stored, and no log
- * line carries any of it.
+ * sealed into the store and nothing here writes it back out.  The list
+ * says whether an agent is connected and shows at most the key's last
+ * four characters, or a login's expiry.  The request body and the parsed
+ * string that held a key or code are wiped as soon as they are used, and
+ * no log line carries any of it.
+ *
+ * An agent holds one credential: connecting an API key removes a
+ * subscription login and the other way round (store_agent_connect), so
+ * the latest connection wins.
+ *
+ * Claude Code may also sign in with a Claude subscription: OAuth with
+ * PKCE, the flow of `claude setup-token`.  start makes a verifier and a
+ * state and answers the provider's authorize URL; the user approves
+ * there and pastes back "code#state", which finish exchanges for tokens
+ * (core/credentials.c, which also refreshes them).  Sign-ins started and
+ * not finished live only in memory: at most AGENT_OAUTH_PENDING_MAX (a
+ * new one pushes out the oldest), each for AGENT_OAUTH_PENDING_S; a
+ * restart forgets them, which costs a user one more click.
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "api/api.h"
+#include "core/credentials.h"
+#include "lib/clock.h"
 #include "lib/log.h"
 
 static const struct api_agent agents[] = {
     {.id = "opencode", .label = "OpenCode", .supports_oauth = false},
-    {.id = "claude-code", .label = "Claude Code", .supports_oauth = false},
+    {.id = "claude-code", .label = "Claude Code", .supports_oauth = true},
 };
 
 #define NAGENTS  (sizeof(agents) / sizeof(agents[0]))
@@ -77,6 +93,24 @@ set_hint(struct store *st, const struct api_agent *a, struct jv *o)
 	vault_secret_free(&key);
 }
 
+/* A login's state and expiry; never its tokens. */
+static void
+set_login(struct req *r, const struct api_agent *a, struct jv *o)
+{
+	struct cred_oauth tok;
+	char when[CLOCK_RFC3339_LEN];
+
+	if (strcmp(a->id, CRED_OAUTH_AGENT) != 0 ||
+	    cred_oauth_get(r->core, &tok) != 0)
+		return;
+	if (tok.needs_login)
+		jv_set_str(o, "status", "needs_login");
+	clock_rfc3339(tok.expires_at / 1000, when);
+	jv_set(o, "expires_at",
+	       tok.expires_at ? jv_new_str(when) : json_null());
+	cred_oauth_wipe(&tok);
+}
+
 static struct jv *
 agent_json(struct req *r, const struct api_agent *a)
 {
@@ -94,6 +128,8 @@ agent_json(struct req *r, const struct api_agent *a)
 	jv_set(o, "method", rc == 0 ? jv_new_str(method) : json_null());
 	if (rc == 0 && strcmp(method, "api_key") == 0)
 		set_hint(st, a, o);
+	else if (rc == 0)
+		set_login(r, a, o);
 	rc = store_agent_default_model(st, a->id, model, sizeof(model));
 	jv_set(o, "default_model", rc == 0 ? jv_new_str(model) : json_null());
 	if (strcmp(a->id, "opencode") == 0)
@@ -175,8 +211,9 @@ agents_set_key(struct req *r, struct resp *w)
 	vault_wipe(r->body.data, r->body.len);
 	k = jv_get(body, "api_key");
 	if (check_key(k, &e) == 0 &&
-	    store_secret_put(r->core->store, STORE_SECRET_AGENT_API_KEY, "",
-	                     a->id, jv_str(k), jv_str_len(k)) != 0)
+	    store_agent_connect(r->core->store, a->id,
+	                        STORE_SECRET_AGENT_API_KEY, jv_str(k),
+	                        jv_str_len(k)) != 0)
 		ERR_INTERNAL(&e, "cannot store the key");
 	wipe_str(k);
 	jv_free(body);
@@ -228,4 +265,248 @@ agents_disconnect(struct req *r, struct resp *w)
 	                                    STORE_SECRET_AGENT_OAUTH};
 
 	remove_kinds(r, w, kinds, 2);
+}
+
+/* --- the Claude subscription sign-in ------------------------------------ */
+
+struct pending {
+	char state[VAULT_B64URL_32_LEN + 1]; /* "" when the slot is free */
+	char verifier[VAULT_B64URL_32_LEN + 1];
+	int64_t started; /* monotonic ms */
+};
+
+static struct pending pending[AGENT_OAUTH_PENDING_MAX];
+static pthread_mutex_t pending_mu = PTHREAD_MUTEX_INITIALIZER;
+
+/* Forgets sign-ins older than AGENT_OAUTH_PENDING_S; pending_mu held. */
+static void
+pending_expire(int64_t now)
+{
+	for (size_t i = 0; i < AGENT_OAUTH_PENDING_MAX; i++)
+		if (pending[i].state[0] &&
+		    now - pending[i].started > AGENT_OAUTH_PENDING_S * 1000)
+			vault_wipe(&pending[i], sizeof(pending[i]));
+}
+
+static void
+pending_add(const char *state, const char *verifier)
+{
+	int64_t now = clock_mono_ms();
+	size_t slot = 0;
+
+	pthread_mutex_lock(&pending_mu);
+	pending_expire(now);
+	for (size_t i = 0; i < AGENT_OAUTH_PENDING_MAX; i++) {
+		if (pending[i].state[0] == '\0') {
+			slot = i;
+			break;
+		}
+		if (pending[i].started < pending[slot].started)
+			slot = i;
+	}
+	memcpy(pending[slot].state, state, sizeof(pending[slot].state));
+	memcpy(pending[slot].verifier, verifier,
+	       sizeof(pending[slot].verifier));
+	pending[slot].started = now;
+	pthread_mutex_unlock(&pending_mu);
+}
+
+/*
+ * Takes the sign-in with this state out of the table into out; with
+ * state "" the only one pending.  How many are pending goes to *n.  0,
+ * or -1 when there is no such sign-in (or not exactly one).
+ */
+static int
+pending_take(const char *state, struct pending *out, size_t *n)
+{
+	size_t len = strlen(state), found = AGENT_OAUTH_PENDING_MAX;
+
+	*n = 0;
+	pthread_mutex_lock(&pending_mu);
+	pending_expire(clock_mono_ms());
+	for (size_t i = 0; i < AGENT_OAUTH_PENDING_MAX; i++) {
+		if (pending[i].state[0] == '\0')
+			continue;
+		++*n;
+		if (len == 0 || (len == VAULT_B64URL_32_LEN &&
+		                 vault_equal(pending[i].state, state, len)))
+			found = i;
+	}
+	if (len == 0 && *n != 1)
+		found = AGENT_OAUTH_PENDING_MAX;
+	if (found < AGENT_OAUTH_PENDING_MAX) {
+		*out = pending[found];
+		vault_wipe(&pending[found], sizeof(pending[found]));
+	}
+	pthread_mutex_unlock(&pending_mu);
+	return found < AGENT_OAUTH_PENDING_MAX ? 0 : -1;
+}
+
+/* The agent named in the path, if it has a subscription sign-in. */
+static const struct api_agent *
+load_oauth_agent(struct req *r, struct resp *w)
+{
+	const struct api_agent *a = load_agent(r, w);
+
+	if (a && !a->supports_oauth) {
+		api_fail(w, 400, "invalid_request",
+		         "%s has no subscription sign-in: connect it with an "
+		         "API key",
+		         a->id);
+		return NULL;
+	}
+	return a;
+}
+
+void
+agents_oauth_start(struct req *r, struct resp *w)
+{
+	const struct api_agent *a = load_oauth_agent(r, w);
+	char verifier[VAULT_B64URL_32_LEN + 1], challenge[sizeof(verifier)];
+	char state[sizeof(verifier)], url[AGENT_OAUTH_URL_MAX];
+	struct jv *o;
+
+	if (a == NULL)
+		return;
+	vault_pkce(verifier, challenge);
+	vault_random_b64url(state);
+	if (cred_oauth_authorize_url(r->core->cfg, challenge, state, url,
+	                             sizeof(url)) < 0) {
+		vault_wipe(verifier, sizeof(verifier));
+		api_fail(w, 500, "internal", "the authorize URL is too long");
+		return;
+	}
+	pending_add(state, verifier);
+	vault_wipe(verifier, sizeof(verifier));
+	log_info("agents: %s: subscription sign-in started (by %s)", a->id,
+	         r->owner);
+	o = jv_obj();
+	jv_set_str(o, "authorize_url", url);
+	jv_set_str(o, "state", state);
+	api_reply_json(w, 200, o);
+}
+
+/* Copies s[0..n) with white space around it trimmed; -1: too long. */
+static int
+take_part(const char *s, size_t n, char *out, size_t len)
+{
+	while (n && (*s == ' ' || *s == '\t' || *s == '\r' || *s == '\n'))
+		s++, n--;
+	while (n && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\r' ||
+	             s[n - 1] == '\n'))
+		n--;
+	if (n >= len)
+		return -1;
+	memcpy(out, s, n);
+	out[n] = '\0';
+	return 0;
+}
+
+/*
+ * The code and the state of a finish: "code#state", or code and state
+ * apart.  Never echoes the code, not even the offending character.
+ */
+static int
+finish_args(const struct jv *body, char *code, size_t clen, char *state,
+            size_t slen, struct err *e)
+{
+	const struct jv *c = jv_get(body, "code"), *s = jv_get(body, "state");
+	const char *v, *hash;
+	char other[AGENT_OAUTH_STATE_MAX + 1] = "";
+	size_t n;
+
+	if (c == NULL || jv_type(c) != JV_STRING)
+		return ERR_BAD(e, "code is required: the code#state the "
+		                  "sign-in page shows");
+	if (s && jv_type(s) != JV_NULL &&
+	    (jv_type(s) != JV_STRING ||
+	     take_part(jv_str(s), jv_str_len(s), other, sizeof(other)) < 0))
+		return ERR_BAD(e, "unknown state: start the sign-in again");
+	v = jv_str(c);
+	n = jv_str_len(c);
+	if (memchr(v, '\0', n))
+		return ERR_BAD(e,
+		               "code must be printable ASCII without spaces");
+	hash = memchr(v, '#', n);
+	if (take_part(v, hash ? (size_t)(hash - v) : n, code, clen) < 0)
+		return ERR_BAD(e, "code is longer than %d bytes",
+		               AGENT_OAUTH_CODE_MAX_BYTES);
+	if (code[0] == '\0')
+		return ERR_BAD(e, "code must not be empty");
+	for (const char *p = code; *p; p++)
+		if ((unsigned char)*p < 0x21 || (unsigned char)*p > 0x7e)
+			return ERR_BAD(e, "code must be printable ASCII "
+			                  "without spaces");
+	if (hash == NULL)
+		return snprintf(state, slen, "%s", other) < (int)slen
+		           ? 0
+		           : ERR_BAD(e, "unknown state");
+	if (take_part(hash + 1, n - (size_t)(hash + 1 - v), state, slen) < 0 ||
+	    (other[0] && strcmp(other, state) != 0))
+		return ERR_BAD(e, "unknown state: the code's state is not the "
+		                  "one given");
+	return 0;
+}
+
+static void
+finish_reply(struct resp *w, const struct api_agent *a,
+             const struct cred_oauth *tok)
+{
+	char when[CLOCK_RFC3339_LEN];
+	struct jv *o = jv_obj();
+
+	clock_rfc3339(tok->expires_at / 1000, when);
+	jv_set_str(o, "method", "oauth");
+	jv_set_str(o, "provider", a->id);
+	jv_set_str(o, "status", "connected");
+	jv_set(o, "expires_at",
+	       tok->expires_at ? jv_new_str(when) : json_null());
+	api_reply_json(w, 200, o);
+}
+
+void
+agents_oauth_finish(struct req *r, struct resp *w)
+{
+	const struct api_agent *a = load_oauth_agent(r, w);
+	char code[AGENT_OAUTH_CODE_MAX_BYTES + 1];
+	char state[AGENT_OAUTH_STATE_MAX + 1] = "";
+	struct pending p = {0};
+	struct cred_oauth tok = {0};
+	struct err e = {0};
+	struct jv *body;
+	size_t n = 0;
+
+	if (a == NULL || api_body_object(r, w, false, &body) < 0) {
+		vault_wipe(r->body.data, r->body.len);
+		return;
+	}
+	vault_wipe(r->body.data, r->body.len);
+	finish_args(body, code, sizeof(code), state, sizeof(state), &e);
+	wipe_str(jv_get(body, "code"));
+	jv_free(body);
+	if (e.status == 0 && pending_take(state, &p, &n) < 0) {
+		if (state[0])
+			ERR_BAD(&e,
+			        "unknown or expired state: start the "
+			        "sign-in again (POST "
+			        "/v1/agents/%s/oauth/start)",
+			        a->id);
+		else
+			ERR_BAD(&e,
+			        "the code has no #state and %zu sign-ins "
+			        "are pending: paste the whole code#state",
+			        n);
+	}
+	if (e.status == 0)
+		cred_oauth_login(r->core, code, p.state, p.verifier, &tok, &e);
+	vault_wipe(code, sizeof(code));
+	vault_wipe(&p, sizeof(p));
+	if (e.status) {
+		api_reply_err(w, &e);
+		return;
+	}
+	log_info("agents: %s: signed in with a Claude subscription (by %s)",
+	         a->id, r->owner);
+	finish_reply(w, a, &tok);
+	cred_oauth_wipe(&tok);
 }

@@ -108,6 +108,8 @@ void agents_list(struct req *, struct resp *);
 void agents_set_key(struct req *, struct resp *);
 void agents_delete_key(struct req *, struct resp *);
 void agents_disconnect(struct req *, struct resp *);
+void agents_oauth_start(struct req *, struct resp *);
+void agents_oauth_finish(struct req *, struct resp *);
 void settings_get(struct req *, struct resp *);
 void settings_patch(struct req *, struct resp *);
 void config_list(struct req *, struct resp *);
@@ -116,8 +118,13 @@ void config_put(struct req *, struct resp *);
 void config_delete(struct req *, struct resp *);
 
 /* Input limits of the agents and settings handlers (docs/limits.md). */
-#define AGENT_KEY_MAX_BYTES  4096        /* an API key */
-#define AGENT_KEY_BODY_BYTES (64u << 10) /* the body that carries it */
+#define AGENT_KEY_MAX_BYTES        4096        /* an API key */
+#define AGENT_KEY_BODY_BYTES       (64u << 10) /* the body that carries it */
+#define AGENT_OAUTH_CODE_MAX_BYTES 4096        /* an authorization code */
+#define AGENT_OAUTH_STATE_MAX      128         /* a state as pasted back */
+#define AGENT_OAUTH_URL_MAX        8192        /* the authorize URL */
+#define AGENT_OAUTH_PENDING_MAX    16  /* sign-ins started, not finished */
+#define AGENT_OAUTH_PENDING_S      900 /* how long one stays pending */
 
 /* The agents whose credentials and settings the API manages (agents.c). */
 struct api_agent {

@@ -169,14 +169,46 @@ dropped_request_header(const char *k)
 	return false;
 }
 
+struct header_copy {
+	struct preq *r;
+	bool drop_beta; /* the credential sends its own anthropic-beta */
+};
+
 static enum MHD_Result
 copy_header(void *cls, enum MHD_ValueKind kind, const char *k, const char *v)
 {
-	struct preq *r = cls;
+	struct header_copy *hc = cls;
 
 	(void)kind;
-	if (k && v && !dropped_request_header(k) && !strpbrk(v, "\r\n"))
-		add_hdr(r, "%s: %s", k, v);
+	if (k && v && !dropped_request_header(k) && !strpbrk(v, "\r\n") &&
+	    !(hc->drop_beta && strcasecmp(k, "anthropic-beta") == 0))
+		add_hdr(hc->r, "%s: %s", k, v);
+	return MHD_YES;
+}
+
+/* The request's anthropic-beta headers, comma-joined, for cred_for. */
+struct beta_in {
+	char s[CRED_BETA_MAX];
+	size_t n;
+	bool too_long;
+};
+
+static enum MHD_Result
+join_beta(void *cls, enum MHD_ValueKind kind, const char *k, const char *v)
+{
+	struct beta_in *b = cls;
+	int n;
+
+	(void)kind;
+	if (k == NULL || v == NULL || strcasecmp(k, "anthropic-beta") != 0)
+		return MHD_YES;
+	n = snprintf(b->s + b->n, sizeof(b->s) - b->n, "%s%s", b->n ? "," : "",
+	             v);
+	if (n < 0 || (size_t)n >= sizeof(b->s) - b->n) {
+		b->too_long = true;
+		return MHD_NO;
+	}
+	b->n += (size_t)n;
 	return MHD_YES;
 }
 
@@ -507,6 +539,8 @@ begin(struct preq *r, const char *path)
 	char msg[384], qs[1024] = "";
 	struct query q = {.out = qs, .len = sizeof(qs)};
 	struct cred cred;
+	struct beta_in beta = {.n = 0};
+	struct header_copy hc = {.r = r};
 	struct sandbox sb;
 	const char *token = token_of(conn);
 	pthread_t t;
@@ -526,17 +560,26 @@ begin(struct preq *r, const char *path)
 	if (provider_path(r->px->core->cfg, path, &r->path, msg, sizeof(msg)) <
 	    0)
 		return reply_now(conn, 404, "not_found_error", msg);
-	rc = cred_for(r->px->core, r->path.agent, &r->path.up, &cred, msg,
-	              sizeof(msg));
+	MHD_get_connection_values(conn, MHD_HEADER_KIND, join_beta, &beta);
+	rc = cred_for(r->px->core, r->path.agent, &r->path.up,
+	              beta.n ? beta.s : NULL, &cred, msg, sizeof(msg));
 	if (rc < 0)
 		return reply_now(conn, 401, "authentication_error", msg);
+	if (cred.sets_beta && beta.too_long) {
+		cred_wipe(&cred);
+		return reply_now(conn, 400, "invalid_request_error",
+		                 "the anthropic-beta headers are too long");
+	}
 	MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, copy_arg, &q);
-	if (q.bad)
+	if (q.bad) {
+		cred_wipe(&cred);
 		return reply_now(conn, 400, "invalid_request_error",
 		                 "the query string is too long");
+	}
 	snprintf(r->url, sizeof(r->url), "%s%s%s", cred.base_url, r->path.rest,
 	         qs);
-	MHD_get_connection_values(conn, MHD_HEADER_KIND, copy_header, r);
+	hc.drop_beta = cred.sets_beta;
+	MHD_get_connection_values(conn, MHD_HEADER_KIND, copy_header, &hc);
 	if ((cred.header[0] &&
 	     add_hdr(r, "%s: %s", cred.header, cred.value) < 0) ||
 	    add_hdr(r, "%s%s", "Expect:", "") < 0 ||

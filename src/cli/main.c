@@ -22,6 +22,7 @@
 #include "api/server.h"
 #include "core/config.h"
 #include "core/core.h"
+#include "core/credentials.h"
 #include "core/reaper.h"
 #include "core/runtime.h"
 #include "core/task.h"
@@ -200,6 +201,7 @@ serve(void)
 	struct api *api = NULL;
 	struct edge *edge = NULL;
 	struct proxy *proxy = NULL;
+	struct cred_refresher *refresher = NULL;
 	struct vault *vault = NULL;
 	struct config cfg;
 	struct core core;
@@ -235,7 +237,8 @@ serve(void)
 	    reaper_start(&core) < 0 || task_init(&core) < 0 ||
 	    api_start(&api, &core) < 0)
 		goto out_core;
-	if (proxy_start(&proxy, &core) < 0)
+	if (proxy_start(&proxy, &core) < 0 ||
+	    cred_refresher_start(&refresher, &core) < 0)
 		goto out_api;
 	if (edge_start(&edge, &core) < 0)
 		goto out_api;
@@ -250,6 +253,7 @@ serve(void)
 	edge_stop(edge);
 out_api:
 	task_shutdown(&core); /* ends event streams, so the API can stop */
+	cred_refresher_stop(refresher);
 	proxy_stop(proxy);
 	api_stop(api);
 out_core:

@@ -368,14 +368,11 @@ parse_agent(const struct envfile *f, struct config *c, char *err, size_t errlen)
 
 /* An http(s) base URL without a trailing '/', or "" when allowed. */
 static int
-parse_url(const struct envfile *f, const char *name, const char *def, char *out,
-          size_t outlen, char *err, size_t errlen)
+check_url(const char *name, const char *v, char *out, size_t outlen, char *err,
+          size_t errlen)
 {
-	const char *v = lookup(f, name);
 	size_t n;
 
-	if (v == NULL)
-		v = def;
 	if (*v == '\0') {
 		out[0] = '\0';
 		return 0;
@@ -394,6 +391,15 @@ parse_url(const struct envfile *f, const char *name, const char *def, char *out,
 	memcpy(out, v, n);
 	out[n] = '\0';
 	return 0;
+}
+
+static int
+parse_url(const struct envfile *f, const char *name, const char *def, char *out,
+          size_t outlen, char *err, size_t errlen)
+{
+	const char *v = lookup(f, name);
+
+	return check_url(name, v ? v : def, out, outlen, err, errlen);
 }
 
 static int
@@ -420,6 +426,52 @@ parse_proxy(const struct envfile *f, struct config *c, char *err, size_t errlen)
 		return -1;
 	c->proxy_port = (uint16_t)port;
 	return 0;
+}
+
+/* A URL that must be set: empty means the default. */
+static int
+parse_url_set(const struct envfile *f, const char *name, const char *def,
+              char *out, size_t outlen, char *err, size_t errlen)
+{
+	const char *v = lookup(f, name);
+
+	return check_url(name, v && *v ? v : def, out, outlen, err, errlen);
+}
+
+/*
+ * The Claude subscription sign-in.  The defaults are what the real
+ * `claude setup-token` uses; tests point the URLs at a fake.
+ */
+static int
+parse_oauth(const struct envfile *f, struct config *c, char *err, size_t errlen)
+{
+	return parse_word(f, "SANDBOXD_CLAUDE_CLIENT_ID",
+	                  "9d1c250a-e61b-44d9-88ed-5944d1962f5e", "-_.",
+	                  c->claude_client_id, sizeof(c->claude_client_id), err,
+	                  errlen) < 0 ||
+	               parse_url_set(f, "SANDBOXD_CLAUDE_AUTHORIZE_URL",
+	                             "https://claude.com/cai/oauth/authorize",
+	                             c->claude_authorize_url,
+	                             sizeof(c->claude_authorize_url), err,
+	                             errlen) < 0 ||
+	               parse_url_set(
+	                   f, "SANDBOXD_CLAUDE_TOKEN_URL",
+	                   "https://platform.claude.com/v1/oauth/token",
+	                   c->claude_token_url, sizeof(c->claude_token_url),
+	                   err, errlen) < 0 ||
+	               parse_url_set(
+	                   f, "SANDBOXD_CLAUDE_REDIRECT_URI",
+	                   "https://platform.claude.com/oauth/code/callback",
+	                   c->claude_redirect_uri,
+	                   sizeof(c->claude_redirect_uri), err, errlen) < 0 ||
+	               parse_word(f, "SANDBOXD_CLAUDE_SCOPES", "user:inference",
+	                          ":._- ", c->claude_scopes,
+	                          sizeof(c->claude_scopes), err, errlen) < 0 ||
+	               parse_int(f, "SANDBOXD_OAUTH_REFRESH_INTERVAL_SECONDS",
+	                         300, 1, 3600, &c->oauth_refresh_s, err,
+	                         errlen) < 0
+	           ? -1
+	           : 0;
 }
 
 /* Secret text, kept as given: the vault checks it at start-up. */
@@ -467,6 +519,7 @@ parse_all(const struct envfile *f, struct config *c, char *err, size_t errlen)
 	    parse_tokens(f, c, err, errlen) < 0 ||
 	    parse_agent(f, c, err, errlen) < 0 ||
 	    parse_proxy(f, c, err, errlen) < 0 ||
+	    parse_oauth(f, c, err, errlen) < 0 ||
 	    parse_int(f, "SANDBOXD_IDLE_THRESHOLD_SECONDS", 2100, 10, 31536000,
 	              &c->idle_threshold_s, err, errlen) < 0 ||
 	    parse_int(f, "SANDBOXD_IDLE_REAP_INTERVAL_SECONDS", 30, 1, 3600,

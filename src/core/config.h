@@ -48,6 +48,13 @@ struct config {
 	char openai_base_url[512];
 	char zen_base_url[512];
 	char compat_base_url[512]; /* "" = no OpenAI-compatible upstream */
+	/* Claude subscription sign-in (OAuth with PKCE). */
+	char claude_client_id[128];
+	char claude_authorize_url[512];
+	char claude_token_url[512];
+	char claude_redirect_uri[512];
+	char claude_scopes[256]; /* space-separated */
+	int64_t oauth_refresh_s; /* how often logins are checked for expiry */
 	int64_t idle_threshold_s;
 	int64_t idle_interval_s;     /* idle reaper period */
 	int64_t pressure_interval_s; /* pressure reaper period */

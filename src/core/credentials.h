@@ -1,26 +1,32 @@
 /*
  * Credentials for the proxy and the tasks: each sandbox's proxy token,
- * and the real credential an agent's request gets on the wire.  Keys are
- * opened from the store's sealed rows only for the moment they are
- * needed and wiped right after.
+ * the real credential an agent's request gets on the wire, and the
+ * Claude subscription login (OAuth with PKCE) behind one of them.  Keys
+ * and tokens are opened from the store's sealed rows only for the moment
+ * they are needed and wiped right after.
  */
 #ifndef CORE_CREDENTIALS_H
 #define CORE_CREDENTIALS_H
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "core/core.h"
 #include "core/providers.h"
 
-#define CRED_VALUE_MAX 8192
+#define CRED_VALUE_MAX  8192
+#define CRED_BETA_MAX   2048 /* the anthropic-beta line we send */
+#define CRED_OAUTH_BETA "oauth-2025-04-20"
 
 struct cred {
 	const char *base_url; /* where the request goes */
 	char header[32];      /* "x-api-key", "Authorization", or "" (none) */
 	char value[CRED_VALUE_MAX];
-	const char *extra[2]; /* whole header lines to add */
+	char beta[CRED_BETA_MAX]; /* "anthropic-beta: …" or "" */
+	const char *extra[2];     /* whole header lines to add */
 	size_t nextra;
+	bool sets_beta; /* the request's own anthropic-beta must go */
 };
 
 /*
@@ -44,10 +50,79 @@ int cred_sandbox_for_token(struct core *c, const char *token,
 /*
  * The credential for an agent's request to an upstream; -1 with a
  * message when the agent is not connected (OpenCode without a key may
- * still use the free models of OpenCode Zen, keyless).
+ * still use the free models of OpenCode Zen, keyless).  beta is the
+ * request's anthropic-beta flags (comma-joined; NULL when none): a
+ * subscription login sends them on with CRED_OAUTH_BETA added, in
+ * out->beta, and sets out->sets_beta.
  */
 int cred_for(struct core *c, const char *agent, const struct provider *up,
-             struct cred *out, char *msg, size_t len);
+             const char *beta, struct cred *out, char *msg, size_t len);
 void cred_wipe(struct cred *cr);
+
+/*
+ * "anthropic-beta: <flags>,oauth-2025-04-20": the incoming flags in
+ * their order, trimmed, empty and repeated ones dropped, the OAuth flag
+ * added unless present.  -1 when it does not fit.
+ */
+int cred_beta_merge(const char *incoming, char *out, size_t len);
+
+/* --- the Claude subscription login ------------------------------------- */
+
+#define CRED_OAUTH_AGENT      "claude-code"    /* the only agent with one */
+#define CRED_OAUTH_TOKEN_MAX  4096             /* bytes of a token */
+#define CRED_OAUTH_ANSWER_MAX (1u << 20)       /* a token endpoint's answer */
+#define CRED_OAUTH_TIMEOUT_S  30               /* a token endpoint call */
+#define CRED_OAUTH_SOON_MS    (15 * 60 * 1000) /* refreshed this early */
+#define CRED_OAUTH_SNIPPET    200 /* bytes of a refusal shown to callers */
+
+/* A login as it is sealed in the store (tokens: printable ASCII). */
+struct cred_oauth {
+	char access_token[CRED_OAUTH_TOKEN_MAX + 1];
+	char refresh_token[CRED_OAUTH_TOKEN_MAX + 1]; /* "" when none */
+	int64_t expires_at; /* unix ms; 0 when unknown */
+	char scope[512];    /* "" when the provider named none */
+	bool needs_login;   /* the refresh token was refused */
+};
+
+void cred_oauth_wipe(struct cred_oauth *o);
+/*
+ * The provider's authorize URL with its query in the order the
+ * provider's front end insists on: code, client_id, response_type,
+ * redirect_uri, scope, code_challenge, code_challenge_method, state.
+ * -1 when it does not fit.
+ */
+int cred_oauth_authorize_url(const struct config *cfg, const char *challenge,
+                             const char *state, char *out, size_t len);
+/*
+ * Reads a token endpoint's answer: access_token (required),
+ * refresh_token, expires_in, scope.  What the answer leaves out is kept
+ * from old (NULL: nothing).  -1 with the reason in why (never a token).
+ */
+int cred_oauth_parse(const char *text, size_t len, int64_t now_ms,
+                     const struct cred_oauth *old, struct cred_oauth *out,
+                     char *why, size_t whylen);
+/* The stored login; STORE_NOT_FOUND, or -1. */
+int cred_oauth_get(struct core *c, struct cred_oauth *out);
+/*
+ * Exchanges an authorization code at the token endpoint and stores the
+ * login, which replaces the agent's API key.  -1 with e set: 502
+ * oauth_failed when the endpoint refused or did not answer (with at most
+ * CRED_OAUTH_SNIPPET bytes of its answer, never a secret of ours), 500
+ * when it cannot be stored.  out gets the login (wipe it).
+ */
+int cred_oauth_login(struct core *c, const char *code, const char *state,
+                     const char *verifier, struct cred_oauth *out,
+                     struct err *e);
+
+/*
+ * The refresher: a thread that every cfg->oauth_refresh_s seconds
+ * refreshes a login expiring within CRED_OAUTH_SOON_MS.  A refresh that
+ * fails is retried next time; one the provider refuses (invalid_grant)
+ * marks the login needs_login.  stop (NULL is fine) aborts a refresh in
+ * flight and joins the thread.
+ */
+struct cred_refresher;
+int cred_refresher_start(struct cred_refresher **out, struct core *c);
+void cred_refresher_stop(struct cred_refresher *rf);
 
 #endif

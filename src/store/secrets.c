@@ -190,6 +190,41 @@ store_secret_get(struct store *s, const char *kind, const char *owner,
 }
 
 int
+store_secret_update(struct store *s, const char *kind, const char *owner,
+                    const char *name, const void *value, size_t len)
+{
+	char aad[AAD_MAX];
+	size_t alen = aad_of(aad, kind, owner, name);
+	struct vault_box box;
+	sqlite3_stmt *st;
+	int rc;
+
+	if (alen == 0 ||
+	    vault_seal(s->vault, aad, alen, value, len, &box) < 0) {
+		log_error("store: cannot seal the %s secret %s/%s", kind, owner,
+		          name);
+		return -1;
+	}
+	LOCK(s);
+	st = store_prep(s,
+	                "UPDATE secret SET key_id = ?, nonce = ?, "
+	                "ciphertext = ?, updated_at = ? WHERE kind = ? AND "
+	                "owner = ? AND name = ?",
+	                "");
+	bind_box(st, 1, &box);
+	if (st) {
+		sqlite3_bind_int64(st, 4, clock_now());
+		sqlite3_bind_text(st, 5, kind, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_text(st, 6, owner, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_text(st, 7, name, -1, SQLITE_TRANSIENT);
+	}
+	rc = store_run(s, st);
+	UNLOCK(s);
+	vault_box_release(&box);
+	return rc;
+}
+
+int
 store_secret_exists(struct store *s, const char *kind, const char *owner,
                     const char *name)
 {
@@ -373,6 +408,33 @@ store_secret_check(struct store *s, int64_t *ok, int64_t *bad)
 }
 
 /* --- agent credentials ---------------------------------------------------- */
+
+int
+store_agent_connect(struct store *s, const char *agent, const char *kind,
+                    const void *value, size_t len)
+{
+	const char *other = strcmp(kind, STORE_SECRET_AGENT_API_KEY) == 0
+	                        ? STORE_SECRET_AGENT_OAUTH
+	                        : STORE_SECRET_AGENT_API_KEY;
+	char id[ULID_LEN + 1];
+	int rc;
+
+	LOCK(s);
+	rc = store_begin(s);
+	if (rc == 0)
+		rc = store_secret_write(s, kind, "", agent, value, len, id);
+	if (rc == 0) {
+		rc =
+		    store_run(s, store_prep(s,
+		                            "DELETE FROM secret WHERE kind = ? "
+		                            "AND owner = '' AND name = ?",
+		                            "ss", other, agent));
+		rc = rc == STORE_NOT_FOUND ? 0 : rc;
+	}
+	rc = store_end(s, rc);
+	UNLOCK(s);
+	return rc;
+}
 
 int
 store_agent_method(struct store *s, const char *agent, char method[16])

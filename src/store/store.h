@@ -190,6 +190,12 @@ int store_secret_put(struct store *s, const char *kind, const char *owner,
  */
 int store_secret_get(struct store *s, const char *kind, const char *owner,
                      const char *name, struct vault_secret *out);
+/*
+ * Seals value into the row only when it exists: STORE_NOT_FOUND (and
+ * nothing written) when it was deleted meanwhile.
+ */
+int store_secret_update(struct store *s, const char *kind, const char *owner,
+                        const char *name, const void *value, size_t len);
 /* 0 when the row exists, else STORE_NOT_FOUND (or -1). */
 int store_secret_exists(struct store *s, const char *kind, const char *owner,
                         const char *name);
@@ -213,8 +219,16 @@ int store_secret_check(struct store *s, int64_t *ok, int64_t *bad);
  * ("opencode", "claude-code").  For the task and proxy code.
  */
 /*
- * Whether the agent has a credential: 0 with method "api_key" (which
- * wins when both exist) or "oauth", STORE_NOT_FOUND when not connected.
+ * Connects the agent with a credential of this kind (API key or OAuth
+ * login) and removes the other kind, in one transaction: the latest
+ * connection wins and an agent never holds both.
+ */
+int store_agent_connect(struct store *s, const char *agent, const char *kind,
+                        const void *value, size_t len);
+/*
+ * Whether the agent has a credential: 0 with method "api_key" or
+ * "oauth", STORE_NOT_FOUND when not connected.  (Should a database from
+ * before store_agent_connect hold both, "api_key" wins.)
  */
 int store_agent_method(struct store *s, const char *agent, char method[16]);
 /*

@@ -70,6 +70,35 @@ vault_wipe(void *p, size_t n)
 		sodium_memzero(p, n);
 }
 
+void
+vault_random_b64url(char out[VAULT_B64URL_32_LEN + 1])
+{
+	unsigned char rnd[32];
+
+	randombytes_buf(rnd, sizeof(rnd));
+	sodium_bin2base64(out, VAULT_B64URL_32_LEN + 1, rnd, sizeof(rnd),
+	                  sodium_base64_VARIANT_URLSAFE_NO_PADDING);
+	sodium_memzero(rnd, sizeof(rnd));
+}
+
+void
+vault_s256(const char *s, size_t len, char out[VAULT_B64URL_32_LEN + 1])
+{
+	unsigned char h[crypto_hash_sha256_BYTES];
+
+	crypto_hash_sha256(h, (const unsigned char *)s, len);
+	sodium_bin2base64(out, VAULT_B64URL_32_LEN + 1, h, sizeof(h),
+	                  sodium_base64_VARIANT_URLSAFE_NO_PADDING);
+}
+
+void
+vault_pkce(char verifier[VAULT_B64URL_32_LEN + 1],
+           char challenge[VAULT_B64URL_32_LEN + 1])
+{
+	vault_random_b64url(verifier);
+	vault_s256(verifier, VAULT_B64URL_32_LEN, challenge);
+}
+
 /* --- keys ---------------------------------------------------------------- */
 
 struct vault *

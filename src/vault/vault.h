@@ -47,6 +47,19 @@ void vault_hash_hex(const char *s, size_t len, char out[VAULT_HASH_HEX + 1]);
 bool vault_equal(const void *a, const void *b, size_t n);
 void vault_wipe(void *p, size_t n);
 
+/*
+ * OAuth with PKCE (RFC 7636).  A verifier and a state are 32 random
+ * bytes in unpadded base64url; the S256 challenge is the unpadded
+ * base64url of the verifier's SHA-256.  Each output is 43 characters and
+ * a NUL.
+ */
+#define VAULT_B64URL_32_LEN 43
+void vault_random_b64url(char out[VAULT_B64URL_32_LEN + 1]);
+void vault_s256(const char *s, size_t len, char out[VAULT_B64URL_32_LEN + 1]);
+/* A new verifier and its challenge. */
+void vault_pkce(char verifier[VAULT_B64URL_32_LEN + 1],
+                char challenge[VAULT_B64URL_32_LEN + 1]);
+
 /* --- keys ---------------------------------------------------------------- */
 
 struct vault;

@@ -66,6 +66,7 @@ core_release(struct core *c)
 	preview_release(c);
 	for (int i = 0; i < CORE_LOCK_STRIPES; i++)
 		pthread_mutex_destroy(&c->locks[i]);
+	task_free(c);
 }
 
 void

@@ -1578,3 +1578,24 @@ task_shutdown(struct core *c)
 	pthread_mutex_unlock(&ts->mu);
 	subs_end_all(ts);
 }
+
+void
+task_free(struct core *c)
+{
+	struct tasks *ts = c->tasks;
+
+	if (ts == NULL)
+		return;
+	task_shutdown(c);
+	while (ts->lives) {
+		struct live *lv = ts->lives;
+		ts->lives = lv->next;
+		live_free(ts, lv);
+	}
+	close(ts->wake_fd);
+	close(ts->inotify_fd);
+	pthread_cond_destroy(&ts->starters_cv);
+	pthread_mutex_destroy(&ts->mu);
+	free(ts);
+	c->tasks = NULL;
+}

@@ -48,6 +48,8 @@ struct task_request {
 int task_init(struct core *c);
 /* Stops the follower thread and ends every subscription. */
 void task_shutdown(struct core *c);
+/* Frees what task_init made, once nothing can subscribe any more. */
+void task_free(struct core *c);
 
 /*
  * Wakes a stopped sandbox, records the task and starts it; the caller

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "api/api.h"
+#include "core/runtime.h"
 #include "lib/clock.h"
 
 /* The key in the path, checked; 400 otherwise. */
@@ -139,14 +140,6 @@ opt_bool(const struct jv *body, const char *name, bool def, bool *out,
 	return 0;
 }
 
-/* Names that would change how the sandbox's own processes run. */
-static bool
-reserved_env(const char *key)
-{
-	return strcmp(key, "PATH") == 0 || strcmp(key, "HOME") == 0 ||
-	       strncmp(key, "LD_", 3) == 0 || strncmp(key, "SANDBOXD_", 9) == 0;
-}
-
 struct put {
 	const char *value;
 	bool sensitive;
@@ -175,10 +168,12 @@ put_fields(const struct jv *body, const struct app_config *cur, const char *key,
 	    opt_bool(body, "expose_env", cur->expose_env, &p->expose_env, e) <
 	        0)
 		return -1;
-	if (p->expose_env && reserved_env(key))
-		return ERR_BAD(e, "expose_env is refused for PATH, HOME, LD_* "
-		                  "and SANDBOXD_*: they would change how the "
-		                  "sandbox's processes run");
+	if (p->expose_env && runtime_env_reserved(key))
+		return ERR_BAD(e,
+		               "expose_env is refused for PATH, HOME, LANG, "
+		               "HOST, PORT, LD_* and SANDBOXD_*: the sandbox "
+		               "sets them itself or they would change how "
+		               "its processes run");
 	return 0;
 }
 
@@ -229,6 +224,9 @@ config_put(struct req *r, struct resp *w)
 		api_reply_err(w, &e);
 		return;
 	}
+	/* The app's processes get the new environment (a no-op when the
+	 * exposed entries did not change). */
+	runtime_app_config_changed(r->core, r->ids[0]);
 	reply_row(r, w, key, created ? 201 : 200);
 }
 
@@ -245,6 +243,8 @@ config_delete(struct req *r, struct resp *w)
 		api_fail(w, 404, "not_found", "no such config key");
 	else if (rc != 0)
 		api_fail(w, 500, "internal", "cannot delete the config");
-	else
+	else {
+		runtime_app_config_changed(r->core, r->ids[0]);
 		api_reply_empty(w, 204);
+	}
 }

@@ -18,6 +18,15 @@
  * The worker thread configures sandboxes after their container starts:
  * it waits for the supervisor's socket (the supervisor seeds the
  * template first, then listens) so API calls never wait for a boot.
+ *
+ * The app's environment (config entries marked expose_env) goes to the
+ * supervisor over the socket with `env` after every boot and every
+ * change, never through a file: the workspace is the sandbox user's and
+ * is copied into backups.  The supervisor holds it in memory only, so a
+ * restarted container has none until we send it again, which the worker
+ * thread does with the configure after every start.  The request is
+ * built in vault memory (wiped when freed) straight from the store's
+ * callback, which wipes the opened values itself.
  */
 #include "core/runtime.h"
 
@@ -37,6 +46,10 @@
 #include "core/wsfs.h"
 #include "lib/clock.h"
 #include "lib/log.h"
+
+/* "env <N>\n" is written right before the body, in the same buffer. */
+#define RUNTIME_ENV_HEAD  32
+#define RUNTIME_ENV_LOCKS 16 /* stripes serializing env sends */
 
 static int
 sock_connect(const char *ws, struct err *e)
@@ -82,10 +95,10 @@ wait_fd(int fd, short events, int64_t deadline)
 }
 
 static int
-exchange(int fd, const char *line, int timeout_ms, struct buf *out)
+exchange(int fd, const char *line, size_t len, int timeout_ms, struct buf *out)
 {
 	int64_t deadline = clock_mono_ms() + timeout_ms;
-	size_t len = strlen(line), off = 0;
+	size_t off = 0;
 	char chunk[4096];
 	ssize_t n;
 
@@ -111,9 +124,10 @@ exchange(int fd, const char *line, int timeout_ms, struct buf *out)
 	}
 }
 
-int
-runtime_request(const char *ws, const char *line, int timeout_ms,
-                struct jv **answer, struct err *e)
+/* A request of len bytes (a line, and for env its body). */
+static int
+request_bytes(const char *ws, const char *req, size_t len, int timeout_ms,
+              struct jv **answer, struct err *e)
 {
 	struct buf out;
 	char perr[128];
@@ -123,7 +137,7 @@ runtime_request(const char *ws, const char *line, int timeout_ms,
 	if (fd < 0)
 		return -1;
 	buf_init(&out, RUNTIME_ANSWER_MAX);
-	rc = exchange(fd, line, timeout_ms, &out);
+	rc = exchange(fd, req, len, timeout_ms, &out);
 	close(fd);
 	if (rc == 0 && out.len)
 		*answer = jv_parse(out.data, out.len, 8, perr, sizeof(perr));
@@ -135,6 +149,13 @@ runtime_request(const char *ws, const char *line, int timeout_ms,
 		               "the sandbox's supervisor gave no valid answer");
 	}
 	return 0;
+}
+
+int
+runtime_request(const char *ws, const char *line, int timeout_ms,
+                struct jv **answer, struct err *e)
+{
+	return request_bytes(ws, line, strlen(line), timeout_ms, answer, e);
 }
 
 static bool
@@ -240,6 +261,10 @@ runtime_configure(struct core *c, const char *id, bool reload)
 			log_warn("sandbox %s: reload refused: %s", id,
 			         jv_str(jv_get(ans, "error")) ?: "?");
 	}
+	/* After every start too: the supervisor forgot it.  Also with an
+	 * invalid manifest: the processes of the last valid one run. */
+	if (reload)
+		runtime_send_env(c, id);
 	jv_free(ans);
 	if (appfd >= 0)
 		close(appfd);
@@ -248,6 +273,154 @@ runtime_configure(struct core *c, const char *id, bool reload)
 		log_warn("sandbox %s: %s", id, err);
 	return err[0] ? -1 : 0;
 }
+
+/* --- the app's environment ------------------------------------------------ */
+
+bool
+runtime_env_reserved(const char *name)
+{
+	return strcmp(name, "PATH") == 0 || strcmp(name, "HOME") == 0 ||
+	       strcmp(name, "LANG") == 0 || strcmp(name, "HOST") == 0 ||
+	       strcmp(name, "PORT") == 0 || strncmp(name, "LD_", 3) == 0 ||
+	       strncmp(name, "SANDBOXD_", 9) == 0;
+}
+
+static pthread_mutex_t env_locks[RUNTIME_ENV_LOCKS];
+static pthread_once_t env_locks_once = PTHREAD_ONCE_INIT;
+
+static void
+env_locks_init(void)
+{
+	for (int i = 0; i < RUNTIME_ENV_LOCKS; i++)
+		pthread_mutex_init(&env_locks[i], NULL);
+}
+
+static pthread_mutex_t *
+env_lock(const char *id)
+{
+	uint32_t h = 2166136261u; /* FNV-1a */
+
+	pthread_once(&env_locks_once, env_locks_init);
+	for (; *id; id++)
+		h = (h ^ (unsigned char)*id) * 16777619u;
+	return &env_locks[h % RUNTIME_ENV_LOCKS];
+}
+
+/* The request being built: "env <N>\n" goes in the head's last bytes. */
+struct env_req {
+	const char *id; /* the sandbox, for messages */
+	char *p;        /* RUNTIME_ENV_HEAD + RUNTIME_ENV_BYTES, vault memory */
+	size_t len;     /* of the body, after the head */
+	bool too_big;
+};
+
+static int
+env_add(const char *name, const char *value, size_t len, void *arg)
+{
+	struct env_req *r = arg;
+	size_t nl = strlen(name);
+	char *d;
+
+	if (runtime_env_reserved(name)) {
+		log_warn("sandbox %s: config key %s is not given to the app's "
+		         "processes: the name is reserved (set before the "
+		         "rule was)",
+		         r->id, name);
+		return 0;
+	}
+	if (nl + len + 2 > RUNTIME_ENV_BYTES - r->len) {
+		r->too_big = true;
+		return 1;
+	}
+	d = r->p + RUNTIME_ENV_HEAD + r->len;
+	memcpy(d, name, nl);
+	d[nl] = '=';
+	memcpy(d + nl + 1, value, len);
+	d[nl + 1 + len] = '\0';
+	r->len += nl + len + 2;
+	return 0;
+}
+
+/* Reads the app's environment into r and sends it; the caller holds the
+ * sandbox's env lock. */
+static int
+env_send(struct core *c, const struct sandbox *sb, struct env_req *r)
+{
+	char ws[4200], head[RUNTIME_ENV_HEAD];
+	struct jv *ans = NULL;
+	struct err e = {0};
+	int n, rc;
+
+	rc = store_app_config_env(c->store, sb->app_id, env_add, r);
+	if (r->too_big) {
+		log_warn("sandbox %s: the app's environment is not sent: its "
+		         "exposed config takes more than %u bytes (the "
+		         "processes keep the one they have)",
+		         sb->id, RUNTIME_ENV_BYTES);
+		return -1;
+	}
+	if (rc != 0) {
+		log_warn("sandbox %s: the app's environment is not sent: a "
+		         "value cannot be opened (the processes keep the one "
+		         "they have)",
+		         sb->id);
+		return -1;
+	}
+	n = snprintf(head, sizeof(head), "env %zu\n", r->len);
+	memcpy(r->p + RUNTIME_ENV_HEAD - n, head, (size_t)n);
+	workspace_path(c->cfg->data_dir, sb->id, ws, sizeof(ws));
+	if (request_bytes(ws, r->p + RUNTIME_ENV_HEAD - n, (size_t)n + r->len,
+	                  RUNTIME_TIMEOUT_MS, &ans, &e) < 0) {
+		log_warn("sandbox %s: env: %s", sb->id, e.msg);
+		return -1;
+	}
+	rc = jv_is_true(jv_get(ans, "ok")) ? 0 : -1;
+	if (rc < 0)
+		log_warn("sandbox %s: env refused: %s", sb->id,
+		         jv_str(jv_get(ans, "error")) ?: "?");
+	else if (jv_is_true(jv_get(ans, "changed")))
+		preview_started(c, sb->id); /* its web process restarts */
+	jv_free(ans);
+	return rc;
+}
+
+int
+runtime_send_env(struct core *c, const char *id)
+{
+	struct vault_secret mem = {0};
+	struct env_req r = {.id = id};
+	pthread_mutex_t *mu;
+	struct sandbox sb;
+	int rc;
+
+	if (store_sandbox_get(c->store, id, &sb) != 0)
+		return -1;
+	if (vault_secret_alloc(&mem, RUNTIME_ENV_HEAD + RUNTIME_ENV_BYTES) <
+	    0) {
+		log_warn("sandbox %s: env: out of memory", id);
+		return -1;
+	}
+	r.p = mem.data;
+	mu = env_lock(id);
+	pthread_mutex_lock(mu);
+	rc = env_send(c, &sb, &r);
+	pthread_mutex_unlock(mu);
+	vault_secret_free(&mem);
+	return rc;
+}
+
+void
+runtime_app_config_changed(struct core *c, const char *app_id)
+{
+	struct sandbox sb;
+
+	if (store_sandbox_by_app(c->store, app_id, &sb) == 0 &&
+	    strcmp(sb.status, "running") == 0)
+		runtime_send_env(c, sb.id);
+}
+
+/* --- the worker thread -----------------------------------------------------
+ */
 
 void
 runtime_schedule(struct core *c, const char *id)

@@ -1,7 +1,8 @@
 /*
  * runtime: the control plane's side of the in-sandbox supervisor
  * (docs/supervisor.md).  It turns the app's sandbox.yaml into run.conf,
- * tells the supervisor to reload, and asks it for status.  Answers from
+ * tells the supervisor to reload, sends it the app's environment (the
+ * config entries marked expose_env), and asks it for status.  Answers from
  * the supervisor are untrusted (the sandbox user could replace the
  * socket): they are size-capped, parsed with a depth limit and copied
  * field by field into what we report.
@@ -23,6 +24,9 @@
 #define RUNTIME_ANSWER_MAX   (64u << 10)
 #define RUNTIME_TIMEOUT_MS   2000
 #define RUNTIME_BOOT_WAIT_MS 15000 /* for the socket after a start */
+/* The app's environment as sent: "NAME=value\0"…, the supervisor's
+ * CTL_BODY_MAX.  Its execve() must still fit the container's own. */
+#define RUNTIME_ENV_BYTES (512u << 10)
 
 /* Sends one request line, reads the one-line JSON answer. */
 int runtime_request(const char *ws, const char *line, int timeout_ms,
@@ -31,10 +35,34 @@ int runtime_request(const char *ws, const char *line, int timeout_ms,
 /*
  * Reads the app's sandbox.yaml (or the default when there is none),
  * records its validity on the sandbox row, and writes run.conf when it
- * changed.  With reload, tells a running supervisor to re-read it.
- * Before the first boot (no .sandboxd/seeded) it does nothing.
+ * changed.  With reload, tells a running supervisor to re-read it and
+ * sends it the app's environment (runtime_send_env).  Before the first
+ * boot (no .sandboxd/seeded) it does nothing.
  */
 int runtime_configure(struct core *c, const char *id, bool reload);
+
+/*
+ * Sends the sandbox's supervisor the app's config entries marked
+ * expose_env (`env`); it keeps them in memory for the web and worker
+ * processes and restarts those when the set changed.  Values never touch
+ * the workspace, and every buffer of ours that held one is wiped.  Keys
+ * the supervisor refuses (runtime_env_reserved, from rows older than the
+ * rule) are left out, with a warning.  0; -1 (logged) when a value does
+ * not open, the entries pass RUNTIME_ENV_BYTES (nothing is sent: the
+ * processes keep what they have), or the supervisor does not answer or
+ * refuses.  Sends for one sandbox are serialized, each reading the store
+ * afresh, so the last one sent carries the latest config.
+ */
+int runtime_send_env(struct core *c, const char *id);
+
+/* After a change of the app's config: runtime_send_env() to the app's
+ * sandbox if it is running. */
+void runtime_app_config_changed(struct core *c, const char *app_id);
+
+/* Whether a config key may not become an environment variable: the
+ * supervisor sets it (PATH HOME LANG HOST PORT) or it would change how
+ * the sandbox's programs run (LD_*, SANDBOXD_*). */
+bool runtime_env_reserved(const char *name);
 
 /* Queues a configure-and-reload for once the supervisor is up. */
 void runtime_schedule(struct core *c, const char *id);

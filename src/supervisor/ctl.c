@@ -18,6 +18,14 @@
  * unread input sends a reset, which can destroy the answer in flight (the
  * "request too long" case).
  *
+ * One request has a body: `env <N>` is followed by exactly N bytes (at
+ * most CTL_BODY_MAX), the app's environment as NUL-terminated entries, so
+ * values need no escaping.  Once its line is in, the buffer grows to the
+ * line plus N and reads never go past that; the buffer is wiped before it
+ * is freed, since the body holds the app's secrets.  Rejected: base64 in
+ * an overlong line (a third more bytes, a decoder, and the line limit
+ * would have to depend on the word).
+ *
  * Requests are dispatched to the supervisor through one handler function;
  * this module knows the protocol's framing and words, not what they do.
  *
@@ -43,6 +51,7 @@ static const struct ctl_word {
 	const char *word;
 	enum ctl_op op;
 	unsigned args; /* " <arg>" or " <arg> <arg2>" after the word */
+	bool body;     /* the argument is the length of a body */
 } ctl_words[] = {
     {.word = "ping", .op = CTL_PING},
     {.word = "status", .op = CTL_STATUS},
@@ -51,6 +60,7 @@ static const struct ctl_word {
     {.word = "task start", .op = CTL_TASK_START, .args = 2},
     {.word = "task cancel", .op = CTL_TASK_CANCEL, .args = 1},
     {.word = "task revert", .op = CTL_TASK_REVERT, .args = 1},
+    {.word = "env", .op = CTL_ENV, .args = 1, .body = true},
 };
 
 /* Splits the n bytes after a word into the request's arguments.  Returns
@@ -97,14 +107,69 @@ ctl_match(const char *line, size_t n, struct ctl_req *req)
 	}
 }
 
+/* A body length: decimal, no sign, no leading zero.  Returns false when
+ * s is not one; *v is capped just past CTL_BODY_MAX. */
+static bool
+ctl_length(const char *s, size_t n, size_t *v)
+{
+	size_t i;
+
+	if (n == 0 || (s[0] == '0' && n > 1))
+		return false;
+	*v = 0;
+	for (i = 0; i < n; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return false;
+		if (*v <= CTL_BODY_MAX)
+			*v = *v * 10 + (size_t)(s[i] - '0');
+	}
+	return true;
+}
+
+static void
+ctl_become(struct ctl_req *req, enum ctl_op op)
+{
+	memset(req, 0, sizeof(*req));
+	req->op = op;
+}
+
+/*
+ * The body of a request whose line (line bytes with its '\n') is in buf.
+ * Returns true when the request is complete or refused, false with
+ * req->want set when more bytes are needed.
+ */
+static bool
+ctl_body(const char *buf, size_t len, size_t line, bool eof,
+         struct ctl_req *req)
+{
+	size_t n;
+
+	if (!ctl_length(req->arg, req->arg_len, &n)) {
+		ctl_become(req, CTL_UNKNOWN);
+		return true;
+	}
+	if (n > CTL_BODY_MAX) {
+		ctl_become(req, CTL_TOO_LONG);
+		return true;
+	}
+	if (len - line >= n) {
+		req->body = buf + line;
+		req->body_len = n;
+		return true;
+	}
+	ctl_become(req, eof ? CTL_SHORT : CTL_UNKNOWN);
+	req->want = eof ? 0 : line + n;
+	return eof;
+}
+
 bool
 ctl_parse(const char *buf, size_t len, bool eof, struct ctl_req *req)
 {
 	const char *nl = memchr(buf, '\n', len);
 	size_t n = nl != NULL ? (size_t)(nl - buf) : len;
+	size_t line = nl != NULL ? n + 1 : n;
 
-	memset(req, 0, sizeof(*req));
-	req->op = CTL_UNKNOWN;
+	ctl_become(req, CTL_UNKNOWN);
 	if (n > CTL_LINE_MAX) {
 		req->op = CTL_TOO_LONG;
 		return true;
@@ -115,6 +180,8 @@ ctl_parse(const char *buf, size_t len, bool eof, struct ctl_req *req)
 	if (n > 0 && buf[n - 1] == '\r')
 		n--;
 	ctl_match(buf, n, req);
+	if (req->op == CTL_ENV)
+		return ctl_body(buf, len, line, eof, req);
 	return true;
 }
 
@@ -162,12 +229,24 @@ fail:
 	return -1;
 }
 
+/* The request may hold the app's secrets (env). */
+static void
+ctl_free_in(struct ctl_client *cl)
+{
+	if (cl->in != NULL) {
+		explicit_bzero(cl->in, cl->in_len);
+		free(cl->in);
+	}
+	cl->in = NULL;
+	cl->in_len = cl->in_cap = 0;
+}
+
 static void
 ctl_drop(struct ctl_client *cl)
 {
 	if (cl->fd != -1)
 		close(cl->fd);
-	free(cl->in);
+	ctl_free_in(cl);
 	jw_release(&cl->out);
 	memset(cl, 0, sizeof(*cl));
 	cl->fd = -1;
@@ -256,6 +335,7 @@ ctl_accept(struct ctl *c, long long now)
 			close(fd);
 			return;
 		}
+		cl->in_cap = CTL_LINE_MAX + 1;
 		cl->fd = fd;
 		cl->deadline = now + CTL_DEADLINE_MS;
 		jw_init(&cl->out, CTL_ANSWER_MAX - 1);
@@ -271,6 +351,9 @@ ctl_answer(struct ctl *c, struct ctl_client *cl, const struct ctl_req *req)
 	else if (req->op == CTL_UNKNOWN)
 		jw_raw(&cl->out,
 		       "{\"ok\":false,\"error\":\"unknown request\"}");
+	else if (req->op == CTL_SHORT)
+		jw_raw(&cl->out, "{\"ok\":false,\"error\":\"the request ended "
+		                 "before its body\"}");
 	else
 		c->handler(c->ctx, req, &cl->out);
 	if (!jw_ok(&cl->out)) {
@@ -280,8 +363,23 @@ ctl_answer(struct ctl *c, struct ctl_client *cl, const struct ctl_req *req)
 	}
 	jw_raw(&cl->out, "\n");
 	cl->phase = CTL_ANSWERING;
+	ctl_free_in(cl);
+}
+
+/* Returns false when out of memory. */
+static bool
+ctl_grow(struct ctl_client *cl, size_t cap)
+{
+	char *in = malloc(cap);
+
+	if (in == NULL)
+		return false;
+	memcpy(in, cl->in, cl->in_len);
+	explicit_bzero(cl->in, cl->in_len);
 	free(cl->in);
-	cl->in = NULL;
+	cl->in = in;
+	cl->in_cap = cap;
+	return true;
 }
 
 /* Returns false when the client is to be dropped. */
@@ -292,14 +390,18 @@ ctl_read(struct ctl *c, struct ctl_client *cl)
 	ssize_t n;
 	bool eof;
 
-	n = read(cl->fd, cl->in + cl->in_len, CTL_LINE_MAX + 1 - cl->in_len);
+	n = read(cl->fd, cl->in + cl->in_len, cl->in_cap - cl->in_len);
 	if (n == -1)
 		return errno == EAGAIN || errno == EINTR;
 	eof = n == 0;
 	cl->in_len += (size_t)n;
-	if (ctl_parse(cl->in, cl->in_len, eof, &req))
+	if (ctl_parse(cl->in, cl->in_len, eof, &req)) {
 		ctl_answer(c, cl, &req);
-	return true;
+		return true;
+	}
+	/* An env line is in: room for exactly its body, so the buffer is
+	 * never full while the request is incomplete. */
+	return req.want <= cl->in_cap || ctl_grow(cl, req.want);
 }
 
 /* Returns false when the client is to be dropped. */

@@ -1,6 +1,7 @@
 /*
- * ctl.h - the control socket: one request line in, one JSON line out
- * (docs/supervisor.md, "Control protocol").
+ * ctl.h - the control socket: one request line (and for `env` a body of
+ * the length it gives) in, one JSON line out (docs/supervisor.md,
+ * "Control protocol").
  *
  * ctl_parse() is a pure function over the bytes received so far.  The rest
  * is driven by the main loop: ctl_pollfds() says what to wait for,
@@ -18,7 +19,9 @@
 
 enum ctl_op {
 	CTL_UNKNOWN,  /* anything we do not understand */
-	CTL_TOO_LONG, /* no '\n' within CTL_LINE_MAX bytes */
+	CTL_TOO_LONG, /* no '\n' within CTL_LINE_MAX bytes, or a body
+	                 longer than CTL_BODY_MAX */
+	CTL_SHORT,    /* the input ended before the body did */
 	CTL_PING,
 	CTL_STATUS,
 	CTL_RESTART, /* arg: the process name */
@@ -26,24 +29,31 @@ enum ctl_op {
 	CTL_TASK_START,  /* arg: the task id, arg2: the timeout */
 	CTL_TASK_CANCEL, /* arg: the task id */
 	CTL_TASK_REVERT, /* arg: the task id */
+	CTL_ENV,         /* arg: the length; body: the entries */
 };
 
-/* Arguments are borrowed from the buffer and not NUL-terminated; when
- * there are two, the first ends at the first space and the second runs to
- * the end of the line.  None is empty. */
+/* Arguments and the body are borrowed from the buffer and not
+ * NUL-terminated; when there are two arguments, the first ends at the
+ * first space and the second runs to the end of the line.  No argument is
+ * empty; a body may be. */
 struct ctl_req {
 	enum ctl_op op;
 	const char *arg;
 	size_t arg_len;
 	const char *arg2;
 	size_t arg2_len;
+	const char *body; /* CTL_ENV: the bytes after the line */
+	size_t body_len;
+	size_t want; /* while incomplete: bytes the request needs in all,
+	                once its line says (0: not known yet) */
 };
 
 /*
  * Parses the request at the start of buf, len bytes received so far, eof
  * when the client will send no more.  Returns true with *req set once a
- * request is complete (a '\n', the end of input, or too many bytes),
- * false when more bytes are needed.
+ * request is complete (a '\n' and the body the line announces, the end
+ * of input, or too many bytes), false when more bytes are needed (then
+ * req->want may say how many in all).
  */
 bool ctl_parse(const char *buf, size_t len, bool eof, struct ctl_req *req);
 
@@ -60,8 +70,10 @@ struct ctl_client {
 	int fd; /* -1: slot free */
 	enum ctl_phase phase;
 	long long deadline;
-	char *in; /* CTL_LINE_MAX + 1 bytes while reading */
+	char *in; /* while reading: CTL_LINE_MAX + 1 bytes, or what an
+	             env request needs; wiped before it is freed */
 	size_t in_len;
+	size_t in_cap;
 	struct jw out; /* the answer, once there is one */
 	size_t out_off;
 };

@@ -15,10 +15,15 @@
 #define CONF_BUILD_MAX_S 86400       /* build timeout */
 
 /* control socket */
-#define CTL_LINE_MAX    4096       /* request line, without '\n' */
-#define CTL_ANSWER_MAX  (64 << 10) /* answer, with '\n' */
-#define CTL_CLIENTS     8          /* served at once; more wait */
-#define CTL_DEADLINE_MS 2000       /* per connection, read + write */
+#define CTL_LINE_MAX    4096        /* request line, without '\n' */
+#define CTL_ANSWER_MAX  (64 << 10)  /* answer, with '\n' */
+#define CTL_CLIENTS     8           /* served at once; more wait */
+#define CTL_DEADLINE_MS 2000        /* per connection, read + write */
+#define CTL_BODY_MAX    (512 << 10) /* a request's body (env), after its line */
+
+/* the app's environment (env) */
+#define APPENV_MAX      256 /* variables */
+#define APPENV_NAME_MAX 128 /* bytes of a name */
 
 /* process table and restarts */
 #define PROCS_MAX          48    /* entries, including stopping ones */

@@ -7,7 +7,9 @@
  * At boot it makes sure the workspace layout exists, seeds the app from
  * its preset's template if due (seed.c), then applies .sandboxd/run.conf
  * (conf.c, procs.c) and only then opens the control socket (ctl.c): the
- * control plane takes a live socket to mean that the first boot is done.  It
+ * control plane takes a live socket to mean that the first boot is done,
+ * and sends the app's environment (appenv.c) over it, which is only ever
+ * held in memory.  It
  * reaps every zombie of the namespace (as PID 1, or as a child subreaper when
  * run elsewhere, e.g. in tests), reloads run.conf on SIGHUP, and on
  * SIGTERM/SIGINT stops everything: SIGTERM to every process group and
@@ -183,6 +185,9 @@ init_status(struct init *in, const struct ctl_req *req, struct jw *w)
 	jw_raw(w, "{\"ok\":true");
 	procs_status(&in->procs, w);
 	tasks_status(&in->tasks, w);
+	/* How many, never which values. */
+	jw_key(w, "env_count", true);
+	jw_int(w, (long long)in->procs.app_env.n);
 	jw_raw(w, "}");
 }
 
@@ -247,6 +252,33 @@ init_task_revert(struct init *in, const struct ctl_req *req, struct jw *w)
 	tasks_revert(&in->tasks, req->arg, req->arg_len, init_now_ms(), w);
 }
 
+/* The app's environment (appenv.c): kept in memory, never on disk. */
+static void
+init_env(struct init *in, const struct ctl_req *req, struct jw *w)
+{
+	struct appenv e;
+	char err[256];
+	bool changed;
+
+	if (in->phase != INIT_RUNNING) {
+		init_error(w, "shutting down");
+		return;
+	}
+	if (appenv_parse(req->body, req->body_len, &e, err, sizeof(err)) ==
+	    -1) {
+		log_msg("env refused: %s", err);
+		init_error(w, err);
+		return;
+	}
+	changed = procs_set_app_env(&in->procs, &e, init_now_ms());
+	if (changed)
+		log_msg("the app's environment changed (%zu variables): "
+		        "processes restart",
+		        in->procs.app_env.n);
+	jw_raw(w, changed ? "{\"ok\":true,\"changed\":true}"
+	                  : "{\"ok\":true,\"changed\":false}");
+}
+
 typedef void init_request_fn(struct init *, const struct ctl_req *,
                              struct jw *);
 
@@ -258,6 +290,7 @@ static init_request_fn *const init_requests[] = {
     [CTL_TASK_START] = init_task_start,
     [CTL_TASK_CANCEL] = init_task_cancel,
     [CTL_TASK_REVERT] = init_task_revert,
+    [CTL_ENV] = init_env,
 };
 
 static void

@@ -26,6 +26,11 @@
  * pending != PROCS_NONE has a live process or is acted on at once; nothing
  * is started while halting.
  *
+ * The app's environment (appenv.c) is added to the web and worker
+ * processes' envp when they are started, never to the supervisor's own
+ * environ, so the agent of a task and the build and git steps, which
+ * inherit environ, do not get it.  A new set restarts every app process.
+ *
  * Rejected: restarting unchanged processes on reload (reload is how the
  * control plane applies an edit to one process; the others keep running);
  * a stop that waits for the process (blocks the loop).
@@ -168,6 +173,7 @@ procs_release(struct procs *p)
 	p->n = 0;
 	health_set(&p->health, HEALTH_NONE, "");
 	conf_rec_free(&p->build);
+	appenv_free(&p->app_env);
 	if (p->logs_dir != -1)
 		close(p->logs_dir);
 	for (i = 0; i < PROCS_ENV_FIXED; i++)
@@ -231,7 +237,8 @@ procs_environ(bool (*keep)(const char *kv, const void *ctx), const void *ctx,
 	return env;
 }
 
-/* Whether kv is not one of the variables we set. */
+/* Whether kv is not one of the variables we set, nor one of the app's
+ * environment ctx (NULL: none). */
 static bool
 procs_env_theirs(const char *kv, const void *ctx)
 {
@@ -239,11 +246,10 @@ procs_env_theirs(const char *kv, const void *ctx)
 	    "PORT=", "HOST=", "HOME=", "PATH=", "LANG="};
 	size_t i;
 
-	(void)ctx;
 	for (i = 0; i < sizeof(ours) / sizeof(ours[0]); i++)
 		if (strncmp(kv, ours[i], strlen(ours[i])) == 0)
 			return false;
-	return true;
+	return ctx == NULL || !appenv_has(ctx, kv);
 }
 
 /* The supervisor's environment is the container's, with the app's
@@ -252,12 +258,16 @@ char **
 procs_env(const struct procs *p, const struct conf_rec *r, char *port,
           size_t portlen)
 {
+	const struct appenv *app = r->kind == CONF_BUILD ? NULL : &p->app_env;
 	size_t i, k;
 	char **env =
-	    procs_environ(procs_env_theirs, NULL, PROCS_ENV_FIXED + 1, &k);
+	    procs_environ(procs_env_theirs, app,
+	                  PROCS_ENV_FIXED + 1 + (app ? app->n : 0), &k);
 
 	if (env == NULL)
 		return NULL;
+	for (i = 0; app != NULL && i < app->n; i++)
+		env[k++] = app->list[i];
 	for (i = 0; i < PROCS_ENV_FIXED; i++)
 		env[k++] = p->env[i];
 	if (r->kind == CONF_WEB) {
@@ -503,6 +513,31 @@ procs_restart_after_task(struct procs *p, long long now)
 	}
 	procs_sweep(p);
 	return web;
+}
+
+bool
+procs_set_app_env(struct procs *p, struct appenv *e, long long now)
+{
+	struct procs_entry *x;
+	size_t i;
+
+	if (appenv_equal(&p->app_env, e)) {
+		appenv_free(e);
+		return false;
+	}
+	appenv_free(&p->app_env);
+	p->app_env = *e;
+	memset(e, 0, sizeof(*e));
+	for (i = 0; i < p->n; i++) {
+		x = p->e[i];
+		/* One stopping already starts with the new set. */
+		if (x->gone || x->pending != PROCS_NONE)
+			continue;
+		logs_note(&x->log, "restarting: the app's environment changed");
+		procs_stop(p, x, PROCS_RESTART, now);
+	}
+	procs_sweep(p);
+	return true;
 }
 
 bool

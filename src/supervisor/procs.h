@@ -16,6 +16,7 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
+#include "appenv.h"
 #include "conf.h"
 #include "health.h"
 #include "jw.h"
@@ -93,6 +94,7 @@ struct procs {
 	long long backoff_ms; /* PROCS_BACKOFF_MS, or a test's override */
 	struct health health;
 	struct conf_rec build; /* run.conf's build record; cmd NULL: none */
+	struct appenv app_env; /* for web and workers only (env) */
 };
 
 /*
@@ -143,12 +145,21 @@ char **procs_environ(bool (*keep)(const char *kv, const void *ctx),
 
 /*
  * The environment of a command run for record r (a build record too): the
- * supervisor's, with HOME, PATH, LANG, HOST and for the web process PORT
- * set by us; port backs the PORT string.  Returns a malloc'd array of
- * borrowed strings, or NULL.
+ * supervisor's; for web and workers then the app's environment (which
+ * wins over the supervisor's); then HOME, PATH, LANG, HOST and for the web
+ * process PORT set by us; port backs the PORT string.  Returns a malloc'd
+ * array of borrowed strings, or NULL.
  */
 char **procs_env(const struct procs *p, const struct conf_rec *r, char *port,
                  size_t portlen);
+
+/*
+ * Takes *e (left empty) as the app's environment.  When it differs from
+ * the one held, every web and worker process is restarted like
+ * procs_restart() does, so each runs with the new one.  Returns whether
+ * it differed.
+ */
+bool procs_set_app_env(struct procs *p, struct appenv *e, long long now);
 
 /* Accounts for a reaped child.  Returns false when pid is not one of ours
  * (an orphan). */

@@ -1,15 +1,20 @@
 /*
- * libFuzzer target: the supervisor's control-request parser and its JSON
- * writer.  Any bytes parse without reading past the buffer, request
- * arguments lie inside the line and fit their request (task start: an id
- * word and a timeout, neither empty), and any bytes written as a JSON string
- * give JSON the control plane's parser accepts, with valid UTF-8 coming
- * back unchanged.  The supervisor's sources are included directly.
+ * libFuzzer target: the supervisor's control-request parser, the app's
+ * environment parser and the JSON writer.  Any bytes parse without reading
+ * past the buffer, request arguments lie inside the line and fit their
+ * request (task start: an id word and a timeout, neither empty), env's
+ * body is exactly the length its line gives, right after the line (or the
+ * parser asks for exactly that many bytes); an environment that parses has
+ * only valid, unreserved, unique names in order and equals itself parsed
+ * again; and any bytes written as a JSON string give JSON the control
+ * plane's parser accepts, with valid UTF-8 coming back unchanged.  The
+ * supervisor's sources are included directly.
  */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../src/supervisor/appenv.c"
 #include "../../src/supervisor/ctl.c"
 #include "../../src/supervisor/jw.c"
 #include "../../src/supervisor/log.c"
@@ -24,11 +29,14 @@ check_args(const char *copy, size_t size, const struct ctl_req *r)
 {
 	const char *end = copy + size;
 
-	if (r->op == CTL_UNKNOWN || r->op == CTL_TOO_LONG) {
-		if (r->arg != NULL || r->arg2 != NULL)
+	if (r->op == CTL_UNKNOWN || r->op == CTL_TOO_LONG ||
+	    r->op == CTL_SHORT) {
+		if (r->arg != NULL || r->arg2 != NULL || r->body != NULL)
 			__builtin_trap();
 		return;
 	}
+	if (r->op != CTL_ENV && (r->body != NULL || r->body_len != 0))
+		__builtin_trap();
 	if (r->op == CTL_TASK_START &&
 	    (r->arg < copy || r->arg_len == 0 || r->arg2 == NULL ||
 	     r->arg2_len == 0 || memchr(r->arg, ' ', r->arg_len) != NULL ||
@@ -48,6 +56,67 @@ check_args(const char *copy, size_t size, const struct ctl_req *r)
 		__builtin_trap();
 }
 
+/* The length env's line gives. */
+static size_t
+env_length(const struct ctl_req *r)
+{
+	size_t n = 0, i;
+
+	for (i = 0; i < r->arg_len; i++) {
+		if (r->arg[i] < '0' || r->arg[i] > '9')
+			__builtin_trap();
+		n = n * 10 + (size_t)(r->arg[i] - '0');
+	}
+	return n;
+}
+
+/* env: the body is as long as the line says and starts right after it. */
+static void
+check_env(const char *copy, size_t size, const struct ctl_req *r)
+{
+	const char *nl = memchr(copy, '\n', size);
+	const char *start = nl != NULL ? nl + 1 : copy + size;
+
+	if (r->op != CTL_ENV)
+		return;
+	if (r->arg_len == 0 || r->arg_len > 7 || r->arg2 != NULL ||
+	    r->body != start || r->body_len != env_length(r) ||
+	    r->body_len > CTL_BODY_MAX || r->body + r->body_len > copy + size)
+		__builtin_trap();
+}
+
+/* A set that parses keeps the rules; parsing it again gives it again. */
+static void
+check_appenv(const char *s, size_t size)
+{
+	struct appenv e, again;
+	char err[256];
+	size_t i, len;
+	const char *eq;
+
+	if (appenv_parse(s, size, &e, err, sizeof(err)) == -1) {
+		if (e.n != 0 || e.buf != NULL || err[0] == '\0')
+			__builtin_trap();
+		return;
+	}
+	if (e.n > APPENV_MAX)
+		__builtin_trap();
+	for (i = 0; i < e.n; i++) {
+		eq = strchr(e.list[i], '=');
+		len = eq != NULL ? (size_t)(eq - e.list[i]) : 0;
+		if (!appenv_name_ok(e.list[i], len) ||
+		    appenv_reserved(e.list[i], len) ||
+		    !appenv_has(&e, e.list[i]) ||
+		    (i > 0 && appenv_cmp(&e.list[i - 1], &e.list[i]) >= 0))
+			__builtin_trap();
+	}
+	if (appenv_parse(e.buf, e.len, &again, err, sizeof(err)) == -1 ||
+	    !appenv_equal(&e, &again))
+		__builtin_trap();
+	appenv_free(&again);
+	appenv_free(&e);
+}
+
 static void
 check_request(const char *s, size_t size)
 {
@@ -62,8 +131,13 @@ check_request(const char *s, size_t size)
 	    (r.arg < copy || r.arg_len == 0 || r.arg + r.arg_len > copy + size))
 		__builtin_trap();
 	check_args(copy, size, &r);
-	/* Without EOF it may wait for more, but not once it has a line. */
-	if (!ctl_parse(copy, size, false, &r) && memchr(copy, '\n', size))
+	check_env(copy, size, &r);
+	if (r.op == CTL_ENV)
+		check_appenv(r.body, r.body_len);
+	/* Without EOF it may wait for more, but once it has a line only for
+	 * the rest of env's body, and it says how much that is. */
+	if (!ctl_parse(copy, size, false, &r) && memchr(copy, '\n', size) &&
+	    (r.want <= size || r.want > CTL_LINE_MAX + 2 + CTL_BODY_MAX))
 		__builtin_trap();
 	free(copy);
 }
@@ -112,6 +186,7 @@ int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	check_request((const char *)data, size);
+	check_appenv((const char *)data, size);
 	if (size <= 4096)
 		check_json((const char *)data, size);
 	return 0;

@@ -5,7 +5,9 @@
 #       with HOME in a temp dir: run.conf, the control socket (ping, status,
 #       restart, reload, bad requests, a silent client), health with a real
 #       HTTP server, backoff and crashloop, log rotation, orphan reaping,
-#       seeding from a template dir, shutdown;
+#       seeding from a template dir, shutdown, the app's environment (env:
+#       in the web and worker processes' environ, never on disk, refusals,
+#       framing);
 #   (b) as PID 1 of a hardened container of the sandbox image (read-only
 #       root, no capabilities, uid 1000): crash loop, logs, zombies, a web
 #       process that never listens, health through the container's address,
@@ -400,6 +402,142 @@ if start_sup "$H6"; then
 	stop_sup
 else
 	t_err "no socket"
+fi
+t_end
+
+# --- the app's environment (env) ----------------------------------------------
+
+# env_of PID NAME: NAME's value in the process's environment; fails when
+# it has none.
+env_of() {
+	grep -qz "^$2=" "/proc/$1/environ" 2>/dev/null || return 1
+	local v
+	v=$(grep -z "^$2=" "/proc/$1/environ" | tr -d '\0')
+	printf '%s' "${v#"$2"=}"
+}
+# env_count PID NAME: how many entries for NAME the environment has.
+env_count() { grep -zc "^$2=" "/proc/$1/environ" 2>/dev/null; }
+# env_pids: sets WEB7 and W7 from a status request.
+env_pids() {
+	ctl "$SOCK" status
+	WEB7=$(jans '.processes[] | select(.name == "web") | .pid')
+	W7=$(jans '.processes[] | select(.name == "w") | .pid')
+}
+# env_restarted: both processes run again with new pids (then env_pids).
+env_restarted() {
+	expect_status_within 10 "$SOCK" "all(.processes[]; .pid > 0) and
+		(any(.processes[]; .pid == $WEB7 or .pid == $W7) | not)" && env_pids
+}
+
+H7=$IT_TMP/host7
+mkdir -p "$H7/.sandboxd"
+P7=$(free_port)
+APP_SECRET=app-secret-$RANDOM$RANDOM-value
+run_conf "$H7/.sandboxd/run.conf" \
+	"$(rc_line web "$P7" / 0 "exec $PY -m http.server $P7 --bind 0.0.0.0")" \
+	"$(rc_line worker w 0 'exec sleep 1000')"
+
+t_begin "host: env: web and workers get the app's environment and restart; status counts it"
+if start_sup "$H7" SHARED_VAR=from-container; then
+	expect_status_within 5 "$SOCK" '.env_count == 0 and all(.processes[]; .pid > 0)'
+	env_pids
+	env_of "$W7" APP_SECRET >/dev/null && t_err "APP_SECRET before any env request"
+	ctl_env "$SOCK" "APP_PLAIN=plain value" "APP_SECRET=$APP_SECRET" \
+		"SHARED_VAR=from-app" $'MULTI=line1\nline2=x' "EMPTY="
+	[[ $ANS == '{"ok":true,"changed":true}' ]] || t_err "env answered: $ANS"
+	env_restarted || t_err "web and w were not restarted"
+	expect_status_within 2 "$SOCK" '.env_count == 5'
+	for p in "$WEB7" "$W7"; do
+		[[ $(env_of "$p" APP_SECRET) == "$APP_SECRET" ]] || t_err "pid $p: APP_SECRET is '$(env_of "$p" APP_SECRET)'"
+		[[ $(env_of "$p" APP_PLAIN) == "plain value" ]] || t_err "pid $p: APP_PLAIN"
+		[[ $(env_of "$p" MULTI) == $'line1\nline2=x' ]] || t_err "pid $p: MULTI is '$(env_of "$p" MULTI)'"
+		env_of "$p" EMPTY >/dev/null || t_err "pid $p: no EMPTY"
+		# The app's replaces the container's, once.
+		[[ $(env_of "$p" SHARED_VAR) == from-app && $(env_count "$p" SHARED_VAR) == 1 ]] ||
+			t_err "pid $p: SHARED_VAR is '$(env_of "$p" SHARED_VAR)' ($(env_count "$p" SHARED_VAR) entries)"
+		[[ $(env_of "$p" HOST) == 0.0.0.0 && $(env_of "$p" HOME) == "$H7" ]] || t_err "pid $p: HOST or HOME lost"
+	done
+	[[ $(env_of "$WEB7" PORT) == "$P7" ]] || t_err "web: PORT is '$(env_of "$WEB7" PORT)'"
+	env_of "$W7" PORT >/dev/null && t_err "the worker has a PORT"
+	grep -q "restarting: the app's environment changed" "$H7/.sandboxd/logs/w.log" || t_err "w.log does not say why it restarted"
+	grep -q "the app's environment changed (5 variables)" "$H7.err" || t_err "not in the supervisor's log: $(tail -n 3 "$H7.err")"
+	expect_status_within 15 "$SOCK" '.health == "ready"'
+else
+	t_err "no socket; stderr: $(tail -n 5 "$H7.err")"
+fi
+t_end
+
+t_begin "host: env: the same set in another order changes nothing; a refused set keeps the old one"
+ctl_env "$SOCK" "EMPTY=" $'MULTI=line1\nline2=x' "SHARED_VAR=from-app" "APP_SECRET=$APP_SECRET" "APP_PLAIN=plain value"
+[[ $ANS == '{"ok":true,"changed":false}' ]] || t_err "the same set answered: $ANS"
+while IFS='|' read -r entries want; do
+	read -ra args <<<"$entries"
+	ctl_env "$SOCK" "${args[@]}"
+	[[ $ANS == "$want" ]] || t_err "env $entries: answered $ANS, want $want"
+done <<'REFUSED'
+A=1 PATH=/x|{"ok":false,"error":"env: entry 2: PATH is reserved"}
+PORT=1|{"ok":false,"error":"env: entry 1: PORT is reserved"}
+LD_PRELOAD=/x.so|{"ok":false,"error":"env: entry 1: LD_PRELOAD is reserved"}
+SANDBOXD_INIT_BACKOFF_MS=10|{"ok":false,"error":"env: entry 1: SANDBOXD_INIT_BACKOFF_MS is reserved"}
+A=1 B=2 A=3|{"ok":false,"error":"env: A is given twice"}
+1A=x|{"ok":false,"error":"env: entry 1: the name must match [A-Za-z_][A-Za-z0-9_]{0,127}"}
+A=1 NOEQUALS|{"ok":false,"error":"env: entry 2 is not NAME=value"}
+REFUSED
+ctl_body "$SOCK" "env 3" < <(printf 'A=1')
+[[ $ANS == '{"ok":false,"error":"env: the last entry is not NUL-terminated"}' ]] || t_err "no NUL: $ANS"
+ctl_body "$SOCK" "env 100" < <(printf 'A=1\0')
+[[ $ANS == '{"ok":false,"error":"the request ended before its body"}' ]] || t_err "a short body: $ANS"
+ctl_body "$SOCK" "env 524289" </dev/null
+[[ $ANS == '{"ok":false,"error":"request too long"}' ]] || t_err "over 512 KiB: $ANS"
+ctl_body "$SOCK" "env 01" </dev/null
+[[ $ANS == '{"ok":false,"error":"unknown request"}' ]] || t_err "env 01: $ANS"
+ctl "$SOCK" status
+[[ $(jans .env_count) == 5 ]] || t_err "env_count after refusals: $(jans .env_count)"
+[[ $(jans '.processes[] | select(.name == "w") | .pid') == "$W7" ]] || t_err "a refused set restarted w"
+grep -q "env refused: env: entry 2: PATH is reserved" "$H7.err" || t_err "the refusal is not logged"
+t_end
+
+t_begin "host: env: 200 KiB and 500 KiB bodies in many reads; the set is replaced as a whole"
+V64=$(head -c 65536 /dev/zero | tr '\0' v)
+ctl_env "$SOCK" "BIG1=$V64" "BIG2=$V64" "BIG3=${V64}w" "APP_SECRET=$APP_SECRET"
+[[ $ANS == '{"ok":true,"changed":true}' ]] || t_err "env answered: ${ANS:0:300}"
+env_restarted || t_err "not restarted"
+big=$(env_of "$W7" BIG3)
+((${#big} == 65537)) || t_err "BIG3 is ${#big} bytes, want 65537"
+env_of "$W7" APP_PLAIN >/dev/null && t_err "APP_PLAIN outlived the set it was in"
+[[ $(env_of "$W7" SHARED_VAR) == from-container ]] || t_err "SHARED_VAR is not the container's again"
+# Just below the cap: one value far over what execve takes for one
+# string (128 KiB), so the processes cannot start with it; the request
+# itself is fine.
+V500=$(head -c $((500 << 10)) /dev/zero | tr '\0' x)
+ctl_env "$SOCK" "HUGE=$V500"
+[[ $ANS == '{"ok":true,"changed":true}' ]] || t_err "a 500 KiB value: ${ANS:0:300}"
+ctl_env "$SOCK" "APP_SECRET=$APP_SECRET"
+[[ $ANS == '{"ok":true,"changed":true}' ]] || t_err "env answered: $ANS"
+expect_status_within 10 "$SOCK" 'all(.processes[]; .pid > 0 and .state != "backoff")'
+env_pids
+[[ $(env_of "$W7" APP_SECRET) == "$APP_SECRET" ]] || t_err "APP_SECRET after the huge set"
+t_end
+
+t_begin "host: env: never on disk, gone with the supervisor; env 0 empties it"
+if grep -rqaF -- "$APP_SECRET" "$H7" "$H7.err"; then
+	t_err "the value is on disk: $(grep -rlaF -- "$APP_SECRET" "$H7" "$H7.err" | head -3)"
+fi
+ctl_body "$SOCK" "env 0" </dev/null
+[[ $ANS == '{"ok":true,"changed":true}' ]] || t_err "env 0 answered: $ANS"
+env_restarted || t_err "not restarted"
+env_of "$W7" APP_SECRET >/dev/null && t_err "APP_SECRET after env 0"
+ctl "$SOCK" status
+[[ $(jans .env_count) == 0 ]] || t_err "env_count after env 0: $(jans .env_count)"
+ctl_env "$SOCK" "APP_SECRET=$APP_SECRET"
+stop_sup
+if start_sup "$H7" SHARED_VAR=from-container; then
+	expect_status_within 5 "$SOCK" '.env_count == 0 and all(.processes[]; .pid > 0)'
+	env_pids
+	env_of "$W7" APP_SECRET >/dev/null && t_err "a new supervisor had the old set"
+	stop_sup
+else
+	t_err "no socket at the second boot"
 fi
 t_end
 

@@ -5,7 +5,9 @@
 # the steps records in order, the agent's output files, the checkpoint (a
 # ref of its own; HEAD, branch and index untouched), the files list, the
 # build (passed, failed, timeout), restart_after_task and the health
-# record, cancel (the agent's whole group, build and health skipped),
+# record, the app's environment (env: web and workers only, not the agent,
+# the build or git), cancel (the agent's whole group, build and health
+# skipped),
 # timeouts, an agent ignoring SIGTERM, OOM kills, the request errors,
 # revert, and tasks interrupted by kill -9 or SIGTERM of the supervisor.
 # No Docker.
@@ -123,6 +125,7 @@ TASK_ENV=("AGENT_OUT=$IT_TMP/agent" "CGROUP=$IT_TMP/cgroup" "OPENAI_API_KEY=sk-t
 
 cat >"$IT_TMP/bin/git" <<EOF
 #!/bin/sh
+env >"$IT_TMP/git.env"
 [ -e "$IT_TMP/git.slow" ] && sleep "\$(cat "$IT_TMP/git.slow")"
 if [ -e "$IT_TMP/git.fail" ]; then
 	echo "fatal: simulated git failure" >&2
@@ -134,6 +137,7 @@ chmod 755 "$IT_TMP/bin/git"
 
 cat >"$IT_TMP/build.sh" <<EOF
 mode=\$(cat "$IT_TMP/build.mode" 2>/dev/null)
+env >"$IT_TMP/build.env"
 echo "build: \$mode"
 echo "build stderr" >&2
 case \$mode in
@@ -245,6 +249,39 @@ grep -qx "HOME=$H" "$E" || t_err "HOME is not $H"
 grep -qE '^(MY_API_KEY|DB_PASSWORD|github_token|SANDBOXD_INIT_[A-Z_]*)=' "$E" &&
 	t_err "credentials of the supervisor leaked: $(grep -E '^(MY_API_KEY|DB_PASSWORD|github_token|SANDBOXD_INIT_)' "$E" | cut -d= -f1 | tr '\n' ' ')"
 wait_until 2 dead "$(cat "$IT_TMP/agent/t1.bg")" || t_err "the agent's background child survived it"
+t_end
+
+t_begin "the app's environment (env): web and workers get it, also after the task; the agent, build and git do not"
+ctl_env "$SOCK" "APP_ONLY_VAR=app-value" "VISIBLE_VAR=from-app"
+[[ $ANS == '{"ok":true,"changed":true}' ]] || t_err "env: $ANS"
+wait_until 15 status_is "$SOCK" '.health == "ready" and .env_count == 2' || t_err "not ready again: $ANS"
+# app_env_in NAME…: every named process has APP_ONLY_VAR and the app's VISIBLE_VAR.
+app_env_in() {
+	local n
+	ctl "$SOCK" status
+	for n in "$@"; do
+		grep -qzx 'APP_ONLY_VAR=app-value' "/proc/$(pid_of "$n")/environ" &&
+			grep -qzx 'VISIBLE_VAR=from-app' "/proc/$(pid_of "$n")/environ" ||
+			t_err "$n (pid $(pid_of "$n")) lacks the app's environment"
+	done
+}
+app_env_in web again stays
+rm -f "$IT_TMP/build.env" "$IT_TMP/git.env"
+mk_task "$H" "$AGENT" none tenv
+run_task 60
+[[ $(records "$TD") == "$ALL_RECORDS" ]] || t_err "records: $(records "$TD")"
+for f in "$IT_TMP/agent/tenv.env" "$IT_TMP/build.env" "$IT_TMP/git.env"; do
+	[[ -s $f ]] || { t_err "no environment in $f"; continue; }
+	grep -q '^APP_ONLY_VAR=' "$f" && t_err "$(basename "$f"): APP_ONLY_VAR leaked"
+	grep -q '^VISIBLE_VAR=from-app$' "$f" && t_err "$(basename "$f"): the app's VISIBLE_VAR leaked"
+done
+grep -qx 'VISIBLE_VAR=from-env-file' "$IT_TMP/agent/tenv.env" || t_err "the agent's VISIBLE_VAR is not its env file's"
+grep -qx 'VISIBLE_VAR=from-supervisor' "$IT_TMP/build.env" || t_err "the build's VISIBLE_VAR is not the supervisor's"
+# restart_after_task: web and again restarted, with the app's environment.
+app_env_in web again stays
+ctl_env "$SOCK"
+[[ $ANS == '{"ok":true,"changed":true}' ]] || t_err "env 0: $ANS"
+wait_until 15 status_is "$SOCK" '.health == "ready" and .env_count == 0' || t_err "not ready after env 0: $ANS"
 t_end
 
 t_begin "revert: modified, deleted and added files restored; ignored files stay; index untouched"

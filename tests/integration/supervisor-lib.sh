@@ -6,6 +6,8 @@
 #
 # It takes a snapshot of the binary (SBI), finds python3 (PY) and gives:
 #   ctl SOCK REQUEST          one request on the control socket; ANS is the answer
+#   ctl_body SOCK LINE <BODY  LINE, then stdin as its body (env); ANS
+#   ctl_env SOCK NAME=value…  an env request with these entries; ANS
 #   jans JQ                   jq -r over ANS
 #   status_is SOCK JQ-COND    one status request, JQ-COND true
 #   start_sup HOME [VAR=value]…  a supervisor with HOME (SUP, SOCK)
@@ -25,6 +27,8 @@ BACKOFF=100
 
 cat >"$IT_TMP/ctl.py" <<'EOF'
 # ctl.py req SOCK LINE: sends LINE + "\n", prints the answer.
+# ctl.py body SOCK LINE: sends LINE + "\n" + stdin, closes its write side,
+# prints the answer.
 # ctl.py silent SOCK: connects, sends nothing, prints the seconds until the
 # server closes the connection.
 import socket, sys, time
@@ -33,8 +37,11 @@ s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
 s.settimeout(10)
 s.connect(path)
 t0 = time.monotonic()
-if mode == "req":
+if mode in ("req", "body"):
     s.sendall(sys.argv[3].encode("utf-8", "surrogateescape") + b"\n")
+if mode == "body":
+    s.sendall(sys.stdin.buffer.read())
+    s.shutdown(socket.SHUT_WR)
 data = b""
 while True:
     d = s.recv(65536)
@@ -49,6 +56,17 @@ EOF
 
 # ctl SOCK REQUEST: sets ANS (the answer line).
 ctl() { ANS=$("$PY" "$IT_TMP/ctl.py" req "$1" "$2" 2>&1); }
+# ctl_body SOCK LINE: LINE, then stdin as the request's body.
+ctl_body() { ANS=$("$PY" "$IT_TMP/ctl.py" body "$1" "$2" 2>&1); }
+# env_body NAME=value…: the entries, each followed by a NUL.
+env_body() { (($# == 0)) || printf '%s\0' "$@"; }
+# ctl_env SOCK NAME=value…: "env <N>" and the entries.
+ctl_env() {
+	local sock=$1 n
+	shift
+	n=$(env_body "$@" | wc -c)
+	ANS=$(env_body "$@" | "$PY" "$IT_TMP/ctl.py" body "$sock" "env $n" 2>&1)
+}
 # jans JQ: jq -r over ANS.
 jans() { jq -r "$1" <<<"$ANS" 2>/dev/null; }
 # status_is SOCK JQ-CONDITION: one status request, condition true.

@@ -1,9 +1,11 @@
 /*
- * Unit tests of the supervisor's pure parts: the control request parser,
- * the JSON writer's escaping and cap, the restart policy (backoff schedule
- * and crash-loop rule, as functions of time), the health policy and HTTP
- * status-line parser, and log rotation.  The supervisor is its own binary,
- * so its sources are included here directly rather than linked.
+ * Unit tests of the supervisor's pure parts: the control request parser
+ * (with env's body), the JSON writer's escaping and cap, the app's
+ * environment (parsing, its rules, where it goes), the restart policy
+ * (backoff schedule and crash-loop rule, as functions of time), the
+ * health policy and HTTP status-line parser, and log rotation.  The supervisor
+ * is its own binary, so its sources are included here directly rather than
+ * linked.
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -12,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../../src/supervisor/appenv.c"
 #include "../../src/supervisor/conf.c"
 #include "../../src/supervisor/ctl.c"
 #include "../../src/supervisor/health.c"
@@ -149,6 +152,271 @@ ctl_framing(void)
 	CHECK(ctl_parse(big, CTL_LINE_MAX + 1, false, &r));
 	CHECK(r.op == CTL_UNKNOWN);
 	free(big);
+}
+
+/* env: the line, then exactly the body it announces. */
+#define ENVREQ(lit) ctl_parse(lit, sizeof(lit) - 1, false, &r)
+#define ENVEOF(lit) ctl_parse(lit, sizeof(lit) - 1, true, &r)
+
+static void
+ctl_env_framing(void)
+{
+	struct ctl_req r;
+
+	CHECK(ENVREQ("env 0\n") && r.op == CTL_ENV && r.body_len == 0);
+	CHECK(ENVEOF("env 0") && r.op == CTL_ENV && r.body_len == 0);
+	CHECK(ENVREQ("env 4\nA=1\0") && r.op == CTL_ENV);
+	CHECK(r.body_len == 4 && memcmp(r.body, "A=1\0", 4) == 0);
+	CHECK(r.arg_len == 1 && r.arg[0] == '4');
+	/* The body may hold newlines; bytes after it are not part of it. */
+	CHECK(ENVREQ("env 6\r\nA=1\n2\0junk") && r.op == CTL_ENV);
+	CHECK(r.body_len == 6 && memcmp(r.body, "A=1\n2\0", 6) == 0);
+	/* Part of the body: wait, knowing for how many bytes in all. */
+	CHECK(!ENVREQ("env 4\nA="));
+	CHECK(r.want == 10 && r.body == NULL);
+	CHECK(!ENVREQ("env 524288\n") && r.want == 11 + CTL_BODY_MAX);
+	CHECK(!ENVREQ("env 5") && r.want == 0); /* no line yet */
+	/* The input ends first. */
+	CHECK(ENVEOF("env 4\nA=") && r.op == CTL_SHORT && r.body == NULL);
+	CHECK(ENVEOF("env 4") && r.op == CTL_SHORT);
+	CHECK(ENVREQ("env 524289\n") && r.op == CTL_TOO_LONG);
+	CHECK(ENVREQ("env 99999999999999999999999999\n") &&
+	      r.op == CTL_TOO_LONG);
+}
+
+static void
+ctl_env_bad_lines(void)
+{
+	static const char *const bad[] = {
+	    "env\n",     "env \n",   "env 01\n",  "env -1\n", "env +1\n",
+	    "env 1 2\n", "env x\n",  "ENV 1\n",   "env  1\n", "env\t1\n",
+	    "env 1x\n",  "envs 1\n", "env 0x1\n",
+	};
+	struct ctl_req r;
+	size_t i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		CHECK(req(bad[i], false, &r));
+		if (r.op != CTL_UNKNOWN)
+			fprintf(stderr, "  \"%s\" was understood\n", bad[i]);
+		CHECK(r.op == CTL_UNKNOWN && r.body == NULL);
+	}
+}
+
+/* --- the app's environment ----------------------------------------------- */
+
+/* Parses the literal's bytes; the error message, or "" when it parsed. */
+static const char *
+env_err(const char *body, size_t len, struct appenv *e)
+{
+	static char err[256];
+
+	err[0] = '\0';
+	if (appenv_parse(body, len, e, err, sizeof(err)) == 0)
+		CHECK(err[0] == '\0');
+	else
+		CHECK(err[0] != '\0' && e->n == 0 && e->buf == NULL);
+	return err;
+}
+
+#define ENV_ERR(lit, e) env_err(lit, sizeof(lit) - 1, e)
+
+static void
+appenv_parsing(void)
+{
+	struct appenv e;
+
+	CHECK_STR(ENV_ERR("", &e), "");
+	CHECK(e.n == 0);
+	appenv_free(&e);
+	CHECK_STR(ENV_ERR("B=2\0A_=3\0A=1\0", &e), "");
+	/* Sorted by name: '=' ends a name before any character. */
+	CHECK(e.n == 3);
+	CHECK_STR(e.list[0], "A=1");
+	CHECK_STR(e.list[1], "A_=3");
+	CHECK_STR(e.list[2], "B=2");
+	appenv_free(&e);
+	CHECK(e.n == 0 && e.buf == NULL);
+	/* Values are any bytes but NUL, empty too; names keep their case. */
+	CHECK_STR(ENV_ERR("K=a=b\nc\xff\0E=\0lang=x\0PATHX=1\0", &e), "");
+	CHECK(e.n == 4);
+	CHECK_STR(e.list[1], "K=a=b\nc\xff");
+	CHECK(appenv_has(&e, "E=whatever") && appenv_has(&e, "K="));
+	CHECK(!appenv_has(&e, "KK=x") && !appenv_has(&e, "E") &&
+	      !appenv_has(&e, "LANG=x"));
+	appenv_free(&e);
+}
+
+static void
+appenv_refusals(void)
+{
+	static const struct {
+		const char *body;
+		size_t len;
+		const char *err;
+	} bad[] = {
+#define BAD(lit, err) {lit, sizeof(lit) - 1, err}
+	    BAD("A=1", "env: the last entry is not NUL-terminated"),
+	    BAD("A=1\0B", "env: the last entry is not NUL-terminated"),
+	    BAD("\0", "env: entry 1 is not NAME=value"),
+	    BAD("A=1\0\0", "env: entry 2 is not NAME=value"),
+	    BAD("A=1\0B\0", "env: entry 2 is not NAME=value"),
+	    BAD("=x\0", "env: entry 1 is not NAME=value"),
+	    BAD("1A=x\0", "env: entry 1: the name must match "
+	                  "[A-Za-z_][A-Za-z0-9_]{0,127}"),
+	    BAD("A-B=x\0", "env: entry 1: the name must match "
+	                   "[A-Za-z_][A-Za-z0-9_]{0,127}"),
+	    BAD("A B=x\0", "env: entry 1: the name must match "
+	                   "[A-Za-z_][A-Za-z0-9_]{0,127}"),
+	    BAD("PATH=/x\0", "env: entry 1: PATH is reserved"),
+	    BAD("A=1\0HOME=/x\0", "env: entry 2: HOME is reserved"),
+	    BAD("LANG=C\0", "env: entry 1: LANG is reserved"),
+	    BAD("HOST=x\0", "env: entry 1: HOST is reserved"),
+	    BAD("PORT=1\0", "env: entry 1: PORT is reserved"),
+	    BAD("LD_PRELOAD=x\0", "env: entry 1: LD_PRELOAD is reserved"),
+	    BAD("LD_=x\0", "env: entry 1: LD_ is reserved"),
+	    BAD("SANDBOXD_X=1\0", "env: entry 1: SANDBOXD_X is reserved"),
+	    BAD("A=1\0B=2\0A=3\0", "env: A is given twice"),
+	    BAD("A=1\0A=1\0", "env: A is given twice"),
+#undef BAD
+	};
+	struct appenv e;
+	size_t i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		CHECK_STR(env_err(bad[i].body, bad[i].len, &e), bad[i].err);
+}
+
+/* n entries V<i>=<i>, or a name of len characters. */
+static size_t
+env_build(char *buf, size_t n, size_t name_len)
+{
+	size_t off = 0, i;
+
+	if (name_len > 0) {
+		buf[0] = '_';
+		memset(buf + 1, 'x', name_len - 1);
+		memcpy(buf + name_len, "=v", 3);
+		return name_len + 3;
+	}
+	for (i = 0; i < n; i++)
+		off += (size_t)snprintf(buf + off, 32, "V%zu=%zu", i, i) + 1;
+	return off;
+}
+
+static void
+appenv_limits(void)
+{
+	char *buf = malloc(APPENV_MAX * 32 + 32);
+	struct appenv e;
+	size_t len;
+
+	len = env_build(buf, APPENV_MAX, 0);
+	CHECK_STR(env_err(buf, len, &e), "");
+	CHECK(e.n == APPENV_MAX);
+	appenv_free(&e);
+	len = env_build(buf, APPENV_MAX + 1, 0);
+	CHECK_STR(env_err(buf, len, &e), "env: more than 256 entries");
+	len = env_build(buf, 0, APPENV_NAME_MAX);
+	CHECK_STR(env_err(buf, len, &e), "");
+	appenv_free(&e);
+	len = env_build(buf, 0, APPENV_NAME_MAX + 1);
+	CHECK_STR(env_err(buf, len, &e), "env: entry 1: the name must match "
+	                                 "[A-Za-z_][A-Za-z0-9_]{0,127}");
+	free(buf);
+}
+
+static void
+appenv_equality(void)
+{
+	struct appenv a, b;
+
+	CHECK_STR(ENV_ERR("A=1\0B=2\0", &a), "");
+	CHECK_STR(ENV_ERR("B=2\0A=1\0", &b), "");
+	CHECK(appenv_equal(&a, &b)); /* the order sent does not count */
+	appenv_free(&b);
+	CHECK_STR(ENV_ERR("A=1\0B=3\0", &b), "");
+	CHECK(!appenv_equal(&a, &b));
+	appenv_free(&b);
+	CHECK_STR(ENV_ERR("A=1\0", &b), "");
+	CHECK(!appenv_equal(&a, &b));
+	appenv_free(&b);
+	CHECK_STR(ENV_ERR("A=1\0B=2\0C=\0", &b), "");
+	CHECK(!appenv_equal(&a, &b));
+	appenv_free(&b);
+	CHECK_STR(ENV_ERR("", &b), "");
+	CHECK(!appenv_equal(&a, &b) && appenv_equal(&b, &b));
+	appenv_free(&a);
+	CHECK(appenv_equal(&a, &b)); /* freed: the empty set */
+}
+
+/* The index of the entry kv in env, or -1; fails on a second one. */
+static int
+env_at(char **env, const char *kv)
+{
+	const char *eq = strchr(kv, '=');
+	size_t nl = (size_t)(eq - kv) + 1;
+	int at = -1, i, same = 0;
+
+	for (i = 0; env[i] != NULL; i++) {
+		if (strncmp(env[i], kv, nl) != 0)
+			continue;
+		same++;
+		if (strcmp(env[i], kv) == 0)
+			at = i;
+	}
+	CHECK(same <= 1);
+	return same == 1 ? at : -1;
+}
+
+static void
+appenv_reaches_web_and_workers_only(void)
+{
+	struct conf_rec web = {.kind = CONF_WEB, .port = 3000},
+	                worker = {.kind = CONF_WORKER},
+	                build = {.kind = CONF_BUILD};
+	char home[] = "/tmp/test-supervisor-env.XXXXXX", path[600], port[16];
+	struct procs p;
+	struct appenv e;
+	char **env;
+
+	CHECK(mkdtemp(home) != NULL);
+	snprintf(path, sizeof(path), "%s/.sandboxd", home);
+	CHECK(mkdir(path, 0700) == 0);
+	setenv("SHARED_VAR", "from-container", 1);
+	setenv("ONLY_CONTAINER", "c", 1);
+	CHECK(procs_init(&p, home, 1000) == 0);
+	CHECK_STR(ENV_ERR("SHARED_VAR=from-app\0APP_SECRET=s3\0", &e), "");
+	CHECK(procs_set_app_env(&p, &e, 0) && e.n == 0 && p.app_env.n == 2);
+	env = procs_env(&p, &web, port, sizeof(port));
+	/* After the container's, before HOST and PORT, overriding. */
+	CHECK(env_at(env, "APP_SECRET=s3") > env_at(env, "ONLY_CONTAINER=c"));
+	CHECK(env_at(env, "SHARED_VAR=from-app") >= 0);
+	CHECK(env_at(env, "HOST=0.0.0.0") > env_at(env, "APP_SECRET=s3"));
+	CHECK(env_at(env, "PORT=3000") > env_at(env, "HOST=0.0.0.0"));
+	free(env);
+	env = procs_env(&p, &worker, port, sizeof(port));
+	CHECK(env_at(env, "APP_SECRET=s3") >= 0 &&
+	      env_at(env, "SHARED_VAR=from-app") >= 0);
+	free(env);
+	/* Builds and git steps (a build record) do not get it. */
+	env = procs_env(&p, &build, port, sizeof(port));
+	CHECK(env_at(env, "APP_SECRET=s3") == -1);
+	CHECK(env_at(env, "SHARED_VAR=from-container") >= 0);
+	free(env);
+	/* The same set again is no change. */
+	CHECK_STR(ENV_ERR("APP_SECRET=s3\0SHARED_VAR=from-app\0", &e), "");
+	CHECK(!procs_set_app_env(&p, &e, 0) && e.buf == NULL);
+	CHECK_STR(ENV_ERR("", &e), "");
+	CHECK(procs_set_app_env(&p, &e, 0) && p.app_env.n == 0);
+	procs_release(&p);
+	unsetenv("SHARED_VAR");
+	unsetenv("ONLY_CONTAINER");
+	snprintf(path, sizeof(path), "%s/.sandboxd/logs", home);
+	CHECK(rmdir(path) == 0);
+	snprintf(path, sizeof(path), "%s/.sandboxd", home);
+	CHECK(rmdir(path) == 0);
+	CHECK(rmdir(home) == 0);
 }
 
 /* --- the JSON writer ----------------------------------------------------- */
@@ -451,6 +719,14 @@ main(void)
 	    {"task control requests", ctl_task_requests},
 	    {"unknown control requests", ctl_unknown_requests},
 	    {"control request framing and length", ctl_framing},
+	    {"env: line and body framing", ctl_env_framing},
+	    {"env: malformed lines", ctl_env_bad_lines},
+	    {"app env: parsing and order", appenv_parsing},
+	    {"app env: refused entries", appenv_refusals},
+	    {"app env: entry and name limits", appenv_limits},
+	    {"app env: equality", appenv_equality},
+	    {"app env: web and workers only, overriding the container's",
+	     appenv_reaches_web_and_workers_only},
 	    {"JSON escapes", jw_escapes},
 	    {"JSON strings are valid UTF-8", jw_utf8},
 	    {"JSON output parses", jw_output_parses},

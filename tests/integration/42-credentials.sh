@@ -162,10 +162,10 @@ t_end
 t_begin "app config: plain and sensitive values"
 create_app cfg-app
 APP=${APP_ID:-01ARZ3NDEKTSV4RRFFQ69G5FAV}
-api PUT "/v1/apps/$APP/config/PORT" '{"value":"8080","expose_env":true}'
-expect_status 201 && expect_json .key PORT && expect_json .value 8080 &&
+api PUT "/v1/apps/$APP/config/APP_PORT" '{"value":"8080","expose_env":true}'
+expect_status 201 && expect_json .key APP_PORT && expect_json .value 8080 &&
 	expect_json .sensitive false && expect_json .expose_env true && expect_json .value_set true
-api PUT "/v1/apps/$APP/config/PORT" '{"value":"9090"}'
+api PUT "/v1/apps/$APP/config/APP_PORT" '{"value":"9090"}'
 expect_status 200 && expect_json .value 9090 && expect_json .expose_env true
 api PUT "/v1/apps/$APP/config/DB_PASSWORD" "{\"value\":\"$SECRET\",\"sensitive\":true}"
 expect_status 201 && expect_json .sensitive true && expect_json .value_set true && expect_jq 'has("value") | not' "no value"
@@ -176,19 +176,19 @@ expect_status 201 && expect_json .value_set false
 api PUT "/v1/apps/$APP/config/_lower_ok9" '{"value":"ünïcödé ✓"}'
 expect_status 201 && expect_json .value "ünïcödé ✓"
 api GET "/v1/apps/$APP/config"
-expect_status 200 && expect_json '[.config[].key] | join(",")' DB_PASSWORD,EMPTY_ONE,PORT,_lower_ok9
+expect_status 200 && expect_json '[.config[].key] | join(",")' APP_PORT,DB_PASSWORD,EMPTY_ONE,_lower_ok9
 grep -qaF -- "$SECRET" "$BODY_FILE" && t_err "the config list contains the sensitive value"
 nowhere "after app config"
 t_end
 
 t_begin "app config: another tenant gets 404 for everything"
-for req in "GET /v1/apps/$APP/config" "GET /v1/apps/$APP/config/PORT" "DELETE /v1/apps/$APP/config/PORT"; do
+for req in "GET /v1/apps/$APP/config" "GET /v1/apps/$APP/config/APP_PORT" "DELETE /v1/apps/$APP/config/APP_PORT"; do
 	api_as "$OTHER" $req
 	expect_status 404 && expect_envelope not_found
 done
-api_as "$OTHER" PUT "/v1/apps/$APP/config/PORT" '{"value":"1"}'
+api_as "$OTHER" PUT "/v1/apps/$APP/config/APP_PORT" '{"value":"1"}'
 expect_status 404 && expect_envelope not_found
-api GET "/v1/apps/$APP/config/PORT"
+api GET "/v1/apps/$APP/config/APP_PORT"
 expect_json .value 9090
 t_end
 

@@ -85,21 +85,6 @@ sign_in() {
 s256() { python3 -c 'import sys,hashlib,base64; print(base64.urlsafe_b64encode(hashlib.sha256(sys.argv[1].encode()).digest()).decode().rstrip("="))' "$1"; }
 agent() { jq -r ".agents[] | select(.id==\"claude-code\") | $1" <<<"$BODY"; }
 
-submit() {
-	TASK_ID=
-	api POST "/v1/sandboxes/$1/tasks" "$2"
-	expect_status 202 || return 1
-	TASK_ID=$(j .id)
-}
-wait_task() {
-	local i
-	for ((i = 0; i < $3 * 4; i++)); do
-		api GET "/v1/sandboxes/$1/tasks/$2"
-		[[ $STATUS == 200 && $(j .status) != running ]] && return 0
-		sleep 0.25
-	done
-	t_err "task $2 still running after $3 s: $(short_body)"
-}
 # claude_task SB NAME: a real Claude Code task that writes NAME; the
 # provider's /v1/messages requests it caused are in MSGS (JSON lines).
 claude_task() {

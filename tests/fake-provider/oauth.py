@@ -40,11 +40,12 @@ Python 3.11, standard library only.
 import argparse
 import json
 import secrets
-import signal
 import sys
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
+
+from common import Server, serve
 
 
 class State:
@@ -153,11 +154,6 @@ class Handler(BaseHTTPRequestHandler):
         self.reply(code, ans)
 
 
-class Server(ThreadingHTTPServer):
-    daemon_threads = True
-    allow_reuse_address = True
-
-
 def main():
     ap = argparse.ArgumentParser(description="Scripted fake OAuth token endpoint.")
     ap.add_argument("--port", type=int, required=True, help="port (0: any free one)")
@@ -169,14 +165,7 @@ def main():
     args = ap.parse_args()
     st = State(args)
     srv = Server((args.bind, args.port), type("BoundHandler", (Handler,), {"st": st}))
-    signal.signal(signal.SIGTERM, lambda *_: threading.Thread(target=srv.shutdown).start())
-    print("listening on %s:%d" % srv.server_address[:2], flush=True)
-    try:
-        srv.serve_forever(poll_interval=0.2)
-    except KeyboardInterrupt:
-        pass
-    srv.server_close()
-    return 0
+    return serve(srv)
 
 
 if __name__ == "__main__":

@@ -70,14 +70,15 @@ import hashlib
 import json
 import os
 import re
-import signal
 import socket
 import sys
 import threading
 import time
 import uuid
 import zlib
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
+
+from common import Server, serve
 
 DEFAULT_CONTENT = "written through the provider\n"
 HELLO = "Hello from the fake provider"
@@ -684,12 +685,6 @@ class Handler(BaseHTTPRequestHandler):
         self.end_stream()
 
 
-class Server(ThreadingHTTPServer):
-    daemon_threads = True
-    allow_reuse_address = True
-    request_queue_size = 64
-
-
 DNS_TYPES = {1: "A", 5: "CNAME", 28: "AAAA", 33: "SRV", 65: "HTTPS", 16: "TXT", 12: "PTR"}
 
 
@@ -761,21 +756,13 @@ def main():
     st = State(args)
     handler = type("BoundHandler", (Handler,), {"st": st})
     srv = Server((args.bind, args.port), handler)
-    signal.signal(signal.SIGTERM, lambda *_: threading.Thread(target=srv.shutdown).start())
-    host, port = srv.server_address[:2]
     if args.dns_port is not None:
         try:
             dsock = dns_server(args.bind, args.dns_port, args.dns_log)
             print("dns on %s:%d" % dsock.getsockname()[:2], flush=True)
         except OSError as e:  # port 53 needs root, and one server per address
             print("dns unavailable: %s" % e, file=sys.stderr, flush=True)
-    print("listening on %s:%d" % (host, port), flush=True)
-    try:
-        srv.serve_forever(poll_interval=0.2)
-    except KeyboardInterrupt:
-        pass
-    srv.server_close()
-    return 0
+    return serve(srv)
 
 
 if __name__ == "__main__":

@@ -5,12 +5,11 @@
  * credential at a time and what the proxy injects for a login.
  */
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "core/credentials.h"
 #include "lib/clock.h"
+#include "store_fixture.h"
 #include "unit.h"
 #include "vault/vault.h"
 
@@ -154,43 +153,6 @@ parse_answer(void)
 
 /* --- on a store -------------------------------------------------------- */
 
-static char dir[64], path[128];
-
-static struct store *
-fresh(struct vault **v)
-{
-	unsigned char k[VAULT_KEY_BYTES];
-	struct store *s = NULL;
-
-	snprintf(dir, sizeof(dir), "/tmp/sandboxd-oauth-XXXXXX");
-	if (mkdtemp(dir) == NULL)
-		return NULL;
-	snprintf(path, sizeof(path), "%s/test.db", dir);
-	if (store_open(&s, path) < 0)
-		return NULL;
-	*v = vault_new();
-	vault_key_random(k);
-	vault_add_key(*v, k);
-	vault_wipe(k, sizeof(k));
-	store_set_vault(s, *v);
-	return s;
-}
-
-static void
-cleanup(struct store *s, struct vault *v)
-{
-	char f[160];
-
-	store_close(s);
-	vault_free(v);
-	unlink(path);
-	snprintf(f, sizeof(f), "%s-wal", path);
-	unlink(f);
-	snprintf(f, sizeof(f), "%s-shm", path);
-	unlink(f);
-	rmdir(dir);
-}
-
 static const char login[] =
     "{\"access_token\":\"AT-1\",\"refresh_token\":\"RT-1\","
     "\"expires_at\":4102444800000,\"scope\":\"user:inference\"}";
@@ -198,8 +160,7 @@ static const char login[] =
 static void
 one_credential(void)
 {
-	struct vault *v = NULL;
-	struct store *s = fresh(&v);
+	struct store *s = store_fixture_open_sealed();
 	char method[16];
 
 	CHECK(s != NULL);
@@ -228,14 +189,13 @@ one_credential(void)
 	                          "claude-code") == STORE_NOT_FOUND);
 	/* The other agent was never touched. */
 	CHECK(store_agent_method(s, "opencode", method) == STORE_NOT_FOUND);
-	cleanup(s, v);
+	store_fixture_close(s);
 }
 
 static void
 proxy_injects(void)
 {
-	struct vault *v = NULL;
-	struct store *s = fresh(&v);
+	struct store *s = store_fixture_open_sealed();
 	struct config cfg;
 	struct core c;
 	struct provider anthropic = {"anthropic", "http://a",
@@ -282,7 +242,7 @@ proxy_injects(void)
 	cred_wipe(&cr);
 	CHECK(cred_oauth_get(&c, &o) == STORE_NOT_FOUND);
 	cred_oauth_wipe(&o);
-	cleanup(s, v);
+	store_fixture_close(s);
 }
 
 static const struct unit_test tests[] = {

@@ -7,40 +7,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "lib/clock.h"
 #include "store/store.h"
+#include "store_fixture.h"
 #include "unit.h"
-
-static char dir[64], path[128];
-
-static struct store *
-fresh(void)
-{
-	struct store *s = NULL;
-
-	snprintf(dir, sizeof(dir), "/tmp/sandboxd-store-XXXXXX");
-	if (mkdtemp(dir) == NULL)
-		return NULL;
-	snprintf(path, sizeof(path), "%s/test.db", dir);
-	store_open(&s, path);
-	return s;
-}
-
-static void
-cleanup(struct store *s)
-{
-	char f[160];
-
-	store_close(s);
-	unlink(path);
-	snprintf(f, sizeof(f), "%s-wal", path);
-	unlink(f);
-	snprintf(f, sizeof(f), "%s-shm", path);
-	unlink(f);
-	rmdir(dir);
-}
 
 static void
 make_app(struct app *a, const char *owner, const char *name)
@@ -71,18 +42,18 @@ make_sandbox(struct sandbox *sb, const char *app_id)
 static void
 migrations_are_idempotent(void)
 {
-	struct store *s = fresh(), *again = NULL;
+	struct store *s = store_fixture_open(), *again = NULL;
 	char val[32];
 
 	CHECK(s != NULL);
 	CHECK(store_meta_set(s, "k", "v") == 0);
 	store_close(s);
-	CHECK(store_open(&again, path) == 0);
+	CHECK(store_open(&again, store_fixture_path) == 0);
 	CHECK(store_meta_get(again, "k", val, sizeof(val)) == 0);
 	CHECK_STR(val, "v");
 	CHECK(store_meta_get(again, "missing", val, sizeof(val)) ==
 	      STORE_NOT_FOUND);
-	cleanup(again);
+	store_fixture_close(again);
 }
 
 static int
@@ -96,7 +67,7 @@ count_app(const struct app *a, void *arg)
 static void
 apps_are_scoped_by_owner(void)
 {
-	struct store *s = fresh();
+	struct store *s = store_fixture_open();
 	struct app a, b, got;
 	int n = 0;
 
@@ -115,13 +86,13 @@ apps_are_scoped_by_owner(void)
 	CHECK_STR(got.name, "renamed");
 	CHECK(store_app_delete(s, b.id) == 0);
 	CHECK(store_app_delete(s, b.id) == STORE_NOT_FOUND);
-	cleanup(s);
+	store_fixture_close(s);
 }
 
 static void
 one_sandbox_per_app(void)
 {
-	struct store *s = fresh();
+	struct store *s = store_fixture_open();
 	struct sandbox sb, sb2, got;
 	struct app a, gota;
 
@@ -138,13 +109,13 @@ one_sandbox_per_app(void)
 	CHECK_STR(gota.current_sandbox_id, sb.id);
 	CHECK(store_sandbox_delete(s, sb.id) == 0);
 	CHECK(store_sandbox_by_app(s, a.id, &got) == STORE_NOT_FOUND);
-	cleanup(s);
+	store_fixture_close(s);
 }
 
 static void
 exit_marks_only_running_rows(void)
 {
-	struct store *s = fresh();
+	struct store *s = store_fixture_open();
 	struct sandbox sb, got;
 	struct app a;
 
@@ -162,13 +133,13 @@ exit_marks_only_running_rows(void)
 	CHECK_STR(got.status_reason, "oom_killed");
 	CHECK(got.has_exit_code && got.exit_code == 137);
 	CHECK(got.oom_killed);
-	cleanup(s);
+	store_fixture_close(s);
 }
 
 static void
 api_keys_by_hash(void)
 {
-	struct store *s = fresh();
+	struct store *s = store_fixture_open();
 	char name[64];
 	int64_t n = -1;
 
@@ -179,7 +150,7 @@ api_keys_by_hash(void)
 	CHECK_STR(name, "default");
 	CHECK(store_apikey_lookup(s, "abc124", name, sizeof(name)) ==
 	      STORE_NOT_FOUND);
-	cleanup(s);
+	store_fixture_close(s);
 }
 
 static int
@@ -193,7 +164,7 @@ collect_ids(const struct task *t, void *arg)
 static void
 task_rows(void)
 {
-	struct store *s = fresh();
+	struct store *s = store_fixture_open();
 	struct task a, b, got;
 	char ids[256] = "", want[256];
 
@@ -235,32 +206,7 @@ task_rows(void)
 	CHECK_STR(ids, want);
 	CHECK(store_task_delete_sandbox(s, a.sandbox_id) == 0);
 	CHECK(store_task_get(s, NULL, b.id, &got) == STORE_NOT_FOUND);
-	cleanup(s);
-}
-
-/* A store with a keyring of one random key (freed by cleanup_vault). */
-static struct vault *test_vault;
-
-static struct store *
-fresh_sealed(void)
-{
-	unsigned char k[VAULT_KEY_BYTES];
-	struct store *s = fresh();
-
-	test_vault = vault_new();
-	vault_key_random(k);
-	vault_add_key(test_vault, k);
-	vault_wipe(k, sizeof(k));
-	store_set_vault(s, test_vault);
-	return s;
-}
-
-static void
-cleanup_vault(struct store *s)
-{
-	cleanup(s);
-	vault_free(test_vault);
-	test_vault = NULL;
+	store_fixture_close(s);
 }
 
 static bool
@@ -280,7 +226,7 @@ secret_is(struct store *s, const char *kind, const char *owner,
 static void
 secret_rows(void)
 {
-	struct store *s = fresh_sealed();
+	struct store *s = store_fixture_open_sealed();
 	struct vault_usage *use = NULL;
 	struct vault_secret v;
 	size_t n = 0;
@@ -298,7 +244,7 @@ secret_rows(void)
 	CHECK(secret_is(s, STORE_SECRET_GIT_TOKEN, "alice", "gh", "ghp_new"));
 	CHECK(store_secret_usage(s, &use, &n) == 0 && n == 1 && use[0].n == 2);
 	CHECK(n == 1 &&
-	      strcmp(use[0].key_id, vault_key_id(test_vault, 0)) == 0);
+	      strcmp(use[0].key_id, vault_key_id(store_fixture_vault, 0)) == 0);
 	free(use);
 	CHECK(store_secret_check(s, &ok, &bad) == 0 && ok == 2 && bad == 0);
 	CHECK(store_secret_get(s, STORE_SECRET_GIT_TOKEN, "carol", "gh", &v) ==
@@ -322,13 +268,13 @@ secret_rows(void)
 	CHECK(store_secret_get(s, STORE_SECRET_GIT_TOKEN, "alice", "gh", &v) <
 	      0);
 	CHECK(v.data == NULL);
-	cleanup_vault(s);
+	store_fixture_close(s);
 }
 
 static void
 agent_credentials(void)
 {
-	struct store *s = fresh_sealed();
+	struct store *s = store_fixture_open_sealed();
 	struct vault_secret key;
 	char method[16], model[64];
 
@@ -350,13 +296,13 @@ agent_credentials(void)
 	CHECK(store_agent_method(s, "opencode", method) == STORE_NOT_FOUND);
 	CHECK(store_agent_default_model(s, "opencode", model, sizeof(model)) ==
 	      STORE_NOT_FOUND);
-	cleanup_vault(s);
+	store_fixture_close(s);
 }
 
 static void
 settings_merge_and_clear(void)
 {
-	struct store *s = fresh();
+	struct store *s = store_fixture_open();
 	const char *k1[] = {"agents.default_models.opencode",
 	                    "agents.default_models.claude-code"};
 	const char *v1[] = {"zen/model-a", "claude-x"};
@@ -373,7 +319,7 @@ settings_merge_and_clear(void)
 	CHECK(store_setting_set(s, k1, v2, 2) == 0);
 	CHECK(store_setting_get(s, k1[0], val, sizeof(val)) == STORE_NOT_FOUND);
 	CHECK(store_setting_get(s, k1[1], val, sizeof(val)) == STORE_NOT_FOUND);
-	cleanup(s);
+	store_fixture_close(s);
 }
 
 struct env_seen {
@@ -404,7 +350,7 @@ config_keys(const struct app_config *c, void *arg)
 static void
 app_config_rows(void)
 {
-	struct store *s = fresh_sealed();
+	struct store *s = store_fixture_open_sealed();
 	struct env_seen env = {""};
 	struct app_config c;
 	struct app a;
@@ -450,13 +396,13 @@ app_config_rows(void)
 	                           &c) == STORE_NOT_FOUND);
 	CHECK(store_app_config_put(s, "01ARZ3NDEKTSV4RRFFQ69G5FAV", "PORT", "1",
 	                           false, false, &created) == STORE_NOT_FOUND);
-	cleanup_vault(s);
+	store_fixture_close(s);
 }
 
 static void
 app_config_cap_and_app_delete(void)
 {
-	struct store *s = fresh_sealed();
+	struct store *s = store_fixture_open_sealed();
 	struct app a;
 	char key[16];
 	bool created;
@@ -482,13 +428,13 @@ app_config_cap_and_app_delete(void)
 	      STORE_NOT_FOUND);
 	CHECK(store_app_insert(s, &a) == 0); /* same id: nothing left over */
 	CHECK(store_app_config_list(s, a.id, config_keys, key) == 0);
-	cleanup_vault(s);
+	store_fixture_close(s);
 }
 
 static void
 proxy_token_lookup(void)
 {
-	struct store *s = fresh();
+	struct store *s = store_fixture_open();
 	struct sandbox sb, sb2, got;
 	struct app a, b;
 
@@ -513,7 +459,7 @@ proxy_token_lookup(void)
 	CHECK(store_sandbox_by_proxy_token(s, "aa11", &got) == STORE_NOT_FOUND);
 	CHECK(store_sandbox_set_proxy_token(s, "01ARZ3NDEKTSV4RRFFQ69G5FAV",
 	                                    "bb") == STORE_NOT_FOUND);
-	cleanup(s);
+	store_fixture_close(s);
 }
 
 static const struct unit_test tests[] = {

@@ -52,7 +52,7 @@ $(BUILD)/sandboxd-init: $(SUP_SRC) $(SUP_HDR)
 # The supervisor's unit tests include its sources directly.
 $(BUILD)/tests/test_supervisor%: $(SUP_SRC) $(SUP_HDR)
 
-$(BUILD)/tests/%: tests/unit/%.c tests/unit/unit.h $(LIB_OBJ)
+$(BUILD)/tests/%: tests/unit/%.c $(wildcard tests/unit/*.h) $(LIB_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -Itests/unit -o $@ $< $(LIB_OBJ) $(LDLIBS)
 

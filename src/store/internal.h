@@ -47,6 +47,9 @@ struct store_text {
 	size_t len;
 };
 void store_fill_text(sqlite3_stmt *st, void *out);
+/* One text value by key (sql selects it with one '?'); takes the lock. */
+int store_text_get(struct store *s, const char *sql, const char *key, char *val,
+                   size_t len);
 /*
  * Steps and finalizes a statement expected to return at most one row;
  * on a row calls fill(st, out).  0, STORE_NOT_FOUND, or -1 when st is

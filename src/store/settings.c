@@ -14,15 +14,8 @@
 int
 store_setting_get(struct store *s, const char *key, char *val, size_t len)
 {
-	struct store_text t = {val, len};
-	int rc;
-
-	LOCK(s);
-	rc = store_one(
-	    store_prep(s, "SELECT value FROM setting WHERE key = ?", "s", key),
-	    store_fill_text, &t);
-	UNLOCK(s);
-	return rc;
+	return store_text_get(s, "SELECT value FROM setting WHERE key = ?", key,
+	                      val, len);
 }
 
 static int

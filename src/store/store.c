@@ -220,17 +220,23 @@ store_col_text(sqlite3_stmt *st, int col, char *dst, size_t len)
 }
 
 int
-store_meta_get(struct store *s, const char *key, char *val, size_t len)
+store_text_get(struct store *s, const char *sql, const char *key, char *val,
+               size_t len)
 {
-	struct store_text m = {val, len};
+	struct store_text t = {val, len};
 	int rc;
 
 	LOCK(s);
-	rc = store_one(
-	    store_prep(s, "SELECT value FROM meta WHERE key = ?", "s", key),
-	    store_fill_text, &m);
+	rc = store_one(store_prep(s, sql, "s", key), store_fill_text, &t);
 	UNLOCK(s);
 	return rc;
+}
+
+int
+store_meta_get(struct store *s, const char *key, char *val, size_t len)
+{
+	return store_text_get(s, "SELECT value FROM meta WHERE key = ?", key,
+	                      val, len);
 }
 
 int

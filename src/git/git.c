@@ -1,0 +1,669 @@
+/*
+ * git.c - status, diff and commit of a workspace's app repository with
+ * libgit2, the only file that includes git2.h.
+ *
+ * The repository was written by code in the sandbox, so it is hostile
+ * input.  What keeps it in its box:
+ *  - workspace, workspace/app and workspace/app/.git must be real
+ *    directories (lstat), so neither a symlink nor a `.git` file
+ *    ("gitdir: /elsewhere") moves the repository; the well-known entries
+ *    of .git (HEAD, config, index, objects, refs, packed-refs) must not
+ *    be symlinks, and commondir and objects/info/alternates must not
+ *    exist, since both would make libgit2 read another directory.
+ *  - It is opened with GIT_REPOSITORY_OPEN_NO_SEARCH and its workdir is
+ *    set explicitly afterwards, so core.worktree moves nothing.
+ *  - Its local config is audited: keys that name programs, other files or
+ *    other remotes (core.worktree, core.sshCommand, core.hooksPath,
+ *    core.fsmonitor, core.excludesFile, core.attributesFile, filter.*,
+ *    diff.*.command, include.path, includeIf.*, url.*.insteadOf,
+ *    url.*.pushInsteadOf, http.proxy, http.*.proxy) refuse the repository
+ *    with unsafe_repo_config.  libgit2 runs no hooks and no external
+ *    filter or diff driver anyway (none is registered); the audit keeps
+ *    the repository safe for the git CLI too.
+ *  - The system, global and XDG configs are not read (empty search
+ *    paths): the daemon's own ~/.gitconfig has no say.
+ *  - A symlink in the worktree is hashed as a link (its target path), its
+ *    target is never read; libgit2 does not descend into symlinked
+ *    directories.
+ *  - The work runs on the calling thread with its filesystem uid and gid
+ *    switched to the sandbox user's (setfsuid is per thread): what
+ *    libgit2 creates under .git belongs to uid 1000, and the kernel
+ *    checks every access as that user, so whatever trick remains cannot
+ *    read what the sandbox user could not.
+ *  - Answers are bounded (GITWS_MAX_*); files larger than GITWS_MAX_BLOB
+ *    diff as binary.
+ *
+ * A running sandbox can still change the tree between the checks and the
+ * use; the fsuid switch is what holds then.  Operations on one app are
+ * serialized by a striped mutex.  Rejected: running the git CLI (hooks,
+ * filters, config-driven programs to disarm one by one) and chowning
+ * .git afterwards (a walk over a tree the sandbox can change under us).
+ */
+#include <errno.h>
+#include <git2.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/fsuid.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/workspace.h"
+#include "git/git.h"
+#include "lib/buf.h"
+
+#define STRIPES 64
+
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+static int init_rc;
+static pthread_mutex_t stripes[STRIPES];
+
+static void
+init_once(void)
+{
+	static const int levels[] = {
+	    GIT_CONFIG_LEVEL_SYSTEM, GIT_CONFIG_LEVEL_XDG,
+	    GIT_CONFIG_LEVEL_GLOBAL, GIT_CONFIG_LEVEL_PROGRAMDATA};
+
+	for (int i = 0; i < STRIPES; i++)
+		pthread_mutex_init(&stripes[i], NULL);
+	if (git_libgit2_init() < 0) {
+		init_rc = -1;
+		return;
+	}
+	for (size_t i = 0; i < sizeof(levels) / sizeof(levels[0]); i++)
+		git_libgit2_opts(GIT_OPT_SET_SEARCH_PATH, levels[i], "");
+	/* The repository is the sandbox user's; we open it on purpose. */
+	git_libgit2_opts(GIT_OPT_SET_OWNER_VALIDATION, 0);
+	git_libgit2_opts(GIT_OPT_ENABLE_STRICT_OBJECT_CREATION, 1);
+	git_libgit2_opts(GIT_OPT_ENABLE_FSYNC_GITDIR, 1);
+}
+
+static pthread_mutex_t *
+stripe(const char *key)
+{
+	unsigned h = 5381;
+
+	for (const char *p = key; *p; p++)
+		h = h * 33 + (unsigned char)*p;
+	return &stripes[h % STRIPES];
+}
+
+/* The calling thread's file accesses become the sandbox user's. */
+struct fsid {
+	int uid, gid;
+	int switched;
+};
+
+static void
+fsid_enter(struct fsid *s)
+{
+	s->switched = geteuid() == 0;
+	if (!s->switched)
+		return;
+	s->gid = setfsgid(WORKSPACE_GID);
+	s->uid = setfsuid(WORKSPACE_UID);
+}
+
+static void
+fsid_leave(struct fsid *s)
+{
+	if (!s->switched)
+		return;
+	setfsuid(s->uid);
+	setfsgid(s->gid);
+}
+
+static int
+lib_err(struct err *e, const char *what)
+{
+	const git_error *ge = git_error_last();
+
+	return ERR_INTERNAL(e, "git: %s failed: %s", what,
+	                    ge && ge->message ? ge->message : "unknown error");
+}
+
+static int
+real_dir(const char *path)
+{
+	struct stat st;
+
+	if (lstat(path, &st) < 0)
+		return errno == ENOENT ? 0 : -1;
+	return S_ISDIR(st.st_mode) ? 1 : -1;
+}
+
+static int
+check_layout(const char *ws, char *app, size_t len, struct err *e)
+{
+	static const char *const nolink[] = {
+	    "HEAD", "config", "index", "objects", "refs", "packed-refs"};
+	static const char *const absent[] = {"commondir",
+	                                     "objects/info/alternates"};
+	char p[4096];
+	struct stat st;
+	int rc;
+
+	snprintf(p, sizeof(p), "%s/workspace", ws);
+	if ((rc = real_dir(p)) <= 0)
+		return rc == 0 ? GITWS_NOT_REPO
+		               : err_set(e, 409, "unsafe_repo",
+		                         "workspace is not a directory");
+	snprintf(app, len, "%s/workspace/app", ws);
+	if ((rc = real_dir(app)) <= 0)
+		return rc == 0 ? GITWS_NOT_REPO
+		               : err_set(e, 409, "unsafe_repo",
+		                         "workspace/app is not a directory");
+	snprintf(p, sizeof(p), "%s/.git", app);
+	if (lstat(p, &st) < 0)
+		return GITWS_NOT_REPO;
+	if (!S_ISDIR(st.st_mode))
+		return err_set(
+		    e, 409, "unsafe_repo",
+		    "workspace/app/.git is not a directory (a .git "
+		    "file or symlink pointing elsewhere is refused)");
+	for (size_t i = 0; i < sizeof(nolink) / sizeof(nolink[0]); i++) {
+		snprintf(p, sizeof(p), "%s/.git/%s", app, nolink[i]);
+		if (lstat(p, &st) == 0 && S_ISLNK(st.st_mode))
+			return err_set(e, 409, "unsafe_repo",
+			               ".git/%s is a symbolic link", nolink[i]);
+	}
+	for (size_t i = 0; i < sizeof(absent) / sizeof(absent[0]); i++) {
+		snprintf(p, sizeof(p), "%s/.git/%s", app, absent[i]);
+		if (lstat(p, &st) == 0)
+			return err_set(e, 409, "unsafe_repo",
+			               ".git/%s is not supported", absent[i]);
+	}
+	return 0;
+}
+
+/* A local config key that names a program, another file or remote. */
+static bool
+unsafe_key(const char *k)
+{
+	static const char *const exact[] = {
+	    "core.worktree",  "core.sshcommand",   "core.hookspath",
+	    "core.fsmonitor", "core.excludesfile", "core.attributesfile",
+	    "include.path",   "http.proxy",        "core.gitproxy",
+	    "core.askpass",   "credential.helper"};
+	size_t n = strlen(k);
+	const char *last = strrchr(k, '.');
+
+	for (size_t i = 0; i < sizeof(exact) / sizeof(exact[0]); i++)
+		if (strcmp(k, exact[i]) == 0)
+			return true;
+	if (strncmp(k, "filter.", 7) == 0 || strncmp(k, "includeif.", 10) == 0)
+		return true;
+	if (strncmp(k, "diff.", 5) == 0 && n > 8 &&
+	    strcmp(k + n - 8, ".command") == 0)
+		return true;
+	if (strncmp(k, "url.", 4) == 0 && last &&
+	    (strcmp(last, ".insteadof") == 0 ||
+	     strcmp(last, ".pushinsteadof") == 0))
+		return true;
+	if (strncmp(k, "http.", 5) == 0 && last && strcmp(last, ".proxy") == 0)
+		return true;
+	return false;
+}
+
+static int
+audit_config(git_repository *repo, struct err *e)
+{
+	git_config *all = NULL, *local = NULL;
+	git_config_iterator *it = NULL;
+	git_config_entry *ent;
+	char bad[256] = "";
+	int rc = -1;
+
+	if (git_repository_config(&all, repo) < 0 ||
+	    git_config_open_level(&local, all, GIT_CONFIG_LEVEL_LOCAL) < 0 ||
+	    git_config_iterator_new(&it, local) < 0) {
+		if (git_error_last() &&
+		    git_error_last()->klass == GIT_ERROR_CONFIG)
+			rc = lib_err(e, "reading the repository config");
+		else
+			rc = 0; /* no local config at all */
+		goto out;
+	}
+	while (git_config_next(&ent, it) == 0)
+		if (unsafe_key(ent->name)) {
+			snprintf(bad, sizeof(bad), "%s", ent->name);
+			break;
+		}
+	if (bad[0])
+		rc =
+		    err_set(e, 409, "unsafe_repo_config",
+		            "the repository's config sets %s; remove it to use "
+		            "git through the API",
+		            bad);
+	else
+		rc = 0;
+out:
+	git_config_iterator_free(it);
+	git_config_free(local);
+	git_config_free(all);
+	return rc;
+}
+
+static int
+repo_open(const char *ws, git_repository **out, struct err *e)
+{
+	char app[4096];
+	git_repository *repo = NULL;
+	int rc;
+
+	*out = NULL;
+	pthread_once(&once, init_once);
+	if (init_rc < 0)
+		return ERR_INTERNAL(e, "libgit2 did not initialize");
+	if ((rc = check_layout(ws, app, sizeof(app), e)) != 0)
+		return rc;
+	if (git_repository_open_ext(&repo, app, GIT_REPOSITORY_OPEN_NO_SEARCH,
+	                            NULL) < 0) {
+		const git_error *ge = git_error_last();
+
+		if (ge && ge->klass == GIT_ERROR_REPOSITORY)
+			return GITWS_NOT_REPO;
+		/* e.g. include.path naming a file that is no config */
+		if (ge && ge->klass == GIT_ERROR_CONFIG)
+			return err_set(
+			    e, 409, "unsafe_repo_config",
+			    "the repository's config cannot be read: "
+			    "%s",
+			    ge->message);
+		return lib_err(e, "opening the repository");
+	}
+	if (audit_config(repo, e) < 0 ||
+	    git_repository_set_workdir(repo, app, 0) < 0) {
+		if (e->status == 0)
+			lib_err(e, "setting the workdir");
+		git_repository_free(repo);
+		return -1;
+	}
+	*out = repo;
+	return 0;
+}
+
+/* Branch name ("" when detached) and head commit (NULL when unborn). */
+static int
+head_info(git_repository *repo, char *branch, size_t len, git_commit **head,
+          struct err *e)
+{
+	git_reference *ref = NULL;
+	const char *t;
+	git_oid id;
+
+	*head = NULL;
+	branch[0] = '\0';
+	if (git_reference_lookup(&ref, repo, "HEAD") < 0)
+		return lib_err(e, "reading HEAD");
+	if (git_reference_type(ref) == GIT_REFERENCE_SYMBOLIC) {
+		t = git_reference_symbolic_target(ref);
+		if (strncmp(t, "refs/heads/", 11) == 0)
+			t += 11;
+		snprintf(branch, len, "%s", t);
+	}
+	git_reference_free(ref);
+	if (git_repository_head_unborn(repo) == 1)
+		return 0;
+	if (git_reference_name_to_id(&id, repo, "HEAD") < 0 ||
+	    git_commit_lookup(head, repo, &id) < 0)
+		return lib_err(e, "reading the HEAD commit");
+	return 0;
+}
+
+/* JSON null: jv has no constructor for it, the parser does. */
+static struct jv *
+jv_null_value(void)
+{
+	char err[64];
+
+	return jv_parse("null", 4, 1, err, sizeof(err));
+}
+
+static const char *
+status_name(unsigned s)
+{
+	if (s & (GIT_STATUS_INDEX_RENAMED | GIT_STATUS_WT_RENAMED))
+		return "renamed";
+	if (s & (GIT_STATUS_INDEX_TYPECHANGE | GIT_STATUS_WT_TYPECHANGE))
+		return "typechange";
+	if (s & GIT_STATUS_INDEX_NEW)
+		return "added";
+	if (s & GIT_STATUS_WT_NEW)
+		return "untracked";
+	if (s & (GIT_STATUS_INDEX_DELETED | GIT_STATUS_WT_DELETED))
+		return "deleted";
+	return "modified";
+}
+
+static struct jv *
+file_json(const char *path, unsigned bits, bool staged)
+{
+	struct jv *f = jv_obj();
+
+	jv_set_str(f, "path", path);
+	jv_set_str(f, "status", status_name(bits));
+	jv_set_bool(f, "staged", staged);
+	return f;
+}
+
+static int
+status_locked(git_repository *repo, struct jv **out, struct err *e)
+{
+	git_status_options so;
+	git_status_list *list = NULL;
+	git_commit *head = NULL;
+	char branch[256];
+	char sha[GIT_OID_HEXSZ + 1];
+	const unsigned idx = GIT_STATUS_INDEX_NEW | GIT_STATUS_INDEX_MODIFIED |
+	                     GIT_STATUS_INDEX_DELETED |
+	                     GIT_STATUS_INDEX_RENAMED |
+	                     GIT_STATUS_INDEX_TYPECHANGE;
+	size_t n, emitted = 0;
+	bool truncated = false;
+	struct jv *files, *o;
+
+	if (head_info(repo, branch, sizeof(branch), &head, e) < 0)
+		return -1;
+	git_status_options_init(&so, GIT_STATUS_OPTIONS_VERSION);
+	so.show = GIT_STATUS_SHOW_INDEX_AND_WORKDIR;
+	so.flags = GIT_STATUS_OPT_INCLUDE_UNTRACKED |
+	           GIT_STATUS_OPT_RECURSE_UNTRACKED_DIRS |
+	           GIT_STATUS_OPT_RENAMES_HEAD_TO_INDEX |
+	           GIT_STATUS_OPT_EXCLUDE_SUBMODULES;
+	if (git_status_list_new(&list, repo, &so) < 0) {
+		git_commit_free(head);
+		return lib_err(e, "status");
+	}
+	files = jv_arr();
+	n = git_status_list_entrycount(list);
+	for (size_t i = 0; i < n; i++) {
+		const git_status_entry *s = git_status_byindex(list, i);
+		const git_diff_delta *d =
+		    s->head_to_index ? s->head_to_index : s->index_to_workdir;
+		const char *path;
+
+		if (d == NULL || s->status == GIT_STATUS_CURRENT ||
+		    (s->status & GIT_STATUS_IGNORED))
+			continue;
+		path = d->new_file.path ? d->new_file.path : d->old_file.path;
+		if (emitted + 2 > GITWS_MAX_STATUS) {
+			truncated = true;
+			break;
+		}
+		if (s->status & idx) {
+			jv_push(files, file_json(path, s->status & idx, true));
+			emitted++;
+		}
+		if (s->status & ~idx) {
+			jv_push(files,
+			        file_json(path, s->status & ~idx, false));
+			emitted++;
+		}
+	}
+	o = jv_obj();
+	jv_set_bool(o, "available", true);
+	if (branch[0])
+		jv_set_str(o, "branch", branch);
+	else
+		jv_set(o, "branch", jv_null_value());
+	if (head) {
+		git_oid_tostr(sha, sizeof(sha), git_commit_id(head));
+		jv_set_str(o, "head_sha", sha);
+	} else {
+		jv_set(o, "head_sha", jv_null_value());
+	}
+	jv_set_bool(o, "clean", emitted == 0 && !truncated);
+	jv_set(o, "files", files);
+	jv_set_bool(o, "truncated", truncated);
+	git_status_list_free(list);
+	git_commit_free(head);
+	*out = o;
+	return 0;
+}
+
+struct diffbuf {
+	struct buf text;
+	bool truncated;
+};
+
+static int
+diff_line(const git_diff_delta *d, const git_diff_hunk *h,
+          const git_diff_line *l, void *arg)
+{
+	struct diffbuf *db = arg;
+	char origin = l->origin;
+
+	(void)d;
+	(void)h;
+	if (db->text.len + l->content_len + 1 > GITWS_MAX_DIFF) {
+		db->truncated = true;
+		return 1; /* stops the walk */
+	}
+	if (origin == GIT_DIFF_LINE_CONTEXT ||
+	    origin == GIT_DIFF_LINE_ADDITION ||
+	    origin == GIT_DIFF_LINE_DELETION)
+		buf_append(&db->text, &origin, 1);
+	buf_append(&db->text, l->content, l->content_len);
+	return 0;
+}
+
+static int
+worktree_diff(git_repository *repo, git_commit *head, git_diff **out)
+{
+	git_diff_options o;
+	git_tree *tree = NULL;
+	int rc;
+
+	git_diff_options_init(&o, GIT_DIFF_OPTIONS_VERSION);
+	o.flags = GIT_DIFF_INCLUDE_UNTRACKED | GIT_DIFF_RECURSE_UNTRACKED_DIRS |
+	          GIT_DIFF_SHOW_UNTRACKED_CONTENT | GIT_DIFF_IGNORE_SUBMODULES;
+	o.max_size = GITWS_MAX_BLOB;
+	if (head && git_commit_tree(&tree, head) < 0)
+		return -1;
+	rc = git_diff_tree_to_workdir_with_index(out, repo, tree, &o);
+	git_tree_free(tree);
+	return rc;
+}
+
+static int
+diff_locked(git_repository *repo, struct jv **out, struct err *e)
+{
+	git_commit *head = NULL;
+	git_diff *diff = NULL;
+	struct diffbuf db = {.truncated = false};
+	char branch[256];
+	struct jv *files, *o;
+	size_t n;
+
+	if (head_info(repo, branch, sizeof(branch), &head, e) < 0)
+		return -1;
+	if (worktree_diff(repo, head, &diff) < 0) {
+		git_commit_free(head);
+		return lib_err(e, "diff");
+	}
+	buf_init(&db.text, GITWS_MAX_DIFF + 1);
+	if (git_diff_print(diff, GIT_DIFF_FORMAT_PATCH, diff_line, &db) < 0 &&
+	    !db.truncated) {
+		buf_release(&db.text);
+		git_diff_free(diff);
+		git_commit_free(head);
+		return lib_err(e, "printing the diff");
+	}
+	files = jv_arr();
+	n = git_diff_num_deltas(diff);
+	for (size_t i = 0; i < n && i < GITWS_MAX_DIFF_FILES; i++) {
+		git_patch *p = NULL;
+		size_t ctx, add = 0, del = 0;
+		const git_diff_delta *d = git_diff_get_delta(diff, i);
+		struct jv *f = jv_obj();
+
+		if (git_patch_from_diff(&p, diff, i) == 0 && p)
+			git_patch_line_stats(&ctx, &add, &del, p);
+		jv_set_str(f, "path", d->new_file.path);
+		jv_set_int(f, "additions", (int64_t)add);
+		jv_set_int(f, "deletions", (int64_t)del);
+		jv_set_bool(f, "binary",
+		            (d->flags & GIT_DIFF_FLAG_BINARY) != 0);
+		jv_push(files, f);
+		git_patch_free(p);
+	}
+	o = jv_obj();
+	jv_set(o, "diff",
+	       jv_new_str_lossy(db.text.data ? db.text.data : "", db.text.len));
+	jv_set(o, "files", files);
+	jv_set_bool(o, "truncated", db.truncated || n > GITWS_MAX_DIFF_FILES);
+	buf_release(&db.text);
+	git_diff_free(diff);
+	git_commit_free(head);
+	*out = o;
+	return 0;
+}
+
+/* Stages every change in the worktree; *tree_id is the index's tree. */
+static int
+stage_all(git_repository *repo, git_oid *tree_id, struct err *e)
+{
+	git_index *idx = NULL;
+	int rc = -1;
+
+	if (git_repository_index(&idx, repo) < 0 ||
+	    git_index_add_all(idx, NULL, GIT_INDEX_ADD_DEFAULT, NULL, NULL) <
+	        0 ||
+	    git_index_update_all(idx, NULL, NULL, NULL) < 0 ||
+	    git_index_write(idx) < 0 || git_index_write_tree(tree_id, idx) < 0)
+		lib_err(e, "staging the changes");
+	else
+		rc = 0;
+	git_index_free(idx);
+	return rc;
+}
+
+static struct jv *
+changed_paths(git_repository *repo, git_tree *from, git_tree *to)
+{
+	git_diff *diff = NULL;
+	struct jv *arr = jv_arr();
+	size_t n;
+
+	if (git_diff_tree_to_tree(&diff, repo, from, to, NULL) < 0)
+		return arr;
+	n = git_diff_num_deltas(diff);
+	for (size_t i = 0; i < n && i < GITWS_MAX_DIFF_FILES; i++) {
+		const git_diff_delta *d = git_diff_get_delta(diff, i);
+		jv_push(arr, jv_new_str(d->status == GIT_DELTA_DELETED
+		                            ? d->old_file.path
+		                            : d->new_file.path));
+	}
+	git_diff_free(diff);
+	return arr;
+}
+
+static int
+commit_locked(git_repository *repo, const char *message, struct jv **out,
+              struct err *e)
+{
+	git_commit *head = NULL;
+	git_tree *old = NULL, *tree = NULL;
+	git_signature *sig = NULL;
+	git_oid tree_id, id;
+	char branch[256], sha[GIT_OID_HEXSZ + 1];
+	struct jv *o = NULL;
+	int rc = -1;
+
+	if (head_info(repo, branch, sizeof(branch), &head, e) < 0 ||
+	    stage_all(repo, &tree_id, e) < 0)
+		goto out;
+	if (head && git_commit_tree(&old, head) < 0) {
+		lib_err(e, "reading the HEAD tree");
+		goto out;
+	}
+	if (git_tree_lookup(&tree, repo, &tree_id) < 0) {
+		lib_err(e, "reading the new tree");
+		goto out;
+	}
+	o = jv_obj();
+	if ((old && git_oid_equal(git_tree_id(old), &tree_id)) ||
+	    (!old && git_tree_entrycount(tree) == 0)) {
+		jv_set_bool(o, "committed", false);
+		jv_set_str(o, "reason", "no_changes");
+		rc = 0;
+		goto out;
+	}
+	if (git_signature_now(&sig, "sandboxd", "sandboxd@localhost") < 0 ||
+	    git_commit_create_v(&id, repo, "HEAD", sig, sig, NULL, message,
+	                        tree, head ? 1 : 0, head) < 0) {
+		lib_err(e, "committing");
+		goto out;
+	}
+	git_oid_tostr(sha, sizeof(sha), &id);
+	jv_set_bool(o, "committed", true);
+	jv_set_str(o, "sha", sha);
+	if (branch[0])
+		jv_set_str(o, "branch", branch);
+	else
+		jv_set(o, "branch", jv_null_value());
+	jv_set(o, "files_committed", changed_paths(repo, old, tree));
+	rc = 0;
+out:
+	if (rc == 0)
+		*out = o;
+	else
+		jv_free(o);
+	git_signature_free(sig);
+	git_tree_free(tree);
+	git_tree_free(old);
+	git_commit_free(head);
+	return rc;
+}
+
+enum op { OP_STATUS, OP_DIFF, OP_COMMIT };
+
+static int
+run(enum op op, const char *key, const char *ws, const char *message,
+    struct jv **out, struct err *e)
+{
+	pthread_mutex_t *mu;
+	git_repository *repo = NULL;
+	struct fsid id;
+	int rc;
+
+	*out = NULL;
+	pthread_once(&once, init_once);
+	mu = stripe(key);
+	pthread_mutex_lock(mu);
+	fsid_enter(&id);
+	rc = repo_open(ws, &repo, e);
+	if (rc == 0) {
+		if (op == OP_STATUS)
+			rc = status_locked(repo, out, e);
+		else if (op == OP_DIFF)
+			rc = diff_locked(repo, out, e);
+		else
+			rc = commit_locked(repo, message, out, e);
+	}
+	git_repository_free(repo);
+	fsid_leave(&id);
+	pthread_mutex_unlock(mu);
+	return rc;
+}
+
+int
+gitws_status(const char *key, const char *ws, struct jv **out, struct err *e)
+{
+	return run(OP_STATUS, key, ws, NULL, out, e);
+}
+
+int
+gitws_diff(const char *key, const char *ws, struct jv **out, struct err *e)
+{
+	return run(OP_DIFF, key, ws, NULL, out, e);
+}
+
+int
+gitws_commit(const char *key, const char *ws, const char *message,
+             struct jv **out, struct err *e)
+{
+	return run(OP_COMMIT, key, ws, message, out, e);
+}

@@ -1,0 +1,336 @@
+/*
+ * Unit tests of the git module on temporary repositories made with the
+ * git CLI: status, diff and commit, and the tricks a hostile workspace
+ * would play (a hook, a filter, a .git file, a symlink out, unsafe
+ * config).  Run as root, the workspace belongs to uid 1000 like a real
+ * one, and what the module writes must too.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "git/git.h"
+#include "lib/buf.h"
+#include "unit.h"
+
+static char ws[64];
+static char app[128];
+
+static int
+sh(const char *fmt, ...)
+{
+	char cmd[2048];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	return system(cmd);
+}
+
+#define GIT "git -c user.name=t -c user.email=t@t -c init.defaultBranch=main "
+
+/* A fresh workspace whose app dir is a repository with one commit. */
+static void
+fresh(bool with_commit)
+{
+	if (ws[0])
+		sh("rm -rf %s", ws);
+	snprintf(ws, sizeof(ws), "/tmp/sandboxd-git-XXXXXX");
+	if (mkdtemp(ws) == NULL)
+		abort();
+	snprintf(app, sizeof(app), "%s/workspace/app", ws);
+	sh("mkdir -p %s && cd %s && " GIT "init -q . && echo one >a.txt", app,
+	   app);
+	if (with_commit)
+		sh("cd %s && " GIT "add -A && " GIT "commit -qm first", app);
+	sh("chmod 755 %s && chown -R 1000:1000 %s 2>/dev/null", ws, ws);
+}
+
+static struct jv *
+call(int (*fn)(const char *, const char *, struct jv **, struct err *),
+     int want)
+{
+	struct jv *out = NULL;
+	struct err e = {0};
+	int rc = fn("app", ws, &out, &e);
+
+	if (rc != want)
+		fprintf(stderr, "  rc %d (want %d): %s %s\n", rc, want, e.code,
+		        e.msg);
+	CHECK(rc == want);
+	return out;
+}
+
+static struct jv *
+commit(const char *msg, int want, struct err *e)
+{
+	struct jv *out = NULL;
+	int rc = gitws_commit("app", ws, msg, &out, e);
+
+	if (rc != want)
+		fprintf(stderr, "  commit rc %d (want %d): %s %s\n", rc, want,
+		        e->code, e->msg);
+	CHECK(rc == want);
+	return out;
+}
+
+static const char *
+str(struct jv *o, const char *k)
+{
+	return jv_str(jv_get(o, k));
+}
+
+static char *
+dump(struct jv *o)
+{
+	struct buf b;
+
+	buf_init(&b, 0);
+	jv_dump(o, &b);
+	return b.data;
+}
+
+static void
+no_repo_is_not_an_error(void)
+{
+	fresh(false);
+	sh("rm -rf %s/.git", app);
+	jv_free(call(gitws_status, GITWS_NOT_REPO));
+	sh("rm -rf %s/workspace", ws);
+	jv_free(call(gitws_diff, GITWS_NOT_REPO));
+}
+
+static void
+status_lists_changes(void)
+{
+	struct jv *o;
+	char *t;
+
+	fresh(true);
+	o = call(gitws_status, 0);
+	CHECK(jv_is_true(jv_get(o, "clean")));
+	CHECK_STR(str(o, "branch"), "main");
+	CHECK(strlen(str(o, "head_sha")) == 40);
+	jv_free(o);
+	sh("cd %s && echo two >>a.txt && mkdir -p d && echo n >d/new.txt", app);
+	o = call(gitws_status, 0);
+	t = dump(o);
+	CHECK(!jv_is_true(jv_get(o, "clean")));
+	CHECK(strstr(t, "{\"path\":\"a.txt\",\"status\":\"modified\","
+	                "\"staged\":false}") != NULL);
+	CHECK(strstr(t, "{\"path\":\"d/new.txt\",\"status\":\"untracked\","
+	                "\"staged\":false}") != NULL);
+	CHECK(strstr(t, "\"truncated\":false") != NULL);
+	free(t);
+	jv_free(o);
+}
+
+static void
+diff_includes_untracked(void)
+{
+	struct jv *o;
+	char *t;
+
+	fresh(true);
+	sh("cd %s && echo two >>a.txt && echo fresh >new.txt && "
+	   "printf '\\0\\1' >bin.dat",
+	   app);
+	o = call(gitws_diff, 0);
+	CHECK(strstr(str(o, "diff"), "+two") != NULL);
+	CHECK(strstr(str(o, "diff"), "+fresh") != NULL);
+	t = dump(o);
+	CHECK(strstr(t, "{\"path\":\"a.txt\",\"additions\":1,\"deletions\":0,"
+	                "\"binary\":false}") != NULL);
+	CHECK(strstr(t, "{\"path\":\"bin.dat\",\"additions\":0,"
+	                "\"deletions\":0,\"binary\":true}") != NULL);
+	free(t);
+	jv_free(o);
+}
+
+static void
+commit_then_nothing_to_commit(void)
+{
+	struct err e = {0};
+	struct jv *o;
+	char *t;
+
+	fresh(true);
+	sh("cd %s && echo two >>a.txt && echo x >n.txt && echo ign >.gitignore "
+	   "&& echo i >ign",
+	   app);
+	o = commit("second", 0, &e);
+	CHECK(jv_is_true(jv_get(o, "committed")));
+	CHECK_STR(str(o, "branch"), "main");
+	t = dump(o);
+	CHECK(strstr(t, "\"files_committed\":[\".gitignore\",\"a.txt\","
+	                "\"n.txt\"]") != NULL);
+	free(t);
+	jv_free(o);
+	o = commit("again", 0, &e);
+	CHECK(!jv_is_true(jv_get(o, "committed")));
+	CHECK_STR(str(o, "reason"), "no_changes");
+	jv_free(o);
+	CHECK(sh("cd %s && git fsck >/dev/null && test \"$(git log "
+	         "--format=%%an:%%s -1)\" = sandboxd:second && "
+	         "! git ls-files | grep -qx ign",
+	         app) == 0);
+	if (geteuid() == 0)
+		CHECK(sh("find %s/.git ! -uid 1000 | grep . && exit 1; exit 0",
+		         app) == 0);
+}
+
+static void
+first_commit_has_no_parent(void)
+{
+	struct err e = {0};
+	struct jv *o;
+
+	fresh(false);
+	o = call(gitws_status, 0);
+	CHECK(jv_type(jv_get(o, "head_sha")) == JV_NULL);
+	CHECK_STR(str(o, "branch"), "main");
+	jv_free(o);
+	o = commit("first", 0, &e);
+	CHECK(jv_is_true(jv_get(o, "committed")));
+	jv_free(o);
+	CHECK(sh("cd %s && test \"$(git rev-list --count HEAD)\" = 1 && "
+	         "git show HEAD:a.txt | grep -qx one",
+	         app) == 0);
+}
+
+static void
+hooks_and_filters_never_run(void)
+{
+	struct err e = {0};
+	struct jv *o;
+
+	fresh(true);
+	sh("cd %s && printf '#!/bin/sh\\ntouch %s/hooked\\n' "
+	   ">.git/hooks/pre-commit && chmod +x .git/hooks/pre-commit && "
+	   "cp .git/hooks/pre-commit .git/hooks/post-commit && "
+	   "echo '*.txt filter=x diff=x' >.gitattributes && echo b >>a.txt",
+	   app, ws);
+	o = commit("hooked?", 0, &e);
+	CHECK(jv_is_true(jv_get(o, "committed")));
+	jv_free(o);
+	CHECK(access("/tmp/sandboxd-git-hooked", F_OK) != 0);
+	CHECK(sh("test ! -e %s/hooked", ws) == 0);
+	/* A filter or diff driver in the config refuses the repository. */
+	sh("cd %s && git config filter.x.clean 'touch %s/filtered'", app, ws);
+	jv_free(commit("filtered?", -1, &e));
+	CHECK_STR(e.code, "unsafe_repo_config");
+	CHECK(e.status == 409);
+	CHECK(strstr(e.msg, "filter.x.clean") != NULL);
+	CHECK(sh("test ! -e %s/filtered", ws) == 0);
+	sh("cd %s && git config --unset filter.x.clean && "
+	   "git config diff.x.command 'touch %s/filtered'",
+	   app, ws);
+	jv_free(call(gitws_diff, -1));
+	CHECK(sh("test ! -e %s/filtered", ws) == 0);
+}
+
+static void
+unsafe_config_is_refused(void)
+{
+	static const char *const keys[] = {
+	    "core.worktree /etc",        "core.sshCommand evil",
+	    "core.hooksPath /tmp",       "core.fsmonitor evil",
+	    "include.path /etc/passwd",  "includeIf.gitdir:/.path /x",
+	    "url.evil.insteadOf https:", "url.evil.pushInsteadOf https:",
+	    "http.proxy http://x",       "http.https://h.proxy http://x"};
+
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		struct err e = {0};
+		struct jv *out = NULL;
+
+		fresh(true);
+		sh("cd %s && git config %s", app, keys[i]);
+		CHECK(gitws_status("app", ws, &out, &e) == -1);
+		if (strcmp(e.code, "unsafe_repo_config") != 0)
+			fprintf(stderr, "  %s: %s %s\n", keys[i], e.code,
+			        e.msg);
+		CHECK_STR(e.code, "unsafe_repo_config");
+		jv_free(out);
+	}
+}
+
+static void
+git_file_pointing_elsewhere_is_refused(void)
+{
+	struct err e = {0};
+	struct jv *out = NULL;
+
+	fresh(true);
+	sh("mv %s/.git %s/elsewhere && echo 'gitdir: %s/elsewhere' "
+	   ">%s/.git",
+	   app, ws, ws, app);
+	CHECK(gitws_status("app", ws, &out, &e) == -1);
+	CHECK_STR(e.code, "unsafe_repo");
+	CHECK(e.status == 409);
+	CHECK(strstr(e.msg, ".git file") != NULL);
+	sh("rm %s/.git && ln -s %s/elsewhere %s/.git", app, ws, app);
+	e = (struct err){0};
+	CHECK(gitws_commit("app", ws, "x", &out, &e) == -1);
+	CHECK_STR(e.code, "unsafe_repo");
+	/* Nor may the app dir itself be a link. */
+	sh("mv %s %s/real && ln -s %s/real %s", app, ws, ws, app);
+	e = (struct err){0};
+	CHECK(gitws_status("app", ws, &out, &e) == -1);
+	CHECK_STR(e.code, "unsafe_repo");
+}
+
+static void
+symlink_is_committed_as_a_link(void)
+{
+	struct err e = {0};
+	struct jv *o;
+
+	fresh(true);
+	sh("cd %s && ln -s /etc/passwd pw && ln -s /etc etcdir", app);
+	o = call(gitws_diff, 0);
+	CHECK(strstr(str(o, "diff"), "root:") == NULL);
+	CHECK(strstr(str(o, "diff"), "+/etc/passwd") != NULL);
+	jv_free(o);
+	o = commit("links", 0, &e);
+	CHECK(jv_is_true(jv_get(o, "committed")));
+	jv_free(o);
+	CHECK(sh("cd %s && git ls-tree HEAD pw | grep -q '^120000' && "
+	         "test \"$(git cat-file -p HEAD:pw)\" = /etc/passwd && "
+	         "git ls-tree HEAD etcdir | grep -q '^120000' && "
+	         "! git ls-tree -r HEAD | grep -q etcdir/",
+	         app) == 0);
+}
+
+static const struct unit_test tests[] = {
+    {"no repository is not an error", no_repo_is_not_an_error},
+    {"status lists changes", status_lists_changes},
+    {"diff includes untracked files", diff_includes_untracked},
+    {"commit, then nothing to commit", commit_then_nothing_to_commit},
+    {"a first commit has no parent", first_commit_has_no_parent},
+    {"hooks and filters never run", hooks_and_filters_never_run},
+    {"unsafe config is refused", unsafe_config_is_refused},
+    {"a .git file pointing elsewhere is refused",
+     git_file_pointing_elsewhere_is_refused},
+    {"a symlink is committed as a link", symlink_is_committed_as_a_link},
+};
+
+int
+main(void)
+{
+	int rc;
+
+	/* The git CLI would refuse the uid-1000 repositories we make as root.
+	 */
+	setenv("GIT_CONFIG_COUNT", "1", 1);
+	setenv("GIT_CONFIG_KEY_0", "safe.directory", 1);
+	setenv("GIT_CONFIG_VALUE_0", "*", 1);
+	rc = UNIT_RUN("git", tests);
+
+	if (ws[0])
+		sh("rm -rf %s", ws);
+	return rc;
+}

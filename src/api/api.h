@@ -116,6 +116,9 @@ void config_list(struct req *, struct resp *);
 void config_get(struct req *, struct resp *);
 void config_put(struct req *, struct resp *);
 void config_delete(struct req *, struct resp *);
+void apps_git_status(struct req *, struct resp *);
+void apps_git_diff(struct req *, struct resp *);
+void apps_git_commit(struct req *, struct resp *);
 
 /* Input limits of the agents and settings handlers (docs/limits.md). */
 #define AGENT_KEY_MAX_BYTES        4096        /* an API key */

@@ -136,6 +136,13 @@ static const struct route routes[] = {
     {.method = "DELETE",
      .pattern = "/v1/apps/{id}/config/{name}",
      .fn = config_delete},
+    {.method = "GET",
+     .pattern = "/v1/apps/{id}/git/status",
+     .fn = apps_git_status},
+    {.method = "GET", .pattern = "/v1/apps/{id}/git/diff", .fn = apps_git_diff},
+    {.method = "POST",
+     .pattern = "/v1/apps/{id}/git/commit",
+     .fn = apps_git_commit},
 };
 
 #define NROUTES (sizeof(routes) / sizeof(routes[0]))

@@ -1,0 +1,112 @@
+/*
+ * /v1/apps/{id}/git/{status,diff,commit}: the app's repository, read and
+ * committed on the host by the git module, so they work whether the
+ * sandbox runs or sleeps.  The app belongs to a tenant (another tenant's
+ * app is a 404).  An app without a sandbox, or a workspace without a
+ * repository yet, is an ordinary answer (200, available or committed
+ * false with a reason), not an error: a client shows it as a state.
+ */
+#include <limits.h>
+#include <string.h>
+
+#include "api/api.h"
+#include "core/workspace.h"
+#include "git/git.h"
+
+enum git_op { GIT_OP_STATUS, GIT_OP_DIFF, GIT_OP_COMMIT };
+
+/* The app's workspace directory; 1 (answered) when there is none. */
+static int
+app_workspace(struct req *r, struct resp *w, const char *flag, char *ws,
+              size_t len)
+{
+	struct app a;
+	struct sandbox sb;
+	int rc = store_app_get(r->core->store, r->owner, r->ids[0], &a);
+	struct jv *o;
+
+	if (rc == STORE_NOT_FOUND) {
+		api_fail(w, 404, "not_found", "no such app");
+		return -1;
+	}
+	if (rc == 0)
+		rc = store_sandbox_by_app(r->core->store, a.id, &sb);
+	if (rc == STORE_NOT_FOUND) {
+		o = jv_obj();
+		jv_set_bool(o, flag, false);
+		jv_set_str(o, "reason", "no_sandbox");
+		api_reply_json(w, 200, o);
+		return 1;
+	}
+	if (rc != 0) {
+		api_fail(w, 500, "internal", "cannot read the app");
+		return -1;
+	}
+	workspace_path(r->core->cfg->data_dir, sb.id, ws, len);
+	return 0;
+}
+
+static void
+git_run(struct req *r, struct resp *w, enum git_op op, const char *message)
+{
+	const char *flag = op == GIT_OP_COMMIT ? "committed" : "available";
+	char ws[PATH_MAX];
+	struct err e = {0};
+	struct jv *out = NULL;
+	int rc;
+
+	if (app_workspace(r, w, flag, ws, sizeof(ws)) != 0)
+		return;
+	if (op == GIT_OP_STATUS)
+		rc = gitws_status(r->ids[0], ws, &out, &e);
+	else if (op == GIT_OP_DIFF)
+		rc = gitws_diff(r->ids[0], ws, &out, &e);
+	else
+		rc = gitws_commit(r->ids[0], ws, message, &out, &e);
+	if (rc == GITWS_NOT_REPO) {
+		out = jv_obj();
+		jv_set_bool(out, flag, false);
+		jv_set_str(out, "reason", "not_a_git_repo");
+	} else if (rc != 0) {
+		api_reply_err(w, &e);
+		return;
+	}
+	api_reply_json(w, 200, out);
+}
+
+void
+apps_git_status(struct req *r, struct resp *w)
+{
+	git_run(r, w, GIT_OP_STATUS, NULL);
+}
+
+void
+apps_git_diff(struct req *r, struct resp *w)
+{
+	git_run(r, w, GIT_OP_DIFF, NULL);
+}
+
+void
+apps_git_commit(struct req *r, struct resp *w)
+{
+	struct jv *body, *m;
+	const char *msg;
+	size_t n;
+
+	if (api_body_object(r, w, false, &body) < 0)
+		return;
+	m = jv_get(body, "message");
+	msg = jv_str(m);
+	n = msg ? jv_str_len(m) : 0;
+	if (msg == NULL || n == 0 || n > GITWS_MAX_MESSAGE ||
+	    memchr(msg, '\0', n) != NULL) {
+		jv_free(body);
+		api_fail(
+		    w, 400, "invalid_request",
+		    "message must be a string of 1 to %d bytes without NUL",
+		    GITWS_MAX_MESSAGE);
+		return;
+	}
+	git_run(r, w, GIT_OP_COMMIT, msg);
+	jv_free(body);
+}

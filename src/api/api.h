@@ -119,6 +119,23 @@ void config_delete(struct req *, struct resp *);
 void apps_git_status(struct req *, struct resp *);
 void apps_git_diff(struct req *, struct resp *);
 void apps_git_commit(struct req *, struct resp *);
+void apps_git_push(struct req *, struct resp *);
+void gitcreds_create(struct req *, struct resp *);
+void gitcreds_list(struct req *, struct resp *);
+void gitcreds_delete(struct req *, struct resp *);
+
+/*
+ * Git checks shared by apps, credentials and push (gitcreds.c).  A host
+ * is a DNS name or an IPv4 address with an optional :port.  A URL is
+ * https:// (http:// too with SANDBOXD_GIT_ALLOW_HTTP=1, for tests) with
+ * a host, no user information, no whitespace, at most GIT_URL_MAX bytes
+ * (0, or -1 with a 400 in e).  A branch matches
+ * [A-Za-z0-9][A-Za-z0-9._/-]{0,254} without "..", and is a valid ref.
+ */
+bool api_git_host_ok(const char *host, size_t len);
+int api_git_url_check(const char *url, size_t len, struct err *e);
+bool api_git_branch_ok(const char *branch, size_t len);
+#define GIT_CRED_BODY_BYTES (16u << 10) /* a git-credentials body */
 
 /* Input limits of the agents and settings handlers (docs/limits.md). */
 #define AGENT_KEY_MAX_BYTES        4096        /* an API key */

@@ -28,6 +28,15 @@ api_app_json(const struct app *a)
 		jv_set_str(o, "runtime_preset", a->runtime_preset);
 	if (a->current_sandbox_id[0])
 		jv_set_str(o, "current_sandbox_id", a->current_sandbox_id);
+	if (a->git_repo_url[0]) {
+		struct jv *g = jv_obj();
+
+		jv_set_str(g, "repo_url", a->git_repo_url);
+		jv_set_str(g, "branch", a->git_branch);
+		if (a->git_credential_id[0])
+			jv_set_str(g, "credential_id", a->git_credential_id);
+		jv_set(o, "git", g);
+	}
 	clock_rfc3339(a->created_at, t);
 	jv_set_str(o, "created_at", t);
 	clock_rfc3339(a->updated_at, t);
@@ -73,6 +82,59 @@ check_tags(const struct jv *v, struct app *a, struct err *e)
 	}
 	snprintf(a->tags_json, sizeof(a->tags_json), "%s", b.data);
 	buf_release(&b);
+	return 0;
+}
+
+/*
+ * git {repo_url, branch?, credential_id?}: where pushes go (https, no
+ * credentials in the URL) and the import branch, which pushes never
+ * write.  The credential must be the tenant's own.  Set at create only.
+ */
+static int
+git_fields(struct store *s, const struct jv *g, struct app *a, struct err *e)
+{
+	struct jv *url = jv_get(g, "repo_url"), *br = jv_get(g, "branch");
+	struct jv *cred = jv_get(g, "credential_id");
+	struct git_credential c;
+	const char *k;
+	struct jv *v;
+	void *it = NULL;
+	int rc;
+
+	if (jv_type(g) != JV_OBJECT)
+		return ERR_BAD(e, "git must be an object {repo_url, branch?, "
+		                  "credential_id?}");
+	while (jv_each(g, &it, &k, &v))
+		if (strcmp(k, "repo_url") && strcmp(k, "branch") &&
+		    strcmp(k, "credential_id"))
+			return ERR_BAD(e,
+			               "unknown field git.%.64s (known: "
+			               "repo_url, branch, credential_id)",
+			               k);
+	if (url == NULL || jv_type(url) != JV_STRING)
+		return ERR_BAD(e, "git.repo_url is required (a string)");
+	if (api_git_url_check(jv_str(url), jv_str_len(url), e) < 0)
+		return -1;
+	if (br && (jv_type(br) != JV_STRING ||
+	           !api_git_branch_ok(jv_str(br), jv_str_len(br))))
+		return ERR_BAD(e, "git.branch must match "
+		                  "[A-Za-z0-9][A-Za-z0-9._/-]{0,254}, without "
+		                  "\"..\"");
+	if (cred) {
+		if (jv_type(cred) != JV_STRING || jv_str_len(cred) != ULID_LEN)
+			return ERR_BAD(e, "git.credential_id must be a "
+			                  "credential id");
+		rc = store_gitcred_get(s, a->owner, jv_str(cred), &c);
+		if (rc == STORE_NOT_FOUND)
+			return ERR_NOTFOUND(e, "no such git credential");
+		if (rc != 0)
+			return ERR_INTERNAL(e, "cannot read the credential");
+		snprintf(a->git_credential_id, sizeof(a->git_credential_id),
+		         "%s", c.id);
+	}
+	snprintf(a->git_repo_url, sizeof(a->git_repo_url), "%s", jv_str(url));
+	snprintf(a->git_branch, sizeof(a->git_branch), "%s",
+	         br ? jv_str(br) : "main");
 	return 0;
 }
 
@@ -122,14 +184,16 @@ apps_create(struct req *r, struct resp *w)
 	if (api_body_object(r, w, false, &body) < 0)
 		return;
 	snprintf(a.tags_json, sizeof(a.tags_json), "[]");
-	if (app_fields(body, &a, true, &e) < 0) {
+	snprintf(a.owner, sizeof(a.owner), "%s", r->owner);
+	if (app_fields(body, &a, true, &e) < 0 ||
+	    (jv_get(body, "git") &&
+	     git_fields(r->core->store, jv_get(body, "git"), &a, &e) < 0)) {
 		jv_free(body);
 		api_reply_err(w, &e);
 		return;
 	}
 	jv_free(body);
 	ulid_new(a.id);
-	snprintf(a.owner, sizeof(a.owner), "%s", r->owner);
 	a.created_at = a.updated_at = clock_now();
 	if (store_app_insert(r->core->store, &a) != 0) {
 		api_fail(w, 500, "internal", "cannot store the app");

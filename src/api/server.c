@@ -143,6 +143,17 @@ static const struct route routes[] = {
     {.method = "POST",
      .pattern = "/v1/apps/{id}/git/commit",
      .fn = apps_git_commit},
+    {.method = "POST",
+     .pattern = "/v1/apps/{id}/git/push",
+     .fn = apps_git_push},
+    {.method = "GET", .pattern = "/v1/git-credentials", .fn = gitcreds_list},
+    {.method = "POST",
+     .pattern = "/v1/git-credentials",
+     .fn = gitcreds_create,
+     .max_body = GIT_CRED_BODY_BYTES},
+    {.method = "DELETE",
+     .pattern = "/v1/git-credentials/{id}",
+     .fn = gitcreds_delete},
 };
 
 #define NROUTES (sizeof(routes) / sizeof(routes[0]))

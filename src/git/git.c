@@ -50,6 +50,7 @@
 
 #include "core/workspace.h"
 #include "git/git.h"
+#include "git/internal.h"
 #include "lib/buf.h"
 
 #define STRIPES 64
@@ -618,35 +619,63 @@ out:
 	return rc;
 }
 
-enum op { OP_STATUS, OP_DIFF, OP_COMMIT };
-
-static int
-run(enum op op, const char *key, const char *ws, const char *message,
-    struct jv **out, struct err *e)
+int
+gitws_with_repo(const char *key, const char *ws,
+                int (*fn)(git_repository *, void *, struct err *), void *arg,
+                struct err *e)
 {
 	pthread_mutex_t *mu;
 	git_repository *repo = NULL;
 	struct fsid id;
 	int rc;
 
-	*out = NULL;
 	pthread_once(&once, init_once);
 	mu = stripe(key);
 	pthread_mutex_lock(mu);
 	fsid_enter(&id);
 	rc = repo_open(ws, &repo, e);
-	if (rc == 0) {
-		if (op == OP_STATUS)
-			rc = status_locked(repo, out, e);
-		else if (op == OP_DIFF)
-			rc = diff_locked(repo, out, e);
-		else
-			rc = commit_locked(repo, message, out, e);
-	}
+	if (rc == 0)
+		rc = fn(repo, arg, e);
 	git_repository_free(repo);
 	fsid_leave(&id);
 	pthread_mutex_unlock(mu);
 	return rc;
+}
+
+int
+gitws_lib_err(struct err *e, const char *what)
+{
+	return lib_err(e, what);
+}
+
+enum op { OP_STATUS, OP_DIFF, OP_COMMIT };
+
+struct oparg {
+	enum op op;
+	const char *message;
+	struct jv **out;
+};
+
+static int
+op_locked(git_repository *repo, void *arg, struct err *e)
+{
+	struct oparg *a = arg;
+
+	if (a->op == OP_STATUS)
+		return status_locked(repo, a->out, e);
+	if (a->op == OP_DIFF)
+		return diff_locked(repo, a->out, e);
+	return commit_locked(repo, a->message, a->out, e);
+}
+
+static int
+run(enum op op, const char *key, const char *ws, const char *message,
+    struct jv **out, struct err *e)
+{
+	struct oparg a = {op, message, out};
+
+	*out = NULL;
+	return gitws_with_repo(key, ws, op_locked, &a, e);
 }
 
 int

@@ -40,4 +40,31 @@ int gitws_diff(const char *key, const char *ws, struct jv **out, struct err *e);
 int gitws_commit(const char *key, const char *ws, const char *message,
                  struct jv **out, struct err *e);
 
+/*
+ * A push of HEAD to a new branch of the app's stored remote (remote.c).
+ * url is the app's repository URL (checked by the caller), never the
+ * repository's own remotes.  branch is the checked target, or NULL for
+ * prefix followed by HEAD's short sha.  The token is given to the
+ * transport only when the server asks and the URL's host is cred_host
+ * (cred_host NULL: no credential).  Never a force push.
+ */
+struct gitws_push {
+	const char *url;
+	const char *branch;
+	const char *prefix;
+	const char *cred_host;
+	const char *username; /* NULL or "": x-access-token */
+	const char *token;
+};
+
+#define GITWS_SHORT_SHA 7 /* hex digits of the default branch's sha */
+
+/*
+ * {pushed:true, branch, remote_url, head} or {pushed:false, reason,
+ * message}; reason is auth_failed, branch_exists, non_fast_forward,
+ * unreachable, push_failed or empty_repo.  No answer holds the token.
+ */
+int gitws_push(const char *key, const char *ws, const struct gitws_push *p,
+               struct jv **out, struct err *e);
+
 #endif

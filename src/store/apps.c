@@ -13,7 +13,8 @@
 #define APP_COLS                                                               \
 	"a.id, a.owner, a.name, a.description, a.tags, a.runtime_preset, "     \
 	"a.created_at, a.updated_at, "                                         \
-	"(SELECT id FROM sandbox WHERE app_id = a.id)"
+	"(SELECT id FROM sandbox WHERE app_id = a.id), "                       \
+	"a.git_repo_url, a.git_branch, a.git_credential_id"
 
 static void
 app_from_row(sqlite3_stmt *st, void *out)
@@ -30,6 +31,10 @@ app_from_row(sqlite3_stmt *st, void *out)
 	a->updated_at = sqlite3_column_int64(st, 7);
 	store_col_text(st, 8, a->current_sandbox_id,
 	               sizeof(a->current_sandbox_id));
+	store_col_text(st, 9, a->git_repo_url, sizeof(a->git_repo_url));
+	store_col_text(st, 10, a->git_branch, sizeof(a->git_branch));
+	store_col_text(st, 11, a->git_credential_id,
+	               sizeof(a->git_credential_id));
 }
 
 int
@@ -41,12 +46,14 @@ store_app_insert(struct store *s, const struct app *a)
 	rc = store_run(s, store_prep(s,
 	                             "INSERT INTO app (id, owner, name, "
 	                             "description, tags, runtime_preset, "
-	                             "created_at, updated_at) "
-	                             "VALUES (?,?,?,?,?,?,?,?)",
-	                             "ssssssii", a->id, a->owner, a->name,
+	                             "created_at, updated_at, git_repo_url, "
+	                             "git_branch, git_credential_id) "
+	                             "VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+	                             "ssssssiisss", a->id, a->owner, a->name,
 	                             a->description, a->tags_json,
 	                             a->runtime_preset, a->created_at,
-	                             a->updated_at));
+	                             a->updated_at, a->git_repo_url,
+	                             a->git_branch, a->git_credential_id));
 	UNLOCK(s);
 	return rc;
 }

@@ -138,6 +138,30 @@ static const struct migration store_migrations[] = {
                "CREATE UNIQUE INDEX sandbox_proxy_token"
                "  ON sandbox(proxy_token_hash) WHERE proxy_token_hash != '';",
     },
+    {
+        .version = 6,
+        .name = "git_credentials_app_git",
+        /*
+         * A git credential's token is a secret row (kind git_token,
+         * owner the tenant, name the credential id); this table holds
+         * what may be shown.  An app's git fields say where pushes go
+         * (and, later, where it was imported from); no token here.
+         */
+        .sql = "CREATE TABLE git_credential ("
+               "  id TEXT PRIMARY KEY,"
+               "  owner TEXT NOT NULL,"
+               "  name TEXT NOT NULL,"
+               "  host TEXT NOT NULL,"
+               "  username TEXT NOT NULL DEFAULT '',"
+               "  created_at INTEGER NOT NULL,"
+               "  UNIQUE (owner, name));"
+               "ALTER TABLE app ADD COLUMN git_repo_url TEXT NOT NULL"
+               "  DEFAULT '';"
+               "ALTER TABLE app ADD COLUMN git_branch TEXT NOT NULL"
+               "  DEFAULT '';"
+               "ALTER TABLE app ADD COLUMN git_credential_id TEXT NOT NULL"
+               "  DEFAULT '';",
+    },
 };
 
 #endif

@@ -22,6 +22,13 @@
 
 struct store;
 
+#define GIT_URL_MAX        2048 /* bytes of an app's repository URL */
+#define GIT_BRANCH_MAX     255  /* bytes of a branch name */
+#define GIT_CRED_NAME_MAX  64   /* bytes of a git credential's name */
+#define GIT_CRED_HOST_MAX  259  /* a DNS name (253) and ":port" */
+#define GIT_CRED_USER_MAX  128  /* bytes of a git credential's username */
+#define GIT_CRED_TOKEN_MAX 4096 /* bytes of a git credential's token */
+
 struct app {
 	char id[ULID_LEN + 1];
 	char owner[64];
@@ -30,6 +37,10 @@ struct app {
 	char tags_json[API_MAX_TAGS * (API_MAX_TAG_BYTES * 6 + 3) + 3];
 	char runtime_preset[32];               /* "" when none */
 	char current_sandbox_id[ULID_LEN + 1]; /* "" when none; read only */
+	/* Where pushes go: https URL, import branch, credential ("" none). */
+	char git_repo_url[GIT_URL_MAX + 1];
+	char git_branch[GIT_BRANCH_MAX + 1];
+	char git_credential_id[ULID_LEN + 1];
 	int64_t created_at;
 	int64_t updated_at;
 };
@@ -304,5 +315,34 @@ int store_app_config_env(struct store *s, const char *app_id,
                          int (*fn)(const char *name, const char *value,
                                    size_t len, void *arg),
                          void *arg);
+
+/*
+ * Git credentials (gitcreds.c): metadata here, the token in a secret row
+ * (kind git_token, owner the tenant, name the credential id), written
+ * and removed in the same transaction as the row.
+ */
+struct git_credential {
+	char id[ULID_LEN + 1];
+	char owner[64];
+	char name[GIT_CRED_NAME_MAX + 1];
+	char host[GIT_CRED_HOST_MAX + 1];
+	char username[GIT_CRED_USER_MAX + 1]; /* "" when none */
+	int64_t created_at;
+};
+
+/* STORE_CONFLICT when the owner has a credential of that name. */
+int store_gitcred_insert(struct store *s, const struct git_credential *c,
+                         const void *token, size_t len);
+int store_gitcred_get(struct store *s, const char *owner, const char *id,
+                      struct git_credential *out);
+/* Ordered by name; fn returns non-zero to stop. */
+int store_gitcred_list(struct store *s, const char *owner,
+                       int (*fn)(const struct git_credential *, void *),
+                       void *arg);
+/* 0, or STORE_NOT_FOUND (also for another owner's credential). */
+int store_gitcred_delete(struct store *s, const char *owner, const char *id);
+/* The token, opened into out (release with vault_secret_free). */
+int store_gitcred_token(struct store *s, const char *owner, const char *id,
+                        struct vault_secret *out);
 
 #endif

@@ -68,16 +68,15 @@ struct preq {
 	char sandbox[ULID_LEN + 1];
 	char method[16];
 	/* The answer (under mu). */
-	struct buf head;      /* upstream header lines */
-	long status;          /* the final status line's code */
-	bool head_ready;      /* the connection may queue its response */
-	bool errored;         /* status >= 400: body collected, then sent */
-	struct buf ring;      /* body bytes not yet sent */
-	bool up_done;         /* the transfer ended */
-	bool up_broken;       /* it ended in the middle */
-	bool suspended;       /* the connection waits for resume */
-	bool closed;          /* the client is gone */
-	struct buf rewritten; /* our own body (errors) */
+	struct buf head; /* upstream header lines */
+	long status;     /* the final status line's code */
+	bool head_ready; /* the connection may queue its response */
+	bool errored;    /* status >= 400: body collected, then sent */
+	struct buf ring; /* body bytes not yet sent */
+	bool up_done;    /* the transfer ended */
+	bool up_broken;  /* it ended in the middle */
+	bool suspended;  /* the connection waits for resume */
+	bool closed;     /* the client is gone */
 };
 
 static void
@@ -98,7 +97,6 @@ preq_unref(struct preq *r)
 	buf_release(&r->body);
 	buf_release(&r->head);
 	buf_release(&r->ring);
-	buf_release(&r->rewritten);
 	pthread_cond_destroy(&r->space);
 	pthread_mutex_destroy(&r->mu);
 	free(r);
@@ -295,9 +293,9 @@ on_up_body(const char *p, size_t n, void *arg)
 	return rc;
 }
 
-/* An error answer of our own, as JSON in the providers' usual shape. */
+/* An error of our own, as JSON in the providers' usual shape, into out. */
 static void
-own_error(struct preq *r, long status, const char *type, const char *msg)
+error_json(const char *type, const char *msg, struct buf *out)
 {
 	struct jv *o = jv_obj(), *e = jv_obj();
 
@@ -305,13 +303,18 @@ own_error(struct preq *r, long status, const char *type, const char *msg)
 	jv_set_str(e, "message", msg);
 	jv_set_str(o, "type", "error");
 	jv_set(o, "error", e);
-	buf_reset(&r->rewritten);
-	jv_dump(o, &r->rewritten);
+	jv_dump(o, out);
 	jv_free(o);
+}
+
+/* Replaces the upstream's answer with an error of our own. */
+static void
+own_error(struct preq *r, long status, const char *type, const char *msg)
+{
 	r->status = status;
 	r->errored = false;
 	buf_reset(&r->ring);
-	buf_append(&r->ring, r->rewritten.data, r->rewritten.len);
+	error_json(type, msg, &r->ring);
 	buf_reset(&r->head);
 	buf_appendf(&r->head, "Content-Type: application/json\r\n");
 }
@@ -454,18 +457,12 @@ static enum MHD_Result
 reply_now(struct MHD_Connection *conn, unsigned status, const char *type,
           const char *msg)
 {
-	struct jv *o = jv_obj(), *e = jv_obj();
 	struct MHD_Response *mr;
 	enum MHD_Result ret;
 	struct buf b;
 
-	jv_set_str(e, "type", type);
-	jv_set_str(e, "message", msg);
-	jv_set_str(o, "type", "error");
-	jv_set(o, "error", e);
 	buf_init(&b, 0);
-	jv_dump(o, &b);
-	jv_free(o);
+	error_json(type, msg, &b);
 	mr = MHD_create_response_from_buffer(b.len, b.data ? b.data : "",
 	                                     MHD_RESPMEM_MUST_COPY);
 	buf_release(&b);
@@ -641,7 +638,6 @@ on_proxy(void *cls, struct MHD_Connection *conn, const char *url,
 		buf_init(&r->body, PROXY_MAX_BODY_BYTES);
 		buf_init(&r->head, PROXY_MAX_HEAD_BYTES);
 		buf_init(&r->ring, 0);
-		buf_init(&r->rewritten, 0);
 		*ctx = r;
 		return MHD_YES;
 	}

@@ -20,7 +20,6 @@
 #define GITWS_MAX_DIFF_FILES 10000        /* files listed by diff, commit */
 #define GITWS_MAX_BLOB       (8u << 20)   /* larger files diff as binary */
 #define GITWS_MAX_MESSAGE    4096         /* bytes of a commit message */
-#define GITWS_MAX_CHOWN      500000       /* .git entries given back */
 
 /*
  * ws is the workspace directory (<data>/workspaces/<sandbox id>); the

@@ -32,9 +32,14 @@ api_app_json(const struct app *a)
 		struct jv *g = jv_obj();
 
 		jv_set_str(g, "repo_url", a->git_repo_url);
-		jv_set_str(g, "branch", a->git_branch);
+		if (a->git_branch[0])
+			jv_set_str(g, "branch", a->git_branch);
 		if (a->git_credential_id[0])
 			jv_set_str(g, "credential_id", a->git_credential_id);
+		if (a->last_import_at) {
+			clock_rfc3339(a->last_import_at, t);
+			jv_set_str(g, "last_import_at", t);
+		}
 		jv_set(o, "git", g);
 	}
 	clock_rfc3339(a->created_at, t);
@@ -86,9 +91,11 @@ check_tags(const struct jv *v, struct app *a, struct err *e)
 }
 
 /*
- * git {repo_url, branch?, credential_id?}: where pushes go (https, no
- * credentials in the URL) and the import branch, which pushes never
- * write.  The credential must be the tenant's own.  Set at create only.
+ * git {repo_url, branch?, credential_id?}: where the app's sandboxes are
+ * cloned from and pushes go (https, no credentials in the URL), and the
+ * import branch, which pushes never write; without one the remote's
+ * default branch is cloned and recorded.  The credential must be the
+ * tenant's own.  Set at create only.
  */
 static int
 git_fields(struct store *s, const struct jv *g, struct app *a, struct err *e)
@@ -134,7 +141,7 @@ git_fields(struct store *s, const struct jv *g, struct app *a, struct err *e)
 	}
 	snprintf(a->git_repo_url, sizeof(a->git_repo_url), "%s", jv_str(url));
 	snprintf(a->git_branch, sizeof(a->git_branch), "%s",
-	         br ? jv_str(br) : "main");
+	         br ? jv_str(br) : "");
 	return 0;
 }
 

@@ -18,6 +18,7 @@
 #include <strings.h>
 
 #include "api/api.h"
+#include "core/gitops.h"
 #include "core/workspace.h"
 #include "git/git.h"
 
@@ -130,26 +131,21 @@ apps_git_push(struct req *r, struct resp *w)
 			api_fail(w, 500, "internal", "cannot read the app");
 		return;
 	}
-	if (a.git_credential_id[0]) {
-		rc = store_gitcred_get(r->core->store, r->owner,
-		                       a.git_credential_id, &cred);
-		if (rc == 0)
-			rc = store_gitcred_token(r->core->store, r->owner,
-			                         a.git_credential_id, &tok);
-		if (rc == STORE_NOT_FOUND) {
-			reply_unpushed(w, "credential_not_found",
-			               "the app's git credential was deleted");
-			return;
-		}
-		if (rc != 0) {
-			api_fail(w, 500, "internal",
-			         "cannot open the git credential");
-			return;
-		}
-		p.cred_host = cred.host;
-		p.username = cred.username;
-		p.token = tok.data;
+	rc = gitops_credential(r->core, &a, &cred, &tok);
+	if (rc == STORE_NOT_FOUND) {
+		reply_unpushed(w, "credential_not_found",
+		               "the app's git credential was deleted");
+		return;
 	}
+	if (rc != 0) {
+		api_fail(w, 500, "internal", "cannot open the git credential");
+		return;
+	}
+	p.cred_host = cred.host[0] ? cred.host : NULL;
+	p.username = cred.username;
+	p.token = tok.data;
+	p.timeout_s = (int)r->core->cfg->git_timeout_s;
+	p.allow_private = r->core->cfg->git_allow_private;
 	default_prefix(a.name, prefix, sizeof(prefix));
 	p.url = a.git_repo_url;
 	p.branch = branch[0] ? branch : NULL;

@@ -29,6 +29,7 @@
 #include "core/workspace.h"
 #include "docker/docker.h"
 #include "edge/edge.h"
+#include "git/git.h"
 #include "lib/log.h"
 #include "store/store.h"
 #include "vault/vault.h"
@@ -408,6 +409,9 @@ main(int argc, char **argv)
 		return serve();
 	if (argc >= 2 && strcmp(argv[1], "secrets") == 0)
 		return secrets(argc, argv);
+	/* internal: the daemon runs it for pushes and imports */
+	if (argc == 2 && strcmp(argv[1], "git-helper") == 0)
+		return gitws_helper_main();
 	if (argc >= 2 && strcmp(argv[1], "version") == 0) {
 		printf("sandboxd %s\n", SANDBOXD_VERSION);
 		return 0;

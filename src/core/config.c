@@ -366,6 +366,21 @@ parse_agent(const struct envfile *f, struct config *c, char *err, size_t errlen)
 	return 0;
 }
 
+/* Pushes and imports (the git helper). */
+static int
+parse_git(const struct envfile *f, struct config *c, char *err, size_t errlen)
+{
+	return parse_int(f, "SANDBOXD_GIT_TIMEOUT_SECONDS", 300, 5, 3600,
+	                 &c->git_timeout_s, err, errlen) < 0 ||
+	               parse_int(f, "SANDBOXD_GIT_IMPORT_MAX_MB", 2048, 1,
+	                         1048576, &c->git_import_max_mb, err,
+	                         errlen) < 0 ||
+	               parse_bool(f, "SANDBOXD_GIT_ALLOW_PRIVATE_HOSTS", false,
+	                          &c->git_allow_private, err, errlen) < 0
+	           ? -1
+	           : 0;
+}
+
 /* An http(s) base URL without a trailing '/', or "" when allowed. */
 static int
 check_url(const char *name, const char *v, char *out, size_t outlen, char *err,
@@ -518,6 +533,7 @@ parse_all(const struct envfile *f, struct config *c, char *err, size_t errlen)
 	    parse_auth_disabled(f, c) < 0 ||
 	    parse_tokens(f, c, err, errlen) < 0 ||
 	    parse_agent(f, c, err, errlen) < 0 ||
+	    parse_git(f, c, err, errlen) < 0 ||
 	    parse_proxy(f, c, err, errlen) < 0 ||
 	    parse_oauth(f, c, err, errlen) < 0 ||
 	    parse_int(f, "SANDBOXD_IDLE_THRESHOLD_SECONDS", 2100, 10, 31536000,

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "core/credentials.h"
+#include "core/gitops.h"
 #include "core/preview.h"
 #include "core/runtime.h"
 #include "core/task.h"
@@ -191,6 +192,7 @@ int
 core_sandbox_create(struct core *c, const struct app *app, const int *ports,
                     int nports, struct sandbox *sb, struct err *e)
 {
+	struct sandbox now;
 	char msg[DOCKER_MSG_LEN];
 	pthread_mutex_t *mu;
 	int rc;
@@ -221,9 +223,31 @@ core_sandbox_create(struct core *c, const struct app *app, const int *ports,
 	/* Its own token for the credential proxy (a task makes one later
 	 * if this fails). */
 	cred_new_proxy_token(c, sb->id);
+	/*
+	 * An imported app's clone runs before the lock is taken (it may
+	 * take minutes, and the lock's stripe is shared); the row is
+	 * "creating" meanwhile, and read again under the lock below.
+	 */
+	if (app->git_repo_url[0] &&
+	    (workspace_create(c->cfg->data_dir, sb->id) < 0 ||
+	     gitops_import(c, app, sb->id, e) < 0)) {
+		if (e->status == 0)
+			ERR_INTERNAL(e,
+			             "cannot create the workspace directory");
+		mu = lock_for(c, sb->id);
+		pthread_mutex_lock(mu);
+		create_failed(c, sb, e->msg);
+		pthread_mutex_unlock(mu);
+		return -1;
+	}
 
 	mu = lock_for(c, sb->id);
 	pthread_mutex_lock(mu);
+	if (store_sandbox_get(c->store, sb->id, &now) != 0) {
+		pthread_mutex_unlock(mu);
+		return ERR_CONFLICT(e, "the sandbox was deleted while it was "
+		                       "being created");
+	}
 	if (workspace_create(c->cfg->data_dir, sb->id) < 0) {
 		create_failed(c, sb, "cannot create the workspace directory");
 		pthread_mutex_unlock(mu);

@@ -90,6 +90,26 @@ stripe(const char *key)
 	return &stripes[h % STRIPES];
 }
 
+int
+gitws_init(void)
+{
+	pthread_once(&once, init_once);
+	return init_rc;
+}
+
+void
+gitws_lock(const char *key)
+{
+	pthread_once(&once, init_once);
+	pthread_mutex_lock(stripe(key));
+}
+
+void
+gitws_unlock(const char *key)
+{
+	pthread_mutex_unlock(stripe(key));
+}
+
 /* The calling thread's file accesses become the sandbox user's. */
 struct fsid {
 	int uid, gid;

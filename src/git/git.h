@@ -10,6 +10,9 @@
 #ifndef GIT_GIT_H
 #define GIT_GIT_H
 
+#include <stdbool.h>
+#include <stdint.h>
+
 #include "lib/err.h"
 #include "lib/jv.h"
 
@@ -54,6 +57,8 @@ struct gitws_push {
 	const char *cred_host;
 	const char *username; /* NULL or "": x-access-token */
 	const char *token;
+	int timeout_s;      /* the helper is killed after this */
+	bool allow_private; /* hosts on loopback/private networks too */
 };
 
 #define GITWS_SHORT_SHA 7 /* hex digits of the default branch's sha */
@@ -65,5 +70,36 @@ struct gitws_push {
  */
 int gitws_push(const char *key, const char *ws, const struct gitws_push *p,
                struct jv **out, struct err *e);
+
+/*
+ * An import: a clone of url's branch into ws/workspace/app, which must
+ * be empty (clone.c).  The same rules for the token as a push.
+ */
+struct gitws_clone {
+	const char *url;
+	const char *branch; /* NULL: the remote's default branch */
+	const char *cred_host;
+	const char *username;
+	const char *token;
+	uint64_t max_bytes; /* the download, and the checked-out tree */
+	int timeout_s;
+	bool allow_private;
+};
+
+/*
+ * {imported:true, branch, head} or {imported:false, reason, message};
+ * reason is auth_failed, unreachable, blocked_host, branch_not_found,
+ * empty_repo, too_large, timeout, not_empty or clone_failed.
+ */
+int gitws_clone(const char *key, const char *ws, const struct gitws_clone *c,
+                struct jv **out, struct err *e);
+
+/*
+ * Network work (push, clone) runs in a helper process: this binary run
+ * as `sandboxd git-helper`, as the sandbox user, killed at its timeout
+ * (helper.c).  gitws_helper_main is that command's body; it reads its
+ * request from stdin and writes the answer to stdout.
+ */
+int gitws_helper_main(void);
 
 #endif

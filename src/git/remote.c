@@ -1,14 +1,16 @@
 /*
  * remote.c - pushing a workspace's HEAD to a new branch of the app's
- * stored remote with libgit2.
+ * stored remote with libgit2, in the helper process (helper.c: the
+ * sandbox user's uid, killed at its timeout, private hosts refused).
  *
  * The remote is made from the URL the API stored for the app, with
  * url.*.insteadOf skipped, and no refspec of the repository's own: what
  * the sandbox wrote into .git/config cannot move the push elsewhere
  * (and git.c refuses a config with insteadOf or a proxy anyway).  No
- * proxy is used.  The token is given only from the credentials callback,
- * only for the credential's host, and at most once per push, so a wrong
- * token fails instead of looping; it never appears in a URL.
+ * proxy is used and no off-site redirect followed.  The token is given
+ * only from the credentials callback (auth.c), only for the credential's
+ * host, and at most once per push, so a wrong token fails instead of
+ * looping; it never appears in a URL.
  *
  * Never a force push: the refspec has no '+', and since receive-pack
  * accepts a non-fast-forward update unless told otherwise, the branch's
@@ -29,67 +31,13 @@
 #include "git/internal.h"
 
 struct push_ctx {
+	struct gitws_auth auth; /* first: the callbacks' payload is both */
 	const struct gitws_push *p;
 	char target[300];
 	char head[GIT_OID_HEXSZ + 1];
-	int asked;          /* times the server asked for credentials */
-	bool refused;       /* the callback gave none (host, or a retry) */
 	char rejected[256]; /* the server's status for our ref, if any */
 	struct jv **out;
 };
-
-/* The authority of an http(s) URL without userinfo, into out. */
-static void
-url_authority(const char *url, char *out, size_t len)
-{
-	const char *a = strstr(url, "://"), *end, *at;
-
-	out[0] = '\0';
-	if (a == NULL)
-		return;
-	a += 3;
-	end = a + strcspn(a, "/?#");
-	at = memchr(a, '@', (size_t)(end - a));
-	if (at)
-		a = at + 1;
-	snprintf(out, len, "%.*s", (int)(end - a), a);
-}
-
-/* Whether the credential's host ("name" or "name:port") is the URL's. */
-static bool
-host_matches(const char *cred, const char *url)
-{
-	char auth[300];
-	char *colon;
-
-	url_authority(url, auth, sizeof(auth));
-	if (auth[0] == '\0')
-		return false;
-	if (strchr(cred, ':') == NULL && (colon = strrchr(auth, ':')) &&
-	    auth[0] != '[')
-		*colon = '\0';
-	return strcasecmp(cred, auth) == 0;
-}
-
-static int
-cred_cb(git_credential **out, const char *url, const char *user,
-        unsigned int allowed, void *payload)
-{
-	struct push_ctx *c = payload;
-	const struct gitws_push *p = c->p;
-	const char *name =
-	    p->username && p->username[0] ? p->username : "x-access-token";
-
-	(void)user;
-	/* a second ask means the token was refused: stop, do not loop */
-	if (c->asked++ > 0 || p->cred_host == NULL || p->token == NULL ||
-	    !(allowed & GIT_CREDENTIAL_USERPASS_PLAINTEXT) ||
-	    !host_matches(p->cred_host, url)) {
-		c->refused = true;
-		return GIT_EAUTH;
-	}
-	return git_credential_userpass_plaintext_new(out, name, p->token);
-}
 
 static int
 update_cb(const char *ref, const char *status, void *payload)
@@ -102,38 +50,12 @@ update_cb(const char *ref, const char *status, void *payload)
 	return 0;
 }
 
-/* msg with every occurrence of the token replaced, into out. */
-static void
-redact(const char *msg, const char *token, char *out, size_t len)
-{
-	size_t tl = token ? strlen(token) : 0, o = 0;
-
-	for (const char *m = msg; *m && o + 1 < len;) {
-		if (tl && strncmp(m, token, tl) == 0) {
-			o += (size_t)snprintf(out + o, len - o, "[redacted]");
-			if (o >= len)
-				o = len - 1;
-			m += tl;
-		} else {
-			out[o++] = *m++;
-		}
-	}
-	out[o] = '\0';
-}
-
 static int
 answer_fail(struct push_ctx *c, const char *reason, const char *msg)
 {
-	char clean[512];
-	struct jv *o = jv_obj();
-
-	redact(msg, c->p->token, clean, sizeof(clean));
-	jv_set_bool(o, "pushed", false);
-	jv_set_str(o, "reason", reason);
-	jv_set_str(o, "message", clean);
+	*c->out = gitws_failure("pushed", reason, msg, c->p->token);
 	if (c->target[0])
-		jv_set_str(o, "branch", c->target);
-	*c->out = o;
+		jv_set_str(*c->out, "branch", c->target);
 	return 0;
 }
 
@@ -147,8 +69,7 @@ answer_lib(struct push_ctx *c, int rc, const char *what)
 	const char *reason = "push_failed";
 
 	snprintf(msg, sizeof(msg), "%s: %s", what, m);
-	if (rc == GIT_EAUTH || c->refused || strstr(m, "401") ||
-	    strstr(m, "403") || strcasestr(m, "authentication"))
+	if (gitws_auth_failed(rc, &c->auth, m))
 		reason = "auth_failed";
 	else if (ge &&
 	         (ge->klass == GIT_ERROR_NET || ge->klass == GIT_ERROR_OS))
@@ -177,6 +98,7 @@ static int
 push_remote(git_repository *repo, struct push_ctx *c, const git_oid *head)
 {
 	git_remote_create_options ro;
+	git_remote_connect_options co;
 	git_remote_callbacks cb;
 	git_proxy_options px;
 	git_push_options po;
@@ -194,15 +116,19 @@ push_remote(git_repository *repo, struct push_ctx *c, const git_oid *head)
 	ro.flags = GIT_REMOTE_CREATE_SKIP_INSTEADOF |
 	           GIT_REMOTE_CREATE_SKIP_DEFAULT_FETCHSPEC;
 	git_remote_init_callbacks(&cb, GIT_REMOTE_CALLBACKS_VERSION);
-	cb.credentials = cred_cb;
+	cb.credentials = gitws_auth_cb;
 	cb.push_update_reference = update_cb;
 	cb.payload = c;
 	git_proxy_options_init(&px, GIT_PROXY_OPTIONS_VERSION);
 	px.type = GIT_PROXY_NONE;
 	if ((rc = git_remote_create_with_opts(&r, c->p->url, &ro)) < 0)
 		return answer_lib(c, rc, "the remote URL");
-	if ((rc = git_remote_connect(r, GIT_DIRECTION_PUSH, &cb, &px, NULL)) <
-	    0) {
+	git_remote_connect_options_init(&co,
+	                                GIT_REMOTE_CONNECT_OPTIONS_VERSION);
+	co.callbacks = cb;
+	co.proxy_opts = px;
+	co.follow_redirects = GIT_REMOTE_REDIRECT_NONE;
+	if ((rc = git_remote_connect_ext(r, GIT_DIRECTION_PUSH, &co)) < 0) {
 		answer_lib(c, rc, "connecting");
 		goto out;
 	}
@@ -220,6 +146,7 @@ push_remote(git_repository *repo, struct push_ctx *c, const git_oid *head)
 	git_push_options_init(&po, GIT_PUSH_OPTIONS_VERSION);
 	po.callbacks = cb;
 	po.proxy_opts = px;
+	po.follow_redirects = GIT_REMOTE_REDIRECT_NONE;
 	if ((rc = git_remote_upload(r, &arr, &po)) < 0) {
 		answer_lib(c, rc, "pushing");
 		goto out;
@@ -267,11 +194,14 @@ push_locked(git_repository *repo, void *arg, struct err *e)
 }
 
 int
-gitws_push(const char *key, const char *ws, const struct gitws_push *p,
-           struct jv **out, struct err *e)
+gitws_push_here(const char *key, const char *ws, const struct gitws_push *p,
+                struct jv **out, struct err *e)
 {
 	struct push_ctx c = {.p = p, .out = out};
 
+	c.auth.cred_host = p->cred_host;
+	c.auth.username = p->username;
+	c.auth.token = p->token;
 	*out = NULL;
 	return gitws_with_repo(key, ws, push_locked, &c, e);
 }

@@ -14,7 +14,7 @@
 	"a.id, a.owner, a.name, a.description, a.tags, a.runtime_preset, "     \
 	"a.created_at, a.updated_at, "                                         \
 	"(SELECT id FROM sandbox WHERE app_id = a.id), "                       \
-	"a.git_repo_url, a.git_branch, a.git_credential_id"
+	"a.git_repo_url, a.git_branch, a.git_credential_id, a.last_import_at"
 
 static void
 app_from_row(sqlite3_stmt *st, void *out)
@@ -35,6 +35,7 @@ app_from_row(sqlite3_stmt *st, void *out)
 	store_col_text(st, 10, a->git_branch, sizeof(a->git_branch));
 	store_col_text(st, 11, a->git_credential_id,
 	               sizeof(a->git_credential_id));
+	a->last_import_at = sqlite3_column_int64(st, 12);
 }
 
 int
@@ -85,6 +86,22 @@ store_app_update(struct store *s, const struct app *a)
 	                             " tags = ?, updated_at = ? WHERE id = ?",
 	                             "sssis", a->name, a->description,
 	                             a->tags_json, a->updated_at, a->id));
+	UNLOCK(s);
+	return rc;
+}
+
+int
+store_app_imported(struct store *s, const char *id, const char *branch,
+                   int64_t at)
+{
+	int rc;
+
+	LOCK(s);
+	rc = store_run(s, store_prep(s,
+	                             "UPDATE app SET last_import_at = ?, "
+	                             "git_branch = CASE git_branch WHEN '' "
+	                             "THEN ? ELSE git_branch END WHERE id = ?",
+	                             "iss", at, branch, id));
 	UNLOCK(s);
 	return rc;
 }

@@ -162,6 +162,13 @@ static const struct migration store_migrations[] = {
                "ALTER TABLE app ADD COLUMN git_credential_id TEXT NOT NULL"
                "  DEFAULT '';",
     },
+    {
+        .version = 7,
+        .name = "app_last_import",
+        /* When the app's repository was last cloned into a sandbox. */
+        .sql = "ALTER TABLE app ADD COLUMN last_import_at INTEGER NOT NULL"
+               "  DEFAULT 0;",
+    },
 };
 
 #endif

@@ -37,10 +37,15 @@ struct app {
 	char tags_json[API_MAX_TAGS * (API_MAX_TAG_BYTES * 6 + 3) + 3];
 	char runtime_preset[32];               /* "" when none */
 	char current_sandbox_id[ULID_LEN + 1]; /* "" when none; read only */
-	/* Where pushes go: https URL, import branch, credential ("" none). */
+	/*
+	 * Where imports come from and pushes go: https URL, import branch
+	 * ("" until the first import when none was named: the remote's
+	 * default), credential ("" none).
+	 */
 	char git_repo_url[GIT_URL_MAX + 1];
 	char git_branch[GIT_BRANCH_MAX + 1];
 	char git_credential_id[ULID_LEN + 1];
+	int64_t last_import_at; /* 0: never imported */
 	int64_t created_at;
 	int64_t updated_at;
 };
@@ -81,6 +86,9 @@ int store_app_insert(struct store *s, const struct app *a);
 int store_app_get(struct store *s, const char *owner, const char *id,
                   struct app *out);
 int store_app_update(struct store *s, const struct app *a);
+/* After an import: last_import_at, and git_branch when it was "". */
+int store_app_imported(struct store *s, const char *id, const char *branch,
+                       int64_t at);
 int store_app_delete(struct store *s, const char *id);
 /* Newest first; fn returns non-zero to stop early. */
 int store_app_list(struct store *s, const char *owner,

@@ -3,7 +3,9 @@
  *
  * Once per workspace, at the first boot (no .sandboxd/seeded yet): when
  * SANDBOXD_PRESET names a template and workspace/app is empty, the app dir
- * receives a copy of the template; a non-empty one is left alone.  Then
+ * receives a copy of the template; a non-empty one is left alone.  A lone
+ * .git counts as empty: an app imported from a repository without commits
+ * gets its preset's template next to the repository.  Then
  * the marker is written in every case (no preset, no such template, a
  * non-empty dir), so a user who later empties the app dir does not get the
  * template back, and the control plane, which waits for the marker before
@@ -53,7 +55,7 @@ seed_preset_ok(const char *s)
 	return true;
 }
 
-/* 1 empty, 0 not, -1 cannot tell (logged). */
+/* 1 empty (or only .git), 0 not, -1 cannot tell (logged). */
 static int
 seed_dir_empty(const char *path)
 {
@@ -67,7 +69,8 @@ seed_dir_empty(const char *path)
 	}
 	while ((de = readdir(d)) != NULL) {
 		if (strcmp(de->d_name, ".") != 0 &&
-		    strcmp(de->d_name, "..") != 0) {
+		    strcmp(de->d_name, "..") != 0 &&
+		    strcmp(de->d_name, ".git") != 0) {
 			empty = 0;
 			break;
 		}

@@ -26,7 +26,7 @@ wait_until 5 bash -c "exec 3<>/dev/tcp/127.0.0.1/$GPORT" 2>/dev/null ||
 	bail "the git server did not come up"
 REMOTE=http://127.0.0.1:$GPORT/app.git
 
-start_daemon SANDBOXD_IMAGE="$TEST_IMAGE" SANDBOXD_GIT_ALLOW_HTTP=1 \
+start_daemon SANDBOXD_IMAGE="$TEST_IMAGE" SANDBOXD_GIT_ALLOW_HTTP=1 SANDBOXD_GIT_ALLOW_PRIVATE_HOSTS=true \
 	SANDBOXD_API_TOKENS=a=tok-a-tenant,b=tok-b-tenant ||
 	bail "the daemon did not come up: $(tail -n 5 "$DAEMON_ERR")"
 TOKEN=tok-a-tenant
@@ -188,7 +188,7 @@ set_app_git() {
 	stop_daemon
 	sqlite3 "$DATA/state/sandboxd.db" "UPDATE app SET git_repo_url='$1', git_credential_id='$2' WHERE id='$APP'" ||
 		t_err "cannot update the app row"
-	start_daemon SANDBOXD_IMAGE="$TEST_IMAGE" SANDBOXD_GIT_ALLOW_HTTP=1 \
+	start_daemon SANDBOXD_IMAGE="$TEST_IMAGE" SANDBOXD_GIT_ALLOW_HTTP=1 SANDBOXD_GIT_ALLOW_PRIVATE_HOSTS=true \
 		SANDBOXD_DATA_DIR="$DATA" SANDBOXD_API_TOKENS=a=tok-a-tenant,b=tok-b-tenant ||
 		bail "the daemon did not come back: $(tail -n 5 "$DAEMON_ERR")"
 }

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "git/git.h"
+#include "git/internal.h"
 #include "lib/buf.h"
 #include "unit.h"
 
@@ -305,7 +306,139 @@ symlink_is_committed_as_a_link(void)
 	         app) == 0);
 }
 
+static void
+host_check_refuses_non_public(void)
+{
+	static const char *const blocked[] = {
+	    "127.0.0.1",         "10.1.2.3",
+	    "169.254.169.254",   "172.16.0.1",
+	    "172.31.255.255",    "192.168.1.1",
+	    "100.64.0.1",        "0.0.0.0",
+	    "224.0.0.1",         "[::1]",
+	    "[fe80::1]",         "[fc00::1]",
+	    "[::ffff:10.0.0.1]", "[64:ff9b::7f00:1]",
+	    "127.0.0.1:8443"};
+	static const char *const public[] = {"8.8.8.8", "1.1.1.1:443",
+	                                     "172.32.0.1", "[2606:4700::1]"};
+	char url[128];
+	struct jv *out;
+
+	for (size_t i = 0; i < sizeof(blocked) / sizeof(blocked[0]); i++) {
+		snprintf(url, sizeof(url), "https://%s/r.git", blocked[i]);
+		out = NULL;
+		CHECK(gitws_host_check("pushed", url, false, &out) == 0);
+		CHECK_STR(str(out, "reason"), "blocked_host");
+		CHECK(strstr(str(out, "message"),
+		             "SANDBOXD_GIT_ALLOW_PRIVATE_HOSTS") != NULL);
+		jv_free(out);
+		out = NULL;
+		CHECK(gitws_host_check("pushed", url, true, &out) == 1);
+		CHECK(out == NULL);
+	}
+	for (size_t i = 0; i < sizeof(public) / sizeof(public[0]); i++) {
+		snprintf(url, sizeof(url), "https://%s/r.git", public[i]);
+		out = NULL;
+		CHECK(gitws_host_check("pushed", url, false, &out) == 1);
+	}
+	out = NULL;
+	CHECK(gitws_host_check("imported", "file:///etc", false, &out) == 0);
+	CHECK(!jv_is_true(jv_get(out, "imported")));
+	jv_free(out);
+}
+
+static void
+failures_never_hold_the_token(void)
+{
+	char out[128];
+	struct jv *o;
+
+	gitws_redact("user:tok@h tok tok!", "tok", out, sizeof(out));
+	CHECK_STR(out, "user:[redacted]@h [redacted] [redacted]!");
+	o = gitws_failure("imported", "auth_failed", "bad tok", "tok");
+	CHECK_STR(str(o, "message"), "bad [redacted]");
+	CHECK(jv_get(o, "imported") && !jv_is_true(jv_get(o, "imported")));
+	jv_free(o);
+}
+
+/* A clone of a local bare repository into a fresh empty dir. */
+static struct jv *
+clone_local(const char *bare, const char *branch, uint64_t max)
+{
+	struct gitws_clone c = {.branch = branch, .max_bytes = max};
+	char url[256], dir[128];
+	struct err e = {0};
+	struct jv *out = NULL;
+
+	snprintf(url, sizeof(url), "file://%s", bare);
+	c.url = url;
+	snprintf(dir, sizeof(dir), "%s/clone", ws);
+	sh("rm -rf %s && mkdir -p %s", dir, dir);
+	CHECK(gitws_clone_here(dir, &c, &out, &e) == 0);
+	return out;
+}
+
+static void
+clone_is_bounded_and_branch_checked(void)
+{
+	char bare[128];
+	struct jv *o;
+
+	fresh(true);
+	snprintf(bare, sizeof(bare), "%s/bare.git", ws);
+	/* 8 MB of zeros: a tiny pack, a large tree */
+	/* made by root beside the workspace (git refuses to serve a
+	 * repository of another user) */
+	sh("mkdir %s/src && cd %s/src && " GIT "init -q && echo one >a.txt && "
+	   "head -c 8000000 /dev/zero >zeros.bin && " GIT "add -A && " GIT
+	   "commit -qm zeros && " GIT "clone -q --bare . %s",
+	   ws, ws, bare);
+	o = clone_local(bare, NULL, 1u << 20);
+	CHECK_STR(str(o, "reason"), "too_large");
+	CHECK(sh("test ! -e %s/clone/zeros.bin", ws) == 0);
+	jv_free(o);
+	o = clone_local(bare, NULL, 64u << 20);
+	CHECK(jv_is_true(jv_get(o, "imported")));
+	CHECK_STR(str(o, "branch"), "main");
+	CHECK(sh("test -s %s/clone/zeros.bin && test -s %s/clone/a.txt", ws,
+	         ws) == 0);
+	jv_free(o);
+	o = clone_local(bare, "nope", 0);
+	CHECK_STR(str(o, "reason"), "branch_not_found");
+	CHECK(strstr(str(o, "message"), "nope") != NULL);
+	jv_free(o);
+	/* an empty repository is an empty import on the named branch */
+	sh("rm -rf %s && git init -q --bare %s", bare, bare);
+	o = clone_local(bare, "trunk", 0);
+	CHECK(jv_is_true(jv_get(o, "imported")));
+	CHECK(jv_is_true(jv_get(o, "empty")));
+	CHECK_STR(str(o, "branch"), "trunk");
+	CHECK(sh("cd %s/clone && test \"$(git symbolic-ref HEAD)\" = "
+	         "refs/heads/trunk && git config remote.origin.url | grep -q "
+	         "bare.git",
+	         ws) == 0);
+	jv_free(o);
+	/* a non-empty target is refused */
+	o = clone_local(bare, NULL, 0);
+	jv_free(o);
+	{
+		struct gitws_clone c = {.url = "file:///nonexistent"};
+		struct err e = {0};
+		char dir[128];
+
+		snprintf(dir, sizeof(dir), "%s/clone", ws);
+		o = NULL;
+		CHECK(gitws_clone_here(dir, &c, &o, &e) == 0);
+		CHECK_STR(str(o, "reason"), "not_empty");
+		jv_free(o);
+	}
+}
+
 static const struct unit_test tests[] = {
+    {"the host check refuses non-public addresses",
+     host_check_refuses_non_public},
+    {"failures never hold the token", failures_never_hold_the_token},
+    {"a clone is bounded and its branch checked",
+     clone_is_bounded_and_branch_checked},
     {"no repository is not an error", no_repo_is_not_an_error},
     {"status lists changes", status_lists_changes},
     {"diff includes untracked files", diff_includes_untracked},

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/buf.h"
 #include "lib/clock.h"
 #include "store/store.h"
 #include "store_fixture.h"
@@ -431,6 +432,72 @@ app_config_cap_and_app_delete(void)
 	store_fixture_close(s);
 }
 
+static int
+cred_names(const struct git_credential *c, void *arg)
+{
+	struct buf *b = arg;
+
+	return buf_appendf(b, "%s@%s,", c->name, c->host) < 0;
+}
+
+static void
+git_credentials_and_import(void)
+{
+	struct store *s = store_fixture_open_sealed();
+	struct git_credential c = {0}, got;
+	struct vault_secret tok;
+	struct buf names;
+	struct app a, back;
+
+	ulid_new(c.id);
+	snprintf(c.owner, sizeof(c.owner), "alice");
+	snprintf(c.name, sizeof(c.name), "gh");
+	snprintf(c.host, sizeof(c.host), "github.com");
+	c.created_at = clock_now();
+	CHECK(store_gitcred_insert(s, &c, "ghp_secret", 10) == 0);
+	/* a second of the same name for the tenant is a conflict */
+	ulid_new(got.id);
+	memcpy(got.owner, c.owner, sizeof(c.owner));
+	memcpy(got.name, c.name, sizeof(c.name));
+	memcpy(got.host, c.host, sizeof(c.host));
+	got.username[0] = '\0';
+	got.created_at = c.created_at;
+	CHECK(store_gitcred_insert(s, &got, "x", 1) == STORE_CONFLICT);
+	CHECK(store_gitcred_get(s, "alice", c.id, &got) == 0);
+	CHECK_STR(got.host, "github.com");
+	CHECK(store_gitcred_get(s, "bob", c.id, &got) == STORE_NOT_FOUND);
+	CHECK(store_gitcred_token(s, "bob", c.id, &tok) == STORE_NOT_FOUND);
+	CHECK(store_gitcred_token(s, "alice", c.id, &tok) == 0);
+	CHECK(tok.len == 10 && memcmp(tok.data, "ghp_secret", 10) == 0);
+	vault_secret_free(&tok);
+	buf_init(&names, 0);
+	CHECK(store_gitcred_list(s, "alice", cred_names, &names) == 0);
+	CHECK_STR(names.data ? names.data : "", "gh@github.com,");
+	buf_release(&names);
+
+	/* an import records its time, and the branch only when none was
+	 * named */
+	make_app(&a, "alice", "imported");
+	snprintf(a.git_repo_url, sizeof(a.git_repo_url), "https://x.test/r");
+	CHECK(store_app_insert(s, &a) == 0);
+	CHECK(store_app_imported(s, a.id, "dev", 1234) == 0);
+	CHECK(store_app_get(s, "alice", a.id, &back) == 0);
+	CHECK_STR(back.git_branch, "dev");
+	CHECK(back.last_import_at == 1234);
+	CHECK(store_app_imported(s, a.id, "other", 5678) == 0);
+	CHECK(store_app_get(s, "alice", a.id, &back) == 0);
+	CHECK_STR(back.git_branch, "dev");
+	CHECK(back.last_import_at == 5678);
+
+	/* delete: the row and its sealed token go together */
+	CHECK(store_gitcred_delete(s, "bob", c.id) == STORE_NOT_FOUND);
+	CHECK(store_gitcred_delete(s, "alice", c.id) == 0);
+	CHECK(store_secret_exists(s, STORE_SECRET_GIT_TOKEN, "alice", c.id) ==
+	      STORE_NOT_FOUND);
+	CHECK(store_gitcred_token(s, "alice", c.id, &tok) == STORE_NOT_FOUND);
+	store_fixture_close(s);
+}
+
 static void
 proxy_token_lookup(void)
 {
@@ -469,6 +536,7 @@ static const struct unit_test tests[] = {
     {"app config rows", app_config_rows},
     {"app config cap, and rows go with the app", app_config_cap_and_app_delete},
     {"proxy token lookup", proxy_token_lookup},
+    {"git credentials and import", git_credentials_and_import},
     {"task rows", task_rows},
     {"migrations are idempotent", migrations_are_idempotent},
     {"apps are scoped by owner", apps_are_scoped_by_owner},

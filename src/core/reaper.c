@@ -18,6 +18,7 @@
 
 #include "core/preview.h"
 #include "core/task.h"
+#include "git/git.h"
 #include "lib/clock.h"
 #include "lib/log.h"
 
@@ -165,6 +166,8 @@ reaper_main(void *arg)
 			reaper_pressure_pass(c);
 		if (tick % c->cfg->idle_interval_s == 0)
 			reaper_idle_pass(c);
+		if (tick % 30 == 0)
+			gitws_cache_trim();
 	}
 	preview_flush(c);
 	return NULL;

@@ -46,6 +46,7 @@
 #include <string.h>
 #include <sys/fsuid.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/workspace.h"
@@ -389,10 +390,14 @@ status_locked(git_repository *repo, struct jv **out, struct err *e)
 		return -1;
 	git_status_options_init(&so, GIT_STATUS_OPTIONS_VERSION);
 	so.show = GIT_STATUS_SHOW_INDEX_AND_WORKDIR;
+	/* UPDATE_INDEX: stat data refreshed once, as `git status` does, so
+	 * files whose stat changed but content did not (or a checkout's
+	 * racily clean entries) are not hashed again on every call. */
 	so.flags = GIT_STATUS_OPT_INCLUDE_UNTRACKED |
 	           GIT_STATUS_OPT_RECURSE_UNTRACKED_DIRS |
 	           GIT_STATUS_OPT_RENAMES_HEAD_TO_INDEX |
-	           GIT_STATUS_OPT_EXCLUDE_SUBMODULES;
+	           GIT_STATUS_OPT_EXCLUDE_SUBMODULES |
+	           GIT_STATUS_OPT_UPDATE_INDEX;
 	if (git_status_list_new(&list, repo, &so) < 0) {
 		git_commit_free(head);
 		return lib_err(e, "status");
@@ -479,7 +484,8 @@ worktree_diff(git_repository *repo, git_commit *head, git_diff **out)
 
 	git_diff_options_init(&o, GIT_DIFF_OPTIONS_VERSION);
 	o.flags = GIT_DIFF_INCLUDE_UNTRACKED | GIT_DIFF_RECURSE_UNTRACKED_DIRS |
-	          GIT_DIFF_SHOW_UNTRACKED_CONTENT | GIT_DIFF_IGNORE_SUBMODULES;
+	          GIT_DIFF_SHOW_UNTRACKED_CONTENT | GIT_DIFF_IGNORE_SUBMODULES |
+	          GIT_DIFF_UPDATE_INDEX;
 	o.max_size = GITWS_MAX_BLOB;
 	if (head && git_commit_tree(&tree, head) < 0)
 		return -1;
@@ -504,24 +510,42 @@ diff_locked(git_repository *repo, struct jv **out, struct err *e)
 		git_commit_free(head);
 		return lib_err(e, "diff");
 	}
+	/*
+	 * One patch per file, made once: its stats, and its text while the
+	 * text is under the cap (printing the whole diff and then making
+	 * each patch again for its stats did every file's work twice).
+	 */
 	buf_init(&db.text, GITWS_MAX_DIFF + 1);
-	if (git_diff_print(diff, GIT_DIFF_FORMAT_PATCH, diff_line, &db) < 0 &&
-	    !db.truncated) {
-		buf_release(&db.text);
-		git_diff_free(diff);
-		git_commit_free(head);
-		return lib_err(e, "printing the diff");
-	}
 	files = jv_arr();
 	n = git_diff_num_deltas(diff);
 	for (size_t i = 0; i < n && i < GITWS_MAX_DIFF_FILES; i++) {
 		git_patch *p = NULL;
 		size_t ctx, add = 0, del = 0;
-		const git_diff_delta *d = git_diff_get_delta(diff, i);
-		struct jv *f = jv_obj();
+		const git_diff_delta *d;
+		struct jv *f;
 
-		if (git_patch_from_diff(&p, diff, i) == 0 && p)
+		if (git_patch_from_diff(&p, diff, i) < 0) {
+			jv_free(files);
+			buf_release(&db.text);
+			git_diff_free(diff);
+			git_commit_free(head);
+			return lib_err(e, "making the diff");
+		}
+		d = git_diff_get_delta(diff, i);
+		if (p) {
 			git_patch_line_stats(&ctx, &add, &del, p);
+			if (!db.truncated &&
+			    git_patch_print(p, diff_line, &db) < 0 &&
+			    !db.truncated) {
+				git_patch_free(p);
+				jv_free(files);
+				buf_release(&db.text);
+				git_diff_free(diff);
+				git_commit_free(head);
+				return lib_err(e, "printing the diff");
+			}
+		}
+		f = jv_obj();
 		jv_set_str(f, "path", d->new_file.path);
 		jv_set_int(f, "additions", (int64_t)add);
 		jv_set_int(f, "deletions", (int64_t)del);
@@ -639,6 +663,144 @@ out:
 	return rc;
 }
 
+/*
+ * Open repositories kept between calls: opening one reads its config,
+ * index and ignore rules again, a third of a status on 10,000 files.  An
+ * entry is used only when the layout checks pass again and .git and
+ * .git/config are the very same files (device, inode, size, times) as
+ * when it was opened and its config audited; otherwise it is dropped and
+ * the repository opened afresh.  libgit2 re-reads an index, refs or packs
+ * that changed on disk by itself.  An entry is taken out of the cache
+ * while in use, so no two threads ever share one.  Entries idle for
+ * CACHE_IDLE_S are freed by gitws_cache_trim.
+ */
+#define CACHE_SLOTS  8
+#define CACHE_IDLE_S 120
+
+struct stamp {
+	dev_t dev;
+	ino_t gitdir, config;
+	off_t size;
+	struct timespec mtime, ctime;
+};
+
+struct slot {
+	char key[64];
+	char ws[4096];
+	git_repository *repo;
+	struct stamp st;
+	time_t used;
+};
+
+static struct slot cache[CACHE_SLOTS];
+static pthread_mutex_t cache_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static int
+stamp_of(const char *app, struct stamp *s)
+{
+	struct stat g, c;
+	char p[4200];
+
+	memset(s, 0, sizeof(*s));
+	snprintf(p, sizeof(p), "%s/.git", app);
+	if (lstat(p, &g) < 0)
+		return -1;
+	snprintf(p, sizeof(p), "%s/.git/config", app);
+	if (lstat(p, &c) < 0)
+		memset(&c, 0, sizeof(c));
+	s->dev = g.st_dev;
+	s->gitdir = g.st_ino;
+	s->config = c.st_ino;
+	s->size = c.st_size;
+	s->mtime = c.st_mtim;
+	s->ctime = c.st_ctim;
+	return 0;
+}
+
+static bool
+stamp_eq(const struct stamp *a, const struct stamp *b)
+{
+	return a->dev == b->dev && a->gitdir == b->gitdir &&
+	       a->config == b->config && a->size == b->size &&
+	       a->mtime.tv_sec == b->mtime.tv_sec &&
+	       a->mtime.tv_nsec == b->mtime.tv_nsec &&
+	       a->ctime.tv_sec == b->ctime.tv_sec &&
+	       a->ctime.tv_nsec == b->ctime.tv_nsec;
+}
+
+/* The cached repository for key at ws with this stamp, taken out. */
+static git_repository *
+cache_take(const char *key, const char *ws, const struct stamp *st)
+{
+	git_repository *r = NULL, *stale = NULL;
+
+	pthread_mutex_lock(&cache_mu);
+	for (int i = 0; i < CACHE_SLOTS; i++) {
+		struct slot *c = &cache[i];
+
+		if (c->repo == NULL || strcmp(c->key, key) != 0)
+			continue;
+		if (strcmp(c->ws, ws) == 0 && stamp_eq(&c->st, st))
+			r = c->repo;
+		else
+			stale = c->repo;
+		c->repo = NULL;
+		break;
+	}
+	pthread_mutex_unlock(&cache_mu);
+	git_repository_free(stale);
+	return r;
+}
+
+static void
+cache_put(const char *key, const char *ws, git_repository *repo,
+          const struct stamp *st)
+{
+	struct slot *pick = &cache[0];
+	git_repository *evicted;
+
+	if (strlen(key) >= sizeof(pick->key) ||
+	    strlen(ws) >= sizeof(pick->ws)) {
+		git_repository_free(repo);
+		return;
+	}
+	pthread_mutex_lock(&cache_mu);
+	for (int i = 0; i < CACHE_SLOTS; i++) {
+		if (cache[i].repo == NULL) {
+			pick = &cache[i];
+			break;
+		}
+		if (cache[i].used < pick->used)
+			pick = &cache[i];
+	}
+	evicted = pick->repo;
+	snprintf(pick->key, sizeof(pick->key), "%s", key);
+	snprintf(pick->ws, sizeof(pick->ws), "%s", ws);
+	pick->repo = repo;
+	pick->st = *st;
+	pick->used = time(NULL);
+	pthread_mutex_unlock(&cache_mu);
+	git_repository_free(evicted);
+}
+
+void
+gitws_cache_trim(void)
+{
+	git_repository *idle[CACHE_SLOTS];
+	time_t now = time(NULL);
+	int n = 0;
+
+	pthread_mutex_lock(&cache_mu);
+	for (int i = 0; i < CACHE_SLOTS; i++)
+		if (cache[i].repo && now - cache[i].used >= CACHE_IDLE_S) {
+			idle[n++] = cache[i].repo;
+			cache[i].repo = NULL;
+		}
+	pthread_mutex_unlock(&cache_mu);
+	for (int i = 0; i < n; i++)
+		git_repository_free(idle[i]);
+}
+
 int
 gitws_with_repo(const char *key, const char *ws,
                 int (*fn)(git_repository *, void *, struct err *), void *arg,
@@ -646,17 +808,26 @@ gitws_with_repo(const char *key, const char *ws,
 {
 	pthread_mutex_t *mu;
 	git_repository *repo = NULL;
+	struct stamp st;
 	struct fsid id;
+	char app[4096];
 	int rc;
 
 	pthread_once(&once, init_once);
 	mu = stripe(key);
 	pthread_mutex_lock(mu);
 	fsid_enter(&id);
-	rc = repo_open(ws, &repo, e);
+	rc = check_layout(ws, app, sizeof(app), e);
+	if (rc == 0 && stamp_of(app, &st) < 0)
+		rc = GITWS_NOT_REPO;
+	if (rc == 0 && (repo = cache_take(key, ws, &st)) == NULL)
+		rc = repo_open(ws, &repo, e);
 	if (rc == 0)
 		rc = fn(repo, arg, e);
-	git_repository_free(repo);
+	if (rc == 0)
+		cache_put(key, ws, repo, &st);
+	else
+		git_repository_free(repo);
 	fsid_leave(&id);
 	pthread_mutex_unlock(mu);
 	return rc;

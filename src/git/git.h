@@ -41,6 +41,11 @@ int gitws_diff(const char *key, const char *ws, struct jv **out, struct err *e);
  */
 int gitws_commit(const char *key, const char *ws, const char *message,
                  struct jv **out, struct err *e);
+/*
+ * Repositories stay open between calls on an app (git.c); this frees
+ * those unused for two minutes.  Called on the reaper's tick.
+ */
+void gitws_cache_trim(void);
 
 /*
  * A push of HEAD to a new branch of the app's stored remote (remote.c).

@@ -433,7 +433,38 @@ clone_is_bounded_and_branch_checked(void)
 	}
 }
 
+static void
+a_cached_repository_is_checked_again(void)
+{
+	struct err e = {0};
+	struct jv *out = NULL;
+
+	fresh(true);
+	jv_free(call(gitws_status, 0)); /* now open in the cache */
+	jv_free(call(gitws_status, 0));
+	sh("cd %s && git config core.hooksPath /tmp", app);
+	CHECK(gitws_status("app", ws, &out, &e) == -1);
+	CHECK_STR(e.code, "unsafe_repo_config");
+	sh("cd %s && git config --unset core.hooksPath", app);
+	jv_free(call(gitws_status, 0));
+	/* .git swapped for a link to another repository */
+	sh("mkdir -p %s/other && cp -a %s/.git %s/other/ && rm -rf %s/.git && "
+	   "ln -s %s/other/.git %s/.git",
+	   ws, app, ws, app, ws, app);
+	e = (struct err){0};
+	CHECK(gitws_status("app", ws, &out, &e) == -1);
+	CHECK_STR(e.code, "unsafe_repo");
+	/* the same key in another workspace is another repository */
+	fresh(false);
+	out = call(gitws_status, 0);
+	CHECK(jv_type(jv_get(out, "head_sha")) == JV_NULL);
+	jv_free(out);
+	gitws_cache_trim();
+}
+
 static const struct unit_test tests[] = {
+    {"a cached repository is checked again",
+     a_cached_repository_is_checked_again},
     {"the host check refuses non-public addresses",
      host_check_refuses_non_public},
     {"failures never hold the token", failures_never_hold_the_token},

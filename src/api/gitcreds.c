@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "api/api.h"
+#include "core/gitops.h"
 #include "lib/clock.h"
 
 static bool
@@ -61,8 +62,7 @@ api_git_host_ok(const char *h, size_t n)
 int
 api_git_url_check(const char *url, size_t n, struct err *e)
 {
-	const char *allow = getenv("SANDBOXD_GIT_ALLOW_HTTP");
-	bool http = allow && strcmp(allow, "1") == 0;
+	bool http = gitops_test_http();
 	const char *rest, *end;
 
 	if (n == 0 || n > GIT_URL_MAX || strlen(url) != n)

@@ -131,7 +131,7 @@ apps_git_push(struct req *r, struct resp *w)
 			api_fail(w, 500, "internal", "cannot read the app");
 		return;
 	}
-	rc = gitops_credential(r->core, &a, &cred, &tok);
+	rc = gitops_remote(r->core, &a, &p.r, &cred, &tok);
 	if (rc == STORE_NOT_FOUND) {
 		reply_unpushed(w, "credential_not_found",
 		               "the app's git credential was deleted");
@@ -141,13 +141,7 @@ apps_git_push(struct req *r, struct resp *w)
 		api_fail(w, 500, "internal", "cannot open the git credential");
 		return;
 	}
-	p.cred_host = cred.host[0] ? cred.host : NULL;
-	p.username = cred.username;
-	p.token = tok.data;
-	p.timeout_s = (int)r->core->cfg->git_timeout_s;
-	p.allow_private = r->core->cfg->git_allow_private;
 	default_prefix(a.name, prefix, sizeof(prefix));
-	p.url = a.git_repo_url;
 	p.branch = branch[0] ? branch : NULL;
 	p.prefix = prefix;
 	workspace_path(r->core->cfg->data_dir, sb.id, ws, sizeof(ws));

@@ -366,10 +366,30 @@ parse_agent(const struct envfile *f, struct config *c, char *err, size_t errlen)
 	return 0;
 }
 
+/* A CA bundle for git servers: "" (the system's), or a readable file. */
+static int
+parse_git_ca(const struct envfile *f, struct config *c, char *err,
+             size_t errlen)
+{
+	const char *v = lookup(f, "SANDBOXD_GIT_CA_FILE");
+	struct stat st;
+
+	if (v == NULL || *v == '\0')
+		return 0;
+	if (v[0] != '/' || strlen(v) >= sizeof(c->git_ca_file))
+		FAIL("SANDBOXD_GIT_CA_FILE: \"%s\" is not an absolute path", v);
+	if (stat(v, &st) < 0 || !S_ISREG(st.st_mode) || access(v, R_OK) < 0)
+		FAIL("SANDBOXD_GIT_CA_FILE: %s is not a readable file", v);
+	snprintf(c->git_ca_file, sizeof(c->git_ca_file), "%s", v);
+	return 0;
+}
+
 /* Pushes and imports (the git helper). */
 static int
 parse_git(const struct envfile *f, struct config *c, char *err, size_t errlen)
 {
+	if (parse_git_ca(f, c, err, errlen) < 0)
+		return -1;
 	return parse_int(f, "SANDBOXD_GIT_TIMEOUT_SECONDS", 300, 5, 3600,
 	                 &c->git_timeout_s, err, errlen) < 0 ||
 	               parse_int(f, "SANDBOXD_GIT_IMPORT_MAX_MB", 2048, 1,

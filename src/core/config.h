@@ -42,9 +42,10 @@ struct config {
 	char claude_model[128];
 	int64_t task_timeout_s; /* a task's timeout when it names none */
 	/* Pushes and imports. */
-	int64_t git_timeout_s;     /* the git helper is killed after it */
-	int64_t git_import_max_mb; /* download and checked-out tree */
-	bool git_allow_private;    /* remotes on loopback/private networks */
+	int64_t git_timeout_s;      /* the git helper is killed after it */
+	int64_t git_import_max_mb;  /* download and checked-out tree */
+	bool git_allow_private;     /* remotes on loopback/private networks */
+	char git_ca_file[PATH_MAX]; /* "" = the system's CA bundle */
 	/* The credential proxy (sandboxes reach their model providers). */
 	char proxy_addr[64]; /* "" = the sandbox network's gateway */
 	uint16_t proxy_port;

@@ -7,6 +7,7 @@
 
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/workspace.h"
@@ -14,21 +15,42 @@
 #include "lib/clock.h"
 #include "lib/log.h"
 
-int
-gitops_credential(struct core *c, const struct app *a,
-                  struct git_credential *cred, struct vault_secret *tok)
+bool
+gitops_test_http(void)
 {
-	int rc;
+	const char *v = getenv("SANDBOXD_GIT_ALLOW_HTTP");
+
+	return v && strcmp(v, "1") == 0;
+}
+
+int
+gitops_remote(struct core *c, const struct app *a, struct gitws_remote *r,
+              struct git_credential *cred, struct vault_secret *tok)
+{
+	int rc = 0;
 
 	memset(cred, 0, sizeof(*cred));
 	memset(tok, 0, sizeof(*tok));
-	if (a->git_credential_id[0] == '\0')
-		return 0;
-	rc = store_gitcred_get(c->store, a->owner, a->git_credential_id, cred);
-	if (rc == 0)
-		rc = store_gitcred_token(c->store, a->owner,
-		                         a->git_credential_id, tok);
-	return rc == 0 || rc == STORE_NOT_FOUND ? rc : -1;
+	if (a->git_credential_id[0]) {
+		rc = store_gitcred_get(c->store, a->owner, a->git_credential_id,
+		                       cred);
+		if (rc == 0)
+			rc = store_gitcred_token(c->store, a->owner,
+			                         a->git_credential_id, tok);
+		if (rc != 0)
+			return rc == STORE_NOT_FOUND ? rc : -1;
+	}
+	*r = (struct gitws_remote){
+	    .url = a->git_repo_url,
+	    .cred_host = cred->host[0] ? cred->host : NULL,
+	    .username = cred->username,
+	    .token = tok->data,
+	    .timeout_s = (int)c->cfg->git_timeout_s,
+	    .allow_private = c->cfg->git_allow_private,
+	    .allow_loopback = gitops_test_http(),
+	    .ca_file = c->cfg->git_ca_file[0] ? c->cfg->git_ca_file : NULL,
+	};
+	return 0;
 }
 
 static int
@@ -53,7 +75,7 @@ gitops_import(struct core *c, const struct app *a, const char *sandbox_id,
 	struct jv *out = NULL;
 	char ws[PATH_MAX];
 	const char *reason;
-	int rc = gitops_credential(c, a, &cred, &tok);
+	int rc = gitops_remote(c, a, &g.r, &cred, &tok);
 
 	if (rc == STORE_NOT_FOUND)
 		return err_set(e, 409, "git_import_failed",
@@ -61,14 +83,8 @@ gitops_import(struct core *c, const struct app *a, const char *sandbox_id,
 		               "the app again with another");
 	if (rc < 0)
 		return ERR_INTERNAL(e, "cannot open the git credential");
-	g.url = a->git_repo_url;
 	g.branch = a->git_branch[0] ? a->git_branch : NULL;
-	g.cred_host = cred.host[0] ? cred.host : NULL;
-	g.username = cred.username;
-	g.token = tok.data;
 	g.max_bytes = (uint64_t)c->cfg->git_import_max_mb << 20;
-	g.timeout_s = (int)c->cfg->git_timeout_s;
-	g.allow_private = c->cfg->git_allow_private;
 	workspace_path(c->cfg->data_dir, sandbox_id, ws, sizeof(ws));
 	rc = gitws_clone(a->id, ws, &g, &out, e);
 	vault_secret_free(&tok);

@@ -6,15 +6,24 @@
 #define CORE_GITOPS_H
 
 #include "core/core.h"
+#include "git/git.h"
 #include "vault/vault.h"
 
 /*
- * The app's git credential and its opened token (release the token with
- * vault_secret_free): 0, STORE_NOT_FOUND when it was deleted, or -1.
- * An app without a credential gets 0 with cred->host "" and no token.
+ * SANDBOXD_GIT_ALLOW_HTTP=1, a knob for tests only: http:// repository
+ * URLs are accepted, and loopback hosts (the tests' git servers) are not
+ * blocked.
  */
-int gitops_credential(struct core *c, const struct app *a,
-                      struct git_credential *cred, struct vault_secret *tok);
+bool gitops_test_http(void);
+
+/*
+ * Where and how a push or an import of app a goes: its URL, its git
+ * credential with the token opened into tok (release it with
+ * vault_secret_free), and the daemon's settings; r points into a, cred
+ * and tok.  0, STORE_NOT_FOUND when the credential was deleted, or -1.
+ */
+int gitops_remote(struct core *c, const struct app *a, struct gitws_remote *r,
+                  struct git_credential *cred, struct vault_secret *tok);
 
 /*
  * Clones the app's repository into the sandbox's (empty) workspace/app,

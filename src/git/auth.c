@@ -8,9 +8,8 @@
 
 #include "git/internal.h"
 
-/* The authority of an http(s) URL without userinfo, into out. */
-static void
-url_authority(const char *url, char *out, size_t len)
+void
+gitws_url_authority(const char *url, char *out, size_t len)
 {
 	const char *a = strstr(url, "://"), *end, *at;
 
@@ -32,7 +31,7 @@ host_matches(const char *cred, const char *url)
 	char auth[300];
 	char *colon;
 
-	url_authority(url, auth, sizeof(auth));
+	gitws_url_authority(url, auth, sizeof(auth));
 	if (auth[0] == '\0')
 		return false;
 	if (strchr(cred, ':') == NULL && (colon = strrchr(auth, ':')) &&
@@ -64,6 +63,18 @@ gitws_auth_failed(int rc, const struct gitws_auth *a, const char *msg)
 {
 	return rc == GIT_EAUTH || a->refused || strstr(msg, "401") ||
 	       strstr(msg, "403") || strcasestr(msg, "authentication");
+}
+
+const char *
+gitws_net_reason(int rc)
+{
+	const git_error *ge = git_error_last();
+
+	if (rc == GIT_ECERTIFICATE || (ge && ge->klass == GIT_ERROR_SSL))
+		return "tls_failed";
+	if (ge && (ge->klass == GIT_ERROR_NET || ge->klass == GIT_ERROR_OS))
+		return "unreachable";
+	return NULL;
 }
 
 void

@@ -140,7 +140,7 @@ classify(int rc, const struct clone_ctx *c, const struct gitws_clone *req)
 		         (unsigned long long)(c->max_bytes >> 20));
 		return gitws_failure("imported", "too_large", msg, NULL);
 	}
-	snprintf(msg, sizeof(msg), "cloning %s: %s", req->url, m);
+	snprintf(msg, sizeof(msg), "cloning %s: %s", req->r.url, m);
 	if (gitws_auth_failed(rc, &c->auth, m))
 		reason = "auth_failed";
 	else if (strstr(m, "404"))
@@ -148,11 +148,9 @@ classify(int rc, const struct clone_ctx *c, const struct gitws_clone *req)
 	else if (req->branch && (rc == GIT_ENOTFOUND ||
 	                         (ge && ge->klass == GIT_ERROR_REFERENCE)))
 		reason = "branch_not_found";
-	else if (ge &&
-	         (ge->klass == GIT_ERROR_NET || ge->klass == GIT_ERROR_OS ||
-	          ge->klass == GIT_ERROR_SSL))
-		reason = "unreachable";
-	return gitws_failure("imported", reason, msg, req->token);
+	else if (gitws_net_reason(rc))
+		reason = gitws_net_reason(rc);
+	return gitws_failure("imported", reason, msg, req->r.token);
 }
 
 static void
@@ -205,7 +203,7 @@ init_empty(const char *dir, const struct gitws_clone *req,
 	                                 GIT_REPOSITORY_INIT_OPTIONS_VERSION);
 	io.flags = GIT_REPOSITORY_INIT_NO_REINIT;
 	io.initial_head = req->branch;
-	io.origin_url = req->url;
+	io.origin_url = req->r.url;
 	return git_repository_init_ext(repo, dir, &io);
 }
 
@@ -247,9 +245,9 @@ gitws_clone_here(const char *dir, const struct gitws_clone *req,
 	int rc, empty;
 
 	*out = NULL;
-	c.auth.cred_host = req->cred_host;
-	c.auth.username = req->username;
-	c.auth.token = req->token;
+	c.auth.cred_host = req->r.cred_host;
+	c.auth.username = req->r.username;
+	c.auth.token = req->r.token;
 	if (gitws_init() < 0)
 		return ERR_INTERNAL(e, "libgit2 did not initialize");
 	if ((empty = dir_empty(dir)) != 1) {
@@ -271,9 +269,9 @@ gitws_clone_here(const char *dir, const struct gitws_clone *req,
 	o.fetch_opts.proxy_opts.type = GIT_PROXY_NONE;
 	o.fetch_opts.follow_redirects = GIT_REMOTE_REDIRECT_NONE;
 	o.fetch_opts.download_tags = GIT_REMOTE_DOWNLOAD_TAGS_NONE;
-	rc = git_clone(&repo, req->url, dir, &o);
+	rc = git_clone(&repo, req->r.url, dir, &o);
 	if (rc == GIT_ENOTFOUND && req->branch && !c.too_large &&
-	    dir_empty(dir) == 1 && remote_empty(req->url, &c) == 1)
+	    dir_empty(dir) == 1 && remote_empty(req->r.url, &c) == 1)
 		rc = init_empty(dir, req, &repo);
 	else if (rc == GIT_ENOTFOUND && req->branch)
 		no_branch(req->branch);

@@ -49,21 +49,27 @@ void gitws_cache_trim(void);
 
 /*
  * A push of HEAD to a new branch of the app's stored remote (remote.c).
- * url is the app's repository URL (checked by the caller), never the
+ * r.url is the app's repository URL (checked by the caller), never the
  * repository's own remotes.  branch is the checked target, or NULL for
  * prefix followed by HEAD's short sha.  The token is given to the
  * transport only when the server asks and the URL's host is cred_host
  * (cred_host NULL: no credential).  Never a force push.
  */
-struct gitws_push {
+struct gitws_remote {
 	const char *url;
-	const char *branch;
-	const char *prefix;
 	const char *cred_host;
 	const char *username; /* NULL or "": x-access-token */
 	const char *token;
-	int timeout_s;      /* the helper is killed after this */
-	bool allow_private; /* hosts on loopback/private networks too */
+	int timeout_s;       /* the helper is killed after this */
+	bool allow_private;  /* hosts on loopback/private networks too */
+	bool allow_loopback; /* loopback only (the tests' git servers) */
+	const char *ca_file; /* NULL: the system's CA bundle */
+};
+
+struct gitws_push {
+	struct gitws_remote r;
+	const char *branch;
+	const char *prefix;
 };
 
 #define GITWS_SHORT_SHA 7 /* hex digits of the default branch's sha */
@@ -81,14 +87,9 @@ int gitws_push(const char *key, const char *ws, const struct gitws_push *p,
  * be empty (clone.c).  The same rules for the token as a push.
  */
 struct gitws_clone {
-	const char *url;
+	struct gitws_remote r;
 	const char *branch; /* NULL: the remote's default branch */
-	const char *cred_host;
-	const char *username;
-	const char *token;
 	uint64_t max_bytes; /* the download, and the checked-out tree */
-	int timeout_s;
-	bool allow_private;
 };
 
 /*

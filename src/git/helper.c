@@ -225,9 +225,11 @@ take_answer(const struct buf *b, int status, struct jv **out, struct err *e)
  * answer is {<flag>:false, reason:"timeout"}.
  */
 static int
-helper_run(const char *key, struct jv *req, const char *token, int timeout_s,
+helper_run(const char *key, struct jv *req, const struct gitws_remote *r,
            const char *flag, struct jv **out, struct err *e)
 {
+	const char *token = r->token;
+	int timeout_s = r->timeout_s;
 	struct buf line, ans;
 	int64_t deadline;
 	int to = -1, from = -1, rc, status, late;
@@ -279,23 +281,34 @@ set_opt(struct jv *o, const char *k, const char *v)
 		jv_set_str(o, k, v);
 }
 
+/* The request's fields that say where and how (not the token). */
+static struct jv *
+remote_request(const char *op, const struct gitws_remote *r)
+{
+	struct jv *req = jv_obj();
+
+	jv_set_str(req, "op", op);
+	jv_set_str(req, "url", r->url);
+	set_opt(req, "cred_host", r->cred_host);
+	set_opt(req, "username", r->username);
+	jv_set_bool(req, "allow_private", r->allow_private);
+	jv_set_bool(req, "allow_loopback", r->allow_loopback);
+	set_opt(req, "ca_file", r->ca_file);
+	return req;
+}
+
 int
 gitws_push(const char *key, const char *ws, const struct gitws_push *p,
            struct jv **out, struct err *e)
 {
-	struct jv *req = jv_obj();
+	struct jv *req = remote_request("push", &p->r);
 	int rc;
 
-	jv_set_str(req, "op", "push");
 	jv_set_str(req, "key", key);
 	jv_set_str(req, "ws", ws);
-	jv_set_str(req, "url", p->url);
 	set_opt(req, "branch", p->branch);
 	set_opt(req, "prefix", p->prefix);
-	set_opt(req, "cred_host", p->cred_host);
-	set_opt(req, "username", p->username);
-	jv_set_bool(req, "allow_private", p->allow_private);
-	rc = helper_run(key, req, p->token, p->timeout_s, "pushed", out, e);
+	rc = helper_run(key, req, &p->r, "pushed", out, e);
 	jv_free(req);
 	return rc;
 }
@@ -304,20 +317,15 @@ int
 gitws_clone(const char *key, const char *ws, const struct gitws_clone *c,
             struct jv **out, struct err *e)
 {
-	struct jv *req = jv_obj();
+	struct jv *req = remote_request("clone", &c->r);
 	char dir[4200];
 	int rc;
 
 	snprintf(dir, sizeof(dir), "%s/workspace/app", ws);
-	jv_set_str(req, "op", "clone");
 	jv_set_str(req, "dir", dir);
-	jv_set_str(req, "url", c->url);
 	set_opt(req, "branch", c->branch);
-	set_opt(req, "cred_host", c->cred_host);
-	set_opt(req, "username", c->username);
 	jv_set_int(req, "max_bytes", (int64_t)c->max_bytes);
-	jv_set_bool(req, "allow_private", c->allow_private);
-	rc = helper_run(key, req, c->token, c->timeout_s, "imported", out, e);
+	rc = helper_run(key, req, &c->r, "imported", out, e);
 	jv_free(req);
 	return rc;
 }
@@ -371,33 +379,23 @@ v6_blocked(const unsigned char *a)
 static void
 url_host(const char *url, char *out, size_t len)
 {
-	const char *a = strstr(url, "://"), *end, *at;
-	size_t n;
+	char auth[300];
+	char *rb;
 
-	out[0] = '\0';
-	if (a == NULL)
-		return;
-	a += 3;
-	end = a + strcspn(a, "/?#");
-	at = memchr(a, '@', (size_t)(end - a));
-	if (at)
-		a = at + 1;
-	if (*a == '[') {
-		const char *rb = memchr(a, ']', (size_t)(end - a));
-
-		if (rb == NULL)
-			return;
-		snprintf(out, len, "%.*s", (int)(rb - a - 1), a + 1);
+	gitws_url_authority(url, auth, sizeof(auth));
+	if (auth[0] == '[') {
+		rb = strchr(auth, ']');
+		snprintf(out, len, "%.*s", rb ? (int)(rb - auth - 1) : 0,
+		         auth + 1);
 		return;
 	}
-	n = strcspn(a, ":/?#");
-	snprintf(out, len, "%.*s",
-	         (int)(n < (size_t)(end - a) ? n : (size_t)(end - a)), a);
+	auth[strcspn(auth, ":")] = '\0';
+	snprintf(out, len, "%s", auth);
 }
 
 int
 gitws_host_check(const char *flag, const char *url, bool allow_private,
-                 struct jv **out)
+                 bool allow_loopback, struct jv **out)
 {
 	struct addrinfo hints = {.ai_socktype = SOCK_STREAM}, *res = NULL;
 	char host[300], addr[INET6_ADDRSTRLEN], msg[512];
@@ -422,12 +420,16 @@ gitws_host_check(const char *flag, const char *url, bool allow_private,
 		if (ai->ai_family == AF_INET) {
 			struct sockaddr_in *s = (void *)ai->ai_addr;
 
-			bad = v4_blocked((unsigned char *)&s->sin_addr);
+			bad = v4_blocked((unsigned char *)&s->sin_addr) &&
+			      !(allow_loopback &&
+			        ((unsigned char *)&s->sin_addr)[0] == 127);
 			inet_ntop(AF_INET, &s->sin_addr, addr, sizeof(addr));
 		} else if (ai->ai_family == AF_INET6) {
 			struct sockaddr_in6 *s = (void *)ai->ai_addr;
 
-			bad = v6_blocked(s->sin6_addr.s6_addr);
+			bad = v6_blocked(s->sin6_addr.s6_addr) &&
+			      !(allow_loopback &&
+			        IN6_IS_ADDR_LOOPBACK(&s->sin6_addr));
 			inet_ntop(AF_INET6, &s->sin6_addr, addr, sizeof(addr));
 		}
 		if (bad) {
@@ -522,24 +524,33 @@ static int
 dispatch(const struct jv *req, const char *token, struct jv **out,
          struct err *e)
 {
-	const char *op = opt(req, "op"), *url = opt(req, "url");
-	bool priv = jv_is_true(jv_get(req, "allow_private"));
+	const char *op = opt(req, "op");
+	struct gitws_remote r = {
+	    .url = opt(req, "url"),
+	    .cred_host = opt(req, "cred_host"),
+	    .username = opt(req, "username"),
+	    .token = token[0] ? token : NULL,
+	    .allow_private = jv_is_true(jv_get(req, "allow_private")),
+	    .allow_loopback = jv_is_true(jv_get(req, "allow_loopback")),
+	    .ca_file = opt(req, "ca_file"),
+	};
 	const char *flag =
 	    op && strcmp(op, "clone") == 0 ? "imported" : "pushed";
 
-	if (op == NULL || url == NULL)
+	if (op == NULL || r.url == NULL)
 		return ERR_INTERNAL(e, "git: a bad helper request");
-	if (gitws_host_check(flag, url, priv, out) == 0)
+	if (gitws_host_check(flag, r.url, r.allow_private, r.allow_loopback,
+	                     out) == 0)
 		return 0;
+	if (gitws_init() < 0)
+		return ERR_INTERNAL(e, "libgit2 did not initialize");
+	if (r.ca_file && git_libgit2_opts(GIT_OPT_SET_SSL_CERT_LOCATIONS,
+	                                  r.ca_file, NULL) < 0)
+		return gitws_lib_err(e, "loading SANDBOXD_GIT_CA_FILE");
 	if (strcmp(op, "push") == 0) {
-		struct gitws_push p = {
-		    .url = url,
-		    .branch = opt(req, "branch"),
-		    .prefix = opt(req, "prefix"),
-		    .cred_host = opt(req, "cred_host"),
-		    .username = opt(req, "username"),
-		    .token = token[0] ? token : NULL,
-		};
+		struct gitws_push p = {.r = r,
+		                       .branch = opt(req, "branch"),
+		                       .prefix = opt(req, "prefix")};
 
 		if (opt(req, "key") == NULL || opt(req, "ws") == NULL)
 			return ERR_INTERNAL(e, "git: a bad helper request");
@@ -550,11 +561,8 @@ dispatch(const struct jv *req, const char *token, struct jv **out,
 	}
 	if (strcmp(op, "clone") == 0) {
 		struct gitws_clone c = {
-		    .url = url,
+		    .r = r,
 		    .branch = opt(req, "branch"),
-		    .cred_host = opt(req, "cred_host"),
-		    .username = opt(req, "username"),
-		    .token = token[0] ? token : NULL,
 		    .max_bytes = (uint64_t)jv_int(jv_get(req, "max_bytes")),
 		};
 

@@ -40,11 +40,18 @@ struct gitws_auth {
 
 int gitws_auth_cb(git_credential **out, const char *url, const char *user,
                   unsigned int allowed, void *payload);
+/* The authority (host[:port]) of an http(s) URL, without userinfo. */
+void gitws_url_authority(const char *url, char *out, size_t len);
 /* msg with every occurrence of token replaced by [redacted], into out. */
 void gitws_redact(const char *msg, const char *token, char *out, size_t len);
 /* {<flag>:false, reason, message} with the token redacted. */
 struct jv *gitws_failure(const char *flag, const char *reason, const char *msg,
                          const char *token);
+/*
+ * "tls_failed" (the server's certificate was refused, or TLS failed),
+ * "unreachable" (no connection), or NULL, for libgit2's last error.
+ */
+const char *gitws_net_reason(int rc);
 /* Whether a failed call was about authentication. */
 bool gitws_auth_failed(int rc, const struct gitws_auth *a, const char *msg);
 
@@ -57,9 +64,10 @@ int gitws_clone_here(const char *dir, const struct gitws_clone *c,
 /*
  * Refuses (reason blocked_host, 0 with *out set) a URL whose host
  * resolves to a loopback, private, link-local or otherwise non-public
- * address, unless allow_private; 1 when the URL may be used.
+ * address, unless allow_private (or, for loopback addresses only,
+ * allow_loopback); 1 when the URL may be used.
  */
 int gitws_host_check(const char *flag, const char *url, bool allow_private,
-                     struct jv **out);
+                     bool allow_loopback, struct jv **out);
 
 #endif

@@ -53,7 +53,7 @@ update_cb(const char *ref, const char *status, void *payload)
 static int
 answer_fail(struct push_ctx *c, const char *reason, const char *msg)
 {
-	*c->out = gitws_failure("pushed", reason, msg, c->p->token);
+	*c->out = gitws_failure("pushed", reason, msg, c->p->r.token);
 	if (c->target[0])
 		jv_set_str(*c->out, "branch", c->target);
 	return 0;
@@ -71,9 +71,8 @@ answer_lib(struct push_ctx *c, int rc, const char *what)
 	snprintf(msg, sizeof(msg), "%s: %s", what, m);
 	if (gitws_auth_failed(rc, &c->auth, m))
 		reason = "auth_failed";
-	else if (ge &&
-	         (ge->klass == GIT_ERROR_NET || ge->klass == GIT_ERROR_OS))
-		reason = "unreachable";
+	else if (gitws_net_reason(rc))
+		reason = gitws_net_reason(rc);
 	return answer_fail(c, reason, msg);
 }
 
@@ -121,7 +120,7 @@ push_remote(git_repository *repo, struct push_ctx *c, const git_oid *head)
 	cb.payload = c;
 	git_proxy_options_init(&px, GIT_PROXY_OPTIONS_VERSION);
 	px.type = GIT_PROXY_NONE;
-	if ((rc = git_remote_create_with_opts(&r, c->p->url, &ro)) < 0)
+	if ((rc = git_remote_create_with_opts(&r, c->p->r.url, &ro)) < 0)
 		return answer_lib(c, rc, "the remote URL");
 	git_remote_connect_options_init(&co,
 	                                GIT_REMOTE_CONNECT_OPTIONS_VERSION);
@@ -165,7 +164,7 @@ push_remote(git_repository *repo, struct push_ctx *c, const git_oid *head)
 	*c->out = jv_obj();
 	jv_set_bool(*c->out, "pushed", true);
 	jv_set_str(*c->out, "branch", c->target);
-	jv_set_str(*c->out, "remote_url", c->p->url);
+	jv_set_str(*c->out, "remote_url", c->p->r.url);
 	jv_set_str(*c->out, "head", c->head);
 out:
 	git_remote_disconnect(r);
@@ -199,9 +198,9 @@ gitws_push_here(const char *key, const char *ws, const struct gitws_push *p,
 {
 	struct push_ctx c = {.p = p, .out = out};
 
-	c.auth.cred_host = p->cred_host;
-	c.auth.username = p->username;
-	c.auth.token = p->token;
+	c.auth.cred_host = p->r.cred_host;
+	c.auth.username = p->r.username;
+	c.auth.token = p->r.token;
 	*out = NULL;
 	return gitws_with_repo(key, ws, push_locked, &c, e);
 }

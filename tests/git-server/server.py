@@ -3,18 +3,21 @@
 http.server, on loopback, with basic auth that requires a token.
 
     server.py --root DIR --port PORT [--token TOKEN] [--log FILE]
+              [--tls-cert PEM --tls-key PEM]
 
 Every repository under DIR is served (GIT_HTTP_EXPORT_ALL) and pushable
 (http.receivepack=true).  With --token, a request without
 `Authorization: Basic base64(<any user>:TOKEN)` gets 401.  Each request
 is logged to --log as one line: method, path, the user name sent (or
 "-" when no Authorization header came) and the answer's status; the
-password is never logged.  Tests only: plain http, no TLS.
+password is never logged.  With --tls-cert/--tls-key it speaks https with
+that certificate.  Tests only.
 """
 import argparse
 import base64
 import http.server
 import os
+import ssl
 import subprocess
 import sys
 import urllib.parse
@@ -117,8 +120,14 @@ def main():
     ap.add_argument("--port", type=int, required=True)
     ap.add_argument("--token")
     ap.add_argument("--log")
+    ap.add_argument("--tls-cert")
+    ap.add_argument("--tls-key")
     a = ap.parse_args()
     srv = http.server.ThreadingHTTPServer(("127.0.0.1", a.port), Handler)
+    if a.tls_cert:
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.load_cert_chain(a.tls_cert, a.tls_key)
+        srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
     srv.root = os.path.abspath(a.root)
     srv.token = a.token
     srv.log = a.log

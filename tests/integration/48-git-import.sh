@@ -66,8 +66,9 @@ done
 REMOTE=http://127.0.0.1:$PPORT/app.git
 PUBLIC=http://127.0.0.1:$PUBPORT/pub.git
 
+# SANDBOXD_GIT_ALLOW_HTTP=1 (tests only) also lets loopback hosts through
 DAEMON_ENV=(SANDBOXD_IMAGE="$TEST_IMAGE" SANDBOXD_GIT_ALLOW_HTTP=1
-	SANDBOXD_GIT_ALLOW_PRIVATE_HOSTS=true SANDBOXD_API_TOKENS=a=tok-a-tenant)
+	SANDBOXD_API_TOKENS=a=tok-a-tenant)
 start_daemon "${DAEMON_ENV[@]}" ||
 	bail "the daemon did not come up: $(tail -n 5 "$DAEMON_ERR")"
 TOKEN=tok-a-tenant
@@ -293,16 +294,60 @@ pgrep -f 'sandboxd git-helper' >/dev/null && t_err "a git helper is still runnin
 t_end
 
 t_begin "private hosts are refused by default, for imports and pushes"
+create_app "Blocked" "\"git\":{\"repo_url\":\"$PUBLIC\"}"
 stop_daemon
-start_daemon "${DAEMON_ENV[@]}" SANDBOXD_DATA_DIR="$DATA" -SANDBOXD_GIT_ALLOW_PRIVATE_HOSTS ||
+start_daemon "${DAEMON_ENV[@]}" SANDBOXD_DATA_DIR="$DATA" -SANDBOXD_GIT_ALLOW_HTTP ||
 	bail "the daemon did not come back: $(tail -n 5 "$DAEMON_ERR")"
 : >"$PUB_LOG"
-create_app "Blocked" "\"git\":{\"repo_url\":\"$PUBLIC\"}"
 failed_create "$APP_ID" blocked_host 400
 expect_jq '.error_message | contains("SANDBOXD_GIT_ALLOW_PRIVATE_HOSTS")' 'the sandbox says which setting'
 api POST "/v1/apps/$APP/git/push" '{"branch":"feature/blocked"}'
 expect_status 200 && expect_json .pushed false && expect_json .reason blocked_host
 [[ ! -s $PUB_LOG ]] || t_err "the server was contacted: $(cat "$PUB_LOG")"
+t_end
+
+t_begin "https: an unknown certificate authority is refused; SANDBOXD_GIT_CA_FILE trusts one"
+T=$IT_TMP/tls
+mkdir -p "$T"
+openssl req -x509 -newkey rsa:2048 -nodes -keyout "$T/ca.key" -out "$T/ca.pem" \
+	-days 2 -subj /CN=sandboxd-test-ca 2>/dev/null
+openssl req -newkey rsa:2048 -nodes -keyout "$T/srv.key" -out "$T/srv.csr" \
+	-subj /CN=localhost 2>/dev/null
+printf 'subjectAltName=DNS:localhost\n' >"$T/ext"
+openssl x509 -req -in "$T/srv.csr" -CA "$T/ca.pem" -CAkey "$T/ca.key" \
+	-CAcreateserial -out "$T/srv.pem" -days 2 -extfile "$T/ext" 2>/dev/null
+TPORT=$(free_port)
+TLS_LOG=$IT_TMP/tls.log
+python3 "$IT_ROOT/tests/git-server/server.py" --root "$PRIV" --port "$TPORT" \
+	--log "$TLS_LOG" --token "$GIT_TOKEN" --tls-cert "$T/srv.pem" --tls-key "$T/srv.key" \
+	>/dev/null 2>&1 &
+PIDS+=($!)
+wait_until 5 bash -c "exec 3<>/dev/tcp/127.0.0.1/$TPORT" 2>/dev/null || t_err "the https server did not come up"
+stop_daemon
+start_daemon "${DAEMON_ENV[@]}" SANDBOXD_DATA_DIR="$DATA" ||
+	bail "the daemon did not come back: $(tail -n 5 "$DAEMON_ERR")"
+api POST /v1/git-credentials "{\"name\":\"tls\",\"host\":\"localhost:$TPORT\",\"token\":\"$GIT_TOKEN\"}"
+TLSCRED=$(j .id)
+create_app "Over TLS" "\"git\":{\"repo_url\":\"https://localhost:$TPORT/app.git\",\"credential_id\":\"$TLSCRED\"}"
+TLSAPP=$APP_ID
+failed_create "$TLSAPP" tls_failed
+! grep -q 'user=' "$TLS_LOG" 2>/dev/null || t_err "a request got through an untrusted TLS session"
+stop_daemon
+start_daemon "${DAEMON_ENV[@]}" SANDBOXD_DATA_DIR="$DATA" SANDBOXD_GIT_CA_FILE="$T/nope.pem" &&
+	t_err "the daemon started with a CA file that does not exist"
+grep -q SANDBOXD_GIT_CA_FILE "$DAEMON_ERR" || t_err "the error does not name SANDBOXD_GIT_CA_FILE"
+start_daemon "${DAEMON_ENV[@]}" SANDBOXD_DATA_DIR="$DATA" SANDBOXD_GIT_CA_FILE="$T/ca.pem" ||
+	bail "the daemon did not come back: $(tail -n 5 "$DAEMON_ERR")"
+create_sandbox "$TLSAPP"
+[[ $(cat "$DATA/workspaces/$SB_ID/workspace/app/index.html" 2>/dev/null) == 'hello from the remote' ]] ||
+	t_err "not imported over https"
+grep -q "user=x-access-token 200" "$TLS_LOG" || t_err "the token did not go over TLS: $(tail -n 2 "$TLS_LOG")"
+printf 'over tls\n' >"$DATA/workspaces/$SB_ID/workspace/app/tls.txt"
+chown 1000:1000 "$DATA/workspaces/$SB_ID/workspace/app/tls.txt"
+api POST "/v1/apps/$TLSAPP/git/commit" '{"message":"tls"}'
+api POST "/v1/apps/$TLSAPP/git/push" '{"branch":"feature/tls"}'
+expect_status 200 && expect_json .pushed true
+git --git-dir="$PRIV/app.git" cat-file -e feature/tls:tls.txt 2>/dev/null || t_err "tls.txt is not on the remote"
 t_end
 
 t_begin "no token in any log"

@@ -326,22 +326,32 @@ host_check_refuses_non_public(void)
 	for (size_t i = 0; i < sizeof(blocked) / sizeof(blocked[0]); i++) {
 		snprintf(url, sizeof(url), "https://%s/r.git", blocked[i]);
 		out = NULL;
-		CHECK(gitws_host_check("pushed", url, false, &out) == 0);
+		CHECK(gitws_host_check("pushed", url, false, false, &out) == 0);
 		CHECK_STR(str(out, "reason"), "blocked_host");
 		CHECK(strstr(str(out, "message"),
 		             "SANDBOXD_GIT_ALLOW_PRIVATE_HOSTS") != NULL);
 		jv_free(out);
 		out = NULL;
-		CHECK(gitws_host_check("pushed", url, true, &out) == 1);
+		CHECK(gitws_host_check("pushed", url, true, false, &out) == 1);
 		CHECK(out == NULL);
 	}
 	for (size_t i = 0; i < sizeof(public) / sizeof(public[0]); i++) {
 		snprintf(url, sizeof(url), "https://%s/r.git", public[i]);
 		out = NULL;
-		CHECK(gitws_host_check("pushed", url, false, &out) == 1);
+		CHECK(gitws_host_check("pushed", url, false, false, &out) == 1);
 	}
+	/* the tests' knob lets loopback through, nothing else */
 	out = NULL;
-	CHECK(gitws_host_check("imported", "file:///etc", false, &out) == 0);
+	CHECK(gitws_host_check("pushed", "http://127.0.0.1:9/r", false, true,
+	                       &out) == 1);
+	CHECK(gitws_host_check("pushed", "http://[::1]:9/r", false, true,
+	                       &out) == 1);
+	CHECK(gitws_host_check("pushed", "http://10.0.0.1/r", false, true,
+	                       &out) == 0);
+	jv_free(out);
+	out = NULL;
+	CHECK(gitws_host_check("imported", "file:///etc", false, false, &out) ==
+	      0);
 	CHECK(!jv_is_true(jv_get(out, "imported")));
 	jv_free(out);
 }
@@ -370,7 +380,7 @@ clone_local(const char *bare, const char *branch, uint64_t max)
 	struct jv *out = NULL;
 
 	snprintf(url, sizeof(url), "file://%s", bare);
-	c.url = url;
+	c.r.url = url;
 	snprintf(dir, sizeof(dir), "%s/clone", ws);
 	sh("rm -rf %s && mkdir -p %s", dir, dir);
 	CHECK(gitws_clone_here(dir, &c, &out, &e) == 0);
@@ -421,7 +431,7 @@ clone_is_bounded_and_branch_checked(void)
 	o = clone_local(bare, NULL, 0);
 	jv_free(o);
 	{
-		struct gitws_clone c = {.url = "file:///nonexistent"};
+		struct gitws_clone c = {.r.url = "file:///nonexistent"};
 		struct err e = {0};
 		char dir[128];
 

@@ -164,6 +164,9 @@ sandboxes_create(struct req *r, struct resp *w)
 	if (api_body_object(r, w, true, &body) < 0)
 		return;
 	rc = parse_ports(body, ports, &n, &e);
+	/* no ports named: an imported app's sandbox.yaml may say (core) */
+	if (body == NULL || jv_get(body, "ports") == NULL)
+		n = 0;
 	jv_free(body);
 	if (rc < 0) {
 		api_reply_err(w, &e);

@@ -58,6 +58,10 @@ void core_release(struct core *c);
 void core_container_name(const struct core *c, const char *id, char *out,
                          size_t len);
 
+/*
+ * nports 0: the default, [3000], or for an imported app the web.port of
+ * the sandbox.yaml it brought.
+ */
 int core_sandbox_create(struct core *c, const struct app *app, const int *ports,
                         int nports, struct sandbox *out, struct err *e);
 int core_sandbox_start(struct core *c, const char *id, struct sandbox *out,

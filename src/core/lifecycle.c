@@ -213,6 +213,10 @@ core_sandbox_create(struct core *c, const struct app *app, const int *ports,
 	mark(sb, "creating", "");
 	memcpy(sb->ports, ports, sizeof(int) * (size_t)nports);
 	sb->nports = nports;
+	if (nports == 0) {
+		sb->ports[0] = 3000;
+		sb->nports = 1;
+	}
 	sb->created_at = sb->updated_at = sb->last_active_at = clock_now();
 	rc = store_sandbox_insert(c->store, sb);
 	if (rc == STORE_CONFLICT)
@@ -240,6 +244,8 @@ core_sandbox_create(struct core *c, const struct app *app, const int *ports,
 		pthread_mutex_unlock(mu);
 		return -1;
 	}
+	if (app->git_repo_url[0] && nports == 0)
+		sb->ports[0] = gitops_imported_port(c, sb->id, sb->ports[0]);
 
 	mu = lock_for(c, sb->id);
 	pthread_mutex_lock(mu);

@@ -67,8 +67,9 @@ REMOTE=http://127.0.0.1:$PPORT/app.git
 PUBLIC=http://127.0.0.1:$PUBPORT/pub.git
 
 # SANDBOXD_GIT_ALLOW_HTTP=1 (tests only) also lets loopback hosts through
+EDGE_PORT=$(free_port)
 DAEMON_ENV=(SANDBOXD_IMAGE="$TEST_IMAGE" SANDBOXD_GIT_ALLOW_HTTP=1
-	SANDBOXD_API_TOKENS=a=tok-a-tenant)
+	SANDBOXD_API_TOKENS=a=tok-a-tenant HTTP_PORT="$EDGE_PORT" SANDBOXD_EDGE_ADDR=127.0.0.1)
 start_daemon "${DAEMON_ENV[@]}" ||
 	bail "the daemon did not come up: $(tail -n 5 "$DAEMON_ERR")"
 TOKEN=tok-a-tenant
@@ -176,6 +177,25 @@ for br in "" trunk; do
 	api GET "/v1/apps/$APP_ID"
 	expect_json .git.branch "${br:-main}"
 done
+t_end
+
+t_begin "an imported sandbox.yaml names the preview port, and the preview serves the import"
+P=$IT_TMP/port.$RANDOM
+"${G[@]}" init -q "$P"
+printf 'served on 8080 from the remote\n' >"$P/index.html"
+printf 'version: 1\nweb:\n  command: python3 -m http.server 8080 --bind 0.0.0.0\n  port: 8080\n  health_path: /\n' >"$P/sandbox.yaml"
+"${G[@]}" -C "$P" add -A && "${G[@]}" -C "$P" commit -q -m port
+"${G[@]}" clone -q --bare "$P" "$PUB/port.git"
+create_app "Port" "\"git\":{\"repo_url\":\"http://127.0.0.1:$PUBPORT/port.git\"}"
+PORTAPP=$APP_ID
+api POST "/v1/apps/$PORTAPP/sandbox" '{}'
+expect_status 201 && expect_jq '.ports == [8080]' 'ports [8080]' && expect_json .preview.port 8080
+HOST=$(j .preview.url | sed -E 's#^https?://##; s#:[0-9]+$##')
+wait_until 60 bash -c "curl -s --max-time 5 -H 'Host: $HOST' http://127.0.0.1:$EDGE_PORT/ | grep -q 'served on 8080'" ||
+	t_err "the preview does not serve the import: $(curl -s --max-time 5 -H "Host: $HOST" "http://127.0.0.1:$EDGE_PORT/" | head -c 300)"
+create_app "Port named" "\"git\":{\"repo_url\":\"http://127.0.0.1:$PUBPORT/port.git\"}"
+api POST "/v1/apps/$APP_ID/sandbox" '{"ports":[3000,8080]}'
+expect_status 201 && expect_jq '.ports == [3000,8080]' 'the ports asked for'
 t_end
 
 t_begin "a named branch is the one checked out"

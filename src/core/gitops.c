@@ -9,11 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
-#include "core/manifest.h"
 #include "core/workspace.h"
-#include "core/wsfs.h"
 #include "git/git.h"
 #include "lib/clock.h"
 #include "lib/log.h"
@@ -111,27 +108,4 @@ gitops_import(struct core *c, const struct app *a, const char *sandbox_id,
 	         sandbox_id);
 	jv_free(out);
 	return 0;
-}
-
-int
-gitops_imported_port(struct core *c, const char *sandbox_id, int def)
-{
-	char ws[PATH_MAX], why[128];
-	struct err e = {0};
-	struct manifest m;
-	struct buf text;
-	int fd, port = def;
-
-	workspace_path(c->cfg->data_dir, sandbox_id, ws, sizeof(ws));
-	if ((fd = wsfs_open_dir(ws, "workspace/app", &e)) < 0)
-		return def;
-	if (wsfs_read(fd, "sandbox.yaml", MANIFEST_MAX_BYTES, &text, &e) == 0) {
-		if (manifest_parse(text.data, text.len, &m, why, sizeof(why)) ==
-		        0 &&
-		    m.has_web)
-			port = m.web.port;
-		buf_release(&text);
-	}
-	close(fd);
-	return port;
 }

@@ -35,7 +35,4 @@ int gitops_remote(struct core *c, const struct app *a, struct gitws_remote *r,
 int gitops_import(struct core *c, const struct app *a, const char *sandbox_id,
                   struct err *e);
 
-/* web.port of the sandbox.yaml an import brought, else def. */
-int gitops_imported_port(struct core *c, const char *sandbox_id, int def);
-
 #endif

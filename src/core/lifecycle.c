@@ -18,6 +18,7 @@
 
 #include "core/credentials.h"
 #include "core/gitops.h"
+#include "core/manifest.h"
 #include "core/preview.h"
 #include "core/runtime.h"
 #include "core/task.h"
@@ -193,6 +194,7 @@ core_sandbox_create(struct core *c, const struct app *app, const int *ports,
                     int nports, struct sandbox *sb, struct err *e)
 {
 	struct sandbox now;
+	struct manifest m;
 	char msg[DOCKER_MSG_LEN];
 	pthread_mutex_t *mu;
 	int rc;
@@ -244,8 +246,10 @@ core_sandbox_create(struct core *c, const struct app *app, const int *ports,
 		pthread_mutex_unlock(mu);
 		return -1;
 	}
-	if (app->git_repo_url[0] && nports == 0)
-		sb->ports[0] = gitops_imported_port(c, sb->id, sb->ports[0]);
+	/* the web.port of the sandbox.yaml an import brought */
+	if (app->git_repo_url[0] && nports == 0 &&
+	    runtime_manifest(c, sb->id, &m) == 0 && m.has_web)
+		sb->ports[0] = m.web.port;
 
 	mu = lock_for(c, sb->id);
 	pthread_mutex_lock(mu);

@@ -73,7 +73,8 @@ fmt:
 	clang-format -i $$(git ls-files '*.c' '*.h')
 
 asan:
-	$(MAKE) BUILD=build-asan CFLAGS='-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer' check
+	LSAN_OPTIONS=suppressions=$(abspath tests/lsan.supp):print_suppressions=0 \
+		$(MAKE) BUILD=build-asan CFLAGS='-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer' check
 
 # Fuzz every parser with libFuzzer for FUZZ_SECONDS each.
 FUZZ_SECONDS ?= 20

@@ -107,7 +107,9 @@ preq_unref(struct preq *r)
  * touch libmicrohttpd's connections any more.
  */
 static atomic_bool proxy_down;
-static struct proxy *proxy_stopped;
+/* volatile: a store the compiler may not drop, so the block stays
+ * reachable (leak checkers see it kept on purpose) */
+static struct proxy *volatile proxy_stopped;
 
 /* Called with r->mu held. */
 static void

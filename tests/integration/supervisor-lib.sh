@@ -14,7 +14,7 @@
 #   stop_sup                  SIGTERM to it and wait (SUP_RC, STOP_MS)
 #   alive PID, proc_field PID N, run_conf FILE LINE…, rc_line FIELD…
 
-SBI_SRC=${SANDBOXD_INIT_BIN:-$IT_ROOT/build/sandboxd-init}
+SBI_SRC=${SANDBOXD_INIT_BIN:-$(dirname "$SANDBOXD_BIN")/sandboxd-init}
 [[ -x $SBI_SRC ]] || bail "no supervisor binary at $SBI_SRC (make build/sandboxd-init)"
 # A snapshot under a name of its own: a rebuild during the run does not
 # change what is tested.

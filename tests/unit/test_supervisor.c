@@ -348,6 +348,7 @@ appenv_equality(void)
 	CHECK(!appenv_equal(&a, &b) && appenv_equal(&b, &b));
 	appenv_free(&a);
 	CHECK(appenv_equal(&a, &b)); /* freed: the empty set */
+	appenv_free(&b);
 }
 
 /* The index of the entry kv in env, or -1; fails on a second one. */

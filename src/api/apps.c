@@ -16,7 +16,7 @@ struct jv *
 api_app_json(const struct app *a)
 {
 	struct jv *o = jv_obj(), *tags;
-	char t[CLOCK_RFC3339_LEN], err[64];
+	char err[64];
 
 	jv_set_str(o, "id", a->id);
 	jv_set_str(o, "name", a->name);
@@ -36,16 +36,12 @@ api_app_json(const struct app *a)
 			jv_set_str(g, "branch", a->git_branch);
 		if (a->git_credential_id[0])
 			jv_set_str(g, "credential_id", a->git_credential_id);
-		if (a->last_import_at) {
-			clock_rfc3339(a->last_import_at, t);
-			jv_set_str(g, "last_import_at", t);
-		}
+		if (a->last_import_at)
+			api_set_time(g, "last_import_at", a->last_import_at);
 		jv_set(o, "git", g);
 	}
-	clock_rfc3339(a->created_at, t);
-	jv_set_str(o, "created_at", t);
-	clock_rfc3339(a->updated_at, t);
-	jv_set_str(o, "updated_at", t);
+	api_set_time(o, "created_at", a->created_at);
+	api_set_time(o, "updated_at", a->updated_at);
 	return o;
 }
 

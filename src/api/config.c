@@ -15,7 +15,6 @@
 
 #include "api/api.h"
 #include "core/runtime.h"
-#include "lib/clock.h"
 
 /* The key in the path, checked; 400 otherwise. */
 static int
@@ -58,7 +57,6 @@ static struct jv *
 config_json(const struct app_config *c)
 {
 	struct jv *o = jv_obj();
-	char t[CLOCK_RFC3339_LEN];
 
 	jv_set_str(o, "key", c->key);
 	jv_set_bool(o, "sensitive", c->sensitive);
@@ -66,10 +64,8 @@ config_json(const struct app_config *c)
 	if (!c->sensitive)
 		jv_set_str(o, "value", c->value ? c->value : "");
 	jv_set_bool(o, "value_set", c->value_set);
-	clock_rfc3339(c->created_at, t);
-	jv_set_str(o, "created_at", t);
-	clock_rfc3339(c->updated_at, t);
-	jv_set_str(o, "updated_at", t);
+	api_set_time(o, "created_at", c->created_at);
+	api_set_time(o, "updated_at", c->updated_at);
 	return o;
 }
 

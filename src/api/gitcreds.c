@@ -109,15 +109,13 @@ static struct jv *
 cred_json(const struct git_credential *c)
 {
 	struct jv *o = jv_obj();
-	char t[CLOCK_RFC3339_LEN];
 
 	jv_set_str(o, "id", c->id);
 	jv_set_str(o, "name", c->name);
 	jv_set_str(o, "host", c->host);
 	jv_set_str(o, "username", c->username);
 	jv_set_bool(o, "token_set", true);
-	clock_rfc3339(c->created_at, t);
-	jv_set_str(o, "created_at", t);
+	api_set_time(o, "created_at", c->created_at);
 	return o;
 }
 

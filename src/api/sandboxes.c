@@ -10,17 +10,7 @@
 #include "core/task.h"
 #include "core/preview.h"
 #include "core/runtime.h"
-#include "lib/clock.h"
 #include "lib/limits.h"
-
-static void
-set_time(struct jv *o, const char *key, int64_t t)
-{
-	char s[CLOCK_RFC3339_LEN];
-
-	clock_rfc3339(t, s);
-	jv_set_str(o, key, s);
-}
 
 static struct jv *
 preview_json(const struct core *c, const struct sandbox *sb,
@@ -111,11 +101,11 @@ api_sandbox_json(struct core *c, const struct sandbox *sb)
 	jv_set_str(o, "idle_policy", sb->idle_policy);
 	if (task_active_id(c, sb->id, task))
 		jv_set_str(o, "active_task_id", task);
-	set_time(o, "created_at", sb->created_at);
-	set_time(o, "updated_at", sb->updated_at);
-	set_time(o, "last_active_at", sb->last_active_at);
+	api_set_time(o, "created_at", sb->created_at);
+	api_set_time(o, "updated_at", sb->updated_at);
+	api_set_time(o, "last_active_at", sb->last_active_at);
 	if (sb->stopped_at)
-		set_time(o, "stopped_at", sb->stopped_at);
+		api_set_time(o, "stopped_at", sb->stopped_at);
 	return o;
 }
 

@@ -28,6 +28,7 @@
 #include "api/auth.h"
 #include "core/wsfs.h"
 #include "core/task.h"
+#include "lib/clock.h"
 #include "lib/limits.h"
 #include "lib/log.h"
 
@@ -159,6 +160,15 @@ static const struct route routes[] = {
 #define NROUTES (sizeof(routes) / sizeof(routes[0]))
 
 /* --- replies ----------------------------------------------------------- */
+
+void
+api_set_time(struct jv *o, const char *key, int64_t t)
+{
+	char s[CLOCK_RFC3339_LEN];
+
+	clock_rfc3339(t, s);
+	jv_set_str(o, key, s);
+}
 
 void
 api_reply_json(struct resp *w, int status, struct jv *v)

@@ -268,18 +268,13 @@ out:
 }
 
 static int
-repo_open(const char *ws, git_repository **out, struct err *e)
+repo_open(const char *app, git_repository **out, struct err *e)
 {
-	char app[4096];
 	git_repository *repo = NULL;
-	int rc;
 
 	*out = NULL;
-	pthread_once(&once, init_once);
 	if (init_rc < 0)
 		return ERR_INTERNAL(e, "libgit2 did not initialize");
-	if ((rc = check_layout(ws, app, sizeof(app), e)) != 0)
-		return rc;
 	if (git_repository_open_ext(&repo, app, GIT_REPOSITORY_OPEN_NO_SEARCH,
 	                            NULL) < 0) {
 		const git_error *ge = git_error_last();
@@ -500,6 +495,7 @@ diff_locked(git_repository *repo, struct jv **out, struct err *e)
 	git_commit *head = NULL;
 	git_diff *diff = NULL;
 	struct diffbuf db = {.truncated = false};
+	const char *failed = NULL;
 	char branch[256];
 	struct jv *files, *o;
 	size_t n;
@@ -525,11 +521,8 @@ diff_locked(git_repository *repo, struct jv **out, struct err *e)
 		struct jv *f;
 
 		if (git_patch_from_diff(&p, diff, i) < 0) {
-			jv_free(files);
-			buf_release(&db.text);
-			git_diff_free(diff);
-			git_commit_free(head);
-			return lib_err(e, "making the diff");
+			failed = "making the diff";
+			break;
 		}
 		d = git_diff_get_delta(diff, i);
 		if (p) {
@@ -538,11 +531,8 @@ diff_locked(git_repository *repo, struct jv **out, struct err *e)
 			    git_patch_print(p, diff_line, &db) < 0 &&
 			    !db.truncated) {
 				git_patch_free(p);
-				jv_free(files);
-				buf_release(&db.text);
-				git_diff_free(diff);
-				git_commit_free(head);
-				return lib_err(e, "printing the diff");
+				failed = "printing the diff";
+				break;
 			}
 		}
 		f = jv_obj();
@@ -554,16 +544,23 @@ diff_locked(git_repository *repo, struct jv **out, struct err *e)
 		jv_push(files, f);
 		git_patch_free(p);
 	}
-	o = jv_obj();
-	jv_set(o, "diff",
-	       jv_new_str_lossy(db.text.data ? db.text.data : "", db.text.len));
-	jv_set(o, "files", files);
-	jv_set_bool(o, "truncated", db.truncated || n > GITWS_MAX_DIFF_FILES);
+	if (failed) {
+		lib_err(e, failed);
+		jv_free(files);
+	} else {
+		o = jv_obj();
+		jv_set(o, "diff",
+		       jv_new_str_lossy(db.text.data ? db.text.data : "",
+		                        db.text.len));
+		jv_set(o, "files", files);
+		jv_set_bool(o, "truncated",
+		            db.truncated || n > GITWS_MAX_DIFF_FILES);
+		*out = o;
+	}
 	buf_release(&db.text);
 	git_diff_free(diff);
 	git_commit_free(head);
-	*out = o;
-	return 0;
+	return failed ? -1 : 0;
 }
 
 /* Stages every change in the worktree; *tree_id is the index's tree. */
@@ -821,7 +818,7 @@ gitws_with_repo(const char *key, const char *ws,
 	if (rc == 0 && stamp_of(app, &st) < 0)
 		rc = GITWS_NOT_REPO;
 	if (rc == 0 && (repo = cache_take(key, ws, &st)) == NULL)
-		rc = repo_open(ws, &repo, e);
+		rc = repo_open(app, &repo, e);
 	if (rc == 0)
 		rc = fn(repo, arg, e);
 	if (rc == 0)

@@ -5,7 +5,8 @@ VERSION    := 0.1.0
 SHELL      := /bin/bash
 BUILD      ?= build
 CC         ?= cc
-PKGS       := libmicrohttpd jansson libcurl sqlite3 libsodium yaml-0.1 libgit2
+PKGS       := libmicrohttpd jansson libcurl sqlite3 libsodium yaml-0.1 libgit2 \
+              libnftables
 # snprintf truncation is how we bound strings, so gcc's guesses about it
 # are not warnings here.
 WARN       := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
@@ -18,7 +19,7 @@ LDLIBS     := $(shell pkg-config --libs $(PKGS)) -lhttp_parser -lpthread
 
 DAEMON_SRC := $(wildcard src/lib/*.c src/store/*.c src/docker/*.c src/vault/*.c \
                          src/api/*.c src/core/*.c src/edge/*.c src/agent/*.c \
-                         src/net/*.c src/git/*.c src/cli/*.c)
+                         src/net/*.c src/git/*.c src/egress/*.c src/cli/*.c)
 DAEMON_OBJ := $(DAEMON_SRC:%.c=$(BUILD)/%.o)
 LIB_OBJ    := $(filter-out $(BUILD)/src/cli/%,$(DAEMON_OBJ))
 SUP_SRC    := $(wildcard src/supervisor/*.c)

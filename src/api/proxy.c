@@ -21,6 +21,7 @@
 #include "api/proxy.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
 #include <microhttpd.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -33,6 +34,7 @@
 #include "core/credentials.h"
 #include "docker/docker.h"
 #include "core/providers.h"
+#include "core/sbnet.h"
 #include "core/task.h"
 #include "lib/buf.h"
 #include "lib/limits.h"
@@ -43,7 +45,7 @@ struct proxy {
 	struct core *core;
 	struct MHD_Daemon *mhd; /* NULL until bound */
 	pthread_t binder;
-	volatile bool stopping;
+	atomic_bool stopping;
 };
 
 enum preq_state {
@@ -690,63 +692,96 @@ on_log(void *cls, const char *fmt, va_list ap)
 	log_warn("proxy: %s", line);
 }
 
-/* Binds addr; 0 or -1. */
+/* A listening socket on addr:port; -1 with why (errno's words). */
 static int
-listen_on(struct proxy *px, const char *addr)
+bind_socket(const char *addr, uint16_t port, char *why, size_t len)
 {
 	struct sockaddr_in sin = {.sin_family = AF_INET};
+	int fd, one = 1;
 
-	sin.sin_port = htons(px->core->cfg->proxy_port);
+	sin.sin_port = htons(port);
 	if (inet_pton(AF_INET, addr, &sin.sin_addr) != 1) {
-		log_error("proxy: \"%s\" is not an IPv4 address", addr);
+		snprintf(why, len, "\"%s\" is not an IPv4 address", addr);
 		return -1;
 	}
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0 ||
+	    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
+	    bind(fd, (struct sockaddr *)&sin, sizeof(sin)) < 0 ||
+	    listen(fd, PROXY_BACKLOG) < 0) {
+		snprintf(why, len, "cannot listen on %s:%u: %s", addr, port,
+		         strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* Listens on addr; 0, or -1 with why. */
+static int
+listen_on(struct proxy *px, const char *addr, char *why, size_t len)
+{
+	uint16_t port = px->core->cfg->proxy_port;
+	char url[96];
+	int fd = bind_socket(addr, port, why, len);
+
+	if (fd < 0)
+		return -1;
 	px->mhd = MHD_start_daemon(
 	    MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
 	        MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG,
 	    0, NULL, NULL, on_proxy, px, MHD_OPTION_EXTERNAL_LOGGER, on_log, px,
-	    MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sin,
-	    MHD_OPTION_THREAD_POOL_SIZE, (unsigned)PROXY_THREADS,
-	    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)PROXY_CONN_TIMEOUT_S,
-	    MHD_OPTION_CONNECTION_LIMIT, (unsigned)PROXY_MAX_CONNECTIONS,
-	    MHD_OPTION_NOTIFY_COMPLETED, on_done, px, MHD_OPTION_END);
+	    MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_THREAD_POOL_SIZE,
+	    (unsigned)PROXY_THREADS, MHD_OPTION_CONNECTION_TIMEOUT,
+	    (unsigned)PROXY_CONN_TIMEOUT_S, MHD_OPTION_CONNECTION_LIMIT,
+	    (unsigned)PROXY_MAX_CONNECTIONS, MHD_OPTION_NOTIFY_COMPLETED,
+	    on_done, px, MHD_OPTION_END);
 	if (px->mhd == NULL) {
-		log_error("proxy: cannot listen on %s:%u (in use?)", addr,
-		          px->core->cfg->proxy_port);
+		close(fd);
+		snprintf(why, len, "cannot start the proxy's server on %s:%u",
+		         addr, port);
 		return -1;
 	}
-	core_set_proxy_url(px->core, addr, px->core->cfg->proxy_port);
-	log_info("credential proxy listening on %s:%u", addr,
-	         px->core->cfg->proxy_port);
+	core_set_proxy_url(px->core, addr, port);
+	snprintf(url, sizeof(url), "http://%s:%u", addr, port);
+	sbnet_proxy_state(px->core, true, url, "");
+	log_info("credential proxy listening on %s:%u", addr, port);
 	return 0;
 }
 
 /*
  * The sandboxes' side of the host is the gateway of their network, known
- * once the engine answers: keep trying until the proxy listens there.
+ * once the network is ready: wait for it, then listen there, retrying a
+ * bind that fails (the port taken) until it works or the daemon stops.
  */
 static void *
 binder_main(void *arg)
 {
 	struct proxy *px = arg;
 	const struct config *cfg = px->core->cfg;
-	char gw[64], msg[DOCKER_MSG_LEN];
+	char gw[64], why[256];
 	bool warned = false;
 
-	while (!px->stopping) {
+	while (!atomic_load(&px->stopping)) {
 		if (cfg->proxy_addr[0])
 			snprintf(gw, sizeof(gw), "%s", cfg->proxy_addr);
-		else if (docker_network_gateway(px->core->docker, cfg->network,
-		                                gw, sizeof(gw),
-		                                msg) != DOCKER_OK)
-			gw[0] = '\0';
-		if (gw[0] && listen_on(px, gw) == 0)
+		else if (sbnet_wait_gateway(px->core, gw, sizeof(gw),
+		                            &px->stopping) < 0)
+			break;
+		if (gw[0] == '\0') {
+			sbnet_proxy_state(px->core, false, "",
+			                  "SANDBOXD_NETWORK=none: sandboxes have "
+			                  "no network to reach it on");
 			return NULL;
+		}
+		if (listen_on(px, gw, why, sizeof(why)) == 0)
+			return NULL;
+		sbnet_proxy_state(px->core, false, "", why);
 		if (!warned)
-			log_warn("proxy: not listening yet (%s); retrying",
-			         gw[0] ? "bind failed" : msg);
+			log_warn("proxy: %s; retrying", why);
 		warned = true;
-		for (int i = 0; i < 20 && !px->stopping; i++)
+		for (int i = 0; i < 8 && !atomic_load(&px->stopping); i++)
 			usleep(250 * 1000);
 	}
 	return NULL;
@@ -773,7 +808,7 @@ proxy_stop(struct proxy *px)
 {
 	if (px == NULL)
 		return;
-	px->stopping = true;
+	atomic_store(&px->stopping, true);
 	pthread_join(px->binder, NULL);
 	atomic_store(&proxy_down, true);
 	if (px->mhd)

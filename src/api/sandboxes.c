@@ -10,6 +10,7 @@
 #include "core/task.h"
 #include "core/preview.h"
 #include "core/runtime.h"
+#include "core/sbnet.h"
 #include "lib/limits.h"
 
 static struct jv *
@@ -69,6 +70,7 @@ api_sandbox_json(struct core *c, const struct sandbox *sb)
 {
 	struct jv *o = jv_obj(), *ports = jv_arr(), *rt = NULL, *procs;
 	char ws[4200], task[ULID_LEN + 1];
+	int64_t blocked;
 
 	if (strcmp(sb->status, "running") == 0)
 		rt = runtime_status(c, sb->id);
@@ -99,6 +101,9 @@ api_sandbox_json(struct core *c, const struct sandbox *sb)
 	jv_set(o, "manifest", manifest_json(sb));
 	jv_free(rt);
 	jv_set_str(o, "idle_policy", sb->idle_policy);
+	if (strcmp(sb->status, "running") == 0 &&
+	    (blocked = sbnet_blocked(c, sb->container_ip)) >= 0)
+		jv_set_int(o, "egress_blocked", blocked);
 	if (task_active_id(c, sb->id, task))
 		jv_set_str(o, "active_task_id", task);
 	api_set_time(o, "created_at", sb->created_at);

@@ -48,6 +48,7 @@ struct route {
 
 static const struct route routes[] = {
     {.method = "GET", .pattern = "/healthz", .fn = health_get, .open = true},
+    {.method = "GET", .pattern = "/v1/status", .fn = status_get},
     {.method = "GET", .pattern = "/v1/presets", .fn = presets_list},
     {.method = "GET", .pattern = "/v1/apps", .fn = apps_list},
     {.method = "POST", .pattern = "/v1/apps", .fn = apps_create},

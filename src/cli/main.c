@@ -25,6 +25,7 @@
 #include "core/credentials.h"
 #include "core/reaper.h"
 #include "core/runtime.h"
+#include "core/sbnet.h"
 #include "core/task.h"
 #include "core/workspace.h"
 #include "docker/docker.h"
@@ -48,6 +49,14 @@ usage(FILE *f)
 	        "       sandboxd secrets check\n"
 	        "                           open every stored secret; print "
 	        "only counts\n"
+	        "       sandboxd network show\n"
+	        "                           print the nftables rules the "
+	        "egress policy installs\n"
+	        "       sandboxd network remove\n"
+	        "                           remove the egress rules and the "
+	        "sandbox network\n"
+	        "                           (when sandboxd made it and no "
+	        "sandbox is on it)\n"
 	        "       sandboxd version    print the version\n"
 	        "Configuration comes from the environment and .env; see "
 	        "README.md.\n");
@@ -234,7 +243,7 @@ serve(void)
 		core_reconcile(&core);
 	else
 		log_warn("%s; sandbox calls answer 503 until it is back", msg);
-	if (core_watch_start(&core) < 0 || runtime_start(&core) < 0 ||
+	if (sbnet_start(&core) < 0 || core_watch_start(&core) < 0 || runtime_start(&core) < 0 ||
 	    reaper_start(&core) < 0 || task_init(&core) < 0 ||
 	    api_start(&api, &core) < 0)
 		goto out_core;
@@ -400,6 +409,40 @@ token(void)
 	return rc;
 }
 
+/*
+ * `network remove` (for uninstalling and for tests) and `network show`
+ * (the ruleset for the configured policy, with placeholder addresses
+ * when the network is not up).
+ */
+static int
+network(int argc, char **argv)
+{
+	struct docker *docker = NULL;
+	struct config cfg;
+	char err[512];
+	int rc = 1;
+
+	if (argc != 3 || (strcmp(argv[2], "remove") != 0 &&
+	                  strcmp(argv[2], "show") != 0)) {
+		usage(stderr);
+		return 2;
+	}
+	if (config_load(&cfg, err, sizeof(err)) < 0) {
+		fprintf(stderr, "sandboxd: configuration error: %s\n", err);
+		return 2;
+	}
+	if (strcmp(argv[2], "show") == 0) {
+		rc = sbnet_show(&cfg, stdout) < 0;
+	} else if (docker_new(&docker, cfg.docker_socket) == 0) {
+		rc = sbnet_remove(&cfg, docker, err, sizeof(err)) < 0;
+		if (rc)
+			fprintf(stderr, "sandboxd: %s\n", err);
+	}
+	docker_free(docker);
+	config_release(&cfg);
+	return rc;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -409,6 +452,8 @@ main(int argc, char **argv)
 		return serve();
 	if (argc >= 2 && strcmp(argv[1], "secrets") == 0)
 		return secrets(argc, argv);
+	if (argc >= 2 && strcmp(argv[1], "network") == 0)
+		return network(argc, argv);
 	/* internal: the daemon runs it for pushes and imports */
 	if (argc == 2 && strcmp(argv[1], "git-helper") == 0)
 		return gitws_helper_main();

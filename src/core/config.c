@@ -534,6 +534,57 @@ free_secret(char **s)
 	}
 }
 
+/* SANDBOXD_SUBNET: an IPv4 block of /8 to /29, kept normalised. */
+static int
+parse_subnet(struct config *c, char *err, size_t errlen)
+{
+	struct egress_allow net;
+	const char *slash = strchr(c->subnet, '/');
+	char why[160];
+	size_t n;
+
+	if (c->subnet[0] == '\0')
+		return 0;
+	if (slash == NULL || strchr(c->subnet, ':') ||
+	    egress_allow_parse(c->subnet, &net, 1, &n, why, sizeof(why)) < 0 ||
+	    atoi(slash + 1) < 8 || atoi(slash + 1) > 29)
+		FAIL("SANDBOXD_SUBNET: \"%s\" is not an IPv4 subnet of /8 to "
+		     "/29, such as 10.213.0.0/20",
+		     c->subnet);
+	snprintf(c->subnet, sizeof(c->subnet), "%s", net.cidr);
+	return 0;
+}
+
+/* The sandbox network and what sandboxes on it may reach. */
+static int
+parse_network(const struct envfile *f, struct config *c, char *err,
+              size_t errlen)
+{
+	const char *mode = lookup(f, "SANDBOXD_EGRESS");
+	const char *allow = lookup(f, "SANDBOXD_EGRESS_ALLOW");
+	char why[160];
+
+	if (parse_word(f, "SANDBOXD_NETWORK", "sandboxd", "-_.", c->network,
+	               sizeof(c->network), err, errlen) < 0 ||
+	    parse_word(f, "SANDBOXD_SUBNET", "", "./", c->subnet,
+	               sizeof(c->subnet), err, errlen) < 0 ||
+	    parse_subnet(c, err, errlen) < 0)
+		return -1;
+	if (strcmp(c->network, "host") == 0)
+		FAIL("SANDBOXD_NETWORK: \"host\" would give sandboxes the "
+		     "host's own network; name a bridge network (default "
+		     "sandboxd)");
+	c->egress_mode = egress_mode_parse(mode && *mode ? mode : "public");
+	if (c->egress_mode < 0)
+		FAIL("SANDBOXD_EGRESS: \"%.32s\" is not public, none or open",
+		     mode);
+	if (allow && egress_allow_parse(allow, c->egress_allow,
+	                                EGRESS_MAX_ALLOW, &c->egress_nallow,
+	                                why, sizeof(why)) < 0)
+		FAIL("SANDBOXD_EGRESS_ALLOW: %s", why);
+	return 0;
+}
+
 static int
 parse_all(const struct envfile *f, struct config *c, char *err, size_t errlen)
 {
@@ -574,8 +625,7 @@ parse_all(const struct envfile *f, struct config *c, char *err, size_t errlen)
 	               sizeof(c->runtime), err, errlen) < 0 ||
 	    parse_word(f, "SANDBOXD_IMAGE", "sandboxd-base:" SANDBOXD_VERSION,
 	               "-_.:/@", c->image, sizeof(c->image), err, errlen) < 0 ||
-	    parse_word(f, "SANDBOXD_NETWORK", "", "-_.", c->network,
-	               sizeof(c->network), err, errlen) < 0 ||
+	    parse_network(f, c, err, errlen) < 0 ||
 	    parse_int(f, "SANDBOXD_MEMORY_MB", 2048, 16, 1 << 20, &c->memory_mb,
 	              err, errlen) < 0 ||
 	    parse_int(f, "SANDBOXD_PIDS_LIMIT", 1024, 16, 1 << 22,

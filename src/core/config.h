@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "egress/egress.h"
 #include "lib/limits.h"
 
 struct config_token {
@@ -68,7 +69,11 @@ struct config {
 	int64_t wake_ready_s; /* how long a woken app may take to listen */
 	char runtime[64];
 	char image[256];
-	char network[128];
+	char network[128]; /* the sandboxes' Docker network */
+	char subnet[64];   /* for the network sandboxd creates; "" = pick */
+	int egress_mode;   /* enum egress_mode */
+	struct egress_allow egress_allow[EGRESS_MAX_ALLOW];
+	size_t egress_nallow;
 	int64_t memory_mb;
 	int64_t pids_limit;
 	int64_t nofile_limit;

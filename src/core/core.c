@@ -14,6 +14,7 @@
 #include "core/preview.h"
 #include "core/reaper.h"
 #include "core/runtime.h"
+#include "core/sbnet.h"
 #include "lib/log.h"
 
 static int
@@ -63,6 +64,7 @@ core_release(struct core *c)
 	runtime_stop(c);
 	reaper_stop(c);
 	core_watch_stop(c);
+	sbnet_stop(c);
 	preview_release(c);
 	for (int i = 0; i < CORE_LOCK_STRIPES; i++)
 		pthread_mutex_destroy(&c->locks[i]);

@@ -22,6 +22,7 @@
 #define CORE_RUNTIME_QUEUE 256
 
 struct preview;
+struct sbnet;
 struct tasks;
 
 struct core {
@@ -35,6 +36,7 @@ struct core {
 	volatile bool stopping;
 	struct preview *pv;  /* preview.c: activity and wakes */
 	struct tasks *tasks; /* task.c: tasks being followed */
+	struct sbnet *net;   /* sbnet.c: the sandbox network and its rules */
 	pthread_mutex_t proxy_mu;
 	char proxy_url[96]; /* "http://<addr>:<port>" once it listens */
 	pthread_t reaper;

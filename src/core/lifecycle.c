@@ -21,6 +21,7 @@
 #include "core/manifest.h"
 #include "core/preview.h"
 #include "core/runtime.h"
+#include "core/sbnet.h"
 #include "core/task.h"
 #include "core/workspace.h"
 #include "lib/clock.h"
@@ -124,7 +125,31 @@ container_started(struct core *c, struct sandbox *sb)
 	if (docker_inspect(c->docker, name, &st, msg) == DOCKER_OK)
 		snprintf(sb->container_ip, sizeof(sb->container_ip), "%s",
 		         st.ip);
+	sbnet_container_started(c, sb->container_ip);
 	preview_started(c, sb->id);
+}
+
+/*
+ * A stopped container attached to another network than the sandboxes'
+ * (made before the network existed, or before dockerd lost its state)
+ * is removed, to be made again: its root filesystem is read-only and its
+ * files are in the workspace, so nothing is lost.
+ */
+static void
+container_renetwork(struct core *c, const struct sandbox *sb, const char *name)
+{
+	char want[72], msg[DOCKER_MSG_LEN];
+	struct docker_state st;
+
+	sbnet_network_id(c, want, sizeof(want));
+	if (want[0] == '\0' ||
+	    docker_inspect(c->docker, name, &st, msg) != DOCKER_OK ||
+	    st.running || strcmp(st.network_id, want) == 0)
+		return;
+	log_info("sandbox %s: its container is on another network; making it "
+	         "again",
+	         sb->id);
+	docker_remove(c->docker, name, msg);
 }
 
 /* Starts the sandbox's container, creating it first when it is missing. */
@@ -138,6 +163,7 @@ container_run(struct core *c, struct sandbox *sb, char *msg)
 	/* A workspace that booted before gets its run.conf now, so the
 	 * supervisor starts the processes without waiting for us. */
 	runtime_configure(c, sb->id, false);
+	container_renetwork(c, sb, name);
 	rc = docker_start(c->docker, name, msg);
 	if (rc == DOCKER_NOT_FOUND) {
 		log_info("sandbox %s: container missing, recreating", sb->id);
@@ -205,6 +231,8 @@ core_sandbox_create(struct core *c, const struct app *app, const int *ports,
 	if (!docker_is_up(c->docker) &&
 	    docker_ping(c->docker, msg) != DOCKER_OK)
 		return ERR_DOCKER(e, "%s", msg);
+	if (sbnet_check_ready(c, e) < 0)
+		return -1;
 	memset(sb, 0, sizeof(*sb));
 	ulid_new(sb->id);
 	snprintf(sb->app_id, sizeof(sb->app_id), "%s", app->id);
@@ -325,6 +353,8 @@ core_sandbox_start(struct core *c, const char *id, struct sandbox *sb,
 		                                    "sandbox is %s; cannot "
 		                                    "start it",
 		                                    sb->status));
+	if (strcmp(sb->status, "stopped") == 0 && sbnet_check_ready(c, e) < 0)
+		return unlock_with(mu, -1);
 	/*
 	 * Even a "running" row gets a real start: the row can be stale for
 	 * a moment after the engine came back (its containers were stopped

@@ -38,6 +38,7 @@
 #include "core/preview.h"
 #include "core/reaper.h"
 #include "core/runtime.h"
+#include "core/sbnet.h"
 #include "core/task_internal.h"
 #include "core/workspace.h"
 #include "core/wsfs.h"
@@ -978,12 +979,8 @@ task_env(struct core *c, const struct starter *st, struct buf *env,
 
 	snprintf(model_arg, len, "%s", st->row.model);
 	core_proxy_url(c, url, sizeof(url));
-	if (url[0] == '\0') {
-		log_warn("task %s: the credential proxy is not listening; the "
-		         "agent runs without it",
-		         st->row.id);
-		return 0;
-	}
+	if (url[0] == '\0')
+		return -1; /* task_submit checked: it stopped since */
 	if (cred_proxy_token(c, st->row.sandbox_id, token, sizeof(token)) < 0 &&
 	    (cred_new_proxy_token(c, st->row.sandbox_id) < 0 ||
 	     cred_proxy_token(c, st->row.sandbox_id, token, sizeof(token)) < 0))
@@ -1224,6 +1221,7 @@ int
 task_submit(struct core *c, const char *sandbox_id,
             const struct task_request *r, struct task *out, struct err *e)
 {
+	char why[SBNET_ERR_LEN + 64];
 	struct sandbox sb;
 	struct live *lv;
 	bool cont, prior;
@@ -1275,7 +1273,11 @@ task_submit(struct core *c, const char *sandbox_id,
 	}
 	emit_status(&(struct emit_ctx){c->tasks, lv}, "starting");
 	live_add(c, lv);
-	if (starter_spawn(c, out, cont) < 0)
+	/* Without the proxy the agent has no model: fail now, saying why. */
+	if (sbnet_proxy_down(c, why, sizeof(why)) < 0) {
+		log_warn("task %s: %s", out->id, why);
+		request_fail(c, out->id, "proxy_unavailable", why);
+	} else if (starter_spawn(c, out, cont) < 0)
 		request_fail(c, out->id, "internal",
 		             "cannot start a thread for the task");
 	log_info("task %s: %s on sandbox %s (timeout %llds)", out->id,

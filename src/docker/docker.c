@@ -373,6 +373,12 @@ docker_remove(struct docker *d, const char *id, char msg[DOCKER_MSG_LEN])
 }
 
 static void
+copy_str(char *out, size_t len, const struct jv *v)
+{
+	snprintf(out, len, "%s", jv_str(v) ? jv_str(v) : "");
+}
+
+static void
 state_ip(const struct jv *net, struct docker_state *st)
 {
 	const char *key, *ip = jv_str(jv_get(net, "IPAddress"));
@@ -380,8 +386,12 @@ state_ip(const struct jv *net, struct docker_state *st)
 	void *it = NULL;
 
 	while ((ip == NULL || *ip == '\0') && networks &&
-	       jv_each(networks, &it, &key, &val))
+	       jv_each(networks, &it, &key, &val)) {
 		ip = jv_str(jv_get(val, "IPAddress"));
+		if (st->network_id[0] == '\0')
+			copy_str(st->network_id, sizeof(st->network_id),
+			         jv_get(val, "NetworkID"));
+	}
 	snprintf(st->ip, sizeof(st->ip), "%s", ip ? ip : "");
 }
 
@@ -412,33 +422,124 @@ docker_inspect(struct docker *d, const char *id, struct docker_state *st,
 	return DOCKER_OK;
 }
 
-int
-docker_network_gateway(struct docker *d, const char *network, char *out,
-                       size_t len, char msg[DOCKER_MSG_LEN])
+/* The first IPv4 entry of a network's IPAM configuration. */
+static void
+network_ipam(const struct jv *cfg, struct docker_network *n)
 {
-	struct jv *resp = NULL, *cfg;
-	char path[512];
-	const char *gw = NULL;
+	for (size_t i = 0; i < jv_len(cfg); i++) {
+		const char *sub = jv_str(jv_get(jv_at(cfg, i), "Subnet"));
+		const char *gw = jv_str(jv_get(jv_at(cfg, i), "Gateway"));
+		if (sub == NULL || strchr(sub, '.') == NULL)
+			continue; /* IPv6 */
+		snprintf(n->subnet, sizeof(n->subnet), "%s", sub);
+		snprintf(n->gateway, sizeof(n->gateway), "%s",
+		         gw && strchr(gw, '.') ? gw : "");
+		return;
+	}
+}
+
+int
+docker_network_inspect(struct docker *d, const char *name,
+                       struct docker_network *n, char msg[DOCKER_MSG_LEN])
+{
+	struct jv *resp = NULL, *opts, *labels, *cs;
+	char path[512], esc[400];
+	const char *icc, *key;
+	struct jv *val;
+	void *it = NULL;
 	int rc;
 
-	out[0] = '\0';
-	snprintf(path, sizeof(path), "/networks/%s",
-	         network && *network ? network : "bridge");
+	memset(n, 0, sizeof(*n));
+	if (http_escape(name, esc, sizeof(esc)) < 0)
+		return DOCKER_ERROR;
+	snprintf(path, sizeof(path), "/networks/%s", esc);
 	rc = call_json(d, "GET", path, NULL, DOCKER_CALL_TIMEOUT_S, &resp, msg);
 	if (rc != DOCKER_OK)
 		return rc;
-	cfg = jv_get(jv_get(resp, "IPAM"), "Config");
-	for (size_t i = 0; gw == NULL && i < jv_len(cfg); i++) {
-		const char *g = jv_str(jv_get(jv_at(cfg, i), "Gateway"));
-		if (g && strchr(g, '.')) /* IPv4 */
-			gw = g;
-	}
-	if (gw == NULL) {
-		snprintf(msg, DOCKER_MSG_LEN,
-		         "docker network %s has no IPv4 gateway", path + 10);
-		rc = DOCKER_NOT_FOUND;
-	} else {
-		snprintf(out, len, "%s", gw);
+	opts = jv_get(resp, "Options");
+	labels = jv_get(resp, "Labels");
+	copy_str(n->id, sizeof(n->id), jv_get(resp, "Id"));
+	copy_str(n->driver, sizeof(n->driver), jv_get(resp, "Driver"));
+	copy_str(n->bridge, sizeof(n->bridge),
+	         jv_get(opts, "com.docker.network.bridge.name"));
+	copy_str(n->instance, sizeof(n->instance),
+	         jv_get(labels, "sandboxd.instance"));
+	n->managed = jv_str(jv_get(labels, "sandboxd.network")) &&
+	             strcmp(jv_str(jv_get(labels, "sandboxd.network")),
+	                    "true") == 0;
+	icc = jv_str(jv_get(opts, "com.docker.network.bridge.enable_icc"));
+	n->icc = icc == NULL || strcmp(icc, "false") != 0;
+	network_ipam(jv_get(jv_get(resp, "IPAM"), "Config"), n);
+	cs = jv_get(resp, "Containers");
+	while (cs && jv_each(cs, &it, &key, &val))
+		n->containers++;
+	jv_free(resp);
+	return DOCKER_OK;
+}
+
+int
+docker_network_create(struct docker *d, const struct docker_network_spec *s,
+                      char msg[DOCKER_MSG_LEN])
+{
+	struct jv *body = jv_obj(), *ipam = jv_obj(), *cfgs = jv_arr();
+	struct jv *cfg = jv_obj(), *opts = jv_obj(), *labels = jv_obj();
+	int rc;
+
+	jv_set_str(body, "Name", s->name);
+	jv_set_str(body, "Driver", "bridge");
+	jv_set_bool(body, "CheckDuplicate", true);
+	jv_set_bool(body, "Internal", false);
+	jv_set_bool(body, "EnableIPv6", false);
+	jv_set_str(cfg, "Subnet", s->subnet);
+	jv_set_str(cfg, "Gateway", s->gateway);
+	jv_push(cfgs, cfg);
+	jv_set_str(ipam, "Driver", "default");
+	jv_set(ipam, "Config", cfgs);
+	jv_set(body, "IPAM", ipam);
+	jv_set_str(opts, "com.docker.network.bridge.name", s->bridge);
+	jv_set_str(opts, "com.docker.network.bridge.enable_icc", "false");
+	jv_set_str(opts, "com.docker.network.bridge.enable_ip_masquerade",
+	           "true");
+	jv_set(body, "Options", opts);
+	jv_set_str(labels, "sandboxd.network", "true");
+	jv_set_str(labels, "sandboxd.instance", s->instance);
+	jv_set(body, "Labels", labels);
+	rc = call_json(d, "POST", "/networks/create", body,
+	               DOCKER_CALL_TIMEOUT_S, NULL, msg);
+	jv_free(body);
+	return rc;
+}
+
+int
+docker_network_remove(struct docker *d, const char *name,
+                      char msg[DOCKER_MSG_LEN])
+{
+	char esc[400];
+
+	if (http_escape(name, esc, sizeof(esc)) < 0)
+		return DOCKER_ERROR;
+	return simple(d, "DELETE", "/networks/%s", esc, DOCKER_CALL_TIMEOUT_S,
+	              msg);
+}
+
+int
+docker_network_subnets(struct docker *d, void (*fn)(const char *, void *),
+                       void *arg, char msg[DOCKER_MSG_LEN])
+{
+	struct jv *resp = NULL;
+	int rc;
+
+	rc = call_json(d, "GET", "/networks", NULL, DOCKER_CALL_TIMEOUT_S,
+	               &resp, msg);
+	for (size_t i = 0; rc == DOCKER_OK && i < jv_len(resp); i++) {
+		struct jv *cfg = jv_get(jv_get(jv_at(resp, i), "IPAM"),
+		                        "Config");
+		for (size_t k = 0; k < jv_len(cfg); k++) {
+			const char *sub =
+			    jv_str(jv_get(jv_at(cfg, k), "Subnet"));
+			if (sub && strchr(sub, '.'))
+				fn(sub, arg);
+		}
 	}
 	jv_free(resp);
 	return rc;

@@ -58,6 +58,29 @@ struct docker_state {
 	int exit_code;
 	char status[32]; /* created running exited … */
 	char ip[64];
+	char network_id[72]; /* the first network it is attached to */
+};
+
+/* A network as the engine describes it (the first IPv4 IPAM entry). */
+struct docker_network {
+	char id[72];
+	char driver[32];
+	char subnet[64];  /* "10.213.0.0/20", or "" */
+	char gateway[64]; /* "" when IPAM names none */
+	char bridge[32];  /* com.docker.network.bridge.name, or "" */
+	char instance[32]; /* label sandboxd.instance, or "" */
+	bool managed;      /* label sandboxd.network=true */
+	bool icc;          /* inter-container traffic allowed */
+	int containers;    /* attached (running) containers */
+};
+
+/* A bridge network sandboxd makes for its sandboxes (borrowed strings). */
+struct docker_network_spec {
+	const char *name;
+	const char *subnet;
+	const char *gateway;
+	const char *bridge;   /* the Linux bridge's name */
+	const char *instance; /* labels the network as this daemon's */
 };
 
 int docker_new(struct docker **out, const char *socket_path);
@@ -76,10 +99,19 @@ int docker_stop(struct docker *d, const char *id, int grace_s,
 int docker_remove(struct docker *d, const char *id, char msg[DOCKER_MSG_LEN]);
 int docker_inspect(struct docker *d, const char *id, struct docker_state *st,
                    char msg[DOCKER_MSG_LEN]);
-/* The IPv4 gateway of a network ("" or NULL: the default bridge): the
- * host's address as the sandboxes on it see it. */
-int docker_network_gateway(struct docker *d, const char *network, char *out,
-                           size_t len, char msg[DOCKER_MSG_LEN]);
+int docker_network_inspect(struct docker *d, const char *name,
+                           struct docker_network *out,
+                           char msg[DOCKER_MSG_LEN]);
+/* Creates it with inter-container traffic off. */
+int docker_network_create(struct docker *d,
+                          const struct docker_network_spec *spec,
+                          char msg[DOCKER_MSG_LEN]);
+int docker_network_remove(struct docker *d, const char *name,
+                          char msg[DOCKER_MSG_LEN]);
+/* Calls fn with every IPv4 subnet of every network the engine has. */
+int docker_network_subnets(struct docker *d,
+                           void (*fn)(const char *cidr, void *arg), void *arg,
+                           char msg[DOCKER_MSG_LEN]);
 /*
  * Lists containers (running or not) carrying label=value; fn gets each
  * container's id and its labels object (borrowed).

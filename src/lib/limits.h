@@ -24,6 +24,7 @@
 #define PROXY_THREADS            4
 #define PROXY_CONN_TIMEOUT_S     600 /* a model may think for minutes */
 #define PROXY_MAX_CONNECTIONS    256
+#define PROXY_BACKLOG            128 /* connections waiting for accept */
 #define PROXY_CONNECT_TIMEOUT_MS 10000
 #define PROXY_STALL_S            600 /* no byte from the provider for this long */
 #define API_STREAM_BLOCK         (16u << 10) /* event stream write size */

@@ -1,0 +1,42 @@
+/*
+ * GET /v1/status: what the daemon's parts are doing, for a person asking
+ * why a task or a sandbox does not work.  /healthz stays liveness only.
+ */
+#include "api/api.h"
+#include "core/sbnet.h"
+
+static struct jv *
+error_field(struct jv *o, const char *why)
+{
+	jv_set_str(o, "error", why);
+	return o;
+}
+
+void
+status_get(struct req *r, struct resp *w)
+{
+	struct jv *o = jv_obj(), *dk = jv_obj(), *net = jv_obj();
+	struct jv *eg = jv_obj(), *px = jv_obj();
+	struct sbnet_state st;
+
+	sbnet_state(r->core, &st);
+	jv_set_str(o, "version", SANDBOXD_VERSION);
+	jv_set_bool(dk, "up", docker_is_up(r->core->docker));
+	jv_set(o, "docker", dk);
+	jv_set_str(net, "name", st.name);
+	jv_set_str(net, "id", st.id);
+	jv_set_str(net, "subnet", st.subnet);
+	jv_set_str(net, "gateway", st.gateway);
+	jv_set_str(net, "bridge", st.bridge);
+	jv_set_bool(net, "managed", st.managed);
+	jv_set_bool(net, "ready", st.ready);
+	jv_set(o, "network", error_field(net, st.error));
+	jv_set_str(eg, "mode", egress_mode_name(st.mode));
+	jv_set_str(eg, "table", st.table);
+	jv_set_bool(eg, "installed", st.rules);
+	jv_set(o, "egress", error_field(eg, st.rules_error));
+	jv_set_bool(px, "listening", st.proxy_listening);
+	jv_set_str(px, "url", st.proxy_url);
+	jv_set(o, "proxy", error_field(px, st.proxy_error));
+	api_reply_json(w, 200, o);
+}

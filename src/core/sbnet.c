@@ -141,9 +141,13 @@ take_docker(const char *cidr, void *arg)
 		take(arg, c);
 }
 
-/* The host's routes (all but the default) and its own addresses. */
+/*
+ * The host's routes (all but the default) and its own addresses, except
+ * those of our own bridge: a network recreated after dockerd lost its
+ * state gets its old subnet back while the old link still has it.
+ */
 static void
-take_host(struct taken *t)
+take_host(struct taken *t, const char *own)
 {
 	FILE *f = fopen("/proc/net/route", "re");
 	struct ifaddrs *ifs = NULL;
@@ -154,7 +158,7 @@ take_host(struct taken *t)
 		char ifn[32];
 		if (sscanf(line, "%31s %x %x %x %u %u %u %x", ifn, &dst, &gw,
 		           &flags, &refs, &use, &metric, &mask) == 8 &&
-		    mask != 0)
+		    mask != 0 && strcmp(ifn, own) != 0)
 			take(t, (struct sbnet_cidr){ntohl(dst) & ntohl(mask),
 			                            ntohl(mask)});
 	}
@@ -163,7 +167,8 @@ take_host(struct taken *t)
 	if (getifaddrs(&ifs) < 0)
 		return;
 	for (struct ifaddrs *i = ifs; i; i = i->ifa_next)
-		if (i->ifa_addr && i->ifa_addr->sa_family == AF_INET)
+		if (i->ifa_addr && i->ifa_addr->sa_family == AF_INET &&
+		    strcmp(i->ifa_name, own) != 0)
 			take(t, (struct sbnet_cidr){
 			            ntohl(((struct sockaddr_in *)i->ifa_addr)
 			                      ->sin_addr.s_addr),
@@ -171,11 +176,13 @@ take_host(struct taken *t)
 	freeifaddrs(ifs);
 }
 
+static void bridge_name(const char *network, char out[16]);
+
 static int
 choose_subnet(struct core *c, char *out, size_t len, char *err, size_t elen)
 {
 	struct taken *t = calloc(1, sizeof(*t));
-	char msg[DOCKER_MSG_LEN];
+	char msg[DOCKER_MSG_LEN], br[16];
 	int rc = -1;
 
 	if (t == NULL)
@@ -185,7 +192,8 @@ choose_subnet(struct core *c, char *out, size_t len, char *err, size_t elen)
 		free(t);
 		return 0;
 	}
-	take_host(t);
+	bridge_name(c->cfg->network, br);
+	take_host(t, br);
 	if (docker_network_subnets(c->docker, take_docker, t, msg) !=
 	    DOCKER_OK)
 		snprintf(err, elen, "%s", msg);
@@ -335,6 +343,13 @@ find_network(struct core *c, struct found *f, char *err, size_t elen)
 		snprintf(f->bridge, sizeof(f->bridge), "%s", f->n.bridge);
 	else
 		snprintf(f->bridge, sizeof(f->bridge), "br-%.12s", f->n.id);
+	/* It goes into the rules' text: an interface name, nothing else. */
+	if (strlen(f->bridge) >= IFNAMSIZ ||
+	    strspn(f->bridge, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUV"
+	                      "WXYZ0123456789_.-") != strlen(f->bridge)) {
+		snprintf(err, elen, "docker network %s: odd bridge name", name);
+		return -1;
+	}
 	/* An operator's network may name no gateway (the default bridge on
 	 * a fresh engine does not): the bridge's own address is it. */
 	snprintf(f->gateway, sizeof(f->gateway), "%s", f->n.gateway);
@@ -398,19 +413,33 @@ install_rules(struct core *c, const struct found *f, const char *table,
 
 /* ---- the thread ------------------------------------------------------------ */
 
+/*
+ * The proxy's part of the state is the proxy's own, but for one case: it
+ * listens on a gateway the network no longer has (dockerd lost its state
+ * and the old subnet was taken meanwhile), so sandboxes cannot reach it.
+ */
 static void
-publish(struct sbnet *net, const struct sbnet_state *st)
+publish(struct sbnet *net, const struct sbnet_state *st, bool own_addr)
 {
+	struct sbnet_state old;
+	char at[80];
+
 	pthread_mutex_lock(&net->mu);
-	/* The proxy's part is the proxy's own. */
-	bool pl = net->st.proxy_listening;
-	char url[96], why[SBNET_ERR_LEN];
-	snprintf(url, sizeof(url), "%s", net->st.proxy_url);
-	snprintf(why, sizeof(why), "%s", net->st.proxy_error);
+	old = net->st;
 	net->st = *st;
-	net->st.proxy_listening = pl;
-	snprintf(net->st.proxy_url, sizeof(net->st.proxy_url), "%s", url);
-	snprintf(net->st.proxy_error, sizeof(net->st.proxy_error), "%s", why);
+	net->st.proxy_listening = old.proxy_listening;
+	memcpy(net->st.proxy_url, old.proxy_url, sizeof(old.proxy_url));
+	memcpy(net->st.proxy_error, old.proxy_error, sizeof(old.proxy_error));
+	snprintf(at, sizeof(at), "//%s:", st->gateway);
+	if (own_addr && st->gateway[0] && old.proxy_listening &&
+	    strstr(old.proxy_url, at) == NULL) {
+		net->st.proxy_listening = false;
+		snprintf(net->st.proxy_error, sizeof(net->st.proxy_error),
+		         "the network's gateway is now %s but the proxy "
+		         "listens at %s; restart sandboxd",
+		         st->gateway, old.proxy_url);
+		log_error("proxy: %s", net->st.proxy_error);
+	}
 	pthread_cond_broadcast(&net->cv);
 	pthread_mutex_unlock(&net->mu);
 }
@@ -450,20 +479,20 @@ check(struct core *c)
 		st.ready = true; /* no network: nothing to filter */
 		snprintf(st.rules_error, sizeof(st.rules_error),
 		         "SANDBOXD_NETWORK=none: sandboxes have no network");
-		publish(net, &st);
+		publish(net, &st, c->cfg->proxy_addr[0] == '\0');
 		return true;
 	}
 	if (!docker_is_up(c->docker) && !old.ready) {
 		char msg[DOCKER_MSG_LEN];
 		if (docker_ping(c->docker, msg) != DOCKER_OK) {
 			snprintf(st.error, sizeof(st.error), "%s", msg);
-			publish(net, &st);
+			publish(net, &st, c->cfg->proxy_addr[0] == '\0');
 			log_change(&old, &st);
 			return false;
 		}
 	}
 	if (find_network(c, &f, st.error, sizeof(st.error)) < 0) {
-		publish(net, &st);
+		publish(net, &st, c->cfg->proxy_addr[0] == '\0');
 		log_change(&old, &st);
 		return false;
 	}
@@ -500,7 +529,7 @@ check(struct core *c)
 			         "the egress rules are not installed: %s",
 			         st.rules_error);
 	}
-	publish(net, &st);
+	publish(net, &st, c->cfg->proxy_addr[0] == '\0');
 	log_change(&old, &st);
 	return st.ready;
 }

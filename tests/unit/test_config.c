@@ -24,6 +24,9 @@ static const char *const vars[] = {
     "SANDBOXD_RUNTIME",
     "SANDBOXD_IMAGE",
     "SANDBOXD_NETWORK",
+    "SANDBOXD_SUBNET",
+    "SANDBOXD_EGRESS",
+    "SANDBOXD_EGRESS_ALLOW",
     "SANDBOXD_MEMORY_MB",
     "SANDBOXD_PIDS_LIMIT",
     "SANDBOXD_NOFILE_LIMIT",
@@ -61,6 +64,28 @@ defaults_are_documented_ones(void)
 	CHECK(!c.auth_disabled);
 	CHECK(c.ntokens == 0);
 	CHECK_STR(c.docker_socket, "/var/run/docker.sock");
+	CHECK_STR(c.network, "sandboxd");
+	CHECK_STR(c.subnet, "");
+	CHECK(c.egress_mode == EGRESS_PUBLIC);
+	CHECK(c.egress_nallow == 0);
+	config_release(&c);
+}
+
+static void
+egress_settings(void)
+{
+	struct config c;
+	char err[256];
+
+	clean_env();
+	setenv("SANDBOXD_EGRESS", "none", 1);
+	setenv("SANDBOXD_SUBNET", "10.50.7.9/24", 1);
+	setenv("SANDBOXD_EGRESS_ALLOW", "192.168.1.10:5432, 10.9.0.0/16", 1);
+	CHECK(config_load(&c, err, sizeof(err)) == 0);
+	CHECK(c.egress_mode == EGRESS_NONE);
+	CHECK_STR(c.subnet, "10.50.7.0/24");
+	CHECK(c.egress_nallow == 2);
+	CHECK_STR(c.egress_allow[1].cidr, "10.9.0.0/16");
 	config_release(&c);
 }
 
@@ -98,6 +123,12 @@ bad_values_name_the_variable(void)
 	expect_error("SANDBOXD_IMAGE", "has space");
 	expect_error("DOCKER_HOST", "tcp://1.2.3.4:2375");
 	expect_error("SANDBOXD_ENV_FILE", "/nonexistent/sandboxd.env");
+	expect_error("SANDBOXD_NETWORK", "host");
+	expect_error("SANDBOXD_SUBNET", "10.0.0.0");
+	expect_error("SANDBOXD_SUBNET", "10.0.0.0/30");
+	expect_error("SANDBOXD_SUBNET", "fd00::/64");
+	expect_error("SANDBOXD_EGRESS", "closed");
+	expect_error("SANDBOXD_EGRESS_ALLOW", "10.0.0.1:http");
 }
 
 static void
@@ -174,6 +205,7 @@ static const struct unit_test tests[] = {
     {"env file is read and the environment wins",
      env_file_is_read_and_env_wins},
     {"tokens parse in order", tokens_parse_in_order},
+    {"the sandbox network and egress settings", egress_settings},
 };
 
 int

@@ -770,9 +770,10 @@ binder_main(void *arg)
 		                            &px->stopping) < 0)
 			break;
 		if (gw[0] == '\0') {
-			sbnet_proxy_state(px->core, false, "",
-			                  "SANDBOXD_NETWORK=none: sandboxes have "
-			                  "no network to reach it on");
+			sbnet_proxy_state(
+			    px->core, false, "",
+			    "SANDBOXD_NETWORK=none: sandboxes have "
+			    "no network to reach it on");
 			return NULL;
 		}
 		if (listen_on(px, gw, why, sizeof(why)) == 0)

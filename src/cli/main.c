@@ -243,9 +243,9 @@ serve(void)
 		core_reconcile(&core);
 	else
 		log_warn("%s; sandbox calls answer 503 until it is back", msg);
-	if (sbnet_start(&core) < 0 || core_watch_start(&core) < 0 || runtime_start(&core) < 0 ||
-	    reaper_start(&core) < 0 || task_init(&core) < 0 ||
-	    api_start(&api, &core) < 0)
+	if (sbnet_start(&core) < 0 || core_watch_start(&core) < 0 ||
+	    runtime_start(&core) < 0 || reaper_start(&core) < 0 ||
+	    task_init(&core) < 0 || api_start(&api, &core) < 0)
 		goto out_core;
 	if (proxy_start(&proxy, &core) < 0 ||
 	    cred_refresher_start(&refresher, &core) < 0)
@@ -422,8 +422,8 @@ network(int argc, char **argv)
 	char err[512];
 	int rc = 1;
 
-	if (argc != 3 || (strcmp(argv[2], "remove") != 0 &&
-	                  strcmp(argv[2], "show") != 0)) {
+	if (argc != 3 ||
+	    (strcmp(argv[2], "remove") != 0 && strcmp(argv[2], "show") != 0)) {
 		usage(stderr);
 		return 2;
 	}

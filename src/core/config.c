@@ -578,9 +578,9 @@ parse_network(const struct envfile *f, struct config *c, char *err,
 	if (c->egress_mode < 0)
 		FAIL("SANDBOXD_EGRESS: \"%.32s\" is not public, none or open",
 		     mode);
-	if (allow && egress_allow_parse(allow, c->egress_allow,
-	                                EGRESS_MAX_ALLOW, &c->egress_nallow,
-	                                why, sizeof(why)) < 0)
+	if (allow &&
+	    egress_allow_parse(allow, c->egress_allow, EGRESS_MAX_ALLOW,
+	                       &c->egress_nallow, why, sizeof(why)) < 0)
 		FAIL("SANDBOXD_EGRESS_ALLOW: %s", why);
 	return 0;
 }

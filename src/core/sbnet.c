@@ -194,8 +194,7 @@ choose_subnet(struct core *c, char *out, size_t len, char *err, size_t elen)
 	}
 	bridge_name(c->cfg->network, br);
 	take_host(t, br);
-	if (docker_network_subnets(c->docker, take_docker, t, msg) !=
-	    DOCKER_OK)
+	if (docker_network_subnets(c->docker, take_docker, t, msg) != DOCKER_OK)
 		snprintf(err, elen, "%s", msg);
 	else if ((rc = sbnet_pick_subnet(t->c, t->n, out, len)) < 0)
 		snprintf(err, elen,
@@ -232,9 +231,10 @@ iface_address(const char *ifname, char *out, size_t len)
 	for (struct ifaddrs *i = ifs; i && !out[0]; i = i->ifa_next)
 		if (i->ifa_addr && i->ifa_addr->sa_family == AF_INET &&
 		    strcmp(i->ifa_name, ifname) == 0)
-			inet_ntop(AF_INET,
-			          &((struct sockaddr_in *)i->ifa_addr)->sin_addr,
-			          out, (socklen_t)len);
+			inet_ntop(
+			    AF_INET,
+			    &((struct sockaddr_in *)i->ifa_addr)->sin_addr, out,
+			    (socklen_t)len);
 	freeifaddrs(ifs);
 }
 
@@ -248,7 +248,8 @@ bridge_name(const char *network, char out[16])
 	snprintf(out, 16, "sbx-%s", table + strlen("sandboxd_"));
 }
 
-/* ---- the network ----------------------------------------------------------- */
+/* ---- the network -----------------------------------------------------------
+ */
 
 struct found {
 	struct docker_network n;
@@ -365,7 +366,8 @@ find_network(struct core *c, struct found *f, char *err, size_t elen)
 	return 0;
 }
 
-/* ---- the rules ------------------------------------------------------------- */
+/* ---- the rules -------------------------------------------------------------
+ */
 
 /* The host's resolvers: Docker's DNS asks them from the sandbox's side. */
 static void
@@ -411,7 +413,8 @@ install_rules(struct core *c, const struct found *f, const char *table,
 	return egress_apply(&p, err, elen);
 }
 
-/* ---- the thread ------------------------------------------------------------ */
+/* ---- the thread ------------------------------------------------------------
+ */
 
 /*
  * The proxy's part of the state is the proxy's own, but for one case: it
@@ -653,8 +656,7 @@ sbnet_proxy_state(struct core *c, bool listening, const char *url,
 {
 	pthread_mutex_lock(&c->net->mu);
 	c->net->st.proxy_listening = listening;
-	snprintf(c->net->st.proxy_url, sizeof(c->net->st.proxy_url), "%s",
-	         url);
+	snprintf(c->net->st.proxy_url, sizeof(c->net->st.proxy_url), "%s", url);
 	snprintf(c->net->st.proxy_error, sizeof(c->net->st.proxy_error), "%s",
 	         why);
 	pthread_mutex_unlock(&c->net->mu);
@@ -712,8 +714,7 @@ sbnet_remove(const struct config *cfg, struct docker *d, char *msg, size_t len)
 	if (rc == DOCKER_OK)
 		rc = docker_network_remove(d, cfg->network, dmsg);
 	if (rc != DOCKER_OK && rc != DOCKER_NOT_FOUND) {
-		snprintf(msg, len, "docker network %s: %s", cfg->network,
-		         dmsg);
+		snprintf(msg, len, "docker network %s: %s", cfg->network, dmsg);
 		return -1;
 	}
 	return 0;

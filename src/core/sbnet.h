@@ -13,9 +13,9 @@
 #include "core/core.h"
 #include "egress/egress.h"
 
-#define SBNET_CHECK_S     5   /* how often the network and rules are checked */
-#define SBNET_RETRY_S     1   /* … while they are not in place */
-#define SBNET_ERR_LEN     256
+#define SBNET_CHECK_S 5 /* how often the network and rules are checked */
+#define SBNET_RETRY_S 1 /* … while they are not in place */
+#define SBNET_ERR_LEN 256
 
 /* What GET /v1/status shows; a copy, taken under the module's lock. */
 struct sbnet_state {

@@ -464,9 +464,9 @@ docker_network_inspect(struct docker *d, const char *name,
 	         jv_get(opts, "com.docker.network.bridge.name"));
 	copy_str(n->instance, sizeof(n->instance),
 	         jv_get(labels, "sandboxd.instance"));
-	n->managed = jv_str(jv_get(labels, "sandboxd.network")) &&
-	             strcmp(jv_str(jv_get(labels, "sandboxd.network")),
-	                    "true") == 0;
+	n->managed =
+	    jv_str(jv_get(labels, "sandboxd.network")) &&
+	    strcmp(jv_str(jv_get(labels, "sandboxd.network")), "true") == 0;
 	icc = jv_str(jv_get(opts, "com.docker.network.bridge.enable_icc"));
 	n->icc = icc == NULL || strcmp(icc, "false") != 0;
 	network_ipam(jv_get(jv_get(resp, "IPAM"), "Config"), n);
@@ -532,8 +532,8 @@ docker_network_subnets(struct docker *d, void (*fn)(const char *, void *),
 	rc = call_json(d, "GET", "/networks", NULL, DOCKER_CALL_TIMEOUT_S,
 	               &resp, msg);
 	for (size_t i = 0; rc == DOCKER_OK && i < jv_len(resp); i++) {
-		struct jv *cfg = jv_get(jv_get(jv_at(resp, i), "IPAM"),
-		                        "Config");
+		struct jv *cfg =
+		    jv_get(jv_get(jv_at(resp, i), "IPAM"), "Config");
 		for (size_t k = 0; k < jv_len(cfg); k++) {
 			const char *sub =
 			    jv_str(jv_get(jv_at(cfg, k), "Subnet"));

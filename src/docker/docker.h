@@ -65,9 +65,9 @@ struct docker_state {
 struct docker_network {
 	char id[72];
 	char driver[32];
-	char subnet[64];  /* "10.213.0.0/20", or "" */
-	char gateway[64]; /* "" when IPAM names none */
-	char bridge[32];  /* com.docker.network.bridge.name, or "" */
+	char subnet[64];   /* "10.213.0.0/20", or "" */
+	char gateway[64];  /* "" when IPAM names none */
+	char bridge[32];   /* com.docker.network.bridge.name, or "" */
 	char instance[32]; /* label sandboxd.instance, or "" */
 	bool managed;      /* label sandboxd.network=true */
 	bool icc;          /* inter-container traffic allowed */

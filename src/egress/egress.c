@@ -199,10 +199,11 @@ egress_allow_parse(const char *text, struct egress_allow *out, size_t max,
 			return -1;
 		}
 		if (parse_entry(tok, &out[*n]) < 0) {
-			snprintf(err, errlen,
-			         "\"%.64s\" is not ADDRESS[/BITS][:PORT[-PORT]] "
-			         "(IPv6 with a port: [ADDRESS]:PORT)",
-			         entry);
+			snprintf(
+			    err, errlen,
+			    "\"%.64s\" is not ADDRESS[/BITS][:PORT[-PORT]] "
+			    "(IPv6 with a port: [ADDRESS]:PORT)",
+			    entry);
 			return -1;
 		}
 		(*n)++;
@@ -222,8 +223,8 @@ egress_table_name(const char *network, char out[EGRESS_TABLE_LEN])
 
 /* ---- the ruleset --------------------------------------------------------- */
 
-static void
-put(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void put(struct buf *b, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 
 static void
 put(struct buf *b, const char *fmt, ...)
@@ -236,8 +237,9 @@ put(struct buf *b, const char *fmt, ...)
 	n = vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
 	if (n > 0)
-		buf_append(b, line, (size_t)n < sizeof(line) ? (size_t)n
-		                                              : sizeof(line) - 1);
+		buf_append(b, line,
+		           (size_t)n < sizeof(line) ? (size_t)n
+		                                    : sizeof(line) - 1);
 }
 
 static void
@@ -280,22 +282,24 @@ egress_ruleset(const struct egress_policy *p, struct buf *b)
 	put_set(b, "blocked6", "ipv6_addr", blocked6);
 	put(b, "\tset refused {\n\t\ttype ipv4_addr; size 65535; "
 	       "flags dynamic; counter;\n\t}\n");
-	put(b, "\tchain forward {\n\t\ttype filter hook forward priority "
-	       "filter - 10; policy accept;\n\t\tiifname \"%s\" jump "
-	       "from_sandbox\n\t}\n",
+	put(b,
+	    "\tchain forward {\n\t\ttype filter hook forward priority "
+	    "filter - 10; policy accept;\n\t\tiifname \"%s\" jump "
+	    "from_sandbox\n\t}\n",
 	    br);
-	put(b, "\tchain input {\n\t\ttype filter hook input priority "
-	       "filter - 10; policy accept;\n\t\tiifname \"%s\" jump "
-	       "to_host\n\t}\n",
+	put(b,
+	    "\tchain input {\n\t\ttype filter hook input priority "
+	    "filter - 10; policy accept;\n\t\tiifname \"%s\" jump "
+	    "to_host\n\t}\n",
 	    br);
 	put(b, "\tchain from_sandbox {\n\t\tct state established,related "
 	       "return\n");
 	put_allow(b, p);
-	for (size_t i = 0; p->mode == EGRESS_PUBLIC && i < EGRESS_MAX_DNS &&
-	                   p->dns[i];
-	     i++)
-		put(b, "\t\t%s daddr %s meta l4proto { tcp, udp } th dport 53 "
-		       "return\n",
+	for (size_t i = 0;
+	     p->mode == EGRESS_PUBLIC && i < EGRESS_MAX_DNS && p->dns[i]; i++)
+		put(b,
+		    "\t\t%s daddr %s meta l4proto { tcp, udp } th dport 53 "
+		    "return\n",
 		    strchr(p->dns[i], ':') ? "ip6" : "ip", p->dns[i]);
 	put(b, "\t\toifname \"%s\" goto refuse\n", br);
 	if (p->mode == EGRESS_PUBLIC)
@@ -303,8 +307,9 @@ egress_ruleset(const struct egress_policy *p, struct buf *b)
 		       "@blocked6 goto refuse\n");
 	else
 		put(b, "\t\tgoto refuse\n");
-	put(b, "\t}\n\tchain to_host {\n\t\tct state established,related "
-	       "return\n\t\tip daddr %s tcp dport %u return\n",
+	put(b,
+	    "\t}\n\tchain to_host {\n\t\tct state established,related "
+	    "return\n\t\tip daddr %s tcp dport %u return\n",
 	    p->proxy_addr, p->proxy_port);
 	put_allow(b, p);
 	put(b, "\t\tgoto refuse\n\t}\n");
@@ -399,8 +404,8 @@ egress_blocked(const char *table, const char *ip)
 			struct jv *e = jv_get(jv_at(elems, k), "elem");
 			const char *val = jv_str(jv_get(e, "val"));
 			if (val && strcmp(val, ip) == 0)
-				n = jv_int(jv_get(jv_get(e, "counter"),
-				                  "packets"));
+				n = jv_int(
+				    jv_get(jv_get(e, "counter"), "packets"));
 		}
 	}
 	if (v == NULL)

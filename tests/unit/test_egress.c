@@ -42,10 +42,9 @@ static void
 allow_list_refuses_nonsense(void)
 {
 	static const char *const bad[] = {
-	    "10.0.0.300",     "10.0.0.0/33",   "10.0.0.1:0",
-	    "10.0.0.1:65536", "10.0.0.1:9-8",  "example.com",
-	    "10.0.0.1:x",     "[fd00::1",      "[fd00::1]x",
-	    "fd00::/129",     "10.0.0.1/",     "10.0.0.1:80;drop",
+	    "10.0.0.300",   "10.0.0.0/33", "10.0.0.1:0", "10.0.0.1:65536",
+	    "10.0.0.1:9-8", "example.com", "10.0.0.1:x", "[fd00::1",
+	    "[fd00::1]x",   "fd00::/129",  "10.0.0.1/",  "10.0.0.1:80;drop",
 	};
 	struct egress_allow a[4];
 	char err[200];
@@ -210,13 +209,11 @@ subnet_avoids_routes_and_networks(void)
 
 static const struct unit_test tests[] = {
     {"the allow-list's syntax", allow_list_syntax},
-    {"the allow-list refuses nonsense, naming it",
-     allow_list_refuses_nonsense},
+    {"the allow-list refuses nonsense, naming it", allow_list_refuses_nonsense},
     {"modes and table names", modes_and_table_names},
     {"public refuses private ranges, the host and other sandboxes",
      public_refuses_private_ranges_host_and_neighbours},
-    {"none refuses everything but the proxy",
-     none_refuses_all_but_the_proxy},
+    {"none refuses everything but the proxy", none_refuses_all_but_the_proxy},
     {"open only removes the table", open_only_removes_the_table},
     {"the allow-list comes before the refusals",
      allow_list_comes_before_the_refusals},

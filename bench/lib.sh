@@ -7,7 +7,9 @@
 # curl, and always cleans up on exit, also on failure or ^C: stops the
 # daemon it started (by pid), then removes every container that mounts
 # something under its temp dir and every container it made directly (label
-# sandboxd.bench.run=<this run>), then the temp dir.
+# sandboxd.bench.run=<this run>), then the Docker networks (and their nft
+# tables) of its daemons (`sandboxd network remove`), then the temp dir.
+# Each data dir gets a sandbox network of its own, sbd-bench-<run>-<n>.
 
 set -uo pipefail
 
@@ -29,6 +31,8 @@ BENCH_TOKEN=bench-$RANDOM$RANDOM$RANDOM
 DAEMON_PID=
 DAEMON_URL=
 DAEMON_ERR=/dev/null
+# Data dir -> the sandbox network its daemon uses.
+declare -A BENCH_NETS=()
 
 die() {
 	echo "bench: $*" >&2
@@ -70,10 +74,21 @@ free_port() {
 }
 
 # daemon_start DATA_DIR [VAR=value…]: starts the daemon, waits until it
-# says it listens.  Sets DAEMON_PID, DAEMON_URL, DAEMON_ERR.
+# says it listens and its sandbox network is ready.  The network is
+# SANDBOXD_NETWORK=sbd-bench-<run>-<n>, one per data dir (a VAR=value may
+# name another).  Sets DAEMON_PID, DAEMON_URL, DAEMON_ERR.
 daemon_start() {
-	local data=$1 port cwd out v
+	local data=$1 port cwd out v net
 	shift
+	if [[ -z ${BENCH_NETS[$data]:-} ]]; then
+		BENCH_NETS[$data]=sbd-bench-$BENCH_RUN-${#BENCH_NETS[@]}
+	fi
+	net=${BENCH_NETS[$data]}
+	for v in "$@"; do
+		[[ $v == SANDBOXD_NETWORK=* ]] && net=${v#*=}
+	done
+	grep -qxF -- "$net" "$BENCH_TMP/.networks" 2>/dev/null ||
+		echo "$net" >>"$BENCH_TMP/.networks"
 	mkdir -p "$BENCH_TMP/cwd"
 	for _ in 1 2 3; do
 		port=$(free_port)
@@ -88,6 +103,7 @@ daemon_start() {
 			export SANDBOXD_DATA_DIR=$data
 			export SANDBOXD_API_ADDR=127.0.0.1:$port
 			export SANDBOXD_API_TOKENS=bench=$BENCH_TOKEN
+			export SANDBOXD_NETWORK=$net
 			HTTP_PORT=$(free_port)
 			SANDBOXD_PROXY_PORT=$(free_port)
 			export HTTP_PORT SANDBOXD_PROXY_PORT
@@ -99,7 +115,8 @@ daemon_start() {
 		local i
 		for ((i = 0; i < 150; i++)); do
 			if grep -q '^sandboxd listening on ' "$out" 2>/dev/null; then
-				return 0
+				daemon_wait_network
+				return
 			fi
 			daemon_alive || break
 			sleep 0.1
@@ -108,6 +125,29 @@ daemon_start() {
 		grep -q 'in use' "$DAEMON_ERR" 2>/dev/null || break
 	done
 	die "the daemon did not start"
+}
+
+# Waits up to 30 s for GET /v1/status to show the sandbox network ready
+# (a daemon without /v1/status is not waited for).
+daemon_wait_network() {
+	local i r
+	for ((i = 0; i < 300; i++)); do
+		r=$(api GET /v1/status)
+		[[ ${r%% *} == 200 ]] || return 0
+		[[ $(body | jq -r '.network.ready') == true ]] && return 0
+		daemon_alive || die "the daemon exited"
+		sleep 0.1
+	done
+	die "the sandbox network is not ready after 30 s: $(body)"
+}
+
+# daemon_gateway: the gateway of the daemon's sandbox network (where its
+# credential proxy listens), from GET /v1/status.  Sets GW.
+daemon_gateway() {
+	local r
+	r=$(api GET /v1/status)
+	GW=$(body | jq -r '.network.gateway // empty')
+	[[ ${r%% *} == 200 && -n $GW ]] || die "GET /v1/status shows no gateway: HTTP ${r%% *} $(body)"
 }
 
 daemon_stop() {
@@ -181,8 +221,23 @@ bench_cleanup() {
 			docker rm -f -v $ids >/dev/null 2>&1 ||
 				echo "bench: could not remove every container of: $ids" >&2
 		fi
+		bench_remove_networks
 	fi
 	rm -rf "$BENCH_TMP"
+}
+
+# `sandboxd network remove` for every network this run's daemons used: its
+# nft table, and the Docker network (ours, nothing attached any more).
+bench_remove_networks() {
+	local net out
+	[[ -s $BENCH_TMP/.networks ]] || return 0
+	while IFS= read -r net; do
+		[[ -n $net ]] || continue
+		# From the daemons' cwd, which has no .env.
+		out=$(cd "$BENCH_TMP/cwd" && env -i "PATH=$PATH" ${DOCKER_HOST:+"DOCKER_HOST=$DOCKER_HOST"} \
+			"SANDBOXD_NETWORK=$net" timeout 60 "$BENCH_BIN" network remove 2>&1 </dev/null) ||
+			echo "bench: sandboxd network remove of $net failed: $(tail -n 2 <<<"$out")" >&2
+	done <"$BENCH_TMP/.networks"
 }
 
 trap bench_cleanup EXIT

@@ -6,6 +6,7 @@
 Alternates a streaming Anthropic Messages request sent straight to the
 (fake) provider with the same request through the credential proxy, and
 prints one line per request: "direct|proxy TTFB_MS TOTAL_MS BYTES".
+A URL of "-" leaves that side out (e.g. "- -" for the proxy alone).
 """
 import http.client
 import json
@@ -52,6 +53,8 @@ def main():
     direct, dkey, proxy, ptoken = sys.argv[2:6]
     for _ in range(rounds):
         for name, url, key in (("direct", direct, dkey), ("proxy", proxy, ptoken)):
+            if url == "-":
+                continue
             ttfb, total, n = once(url, key)
             print(f"{name} {ttfb:.3f} {total:.3f} {n}", flush=True)
 

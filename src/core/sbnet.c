@@ -739,7 +739,7 @@ sbnet_show(const struct config *cfg, FILE *out)
 	p.nallow = cfg->egress_nallow;
 	resolvers(dns, p.dns);
 	buf_init(&b, 1u << 16);
-	rc = egress_ruleset(&p, &b);
+	rc = egress_ruleset(&p, false, &b);
 	if (rc == 0)
 		fwrite(b.data, 1, b.len, out);
 	buf_release(&b);

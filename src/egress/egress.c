@@ -270,13 +270,24 @@ put_allow(struct buf *b, const struct egress_policy *p)
 }
 
 int
-egress_ruleset(const struct egress_policy *p, struct buf *b)
+egress_ruleset(const struct egress_policy *p, bool fresh, struct buf *b)
 {
 	const char *t = p->table, *br = p->bridge;
 
-	put(b, "table inet %s { }\ndelete table inet %s\n", t, t);
-	if (p->mode == EGRESS_OPEN)
-		return b->len ? 0 : -1;
+	if (fresh || p->mode == EGRESS_OPEN) {
+		put(b, "table inet %s { }\ndelete table inet %s\n", t, t);
+		if (p->mode == EGRESS_OPEN)
+			return b->len ? 0 : -1;
+	} else {
+		/* Everything but the refusal counters is made anew. */
+		put(b,
+		    "table inet %s {\n\tset blocked4 { type ipv4_addr; flags "
+		    "interval; }\n\tset blocked6 { type ipv6_addr; flags "
+		    "interval; }\n\tset refused { type ipv4_addr; size 65535; "
+		    "flags dynamic; counter; }\n}\nflush table inet %s\nflush "
+		    "set inet %s blocked4\nflush set inet %s blocked6\n",
+		    t, t, t, t);
+	}
 	put(b, "table inet %s {\n", t);
 	put_set(b, "blocked4", "ipv4_addr", blocked4);
 	put_set(b, "blocked6", "ipv6_addr", blocked6);
@@ -349,14 +360,14 @@ run(const char *script, bool json, char **out, char *err, size_t errlen)
 	return rc ? -1 : 0;
 }
 
-int
-egress_apply(const struct egress_policy *p, char *err, size_t errlen)
+static int
+apply(const struct egress_policy *p, bool fresh, char *err, size_t errlen)
 {
 	struct buf b;
 	int rc;
 
 	buf_init(&b, 1u << 16);
-	if (egress_ruleset(p, &b) < 0) {
+	if (egress_ruleset(p, fresh, &b) < 0) {
 		buf_release(&b);
 		snprintf(err, errlen, "the ruleset does not fit");
 		return -1;
@@ -364,6 +375,20 @@ egress_apply(const struct egress_policy *p, char *err, size_t errlen)
 	rc = run(b.data, false, NULL, err, errlen);
 	buf_release(&b);
 	return rc;
+}
+
+/*
+ * The refusal counters survive a re-apply (a daemon restart, a changed
+ * allow-list); a table that cannot be updated in place (made by another
+ * version, with other set types) is replaced whole.
+ */
+int
+egress_apply(const struct egress_policy *p, char *err, size_t errlen)
+{
+	if (apply(p, false, err, errlen) == 0)
+		return 0;
+	log_warn("egress: %s; replacing the table whole", err);
+	return apply(p, true, err, errlen);
 }
 
 int

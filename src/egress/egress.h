@@ -67,8 +67,12 @@ int egress_allow_parse(const char *text, struct egress_allow *out, size_t max,
 /* The table for a network: "sandboxd_" and 8 hex of the name's hash. */
 void egress_table_name(const char *network, char out[EGRESS_TABLE_LEN]);
 
-/* The nft script egress_apply() runs (for tests and `--dry-run`). */
-int egress_ruleset(const struct egress_policy *p, struct buf *out);
+/*
+ * The nft script egress_apply() runs (also for `sandboxd network show`):
+ * fresh replaces the table whole; otherwise everything is made anew but
+ * the refusal counters.
+ */
+int egress_ruleset(const struct egress_policy *p, bool fresh, struct buf *out);
 
 /* Replaces the table with p's rules (open: removes it).  0 or -1 + err. */
 int egress_apply(const struct egress_policy *p, char *err, size_t errlen);

@@ -2,8 +2,8 @@
 # tests/fake-provider/selftest.sh: the real agent CLIs of the sandbox image,
 # run end to end against provider.py.
 #
-# Starts the fake provider on a free port of the Docker bridge's gateway
-# address and runs Claude Code and OpenCode from sandboxd-base:0.1.0 (or
+# Starts the fake provider on a free port of the Docker default bridge's
+# own address and runs Claude Code and OpenCode from sandboxd-base:0.1.0 (or
 # FP_IMAGE) in containers hardened like a sandbox (read-only root, /tmp
 # tmpfs, uid 1000, no capabilities, no-new-privileges, a throwaway
 # workspace mounted at /home/sandbox), each with the recipe of README.md.
@@ -73,8 +73,11 @@ cleanup() {
 command -v docker >/dev/null || bail "docker is not installed"
 command -v python3 >/dev/null || bail "python3 is not installed"
 docker image inspect "$IMAGE" >/dev/null 2>&1 || bail "image $IMAGE is missing (make image)"
-GW=$(docker network inspect bridge -f '{{(index .IPAM.Config 0).Gateway}}' 2>/dev/null)
-[[ $GW =~ ^[0-9.]+$ ]] || bail "no gateway address for Docker's bridge network"
+# The bridge's own address: a freshly installed engine names no gateway in
+# the network's IPAM config, but its bridge interface always has one.
+BRIDGE=$(docker network inspect bridge -f '{{index .Options "com.docker.network.bridge.name"}}' 2>/dev/null)
+GW=$(ip -4 -o addr show dev "${BRIDGE:-docker0}" 2>/dev/null | awk '{ sub("/.*", "", $4); print $4; exit }')
+[[ $GW =~ ^[0-9.]+$ ]] || bail "no IPv4 address on Docker's default bridge (${BRIDGE:-docker0})"
 
 T=$(mktemp -d "${TMPDIR:-/tmp}/fake-provider-selftest.XXXXXX")
 trap cleanup EXIT

@@ -6,18 +6,20 @@
 # sandbox (or its task's output) can reach.  Token checks: missing, wrong,
 # another sandbox's, a deleted sandbox's.  A rejected key ends the task at
 # once with the provider's message.
+#
+# The fake providers listen on 127.0.0.1: only the proxy, on the host,
+# talks to them.  The sandboxes reach the proxy on their network's
+# gateway, which the daemon reports in GET /v1/status.
 . "$(dirname "$0")/lib.sh"
 need_docker
 
-GW=$(docker network inspect bridge -f '{{(index .IPAM.Config 0).Gateway}}' 2>/dev/null)
-[[ $GW =~ ^[0-9.]+$ ]] || bail "no gateway address on Docker's bridge network"
 KEY=sk-ant-real-$RANDOM$RANDOM$RANDOM$RANDOM
 OKEY=sk-oc-real-$RANDOM$RANDOM$RANDOM$RANDOM
 PLOG=$IT_TMP/provider.log
 PPORT=$(free_port)
 
 # The provider accepts both keys (anthropic takes KEY, openai OKEY).
-python3 "$IT_ROOT/tests/fake-provider/provider.py" --port "$PPORT" --bind "$GW" \
+python3 "$IT_ROOT/tests/fake-provider/provider.py" --port "$PPORT" --bind 127.0.0.1 \
 	--log "$PLOG" --expect-key "$KEY" --expect-key "$OKEY" \
 	>"$IT_TMP/provider.out" 2>&1 &
 PROV_PID=$!
@@ -28,10 +30,11 @@ wait_until 10 grep -q listening "$IT_TMP/provider.out" ||
 
 PROXY_PORT=$(free_port)
 start_daemon SANDBOXD_PROXY_PORT="$PROXY_PORT" \
-	SANDBOXD_ANTHROPIC_BASE_URL="http://$GW:$PPORT" \
-	SANDBOXD_OPENAI_BASE_URL="http://$GW:$PPORT/v1" \
-	SANDBOXD_ZEN_BASE_URL="http://$GW:$PPORT/v1" ||
+	SANDBOXD_ANTHROPIC_BASE_URL="http://127.0.0.1:$PPORT" \
+	SANDBOXD_OPENAI_BASE_URL="http://127.0.0.1:$PPORT/v1" \
+	SANDBOXD_ZEN_BASE_URL="http://127.0.0.1:$PPORT/v1" ||
 	bail "the daemon did not start: $(tail -n 5 "$DAEMON_ERR")"
+daemon_gateway || bail "GET /v1/status shows no gateway for the sandbox network: $(short_body)"
 wait_until 10 grep -q "credential proxy listening on $GW:$PROXY_PORT" "$DAEMON_ERR" ||
 	bail "the proxy does not listen on $GW:$PROXY_PORT: $(grep -i proxy "$DAEMON_ERR")"
 
@@ -140,7 +143,7 @@ t_end
 
 t_begin "answers stream through the proxy as they come, not when they end"
 SLOWPORT=$(free_port)
-python3 "$IT_ROOT/tests/fake-provider/provider.py" --port "$SLOWPORT" --bind "$GW" \
+python3 "$IT_ROOT/tests/fake-provider/provider.py" --port "$SLOWPORT" --bind 127.0.0.1 \
 	--log "$IT_TMP/slow.log" --chunk-delay-ms 150 >"$IT_TMP/slow.out" 2>&1 &
 SLOW_PID=$!
 kill_slow() { kill "$SLOW_PID" 2>/dev/null; }
@@ -150,14 +153,16 @@ wait_until 10 grep -q listening "$IT_TMP/slow.out" || t_err "the slow provider d
 restart_with_slow() {
 	stop_daemon
 	start_daemon SANDBOXD_PROXY_PORT="$PROXY_PORT" \
-		SANDBOXD_ANTHROPIC_BASE_URL="http://$GW:$SLOWPORT" \
-		SANDBOXD_OPENAI_BASE_URL="http://$GW:$PPORT/v1" \
-		SANDBOXD_ZEN_BASE_URL="http://$GW:$PPORT/v1" ||
+		SANDBOXD_ANTHROPIC_BASE_URL="http://127.0.0.1:$SLOWPORT" \
+		SANDBOXD_OPENAI_BASE_URL="http://127.0.0.1:$PPORT/v1" \
+		SANDBOXD_ZEN_BASE_URL="http://127.0.0.1:$PPORT/v1" ||
 		bail "the daemon did not restart"
-	wait_until 10 grep -q "credential proxy listening" "$DAEMON_ERR"
+	wait_until 10 grep -q "credential proxy listening on $GW:$PROXY_PORT" "$DAEMON_ERR"
 }
 restart_with_slow
-times=$(docker exec -i "$C2" python3 - 1 "http://$GW:$SLOWPORT/v1/messages" x \
+# Only through the proxy ("-": no direct request; the sandbox cannot reach
+# a provider on the host's loopback anyway).
+times=$(docker exec -i "$C2" python3 - 1 - - \
 	"http://$GW:$PROXY_PORT/claude-code/anthropic/v1/messages" "$TOK2" \
 	<"$IT_ROOT/bench/proxy-client.py" 2>&1)
 read -r _ ttfb total _ <<<"$(grep '^proxy' <<<"$times")"

@@ -11,11 +11,13 @@
 # the next task uses the new one, keeps the refresh token when none comes
 # back, retries failures and turns invalid_grant into needs_login; an API
 # key and a login replace each other.
+#
+# The fakes listen on 127.0.0.1 (only the daemon and its proxy, on the
+# host, talk to them); the proxy's address is the sandbox network's
+# gateway from GET /v1/status.
 . "$(dirname "$0")/lib.sh"
 need_docker
 
-GW=$(docker network inspect bridge -f '{{(index .IPAM.Config 0).Gateway}}' 2>/dev/null)
-[[ $GW =~ ^[0-9.]+$ ]] || bail "no gateway address on Docker's bridge network"
 rand_hex() { od -An -tx1 -N"$1" /dev/urandom | tr -d ' \n'; }
 
 CODE=code-$(rand_hex 16)
@@ -33,7 +35,7 @@ python3 "$IT_ROOT/tests/fake-provider/oauth.py" --port "$OPORT" --log "$OLOG" \
 OAUTH_PID=$!
 args=()
 for t in "${TOKENS[@]}"; do args+=(--expect-key "$t"); done
-python3 "$IT_ROOT/tests/fake-provider/provider.py" --port "$PPORT" --bind "$GW" \
+python3 "$IT_ROOT/tests/fake-provider/provider.py" --port "$PPORT" --bind 127.0.0.1 \
 	--log "$PLOG" "${args[@]}" >"$IT_TMP/provider.out" 2>&1 &
 PROV_PID=$!
 kill_fakes() { kill "$OAUTH_PID" "$PROV_PID" 2>/dev/null; }
@@ -46,11 +48,12 @@ wait_until 10 grep -q listening "$IT_TMP/provider.out" ||
 PROXY_PORT=$(free_port)
 AUTHORIZE=https://claude.example/cai/oauth/authorize
 start_daemon SANDBOXD_PROXY_PORT="$PROXY_PORT" \
-	SANDBOXD_ANTHROPIC_BASE_URL="http://$GW:$PPORT" \
+	SANDBOXD_ANTHROPIC_BASE_URL="http://127.0.0.1:$PPORT" \
 	SANDBOXD_CLAUDE_AUTHORIZE_URL="$AUTHORIZE" \
 	SANDBOXD_CLAUDE_TOKEN_URL="http://127.0.0.1:$OPORT/v1/oauth/token" \
 	SANDBOXD_OAUTH_REFRESH_INTERVAL_SECONDS=1 ||
 	bail "the daemon did not start: $(tail -n 5 "$DAEMON_ERR")"
+daemon_gateway || bail "GET /v1/status shows no gateway for the sandbox network: $(short_body)"
 wait_until 10 grep -q "credential proxy listening on $GW:$PROXY_PORT" "$DAEMON_ERR" ||
 	bail "the proxy does not listen on $GW:$PROXY_PORT"
 

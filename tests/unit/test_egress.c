@@ -82,7 +82,8 @@ modes_and_table_names(void)
 }
 
 static char *
-script(enum egress_mode mode, const struct egress_allow *allow, size_t n)
+script_as(enum egress_mode mode, const struct egress_allow *allow, size_t n,
+          bool fresh)
 {
 	struct egress_policy p = {
 	    .mode = mode,
@@ -98,10 +99,32 @@ script(enum egress_mode mode, const struct egress_allow *allow, size_t n)
 	char *s;
 
 	buf_init(&b, 1u << 16);
-	CHECK(egress_ruleset(&p, &b) == 0);
+	CHECK(egress_ruleset(&p, fresh, &b) == 0);
 	s = strdup(b.data ? b.data : "");
 	buf_release(&b);
 	return s;
+}
+
+static char *
+script(enum egress_mode mode, const struct egress_allow *allow, size_t n)
+{
+	return script_as(mode, allow, n, false);
+}
+
+static void
+reapplying_keeps_only_the_counters(void)
+{
+	char *keep = script(EGRESS_PUBLIC, NULL, 0);
+	char *fresh = script_as(EGRESS_PUBLIC, NULL, 0, true);
+
+	CHECK(strstr(keep, "delete table") == NULL);
+	CHECK(strstr(keep, "flush table inet sandboxd_0000abcd") != NULL);
+	CHECK(strstr(keep, "flush set inet sandboxd_0000abcd blocked4") !=
+	      NULL);
+	CHECK(strstr(keep, "flush set inet sandboxd_0000abcd refused") == NULL);
+	CHECK(strstr(fresh, "delete table inet sandboxd_0000abcd") != NULL);
+	free(keep);
+	free(fresh);
 }
 
 static void
@@ -110,7 +133,6 @@ public_refuses_private_ranges_host_and_neighbours(void)
 	char *s = script(EGRESS_PUBLIC, NULL, 0);
 
 	/* Replaced in one transaction, only for the bridge's packets. */
-	CHECK(strstr(s, "delete table inet sandboxd_0000abcd") != NULL);
 	CHECK(strstr(s, "iifname \"sbx-0000abcd\" jump from_sandbox") != NULL);
 	CHECK(strstr(s, "iifname \"sbx-0000abcd\" jump to_host") != NULL);
 	CHECK(strstr(s, "10.0.0.0/8") && strstr(s, "169.254.0.0/16") &&
@@ -215,6 +237,8 @@ static const struct unit_test tests[] = {
      public_refuses_private_ranges_host_and_neighbours},
     {"none refuses everything but the proxy", none_refuses_all_but_the_proxy},
     {"open only removes the table", open_only_removes_the_table},
+    {"applying again keeps only the refusal counters",
+     reapplying_keeps_only_the_counters},
     {"the allow-list comes before the refusals",
      allow_list_comes_before_the_refusals},
     {"the subnet avoids the host's routes and Docker's networks",

@@ -1,5 +1,5 @@
 /* Model providers for the credential proxy (see providers.h). */
-#include "core/providers.h"
+#include "proxy/providers.h"
 
 #include <ctype.h>
 #include <stdio.h>

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "agent/agents.h"
 #include "core/credentials.h"
 #include "lib/clock.h"
 #include "vault/vault.h"
@@ -91,23 +92,26 @@ static int
 oauth_for(struct core *c, const char *agent, const struct provider *up,
           const char *beta, struct cred *out, char *msg, size_t len)
 {
+	const struct agent_def *def = agent_find(agent);
 	struct cred_oauth o;
-	int rc = strcmp(agent, CRED_OAUTH_AGENT) == 0 ? cred_oauth_get(c, &o)
-	                                              : STORE_NOT_FOUND;
+	int rc = def && def->oauth ? cred_oauth_get(c, &o) : STORE_NOT_FOUND;
 
 	if (rc == STORE_NOT_FOUND) {
-		/* OpenCode's free models need no key; nothing else is free. */
-		if (strcmp(agent, "opencode") == 0 &&
-		    strcmp(up->name, "zen") == 0)
+		/* An agent's free upstream (OpenCode Zen's free models)
+		 * needs no key; nothing else is free. */
+		if (def && def->free_upstream &&
+		    strcmp(up->name, def->free_upstream) == 0)
 			return 0;
 		snprintf(msg, len,
 		         "%s is not connected: add its API key "
-		         "(POST /v1/agents/%s/api-key)%s",
+		         "(POST /v1/agents/%s/api-key)%s%s%s",
 		         agent, agent,
-		         strcmp(agent, CRED_OAUTH_AGENT) == 0
+		         def && def->oauth
 		             ? " or sign in with a Claude subscription (POST "
-		               "/v1/agents/claude-code/oauth/start)"
-		             : "");
+		               "/v1/agents/"
+		             : "",
+		         def && def->oauth ? agent : "",
+		         def && def->oauth ? "/oauth/start)" : "");
 		return -1;
 	}
 	if (rc != 0) {

@@ -19,7 +19,8 @@ LDLIBS     := $(shell pkg-config --libs $(PKGS)) -lhttp_parser -lpthread
 
 DAEMON_SRC := $(wildcard src/lib/*.c src/store/*.c src/docker/*.c src/vault/*.c \
                          src/api/*.c src/core/*.c src/edge/*.c src/agent/*.c \
-                         src/net/*.c src/git/*.c src/egress/*.c src/cli/*.c)
+                         src/net/*.c src/git/*.c src/egress/*.c src/proxy/*.c \
+                         src/cli/*.c)
 DAEMON_OBJ := $(DAEMON_SRC:%.c=$(BUILD)/%.o)
 LIB_OBJ    := $(filter-out $(BUILD)/src/cli/%,$(DAEMON_OBJ))
 SUP_SRC    := $(wildcard src/supervisor/*.c)

@@ -22,8 +22,10 @@
  * already sums the run.
  */
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
+#include "agent/agents.h"
 #include "agent/internal.h"
 #include "lib/utf8.h"
 
@@ -266,4 +268,55 @@ agent_claude_text(struct agent_parser *p, const char *line, size_t len)
 		return;
 	claude_fail(p, jv_str(text), jv_str_len(text));
 	jv_free(text);
+}
+
+/* The final message: the result line's text, else the turn's text. */
+char *
+agent_claude_final(const struct agent_parser *p)
+{
+	if (p->result)
+		return strdup(p->result);
+	if (p->text.len > 0)
+		return strdup(p->text.data);
+	return NULL;
+}
+
+/* ---- the recipe ------------------------------------------------------- */
+
+int
+agent_claude_argv(const char *model, bool cont, const char *system_prompt,
+                  const char *prompt, struct buf *out)
+{
+	int rc = 0;
+
+	rc |= agent_arg(out, "claude") | agent_arg(out, "-p") |
+	      agent_arg(out, "--output-format") |
+	      agent_arg(out, "stream-json") | agent_arg(out, "--verbose") |
+	      agent_arg(out, "--dangerously-skip-permissions");
+	if (model && *model)
+		rc |= agent_arg(out, "--model") | agent_arg(out, model);
+	if (cont)
+		rc |= agent_arg(out, "--continue");
+	rc |= agent_arg(out, "--append-system-prompt") |
+	      agent_arg(out, system_prompt) | agent_arg(out, prompt);
+	return rc ? -1 : 0;
+}
+
+/* The proxy as its Anthropic base URL, the proxy token as its key. */
+int
+agent_claude_env(const char *proxy_url, const char *token, const char *model,
+                 struct buf *env, char *model_arg, size_t len)
+{
+	char url[600];
+
+	snprintf(model_arg, len, "%s", model ? model : "");
+	snprintf(url, sizeof(url), "%s/%s/anthropic", proxy_url,
+	         agents[AGENT_CLAUDE].name);
+	return agent_env_add(env, "ANTHROPIC_BASE_URL", url) < 0 ||
+	               agent_env_add(env, "ANTHROPIC_API_KEY", token) < 0 ||
+	               agent_env_add(env,
+	                             "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC",
+	                             "1") < 0
+	           ? -1
+	           : 0;
 }

@@ -1,12 +1,14 @@
 /*
- * Shared by the agent parsers' own files only: the line dispatcher and
- * the outcome (parse.c), the id table (parts.c) and one file per CLI
- * format (opencode.c, claude.c).
+ * Shared by the agent module's own files only: the table and the
+ * recipes' helpers (agents.c), the line dispatcher and the outcome
+ * (parse.c), the id table (parts.c) and one file per agent with its
+ * format and its recipe (opencode.c, claude.c).
  */
 #ifndef AGENT_INTERNAL_H
 #define AGENT_INTERNAL_H
 
 #include "agent/agent.h"
+#include "agent/agents.h"
 #include "lib/buf.h"
 
 /* Hash slots for the id table: twice the entries, a power of two. */
@@ -81,10 +83,24 @@ void agent_emit_tool(struct agent_parser *p, struct agent_part *part,
                      size_t path_len);
 void agent_api_error(struct agent_parser *p, const char *s, size_t len);
 
-/* One parsed line of each format, an object; opencode.c and claude.c. */
+/* agents.c, for the recipes */
+/* Appends s and its NUL (one argv entry); -1 when it does not fit. */
+int agent_arg(struct buf *out, const char *s);
+/* Appends NAME=value and a NUL (one env entry). */
+int agent_env_add(struct buf *env, const char *name, const char *value);
+
+/* One file per agent, the hooks of its row in agents.c: opencode.c and
+ * claude.c. */
+/* One parsed line of its format, an object. */
 void agent_opencode_line(struct agent_parser *p, const struct jv *line);
 void agent_claude_line(struct agent_parser *p, const struct jv *line);
 /* A claude line that is not JSON ("Not logged in", …). */
 void agent_claude_text(struct agent_parser *p, const char *line, size_t len);
+/* The final message (malloc'd), or NULL. */
+char *agent_opencode_final(const struct agent_parser *p);
+char *agent_claude_final(const struct agent_parser *p);
+/* The command line and the environment (agents.h). */
+agent_argv_fn agent_opencode_argv, agent_claude_argv;
+agent_env_fn agent_opencode_env, agent_claude_env;
 
 #endif

@@ -16,8 +16,10 @@
  * pending to completed): the final message keeps each part's latest
  * text, and a tool status already sent for a part is not sent again.
  */
+#include <stdio.h>
 #include <string.h>
 
+#include "agent/agents.h"
 #include "agent/internal.h"
 
 static void
@@ -131,4 +133,125 @@ agent_opencode_line(struct agent_parser *p, const struct jv *line)
 			return;
 		}
 	}
+}
+
+/* The final message: the latest text of each part, in first-seen order. */
+char *
+agent_opencode_final(const struct agent_parser *p)
+{
+	const struct agent_parts *t = &p->parts;
+	struct buf b;
+
+	buf_init(&b, AGENT_FINAL_MAX);
+	for (size_t i = 0; i < t->n; i++) {
+		if (t->v[i].text_len == 0)
+			continue;
+		if (b.len > 0)
+			agent_buf_add(&b, "\n\n", 2);
+		agent_buf_add(&b, t->v[i].text, t->v[i].text_len);
+	}
+	if (b.len == 0)
+		buf_release(&b);
+	return b.data;
+}
+
+/* ---- the recipe ------------------------------------------------------- */
+
+int
+agent_opencode_argv(const char *model, bool cont, const char *system_prompt,
+                    const char *prompt, struct buf *out)
+{
+	int rc = 0;
+
+	rc |= agent_arg(out, "opencode") | agent_arg(out, "run") |
+	      agent_arg(out, "--format") | agent_arg(out, "json") |
+	      agent_arg(out, "--dangerously-skip-permissions");
+	if (model && *model)
+		rc |= agent_arg(out, "--model") | agent_arg(out, model);
+	if (cont) {
+		rc |= agent_arg(out, "--continue") | agent_arg(out, prompt);
+	} else {
+		/* OpenCode takes no system prompt flag: it leads. */
+		static const char rule[] = "\n\n---\n\n# Your task\n\n";
+		rc |= buf_append(out, system_prompt, strlen(system_prompt)) |
+		      buf_append(out, rule, sizeof(rule) - 1) |
+		      agent_arg(out, prompt);
+	}
+	return rc ? -1 : 0;
+}
+
+/* Which proxy upstream and SDK a "provider/id" model takes. */
+static void
+opencode_route(const char *model, const char **upstream, const char **npm,
+               const char **suffix, const char **id)
+{
+	const char *slash = strchr(model, '/');
+	size_t n = slash ? (size_t)(slash - model) : 0;
+
+	*upstream = "zen";
+	*npm = "@ai-sdk/openai-compatible";
+	*suffix = "";
+	*id = slash ? slash + 1 : model;
+	if (n == 6 && memcmp(model, "openai", 6) == 0) {
+		*upstream = "openai";
+	} else if (n == 9 && memcmp(model, "anthropic", 9) == 0) {
+		*upstream = "anthropic";
+		*npm = "@ai-sdk/anthropic";
+		*suffix = "/v1"; /* the SDK appends /messages */
+	} else if (n == 6 && memcmp(model, "compat", 6) == 0) {
+		*upstream = "compat";
+	}
+}
+
+/*
+ * The task's model "provider/id" becomes a provider of its own config
+ * that points at the proxy (OPENCODE_CONFIG_CONTENT).
+ */
+int
+agent_opencode_env(const char *proxy_url, const char *token, const char *model,
+                   struct buf *env, char *model_arg, size_t len)
+{
+	const char *upstream, *npm, *suffix, *id;
+	struct jv *cfg, *prov, *opts, *models, *m;
+	char url[600];
+	struct buf json;
+	int rc;
+
+	opencode_route(model && *model ? model
+	                               : agents[AGENT_OPENCODE].default_model,
+	               &upstream, &npm, &suffix, &id);
+	snprintf(url, sizeof(url), "%s/%s/%s%s", proxy_url,
+	         agents[AGENT_OPENCODE].name, upstream, suffix);
+	snprintf(model_arg, len, "sandboxd/%s", id);
+	opts = jv_obj();
+	jv_set_str(opts, "baseURL", url);
+	jv_set_str(opts, "apiKey", token);
+	m = jv_obj();
+	jv_set_str(m, "name", id);
+	models = jv_obj();
+	jv_set(models, id, m);
+	prov = jv_obj();
+	jv_set_str(prov, "npm", npm);
+	jv_set_str(prov, "name", "sandboxd");
+	jv_set(prov, "options", opts);
+	jv_set(prov, "models", models);
+	cfg = jv_obj();
+	jv_set_str(cfg, "$schema", "https://opencode.ai/config.json");
+	jv_set(cfg, "provider", jv_obj());
+	jv_set(jv_get(cfg, "provider"), "sandboxd", prov);
+	jv_set_str(cfg, "share", "disabled");
+	jv_set_bool(cfg, "autoupdate", false);
+	buf_init(&json, 64u << 10);
+	rc = jv_dump(cfg, &json);
+	jv_free(cfg);
+	/* The config in the environment wins over any opencode.json the
+	 * app directory holds (one there could point the agent elsewhere). */
+	if (rc < 0 ||
+	    agent_env_add(env, "OPENCODE_CONFIG_CONTENT", json.data) < 0 ||
+	    agent_env_add(env, "OPENCODE_DISABLE_MODELS_FETCH", "1") < 0 ||
+	    agent_env_add(env, "OPENCODE_DISABLE_LSP_DOWNLOAD", "1") < 0 ||
+	    agent_env_add(env, "OPENCODE_DISABLE_SHARE", "1") < 0)
+		rc = -1;
+	buf_release(&json);
+	return rc;
 }

@@ -20,15 +20,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "agent/agents.h"
 #include "agent/internal.h"
 #include "lib/utf8.h"
 
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))
-
-static const char *const agent_kind_names[] = {
-    [AGENT_OPENCODE] = "opencode",
-    [AGENT_CLAUDE] = "claude-code",
-};
 
 static const char *const agent_tool_statuses[] = {
     [AGENT_TOOL_PENDING] = "pending",
@@ -49,23 +45,6 @@ agent_tool_status_parse(const char *s)
 		if (strcmp(s, agent_tool_statuses[i]) == 0)
 			return (int)i;
 	return -1;
-}
-
-int
-agent_kind_parse(const char *name)
-{
-	for (size_t i = 0; name && i < NELEM(agent_kind_names); i++)
-		if (strcmp(name, agent_kind_names[i]) == 0)
-			return (int)i;
-	return -1;
-}
-
-const char *
-agent_kind_name(enum agent_kind k)
-{
-	if ((size_t)k >= NELEM(agent_kind_names))
-		return NULL;
-	return agent_kind_names[k];
 }
 
 struct agent_parser *
@@ -258,6 +237,7 @@ void
 agent_parse_line(struct agent_parser *p, const char *line, size_t len,
                  agent_emit_fn *emit, void *ctx)
 {
+	const struct agent_def *def = agent_of(p->kind);
 	struct jv *v;
 	size_t i = 0;
 
@@ -272,52 +252,18 @@ agent_parse_line(struct agent_parser *p, const char *line, size_t len,
 	p->emit = emit;
 	p->ctx = ctx;
 	if (line[i] != '{') {
-		/* Not JSON at all: only claude says useful things this way. */
-		if (p->kind == AGENT_CLAUDE)
-			agent_claude_text(p, line, len);
+		/* Not JSON at all: only some agents say useful things
+		 * this way. */
+		if (def->text)
+			def->text(p, line, len);
 		return;
 	}
 	v = agent_parse_json(line, len);
 	if (v == NULL)
 		return;
-	if (jv_type(v) == JV_OBJECT) {
-		if (p->kind == AGENT_OPENCODE)
-			agent_opencode_line(p, v);
-		else
-			agent_claude_line(p, v);
-	}
+	if (jv_type(v) == JV_OBJECT)
+		def->line(p, v);
 	jv_free(v);
-}
-
-/* opencode: the latest text of each part, in first-seen order. */
-static char *
-agent_final_parts(const struct agent_parts *t)
-{
-	struct buf b;
-
-	buf_init(&b, AGENT_FINAL_MAX);
-	for (size_t i = 0; i < t->n; i++) {
-		if (t->v[i].text_len == 0)
-			continue;
-		if (b.len > 0)
-			agent_buf_add(&b, "\n\n", 2);
-		agent_buf_add(&b, t->v[i].text, t->v[i].text_len);
-	}
-	if (b.len == 0)
-		buf_release(&b);
-	return b.data;
-}
-
-static char *
-agent_final_message(const struct agent_parser *p)
-{
-	if (p->kind == AGENT_OPENCODE)
-		return agent_final_parts(&p->parts);
-	if (p->result)
-		return strdup(p->result);
-	if (p->text.len > 0)
-		return strdup(p->text.data);
-	return NULL;
 }
 
 void
@@ -327,7 +273,7 @@ agent_parser_finish(struct agent_parser *p, int exit_code,
 	struct buf e;
 
 	memset(out, 0, sizeof(*out));
-	out->final_message = agent_final_message(p);
+	out->final_message = agent_of(p->kind)->final(p);
 	out->tokens = p->tokens;
 	out->any_output = p->any_output;
 	buf_init(&e, AGENT_TEXT_MAX + 64);

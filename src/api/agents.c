@@ -26,43 +26,26 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "agent/agents.h"
 #include "api/api.h"
 #include "core/credentials.h"
 #include "lib/clock.h"
 #include "lib/log.h"
 
-static const struct api_agent agents[] = {
-    {.id = "opencode", .label = "OpenCode", .supports_oauth = false},
-    {.id = "claude-code", .label = "Claude Code", .supports_oauth = true},
-};
-
-#define NAGENTS  (sizeof(agents) / sizeof(agents[0]))
 #define HINT_MIN 16 /* shorter keys get no hint: 4 characters is too much */
 
-const struct api_agent *
-api_agent_at(size_t i)
-{
-	return i < NAGENTS ? &agents[i] : NULL;
-}
-
-const struct api_agent *
-api_agent_find(const char *id)
-{
-	for (size_t i = 0; i < NAGENTS; i++)
-		if (strcmp(agents[i].id, id) == 0)
-			return &agents[i];
-	return NULL;
-}
-
 /* The agent named in the path, or a 404. */
-static const struct api_agent *
+static const struct agent_def *
 load_agent(struct req *r, struct resp *w)
 {
-	const struct api_agent *a = api_agent_find(r->name);
+	const struct agent_def *a = agent_find(r->name);
+	char known[128];
 
-	if (a == NULL)
-		api_fail(w, 404, "not_found",
-		         "no such agent (known: opencode, claude-code)");
+	if (a == NULL) {
+		agent_names(", ", known, sizeof(known));
+		api_fail(w, 404, "not_found", "no such agent (known: %s)",
+		         known);
+	}
 	return a;
 }
 
@@ -77,12 +60,12 @@ json_null(void)
 
 /* "…abcd": the key's last four characters, for telling keys apart. */
 static void
-set_hint(struct store *st, const struct api_agent *a, struct jv *o)
+set_hint(struct store *st, const struct agent_def *a, struct jv *o)
 {
 	struct vault_secret key;
 	char hint[16];
 
-	if (store_agent_key(st, a->id, &key) != 0)
+	if (store_agent_key(st, a->name, &key) != 0)
 		return;
 	if (key.len >= HINT_MIN) {
 		snprintf(hint, sizeof(hint), "\xe2\x80\xa6%s",
@@ -95,13 +78,12 @@ set_hint(struct store *st, const struct api_agent *a, struct jv *o)
 
 /* A login's state and expiry; never its tokens. */
 static void
-set_login(struct req *r, const struct api_agent *a, struct jv *o)
+set_login(struct req *r, const struct agent_def *a, struct jv *o)
 {
 	struct cred_oauth tok;
 	char when[CLOCK_RFC3339_LEN];
 
-	if (strcmp(a->id, CRED_OAUTH_AGENT) != 0 ||
-	    cred_oauth_get(r->core, &tok) != 0)
+	if (!a->oauth || cred_oauth_get(r->core, &tok) != 0)
 		return;
 	if (tok.needs_login)
 		jv_set_str(o, "status", "needs_login");
@@ -112,17 +94,17 @@ set_login(struct req *r, const struct api_agent *a, struct jv *o)
 }
 
 static struct jv *
-agent_json(struct req *r, const struct api_agent *a)
+agent_json(struct req *r, const struct agent_def *a)
 {
 	struct store *st = r->core->store;
 	char method[16], model[STORE_SETTING_MAX_BYTES + 1];
 	struct jv *o;
-	int rc = store_agent_method(st, a->id, method);
+	int rc = store_agent_method(st, a->name, method);
 
 	if (rc < 0)
 		return NULL;
 	o = jv_obj();
-	jv_set_str(o, "id", a->id);
+	jv_set_str(o, "id", a->name);
 	jv_set_str(o, "label", a->label);
 	jv_set_str(o, "status", rc == 0 ? "connected" : "not_connected");
 	jv_set(o, "method", rc == 0 ? jv_new_str(method) : json_null());
@@ -130,12 +112,12 @@ agent_json(struct req *r, const struct api_agent *a)
 		set_hint(st, a, o);
 	else if (rc == 0)
 		set_login(r, a, o);
-	rc = store_agent_default_model(st, a->id, model, sizeof(model));
+	rc = store_agent_default_model(st, a->name, model, sizeof(model));
 	jv_set(o, "default_model", rc == 0 ? jv_new_str(model) : json_null());
-	if (strcmp(a->id, "opencode") == 0)
+	if (a->free_model)
 		jv_set_str(o, "free_model", r->core->cfg->opencode_free_model);
-	jv_set_bool(o, "supports_api_key", true);
-	jv_set_bool(o, "supports_oauth", a->supports_oauth);
+	jv_set_bool(o, "supports_api_key", a->api_key);
+	jv_set_bool(o, "supports_oauth", a->oauth);
 	return o;
 }
 
@@ -144,7 +126,7 @@ agents_list(struct req *r, struct resp *w)
 {
 	struct jv *arr = jv_arr(), *o;
 
-	for (size_t i = 0; i < NAGENTS; i++) {
+	for (size_t i = 0; i < agents_count; i++) {
 		struct jv *one = agent_json(r, &agents[i]);
 		if (one == NULL) {
 			jv_free(arr);
@@ -200,7 +182,7 @@ wipe_str(struct jv *v)
 void
 agents_set_key(struct req *r, struct resp *w)
 {
-	const struct api_agent *a = load_agent(r, w);
+	const struct agent_def *a = load_agent(r, w);
 	struct err e = {0};
 	struct jv *body, *k, *o;
 
@@ -211,7 +193,7 @@ agents_set_key(struct req *r, struct resp *w)
 	vault_wipe(r->body.data, r->body.len);
 	k = jv_get(body, "api_key");
 	if (check_key(k, &e) == 0 &&
-	    store_agent_connect(r->core->store, a->id,
+	    store_agent_connect(r->core->store, a->name,
 	                        STORE_SECRET_AGENT_API_KEY, jv_str(k),
 	                        jv_str_len(k)) != 0)
 		ERR_INTERNAL(&e, "cannot store the key");
@@ -221,10 +203,10 @@ agents_set_key(struct req *r, struct resp *w)
 		api_reply_err(w, &e);
 		return;
 	}
-	log_info("agents: %s: API key set (by %s)", a->id, r->owner);
+	log_info("agents: %s: API key set (by %s)", a->name, r->owner);
 	o = jv_obj();
 	jv_set_str(o, "method", "api_key");
-	jv_set_str(o, "provider", a->id);
+	jv_set_str(o, "provider", a->name);
 	jv_set_str(o, "status", "connected");
 	api_reply_json(w, 200, o);
 }
@@ -233,19 +215,19 @@ agents_set_key(struct req *r, struct resp *w)
 static void
 remove_kinds(struct req *r, struct resp *w, const char *const *kinds, size_t n)
 {
-	const struct api_agent *a = load_agent(r, w);
+	const struct agent_def *a = load_agent(r, w);
 
 	if (a == NULL)
 		return;
 	for (size_t i = 0; i < n; i++) {
-		if (store_secret_delete(r->core->store, kinds[i], "", a->id) <
+		if (store_secret_delete(r->core->store, kinds[i], "", a->name) <
 		    0) {
 			api_fail(w, 500, "internal",
 			         "cannot remove the credential");
 			return;
 		}
 	}
-	log_info("agents: %s: %s removed (by %s)", a->id,
+	log_info("agents: %s: %s removed (by %s)", a->name,
 	         n == 1 ? "API key" : "credentials", r->owner);
 	api_reply_empty(w, 204);
 }
@@ -343,16 +325,16 @@ pending_take(const char *state, struct pending *out, size_t *n)
 }
 
 /* The agent named in the path, if it has a subscription sign-in. */
-static const struct api_agent *
+static const struct agent_def *
 load_oauth_agent(struct req *r, struct resp *w)
 {
-	const struct api_agent *a = load_agent(r, w);
+	const struct agent_def *a = load_agent(r, w);
 
-	if (a && !a->supports_oauth) {
+	if (a && !a->oauth) {
 		api_fail(w, 400, "invalid_request",
 		         "%s has no subscription sign-in: connect it with an "
 		         "API key",
-		         a->id);
+		         a->name);
 		return NULL;
 	}
 	return a;
@@ -361,7 +343,7 @@ load_oauth_agent(struct req *r, struct resp *w)
 void
 agents_oauth_start(struct req *r, struct resp *w)
 {
-	const struct api_agent *a = load_oauth_agent(r, w);
+	const struct agent_def *a = load_oauth_agent(r, w);
 	char verifier[VAULT_B64URL_32_LEN + 1], challenge[sizeof(verifier)];
 	char state[sizeof(verifier)], url[AGENT_OAUTH_URL_MAX];
 	struct jv *o;
@@ -378,7 +360,7 @@ agents_oauth_start(struct req *r, struct resp *w)
 	}
 	pending_add(state, verifier);
 	vault_wipe(verifier, sizeof(verifier));
-	log_info("agents: %s: subscription sign-in started (by %s)", a->id,
+	log_info("agents: %s: subscription sign-in started (by %s)", a->name,
 	         r->owner);
 	o = jv_obj();
 	jv_set_str(o, "authorize_url", url);
@@ -449,7 +431,7 @@ finish_args(const struct jv *body, char *code, size_t clen, char *state,
 }
 
 static void
-finish_reply(struct resp *w, const struct api_agent *a,
+finish_reply(struct resp *w, const struct agent_def *a,
              const struct cred_oauth *tok)
 {
 	char when[CLOCK_RFC3339_LEN];
@@ -457,7 +439,7 @@ finish_reply(struct resp *w, const struct api_agent *a,
 
 	clock_rfc3339(tok->expires_at / 1000, when);
 	jv_set_str(o, "method", "oauth");
-	jv_set_str(o, "provider", a->id);
+	jv_set_str(o, "provider", a->name);
 	jv_set_str(o, "status", "connected");
 	jv_set(o, "expires_at",
 	       tok->expires_at ? jv_new_str(when) : json_null());
@@ -467,7 +449,7 @@ finish_reply(struct resp *w, const struct api_agent *a,
 void
 agents_oauth_finish(struct req *r, struct resp *w)
 {
-	const struct api_agent *a = load_oauth_agent(r, w);
+	const struct agent_def *a = load_oauth_agent(r, w);
 	char code[AGENT_OAUTH_CODE_MAX_BYTES + 1];
 	char state[AGENT_OAUTH_STATE_MAX + 1] = "";
 	struct pending p = {0};
@@ -490,7 +472,7 @@ agents_oauth_finish(struct req *r, struct resp *w)
 			        "unknown or expired state: start the "
 			        "sign-in again (POST "
 			        "/v1/agents/%s/oauth/start)",
-			        a->id);
+			        a->name);
 		else
 			ERR_BAD(&e,
 			        "the code has no #state and %zu sign-ins "
@@ -506,7 +488,7 @@ agents_oauth_finish(struct req *r, struct resp *w)
 		return;
 	}
 	log_info("agents: %s: signed in with a Claude subscription (by %s)",
-	         a->id, r->owner);
+	         a->name, r->owner);
 	finish_reply(w, a, &tok);
 	cred_oauth_wipe(&tok);
 }

@@ -149,18 +149,6 @@ bool api_git_branch_ok(const char *branch, size_t len);
 #define AGENT_OAUTH_PENDING_MAX    16  /* sign-ins started, not finished */
 #define AGENT_OAUTH_PENDING_S      900 /* how long one stays pending */
 
-/* The agents whose credentials and settings the API manages (agents.c). */
-struct api_agent {
-	const char *id;
-	const char *label;
-	bool supports_oauth;
-};
-
-/* The i-th agent, in display order; NULL past the last. */
-const struct api_agent *api_agent_at(size_t i);
-/* The agent with this id, or NULL. */
-const struct api_agent *api_agent_find(const char *id);
-
 /* JSON of the objects, shared by handlers. */
 struct jv *api_app_json(const struct app *a);
 /* Asks a running sandbox's supervisor for its processes and health. */

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "agent/agents.h"
 #include "api/api.h"
 #include "lib/limits.h"
 
@@ -28,20 +29,20 @@ json_null(void)
 static struct jv *
 settings_json(struct req *r)
 {
-	struct jv *o = jv_obj(), *agents = jv_obj(), *models = jv_obj(), *ed;
+	struct jv *o = jv_obj(), *ag = jv_obj(), *models = jv_obj(), *ed;
 	char model[STORE_SETTING_MAX_BYTES + 1];
-	const struct api_agent *a;
 
-	for (size_t i = 0; (a = api_agent_at(i)) != NULL; i++) {
-		int rc = store_agent_default_model(r->core->store, a->id, model,
-		                                   sizeof(model));
-		jv_set(models, a->id,
+	for (size_t i = 0; i < agents_count; i++) {
+		const struct agent_def *a = &agents[i];
+		int rc = store_agent_default_model(r->core->store, a->name,
+		                                   model, sizeof(model));
+		jv_set(models, a->name,
 		       rc == 0 ? jv_new_str(model) : json_null());
 	}
-	jv_set_str(agents, "default_agent", r->core->cfg->default_agent);
-	jv_set(agents, "default_models", models);
-	jv_set_str(agents, "free_model", r->core->cfg->opencode_free_model);
-	jv_set(o, "agents", agents);
+	jv_set_str(ag, "default_agent", r->core->cfg->default_agent);
+	jv_set(ag, "default_models", models);
+	jv_set_str(ag, "free_model", r->core->cfg->opencode_free_model);
+	jv_set(o, "agents", ag);
 	ed = jv_arr();
 	jv_push(ed, jv_new_str(EDITABLE));
 	jv_set(o, "editable", ed);
@@ -97,7 +98,8 @@ check_model(const struct jv *v, const char *agent, struct err *e)
 static int
 patch_models(const struct jv *models, struct patch *p, struct err *e)
 {
-	const struct api_agent *a;
+	const struct agent_def *a;
+	char known[128];
 	struct jv *v;
 	const char *k;
 	void *it = NULL;
@@ -106,17 +108,20 @@ patch_models(const struct jv *models, struct patch *p, struct err *e)
 		return ERR_BAD(e, "agents.default_models must be an object "
 		                  "of agent ids to models");
 	while (jv_each(models, &it, &k, &v)) {
-		if ((a = api_agent_find(k)) == NULL)
+		if ((a = agent_find(k)) == NULL) {
+			agent_names(", ", known, sizeof(known));
 			return ERR_BAD(e,
 			               "agents.default_models: unknown agent "
-			               "(known: opencode, claude-code)");
-		if (check_model(v, a->id, e) < 0)
+			               "(known: %s)",
+			               known);
+		}
+		if (check_model(v, a->name, e) < 0)
 			return -1;
 		if (p->n == sizeof(p->vals) / sizeof(p->vals[0]))
 			return ERR_BAD(e, "agents.default_models has too many "
 			                  "entries");
 		snprintf(p->keys[p->n], sizeof(p->keys[0]),
-		         "agents.default_models.%s", a->id);
+		         "agents.default_models.%s", a->name);
 		p->vals[p->n++] = jv_type(v) == JV_NULL ? NULL : jv_str(v);
 	}
 	return 0;
@@ -125,7 +130,7 @@ patch_models(const struct jv *models, struct patch *p, struct err *e)
 static int
 patch_parse(const struct jv *body, struct patch *p, struct err *e)
 {
-	struct jv *agents, *v;
+	struct jv *ag, *v;
 	const char *k;
 	void *it = NULL;
 
@@ -135,20 +140,20 @@ patch_parse(const struct jv *body, struct patch *p, struct err *e)
 			               "%.64s is not an editable setting "
 			               "(editable: " EDITABLE ")",
 			               k);
-	agents = jv_get(body, "agents");
-	if (agents == NULL)
+	ag = jv_get(body, "agents");
+	if (ag == NULL)
 		return 0;
-	if (jv_type(agents) != JV_OBJECT)
+	if (jv_type(ag) != JV_OBJECT)
 		return ERR_BAD(e, "agents must be an object");
 	it = NULL;
-	while (jv_each(agents, &it, &k, &v))
+	while (jv_each(ag, &it, &k, &v))
 		if (strcmp(k, "default_models") != 0)
 			return ERR_BAD(
 			    e,
 			    "agents.%.64s is not an editable setting "
 			    "(editable: " EDITABLE ")",
 			    k);
-	v = jv_get(agents, "default_models");
+	v = jv_get(ag, "default_models");
 	return v ? patch_models(v, p, e) : 0;
 }
 

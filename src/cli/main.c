@@ -18,7 +18,6 @@
 #include <unistd.h>
 
 #include "api/auth.h"
-#include "api/proxy.h"
 #include "api/server.h"
 #include "core/config.h"
 #include "core/core.h"
@@ -32,6 +31,7 @@
 #include "edge/edge.h"
 #include "git/git.h"
 #include "lib/log.h"
+#include "proxy/proxy.h"
 #include "store/store.h"
 #include "vault/vault.h"
 

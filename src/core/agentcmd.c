@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "lib/jv.h"
+#include "agent/agents.h"
 
 static const char prompt_text[] =
     "You are a coding agent working inside a sandboxd sandbox: an "
@@ -76,136 +76,20 @@ agentcmd_system_prompt(const struct manifest *m, struct buf *out)
 	return 0;
 }
 
-static int
-arg(struct buf *out, const char *s)
-{
-	return buf_append(out, s, strlen(s) + 1); /* with its NUL */
-}
-
 int
 agentcmd_argv(enum agent_kind kind, const char *model, bool cont,
               const char *system_prompt, const char *prompt, struct buf *out)
 {
-	bool has_model = model && *model;
-	int rc = 0;
+	const struct agent_def *d = agent_of(kind);
 
-	if (kind == AGENT_OPENCODE) {
-		rc |= arg(out, "opencode") | arg(out, "run") |
-		      arg(out, "--format") | arg(out, "json") |
-		      arg(out, "--dangerously-skip-permissions");
-		if (has_model)
-			rc |= arg(out, "--model") | arg(out, model);
-		if (cont) {
-			rc |= arg(out, "--continue") | arg(out, prompt);
-		} else {
-			/* OpenCode takes no system prompt flag: it leads. */
-			rc |= put(out, system_prompt) |
-			      put(out, "\n\n---\n\n# Your task\n\n") |
-			      arg(out, prompt);
-		}
-		return rc ? -1 : 0;
-	}
-	rc |= arg(out, "claude") | arg(out, "-p") |
-	      arg(out, "--output-format") | arg(out, "stream-json") |
-	      arg(out, "--verbose") |
-	      arg(out, "--dangerously-skip-permissions");
-	if (has_model)
-		rc |= arg(out, "--model") | arg(out, model);
-	if (cont)
-		rc |= arg(out, "--continue");
-	rc |= arg(out, "--append-system-prompt") | arg(out, system_prompt) |
-	      arg(out, prompt);
-	return rc ? -1 : 0;
-}
-
-static int
-env_add(struct buf *env, const char *name, const char *value)
-{
-	return buf_appendf(env, "%s=%s", name, value) < 0 ||
-	               buf_append(env, "", 1) < 0
-	           ? -1
-	           : 0;
-}
-
-/* OpenCode: which proxy upstream and SDK a "provider/id" model takes. */
-static void
-opencode_route(const char *model, const char **upstream, const char **npm,
-               const char **suffix, const char **id)
-{
-	const char *slash = strchr(model, '/');
-	size_t n = slash ? (size_t)(slash - model) : 0;
-
-	*upstream = "zen";
-	*npm = "@ai-sdk/openai-compatible";
-	*suffix = "";
-	*id = slash ? slash + 1 : model;
-	if (n == 6 && memcmp(model, "openai", 6) == 0) {
-		*upstream = "openai";
-	} else if (n == 9 && memcmp(model, "anthropic", 9) == 0) {
-		*upstream = "anthropic";
-		*npm = "@ai-sdk/anthropic";
-		*suffix = "/v1"; /* the SDK appends /messages */
-	} else if (n == 6 && memcmp(model, "compat", 6) == 0) {
-		*upstream = "compat";
-	}
+	return d ? d->argv(model, cont, system_prompt, prompt, out) : -1;
 }
 
 int
 agentcmd_env(enum agent_kind kind, const char *proxy_url, const char *token,
              const char *model, struct buf *env, char *model_arg, size_t len)
 {
-	const char *upstream, *npm, *suffix, *id;
-	struct jv *cfg, *prov, *opts, *models, *m;
-	char url[600];
-	struct buf json;
-	int rc;
+	const struct agent_def *d = agent_of(kind);
 
-	snprintf(model_arg, len, "%s", model ? model : "");
-	if (kind == AGENT_CLAUDE) {
-		snprintf(url, sizeof(url), "%s/claude-code/anthropic",
-		         proxy_url);
-		return env_add(env, "ANTHROPIC_BASE_URL", url) < 0 ||
-		               env_add(env, "ANTHROPIC_API_KEY", token) < 0 ||
-		               env_add(
-		                   env,
-		                   "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC",
-		                   "1") < 0
-		           ? -1
-		           : 0;
-	}
-	opencode_route(model && *model ? model : "opencode/big-pickle",
-	               &upstream, &npm, &suffix, &id);
-	snprintf(url, sizeof(url), "%s/opencode/%s%s", proxy_url, upstream,
-	         suffix);
-	snprintf(model_arg, len, "sandboxd/%s", id);
-	opts = jv_obj();
-	jv_set_str(opts, "baseURL", url);
-	jv_set_str(opts, "apiKey", token);
-	m = jv_obj();
-	jv_set_str(m, "name", id);
-	models = jv_obj();
-	jv_set(models, id, m);
-	prov = jv_obj();
-	jv_set_str(prov, "npm", npm);
-	jv_set_str(prov, "name", "sandboxd");
-	jv_set(prov, "options", opts);
-	jv_set(prov, "models", models);
-	cfg = jv_obj();
-	jv_set_str(cfg, "$schema", "https://opencode.ai/config.json");
-	jv_set(cfg, "provider", jv_obj());
-	jv_set(jv_get(cfg, "provider"), "sandboxd", prov);
-	jv_set_str(cfg, "share", "disabled");
-	jv_set_bool(cfg, "autoupdate", false);
-	buf_init(&json, 64u << 10);
-	rc = jv_dump(cfg, &json);
-	jv_free(cfg);
-	/* The config in the environment wins over any opencode.json the
-	 * app directory holds (one there could point the agent elsewhere). */
-	if (rc < 0 || env_add(env, "OPENCODE_CONFIG_CONTENT", json.data) < 0 ||
-	    env_add(env, "OPENCODE_DISABLE_MODELS_FETCH", "1") < 0 ||
-	    env_add(env, "OPENCODE_DISABLE_LSP_DOWNLOAD", "1") < 0 ||
-	    env_add(env, "OPENCODE_DISABLE_SHARE", "1") < 0)
-		rc = -1;
-	buf_release(&json);
-	return rc;
+	return d ? d->env(proxy_url, token, model, env, model_arg, len) : -1;
 }

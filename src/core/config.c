@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "agent/agents.h"
 #include "lib/buf.h"
 
 #define ENV_MAX_ENTRIES 256
@@ -343,16 +344,18 @@ parse_docker_host(struct config *c, char *err, size_t errlen)
 static int
 parse_agent(const struct envfile *f, struct config *c, char *err, size_t errlen)
 {
-	if (parse_word(f, "SANDBOXD_DEFAULT_AGENT", "opencode", "-",
-	               c->default_agent, sizeof(c->default_agent), err,
+	char known[128];
+
+	if (parse_word(f, "SANDBOXD_DEFAULT_AGENT", agents[AGENT_OPENCODE].name,
+	               "-", c->default_agent, sizeof(c->default_agent), err,
 	               errlen) < 0)
 		return -1;
-	if (strcmp(c->default_agent, "opencode") != 0 &&
-	    strcmp(c->default_agent, "claude-code") != 0)
-		FAIL("SANDBOXD_DEFAULT_AGENT: \"%s\" is not opencode or "
-		     "claude-code",
-		     c->default_agent);
-	if (parse_word(f, "SANDBOXD_OPENCODE_FREE_MODEL", "opencode/big-pickle",
+	agent_names(" or ", known, sizeof(known));
+	if (agent_find(c->default_agent) == NULL)
+		FAIL("SANDBOXD_DEFAULT_AGENT: \"%s\" is not %s",
+		     c->default_agent, known);
+	if (parse_word(f, "SANDBOXD_OPENCODE_FREE_MODEL",
+	               agents[AGENT_OPENCODE].free_model,
 	               "-_./:", c->opencode_free_model,
 	               sizeof(c->opencode_free_model), err, errlen) < 0 ||
 	    parse_word(f, "SANDBOXD_OPENCODE_MODEL", "",

@@ -1,9 +1,9 @@
 /*
- * Credentials for the proxy and the tasks: each sandbox's proxy token,
- * the real credential an agent's request gets on the wire, and the
- * Claude subscription login (OAuth with PKCE) behind one of them.  Keys
- * and tokens are opened from the store's sealed rows only for the moment
- * they are needed and wiped right after.
+ * Credentials for the proxy and the tasks: each sandbox's proxy token
+ * and the Claude subscription login (OAuth with PKCE).  Keys and tokens
+ * are opened from the store's sealed rows only for the moment they are
+ * needed and wiped right after.  How a credential goes on the wire is
+ * the proxy's (proxy/wire.h).
  */
 #ifndef CORE_CREDENTIALS_H
 #define CORE_CREDENTIALS_H
@@ -13,21 +13,6 @@
 #include <stdint.h>
 
 #include "core/core.h"
-#include "core/providers.h"
-
-#define CRED_VALUE_MAX  8192
-#define CRED_BETA_MAX   2048 /* the anthropic-beta line we send */
-#define CRED_OAUTH_BETA "oauth-2025-04-20"
-
-struct cred {
-	const char *base_url; /* where the request goes */
-	char header[32];      /* "x-api-key", "Authorization", or "" (none) */
-	char value[CRED_VALUE_MAX];
-	char beta[CRED_BETA_MAX]; /* "anthropic-beta: …" or "" */
-	const char *extra[2];     /* whole header lines to add */
-	size_t nextra;
-	bool sets_beta; /* the request's own anthropic-beta must go */
-};
 
 /*
  * Makes the sandbox's proxy token: a new random token whose hash goes on
@@ -47,25 +32,6 @@ void cred_drop_proxy_token(struct core *c, const char *sandbox_id);
  */
 int cred_sandbox_for_token(struct core *c, const char *token,
                            struct sandbox *sb);
-/*
- * The credential for an agent's request to an upstream; -1 with a
- * message when the agent is not connected (OpenCode without a key may
- * still use the free models of OpenCode Zen, keyless).  beta is the
- * request's anthropic-beta flags (comma-joined; NULL when none): a
- * subscription login sends them on with CRED_OAUTH_BETA added, in
- * out->beta, and sets out->sets_beta.
- */
-int cred_for(struct core *c, const char *agent, const struct provider *up,
-             const char *beta, struct cred *out, char *msg, size_t len);
-void cred_wipe(struct cred *cr);
-
-/*
- * "anthropic-beta: <flags>,oauth-2025-04-20": the incoming flags in
- * their order, trimmed, empty and repeated ones dropped, the OAuth flag
- * added unless present.  -1 when it does not fit.
- */
-int cred_beta_merge(const char *incoming, char *out, size_t len);
-
 /* --- the Claude subscription login ------------------------------------- */
 
 #define CRED_OAUTH_AGENT      "claude-code"    /* the only agent with one */

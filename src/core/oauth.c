@@ -34,69 +34,6 @@
 #include "net/http.h"
 #include "vault/vault.h"
 
-/* --- anthropic-beta ------------------------------------------------------ */
-
-/* Whether the comma-separated list holds the flag s[0..n). */
-static bool
-listed(const char *list, const char *s, size_t n)
-{
-	for (const char *p = list; *p;) {
-		const char *end = strchr(p, ',');
-		size_t k = end ? (size_t)(end - p) : strlen(p);
-
-		if (k == n && memcmp(p, s, n) == 0)
-			return true;
-		p = end ? end + 1 : p + k;
-	}
-	return false;
-}
-
-/* Appends the flag s[0..n) to the line unless it is there; -1: no room. */
-static int
-add_flag(char *out, size_t len, size_t start, size_t *used, const char *s,
-         size_t n)
-{
-	while (n && (*s == ' ' || *s == '\t'))
-		s++, n--;
-	while (n && (s[n - 1] == ' ' || s[n - 1] == '\t'))
-		n--;
-	if (n == 0 || listed(out + start, s, n))
-		return 0;
-	if (*used + n + 2 > len)
-		return -1;
-	if (*used > start)
-		out[(*used)++] = ',';
-	memcpy(out + *used, s, n);
-	*used += n;
-	out[*used] = '\0';
-	return 0;
-}
-
-int
-cred_beta_merge(const char *incoming, char *out, size_t len)
-{
-	static const char head[] = "anthropic-beta: ";
-	const size_t start = sizeof(head) - 1;
-	size_t used = start;
-
-	if (len < sizeof(head))
-		return -1;
-	memcpy(out, head, sizeof(head));
-	for (const char *p = incoming ? incoming : ""; *p;) {
-		const char *end = strchr(p, ',');
-		size_t n = end ? (size_t)(end - p) : strlen(p);
-
-		for (size_t i = 0; i < n; i++)
-			if ((unsigned char)p[i] < 0x20 && p[i] != '\t')
-				return -1;
-		if (add_flag(out, len, start, &used, p, n) < 0)
-			return -1;
-		p = end ? end + 1 : p + n;
-	}
-	return add_flag(out, len, start, &used, CRED_OAUTH_BETA,
-	                strlen(CRED_OAUTH_BETA));
-}
-
 /* --- the stored login ------------------------------------------------- */
 
 static pthread_mutex_t oauth_mu = PTHREAD_MUTEX_INITIALIZER;

@@ -32,7 +32,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "agent/agent.h"
+#include "agent/agents.h"
 #include "core/agentcmd.h"
 #include "core/credentials.h"
 #include "core/preview.h"
@@ -1202,7 +1202,7 @@ validate(struct core *c, const struct task_request *r, struct task *t,
 	        0)
 		model = saved;
 	if (model == NULL || *model == '\0') {
-		if (strcmp(agent, "opencode") != 0)
+		if (agent_find(agent)->free_model == NULL)
 			model = cfg->claude_model;
 		else if (cfg->opencode_model[0] &&
 		         store_agent_method(c->store, agent, method) == 0)

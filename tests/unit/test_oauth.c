@@ -9,6 +9,7 @@
 
 #include "core/credentials.h"
 #include "lib/clock.h"
+#include "proxy/wire.h"
 #include "store_fixture.h"
 #include "unit.h"
 #include "vault/vault.h"

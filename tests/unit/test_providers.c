@@ -1,5 +1,5 @@
 /* Proxy paths and the provider errors that end a task at once. */
-#include "core/providers.h"
+#include "proxy/providers.h"
 #include "unit.h"
 
 static struct config cfg;

@@ -1,10 +1,11 @@
 /* Model providers for the credential proxy (see providers.h). */
-#include "core/providers.h"
+#include "proxy/providers.h"
 
 #include <ctype.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "agent/agents.h"
 #include "lib/jv.h"
 
 static bool
@@ -74,12 +75,12 @@ provider_path(const struct config *cfg, const char *path,
 		return -1;
 	}
 	a = path + 1;
-	if (!((u - a == 8 && memcmp(a, "opencode", 8) == 0) ||
-	      (u - a == 11 && memcmp(a, "claude-code", 11) == 0))) {
+	if ((size_t)(u - a) < sizeof(out->agent))
+		memcpy(out->agent, a, (size_t)(u - a));
+	if (agent_find(out->agent) == NULL) {
 		snprintf(msg, len, "unknown agent in the proxy path");
 		return -1;
 	}
-	memcpy(out->agent, a, (size_t)(u - a));
 	u++;
 	r = strchr(u, '/');
 	if (!upstream(cfg, u, r ? (size_t)(r - u) : strlen(u), &out->up)) {

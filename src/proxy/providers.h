@@ -7,8 +7,8 @@
  * pays, the upstream it goes to, and the path under that upstream's base
  * URL.
  */
-#ifndef CORE_PROVIDERS_H
-#define CORE_PROVIDERS_H
+#ifndef PROXY_PROVIDERS_H
+#define PROXY_PROVIDERS_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -5,26 +5,33 @@
  * replaces it with the real credential (which never enters a sandbox) and
  * streams the provider's answer back unbuffered.
  *
+ * This file is the server and the connection side: the listener, the
+ * checks before a transfer (token, source address, path, credential),
+ * the request headers that go on, and the response as the connection
+ * sends it.  The transfer itself is upstream.c's; providers.c says where
+ * a path goes and which errors are permanent; wire.c puts the
+ * credential on the wire.
+ *
  * It listens on the sandbox network's gateway address (what containers
- * reach the host at), not on the API's address.  Requests go to
- * /<agent>/<upstream>/<path> (src/core/providers.h).
+ * reach the host at), not on the API's address, with a socket of its own
+ * so a failed bind says why; its state is published for GET /v1/status.
+ * Requests go to /<agent>/<upstream>/<path> (proxy/providers.h).
  *
  * Each request is one libmicrohttpd connection and one worker thread
- * doing the upstream transfer (src/net/http).  The connection is
- * suspended until the upstream's head arrives, then its body is handed
- * over through a bounded buffer: when the client reads slowly the worker
- * waits (backpressure reaches the provider's TCP window), and when the
- * buffer is empty the connection is suspended until the worker has more.
+ * doing the upstream transfer.  The connection is suspended until the
+ * upstream's head arrives, then its body is handed over through a
+ * bounded buffer: when the client reads slowly the worker waits
+ * (backpressure reaches the provider's TCP window), and when the buffer
+ * is empty the connection is suspended until the worker has more.
  * Permanent provider errors (bad key, no credit) are rewritten to a 400
  * that no agent CLI retries, with the provider's message.
+ *
+ * Stopping: the binder first, then every transfer is aborted and its
+ * worker waited for (each resumes its connection as it ends), then the
+ * server stops, then the struct is freed: nothing outlives proxy_stop.
  */
-#include "api/proxy.h"
-
 #include <arpa/inet.h>
 #include <errno.h>
-#include <microhttpd.h>
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,56 +39,15 @@
 #include <unistd.h>
 
 #include "core/credentials.h"
-#include "docker/docker.h"
-#include "core/providers.h"
 #include "core/sbnet.h"
-#include "core/task.h"
-#include "lib/buf.h"
+#include "lib/jv.h"
 #include "lib/limits.h"
 #include "lib/log.h"
 #include "net/http.h"
+#include "proxy/internal.h"
+#include "proxy/wire.h"
 
-struct proxy {
-	struct core *core;
-	struct MHD_Daemon *mhd; /* NULL until bound */
-	pthread_t binder;
-	atomic_bool stopping;
-};
-
-enum preq_state {
-	PR_BODY,    /* reading the request */
-	PR_WAIT,    /* suspended until the upstream's head */
-	PR_SENDING, /* the response is queued */
-};
-
-struct preq {
-	pthread_mutex_t mu;
-	pthread_cond_t space; /* the ring has room again */
-	int refs;             /* the connection's and the worker's */
-	struct proxy *px;
-	struct MHD_Connection *conn;
-	enum preq_state st;
-	struct buf body;
-	bool too_big;
-	struct proxy_path path;
-	char url[PROVIDER_PATH_MAX + 1024];
-	char **hdrs; /* upstream request headers, NULL-terminated */
-	size_t nhdrs;
-	char sandbox[ULID_LEN + 1];
-	char method[16];
-	/* The answer (under mu). */
-	struct buf head; /* upstream header lines */
-	long status;     /* the final status line's code */
-	bool head_ready; /* the connection may queue its response */
-	bool errored;    /* status >= 400: body collected, then sent */
-	struct buf ring; /* body bytes not yet sent */
-	bool up_done;    /* the transfer ended */
-	bool up_broken;  /* it ended in the middle */
-	bool suspended;  /* the connection waits for resume */
-	bool closed;     /* the client is gone */
-};
-
-static void
+void
 preq_unref(struct preq *r)
 {
 	bool last;
@@ -104,35 +70,17 @@ preq_unref(struct preq *r)
 	free(r);
 }
 
-/*
- * Set before the listener stops: a worker still in a transfer must not
- * touch libmicrohttpd's connections any more.
- */
-static atomic_bool proxy_down;
-/* volatile: a store the compiler may not drop, so the block stays
- * reachable (leak checkers see it kept on purpose) */
-static struct proxy *volatile proxy_stopped;
-
-/* Called with r->mu held. */
-static void
-wake_conn(struct preq *r)
-{
-	if (r->suspended && !atomic_load(&proxy_down)) {
-		r->suspended = false;
-		MHD_resume_connection(r->conn);
-	}
-}
-
+/* Adds line (malloc'd, taken) to the upstream request's headers. */
 static int
-add_hdr(struct preq *r, const char *fmt, const char *a, const char *b)
+push_hdr(struct preq *r, char *line)
 {
 	char **n;
-	char *line;
 
-	if (asprintf(&line, fmt, a, b) < 0)
+	if (line == NULL)
 		return -1;
 	n = realloc(r->hdrs, (r->nhdrs + 2) * sizeof(*n));
 	if (n == NULL) {
+		explicit_bzero(line, strlen(line));
 		free(line);
 		return -1;
 	}
@@ -140,6 +88,21 @@ add_hdr(struct preq *r, const char *fmt, const char *a, const char *b)
 	r->hdrs[r->nhdrs++] = line;
 	r->hdrs[r->nhdrs] = NULL;
 	return 0;
+}
+
+/* A whole header line ("Expect:", one of the credential's). */
+static int
+add_line(struct preq *r, const char *line)
+{
+	return push_hdr(r, strdup(line));
+}
+
+static int
+add_hdr(struct preq *r, const char *k, const char *v)
+{
+	char *line;
+
+	return push_hdr(r, asprintf(&line, "%s: %s", k, v) < 0 ? NULL : line);
 }
 
 /* Request headers that are ours, the connection's, or the credential's. */
@@ -184,7 +147,7 @@ copy_header(void *cls, enum MHD_ValueKind kind, const char *k, const char *v)
 	(void)kind;
 	if (k && v && !dropped_request_header(k) && !strpbrk(v, "\r\n") &&
 	    !(hc->drop_beta && strcasecmp(k, "anthropic-beta") == 0))
-		add_hdr(hc->r, "%s: %s", k, v);
+		add_hdr(hc->r, k, v);
 	return MHD_YES;
 }
 
@@ -241,135 +204,6 @@ copy_arg(void *cls, enum MHD_ValueKind kind, const char *k, const char *v)
 	}
 	q->used += (size_t)n;
 	return MHD_YES;
-}
-
-/* ---- the worker: the upstream transfer ---------------------------------- */
-
-static size_t
-on_up_header(const char *p, size_t n, void *arg)
-{
-	struct preq *r = arg;
-
-	pthread_mutex_lock(&r->mu);
-	if (n >= 5 && memcmp(p, "HTTP/", 5) == 0) {
-		/* A new status line (after a 1xx, the real one). */
-		const char *sp = memchr(p, ' ', n);
-		buf_reset(&r->head);
-		r->status = sp ? strtol(sp, NULL, 10) : 0;
-	}
-	if (buf_append(&r->head, p, n) < 0) {
-		pthread_mutex_unlock(&r->mu);
-		return 0;
-	}
-	if ((n == 2 && p[0] == '\r') || (n == 1 && p[0] == '\n')) {
-		if (r->status >= 200 && r->status < 400) {
-			r->head_ready = true;
-			wake_conn(r);
-		} else if (r->status >= 400) {
-			r->errored = true;
-		}
-	}
-	pthread_mutex_unlock(&r->mu);
-	return n;
-}
-
-static size_t
-on_up_body(const char *p, size_t n, void *arg)
-{
-	struct preq *r = arg;
-	size_t rc = n;
-
-	pthread_mutex_lock(&r->mu);
-	if (r->errored) {
-		/* Kept to classify; beyond the cap only counted. */
-		if (r->ring.len + n <= PROXY_ERROR_BODY_MAX)
-			buf_append(&r->ring, p, n);
-	} else {
-		while (!r->closed && r->ring.len > 0 &&
-		       r->ring.len + n > PROXY_RING_BYTES)
-			pthread_cond_wait(&r->space, &r->mu);
-		if (r->closed || buf_append(&r->ring, p, n) < 0)
-			rc = 0; /* the client is gone: stop the transfer */
-		else
-			wake_conn(r);
-	}
-	pthread_mutex_unlock(&r->mu);
-	return rc;
-}
-
-/* An error of our own, as JSON in the providers' usual shape, into out. */
-static void
-error_json(const char *type, const char *msg, struct buf *out)
-{
-	struct jv *o = jv_obj(), *e = jv_obj();
-
-	jv_set_str(e, "type", type);
-	jv_set_str(e, "message", msg);
-	jv_set_str(o, "type", "error");
-	jv_set(o, "error", e);
-	jv_dump(o, out);
-	jv_free(o);
-}
-
-/* Replaces the upstream's answer with an error of our own. */
-static void
-own_error(struct preq *r, long status, const char *type, const char *msg)
-{
-	r->status = status;
-	r->errored = false;
-	buf_reset(&r->ring);
-	error_json(type, msg, &r->ring);
-	buf_reset(&r->head);
-	buf_appendf(&r->head, "Content-Type: application/json\r\n");
-}
-
-static void *
-worker_main(void *arg)
-{
-	struct preq *r = arg;
-	struct http_call h = {0};
-	char msg[512];
-	int rc;
-
-	h.method = r->method;
-	h.url = r->url;
-	h.https = true;
-	h.headers = (const char *const *)r->hdrs;
-	h.body = r->body.data;
-	h.body_len = r->body.len;
-	h.send_body =
-	    strcmp(r->method, "GET") != 0 && strcmp(r->method, "HEAD") != 0;
-	h.connect_timeout_ms = PROXY_CONNECT_TIMEOUT_MS;
-	h.low_speed_s = PROXY_STALL_S;
-	h.on_header = on_up_header;
-	h.on_body = on_up_body;
-	h.arg = r;
-	rc = http_perform(&h);
-	pthread_mutex_lock(&r->mu);
-	if (rc < 0 && !r->head_ready && !r->errored) {
-		log_warn("proxy: sandbox %s: %s: %s", r->sandbox,
-		         r->path.up.name, h.err);
-		snprintf(msg, sizeof(msg), "%s: upstream unreachable: %s",
-		         r->path.up.name, h.err);
-		own_error(r, 502, "api_error", msg);
-	} else if (r->errored) {
-		if (provider_permanent_error(r->path.up.name, r->status,
-		                             r->ring.data ? r->ring.data : "",
-		                             r->ring.len, msg, sizeof(msg))) {
-			log_warn("proxy: sandbox %s: %s (HTTP %ld)", r->sandbox,
-			         msg, r->status);
-			own_error(r, 400, "invalid_request_error", msg);
-			task_provider_error(r->px->core, r->sandbox, msg);
-		}
-		r->errored = false;
-	}
-	r->up_broken = rc < 0 && r->head_ready;
-	r->up_done = true;
-	r->head_ready = true;
-	wake_conn(r);
-	pthread_mutex_unlock(&r->mu);
-	preq_unref(r);
-	return NULL;
 }
 
 /* ---- the connection side -------------------------------------------- */
@@ -457,6 +291,19 @@ queue_answer(struct preq *r)
 	return ret;
 }
 
+void
+proxy_error_json(const char *type, const char *msg, struct buf *out)
+{
+	struct jv *o = jv_obj(), *e = jv_obj();
+
+	jv_set_str(e, "type", type);
+	jv_set_str(e, "message", msg);
+	jv_set_str(o, "type", "error");
+	jv_set(o, "error", e);
+	jv_dump(o, out);
+	jv_free(o);
+}
+
 static enum MHD_Result
 reply_now(struct MHD_Connection *conn, unsigned status, const char *type,
           const char *msg)
@@ -466,7 +313,7 @@ reply_now(struct MHD_Connection *conn, unsigned status, const char *type,
 	struct buf b;
 
 	buf_init(&b, 0);
-	error_json(type, msg, &b);
+	proxy_error_json(type, msg, &b);
 	mr = MHD_create_response_from_buffer(b.len, b.data ? b.data : "",
 	                                     MHD_RESPMEM_MUST_COPY);
 	buf_release(&b);
@@ -532,20 +379,51 @@ from_sandbox(struct MHD_Connection *conn, const struct sandbox *sb)
 	return sb->container_ip[0] && strcmp(ip, sb->container_ip) == 0;
 }
 
-/* Everything before the transfer: path, token, credential, URL. */
+/*
+ * The upstream URL and headers, the credential among them.  -1 with why
+ * for a 400, or with why NULL when out of memory.
+ */
+static int
+prepare(struct preq *r, const struct cred *cred, const struct beta_in *beta,
+        const char **why)
+{
+	char qs[1024] = "";
+	struct query q = {.out = qs, .len = sizeof(qs)};
+	struct header_copy hc = {.r = r, .drop_beta = cred->sets_beta};
+
+	*why = NULL;
+	if (cred->sets_beta && beta->too_long) {
+		*why = "the anthropic-beta headers are too long";
+		return -1;
+	}
+	MHD_get_connection_values(r->conn, MHD_GET_ARGUMENT_KIND, copy_arg, &q);
+	if (q.bad) {
+		*why = "the query string is too long";
+		return -1;
+	}
+	snprintf(r->url, sizeof(r->url), "%s%s%s", cred->base_url, r->path.rest,
+	         qs);
+	MHD_get_connection_values(r->conn, MHD_HEADER_KIND, copy_header, &hc);
+	if ((cred->header[0] && add_hdr(r, cred->header, cred->value) < 0) ||
+	    add_line(r, "Expect:") < 0 ||
+	    add_line(r, "Accept-Encoding: identity") < 0)
+		return -1;
+	for (size_t i = 0; i < cred->nextra; i++)
+		if (add_line(r, cred->extra[i]) < 0)
+			return -1;
+	return 0;
+}
+
+/* Everything before the transfer: token, path, credential, URL. */
 static enum MHD_Result
 begin(struct preq *r, const char *path)
 {
 	struct MHD_Connection *conn = r->conn;
-	char msg[384], qs[1024] = "";
-	struct query q = {.out = qs, .len = sizeof(qs)};
+	char msg[384];
 	struct cred cred;
 	struct beta_in beta = {.n = 0};
-	struct header_copy hc = {.r = r};
 	struct sandbox sb;
-	const char *token = token_of(conn);
-	pthread_t t;
-	pthread_attr_t attr;
+	const char *token = token_of(conn), *why;
 	int rc;
 
 	if (r->too_big)
@@ -562,55 +440,21 @@ begin(struct preq *r, const char *path)
 	    0)
 		return reply_now(conn, 404, "not_found_error", msg);
 	MHD_get_connection_values(conn, MHD_HEADER_KIND, join_beta, &beta);
-	rc = cred_for(r->px->core, r->path.agent, &r->path.up,
-	              beta.n ? beta.s : NULL, &cred, msg, sizeof(msg));
-	if (rc < 0)
+	if (cred_for(r->px->core, r->path.agent, &r->path.up,
+	             beta.n ? beta.s : NULL, &cred, msg, sizeof(msg)) < 0)
 		return reply_now(conn, 401, "authentication_error", msg);
-	if (cred.sets_beta && beta.too_long) {
-		cred_wipe(&cred);
-		return reply_now(conn, 400, "invalid_request_error",
-		                 "the anthropic-beta headers are too long");
-	}
-	MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, copy_arg, &q);
-	if (q.bad) {
-		cred_wipe(&cred);
-		return reply_now(conn, 400, "invalid_request_error",
-		                 "the query string is too long");
-	}
-	snprintf(r->url, sizeof(r->url), "%s%s%s", cred.base_url, r->path.rest,
-	         qs);
-	hc.drop_beta = cred.sets_beta;
-	MHD_get_connection_values(conn, MHD_HEADER_KIND, copy_header, &hc);
-	if ((cred.header[0] &&
-	     add_hdr(r, "%s: %s", cred.header, cred.value) < 0) ||
-	    add_hdr(r, "%s%s", "Expect:", "") < 0 ||
-	    add_hdr(r, "%s%s", "Accept-Encoding: identity", "") < 0) {
-		cred_wipe(&cred);
-		return MHD_NO;
-	}
-	for (size_t i = 0; i < cred.nextra; i++)
-		add_hdr(r, "%s%s", cred.extra[i], "");
+	rc = prepare(r, &cred, &beta, &why);
 	cred_wipe(&cred);
+	if (rc < 0)
+		return why ? reply_now(conn, 400, "invalid_request_error", why)
+		           : MHD_NO;
 	/* Suspended until the worker has the upstream's head. */
 	pthread_mutex_lock(&r->mu);
-	r->refs++;
 	r->st = PR_WAIT;
 	r->suspended = true;
 	MHD_suspend_connection(conn);
 	pthread_mutex_unlock(&r->mu);
-	pthread_attr_init(&attr);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	rc = pthread_create(&t, &attr, worker_main, r);
-	pthread_attr_destroy(&attr);
-	if (rc != 0) {
-		pthread_mutex_lock(&r->mu);
-		r->refs--;
-		own_error(r, 503, "overloaded_error",
-		          "sandboxd proxy: cannot start a transfer");
-		r->up_done = r->head_ready = true;
-		wake_conn(r);
-		pthread_mutex_unlock(&r->mu);
-	}
+	upstream_start(r);
 	return MHD_YES;
 }
 
@@ -796,7 +640,11 @@ proxy_start(struct proxy **out, struct core *core)
 	if (px == NULL)
 		return -1;
 	px->core = core;
+	pthread_mutex_init(&px->mu, NULL);
+	pthread_cond_init(&px->idle, NULL);
 	if (pthread_create(&px->binder, NULL, binder_main, px) != 0) {
+		pthread_cond_destroy(&px->idle);
+		pthread_mutex_destroy(&px->mu);
 		free(px);
 		return -1;
 	}
@@ -811,10 +659,12 @@ proxy_stop(struct proxy *px)
 		return;
 	atomic_store(&px->stopping, true);
 	pthread_join(px->binder, NULL);
-	atomic_store(&proxy_down, true);
+	/* Workers end first: each resumes its connection as it goes, so
+	 * the server stops with no connection left suspended. */
+	upstream_halt(px);
 	if (px->mhd)
 		MHD_stop_daemon(px->mhd);
-	/* px stays (still referenced here): workers of unfinished
-	 * transfers may still read it, and the process is exiting. */
-	proxy_stopped = px;
+	pthread_cond_destroy(&px->idle);
+	pthread_mutex_destroy(&px->mu);
+	free(px);
 }

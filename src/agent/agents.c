@@ -1,0 +1,111 @@
+/*
+ * The agents table (see agents.h), and the helpers the recipes share.
+ * Each row's hooks live in the agent's own file (opencode.c, claude.c);
+ * this file only lists them, so the table reads as the whole of what
+ * sandboxd knows about its agents.
+ */
+#include "agent/agents.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "agent/internal.h"
+
+const struct agent_def agents[] = {
+    [AGENT_OPENCODE] =
+        {
+            .name = "opencode",
+            .label = "OpenCode",
+            .kind = AGENT_OPENCODE,
+            .api_key = true,
+            .oauth = false,
+            .free_upstream = "zen",
+            .free_model = "opencode/big-pickle",
+            .default_model = "opencode/big-pickle",
+            .argv = agent_opencode_argv,
+            .env = agent_opencode_env,
+            .line = agent_opencode_line,
+            .text = NULL,
+            .final = agent_opencode_final,
+        },
+    [AGENT_CLAUDE] =
+        {
+            .name = "claude-code",
+            .label = "Claude Code",
+            .kind = AGENT_CLAUDE,
+            .api_key = true,
+            .oauth = true,
+            .free_upstream = NULL,
+            .free_model = NULL,
+            .default_model = NULL,
+            .argv = agent_claude_argv,
+            .env = agent_claude_env,
+            .line = agent_claude_line,
+            .text = agent_claude_text,
+            .final = agent_claude_final,
+        },
+};
+
+const size_t agents_count = sizeof(agents) / sizeof(agents[0]);
+
+const struct agent_def *
+agent_find(const char *name)
+{
+	for (size_t i = 0; name && i < agents_count; i++)
+		if (strcmp(agents[i].name, name) == 0)
+			return &agents[i];
+	return NULL;
+}
+
+const struct agent_def *
+agent_of(enum agent_kind kind)
+{
+	return (size_t)kind < agents_count ? &agents[kind] : NULL;
+}
+
+void
+agent_names(const char *sep, char *out, size_t len)
+{
+	size_t used = 0;
+
+	if (len > 0)
+		out[0] = '\0';
+	for (size_t i = 0; i < agents_count && used < len; i++) {
+		int n = snprintf(out + used, len - used, "%s%s", i ? sep : "",
+		                 agents[i].name);
+		if (n < 0)
+			break;
+		used += (size_t)n;
+	}
+}
+
+int
+agent_kind_parse(const char *name)
+{
+	const struct agent_def *d = agent_find(name);
+
+	return d ? (int)d->kind : -1;
+}
+
+const char *
+agent_kind_name(enum agent_kind k)
+{
+	const struct agent_def *d = agent_of(k);
+
+	return d ? d->name : NULL;
+}
+
+int
+agent_arg(struct buf *out, const char *s)
+{
+	return buf_append(out, s, strlen(s) + 1); /* with its NUL */
+}
+
+int
+agent_env_add(struct buf *env, const char *name, const char *value)
+{
+	return buf_appendf(env, "%s=%s", name, value) < 0 ||
+	               buf_append(env, "", 1) < 0
+	           ? -1
+	           : 0;
+}

@@ -1,0 +1,93 @@
+/*
+ * Shared by the proxy's own files only: the server and the connection
+ * side (proxy.c) and the upstream transfer (upstream.c), which meet in
+ * struct preq, one per proxied request.
+ */
+#ifndef PROXY_INTERNAL_H
+#define PROXY_INTERNAL_H
+
+#include <microhttpd.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+
+#include "core/core.h"
+#include "lib/buf.h"
+#include "proxy/providers.h"
+#include "proxy/proxy.h"
+
+struct preq;
+
+struct proxy {
+	struct core *core;
+	struct MHD_Daemon *mhd; /* NULL until bound */
+	pthread_t binder;
+	atomic_bool stopping; /* the binder gives up */
+	pthread_mutex_t mu;   /* guards what follows */
+	pthread_cond_t idle;  /* workers dropped to 0 */
+	size_t workers;       /* transfers under way, each a thread */
+	struct preq *live;    /* their requests (next/prev) */
+	/* Aborts every transfer and refuses new ones; the type
+	 * http_call.stop takes (read unlocked by the transfer). */
+	volatile bool halt;
+};
+
+enum preq_state {
+	PR_BODY,    /* reading the request */
+	PR_WAIT,    /* suspended until the upstream's head */
+	PR_SENDING, /* the response is queued */
+};
+
+struct preq {
+	pthread_mutex_t mu;
+	pthread_cond_t space; /* the ring has room again */
+	int refs;             /* the connection's and the worker's */
+	struct proxy *px;
+	struct preq *next, *prev; /* px->live, under px->mu */
+	struct MHD_Connection *conn;
+	enum preq_state st;
+	struct buf body;
+	bool too_big;
+	struct proxy_path path;
+	char url[PROVIDER_PATH_MAX + 1024];
+	char **hdrs; /* upstream request headers, NULL-terminated */
+	size_t nhdrs;
+	char sandbox[ULID_LEN + 1];
+	char method[16];
+	/* The answer (under mu). */
+	struct buf head; /* upstream header lines */
+	long status;     /* the final status line's code */
+	bool head_ready; /* the connection may queue its response */
+	bool errored;    /* status >= 400: body collected, then sent */
+	struct buf ring; /* body bytes not yet sent */
+	bool up_done;    /* the transfer ended */
+	bool up_broken;  /* it ended in the middle */
+	bool suspended;  /* the connection waits for resume */
+	bool closed;     /* the client is gone */
+};
+
+/* proxy.c */
+/* Drops one reference; the last frees r (its headers wiped). */
+void preq_unref(struct preq *r);
+/* An error of our own, as JSON in the providers' usual shape, into out. */
+void proxy_error_json(const char *type, const char *msg, struct buf *out);
+
+/* upstream.c */
+/*
+ * Starts r's transfer on a worker thread of its own, counted in px.
+ * The connection must already be suspended (r->suspended): the worker
+ * resumes it when the head is there.  When no worker can start (the
+ * proxy is stopping, or no thread) r gets a 503 of our own instead and
+ * the connection is resumed to send it.  Called on a libmicrohttpd
+ * thread.
+ */
+void upstream_start(struct preq *r);
+/*
+ * Aborts every transfer (the ones waiting on a slow provider as well as
+ * the ones waiting for a slow client), refuses new ones, and returns
+ * when the last worker has finished with its request.  The server must
+ * still run: each worker resumes its connection as it ends.
+ */
+void upstream_halt(struct proxy *px);
+
+#endif

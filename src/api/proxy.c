@@ -35,7 +35,7 @@
 #include "docker/docker.h"
 #include "core/providers.h"
 #include "core/sbnet.h"
-#include "core/task.h"
+#include "task/task.h"
 #include "lib/buf.h"
 #include "lib/limits.h"
 #include "lib/log.h"

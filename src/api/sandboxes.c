@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "api/api.h"
-#include "core/task.h"
+#include "task/task.h"
 #include "core/preview.h"
 #include "core/runtime.h"
 #include "core/sbnet.h"

@@ -27,7 +27,7 @@
 #include "api/api.h"
 #include "api/auth.h"
 #include "core/wsfs.h"
-#include "core/task.h"
+#include "task/task.h"
 #include "lib/clock.h"
 #include "lib/limits.h"
 #include "lib/log.h"

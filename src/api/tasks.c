@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "api/api.h"
-#include "core/task.h"
+#include "task/task.h"
 
 /* An optional string field: NULL when absent or null; -1 on a wrong type. */
 static int

@@ -26,7 +26,7 @@
 #include "core/reaper.h"
 #include "core/runtime.h"
 #include "core/sbnet.h"
-#include "core/task.h"
+#include "task/task.h"
 #include "core/workspace.h"
 #include "docker/docker.h"
 #include "edge/edge.h"

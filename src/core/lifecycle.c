@@ -22,7 +22,7 @@
 #include "core/preview.h"
 #include "core/runtime.h"
 #include "core/sbnet.h"
-#include "core/task.h"
+#include "task/task.h"
 #include "core/workspace.h"
 #include "lib/clock.h"
 #include "lib/log.h"

@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "core/preview.h"
-#include "core/task.h"
+#include "task/task.h"
 #include "git/git.h"
 #include "lib/clock.h"
 #include "lib/log.h"

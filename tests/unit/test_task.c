@@ -7,9 +7,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/agentcmd.h"
-#include "core/task.h"
-#include "core/task_internal.h"
+#include "task/agentcmd.h"
+#include "task/task.h"
+#include "task/internal.h"
 #include "unit.h"
 
 /* argv as one string with '|' between arguments. */

@@ -18,7 +18,7 @@
  * are opened beneath the workspace without following links, read with
  * caps, and only ever parsed.
  */
-#include "core/task.h"
+#include "task/task.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -33,13 +33,13 @@
 #include <unistd.h>
 
 #include "agent/agent.h"
-#include "core/agentcmd.h"
+#include "task/agentcmd.h"
 #include "core/credentials.h"
 #include "core/preview.h"
 #include "core/reaper.h"
 #include "core/runtime.h"
 #include "core/sbnet.h"
-#include "core/task_internal.h"
+#include "task/internal.h"
 #include "core/workspace.h"
 #include "core/wsfs.h"
 #include "lib/clock.h"

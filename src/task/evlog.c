@@ -17,8 +17,8 @@
 #include <unistd.h>
 
 #include "core/core.h"
-#include "core/task.h"
-#include "core/task_internal.h"
+#include "task/task.h"
+#include "task/internal.h"
 #include "lib/buf.h"
 #include "lib/clock.h"
 #include "lib/log.h"

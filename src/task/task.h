@@ -17,8 +17,8 @@
  *
  * Thread-safety: every function may be called from any thread.
  */
-#ifndef CORE_TASK_H
-#define CORE_TASK_H
+#ifndef TASK_TASK_H
+#define TASK_TASK_H
 
 #include <stdbool.h>
 #include <stdint.h>

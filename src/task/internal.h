@@ -1,6 +1,6 @@
 /* Shared by task.c (following tasks) and taskev.c (their event logs). */
-#ifndef CORE_TASK_INTERNAL_H
-#define CORE_TASK_INTERNAL_H
+#ifndef TASK_INTERNAL_H
+#define TASK_INTERNAL_H
 
 #include <pthread.h>
 #include <stdbool.h>

@@ -32,14 +32,14 @@
 #include <unistd.h>
 
 #include "core/credentials.h"
-#include "docker/docker.h"
 #include "core/providers.h"
 #include "core/sbnet.h"
-#include "task/task.h"
+#include "docker/docker.h"
 #include "lib/buf.h"
 #include "lib/limits.h"
 #include "lib/log.h"
 #include "net/http.h"
+#include "task/task.h"
 
 struct proxy {
 	struct core *core;

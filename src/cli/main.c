@@ -26,13 +26,13 @@
 #include "core/reaper.h"
 #include "core/runtime.h"
 #include "core/sbnet.h"
-#include "task/task.h"
 #include "core/workspace.h"
 #include "docker/docker.h"
 #include "edge/edge.h"
 #include "git/git.h"
 #include "lib/log.h"
 #include "store/store.h"
+#include "task/task.h"
 #include "vault/vault.h"
 
 static void

@@ -23,7 +23,8 @@ result_set_time(struct jv *o, const char *key, int64_t ms)
 	if (ms <= 0)
 		return;
 	clock_rfc3339(ms / 1000, t);
-	jv_set_str(o, key, t);
+	if (t[0]) /* a year past 9999 from a forged steps record */
+		jv_set_str(o, key, t);
 }
 
 static void

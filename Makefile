@@ -81,7 +81,9 @@ asan:
 # Fuzz every parser with libFuzzer for FUZZ_SECONDS each.
 FUZZ_SECONDS ?= 20
 FUZZ_SRC     := $(wildcard tests/fuzz/fuzz_*.c)
-FUZZ_LIB     := src/lib/jv.c src/lib/buf.c src/lib/ulid.c src/lib/utf8.c $(wildcard src/agent/*.c)
+FUZZ_LIB     := src/lib/jv.c src/lib/buf.c src/lib/ulid.c src/lib/utf8.c \
+                src/lib/clock.c src/lib/err.c $(wildcard src/agent/*.c) \
+                src/core/wsfs.c src/task/derive.c src/task/result.c
 fuzz:
 	@mkdir -p build-fuzz
 	@set -o pipefail; for f in $(FUZZ_SRC); do \

@@ -30,6 +30,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 static const char *const names[] = {"steps", "agent.out", "files", "build.log",
                                     "agent.log"};
 static int dirfd = -1;
+static char tmp[] = "/tmp/fuzz-task-steps.XXXXXX";
+
+static void
+cleanup(void)
+{
+	for (size_t i = 0; i < sizeof(names) / sizeof(*names); i++)
+		unlinkat(dirfd, names[i], 0);
+	rmdir(tmp);
+}
 
 struct run {
 	struct buf events;
@@ -166,12 +175,12 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct derive a, b;
 
 	if (dirfd < 0) {
-		char tmp[] = "/tmp/fuzz-task-steps.XXXXXX";
 		if (mkdtemp(tmp) == NULL)
 			__builtin_trap();
 		dirfd = open(tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		if (dirfd < 0)
 			__builtin_trap();
+		atexit(cleanup);
 	}
 	if (size == 0)
 		return 0;

@@ -18,8 +18,9 @@ ALL_CFLAGS := -std=c17 -D_GNU_SOURCE $(WARN) $(CFLAGS) -Isrc \
 LDLIBS     := $(shell pkg-config --libs $(PKGS)) -lhttp_parser -lpthread
 
 DAEMON_SRC := $(wildcard src/lib/*.c src/store/*.c src/docker/*.c src/vault/*.c \
-                         src/api/*.c src/core/*.c src/edge/*.c src/agent/*.c \
-                         src/net/*.c src/git/*.c src/egress/*.c src/proxy/*.c \
+                         src/api/*.c src/core/*.c src/task/*.c src/edge/*.c \
+                         src/agent/*.c src/net/*.c src/git/*.c src/egress/*.c \
+                         src/proxy/*.c \
                          src/cli/*.c)
 DAEMON_OBJ := $(DAEMON_SRC:%.c=$(BUILD)/%.o)
 LIB_OBJ    := $(filter-out $(BUILD)/src/cli/%,$(DAEMON_OBJ))
@@ -81,7 +82,9 @@ asan:
 # Fuzz every parser with libFuzzer for FUZZ_SECONDS each.
 FUZZ_SECONDS ?= 20
 FUZZ_SRC     := $(wildcard tests/fuzz/fuzz_*.c)
-FUZZ_LIB     := src/lib/jv.c src/lib/buf.c src/lib/ulid.c src/lib/utf8.c $(wildcard src/agent/*.c)
+FUZZ_LIB     := src/lib/jv.c src/lib/buf.c src/lib/ulid.c src/lib/utf8.c \
+                src/lib/clock.c src/lib/err.c $(wildcard src/agent/*.c) \
+                src/core/wsfs.c src/task/derive.c src/task/result.c
 fuzz:
 	@mkdir -p build-fuzz
 	@set -o pipefail; for f in $(FUZZ_SRC); do \

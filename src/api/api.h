@@ -17,7 +17,7 @@
 #include "lib/ulid.h"
 
 struct api;
-struct task_sub;
+struct evlog_sub;
 
 struct req {
 	struct api *api;
@@ -37,8 +37,8 @@ struct resp {
 	int status;
 	struct buf body;
 	const char *content_type;
-	char allow[64];          /* for 405 */
-	struct task_sub *stream; /* an event stream to send instead of body */
+	char allow[64];           /* for 405 */
+	struct evlog_sub *stream; /* an event stream to send instead of body */
 };
 
 typedef void (*api_handler)(struct req *, struct resp *);

@@ -7,11 +7,11 @@
 #include <string.h>
 
 #include "api/api.h"
-#include "core/task.h"
 #include "core/preview.h"
 #include "core/runtime.h"
 #include "core/sbnet.h"
 #include "lib/limits.h"
+#include "task/task.h"
 
 static struct jv *
 preview_json(const struct core *c, const struct sandbox *sb,

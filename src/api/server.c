@@ -27,10 +27,10 @@
 #include "api/api.h"
 #include "api/auth.h"
 #include "core/wsfs.h"
-#include "core/task.h"
 #include "lib/clock.h"
 #include "lib/limits.h"
 #include "lib/log.h"
+#include "task/evlog.h"
 
 struct api {
 	struct core *core;
@@ -466,7 +466,7 @@ api_stream_resume(void *conn)
 static ssize_t
 stream_read(void *cls, uint64_t pos, char *buf, size_t max)
 {
-	ssize_t n = task_sub_read(cls, buf, max);
+	ssize_t n = evlog_sub_read(cls, buf, max);
 
 	(void)pos;
 	return n < 0 ? MHD_CONTENT_READER_END_OF_STREAM : n;
@@ -475,7 +475,7 @@ stream_read(void *cls, uint64_t pos, char *buf, size_t max)
 static void
 stream_free(void *cls)
 {
-	task_sub_close(cls);
+	evlog_sub_close(cls);
 }
 
 static struct MHD_Response *
@@ -486,7 +486,7 @@ stream_response(struct resp *w)
 	    stream_free);
 
 	if (mr == NULL) {
-		task_sub_close(w->stream);
+		evlog_sub_close(w->stream);
 		w->stream = NULL;
 		return NULL;
 	}

@@ -8,7 +8,8 @@
 #include <string.h>
 
 #include "api/api.h"
-#include "core/task.h"
+#include "task/evlog.h"
+#include "task/task.h"
 
 /* An optional string field: NULL when absent or null; -1 on a wrong type. */
 static int
@@ -226,7 +227,7 @@ void
 tasks_events(struct req *r, struct resp *w)
 {
 	const char *q, *h;
-	struct task_sub *sub;
+	struct evlog_sub *sub;
 	struct err e = {0};
 	struct task t;
 	int64_t since = -1;
@@ -250,8 +251,8 @@ tasks_events(struct req *r, struct resp *w)
 			return;
 		}
 	}
-	if (task_sub_open(r->core, t.id, since, api_stream_suspend,
-	                  api_stream_resume, r->conn, &sub, &e) < 0) {
+	if (evlog_sub_open(r->core, t.id, since, api_stream_suspend,
+	                   api_stream_resume, r->conn, &sub, &e) < 0) {
 		api_reply_err(w, &e);
 		return;
 	}

@@ -25,7 +25,6 @@
 #include "core/reaper.h"
 #include "core/runtime.h"
 #include "core/sbnet.h"
-#include "core/task.h"
 #include "core/workspace.h"
 #include "docker/docker.h"
 #include "edge/edge.h"
@@ -33,6 +32,7 @@
 #include "lib/log.h"
 #include "proxy/proxy.h"
 #include "store/store.h"
+#include "task/task.h"
 #include "vault/vault.h"
 
 static void

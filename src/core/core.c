@@ -5,7 +5,7 @@
  * install) on one Docker engine never touch each other's sandboxes.
  */
 #include "core/core.h"
-#include "core/task.h"
+#include "task/task.h"
 
 #include <stdio.h>
 #include <string.h>

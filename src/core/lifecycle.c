@@ -22,11 +22,11 @@
 #include "core/preview.h"
 #include "core/runtime.h"
 #include "core/sbnet.h"
-#include "core/task.h"
 #include "core/workspace.h"
 #include "lib/clock.h"
 #include "lib/log.h"
 #include "lib/ulid.h"
+#include "task/task.h"
 
 static pthread_mutex_t *
 lock_for(struct core *c, const char *id)

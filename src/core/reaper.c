@@ -17,10 +17,10 @@
 #include <unistd.h>
 
 #include "core/preview.h"
-#include "core/task.h"
 #include "git/git.h"
 #include "lib/clock.h"
 #include "lib/log.h"
+#include "task/task.h"
 
 int
 reaper_mem_available_pct(void)

@@ -34,6 +34,9 @@ clock_rfc3339(int64_t unix_s, char out[CLOCK_RFC3339_LEN])
 	time_t t = (time_t)unix_s;
 	struct tm tm;
 
-	gmtime_r(&t, &tm);
-	strftime(out, CLOCK_RFC3339_LEN, "%Y-%m-%dT%H:%M:%SZ", &tm);
+	/* A year gmtime cannot hold, or of more than four digits, leaves
+	 * strftime's output undefined: say nothing instead. */
+	if (gmtime_r(&t, &tm) == NULL ||
+	    strftime(out, CLOCK_RFC3339_LEN, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
+		out[0] = '\0';
 }

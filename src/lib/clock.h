@@ -10,6 +10,7 @@ int64_t clock_now(void);
 int64_t clock_now_ms(void);
 /* Monotonic milliseconds, for timeouts and measurements. */
 int64_t clock_mono_ms(void);
+/* "" for a time outside years 0-9999 (times can come from a sandbox). */
 void clock_rfc3339(int64_t unix_s, char out[CLOCK_RFC3339_LEN]);
 
 #endif

@@ -24,7 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/task.h"
+#include "task/task.h"
 #include "lib/limits.h"
 #include "lib/log.h"
 #include "net/http.h"

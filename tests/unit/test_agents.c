@@ -7,7 +7,7 @@
 
 #include "agent/agents.h"
 #include "api/api.h"
-#include "core/agentcmd.h"
+#include "task/agentcmd.h"
 #include "core/config.h"
 #include "proxy/providers.h"
 #include "store_fixture.h"

@@ -7,9 +7,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/agentcmd.h"
-#include "core/task.h"
-#include "core/task_internal.h"
+#include "task/agentcmd.h"
+#include "task/evlog.h"
+#include "task/internal.h"
+#include "task/task.h"
 #include "unit.h"
 
 /* argv as one string with '|' between arguments. */
@@ -114,12 +115,12 @@ msg(int i)
 
 /* Everything a subscription yields until it would wait or ends. */
 static ssize_t
-drain(struct task_sub *s, char *out, size_t len, size_t chunk)
+drain(struct evlog_sub *s, char *out, size_t len, size_t chunk)
 {
 	size_t o = 0;
 	ssize_t n = 0;
 
-	while (o + chunk < len && (n = task_sub_read(s, out + o, chunk)) > 0)
+	while (o + chunk < len && (n = evlog_sub_read(s, out + o, chunk)) > 0)
 		o += (size_t)n;
 	out[o] = '\0';
 	return n < 0 ? -1 : (ssize_t)o;
@@ -151,7 +152,7 @@ test_evlog_and_subs(void)
 	struct tasks ts;
 	struct core c;
 	struct evlog l;
-	struct task_sub *s;
+	struct evlog_sub *s;
 	struct err e = {0};
 	struct jv *last;
 	char out[4096], path[400];
@@ -164,14 +165,14 @@ test_evlog_and_subs(void)
 	evlog_close(&l);
 
 	/* A finished log replays whole; since=0 skips event 0. */
-	CHECK(task_sub_open(&c, id, 0, on_suspend, on_resume, NULL, &s, &e) ==
+	CHECK(evlog_sub_open(&c, id, 0, on_suspend, on_resume, NULL, &s, &e) ==
 	      0);
 	CHECK(drain(s, out, sizeof(out), 7) == -1); /* small reads too */
 	CHECK_STR(out, "id: 1\nevent: message\ndata: {\"i\":1}\n\n");
-	task_sub_close(s);
+	evlog_sub_close(s);
 
 	/* Reopen: counts events, cuts a torn tail, sees done. */
-	task_events_path(dir, id, path, sizeof(path));
+	evlog_path(dir, id, path, sizeof(path));
 	f = fopen(path, "a");
 	fputs("id: 2\nevent: mess", f);
 	fclose(f);
@@ -187,18 +188,18 @@ test_evlog_and_subs(void)
 	jv_free(last);
 	evlog_close(&l);
 
-	CHECK(task_sub_open(&c, id, -1, on_suspend, on_resume, NULL, &s, &e) ==
+	CHECK(evlog_sub_open(&c, id, -1, on_suspend, on_resume, NULL, &s, &e) ==
 	      0);
 	drain(s, out, sizeof(out), 5);
 	CHECK_STR(out, "id: 0\nevent: status\ndata: {\"i\":0}\n\n"
 	               "id: 1\nevent: message\ndata: {\"i\":1}\n\n"
 	               "id: 2\nevent: done\ndata: {\"i\":2}\n\n");
-	task_sub_close(s);
-	CHECK(task_sub_open(&c, id, 1, on_suspend, on_resume, NULL, &s, &e) ==
+	evlog_sub_close(s);
+	CHECK(evlog_sub_open(&c, id, 1, on_suspend, on_resume, NULL, &s, &e) ==
 	      0);
 	drain(s, out, sizeof(out), 1024);
 	CHECK_STR(out, "id: 2\nevent: done\ndata: {\"i\":2}\n\n");
-	task_sub_close(s);
+	evlog_sub_close(s);
 }
 
 static void
@@ -209,7 +210,7 @@ test_live_sub_suspends(void)
 	struct tasks ts;
 	struct core c;
 	struct evlog l;
-	struct task_sub *s;
+	struct evlog_sub *s;
 	struct err e = {0};
 	char out[4096];
 
@@ -217,10 +218,10 @@ test_live_sub_suspends(void)
 	CHECK(evlog_open(dir, id, &l, NULL) == 0);
 	CHECK(evlog_append(&ts, id, &l, "status", msg(0)) == 0);
 	/* Not live (no follower entry): it ends at the file's end. */
-	CHECK(task_sub_open(&c, id, -1, on_suspend, on_resume, NULL, &s, &e) ==
+	CHECK(evlog_sub_open(&c, id, -1, on_suspend, on_resume, NULL, &s, &e) ==
 	      0);
 	CHECK(drain(s, out, sizeof(out), 1024) == -1);
-	task_sub_close(s);
+	evlog_sub_close(s);
 	evlog_close(&l);
 	(void)suspended, (void)resumed;
 }

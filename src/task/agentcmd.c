@@ -1,5 +1,5 @@
 /* The agents' command lines and the system prompt (see agentcmd.h). */
-#include "core/agentcmd.h"
+#include "task/agentcmd.h"
 
 #include <stdio.h>
 #include <string.h>

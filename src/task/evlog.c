@@ -1,5 +1,5 @@
 /*
- * Task event logs and their subscribers.
+ * Task event logs and their subscribers (see evlog.h).
  *
  * A log holds events in their text/event-stream form, "id: N\nevent:
  * T\ndata: <compact JSON>\n\n", so replaying is copying bytes.  JSON
@@ -8,6 +8,8 @@
  * (kept under the subscriber's lock) tells readers how far whole events
  * go, so nobody reads an event being written.
  */
+#include "task/evlog.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -17,17 +19,16 @@
 #include <unistd.h>
 
 #include "core/core.h"
-#include "core/task.h"
-#include "core/task_internal.h"
 #include "lib/buf.h"
 #include "lib/clock.h"
 #include "lib/log.h"
+#include "task/internal.h"
+#include "task/task.h"
 
-#define EVLOG_SCAN_CHUNK (64u << 10)
-#define HEARTBEAT        ": keep-alive\n\n"
+#define HEARTBEAT ": keep-alive\n\n"
 
-struct task_sub {
-	struct task_sub *next;
+struct evlog_sub {
+	struct evlog_sub *next;
 	struct tasks *ts;
 	char id[ULID_LEN + 1];
 	pthread_mutex_t mu;
@@ -49,7 +50,7 @@ struct task_sub {
 };
 
 void
-task_events_path(const char *data_dir, const char *id, char *out, size_t len)
+evlog_path(const char *data_dir, const char *id, char *out, size_t len)
 {
 	snprintf(out, len, "%s/tasks/%s.events", data_dir, id);
 }
@@ -82,7 +83,7 @@ evlog_open(const char *data_dir, const char *id, struct evlog *l,
 	memset(l, 0, sizeof(*l));
 	if (last)
 		*last = NULL;
-	task_events_path(data_dir, id, path, sizeof(path));
+	evlog_path(data_dir, id, path, sizeof(path));
 	l->fd = open(path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW,
 	             0600);
 	if (l->fd < 0) {
@@ -139,7 +140,7 @@ evlog_close(struct evlog *l)
 }
 
 static void
-sub_tell(struct task_sub *s, off_t committed, bool finished)
+sub_tell(struct evlog_sub *s, off_t committed, bool finished)
 {
 	pthread_mutex_lock(&s->mu);
 	if (committed > s->committed)
@@ -156,7 +157,7 @@ static void
 subs_tell(struct tasks *ts, const char *id, off_t committed, bool finished)
 {
 	pthread_mutex_lock(&ts->mu);
-	for (struct task_sub *s = ts->subs; s; s = s->next)
+	for (struct evlog_sub *s = ts->subs; s; s = s->next)
 		if (strcmp(s->id, id) == 0)
 			sub_tell(s, committed, finished);
 	pthread_mutex_unlock(&ts->mu);
@@ -205,18 +206,18 @@ evlog_append(struct tasks *ts, const char *id, struct evlog *l,
 }
 
 void
-subs_finish(struct tasks *ts, const char *id)
+evlog_subs_finish(struct tasks *ts, const char *id)
 {
 	subs_tell(ts, id, 0, true);
 }
 
 void
-subs_heartbeat(struct tasks *ts)
+evlog_subs_heartbeat(struct tasks *ts)
 {
 	int64_t now = clock_mono_ms();
 
 	pthread_mutex_lock(&ts->mu);
-	for (struct task_sub *s = ts->subs; s; s = s->next) {
+	for (struct evlog_sub *s = ts->subs; s; s = s->next) {
 		pthread_mutex_lock(&s->mu);
 		if (now - s->last_send_ms >= TASK_HEARTBEAT_MS) {
 			s->heartbeat = true;
@@ -231,10 +232,10 @@ subs_heartbeat(struct tasks *ts)
 }
 
 void
-subs_end_all(struct tasks *ts)
+evlog_subs_end_all(struct tasks *ts)
 {
 	pthread_mutex_lock(&ts->mu);
-	for (struct task_sub *s = ts->subs; s; s = s->next)
+	for (struct evlog_sub *s = ts->subs; s; s = s->next)
 		sub_tell(s, 0, true);
 	pthread_mutex_unlock(&ts->mu);
 }
@@ -244,12 +245,12 @@ subs_end_all(struct tasks *ts)
  * task is live (it may hold bytes not yet whole), else from the file.
  */
 int
-task_sub_open(struct core *c, const char *id, int64_t since,
-              void (*suspend)(void *), void (*resume)(void *), void *arg,
-              struct task_sub **out, struct err *e)
+evlog_sub_open(struct core *c, const char *id, int64_t since,
+               void (*suspend)(void *), void (*resume)(void *), void *arg,
+               struct evlog_sub **out, struct err *e)
 {
 	struct tasks *ts = c->tasks;
-	struct task_sub *s;
+	struct evlog_sub *s;
 	char path[4200];
 	struct stat st;
 	off_t committed;
@@ -257,7 +258,7 @@ task_sub_open(struct core *c, const char *id, int64_t since,
 	s = calloc(1, sizeof(*s));
 	if (s == NULL)
 		return ERR_INTERNAL(e, "out of memory");
-	task_events_path(c->cfg->data_dir, id, path, sizeof(path));
+	evlog_path(c->cfg->data_dir, id, path, sizeof(path));
 	s->fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (s->fd < 0 || fstat(s->fd, &st) < 0) {
 		if (s->fd >= 0)
@@ -274,7 +275,7 @@ task_sub_open(struct core *c, const char *id, int64_t since,
 	s->arg = arg;
 	s->last_send_ms = clock_mono_ms();
 	pthread_mutex_lock(&ts->mu);
-	if (task_live_committed(ts, id, &committed) == 0) {
+	if (follow_committed(ts, id, &committed) == 0) {
 		s->committed = committed;
 		s->listed = true;
 		s->next = ts->subs;
@@ -290,7 +291,7 @@ task_sub_open(struct core *c, const char *id, int64_t since,
 
 /* Index just past the first "\n\n" boundary in b[0..n), or 0. */
 static size_t
-boundary(struct task_sub *s, const char *b, size_t n)
+boundary(struct evlog_sub *s, const char *b, size_t n)
 {
 	bool prev = s->prev_nl;
 
@@ -304,7 +305,7 @@ boundary(struct task_sub *s, const char *b, size_t n)
 }
 
 static void
-consume(struct task_sub *s, const char *b, size_t n, bool whole_event)
+consume(struct evlog_sub *s, const char *b, size_t n, bool whole_event)
 {
 	s->off += (off_t)n;
 	if (whole_event) {
@@ -318,7 +319,7 @@ consume(struct task_sub *s, const char *b, size_t n, bool whole_event)
 }
 
 ssize_t
-task_sub_read(struct task_sub *s, char *buf, size_t max)
+evlog_sub_read(struct evlog_sub *s, char *buf, size_t max)
 {
 	ssize_t rc = -1;
 
@@ -364,13 +365,13 @@ task_sub_read(struct task_sub *s, char *buf, size_t max)
 }
 
 void
-task_sub_close(struct task_sub *s)
+evlog_sub_close(struct evlog_sub *s)
 {
 	struct tasks *ts = s->ts;
 
 	pthread_mutex_lock(&ts->mu);
 	if (s->listed)
-		for (struct task_sub **p = &ts->subs; *p; p = &(*p)->next)
+		for (struct evlog_sub **p = &ts->subs; *p; p = &(*p)->next)
 			if (*p == s) {
 				*p = s->next;
 				break;

@@ -11,14 +11,14 @@
  * files yield the same events, so the log is completed without gaps or
  * repeats however the daemon died.
  *
- * Subscribers (the SSE endpoint) read the log from their own offset: no
- * per-subscriber buffer exists, so a slow reader costs nothing but its
- * connection, and any number can follow one task.
+ * Subscribers (the SSE endpoint) read the log from their own offset
+ * (task/evlog.h): no per-subscriber buffer exists, so a slow reader
+ * costs nothing but its connection, and any number can follow one task.
  *
  * Thread-safety: every function may be called from any thread.
  */
-#ifndef CORE_TASK_H
-#define CORE_TASK_H
+#ifndef TASK_TASK_H
+#define TASK_TASK_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -32,8 +32,6 @@
 #define TASK_WINDOW_EXTRA_S 300    /* result overdue after timeout + this */
 #define TASK_START_WAIT_MS  60000  /* for the supervisor of a new sandbox */
 #define TASK_HEARTBEAT_MS   15000  /* SSE comment on a quiet stream */
-#define TASK_FILES_MAX      1000   /* files_changed entries kept */
-#define TASK_BUILD_TAIL     2000   /* bytes of build output in a result */
 #define TASK_EVENTS_MAX     100000 /* events per task; then only done */
 #define TASK_REVERT_WAIT_MS 120000
 
@@ -78,19 +76,5 @@ void task_forget_sandbox(struct core *c, const char *sandbox_id);
 
 /* A task's result as the API shows it (a new object). */
 struct jv *task_json(const struct task *t);
-
-/*
- * Event subscriptions.  task_sub_read() fills buf with whole or partial
- * events after `since` (-1: from the first).  It returns the number of
- * bytes, -1 once the task's last event was sent (or on error), or 0
- * after calling suspend(arg) under the subscription's lock: resume(arg)
- * is called, under the same lock, when there is more to read.
- */
-struct task_sub;
-int task_sub_open(struct core *c, const char *id, int64_t since,
-                  void (*suspend)(void *), void (*resume)(void *), void *arg,
-                  struct task_sub **out, struct err *e);
-ssize_t task_sub_read(struct task_sub *s, char *buf, size_t max);
-void task_sub_close(struct task_sub *s);
 
 #endif

@@ -3,8 +3,8 @@
  * The prompt tells the agent where the app lives, which port its preview
  * forwards to, and to keep sandbox.yaml true.
  */
-#ifndef CORE_AGENTCMD_H
-#define CORE_AGENTCMD_H
+#ifndef TASK_AGENTCMD_H
+#define TASK_AGENTCMD_H
 
 #include <stdbool.h>
 

@@ -17,9 +17,8 @@ ALL_CFLAGS := -std=c17 -D_GNU_SOURCE $(WARN) $(CFLAGS) -Isrc \
 # http_parser ships no pkg-config file.
 LDLIBS     := $(shell pkg-config --libs $(PKGS)) -lhttp_parser -lpthread
 
-DAEMON_SRC := $(wildcard src/lib/*.c src/store/*.c src/docker/*.c src/vault/*.c \
-                         src/api/*.c src/core/*.c src/edge/*.c src/agent/*.c \
-                         src/net/*.c src/git/*.c src/egress/*.c src/cli/*.c)
+# Every component directory but the supervisor's, which is its own binary.
+DAEMON_SRC := $(filter-out src/supervisor/%,$(wildcard src/*/*.c))
 DAEMON_OBJ := $(DAEMON_SRC:%.c=$(BUILD)/%.o)
 LIB_OBJ    := $(filter-out $(BUILD)/src/cli/%,$(DAEMON_OBJ))
 SUP_SRC    := $(wildcard src/supervisor/*.c)

@@ -11,8 +11,8 @@
 #include "api/api.h"
 #include "core/preview.h"
 #include "core/runtime.h"
-#include "core/workspace.h"
-#include "core/wsfs.h"
+#include "ws/workspace.h"
+#include "ws/wsfs.h"
 
 #define LOG_TAIL_DEFAULT 200
 #define LOG_TAIL_MAX     5000

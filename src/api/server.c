@@ -26,7 +26,7 @@
 
 #include "api/api.h"
 #include "api/auth.h"
-#include "core/wsfs.h"
+#include "ws/wsfs.h"
 #include "core/task.h"
 #include "lib/clock.h"
 #include "lib/limits.h"

@@ -27,7 +27,7 @@
 #include "core/runtime.h"
 #include "core/sbnet.h"
 #include "core/task.h"
-#include "core/workspace.h"
+#include "ws/workspace.h"
 #include "docker/docker.h"
 #include "edge/edge.h"
 #include "git/git.h"

@@ -23,7 +23,7 @@
 #include "core/runtime.h"
 #include "core/sbnet.h"
 #include "core/task.h"
-#include "core/workspace.h"
+#include "ws/workspace.h"
 #include "lib/clock.h"
 #include "lib/log.h"
 #include "lib/ulid.h"

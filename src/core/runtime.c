@@ -42,8 +42,8 @@
 
 #include "core/manifest.h"
 #include "core/preview.h"
-#include "core/workspace.h"
-#include "core/wsfs.h"
+#include "ws/workspace.h"
+#include "ws/wsfs.h"
 #include "lib/clock.h"
 #include "lib/log.h"
 

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/random.h>
 
+#include "core/activity.h"
 #include "core/preview.h"
 #include "core/reaper.h"
 #include "core/runtime.h"
@@ -52,7 +53,7 @@ core_init(struct core *c, const struct config *cfg, struct store *store,
 	pthread_mutex_init(&c->rq.mu, NULL);
 	pthread_mutex_init(&c->proxy_mu, NULL);
 	pthread_cond_init(&c->rq.cv, NULL);
-	if (preview_init(c) < 0)
+	if ((c->act = activity_new()) == NULL || preview_init(c) < 0)
 		return -1;
 	return instance_load(c);
 }
@@ -66,6 +67,7 @@ core_release(struct core *c)
 	core_watch_stop(c);
 	sbnet_stop(c);
 	preview_release(c);
+	activity_free(c->act);
 	for (int i = 0; i < CORE_LOCK_STRIPES; i++)
 		pthread_mutex_destroy(&c->locks[i]);
 	task_free(c);

@@ -21,6 +21,7 @@
 #define CORE_INSTANCE_LEN  16
 #define CORE_RUNTIME_QUEUE 256
 
+struct activity;
 struct preview;
 struct sbnet;
 struct tasks;
@@ -34,9 +35,10 @@ struct core {
 	pthread_t watcher;
 	bool watcher_started;
 	volatile bool stopping;
-	struct preview *pv;  /* preview.c: activity and wakes */
-	struct tasks *tasks; /* task.c: tasks being followed */
-	struct sbnet *net;   /* sbnet.c: the sandbox network and its rules */
+	struct activity *act; /* activity.c: last use and start, in memory */
+	struct preview *pv;   /* preview.c: wakes */
+	struct tasks *tasks;  /* task.c: tasks being followed */
+	struct sbnet *net;    /* sbnet.c: the sandbox network and its rules */
 	pthread_mutex_t proxy_mu;
 	char proxy_url[96]; /* "http://<addr>:<port>" once it listens */
 	pthread_t reaper;

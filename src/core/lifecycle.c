@@ -19,7 +19,7 @@
 #include "core/credentials.h"
 #include "core/gitops.h"
 #include "core/manifest.h"
-#include "core/preview.h"
+#include "core/activity.h"
 #include "core/runtime.h"
 #include "core/sbnet.h"
 #include "core/task.h"
@@ -126,7 +126,7 @@ container_started(struct core *c, struct sandbox *sb)
 		snprintf(sb->container_ip, sizeof(sb->container_ip), "%s",
 		         st.ip);
 	sbnet_container_started(c, sb->container_ip);
-	preview_started(c, sb->id);
+	activity_started(c->act, sb->id);
 }
 
 /*

@@ -41,7 +41,7 @@
 #include <unistd.h>
 
 #include "core/manifest.h"
-#include "core/preview.h"
+#include "core/activity.h"
 #include "ws/workspace.h"
 #include "ws/wsfs.h"
 #include "lib/clock.h"
@@ -256,7 +256,8 @@ runtime_configure(struct core *c, const char *id, bool reload)
 	    runtime_request(ws, "reload\n", RUNTIME_TIMEOUT_MS, &ans, &e) ==
 	        0) {
 		if (jv_is_true(jv_get(ans, "ok")))
-			preview_started(c, id); /* its web process restarts */
+			activity_started(c->act,
+			                 id); /* its web process restarts */
 		else
 			log_warn("sandbox %s: reload refused: %s", id,
 			         jv_str(jv_get(ans, "error")) ?: "?");
@@ -379,7 +380,7 @@ env_send(struct core *c, const struct sandbox *sb, struct env_req *r)
 		log_warn("sandbox %s: env refused: %s", sb->id,
 		         jv_str(jv_get(ans, "error")) ?: "?");
 	else if (jv_is_true(jv_get(ans, "changed")))
-		preview_started(c, sb->id); /* its web process restarts */
+		activity_started(c->act, sb->id); /* its web process restarts */
 	jv_free(ans);
 	return rc;
 }

@@ -22,7 +22,6 @@
 #include "core/activity.h"
 #include "core/runtime.h"
 #include "core/sbnet.h"
-#include "core/task.h"
 #include "ws/workspace.h"
 #include "lib/clock.h"
 #include "lib/log.h"
@@ -127,6 +126,7 @@ container_started(struct core *c, struct sandbox *sb)
 		         st.ip);
 	sbnet_container_started(c, sb->container_ip);
 	activity_started(c->act, sb->id);
+	core_hooks_run(c, CORE_SANDBOX_STARTED, sb->id);
 }
 
 /*
@@ -433,7 +433,7 @@ core_sandbox_delete(struct core *c, const char *id, struct err *e)
 		                                       "workspace"));
 	rc = store_sandbox_delete(c->store, id);
 	if (rc == 0) {
-		task_forget_sandbox(c, id);
+		core_hooks_run(c, CORE_SANDBOX_DELETED, id);
 		cred_drop_proxy_token(c, id);
 	}
 	pthread_mutex_unlock(mu);

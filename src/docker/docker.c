@@ -37,7 +37,7 @@ struct docker {
 
 struct call {
 	struct buf out;
-	volatile const bool *stop;
+	const atomic_bool *stop;
 	void (*on_line)(const struct jv *, void *);
 	void *arg;
 };
@@ -184,7 +184,7 @@ request(struct docker *d, const char *method, const char *path, bool versioned,
 		return DOCKER_DOWN;
 	}
 	atomic_store(&d->up, true);
-	if (rc < 0 && !(c->stop && *c->stop)) {
+	if (rc < 0 && !(c->stop && atomic_load(c->stop))) {
 		snprintf(msg, DOCKER_MSG_LEN, "docker engine: %s", h.err);
 		return c->on_line ? DOCKER_DOWN : DOCKER_ERROR;
 	}
@@ -583,7 +583,7 @@ docker_list(struct docker *d, const char *label, const char *value,
 int
 docker_events(struct docker *d, const char *label, const char *value,
               int64_t since, void (*fn)(const struct jv *ev, void *), void *arg,
-              volatile const bool *stop)
+              const atomic_bool *stop)
 {
 	struct call c = {.stop = stop, .on_line = fn, .arg = arg};
 	char q[1024], path[1200], msg[DOCKER_MSG_LEN];

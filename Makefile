@@ -10,7 +10,15 @@ PKGS       := libmicrohttpd jansson libcurl sqlite3 libsodium yaml-0.1 libgit2 \
 # snprintf truncation is how we bound strings, so gcc's guesses about it
 # are not warnings here.
 WARN       := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
-              -Wformat=2 -Wno-format-nonliteral -Wno-format-truncation -Werror
+              -Wformat=2 -Wno-format-truncation -Wpointer-arith -Wvla \
+              -Wnull-dereference -Wduplicated-cond -Wduplicated-branches \
+              -Wmissing-declarations -Wundef -Wold-style-definition \
+              -Wredundant-decls -Wcast-align -Winit-self \
+              -Wfloat-equal -Werror
+# Not taken: -Wcast-qual (21 casts, mostly libraries' const-less APIs),
+# -Wwrite-strings (string literals given to const-less library calls),
+# -Wlogical-op (EAGAIN || EWOULDBLOCK), -Wswitch-enum (the supervisor's
+# switches with a default on purpose).
 CFLAGS     ?= -O2 -g
 ALL_CFLAGS := -std=c17 -D_GNU_SOURCE $(WARN) $(CFLAGS) -Isrc \
               -DSANDBOXD_VERSION='"$(VERSION)"' $(shell pkg-config --cflags $(PKGS))
@@ -28,6 +36,11 @@ UNIT_BIN   := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 .PHONY: all check unit integration lint fmt asan fuzz image bench clean
 
 all: $(BUILD)/sandboxd $(BUILD)/sandboxd-init
+
+# api/proxy.c's add_hdr takes its format as a parameter; the proxy's own
+# branch (issue 13) makes it a checked format, and this line goes with
+# the file's move to src/proxy/.
+$(BUILD)/src/api/proxy.o: ALL_CFLAGS += -Wno-format-nonliteral
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -62,7 +75,8 @@ unit: $(UNIT_BIN)
 integration: all
 	@SANDBOXD_BIN=$(abspath $(BUILD)/sandboxd) tests/run-integration
 
-# Everything CI runs; the last line is "N passed, N failed".
+# Everything CI runs (lint, unit, integration); the last line is
+# "N passed, N failed".
 check: all $(UNIT_BIN)
 	@SANDBOXD_BIN=$(abspath $(BUILD)/sandboxd) tests/run-all $(UNIT_BIN)
 

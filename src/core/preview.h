@@ -13,6 +13,7 @@
 
 #include "core/activity.h"
 #include "core/core.h"
+#include "lib/meminfo.h"
 
 #define PREVIEW_SLOTS 2048
 
@@ -59,8 +60,9 @@ void preview_resolve(struct core *c, const char *id, int port,
 void preview_connect_failed(struct core *c, struct preview_target *t);
 
 /*
- * The names task.c still calls, for core/activity.h's (issue 13: the
- * task branch switches to activity_* and meminfo, then these go).
+ * The names task.c still calls, for core/activity.h's and
+ * lib/meminfo.h's (issue 13: the task branch switches to those, then
+ * these go).
  */
 static inline void
 preview_activity(struct core *c, const char *id)
@@ -72,6 +74,12 @@ static inline void
 preview_started(struct core *c, const char *id)
 {
 	activity_started(c->act, id);
+}
+
+static inline int
+reaper_mem_available_pct(void)
+{
+	return meminfo_available_pct();
 }
 
 #endif

@@ -19,6 +19,7 @@
 #include "git/git.h"
 #include "lib/clock.h"
 #include "lib/log.h"
+#include "lib/meminfo.h"
 
 /* The later of the store's and the edge's idea of the last activity. */
 static int64_t

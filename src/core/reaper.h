@@ -12,15 +12,6 @@
 #define CORE_REAPER_H
 
 #include "core/core.h"
-#include "lib/meminfo.h"
-
-/* task.c's name for meminfo_available_pct (issue 13: goes when the
- * task branch calls meminfo itself). */
-static inline int
-reaper_mem_available_pct(void)
-{
-	return meminfo_available_pct();
-}
 
 int reaper_start(struct core *c);
 void reaper_stop(struct core *c);

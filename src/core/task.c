@@ -36,7 +36,6 @@
 #include "core/agentcmd.h"
 #include "core/credentials.h"
 #include "core/preview.h"
-#include "core/reaper.h"
 #include "core/runtime.h"
 #include "core/sbnet.h"
 #include "core/task_internal.h"

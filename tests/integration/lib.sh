@@ -9,8 +9,11 @@
 #
 # The EXIT trap always stops the daemon, removes every container that mounts
 # anything under the test's temp dir (or carries the instance label of a
-# daemon this test started) and removes the temp dir, also when a test fails
-# or is killed by the runner's timeout.
+# daemon this test started), runs `sandboxd network remove` for every
+# sandbox network its daemons used (each data dir has its own,
+# sbxit-<pid>-<n>: the nft table, and the Docker network once nothing is
+# attached) and removes the temp dir, also when a test fails or is killed
+# by the runner's timeout.
 #
 # A test reads like this:
 #     . "$(dirname "$0")/lib.sh"
@@ -163,9 +166,12 @@ daemon_alive() {
 # SANDBOXD_API_ADDR=127.0.0.1:<free port>, SANDBOXD_ENV_FILE=<an empty file>
 # (the daemon refuses a named file that does not exist),
 # SANDBOXD_API_TOKENS=it=$IT_TOKEN, HTTP_PORT=<free port> (the preview
-# edge; never 80 in tests), overridden by VAR=value and removed by
-# -VAR.  Waits up to 10 s for /healthz to say ok.  Returns 0 when ready;
-# 1 when the daemon exited (status in DAEMON_RC) or never became ready.
+# edge; never 80 in tests), SANDBOXD_NETWORK=sbxit-<pid>-<data dir number>
+# (each data dir its own Docker network, which the daemon creates; cleanup
+# removes it), overridden by VAR=value and removed by -VAR.  Waits up to
+# 10 s for /healthz to say ok (not for the network: daemon_gateway and
+# wait_status do that).  Returns 0 when ready; 1 when the daemon exited
+# (status in DAEMON_RC) or never became ready.
 start_daemon() {
 	local -A env=(
 		[SANDBOXD_DATA_DIR]=$DATA
@@ -174,6 +180,7 @@ start_daemon() {
 		[SANDBOXD_API_TOKENS]=it=$IT_TOKEN
 		[HTTP_PORT]=$(free_port)
 		[SANDBOXD_PROXY_PORT]=$(free_port)
+		[SANDBOXD_NETWORK]=sbxit-$$-$IT_DATA_N
 	)
 	local kv
 	for kv in "$@"; do
@@ -184,6 +191,8 @@ start_daemon() {
 		esac
 	done
 	[[ -n $DAEMON_PID ]] && stop_daemon
+	# Without the variable the daemon uses its default, "sandboxd".
+	record_network "${env[SANDBOXD_NETWORK]-sandboxd}"
 
 	local -a cmd=(env -i "PATH=$PATH" "HOME=${HOME:-/root}")
 	[[ -n ${DOCKER_HOST:-} ]] && cmd+=("DOCKER_HOST=$DOCKER_HOST")
@@ -223,11 +232,29 @@ start_daemon() {
 				FIRST_TOKEN=$(printed_token)
 			fi
 			[[ -n $FIRST_TOKEN ]] && TOKEN=$FIRST_TOKEN
+			[[ ${env[SANDBOXD_NETWORK]-sandboxd} != none ]] && wait_network_ready
 			return 0
 		fi
 		sleep 0.1
 	done
 	return 1
+}
+
+# Up to 15 s for GET /v1/status to show the sandbox network ready, so that
+# a test's first create does not race the network's creation; only while
+# Docker answers and the status answers 200.  Leaves BODY alone.
+wait_network_ready() {
+	local i code
+	docker_ok || return 0
+	for ((i = 0; i < 150; i++)); do
+		code=$(curl -s -o "$IT_TMP/status.json" -w '%{http_code}' --max-time 2 \
+			-H "Authorization: Bearer $TOKEN" "$API_URL/v1/status" 2>/dev/null)
+		[[ $code == 200 ]] || return 0
+		jq -e '.network.ready == true' "$IT_TMP/status.json" >/dev/null 2>&1 && return 0
+		daemon_alive || return 0
+		sleep 0.1
+	done
+	return 0
 }
 
 # The token the current daemon printed on stdout at first start, if any.
@@ -255,6 +282,42 @@ kill9_daemon() {
 	wait "$DAEMON_PID" 2>/dev/null
 	DAEMON_RC=$?
 	DAEMON_PID=
+}
+
+# record_network NAME: a daemon of this test uses the Docker network NAME;
+# cleanup runs `sandboxd network remove` for it (its nft table, and the
+# network when sandboxd made it and nothing is attached).  A name that
+# already existed before this test first used it (a real install's
+# "sandboxd", Docker's own "bridge"/"none") is listed in .networks.kept
+# and left alone; so is any name not of this test while Docker cannot say.
+record_network() {
+	local name=$1
+	[[ -n $name ]] || return 0
+	if ! grep -qxF -- "$name" "$IT_TMP/.networks" 2>/dev/null; then
+		if [[ $name != sbxit-$$-* ]] &&
+			{ ! docker_ok || docker network inspect "$name" >/dev/null 2>&1; }; then
+			echo "$name" >>"$IT_TMP/.networks.kept"
+		fi
+	fi
+	echo "$name" >>"$IT_TMP/.networks"
+}
+
+# remove_test_networks: `sandboxd network remove` for every network of
+# .networks that is not in .networks.kept (after the containers are gone).
+remove_test_networks() {
+	[[ -s $IT_TMP/.networks ]] || return 0
+	local name out
+	while IFS= read -r name; do
+		[[ -n $name ]] || continue
+		grep -qxF -- "$name" "$IT_TMP/.networks.kept" 2>/dev/null && continue
+		# (An empty env file: a .env in the current directory is not read.)
+		if ! out=$(env -i "PATH=$PATH" ${DOCKER_HOST:+"DOCKER_HOST=$DOCKER_HOST"} \
+			"SANDBOXD_NETWORK=$name" "SANDBOXD_ENV_FILE=$IT_TMP/empty.env" \
+			timeout 60 "$SANDBOXD_BIN" network remove 2>&1 </dev/null); then
+			echo "# cleanup: sandboxd network remove of $name failed: $(tail -n 3 <<<"$out")"
+		fi
+	done < <(sort -u "$IT_TMP/.networks")
+	return 0
 }
 
 # --- HTTP ---------------------------------------------------------------------
@@ -365,6 +428,28 @@ expect_healthz() {
 	[[ $got == ok ]] || t_err "GET /healthz: expected ok, got ${got:-<no answer>}"
 }
 
+# wait_status JQ-CONDITION SECONDS: polls GET /v1/status until the condition
+# holds (BODY is the last status); 1 when it did not within SECONDS.
+wait_status() {
+	local cond=$1 secs=$2 i
+	for ((i = 0; i <= secs * 4; i++)); do
+		api GET /v1/status
+		[[ $STATUS == 200 && $(j "$cond") == true ]] && return 0
+		sleep 0.25
+	done
+	return 1
+}
+
+# daemon_gateway: the gateway of the daemon's sandbox network, where its
+# credential proxy listens, from GET /v1/status (.network.gateway; waits
+# up to 30 s for the daemon to know it).  Sets GW; 1 when there is none
+# (SANDBOXD_NETWORK=none).
+daemon_gateway() {
+	GW=
+	wait_status '(.network.gateway // "") != ""' 30 || return 1
+	GW=$(j .network.gateway)
+}
+
 # --- Docker -------------------------------------------------------------------
 
 docker_ok() {
@@ -424,6 +509,65 @@ remove_test_containers() {
 	# shellcheck disable=SC2086
 	[[ -n $ids ]] && timeout 120 docker rm -f -v $ids >/dev/null 2>&1
 	return 0
+}
+
+# --- from inside a sandbox ------------------------------------------------------
+# Both run as uid 1000 (the sandbox user) with the image's python3 (it has
+# no curl), and time only what happens inside the container.
+
+# sb_connect CONTAINER HOST PORT [TIMEOUT-SECONDS (default 3)]: one TCP
+# connect; prints "STATE MS BANNER": STATE is open, refused (a reset),
+# timeout, or the errno's name (EHOSTUNREACH for an ICMP "prohibited",
+# ENETUNREACH…; "exec-failed" when docker exec itself failed), MS the
+# connect's duration in milliseconds, BANNER the first word the peer sent
+# within 0.3 s of an open connect ("-" for none).
+sb_connect() {
+	local out
+	out=$(docker exec -u 1000 "$1" python3 -c '
+import errno, socket, sys, time
+host, port, limit = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
+s = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
+s.settimeout(limit)
+t0 = time.perf_counter()
+banner = "-"
+try:
+    s.connect((host, port))
+    state = "open"
+except socket.timeout:
+    state = "timeout"
+except ConnectionRefusedError:
+    state = "refused"
+except OSError as e:
+    state = errno.errorcode.get(e.errno, "errno%s" % e.errno)
+ms = (time.perf_counter() - t0) * 1000
+if state == "open":
+    s.settimeout(0.3)
+    try:
+        words = s.recv(128).split()
+        if words:
+            banner = words[0].decode("ascii", "replace")
+    except OSError:
+        pass
+s.close()
+print("%s %.1f %s" % (state, ms, banner))
+' "$2" "$3" "${4:-3}" 2>&1)
+	[[ $out =~ ^[A-Za-z0-9_-]+\ [0-9.]+\ [^[:space:]]+$ ]] || out="exec-failed 0 ${out//[[:space:]]/_}"
+	echo "$out"
+}
+
+# sb_http CONTAINER URL [METHOD]: one HTTP request (10 s); prints the
+# status code of whatever answered, or "error:<reason>".
+sb_http() {
+	docker exec -u 1000 "$1" python3 -c '
+import sys, urllib.request, urllib.error
+req = urllib.request.Request(sys.argv[1], method=sys.argv[2])
+try:
+    print(urllib.request.urlopen(req, timeout=10).status)
+except urllib.error.HTTPError as e:
+    print(e.code)
+except Exception as e:
+    print("error:%s" % str(getattr(e, "reason", e)).replace(" ", "_"))
+' "$2" "${3:-GET}" 2>&1 | tail -n 1
 }
 
 # --- common API steps (set globals; report through t_err) ---------------------
@@ -504,6 +648,7 @@ it_cleanup() {
 	for hook in "${IT_CLEANUP_HOOKS[@]}"; do "$hook"; done
 	stop_daemon 2>/dev/null
 	remove_test_containers
+	docker_ok && remove_test_networks
 	if [[ -n ${IT_KEEP:-} ]]; then
 		echo "# kept $IT_TMP"
 	else

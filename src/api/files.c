@@ -10,8 +10,8 @@
 
 #include "api/api.h"
 #include "core/runtime.h"
-#include "core/workspace.h"
-#include "core/wsfs.h"
+#include "ws/workspace.h"
+#include "ws/wsfs.h"
 
 struct target {
 	struct sandbox sb;

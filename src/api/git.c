@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "api/api.h"
-#include "core/workspace.h"
+#include "ws/workspace.h"
 #include "git/git.h"
 
 enum git_op { GIT_OP_STATUS, GIT_OP_DIFF, GIT_OP_COMMIT };

@@ -19,7 +19,7 @@
 
 #include "api/api.h"
 #include "core/gitops.h"
-#include "core/workspace.h"
+#include "ws/workspace.h"
 #include "git/git.h"
 
 #define SLUG_MAX 32

@@ -9,10 +9,10 @@
 #include <unistd.h>
 
 #include "api/api.h"
-#include "core/preview.h"
+#include "core/activity.h"
 #include "core/runtime.h"
-#include "core/workspace.h"
-#include "core/wsfs.h"
+#include "ws/workspace.h"
+#include "ws/wsfs.h"
 
 #define LOG_TAIL_DEFAULT 200
 #define LOG_TAIL_MAX     5000
@@ -153,7 +153,8 @@ processes_restart(struct req *r, struct resp *w)
 		return;
 	}
 	jv_free(ans);
-	preview_started(r->core, sb.id); /* the edge shows "starting" again */
+	activity_started(r->core->act,
+	                 sb.id); /* the edge shows "starting" again */
 	o = jv_obj();
 	jv_set_str(o, "process", r->name);
 	jv_set_bool(o, "restarted", true);

@@ -7,7 +7,8 @@
 #include <string.h>
 
 #include "api/api.h"
-#include "core/preview.h"
+#include "task/task.h"
+#include "core/activity.h"
 #include "core/runtime.h"
 #include "core/sbnet.h"
 #include "lib/limits.h"
@@ -201,7 +202,7 @@ api_load_sandbox(struct req *r, struct resp *w, struct sandbox *sb)
 	 */
 	if (rc == 0 && strcmp(r->method, "GET") != 0 &&
 	    strcmp(r->method, "HEAD") != 0)
-		preview_activity(r->core, sb->id);
+		activity_touch(r->core->act, sb->id);
 	return rc == 0 ? 0 : -1;
 }
 

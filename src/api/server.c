@@ -26,7 +26,8 @@
 
 #include "api/api.h"
 #include "api/auth.h"
-#include "core/wsfs.h"
+#include "ws/wsfs.h"
+#include "task/task.h"
 #include "lib/clock.h"
 #include "lib/limits.h"
 #include "lib/log.h"

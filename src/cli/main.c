@@ -22,10 +22,12 @@
 #include "core/config.h"
 #include "core/core.h"
 #include "core/credentials.h"
+#include "core/preview.h"
 #include "core/reaper.h"
 #include "core/runtime.h"
 #include "core/sbnet.h"
-#include "core/workspace.h"
+#include "task/task.h"
+#include "ws/workspace.h"
 #include "docker/docker.h"
 #include "edge/edge.h"
 #include "git/git.h"
@@ -203,18 +205,69 @@ forget_key_text(struct config *cfg)
 	}
 }
 
+/* What serve() starts, so that stop_all() can take down what did. */
+struct daemon {
+	struct core core;
+	struct api *api;
+	struct edge *edge;
+	struct proxy *proxy;
+	struct cred_refresher *refresher;
+};
+
+/*
+ * Every long-lived thread is started here, in dependency order, and
+ * stopped by stop_all() in the reverse order (docs/design.md, "Threads").
+ * Anything that fails leaves the rest unstarted; stop_all() copes.
+ */
+static int
+start_all(struct daemon *d)
+{
+	struct core *c = &d->core;
+
+	if (sbnet_start(c) < 0 || core_watch_start(c) < 0 ||
+	    runtime_start(c) < 0 || reaper_start(c) < 0 || task_init(c) < 0 ||
+	    core_hook_add(c, CORE_SANDBOX_DELETED, task_forget_sandbox) < 0 ||
+	    api_start(&d->api, c) < 0 || proxy_start(&d->proxy, c) < 0 ||
+	    cred_refresher_start(&d->refresher, c) < 0 || preview_init(c) < 0 ||
+	    edge_start(&d->edge, c) < 0)
+		return -1;
+	return 0;
+}
+
+/*
+ * The reverse of start_all, each thread joined before the next stops.
+ * One exception: the tasks end their event streams before the API
+ * stops, since libmicrohttpd waits for the suspended connections.  The
+ * first stop sets core.stopping, which every core loop watches.
+ * Wake threads (preview.c) are detached and short; the wake table goes
+ * last.
+ */
+static void
+stop_all(struct daemon *d)
+{
+	struct core *c = &d->core;
+
+	edge_stop(d->edge);
+	cred_refresher_stop(d->refresher);
+	proxy_stop(d->proxy);
+	task_shutdown(c); /* ends event streams, so the API can stop */
+	api_stop(d->api);
+	reaper_stop(c);
+	runtime_stop(c);
+	core_watch_stop(c);
+	sbnet_stop(c);
+	task_free(c);
+	preview_release(c);
+}
+
 static int
 serve(void)
 {
 	struct store *store = NULL;
 	struct docker *docker = NULL;
-	struct api *api = NULL;
-	struct edge *edge = NULL;
-	struct proxy *proxy = NULL;
-	struct cred_refresher *refresher = NULL;
 	struct vault *vault = NULL;
+	struct daemon d = {0};
 	struct config cfg;
-	struct core core;
 	char err[512], msg[DOCKER_MSG_LEN], how[PATH_MAX];
 	int rc = 1;
 
@@ -237,37 +290,26 @@ serve(void)
 	log_info("sandboxd %s, data in %s", SANDBOXD_VERSION, cfg.data_dir);
 	log_info("secrets: sealed with key %s (%s)", vault_key_id(vault, 0),
 	         how);
-	if (core_init(&core, &cfg, store, docker) < 0)
-		goto out;
+	if (core_init(&d.core, &cfg, store, docker) < 0)
+		goto out_core;
 	if (docker_ping(docker, msg) == DOCKER_OK)
-		core_reconcile(&core);
+		core_reconcile(&d.core);
 	else
 		log_warn("%s; sandbox calls answer 503 until it is back", msg);
-	if (sbnet_start(&core) < 0 || core_watch_start(&core) < 0 ||
-	    runtime_start(&core) < 0 || reaper_start(&core) < 0 ||
-	    task_init(&core) < 0 || api_start(&api, &core) < 0)
-		goto out_core;
-	if (proxy_start(&proxy, &core) < 0 ||
-	    cred_refresher_start(&refresher, &core) < 0)
-		goto out_api;
-	if (edge_start(&edge, &core) < 0)
-		goto out_api;
-	printf("sandboxd listening on http://%s\n", cfg.api_addr);
-	printf("previews at http://s-<sandbox id>-<port>.preview.%s:%u\n",
-	       cfg.preview_domain, cfg.http_port);
-	fflush(stdout);
-	log_info("listening on http://%s; previews on %s:%u", cfg.api_addr,
-	         cfg.edge_addr, cfg.http_port);
-	wait_for_signal();
-	rc = 0;
-	edge_stop(edge);
-out_api:
-	task_shutdown(&core); /* ends event streams, so the API can stop */
-	cred_refresher_stop(refresher);
-	proxy_stop(proxy);
-	api_stop(api);
+	if (start_all(&d) == 0) {
+		printf("sandboxd listening on http://%s\n", cfg.api_addr);
+		printf(
+		    "previews at http://s-<sandbox id>-<port>.preview.%s:%u\n",
+		    cfg.preview_domain, cfg.http_port);
+		fflush(stdout);
+		log_info("listening on http://%s; previews on %s:%u",
+		         cfg.api_addr, cfg.edge_addr, cfg.http_port);
+		wait_for_signal();
+		rc = 0;
+	}
+	stop_all(&d);
 out_core:
-	core_release(&core);
+	core_release(&d.core);
 out:
 	store_close(store);
 	vault_free(vault);

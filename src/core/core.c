@@ -1,20 +1,18 @@
 /*
- * core setup: the instance id and the lock stripes.  The instance id is
+ * core setup: the instance id, the lock stripes, the activity table,
+ * the runtime queue and the hooks.  The instance id is
  * stored in the database on first start; it labels and names this
  * daemon's containers, so two daemons (say, a test run beside a real
  * install) on one Docker engine never touch each other's sandboxes.
  */
 #include "core/core.h"
-#include "task/task.h"
 
 #include <stdio.h>
 #include <string.h>
 #include <sys/random.h>
 
-#include "core/preview.h"
-#include "core/reaper.h"
+#include "core/activity.h"
 #include "core/runtime.h"
-#include "core/sbnet.h"
 #include "lib/log.h"
 
 static int
@@ -49,10 +47,9 @@ core_init(struct core *c, const struct config *cfg, struct store *store,
 	c->docker = docker;
 	for (int i = 0; i < CORE_LOCK_STRIPES; i++)
 		pthread_mutex_init(&c->locks[i], NULL);
-	pthread_mutex_init(&c->rq.mu, NULL);
 	pthread_mutex_init(&c->proxy_mu, NULL);
-	pthread_cond_init(&c->rq.cv, NULL);
-	if (preview_init(c) < 0)
+	atomic_init(&c->stopping, false);
+	if ((c->act = activity_new()) == NULL || runtime_init(c) < 0)
 		return -1;
 	return instance_load(c);
 }
@@ -60,15 +57,30 @@ core_init(struct core *c, const struct config *cfg, struct store *store,
 void
 core_release(struct core *c)
 {
-	task_shutdown(c);
-	runtime_stop(c);
-	reaper_stop(c);
-	core_watch_stop(c);
-	sbnet_stop(c);
-	preview_release(c);
+	runtime_free(c);
+	activity_free(c->act);
+	c->act = NULL;
+	pthread_mutex_destroy(&c->proxy_mu);
 	for (int i = 0; i < CORE_LOCK_STRIPES; i++)
 		pthread_mutex_destroy(&c->locks[i]);
-	task_free(c);
+}
+
+int
+core_hook_add(struct core *c, enum core_event ev, core_hook_fn fn)
+{
+	for (int i = 0; i < CORE_HOOKS_MAX; i++)
+		if (c->hooks[ev][i] == NULL) {
+			c->hooks[ev][i] = fn;
+			return 0;
+		}
+	return -1;
+}
+
+void
+core_hooks_run(struct core *c, enum core_event ev, const char *id)
+{
+	for (int i = 0; i < CORE_HOOKS_MAX && c->hooks[ev][i]; i++)
+		c->hooks[ev][i](c, id);
 }
 
 void

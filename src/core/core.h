@@ -9,6 +9,7 @@
 #define CORE_CORE_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 
 #include "core/config.h"
@@ -17,13 +18,30 @@
 #include "lib/ulid.h"
 #include "store/store.h"
 
-#define CORE_LOCK_STRIPES  64
-#define CORE_INSTANCE_LEN  16
-#define CORE_RUNTIME_QUEUE 256
+#define CORE_LOCK_STRIPES 64
+#define CORE_INSTANCE_LEN 16
+#define CORE_HOOKS_MAX    4 /* hooks per event */
 
+struct activity;
 struct preview;
+struct runtime;
 struct sbnet;
 struct tasks;
+struct core;
+
+/*
+ * What the layers above core do when a sandbox changes (tasks forget a
+ * deleted sandbox): core calls the hooks registered for the event, so it
+ * never calls up into them.  Registered by serve() before the API starts
+ * and never removed; called with the sandbox's lock held, so a hook must
+ * not take it (nor call core_sandbox_*).
+ */
+enum core_event {
+	CORE_SANDBOX_STARTED, /* its container started (create or start) */
+	CORE_SANDBOX_DELETED, /* its row is gone */
+	CORE_EVENTS,
+};
+typedef void (*core_hook_fn)(struct core *c, const char *id);
 
 struct core {
 	const struct config *cfg;
@@ -33,28 +51,34 @@ struct core {
 	pthread_mutex_t locks[CORE_LOCK_STRIPES];
 	pthread_t watcher;
 	bool watcher_started;
-	volatile bool stopping;
-	struct preview *pv;  /* preview.c: activity and wakes */
-	struct tasks *tasks; /* task.c: tasks being followed */
-	struct sbnet *net;   /* sbnet.c: the sandbox network and its rules */
+	/* Set once when the daemon stops: every core thread's loop ends. */
+	atomic_bool stopping;
+	struct activity *act; /* activity.c: last use and start, in memory */
+	struct preview *pv;   /* preview.c: wakes (made by serve) */
+	struct tasks *tasks;  /* task.c: tasks being followed (serve) */
+	struct sbnet *net;    /* sbnet.c: the sandbox network and its rules */
+	struct runtime *rt;   /* runtime.c: sandboxes to configure */
 	pthread_mutex_t proxy_mu;
 	char proxy_url[96]; /* "http://<addr>:<port>" once it listens */
 	pthread_t reaper;
 	bool reaper_started;
-	struct { /* runtime.c: sandboxes to configure */
-		pthread_mutex_t mu;
-		pthread_cond_t cv;
-		char ids[CORE_RUNTIME_QUEUE][ULID_LEN + 1];
-		int n;
-		pthread_t thread;
-		bool started;
-	} rq;
+	core_hook_fn hooks[CORE_EVENTS][CORE_HOOKS_MAX];
 };
 
-/* Opens nothing: store and docker are made by the caller. */
+/*
+ * Opens nothing: store and docker are made by the caller.  Starts no
+ * thread either: serve() starts and stops them (docs/design.md,
+ * "Threads"), and core_release frees only what core_init made.
+ */
 int core_init(struct core *c, const struct config *cfg, struct store *store,
               struct docker *docker);
 void core_release(struct core *c);
+
+/* Adds a hook for ev (before any thread runs); -1 when CORE_HOOKS_MAX
+ * are there. */
+int core_hook_add(struct core *c, enum core_event ev, core_hook_fn fn);
+/* Calls ev's hooks in the order they were added (lifecycle.c). */
+void core_hooks_run(struct core *c, enum core_event ev, const char *id);
 
 /* Docker container name of a sandbox. */
 void core_container_name(const struct core *c, const char *id, char *out,

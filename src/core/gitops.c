@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/workspace.h"
+#include "ws/workspace.h"
 #include "git/git.h"
 #include "lib/clock.h"
 #include "lib/log.h"

@@ -19,14 +19,13 @@
 #include "core/credentials.h"
 #include "core/gitops.h"
 #include "core/manifest.h"
-#include "core/preview.h"
+#include "core/activity.h"
 #include "core/runtime.h"
 #include "core/sbnet.h"
-#include "core/workspace.h"
+#include "ws/workspace.h"
 #include "lib/clock.h"
 #include "lib/log.h"
 #include "lib/ulid.h"
-#include "task/task.h"
 
 static pthread_mutex_t *
 lock_for(struct core *c, const char *id)
@@ -126,7 +125,8 @@ container_started(struct core *c, struct sandbox *sb)
 		snprintf(sb->container_ip, sizeof(sb->container_ip), "%s",
 		         st.ip);
 	sbnet_container_started(c, sb->container_ip);
-	preview_started(c, sb->id);
+	activity_started(c->act, sb->id);
+	core_hooks_run(c, CORE_SANDBOX_STARTED, sb->id);
 }
 
 /*
@@ -433,7 +433,7 @@ core_sandbox_delete(struct core *c, const char *id, struct err *e)
 		                                       "workspace"));
 	rc = store_sandbox_delete(c->store, id);
 	if (rc == 0) {
-		task_forget_sandbox(c, id);
+		core_hooks_run(c, CORE_SANDBOX_DELETED, id);
 		cred_drop_proxy_token(c, id);
 	}
 	pthread_mutex_unlock(mu);

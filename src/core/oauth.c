@@ -22,6 +22,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -279,7 +280,7 @@ on_answer(const char *p, size_t n, void *arg)
  * why when no whole answer came.  stop (may be NULL) aborts.
  */
 static int
-token_post(const struct config *cfg, struct jv *req, volatile const bool *stop,
+token_post(const struct config *cfg, struct jv *req, const atomic_bool *stop,
            struct answer *a, long *status, char *why, size_t whylen)
 {
 	static const char *const hdrs[] = {
@@ -432,7 +433,7 @@ struct cred_refresher {
 	pthread_t thread;
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
-	volatile bool stopping;
+	atomic_bool stopping;
 };
 
 /* After a refresh the endpoint refused for good: sign in again. */

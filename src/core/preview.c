@@ -1,16 +1,15 @@
 /*
- * Preview routing state: activity, wakes, admission.
+ * Preview routing: host parsing, resolve, wakes, admission.
  *
  * The edge's loop calls in here for every request, so nothing here may
  * block on Docker: a stopped sandbox gets a wake thread (at most one per
  * sandbox at a time — twenty first requests share one container start)
- * and the caller answers "waking" at once.  Activity lives in a small
- * in-memory table (id → last traffic, last start, wake state) that the
- * idle reaper flushes into the store's last_active_at, so deadlines
- * survive a restart without a database write per request.  The table is
- * a fixed array with linear probing; when it is full the entry with the
- * oldest activity is reused (after its activity was flushed, at worst a
- * sandbox looks idle a little early).
+ * and the caller answers "waking" at once.  Use and start times live in
+ * core/activity.c; here only the wake state of each sandbox (waking, and
+ * the last failure to show once), in a fixed array with linear probing.
+ * When it is full the entry touched longest ago that is not waking is
+ * reused: at worst a failure is not shown and the next request wakes
+ * again.
  */
 #include "core/preview.h"
 
@@ -21,10 +20,25 @@
 #include <string.h>
 #include <strings.h>
 
-#include "core/reaper.h"
+#include "core/activity.h"
 #include "lib/clock.h"
 #include "lib/log.h"
+#include "lib/meminfo.h"
 
+struct pv_entry {
+	char id[ULID_LEN + 1]; /* "" when free */
+	bool waking;
+	bool wake_failed;
+	int64_t used_ms; /* monotonic time of the last wake asked for */
+	char wake_error[160];
+};
+
+struct preview {
+	pthread_mutex_t mu;
+	struct pv_entry e[PREVIEW_SLOTS];
+};
+
+/* Called with pv->mu held. */
 static struct pv_entry *
 slot(struct core *c, const char *id, bool create)
 {
@@ -45,7 +59,7 @@ slot(struct core *c, const char *id, bool create)
 		}
 		if (strcmp(e->id, id) == 0)
 			return e;
-		if (!e->waking && (!oldest || e->active_ms < oldest->active_ms))
+		if (!e->waking && (!oldest || e->used_ms < oldest->used_ms))
 			oldest = e;
 	}
 	if (!create || oldest == NULL)
@@ -73,64 +87,6 @@ preview_release(struct core *c)
 	pthread_mutex_destroy(&c->pv->mu);
 	free(c->pv);
 	c->pv = NULL;
-}
-
-void
-preview_activity(struct core *c, const char *id)
-{
-	struct pv_entry *e;
-
-	pthread_mutex_lock(&c->pv->mu);
-	if ((e = slot(c, id, true)) != NULL)
-		e->active_ms = clock_now_ms();
-	pthread_mutex_unlock(&c->pv->mu);
-}
-
-void
-preview_started(struct core *c, const char *id)
-{
-	struct pv_entry *e;
-
-	pthread_mutex_lock(&c->pv->mu);
-	if ((e = slot(c, id, true)) != NULL)
-		e->started_ms = clock_mono_ms();
-	pthread_mutex_unlock(&c->pv->mu);
-}
-
-int64_t
-preview_last_active(struct core *c, const char *id)
-{
-	struct pv_entry *e;
-	int64_t at = 0;
-
-	pthread_mutex_lock(&c->pv->mu);
-	if ((e = slot(c, id, false)) != NULL)
-		at = e->active_ms / 1000;
-	pthread_mutex_unlock(&c->pv->mu);
-	return at;
-}
-
-void
-preview_flush(struct core *c)
-{
-	struct pv_entry copy[64];
-	size_t n = 0;
-
-	for (size_t i = 0; i < PREVIEW_SLOTS; i += 64) {
-		pthread_mutex_lock(&c->pv->mu);
-		n = 0;
-		for (size_t j = i; j < i + 64 && j < PREVIEW_SLOTS; j++) {
-			struct pv_entry *e = &c->pv->e[j];
-			if (e->id[0] && e->active_ms > e->flushed_ms) {
-				e->flushed_ms = e->active_ms;
-				copy[n++] = *e;
-			}
-		}
-		pthread_mutex_unlock(&c->pv->mu);
-		for (size_t k = 0; k < n; k++)
-			store_sandbox_touch(c->store, copy[k].id,
-			                    copy[k].active_ms / 1000);
-	}
 }
 
 bool
@@ -234,10 +190,12 @@ static void
 resolve_asleep(struct core *c, struct preview_target *t)
 {
 	struct pv_entry *pe;
-	int avail = reaper_mem_available_pct();
+	int avail = meminfo_available_pct();
 
 	pthread_mutex_lock(&c->pv->mu);
 	pe = slot(c, t->id, true);
+	if (pe)
+		pe->used_ms = clock_mono_ms();
 	if (pe && pe->wake_failed && !pe->waking) {
 		t->state = PREVIEW_FAILED;
 		snprintf(t->message, sizeof(t->message), "waking failed: %s",
@@ -279,7 +237,7 @@ preview_resolve(struct core *c, const char *id, int port,
 		         "port %d is not declared by this sandbox", port);
 		return;
 	}
-	preview_activity(c, id);
+	activity_touch(c->act, id);
 	if (strcmp(sb.status, "error") == 0) {
 		t->state = PREVIEW_FAILED;
 		snprintf(t->message, sizeof(t->message), "%s",
@@ -302,14 +260,9 @@ preview_resolve(struct core *c, const char *id, int port,
 void
 preview_connect_failed(struct core *c, struct preview_target *t)
 {
-	struct pv_entry *pe;
 	struct sandbox sb;
-	int64_t since = -1;
+	int64_t since = activity_since_start_ms(c->act, t->id);
 
-	pthread_mutex_lock(&c->pv->mu);
-	if ((pe = slot(c, t->id, false)) != NULL && pe->started_ms)
-		since = clock_mono_ms() - pe->started_ms;
-	pthread_mutex_unlock(&c->pv->mu);
 	/*
 	 * Not seen starting since this daemon started: the row's last
 	 * update is when its container started, near enough.

@@ -2,8 +2,7 @@
  * preview: what the edge needs from the control plane, without blocking.
  * The edge's event loop calls these for every request; they read the
  * store (microseconds), never call Docker, and start wakes on the wake
- * thread.  Activity is kept in memory and written to the store by the
- * idle reaper, so proxied traffic costs no database write per request.
+ * thread.  Every request counts as activity (core/activity.h).
  */
 #ifndef CORE_PREVIEW_H
 #define CORE_PREVIEW_H
@@ -12,33 +11,15 @@
 #include <pthread.h>
 #include <stdbool.h>
 
+#include "core/activity.h"
 #include "core/core.h"
+#include "lib/meminfo.h"
 
 #define PREVIEW_SLOTS 2048
 
-struct pv_entry {
-	char id[ULID_LEN + 1]; /* "" when free */
-	bool waking;
-	bool wake_failed;
-	int64_t active_ms;  /* wall clock of the last traffic */
-	int64_t flushed_ms; /* active_ms last written to the store */
-	int64_t started_ms; /* monotonic time of the last start */
-	char wake_error[160];
-};
-
-struct preview {
-	pthread_mutex_t mu;
-	struct pv_entry e[PREVIEW_SLOTS];
-};
-
+/* The wake table (c->pv); serve() makes it before the edge starts. */
 int preview_init(struct core *c);
 void preview_release(struct core *c);
-/* Records that the sandbox's container just started. */
-void preview_started(struct core *c, const char *id);
-/* Unix seconds of the last traffic seen in memory, 0 if none. */
-int64_t preview_last_active(struct core *c, const char *id);
-/* Writes the activity seen since the last flush into the store. */
-void preview_flush(struct core *c);
 
 enum preview_state {
 	PREVIEW_UP,            /* proxy to addr */
@@ -77,7 +58,5 @@ void preview_resolve(struct core *c, const char *id, int port,
  * (recently started, keep warming) and "not listening".
  */
 void preview_connect_failed(struct core *c, struct preview_target *t);
-/* Marks proxied traffic on a sandbox (cheap; any thread). */
-void preview_activity(struct core *c, const char *id);
 
 #endif

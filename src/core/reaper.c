@@ -6,49 +6,26 @@
  * the store, so the decision and the deadline that survives a restart are
  * the same number.  Stops go through core_sandbox_stop_why(), which takes
  * the sandbox's lock, so a reaper never races an API start or delete.
- * Memory is read from /proc/meminfo (MemAvailable / MemTotal), the same
- * figure the kernel's own OOM heuristics start from.
+ * Memory is read from /proc/meminfo (lib/meminfo.h).
  */
 #include "core/reaper.h"
 
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "core/preview.h"
+#include "core/activity.h"
+#include "task/task.h"
 #include "git/git.h"
 #include "lib/clock.h"
 #include "lib/log.h"
-#include "task/task.h"
-
-int
-reaper_mem_available_pct(void)
-{
-	long long total = -1, avail = -1, v;
-	char line[256], key[64];
-	FILE *f = fopen("/proc/meminfo", "re");
-
-	if (f == NULL)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "%63s %lld", key, &v) == 2) {
-			if (strcmp(key, "MemTotal:") == 0)
-				total = v;
-			else if (strcmp(key, "MemAvailable:") == 0)
-				avail = v;
-		}
-	fclose(f);
-	if (total <= 0 || avail < 0)
-		return -1;
-	return (int)(avail * 100 / total);
-}
+#include "lib/meminfo.h"
 
 /* The later of the store's and the edge's idea of the last activity. */
 static int64_t
 last_active(struct core *c, const struct sandbox *sb)
 {
-	int64_t mem = preview_last_active(c, sb->id);
+	int64_t mem = activity_last_active(c->act, sb->id);
 
 	return mem > sb->last_active_at ? mem : sb->last_active_at;
 }
@@ -87,7 +64,7 @@ reaper_idle_pass(struct core *c)
 {
 	struct idle_scan s = {.c = c, .now = clock_now()};
 
-	preview_flush(c);
+	activity_flush(c->act, c->store);
 	store_sandbox_list(c->store, idle_one, &s);
 }
 
@@ -136,7 +113,7 @@ reaper_pressure_pass(struct core *c)
 	struct victim v = {.c = c};
 	struct sandbox out;
 	struct err e = {0};
-	int avail = reaper_mem_available_pct();
+	int avail = meminfo_available_pct();
 
 	if (avail < 0 || avail >= c->cfg->mem_headroom_pct)
 		return;
@@ -169,7 +146,7 @@ reaper_main(void *arg)
 		if (tick % 30 == 0)
 			gitws_cache_trim();
 	}
-	preview_flush(c);
+	activity_flush(c->act, c->store);
 	return NULL;
 }
 

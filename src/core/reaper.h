@@ -13,8 +13,6 @@
 
 #include "core/core.h"
 
-/* MemAvailable as a percentage of MemTotal, or -1 when unknown. */
-int reaper_mem_available_pct(void);
 int reaper_start(struct core *c);
 void reaper_stop(struct core *c);
 /* One pass of each, for tests and for the thread. */

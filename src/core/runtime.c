@@ -34,6 +34,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -41,9 +42,9 @@
 #include <unistd.h>
 
 #include "core/manifest.h"
-#include "core/preview.h"
-#include "core/workspace.h"
-#include "core/wsfs.h"
+#include "core/activity.h"
+#include "ws/workspace.h"
+#include "ws/wsfs.h"
 #include "lib/clock.h"
 #include "lib/log.h"
 
@@ -256,7 +257,8 @@ runtime_configure(struct core *c, const char *id, bool reload)
 	    runtime_request(ws, "reload\n", RUNTIME_TIMEOUT_MS, &ans, &e) ==
 	        0) {
 		if (jv_is_true(jv_get(ans, "ok")))
-			preview_started(c, id); /* its web process restarts */
+			activity_started(c->act,
+			                 id); /* its web process restarts */
 		else
 			log_warn("sandbox %s: reload refused: %s", id,
 			         jv_str(jv_get(ans, "error")) ?: "?");
@@ -379,7 +381,7 @@ env_send(struct core *c, const struct sandbox *sb, struct env_req *r)
 		log_warn("sandbox %s: env refused: %s", sb->id,
 		         jv_str(jv_get(ans, "error")) ?: "?");
 	else if (jv_is_true(jv_get(ans, "changed")))
-		preview_started(c, sb->id); /* its web process restarts */
+		activity_started(c->act, sb->id); /* its web process restarts */
 	jv_free(ans);
 	return rc;
 }
@@ -422,20 +424,62 @@ runtime_app_config_changed(struct core *c, const char *app_id)
 /* --- the worker thread -----------------------------------------------------
  */
 
+/* Sandboxes whose supervisor is to be configured once it answers. */
+struct runtime {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	char ids[RUNTIME_QUEUE_MAX][ULID_LEN + 1];
+	int n;
+	pthread_t thread;
+	bool started;
+};
+
+int
+runtime_init(struct core *c)
+{
+	struct runtime *rt = calloc(1, sizeof(*rt));
+
+	if (rt == NULL)
+		return -1;
+	pthread_mutex_init(&rt->mu, NULL);
+	pthread_cond_init(&rt->cv, NULL);
+	c->rt = rt;
+	return 0;
+}
+
+void
+runtime_free(struct core *c)
+{
+	struct runtime *rt = c->rt;
+
+	if (rt == NULL)
+		return;
+	pthread_cond_destroy(&rt->cv);
+	pthread_mutex_destroy(&rt->mu);
+	free(rt);
+	c->rt = NULL;
+}
+
 void
 runtime_schedule(struct core *c, const char *id)
 {
-	pthread_mutex_lock(&c->rq.mu);
-	for (int i = 0; i < c->rq.n; i++)
-		if (strcmp(c->rq.ids[i], id) == 0)
+	struct runtime *rt = c->rt;
+
+	pthread_mutex_lock(&rt->mu);
+	for (int i = 0; i < rt->n; i++)
+		if (strcmp(rt->ids[i], id) == 0)
 			goto out;
-	if (c->rq.n < CORE_RUNTIME_QUEUE) {
-		snprintf(c->rq.ids[c->rq.n], ULID_LEN + 1, "%s", id);
-		c->rq.n++;
-		pthread_cond_signal(&c->rq.cv);
+	if (rt->n < RUNTIME_QUEUE_MAX) {
+		snprintf(rt->ids[rt->n], ULID_LEN + 1, "%s", id);
+		rt->n++;
+		pthread_cond_signal(&rt->cv);
+	} else {
+		log_warn("sandbox %s: the runtime queue is full; its "
+		         "supervisor is not configured now",
+		         id);
 	}
 out:
-	pthread_mutex_unlock(&c->rq.mu);
+	pthread_mutex_unlock(&rt->mu);
 }
 
 /* Waits until the supervisor answers a ping (it seeds before listening). */
@@ -482,21 +526,22 @@ static void *
 rq_main(void *arg)
 {
 	struct core *c = arg;
+	struct runtime *rt = c->rt;
 	char id[ULID_LEN + 1];
 
 	for (;;) {
-		pthread_mutex_lock(&c->rq.mu);
-		while (c->rq.n == 0 && !c->stopping)
-			pthread_cond_wait(&c->rq.cv, &c->rq.mu);
+		pthread_mutex_lock(&rt->mu);
+		while (rt->n == 0 && !c->stopping)
+			pthread_cond_wait(&rt->cv, &rt->mu);
 		if (c->stopping) {
-			pthread_mutex_unlock(&c->rq.mu);
+			pthread_mutex_unlock(&rt->mu);
 			return NULL;
 		}
-		memcpy(id, c->rq.ids[0], sizeof(id));
-		memmove(c->rq.ids[0], c->rq.ids[1],
-		        (size_t)(c->rq.n - 1) * sizeof(c->rq.ids[0]));
-		c->rq.n--;
-		pthread_mutex_unlock(&c->rq.mu);
+		memcpy(id, rt->ids[0], sizeof(id));
+		memmove(rt->ids[0], rt->ids[1],
+		        (size_t)(rt->n - 1) * sizeof(rt->ids[0]));
+		rt->n--;
+		pthread_mutex_unlock(&rt->mu);
 		if (runtime_wait(c, id, RUNTIME_BOOT_WAIT_MS))
 			runtime_configure(c, id, true);
 		else if (!c->stopping)
@@ -509,23 +554,25 @@ rq_main(void *arg)
 int
 runtime_start(struct core *c)
 {
-	if (pthread_create(&c->rq.thread, NULL, rq_main, c) != 0)
+	if (pthread_create(&c->rt->thread, NULL, rq_main, c) != 0)
 		return -1;
-	c->rq.started = true;
+	c->rt->started = true;
 	return 0;
 }
 
 void
 runtime_stop(struct core *c)
 {
-	if (!c->rq.started)
+	struct runtime *rt = c->rt;
+
+	if (rt == NULL || !rt->started)
 		return;
-	pthread_mutex_lock(&c->rq.mu);
+	pthread_mutex_lock(&rt->mu);
 	c->stopping = true;
-	pthread_cond_broadcast(&c->rq.cv);
-	pthread_mutex_unlock(&c->rq.mu);
-	pthread_join(c->rq.thread, NULL);
-	c->rq.started = false;
+	pthread_cond_broadcast(&rt->cv);
+	pthread_mutex_unlock(&rt->mu);
+	pthread_join(rt->thread, NULL);
+	rt->started = false;
 }
 
 static const char *

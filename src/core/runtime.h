@@ -21,6 +21,9 @@
 #include "lib/err.h"
 #include "lib/jv.h"
 
+/* Sandboxes waiting for their supervisor to answer; one scheduled
+ * beyond it is dropped (logged). */
+#define RUNTIME_QUEUE_MAX    256
 #define RUNTIME_ANSWER_MAX   (64u << 10)
 #define RUNTIME_TIMEOUT_MS   2000
 #define RUNTIME_BOOT_WAIT_MS 15000 /* for the socket after a start */
@@ -80,6 +83,12 @@ struct manifest;
 /* The app's manifest (sandbox.yaml or the default); -1 when invalid. */
 int runtime_manifest(struct core *c, const char *id, struct manifest *m);
 
+/*
+ * The worker's queue (c->rt): made by core_init, freed by core_release.
+ * runtime_start/stop run and join the worker that drains it (serve()).
+ */
+int runtime_init(struct core *c);
+void runtime_free(struct core *c);
 int runtime_start(struct core *c);
 void runtime_stop(struct core *c);
 

@@ -22,7 +22,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/workspace.h"
+#include "ws/workspace.h"
 #include "lib/clock.h"
 #include "lib/log.h"
 

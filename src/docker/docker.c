@@ -18,6 +18,7 @@
 #include "docker/docker.h"
 
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,7 +38,7 @@ struct docker {
 
 struct call {
 	struct buf out;
-	volatile const bool *stop;
+	const atomic_bool *stop;
 	void (*on_line)(const struct jv *, void *);
 	void *arg;
 };
@@ -184,7 +185,7 @@ request(struct docker *d, const char *method, const char *path, bool versioned,
 		return DOCKER_DOWN;
 	}
 	atomic_store(&d->up, true);
-	if (rc < 0 && !(c->stop && *c->stop)) {
+	if (rc < 0 && !(c->stop && atomic_load(c->stop))) {
 		snprintf(msg, DOCKER_MSG_LEN, "docker engine: %s", h.err);
 		return c->on_line ? DOCKER_DOWN : DOCKER_ERROR;
 	}
@@ -337,21 +338,25 @@ docker_create(struct docker *d, const struct docker_spec *s, char id[72],
 	return rc;
 }
 
-static int
-simple(struct docker *d, const char *method, const char *fmt, const char *id,
-       long timeout_s, char msg[DOCKER_MSG_LEN])
+/* A call without a body whose answer only says whether it worked. */
+static int __attribute__((format(printf, 5, 6)))
+simple(struct docker *d, const char *method, long timeout_s,
+       char msg[DOCKER_MSG_LEN], const char *fmt, ...)
 {
 	char path[512];
+	va_list ap;
 
-	snprintf(path, sizeof(path), fmt, id);
+	va_start(ap, fmt);
+	vsnprintf(path, sizeof(path), fmt, ap);
+	va_end(ap);
 	return call_json(d, method, path, NULL, timeout_s, NULL, msg);
 }
 
 int
 docker_start(struct docker *d, const char *id, char msg[DOCKER_MSG_LEN])
 {
-	return simple(d, "POST", "/containers/%s/start", id,
-	              DOCKER_CALL_TIMEOUT_S, msg);
+	return simple(d, "POST", DOCKER_CALL_TIMEOUT_S, msg,
+	              "/containers/%s/start", id);
 }
 
 int
@@ -368,8 +373,8 @@ docker_stop(struct docker *d, const char *id, int grace_s,
 int
 docker_remove(struct docker *d, const char *id, char msg[DOCKER_MSG_LEN])
 {
-	return simple(d, "DELETE", "/containers/%s?force=true&v=true", id,
-	              DOCKER_CALL_TIMEOUT_S, msg);
+	return simple(d, "DELETE", DOCKER_CALL_TIMEOUT_S, msg,
+	              "/containers/%s?force=true&v=true", id);
 }
 
 static void
@@ -518,8 +523,8 @@ docker_network_remove(struct docker *d, const char *name,
 
 	if (http_escape(name, esc, sizeof(esc)) < 0)
 		return DOCKER_ERROR;
-	return simple(d, "DELETE", "/networks/%s", esc, DOCKER_CALL_TIMEOUT_S,
-	              msg);
+	return simple(d, "DELETE", DOCKER_CALL_TIMEOUT_S, msg, "/networks/%s",
+	              esc);
 }
 
 int
@@ -583,7 +588,7 @@ docker_list(struct docker *d, const char *label, const char *value,
 int
 docker_events(struct docker *d, const char *label, const char *value,
               int64_t since, void (*fn)(const struct jv *ev, void *), void *arg,
-              volatile const bool *stop)
+              const atomic_bool *stop)
 {
 	struct call c = {.stop = stop, .on_line = fn, .arg = arg};
 	char q[1024], path[1200], msg[DOCKER_MSG_LEN];

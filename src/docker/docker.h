@@ -9,6 +9,7 @@
 #ifndef DOCKER_DOCKER_H
 #define DOCKER_DOCKER_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -127,6 +128,6 @@ int docker_list(struct docker *d, const char *label, const char *value,
  */
 int docker_events(struct docker *d, const char *label, const char *value,
                   int64_t since, void (*fn)(const struct jv *ev, void *),
-                  void *arg, volatile const bool *stop);
+                  void *arg, const atomic_bool *stop);
 
 #endif

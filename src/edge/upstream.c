@@ -32,7 +32,7 @@ edge_touch(struct edge_conn *c)
 	if (c->e->now - c->activity_at < EDGE_ACTIVITY_INTERVAL_MS)
 		return;
 	c->activity_at = c->e->now;
-	preview_activity(c->e->core, c->t.id);
+	activity_touch(c->e->core->act, c->t.id);
 }
 
 void

@@ -49,7 +49,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/workspace.h"
+#include "ws/workspace.h"
 #include "git/git.h"
 #include "git/internal.h"
 #include "lib/buf.h"

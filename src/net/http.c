@@ -39,7 +39,7 @@ progress(void *arg, curl_off_t dt, curl_off_t dn, curl_off_t ut, curl_off_t un)
 	struct http_call *c = arg;
 
 	(void)dt, (void)dn, (void)ut, (void)un;
-	return c->stop && *c->stop ? 1 : 0;
+	return c->stop && atomic_load(c->stop) ? 1 : 0;
 }
 
 int

@@ -13,6 +13,7 @@
 #ifndef NET_HTTP_H
 #define NET_HTTP_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -35,7 +36,7 @@ struct http_call {
 	/* Each header line of the response ("\r\n" included). */
 	size_t (*on_header)(const char *p, size_t n, void *arg);
 	void *arg;
-	volatile const bool *stop; /* aborts the transfer when it turns true */
+	const atomic_bool *stop; /* aborts the transfer when it turns true */
 	/* Out: */
 	long status;            /* 0 when no HTTP answer came */
 	char err[HTTP_ERR_LEN]; /* set when the transfer failed */

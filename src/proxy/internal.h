@@ -29,7 +29,7 @@ struct proxy {
 	struct preq *live;    /* their requests (next/prev) */
 	/* Aborts every transfer and refuses new ones; the type
 	 * http_call.stop takes (read unlocked by the transfer). */
-	volatile bool halt;
+	atomic_bool halt;
 };
 
 enum preq_state {

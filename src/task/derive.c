@@ -26,7 +26,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/wsfs.h"
+#include "ws/wsfs.h"
 
 void
 derive_init(struct derive *d)

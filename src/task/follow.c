@@ -29,10 +29,10 @@
 #include <unistd.h>
 
 #include "agent/agent.h"
-#include "core/preview.h"
+#include "core/activity.h"
 #include "core/runtime.h"
-#include "core/workspace.h"
-#include "core/wsfs.h"
+#include "ws/workspace.h"
+#include "ws/wsfs.h"
 #include "lib/clock.h"
 #include "lib/log.h"
 #include "task/derive.h"
@@ -242,7 +242,7 @@ live_tick(struct core *c, struct live *lv)
 	struct sandbox sb;
 	int rc;
 
-	preview_activity(c, lv->row.sandbox_id);
+	activity_touch(c->act, lv->row.sandbox_id);
 	if (lv->d.ended)
 		return;
 	rc = store_sandbox_get(c->store, lv->row.sandbox_id, &sb);

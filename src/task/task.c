@@ -19,14 +19,14 @@
 #include <unistd.h>
 
 #include "agent/agents.h"
-#include "core/preview.h"
-#include "core/reaper.h"
+#include "core/activity.h"
 #include "core/runtime.h"
 #include "core/sbnet.h"
-#include "core/workspace.h"
-#include "core/wsfs.h"
+#include "ws/workspace.h"
+#include "ws/wsfs.h"
 #include "lib/clock.h"
 #include "lib/log.h"
+#include "lib/meminfo.h"
 #include "task/evlog.h"
 #include "task/internal.h"
 #include "task/result.h"
@@ -120,7 +120,7 @@ task_submit(struct core *c, const char *sandbox_id,
 	if (rc < 0)
 		return ERR_INTERNAL(e, "database error");
 	if (strcmp(sb.status, "stopped") == 0) {
-		int avail = reaper_mem_available_pct();
+		int avail = meminfo_available_pct();
 		if (avail >= 0 && avail < c->cfg->mem_refuse_pct)
 			return err_set(e, 503, "no_headroom",
 			               "only %d%% of the host's memory is "
@@ -128,7 +128,7 @@ task_submit(struct core *c, const char *sandbox_id,
 			               avail);
 		if (core_sandbox_start(c, sandbox_id, &sb, e) < 0)
 			return -1;
-		preview_started(c, sandbox_id);
+		activity_started(c->act, sandbox_id);
 	} else if (strcmp(sb.status, "running") != 0) {
 		return err_set(e, 409, "sandbox_not_running",
 		               "sandbox is %s; cannot run a task", sb.status);
@@ -268,7 +268,7 @@ task_revert(struct core *c, const char *sandbox_id, const char *id,
 				        tab ? tab + 1 : b.data);
 			buf_release(&b);
 			if (ok)
-				preview_activity(c, sandbox_id);
+				activity_touch(c->act, sandbox_id);
 			return ok ? 0 : -1;
 		}
 		if (rc == 0)

@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/wsfs.h"
+#include "ws/wsfs.h"
 #include "unit.h"
 
 static char root[64];

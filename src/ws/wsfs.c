@@ -12,7 +12,7 @@
  * leaf.  Rejected: realpath()-then-open checks (racy) and chroot helpers
  * (need a process per call).
  */
-#include "core/wsfs.h"
+#include "ws/wsfs.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -6,8 +6,8 @@
  * workspace where a sandbox expects its files; the trash is emptied after
  * the rename and again at every start.
  */
-#ifndef CORE_WORKSPACE_H
-#define CORE_WORKSPACE_H
+#ifndef WS_WORKSPACE_H
+#define WS_WORKSPACE_H
 
 #include <stddef.h>
 

@@ -6,8 +6,8 @@
  * mount point can lead outside, whatever the sandbox did to the tree.
  * Functions return 0 or -1 with struct err filled for the API.
  */
-#ifndef CORE_WSFS_H
-#define CORE_WSFS_H
+#ifndef WS_WSFS_H
+#define WS_WSFS_H
 
 #include <stdbool.h>
 #include <stddef.h>

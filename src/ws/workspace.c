@@ -4,7 +4,7 @@
  * (nftw with FTW_PHYS, unlink of the link itself) and never crosses into
  * another filesystem (FTW_MOUNT), and ownership changes use lchown.
  */
-#include "core/workspace.h"
+#include "ws/workspace.h"
 
 #include <errno.h>
 #include <fcntl.h>

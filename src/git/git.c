@@ -1,305 +1,22 @@
 /*
- * git.c - status, diff and commit of a workspace's app repository with
- * libgit2, the only file that includes git2.h.
+ * git.c - status, diff and commit of a workspace's app repository, each
+ * run by gitws_with_repo (open.c) on a repository it has checked,
+ * audited and opened as the sandbox user; nothing here opens a path.
  *
- * The repository was written by code in the sandbox, so it is hostile
- * input.  What keeps it in its box:
- *  - workspace, workspace/app and workspace/app/.git must be real
- *    directories (lstat), so neither a symlink nor a `.git` file
- *    ("gitdir: /elsewhere") moves the repository; the well-known entries
- *    of .git (HEAD, config, index, objects, refs, packed-refs) must not
- *    be symlinks, and commondir and objects/info/alternates must not
- *    exist, since both would make libgit2 read another directory.
- *  - It is opened with GIT_REPOSITORY_OPEN_NO_SEARCH and its workdir is
- *    set explicitly afterwards, so core.worktree moves nothing.
- *  - Its local config is audited: keys that name programs, other files or
- *    other remotes (core.worktree, core.sshCommand, core.hooksPath,
- *    core.fsmonitor, core.excludesFile, core.attributesFile, filter.*,
- *    diff.*.command, include.path, includeIf.*, url.*.insteadOf,
- *    url.*.pushInsteadOf, http.proxy, http.*.proxy) refuse the repository
- *    with unsafe_repo_config.  libgit2 runs no hooks and no external
- *    filter or diff driver anyway (none is registered); the audit keeps
- *    the repository safe for the git CLI too.
- *  - The system, global and XDG configs are not read (empty search
- *    paths): the daemon's own ~/.gitconfig has no say.
- *  - A symlink in the worktree is hashed as a link (its target path), its
- *    target is never read; libgit2 does not descend into symlinked
- *    directories.
- *  - The work runs on the calling thread with its filesystem uid and gid
- *    switched to the sandbox user's (setfsuid is per thread): what
- *    libgit2 creates under .git belongs to uid 1000, and the kernel
- *    checks every access as that user, so whatever trick remains cannot
- *    read what the sandbox user could not.
- *  - Answers are bounded (GITWS_MAX_*); files larger than GITWS_MAX_BLOB
- *    diff as binary.
- *
- * A running sandbox can still change the tree between the checks and the
- * use; the fsuid switch is what holds then.  Operations on one app are
- * serialized by a striped mutex.  Rejected: running the git CLI (hooks,
- * filters, config-driven programs to disarm one by one) and chowning
- * .git afterwards (a walk over a tree the sandbox can change under us).
+ * Answers are bounded: the status stops at GITWS_MAX_STATUS entries, the
+ * diff at GITWS_MAX_DIFF bytes of text and GITWS_MAX_DIFF_FILES files,
+ * and a file larger than GITWS_MAX_BLOB diffs as binary; each says
+ * `truncated`.  Status and diff refresh the index's stat data as `git
+ * status` does; a commit stages every change (add, update, remove) and
+ * is made as sandboxd on HEAD, or says no_changes.
  */
-#include <errno.h>
 #include <git2.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/fsuid.h>
-#include <sys/stat.h>
-#include <time.h>
-#include <unistd.h>
 
-#include "ws/workspace.h"
 #include "git/git.h"
 #include "git/internal.h"
 #include "lib/buf.h"
-
-#define STRIPES 64
-
-static pthread_once_t once = PTHREAD_ONCE_INIT;
-static int init_rc;
-static pthread_mutex_t stripes[STRIPES];
-
-static void
-init_once(void)
-{
-	static const int levels[] = {
-	    GIT_CONFIG_LEVEL_SYSTEM, GIT_CONFIG_LEVEL_XDG,
-	    GIT_CONFIG_LEVEL_GLOBAL, GIT_CONFIG_LEVEL_PROGRAMDATA};
-
-	for (int i = 0; i < STRIPES; i++)
-		pthread_mutex_init(&stripes[i], NULL);
-	if (git_libgit2_init() < 0) {
-		init_rc = -1;
-		return;
-	}
-	for (size_t i = 0; i < sizeof(levels) / sizeof(levels[0]); i++)
-		git_libgit2_opts(GIT_OPT_SET_SEARCH_PATH, levels[i], "");
-	/* The repository is the sandbox user's; we open it on purpose. */
-	git_libgit2_opts(GIT_OPT_SET_OWNER_VALIDATION, 0);
-	git_libgit2_opts(GIT_OPT_ENABLE_STRICT_OBJECT_CREATION, 1);
-	git_libgit2_opts(GIT_OPT_ENABLE_FSYNC_GITDIR, 1);
-}
-
-static pthread_mutex_t *
-stripe(const char *key)
-{
-	unsigned h = 5381;
-
-	for (const char *p = key; *p; p++)
-		h = h * 33 + (unsigned char)*p;
-	return &stripes[h % STRIPES];
-}
-
-int
-gitws_init(void)
-{
-	pthread_once(&once, init_once);
-	return init_rc;
-}
-
-void
-gitws_lock(const char *key)
-{
-	pthread_once(&once, init_once);
-	pthread_mutex_lock(stripe(key));
-}
-
-void
-gitws_unlock(const char *key)
-{
-	pthread_mutex_unlock(stripe(key));
-}
-
-/* The calling thread's file accesses become the sandbox user's. */
-struct fsid {
-	int uid, gid;
-	int switched;
-};
-
-static void
-fsid_enter(struct fsid *s)
-{
-	s->switched = geteuid() == 0;
-	if (!s->switched)
-		return;
-	s->gid = setfsgid(WORKSPACE_GID);
-	s->uid = setfsuid(WORKSPACE_UID);
-}
-
-static void
-fsid_leave(struct fsid *s)
-{
-	if (!s->switched)
-		return;
-	setfsuid(s->uid);
-	setfsgid(s->gid);
-}
-
-static int
-lib_err(struct err *e, const char *what)
-{
-	const git_error *ge = git_error_last();
-
-	return ERR_INTERNAL(e, "git: %s failed: %s", what,
-	                    ge && ge->message ? ge->message : "unknown error");
-}
-
-static int
-real_dir(const char *path)
-{
-	struct stat st;
-
-	if (lstat(path, &st) < 0)
-		return errno == ENOENT ? 0 : -1;
-	return S_ISDIR(st.st_mode) ? 1 : -1;
-}
-
-static int
-check_layout(const char *ws, char *app, size_t len, struct err *e)
-{
-	static const char *const nolink[] = {
-	    "HEAD", "config", "index", "objects", "refs", "packed-refs"};
-	static const char *const absent[] = {"commondir",
-	                                     "objects/info/alternates"};
-	char p[4096];
-	struct stat st;
-	int rc;
-
-	snprintf(p, sizeof(p), "%s/workspace", ws);
-	if ((rc = real_dir(p)) <= 0)
-		return rc == 0 ? GITWS_NOT_REPO
-		               : err_set(e, 409, "unsafe_repo",
-		                         "workspace is not a directory");
-	snprintf(app, len, "%s/workspace/app", ws);
-	if ((rc = real_dir(app)) <= 0)
-		return rc == 0 ? GITWS_NOT_REPO
-		               : err_set(e, 409, "unsafe_repo",
-		                         "workspace/app is not a directory");
-	snprintf(p, sizeof(p), "%s/.git", app);
-	if (lstat(p, &st) < 0)
-		return GITWS_NOT_REPO;
-	if (!S_ISDIR(st.st_mode))
-		return err_set(
-		    e, 409, "unsafe_repo",
-		    "workspace/app/.git is not a directory (a .git "
-		    "file or symlink pointing elsewhere is refused)");
-	for (size_t i = 0; i < sizeof(nolink) / sizeof(nolink[0]); i++) {
-		snprintf(p, sizeof(p), "%s/.git/%s", app, nolink[i]);
-		if (lstat(p, &st) == 0 && S_ISLNK(st.st_mode))
-			return err_set(e, 409, "unsafe_repo",
-			               ".git/%s is a symbolic link", nolink[i]);
-	}
-	for (size_t i = 0; i < sizeof(absent) / sizeof(absent[0]); i++) {
-		snprintf(p, sizeof(p), "%s/.git/%s", app, absent[i]);
-		if (lstat(p, &st) == 0)
-			return err_set(e, 409, "unsafe_repo",
-			               ".git/%s is not supported", absent[i]);
-	}
-	return 0;
-}
-
-/* A local config key that names a program, another file or remote. */
-static bool
-unsafe_key(const char *k)
-{
-	static const char *const exact[] = {
-	    "core.worktree",  "core.sshcommand",   "core.hookspath",
-	    "core.fsmonitor", "core.excludesfile", "core.attributesfile",
-	    "include.path",   "http.proxy",        "core.gitproxy",
-	    "core.askpass",   "credential.helper"};
-	size_t n = strlen(k);
-	const char *last = strrchr(k, '.');
-
-	for (size_t i = 0; i < sizeof(exact) / sizeof(exact[0]); i++)
-		if (strcmp(k, exact[i]) == 0)
-			return true;
-	if (strncmp(k, "filter.", 7) == 0 || strncmp(k, "includeif.", 10) == 0)
-		return true;
-	if (strncmp(k, "diff.", 5) == 0 && n > 8 &&
-	    strcmp(k + n - 8, ".command") == 0)
-		return true;
-	if (strncmp(k, "url.", 4) == 0 && last &&
-	    (strcmp(last, ".insteadof") == 0 ||
-	     strcmp(last, ".pushinsteadof") == 0))
-		return true;
-	if (strncmp(k, "http.", 5) == 0 && last && strcmp(last, ".proxy") == 0)
-		return true;
-	return false;
-}
-
-static int
-audit_config(git_repository *repo, struct err *e)
-{
-	git_config *all = NULL, *local = NULL;
-	git_config_iterator *it = NULL;
-	git_config_entry *ent;
-	char bad[256] = "";
-	int rc = -1;
-
-	if (git_repository_config(&all, repo) < 0 ||
-	    git_config_open_level(&local, all, GIT_CONFIG_LEVEL_LOCAL) < 0 ||
-	    git_config_iterator_new(&it, local) < 0) {
-		if (git_error_last() &&
-		    git_error_last()->klass == GIT_ERROR_CONFIG)
-			rc = lib_err(e, "reading the repository config");
-		else
-			rc = 0; /* no local config at all */
-		goto out;
-	}
-	while (git_config_next(&ent, it) == 0)
-		if (unsafe_key(ent->name)) {
-			snprintf(bad, sizeof(bad), "%s", ent->name);
-			break;
-		}
-	if (bad[0])
-		rc =
-		    err_set(e, 409, "unsafe_repo_config",
-		            "the repository's config sets %s; remove it to use "
-		            "git through the API",
-		            bad);
-	else
-		rc = 0;
-out:
-	git_config_iterator_free(it);
-	git_config_free(local);
-	git_config_free(all);
-	return rc;
-}
-
-static int
-repo_open(const char *app, git_repository **out, struct err *e)
-{
-	git_repository *repo = NULL;
-
-	*out = NULL;
-	if (init_rc < 0)
-		return ERR_INTERNAL(e, "libgit2 did not initialize");
-	if (git_repository_open_ext(&repo, app, GIT_REPOSITORY_OPEN_NO_SEARCH,
-	                            NULL) < 0) {
-		const git_error *ge = git_error_last();
-
-		if (ge && ge->klass == GIT_ERROR_REPOSITORY)
-			return GITWS_NOT_REPO;
-		/* e.g. include.path naming a file that is no config */
-		if (ge && ge->klass == GIT_ERROR_CONFIG)
-			return err_set(
-			    e, 409, "unsafe_repo_config",
-			    "the repository's config cannot be read: "
-			    "%s",
-			    ge->message);
-		return lib_err(e, "opening the repository");
-	}
-	if (audit_config(repo, e) < 0 ||
-	    git_repository_set_workdir(repo, app, 0) < 0) {
-		if (e->status == 0)
-			lib_err(e, "setting the workdir");
-		git_repository_free(repo);
-		return -1;
-	}
-	*out = repo;
-	return 0;
-}
 
 /* Branch name ("" when detached) and head commit (NULL when unborn). */
 static int
@@ -313,7 +30,7 @@ head_info(git_repository *repo, char *branch, size_t len, git_commit **head,
 	*head = NULL;
 	branch[0] = '\0';
 	if (git_reference_lookup(&ref, repo, "HEAD") < 0)
-		return lib_err(e, "reading HEAD");
+		return gitws_lib_err(e, "reading HEAD");
 	if (git_reference_type(ref) == GIT_REFERENCE_SYMBOLIC) {
 		t = git_reference_symbolic_target(ref);
 		if (strncmp(t, "refs/heads/", 11) == 0)
@@ -325,7 +42,7 @@ head_info(git_repository *repo, char *branch, size_t len, git_commit **head,
 		return 0;
 	if (git_reference_name_to_id(&id, repo, "HEAD") < 0 ||
 	    git_commit_lookup(head, repo, &id) < 0)
-		return lib_err(e, "reading the HEAD commit");
+		return gitws_lib_err(e, "reading the HEAD commit");
 	return 0;
 }
 
@@ -395,7 +112,7 @@ status_locked(git_repository *repo, struct jv **out, struct err *e)
 	           GIT_STATUS_OPT_UPDATE_INDEX;
 	if (git_status_list_new(&list, repo, &so) < 0) {
 		git_commit_free(head);
-		return lib_err(e, "status");
+		return gitws_lib_err(e, "status");
 	}
 	files = jv_arr();
 	n = git_status_list_entrycount(list);
@@ -504,7 +221,7 @@ diff_locked(git_repository *repo, struct jv **out, struct err *e)
 		return -1;
 	if (worktree_diff(repo, head, &diff) < 0) {
 		git_commit_free(head);
-		return lib_err(e, "diff");
+		return gitws_lib_err(e, "diff");
 	}
 	/*
 	 * One patch per file, made once: its stats, and its text while the
@@ -545,7 +262,7 @@ diff_locked(git_repository *repo, struct jv **out, struct err *e)
 		git_patch_free(p);
 	}
 	if (failed) {
-		lib_err(e, failed);
+		gitws_lib_err(e, failed);
 		jv_free(files);
 	} else {
 		o = jv_obj();
@@ -575,7 +292,7 @@ stage_all(git_repository *repo, git_oid *tree_id, struct err *e)
 	        0 ||
 	    git_index_update_all(idx, NULL, NULL, NULL) < 0 ||
 	    git_index_write(idx) < 0 || git_index_write_tree(tree_id, idx) < 0)
-		lib_err(e, "staging the changes");
+		gitws_lib_err(e, "staging the changes");
 	else
 		rc = 0;
 	git_index_free(idx);
@@ -618,11 +335,11 @@ commit_locked(git_repository *repo, const char *message, struct jv **out,
 	    stage_all(repo, &tree_id, e) < 0)
 		goto out;
 	if (head && git_commit_tree(&old, head) < 0) {
-		lib_err(e, "reading the HEAD tree");
+		gitws_lib_err(e, "reading the HEAD tree");
 		goto out;
 	}
 	if (git_tree_lookup(&tree, repo, &tree_id) < 0) {
-		lib_err(e, "reading the new tree");
+		gitws_lib_err(e, "reading the new tree");
 		goto out;
 	}
 	o = jv_obj();
@@ -636,7 +353,7 @@ commit_locked(git_repository *repo, const char *message, struct jv **out,
 	if (git_signature_now(&sig, "sandboxd", "sandboxd@localhost") < 0 ||
 	    git_commit_create_v(&id, repo, "HEAD", sig, sig, NULL, message,
 	                        tree, head ? 1 : 0, head) < 0) {
-		lib_err(e, "committing");
+		gitws_lib_err(e, "committing");
 		goto out;
 	}
 	git_oid_tostr(sha, sizeof(sha), &id);
@@ -658,182 +375,6 @@ out:
 	git_tree_free(old);
 	git_commit_free(head);
 	return rc;
-}
-
-/*
- * Open repositories kept between calls: opening one reads its config,
- * index and ignore rules again, a third of a status on 10,000 files.  An
- * entry is used only when the layout checks pass again and .git and
- * .git/config are the very same files (device, inode, size, times) as
- * when it was opened and its config audited; otherwise it is dropped and
- * the repository opened afresh.  libgit2 re-reads an index, refs or packs
- * that changed on disk by itself.  An entry is taken out of the cache
- * while in use, so no two threads ever share one.  Entries idle for
- * CACHE_IDLE_S are freed by gitws_cache_trim.
- */
-#define CACHE_SLOTS  8
-#define CACHE_IDLE_S 120
-
-struct stamp {
-	dev_t dev;
-	ino_t gitdir, config;
-	off_t size;
-	struct timespec mtime, ctime;
-};
-
-struct slot {
-	char key[64];
-	char ws[4096];
-	git_repository *repo;
-	struct stamp st;
-	time_t used;
-};
-
-static struct slot cache[CACHE_SLOTS];
-static pthread_mutex_t cache_mu = PTHREAD_MUTEX_INITIALIZER;
-
-static int
-stamp_of(const char *app, struct stamp *s)
-{
-	struct stat g, c;
-	char p[4200];
-
-	memset(s, 0, sizeof(*s));
-	snprintf(p, sizeof(p), "%s/.git", app);
-	if (lstat(p, &g) < 0)
-		return -1;
-	snprintf(p, sizeof(p), "%s/.git/config", app);
-	if (lstat(p, &c) < 0)
-		memset(&c, 0, sizeof(c));
-	s->dev = g.st_dev;
-	s->gitdir = g.st_ino;
-	s->config = c.st_ino;
-	s->size = c.st_size;
-	s->mtime = c.st_mtim;
-	s->ctime = c.st_ctim;
-	return 0;
-}
-
-static bool
-stamp_eq(const struct stamp *a, const struct stamp *b)
-{
-	return a->dev == b->dev && a->gitdir == b->gitdir &&
-	       a->config == b->config && a->size == b->size &&
-	       a->mtime.tv_sec == b->mtime.tv_sec &&
-	       a->mtime.tv_nsec == b->mtime.tv_nsec &&
-	       a->ctime.tv_sec == b->ctime.tv_sec &&
-	       a->ctime.tv_nsec == b->ctime.tv_nsec;
-}
-
-/* The cached repository for key at ws with this stamp, taken out. */
-static git_repository *
-cache_take(const char *key, const char *ws, const struct stamp *st)
-{
-	git_repository *r = NULL, *stale = NULL;
-
-	pthread_mutex_lock(&cache_mu);
-	for (int i = 0; i < CACHE_SLOTS; i++) {
-		struct slot *c = &cache[i];
-
-		if (c->repo == NULL || strcmp(c->key, key) != 0)
-			continue;
-		if (strcmp(c->ws, ws) == 0 && stamp_eq(&c->st, st))
-			r = c->repo;
-		else
-			stale = c->repo;
-		c->repo = NULL;
-		break;
-	}
-	pthread_mutex_unlock(&cache_mu);
-	git_repository_free(stale);
-	return r;
-}
-
-static void
-cache_put(const char *key, const char *ws, git_repository *repo,
-          const struct stamp *st)
-{
-	struct slot *pick = &cache[0];
-	git_repository *evicted;
-
-	if (strlen(key) >= sizeof(pick->key) ||
-	    strlen(ws) >= sizeof(pick->ws)) {
-		git_repository_free(repo);
-		return;
-	}
-	pthread_mutex_lock(&cache_mu);
-	for (int i = 0; i < CACHE_SLOTS; i++) {
-		if (cache[i].repo == NULL) {
-			pick = &cache[i];
-			break;
-		}
-		if (cache[i].used < pick->used)
-			pick = &cache[i];
-	}
-	evicted = pick->repo;
-	snprintf(pick->key, sizeof(pick->key), "%s", key);
-	snprintf(pick->ws, sizeof(pick->ws), "%s", ws);
-	pick->repo = repo;
-	pick->st = *st;
-	pick->used = time(NULL);
-	pthread_mutex_unlock(&cache_mu);
-	git_repository_free(evicted);
-}
-
-void
-gitws_cache_trim(void)
-{
-	git_repository *idle[CACHE_SLOTS];
-	time_t now = time(NULL);
-	int n = 0;
-
-	pthread_mutex_lock(&cache_mu);
-	for (int i = 0; i < CACHE_SLOTS; i++)
-		if (cache[i].repo && now - cache[i].used >= CACHE_IDLE_S) {
-			idle[n++] = cache[i].repo;
-			cache[i].repo = NULL;
-		}
-	pthread_mutex_unlock(&cache_mu);
-	for (int i = 0; i < n; i++)
-		git_repository_free(idle[i]);
-}
-
-int
-gitws_with_repo(const char *key, const char *ws,
-                int (*fn)(git_repository *, void *, struct err *), void *arg,
-                struct err *e)
-{
-	pthread_mutex_t *mu;
-	git_repository *repo = NULL;
-	struct stamp st;
-	struct fsid id;
-	char app[4096];
-	int rc;
-
-	pthread_once(&once, init_once);
-	mu = stripe(key);
-	pthread_mutex_lock(mu);
-	fsid_enter(&id);
-	rc = check_layout(ws, app, sizeof(app), e);
-	if (rc == 0 && stamp_of(app, &st) < 0)
-		rc = GITWS_NOT_REPO;
-	if (rc == 0 && (repo = cache_take(key, ws, &st)) == NULL)
-		rc = repo_open(app, &repo, e);
-	if (rc == 0)
-		rc = fn(repo, arg, e);
-	if (rc == 0)
-		cache_put(key, ws, repo, &st);
-	else
-		git_repository_free(repo);
-	fsid_leave(&id);
-	pthread_mutex_unlock(mu);
-	return rc;
-}
-
-int
-gitws_lib_err(struct err *e, const char *what)
-{
-	return lib_err(e, what);
 }
 
 enum op { OP_STATUS, OP_DIFF, OP_COMMIT };

@@ -1,7 +1,7 @@
 /*
  * git: the app repository of a workspace, read and committed with
  * libgit2 in the control plane.  The repository is written by code in the
- * sandbox, so it is opened as hostile input (see git.c).  Every function
+ * sandbox, so it is opened as hostile input (see open.c).  Every function
  * may be called from any thread; operations on one key (the app id) are
  * serialized.  Functions return 0 with *out set (the JSON the API sends),
  * GITWS_NOT_REPO when workspace/app has no .git directory, or -1 with e
@@ -42,7 +42,7 @@ int gitws_diff(const char *key, const char *ws, struct jv **out, struct err *e);
 int gitws_commit(const char *key, const char *ws, const char *message,
                  struct jv **out, struct err *e);
 /*
- * Repositories stay open between calls on an app (git.c); this frees
+ * Repositories stay open between calls on an app (open.c); this frees
  * those unused for two minutes.  Called on the reaper's tick.
  */
 void gitws_cache_trim(void);

@@ -8,7 +8,7 @@
 #include "git/git.h"
 #include "lib/err.h"
 
-/* libgit2 initialized once with our settings; 0 or -1. */
+/* open.c: libgit2 initialized once with our settings; 0 or -1. */
 int gitws_init(void);
 /* The app's lock (one stripe per key), held across a helper's run. */
 void gitws_lock(const char *key);

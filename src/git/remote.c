@@ -6,7 +6,7 @@
  * The remote is made from the URL the API stored for the app, with
  * url.*.insteadOf skipped, and no refspec of the repository's own: what
  * the sandbox wrote into .git/config cannot move the push elsewhere
- * (and git.c refuses a config with insteadOf or a proxy anyway).  No
+ * (and open.c refuses a config with insteadOf or a proxy anyway).  No
  * proxy is used and no off-site redirect followed.  The token is given
  * only from the credentials callback (auth.c), only for the credential's
  * host, and at most once per push, so a wrong token fails instead of

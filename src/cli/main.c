@@ -7,6 +7,8 @@
  * store is open (they are checked against what it holds) and before
  * anything can ask for a secret.  `secrets check` may run next to the
  * daemon; `secrets rotate` refuses to (a lock in the data directory).
+ * The subcommands are a table, commands[], that main() looks argv up in
+ * and the usage is printed from.
  */
 #include <errno.h>
 #include <limits.h>
@@ -36,33 +38,6 @@
 #include "store/store.h"
 #include "task/task.h"
 #include "vault/vault.h"
-
-static void
-usage(FILE *f)
-{
-	fprintf(f,
-	        "usage: sandboxd serve      run the daemon in the foreground\n"
-	        "       sandboxd token      make a new API token (replaces the "
-	        "old one)\n"
-	        "       sandboxd secrets rotate\n"
-	        "                           re-seal every stored secret with a "
-	        "new master key\n"
-	        "                           (the daemon must be stopped)\n"
-	        "       sandboxd secrets check\n"
-	        "                           open every stored secret; print "
-	        "only counts\n"
-	        "       sandboxd network show\n"
-	        "                           print the nftables rules the "
-	        "egress policy installs\n"
-	        "       sandboxd network remove\n"
-	        "                           remove the egress rules and the "
-	        "sandbox network\n"
-	        "                           (when sandboxd made it and no "
-	        "sandbox is on it)\n"
-	        "       sandboxd version    print the version\n"
-	        "Configuration comes from the environment and .env; see "
-	        "README.md.\n");
-}
 
 static void
 wait_for_signal(void)
@@ -405,50 +380,34 @@ out:
 	return rc;
 }
 
+/*
+ * The configuration and the store opened for fn, which gives the exit
+ * status; 2 on a configuration error, 1 when the store does not open.
+ */
 static int
-secrets(int argc, char **argv)
+with_store(int (*fn)(const struct config *, struct store *))
 {
 	struct store *store = NULL;
 	struct config cfg;
 	char err[512];
 	int rc = 1;
 
-	if (argc != 3 ||
-	    (strcmp(argv[2], "rotate") != 0 && strcmp(argv[2], "check") != 0)) {
-		usage(stderr);
-		return 2;
-	}
 	if (config_load(&cfg, err, sizeof(err)) < 0) {
 		fprintf(stderr, "sandboxd: configuration error: %s\n", err);
 		return 2;
 	}
 	if (vault_init() == 0 && open_store(&cfg, &store) == 0)
-		rc = strcmp(argv[2], "rotate") == 0
-		         ? secrets_rotate(&cfg, store)
-		         : secrets_check(&cfg, store);
+		rc = fn(&cfg, store);
 	store_close(store);
 	config_release(&cfg);
 	return rc;
 }
 
 static int
-token(void)
+token_issue(const struct config *cfg, struct store *store)
 {
-	struct store *store = NULL;
-	struct config cfg;
-	char err[512];
-	int rc = 1;
-
-	if (config_load(&cfg, err, sizeof(err)) < 0) {
-		fprintf(stderr, "sandboxd: configuration error: %s\n", err);
-		return 2;
-	}
-	if (vault_init() == 0 && open_store(&cfg, &store) == 0 &&
-	    auth_token_issue(store, "default") == 0)
-		rc = 0;
-	store_close(store);
-	config_release(&cfg);
-	return rc;
+	(void)cfg;
+	return auth_token_issue(store, "default") == 0 ? 0 : 1;
 }
 
 /*
@@ -457,23 +416,18 @@ token(void)
  * when the network is not up).
  */
 static int
-network(int argc, char **argv)
+network(bool show)
 {
 	struct docker *docker = NULL;
 	struct config cfg;
 	char err[512];
 	int rc = 1;
 
-	if (argc != 3 ||
-	    (strcmp(argv[2], "remove") != 0 && strcmp(argv[2], "show") != 0)) {
-		usage(stderr);
-		return 2;
-	}
 	if (config_load(&cfg, err, sizeof(err)) < 0) {
 		fprintf(stderr, "sandboxd: configuration error: %s\n", err);
 		return 2;
 	}
-	if (strcmp(argv[2], "show") == 0) {
+	if (show) {
 		rc = sbnet_show(&cfg, stdout) < 0;
 	} else if (docker_new(&docker, cfg.docker_socket) == 0) {
 		rc = sbnet_remove(&cfg, docker, err, sizeof(err)) < 0;
@@ -485,29 +439,158 @@ network(int argc, char **argv)
 	return rc;
 }
 
+static int
+cmd_token(void)
+{
+	return with_store(token_issue);
+}
+
+static int
+cmd_secrets_rotate(void)
+{
+	return with_store(secrets_rotate);
+}
+
+static int
+cmd_secrets_check(void)
+{
+	return with_store(secrets_check);
+}
+
+static int
+cmd_network_show(void)
+{
+	return network(true);
+}
+
+static int
+cmd_network_remove(void)
+{
+	return network(false);
+}
+
+static int
+cmd_version(void)
+{
+	printf("sandboxd %s\n", SANDBOXD_VERSION);
+	return 0;
+}
+
+static void usage(FILE *f);
+
+static int
+cmd_help(void)
+{
+	usage(stdout);
+	return 0;
+}
+
+/*
+ * The subcommands.  argv[1] is name; a row with a sub takes argv[2] ==
+ * sub and nothing after it, an exact row nothing after name, any other
+ * row ignores further words.  help is the usage text (a line per '\n'),
+ * NULL for a row the usage does not list.  No match: the usage on
+ * stderr, exit status 2.
+ */
+struct command {
+	const char *name;
+	const char *sub;
+	bool exact;
+	int (*run)(void);
+	const char *help;
+};
+
+static const struct command commands[] = {
+    {.name = "serve", .run = serve, .help = "run the daemon in the foreground"},
+    {.name = "token",
+     .run = cmd_token,
+     .help = "make a new API token (replaces the old one)"},
+    {.name = "secrets",
+     .sub = "rotate",
+     .run = cmd_secrets_rotate,
+     .help = "re-seal every stored secret with a new master key\n"
+             "(the daemon must be stopped)"},
+    {.name = "secrets",
+     .sub = "check",
+     .run = cmd_secrets_check,
+     .help = "open every stored secret; print only counts"},
+    {.name = "network",
+     .sub = "show",
+     .run = cmd_network_show,
+     .help = "print the nftables rules the egress policy installs"},
+    {.name = "network",
+     .sub = "remove",
+     .run = cmd_network_remove,
+     .help = "remove the egress rules and the sandbox network\n"
+             "(when sandboxd made it and no sandbox is on it)"},
+    /* internal: the daemon runs it for pushes and imports */
+    {.name = "git-helper", .exact = true, .run = gitws_helper_main},
+    {.name = "version", .run = cmd_version, .help = "print the version"},
+    {.name = "help", .run = cmd_help},
+    {.name = "--help", .run = cmd_help},
+};
+
+#define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
+/* The column where a command's help starts. */
+#define HELP_COL 27
+
+/*
+ * "usage: sandboxd serve      run ...": a synopsis too long for the
+ * help column gets a line of its own, and each line of the help starts
+ * at the column.
+ */
+static void
+usage(FILE *f)
+{
+	const char *lead = "usage: ";
+
+	for (size_t i = 0; i < NCOMMANDS; i++) {
+		const struct command *c = &commands[i];
+		const char *h, *nl;
+		int n;
+
+		if (c->help == NULL)
+			continue;
+		n = fprintf(f, "%ssandboxd %s%s%s", lead, c->name,
+		            c->sub ? " " : "", c->sub ? c->sub : "");
+		if (n + 2 > HELP_COL)
+			fprintf(f, "\n%*s", HELP_COL, "");
+		else
+			fprintf(f, "%*s", HELP_COL - n, "");
+		for (h = c->help; (nl = strchr(h, '\n')) != NULL; h = nl + 1)
+			fprintf(f, "%.*s\n%*s", (int)(nl - h), h, HELP_COL, "");
+		fprintf(f, "%s\n", h);
+		lead = "       ";
+	}
+	fprintf(f, "Configuration comes from the environment and .env; see "
+	           "README.md.\n");
+}
+
+static const struct command *
+command_find(int argc, char **argv)
+{
+	for (size_t i = 0; argc >= 2 && i < NCOMMANDS; i++) {
+		const struct command *c = &commands[i];
+
+		if (strcmp(argv[1], c->name) != 0)
+			continue;
+		if (c->sub && (argc != 3 || strcmp(argv[2], c->sub) != 0))
+			continue;
+		if (c->exact && argc != 2)
+			continue;
+		return c;
+	}
+	return NULL;
+}
+
 int
 main(int argc, char **argv)
 {
-	if (argc >= 2 && strcmp(argv[1], "token") == 0)
-		return token();
-	if (argc >= 2 && strcmp(argv[1], "serve") == 0)
-		return serve();
-	if (argc >= 2 && strcmp(argv[1], "secrets") == 0)
-		return secrets(argc, argv);
-	if (argc >= 2 && strcmp(argv[1], "network") == 0)
-		return network(argc, argv);
-	/* internal: the daemon runs it for pushes and imports */
-	if (argc == 2 && strcmp(argv[1], "git-helper") == 0)
-		return gitws_helper_main();
-	if (argc >= 2 && strcmp(argv[1], "version") == 0) {
-		printf("sandboxd %s\n", SANDBOXD_VERSION);
-		return 0;
+	const struct command *c = command_find(argc, argv);
+
+	if (c == NULL) {
+		usage(stderr);
+		return 2;
 	}
-	if (argc >= 2 &&
-	    (strcmp(argv[1], "help") == 0 || strcmp(argv[1], "--help") == 0)) {
-		usage(stdout);
-		return 0;
-	}
-	usage(stderr);
-	return 2;
+	return c->run();
 }

@@ -131,7 +131,7 @@ files_put(struct req *r, struct resp *w)
 	}
 	/* A new manifest takes effect at once in a running sandbox. */
 	if (strcmp(t.path, "sandbox.yaml") == 0 &&
-	    strcmp(t.sb.status, "running") == 0)
+	    t.sb.status == SANDBOX_RUNNING)
 		runtime_schedule(r->core, t.sb.id);
 	o = jv_obj();
 	jv_set_str(o, "path", t.path);

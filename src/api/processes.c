@@ -135,10 +135,10 @@ processes_restart(struct req *r, struct resp *w)
 
 	if (load(r, w, &sb) < 0)
 		return;
-	if (strcmp(sb.status, "running") != 0) {
+	if (sb.status != SANDBOX_RUNNING) {
 		api_fail(w, 409, "conflict",
 		         "sandbox is %s; start it to restart a process",
-		         sb.status);
+		         sandbox_state_name(sb.status));
 		return;
 	}
 	workspace_path(r->core->cfg->data_dir, sb.id, ws, sizeof(ws));

@@ -41,7 +41,7 @@ preview_json(const struct core *c, const struct sandbox *sb,
 	 * container whose supervisor is still booting is "starting"; a
 	 * broken manifest is an "error" whatever runs.
 	 */
-	if (strcmp(sb->status, "running") != 0)
+	if (sb->status != SANDBOX_RUNNING)
 		health = "down";
 	else if (sb->manifest_error[0])
 		health = "error";
@@ -73,12 +73,12 @@ api_sandbox_json(struct core *c, const struct sandbox *sb)
 	char ws[4200], task[ULID_LEN + 1];
 	int64_t blocked;
 
-	if (strcmp(sb->status, "running") == 0)
+	if (sb->status == SANDBOX_RUNNING)
 		rt = runtime_status(c, sb->id);
 
 	jv_set_str(o, "id", sb->id);
 	jv_set_str(o, "app_id", sb->app_id);
-	jv_set_str(o, "status", sb->status);
+	jv_set_str(o, "status", sandbox_state_name(sb->status));
 	if (sb->status_reason[0])
 		jv_set_str(o, "status_reason", sb->status_reason);
 	if (sb->error_message[0])
@@ -102,7 +102,7 @@ api_sandbox_json(struct core *c, const struct sandbox *sb)
 	jv_set(o, "manifest", manifest_json(sb));
 	jv_free(rt);
 	jv_set_str(o, "idle_policy", sb->idle_policy);
-	if (strcmp(sb->status, "running") == 0 &&
+	if (sb->status == SANDBOX_RUNNING &&
 	    (blocked = sbnet_blocked(c, sb->container_ip)) >= 0)
 		jv_set_int(o, "egress_blocked", blocked);
 	if (task_active_id(c, sb->id, task))

@@ -93,7 +93,7 @@ tasks_create(struct req *r, struct resp *w)
 	if (t.model[0])
 		jv_set_str(o, "model", t.model);
 	jv_set_str(o, "sandbox_id", sb.id);
-	jv_set_str(o, "status", "running");
+	jv_set_str(o, "status", task_state_name(TASK_RUNNING));
 	jv_set_int(o, "timeout_s", t.timeout_s);
 	store_task_release(&t);
 	api_reply_json(w, 202, o);
@@ -144,7 +144,7 @@ list_one(const struct task *t, void *arg)
 	if (msg)
 		jv_set(o, "agent_message", jv_copy(msg));
 	jv_set_bool(o, "can_revert",
-	            t->checkpoint_id[0] && strcmp(t->status, "running") != 0);
+	            t->checkpoint_id[0] && t->status != TASK_RUNNING);
 	jv_push(x->arr, o);
 	return 0;
 }
@@ -175,18 +175,18 @@ tasks_cancel(struct req *r, struct resp *w)
 {
 	struct sandbox sb;
 	struct err e = {0};
-	char status[16];
+	enum task_state status;
 	struct jv *o;
 
 	if (api_load_sandbox(r, w, &sb) < 0)
 		return;
-	if (task_cancel(r->core, sb.id, r->ids[1], status, &e) < 0) {
+	if (task_cancel(r->core, sb.id, r->ids[1], &status, &e) < 0) {
 		api_reply_err(w, &e);
 		return;
 	}
 	o = jv_obj();
 	jv_set_str(o, "id", r->ids[1]);
-	jv_set_str(o, "status", status);
+	jv_set_str(o, "status", task_state_name(status));
 	api_reply_json(w, 200, o);
 }
 

@@ -63,5 +63,5 @@ cred_sandbox_for_token(struct core *c, const char *token, struct sandbox *sb)
 	vault_hash_hex(token, strlen(token), hash);
 	if (store_sandbox_by_proxy_token(c->store, hash, sb) != 0)
 		return -1;
-	return strcmp(sb->status, "running") == 0 ? 0 : -1;
+	return sb->status == SANDBOX_RUNNING ? 0 : -1;
 }

@@ -177,9 +177,9 @@ container_run(struct core *c, struct sandbox *sb, char *msg)
 }
 
 static void
-mark(struct sandbox *sb, const char *status, const char *reason)
+mark(struct sandbox *sb, enum sandbox_state status, const char *reason)
 {
-	snprintf(sb->status, sizeof(sb->status), "%s", status);
+	sb->status = status;
 	snprintf(sb->status_reason, sizeof(sb->status_reason), "%s", reason);
 }
 
@@ -191,7 +191,7 @@ create_failed(struct core *c, struct sandbox *sb, const char *msg)
 
 	core_container_name(c, sb->id, name, sizeof(name));
 	docker_remove(c->docker, name, ignored);
-	mark(sb, "error", "create_failed");
+	mark(sb, SANDBOX_ERROR, "create_failed");
 	snprintf(sb->error_message, sizeof(sb->error_message), "%s", msg);
 	store_sandbox_update(c->store, sb);
 	log_warn("sandbox %s: create failed: %s", sb->id, msg);
@@ -207,7 +207,7 @@ replace_failed(struct core *c, const struct app *app, struct err *e)
 		return 0;
 	if (rc < 0)
 		return ERR_INTERNAL(e, "database error");
-	if (strcmp(old.status, "error") != 0)
+	if (old.status != SANDBOX_ERROR)
 		return ERR_CONFLICT(e,
 		                    "app already has a sandbox (%s); "
 		                    "delete it first",
@@ -240,7 +240,7 @@ core_sandbox_create(struct core *c, const struct app *app, const int *ports,
 	snprintf(sb->image, sizeof(sb->image), "%s", c->cfg->image);
 	snprintf(sb->idle_policy, sizeof(sb->idle_policy), "sleep");
 	snprintf(sb->preset, sizeof(sb->preset), "%s", app->runtime_preset);
-	mark(sb, "creating", "");
+	mark(sb, SANDBOX_CREATING, "");
 	memcpy(sb->ports, ports, sizeof(int) * (size_t)nports);
 	sb->nports = nports;
 	if (nports == 0) {
@@ -300,7 +300,7 @@ core_sandbox_create(struct core *c, const struct app *app, const int *ports,
 		return docker_err(rc, msg, e);
 	}
 	container_started(c, sb);
-	mark(sb, "running", "");
+	mark(sb, SANDBOX_RUNNING, "");
 	sb->last_active_at = clock_now();
 	rc = store_sandbox_update(c->store, sb);
 	pthread_mutex_unlock(mu);
@@ -347,13 +347,11 @@ core_sandbox_start(struct core *c, const char *id, struct sandbox *sb,
 
 	if (mu == NULL)
 		return -1;
-	if (strcmp(sb->status, "running") != 0 &&
-	    strcmp(sb->status, "stopped") != 0)
-		return unlock_with(mu, ERR_CONFLICT(e,
-		                                    "sandbox is %s; cannot "
-		                                    "start it",
-		                                    sb->status));
-	if (strcmp(sb->status, "stopped") == 0 && sbnet_check_ready(c, e) < 0)
+	if (sb->status != SANDBOX_RUNNING && sb->status != SANDBOX_STOPPED)
+		return unlock_with(
+		    mu, ERR_CONFLICT(e, "sandbox is %s; cannot start it",
+		                     sandbox_state_name(sb->status)));
+	if (sb->status == SANDBOX_STOPPED && sbnet_check_ready(c, e) < 0)
 		return unlock_with(mu, -1);
 	/*
 	 * Even a "running" row gets a real start: the row can be stale for
@@ -363,7 +361,7 @@ core_sandbox_start(struct core *c, const char *id, struct sandbox *sb,
 	rc = container_run(c, sb, msg);
 	if (rc != DOCKER_OK)
 		return unlock_with(mu, docker_err(rc, msg, e));
-	mark(sb, "running", "");
+	mark(sb, SANDBOX_RUNNING, "");
 	sb->has_exit_code = false;
 	sb->oom_killed = false;
 	sb->stopped_at = 0;
@@ -392,20 +390,19 @@ core_sandbox_stop_why(struct core *c, const char *id, const char *why,
 
 	if (mu == NULL)
 		return -1;
-	if (strcmp(sb->status, "stopped") == 0)
+	if (sb->status == SANDBOX_STOPPED)
 		return unlock_with(mu, 0);
-	if (strcmp(sb->status, "running") != 0)
-		return unlock_with(mu, ERR_CONFLICT(e,
-		                                    "sandbox is %s; cannot "
-		                                    "stop it",
-		                                    sb->status));
+	if (sb->status != SANDBOX_RUNNING)
+		return unlock_with(
+		    mu, ERR_CONFLICT(e, "sandbox is %s; cannot stop it",
+		                     sandbox_state_name(sb->status)));
 	core_container_name(c, id, name, sizeof(name));
 	rc = docker_stop(c->docker, name, DOCKER_STOP_GRACE_S, msg);
 	if (rc != DOCKER_OK && rc != DOCKER_NOT_FOUND)
 		return unlock_with(mu, docker_err(rc, msg, e));
 	/* The die event may have marked it already; ours is the reason. */
 	store_sandbox_get(c->store, id, sb);
-	mark(sb, "stopped", why);
+	mark(sb, SANDBOX_STOPPED, why);
 	sb->container_ip[0] = '\0';
 	sb->stopped_at = clock_now();
 	rc = store_sandbox_update(c->store, sb);

@@ -238,17 +238,17 @@ preview_resolve(struct core *c, const char *id, int port,
 		return;
 	}
 	activity_touch(c->act, id);
-	if (strcmp(sb.status, "error") == 0) {
+	if (sb.status == SANDBOX_ERROR) {
 		t->state = PREVIEW_FAILED;
 		snprintf(t->message, sizeof(t->message), "%s",
 		         sb.error_message);
-	} else if (strcmp(sb.status, "running") == 0 && sb.container_ip[0] &&
+	} else if (sb.status == SANDBOX_RUNNING && sb.container_ip[0] &&
 	           inet_pton(AF_INET, sb.container_ip, &t->addr.sin_addr) ==
 	               1) {
 		t->state = PREVIEW_UP;
 		t->addr.sin_family = AF_INET;
 		t->addr.sin_port = htons((uint16_t)port);
-	} else if (strcmp(sb.status, "stopped") == 0) {
+	} else if (sb.status == SANDBOX_STOPPED) {
 		resolve_asleep(c, t);
 	} else {
 		t->state = PREVIEW_STARTING; /* creating, or no address yet */
@@ -268,7 +268,7 @@ preview_connect_failed(struct core *c, struct preview_target *t)
 	 * update is when its container started, near enough.
 	 */
 	if (since < 0 && store_sandbox_get(c->store, t->id, &sb) == 0 &&
-	    strcmp(sb.status, "running") == 0)
+	    sb.status == SANDBOX_RUNNING)
 		since = (clock_now() - sb.updated_at) * 1000;
 	if (since >= 0 && since < c->cfg->wake_ready_s * 1000) {
 		t->state = PREVIEW_STARTING;

@@ -43,7 +43,7 @@ idle_one(const struct sandbox *sb, void *arg)
 	struct err e = {0};
 	int64_t idle;
 
-	if (strcmp(sb->status, "running") != 0 ||
+	if (sb->status != SANDBOX_RUNNING ||
 	    strcmp(sb->idle_policy, "sleep") != 0 ||
 	    task_running_on(s->c, sb->id))
 		return 0;
@@ -94,7 +94,7 @@ pressure_one(const struct sandbox *sb, void *arg)
 	int64_t at = last_active(v->c, sb);
 	int r, best;
 
-	if (strcmp(sb->status, "running") != 0)
+	if (sb->status != SANDBOX_RUNNING)
 		return 0;
 	r = rank(v->c, sb);
 	best = v->found ? v->best_rank : 0;

@@ -417,7 +417,7 @@ runtime_app_config_changed(struct core *c, const char *app_id)
 	struct sandbox sb;
 
 	if (store_sandbox_by_app(c->store, app_id, &sb) == 0 &&
-	    strcmp(sb.status, "running") == 0)
+	    sb.status == SANDBOX_RUNNING)
 		runtime_send_env(c, sb.id);
 }
 

@@ -41,8 +41,8 @@ check_container(const char *id, const struct jv *labels, void *arg)
 	int rc =
 	    sid ? store_sandbox_get(scan->c->store, sid, &sb) : STORE_NOT_FOUND;
 
-	if (rc == 0 && strcmp(sb.status, "creating") != 0 &&
-	    strcmp(sb.status, "error") != 0)
+	if (rc == 0 && sb.status != SANDBOX_CREATING &&
+	    sb.status != SANDBOX_ERROR)
 		return;
 	if (rc < 0)
 		return; /* database trouble: never delete on a guess */
@@ -50,7 +50,8 @@ check_container(const char *id, const struct jv *labels, void *arg)
 		scan->removed++;
 		log_info("reconcile: removed container %.12s (sandbox %s: %s)",
 		         id, sid ? sid : "?",
-		         rc == 0 ? sb.status : "no such sandbox");
+		         rc == 0 ? sandbox_state_name(sb.status)
+		                 : "no such sandbox");
 	}
 }
 
@@ -64,7 +65,7 @@ reconcile_running(struct core *c, struct sandbox *sb)
 	core_container_name(c, sb->id, name, sizeof(name));
 	rc = docker_inspect(c->docker, name, &st, msg);
 	if (rc == DOCKER_NOT_FOUND) {
-		snprintf(sb->status, sizeof(sb->status), "stopped");
+		sb->status = SANDBOX_STOPPED;
 		snprintf(sb->status_reason, sizeof(sb->status_reason),
 		         "container_missing");
 		store_sandbox_update(c->store, sb);
@@ -106,8 +107,8 @@ reconcile_row(const struct sandbox *row, void *arg)
 	core_sandbox_lock(c, row->id);
 	if (store_sandbox_get(c->store, row->id, &sb) != 0)
 		goto out;
-	if (strcmp(sb.status, "creating") == 0) {
-		snprintf(sb.status, sizeof(sb.status), "error");
+	if (sb.status == SANDBOX_CREATING) {
+		sb.status = SANDBOX_ERROR;
 		snprintf(sb.status_reason, sizeof(sb.status_reason),
 		         "interrupted");
 		snprintf(sb.error_message, sizeof(sb.error_message),
@@ -117,9 +118,9 @@ reconcile_row(const struct sandbox *row, void *arg)
 		log_warn("reconcile: sandbox %s was interrupted while "
 		         "creating",
 		         sb.id);
-	} else if (strcmp(sb.status, "running") == 0) {
+	} else if (sb.status == SANDBOX_RUNNING) {
 		reconcile_running(c, &sb);
-	} else if (strcmp(sb.status, "stopped") == 0) {
+	} else if (sb.status == SANDBOX_STOPPED) {
 		reconcile_stopped(c, &sb);
 	}
 out:

@@ -23,7 +23,7 @@
 #define CONFIG_FROM                                                            \
 	" FROM app_config c LEFT JOIN secret s ON s.id = c.secret_id "
 
-static void
+static int
 config_from_row(sqlite3_stmt *st, void *out)
 {
 	struct app_config *c = out;
@@ -40,6 +40,7 @@ config_from_row(sqlite3_stmt *st, void *out)
 	c->created_at = sqlite3_column_int64(st, 5);
 	c->updated_at = sqlite3_column_int64(st, 6);
 	c->value_set = sqlite3_column_int(st, 7) != 0;
+	return 0;
 }
 
 void

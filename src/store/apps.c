@@ -16,7 +16,7 @@
 	"(SELECT id FROM sandbox WHERE app_id = a.id), "                       \
 	"a.git_repo_url, a.git_branch, a.git_credential_id, a.last_import_at"
 
-static void
+static int
 app_from_row(sqlite3_stmt *st, void *out)
 {
 	struct app *a = out;
@@ -36,6 +36,7 @@ app_from_row(sqlite3_stmt *st, void *out)
 	store_col_text(st, 11, a->git_credential_id,
 	               sizeof(a->git_credential_id));
 	a->last_import_at = sqlite3_column_int64(st, 12);
+	return 0;
 }
 
 int

@@ -13,7 +13,7 @@
 
 #define CRED_COLS "id, owner, name, host, username, created_at"
 
-static void
+static int
 cred_from_row(sqlite3_stmt *st, void *out)
 {
 	struct git_credential *c = out;
@@ -24,6 +24,7 @@ cred_from_row(sqlite3_stmt *st, void *out)
 	store_col_text(st, 3, c->host, sizeof(c->host));
 	store_col_text(st, 4, c->username, sizeof(c->username));
 	c->created_at = sqlite3_column_int64(st, 5);
+	return 0;
 }
 
 int

@@ -46,25 +46,31 @@ struct store_text {
 	char *buf;
 	size_t len;
 };
-void store_fill_text(sqlite3_stmt *st, void *out);
+int store_fill_text(sqlite3_stmt *st, void *out);
 /* One text value by key (sql selects it with one '?'); takes the lock. */
 int store_text_get(struct store *s, const char *sql, const char *key, char *val,
                    size_t len);
 /*
+ * A row reader: fills out from the statement's current row, 0; or -1
+ * (logged) for a row it cannot represent, owning nothing then.
+ */
+typedef int store_fill_fn(sqlite3_stmt *st, void *out);
+
+/*
  * Steps and finalizes a statement expected to return at most one row;
  * on a row calls fill(st, out).  0, STORE_NOT_FOUND, or -1 when st is
- * NULL.  The caller holds the lock.
+ * NULL or fill refused the row.  The caller holds the lock.
  */
-int store_one(sqlite3_stmt *st, void (*fill)(sqlite3_stmt *, void *),
-              void *out);
+int store_one(sqlite3_stmt *st, store_fill_fn *fill, void *out);
 
 /*
  * Steps and finalizes st, filling one element of `size` bytes per row
- * into a new array (*rows, *n; free it).  Callers collect under the lock
- * and run their callbacks after it, so a callback may use the store.
- * 0, or -1 (st NULL, out of memory).
+ * into a new array (*rows, *n; free it and what its n elements own).
+ * Callers collect under the lock and run their callbacks after it, so a
+ * callback may use the store.  0, or -1 (st NULL, out of memory, a row
+ * fill refused: the rows before it are in *rows).
  */
-int store_collect(sqlite3_stmt *st, size_t size,
-                  void (*fill)(sqlite3_stmt *, void *), void **rows, size_t *n);
+int store_collect(sqlite3_stmt *st, size_t size, store_fill_fn *fill,
+                  void **rows, size_t *n);
 
 #endif

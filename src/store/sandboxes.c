@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "lib/clock.h"
+#include "lib/log.h"
 #include "store/internal.h"
 #include "store/store.h"
 
@@ -47,17 +48,24 @@ ports_format(const struct sandbox *sb, char *out, size_t len)
 		                        i ? "," : "", sb->ports[i]);
 }
 
-static void
+static int
 sandbox_from_row(sqlite3_stmt *st, void *out)
 {
 	struct sandbox *sb = out;
-	char ports[128];
+	char ports[128], state[16];
+	int status;
 
 	memset(sb, 0, sizeof(*sb));
 	store_col_text(st, 0, sb->id, sizeof(sb->id));
 	store_col_text(st, 1, sb->app_id, sizeof(sb->app_id));
 	store_col_text(st, 2, sb->owner, sizeof(sb->owner));
-	store_col_text(st, 3, sb->status, sizeof(sb->status));
+	store_col_text(st, 3, state, sizeof(state));
+	if ((status = sandbox_state_parse(state)) < 0) {
+		log_error("store: sandbox %s has an unknown status \"%s\"",
+		          sb->id, state);
+		return -1;
+	}
+	sb->status = (enum sandbox_state)status;
 	store_col_text(st, 4, sb->status_reason, sizeof(sb->status_reason));
 	store_col_text(st, 5, sb->error_message, sizeof(sb->error_message));
 	store_col_text(st, 6, sb->container_id, sizeof(sb->container_id));
@@ -77,6 +85,7 @@ sandbox_from_row(sqlite3_stmt *st, void *out)
 	               sizeof(sb->manifest_source));
 	store_col_text(st, 18, sb->manifest_error, sizeof(sb->manifest_error));
 	store_col_text(st, 19, sb->container_ip, sizeof(sb->container_ip));
+	return 0;
 }
 
 int
@@ -87,15 +96,16 @@ store_sandbox_insert(struct store *s, const struct sandbox *sb)
 
 	ports_format(sb, ports, sizeof(ports));
 	LOCK(s);
-	rc = store_run(
-	    s, store_prep(s,
-	                  "INSERT INTO sandbox (id, app_id, status, "
-	                  "image, ports, idle_policy, preset, "
-	                  "created_at, updated_at, last_active_at) "
-	                  "VALUES (?,?,?,?,?,?,?,?,?,?)",
-	                  "sssssssiii", sb->id, sb->app_id, sb->status,
-	                  sb->image, ports, sb->idle_policy, sb->preset,
-	                  sb->created_at, sb->updated_at, sb->last_active_at));
+	rc = store_run(s, store_prep(s,
+	                             "INSERT INTO sandbox (id, app_id, status, "
+	                             "image, ports, idle_policy, preset, "
+	                             "created_at, updated_at, last_active_at) "
+	                             "VALUES (?,?,?,?,?,?,?,?,?,?)",
+	                             "sssssssiii", sb->id, sb->app_id,
+	                             sandbox_state_name(sb->status), sb->image,
+	                             ports, sb->idle_policy, sb->preset,
+	                             sb->created_at, sb->updated_at,
+	                             sb->last_active_at));
 	UNLOCK(s);
 	return rc;
 }
@@ -142,8 +152,9 @@ store_sandbox_update(struct store *s, struct sandbox *sb)
 	                "exit_code = ?, oom_killed = ?, ports = ?, "
 	                "idle_policy = ?, updated_at = ?, last_active_at = ?, "
 	                "stopped_at = ?, container_ip = ? WHERE id = ?",
-	                "sssss", sb->status, sb->status_reason,
-	                sb->error_message, sb->container_id, sb->image);
+	                "sssss", sandbox_state_name(sb->status),
+	                sb->status_reason, sb->error_message, sb->container_id,
+	                sb->image);
 	if (st) {
 		if (sb->has_exit_code)
 			sqlite3_bind_int(st, 6, sb->exit_code);
@@ -208,13 +219,15 @@ store_sandbox_mark_exited(struct store *s, const char *id, int exit_code,
 	LOCK(s);
 	rc = store_run(
 	    s, store_prep(s,
-	                  "UPDATE sandbox SET status = 'stopped', "
+	                  "UPDATE sandbox SET status = ?, "
 	                  "status_reason = ?, exit_code = ?, "
 	                  "oom_killed = oom_killed OR ?, container_ip = '', "
 	                  "stopped_at = ?, updated_at = ? "
-	                  "WHERE id = ? AND status = 'running'",
-	                  "snniis", oom_killed ? "oom_killed" : "exited",
-	                  exit_code, (int)oom_killed, now, now, id));
+	                  "WHERE id = ? AND status = ?",
+	                  "ssnniiss", sandbox_state_name(SANDBOX_STOPPED),
+	                  oom_killed ? "oom_killed" : "exited", exit_code,
+	                  (int)oom_killed, now, now, id,
+	                  sandbox_state_name(SANDBOX_RUNNING)));
 	UNLOCK(s);
 	return rc;
 }

@@ -73,13 +73,14 @@ box_from(sqlite3_stmt *st, int col, struct vault_box *b)
 	b->ct_len = (size_t)clen;
 }
 
-static void
+static int
 fill_box(sqlite3_stmt *st, void *out)
 {
 	box_from(st, 0, out);
+	return 0;
 }
 
-static void
+static int
 fill_row(sqlite3_stmt *st, void *out)
 {
 	struct secret_row *r = out;
@@ -89,6 +90,7 @@ fill_row(sqlite3_stmt *st, void *out)
 	store_col_text(st, 2, r->owner, sizeof(r->owner));
 	store_col_text(st, 3, r->name, sizeof(r->name));
 	box_from(st, 4, &r->box);
+	return 0;
 }
 
 /* Binds a box to parameters key_id, nonce and ciphertext from i on. */
@@ -257,13 +259,14 @@ store_secret_delete(struct store *s, const char *kind, const char *owner,
 	return rc;
 }
 
-static void
+static int
 fill_usage(sqlite3_stmt *st, void *out)
 {
 	struct vault_usage *u = out;
 
 	store_col_text(st, 0, u->key_id, sizeof(u->key_id));
 	u->n = sqlite3_column_int64(st, 1);
+	return 0;
 }
 
 int

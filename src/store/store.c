@@ -189,26 +189,25 @@ store_run(struct store *s, sqlite3_stmt *st)
 }
 
 int
-store_one(sqlite3_stmt *st, void (*fill)(sqlite3_stmt *, void *), void *out)
+store_one(sqlite3_stmt *st, store_fill_fn *fill, void *out)
 {
 	int rc = STORE_NOT_FOUND;
 
 	if (st == NULL)
 		return -1;
-	if (sqlite3_step(st) == SQLITE_ROW) {
-		fill(st, out);
-		rc = 0;
-	}
+	if (sqlite3_step(st) == SQLITE_ROW)
+		rc = fill(st, out) == 0 ? 0 : -1;
 	sqlite3_finalize(st);
 	return rc;
 }
 
-void
+int
 store_fill_text(sqlite3_stmt *st, void *out)
 {
 	struct store_text *t = out;
 
 	store_col_text(st, 0, t->buf, t->len);
+	return 0;
 }
 
 void
@@ -253,8 +252,8 @@ store_meta_set(struct store *s, const char *key, const char *val)
 }
 
 int
-store_collect(sqlite3_stmt *st, size_t size,
-              void (*fill)(sqlite3_stmt *, void *), void **rows, size_t *n)
+store_collect(sqlite3_stmt *st, size_t size, store_fill_fn *fill, void **rows,
+              size_t *n)
 {
 	char *arr = NULL;
 	size_t cap = 0;
@@ -272,7 +271,10 @@ store_collect(sqlite3_stmt *st, size_t size,
 			}
 			arr = p;
 		}
-		fill(st, arr + *n * size);
+		if (fill(st, arr + *n * size) < 0) {
+			rc = -1;
+			break;
+		}
 		++*n;
 	}
 	sqlite3_finalize(st);

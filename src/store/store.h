@@ -3,7 +3,8 @@
  * only module that includes sqlite3.h.  One connection in WAL mode behind
  * a mutex: every function is one short transaction and may be called from
  * any thread.  Functions return 0, STORE_NOT_FOUND, STORE_CONFLICT or -1
- * (a database error, already logged).
+ * (a database error, already logged; a row whose state this daemon does
+ * not know is one).
  */
 #ifndef STORE_STORE_H
 #define STORE_STORE_H
@@ -50,11 +51,28 @@ struct app {
 	int64_t updated_at;
 };
 
+/*
+ * A sandbox's state (docs/design.md, "Sandbox lifecycle"): creating ->
+ * running <-> stopped, creating -> error.  The database and the API
+ * spell it as sandbox_state_name() does, the one table of the names.
+ */
+enum sandbox_state {
+	SANDBOX_CREATING,
+	SANDBOX_RUNNING,
+	SANDBOX_STOPPED,
+	SANDBOX_ERROR,
+};
+
+/* "creating" …; NULL for a value that is no state. */
+const char *sandbox_state_name(enum sandbox_state st);
+/* The state named s (an enum sandbox_state), or -1 for any other string. */
+int sandbox_state_parse(const char *s);
+
 struct sandbox {
 	char id[ULID_LEN + 1];
 	char app_id[ULID_LEN + 1];
-	char owner[64];         /* the app's owner; read only */
-	char status[16];        /* creating running stopped error */
+	char owner[64]; /* the app's owner; read only */
+	enum sandbox_state status;
 	char status_reason[32]; /* "" or stopped exited oom_killed … */
 	char error_message[384];
 	char container_id[72];
@@ -131,6 +149,25 @@ int store_sandbox_by_proxy_token(struct store *s, const char *hash,
                                  struct sandbox *out);
 
 /*
+ * A task's state.  A task row is running until it ends as succeeded,
+ * failed or cancelled.  TASK_CANCELLING is never stored: it is what a
+ * cancel answers while the running task is being stopped.  Named by
+ * task_state_name(), the one table of the names.
+ */
+enum task_state {
+	TASK_RUNNING,
+	TASK_SUCCEEDED,
+	TASK_FAILED,
+	TASK_CANCELLED,
+	TASK_CANCELLING,
+};
+
+/* "running" …; NULL for a value that is no state. */
+const char *task_state_name(enum task_state st);
+/* The state named s (an enum task_state), or -1 for any other string. */
+int task_state_parse(const char *s);
+
+/*
  * A task row.  prompt and result (the TaskResult JSON, NULL while
  * running) are heap strings: release with store_task_release().
  * Times are unix milliseconds.
@@ -141,7 +178,7 @@ struct task {
 	char agent[16];
 	char model[TASK_MAX_MODEL_BYTES + 1];
 	int64_t timeout_s;
-	char status[16]; /* running succeeded failed cancelled */
+	enum task_state status; /* never TASK_CANCELLING */
 	char failure_reason[32];
 	char checkpoint_id[72];
 	char *prompt;
@@ -165,8 +202,11 @@ int store_task_list(struct store *s, const char *sandbox_id, int max,
 /* Every running task, oldest first. */
 int store_task_list_running(struct store *s,
                             int (*fn)(const struct task *, void *), void *arg);
-/* running -> a final status; STORE_NOT_FOUND unless it was running. */
-int store_task_finish(struct store *s, const char *id, const char *status,
+/*
+ * running -> status (succeeded, failed or cancelled); STORE_NOT_FOUND
+ * unless it was running.
+ */
+int store_task_finish(struct store *s, const char *id, enum task_state status,
                       const char *failure_reason, const char *checkpoint_id,
                       const char *result, int64_t finished_at);
 int store_task_delete_sandbox(struct store *s, const char *sandbox_id);

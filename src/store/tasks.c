@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/log.h"
 #include "store/internal.h"
 #include "store/store.h"
 
@@ -22,10 +23,13 @@ col_dup(sqlite3_stmt *st, int col)
 	return t ? strdup((const char *)t) : NULL;
 }
 
-static void
+/* A row is never cancelling: that state is only ever an answer. */
+static int
 task_from_row(sqlite3_stmt *st, void *out)
 {
 	struct task *t = out;
+	char state[16];
+	int status;
 
 	memset(t, 0, sizeof(*t));
 	store_col_text(st, 0, t->id, sizeof(t->id));
@@ -33,13 +37,21 @@ task_from_row(sqlite3_stmt *st, void *out)
 	store_col_text(st, 2, t->agent, sizeof(t->agent));
 	store_col_text(st, 3, t->model, sizeof(t->model));
 	t->timeout_s = sqlite3_column_int64(st, 4);
-	store_col_text(st, 5, t->status, sizeof(t->status));
+	store_col_text(st, 5, state, sizeof(state));
+	status = task_state_parse(state);
+	if (status < 0 || status == TASK_CANCELLING) {
+		log_error("store: task %s has an unknown status \"%s\"", t->id,
+		          state);
+		return -1;
+	}
+	t->status = (enum task_state)status;
 	store_col_text(st, 6, t->failure_reason, sizeof(t->failure_reason));
 	store_col_text(st, 7, t->checkpoint_id, sizeof(t->checkpoint_id));
 	t->prompt = col_dup(st, 8);
 	t->result = col_dup(st, 9);
 	t->created_at = sqlite3_column_int64(st, 10);
 	t->finished_at = sqlite3_column_int64(st, 11);
+	return 0;
 }
 
 void
@@ -56,14 +68,14 @@ store_task_insert(struct store *s, const struct task *t)
 	int rc;
 
 	LOCK(s);
-	rc =
-	    store_run(s, store_prep(s,
-	                            "INSERT INTO task (id, sandbox_id, agent, "
-	                            "model, timeout_s, status, prompt, "
-	                            "created_at) VALUES (?,?,?,?,?,?,?,?)",
-	                            "ssssissi", t->id, t->sandbox_id, t->agent,
-	                            t->model, t->timeout_s, t->status,
-	                            t->prompt ? t->prompt : "", t->created_at));
+	rc = store_run(
+	    s, store_prep(s,
+	                  "INSERT INTO task (id, sandbox_id, agent, "
+	                  "model, timeout_s, status, prompt, "
+	                  "created_at) VALUES (?,?,?,?,?,?,?,?)",
+	                  "ssssissi", t->id, t->sandbox_id, t->agent, t->model,
+	                  t->timeout_s, task_state_name(t->status),
+	                  t->prompt ? t->prompt : "", t->created_at));
 	UNLOCK(s);
 	return rc;
 }
@@ -126,26 +138,34 @@ store_task_list_running(struct store *s, int (*fn)(const struct task *, void *),
 	return task_each(s,
 	                 store_prep(s,
 	                            "SELECT " TASK_COLS " FROM task WHERE "
-	                            "status = 'running' ORDER BY id",
-	                            ""),
+	                            "status = ? ORDER BY id",
+	                            "s", task_state_name(TASK_RUNNING)),
 	                 fn, arg);
 }
 
 int
-store_task_finish(struct store *s, const char *id, const char *status,
+store_task_finish(struct store *s, const char *id, enum task_state status,
                   const char *failure_reason, const char *checkpoint_id,
                   const char *result, int64_t finished_at)
 {
 	int rc;
 
+	if (status != TASK_SUCCEEDED && status != TASK_FAILED &&
+	    status != TASK_CANCELLED) {
+		log_error("store: task %s cannot end as %s", id,
+		          task_state_name(status) ?: "?");
+		return -1;
+	}
 	LOCK(s);
 	rc = store_run(s, store_prep(s,
 	                             "UPDATE task SET status = ?, "
 	                             "failure_reason = ?, checkpoint_id = ?, "
 	                             "result = ?, finished_at = ? WHERE id = ? "
-	                             "AND status = 'running'",
-	                             "ssssis", status, failure_reason,
-	                             checkpoint_id, result, finished_at, id));
+	                             "AND status = ?",
+	                             "ssssiss", task_state_name(status),
+	                             failure_reason, checkpoint_id, result,
+	                             finished_at, id,
+	                             task_state_name(TASK_RUNNING)));
 	if (rc == 0 && sqlite3_changes(s->db) == 0)
 		rc = STORE_NOT_FOUND;
 	UNLOCK(s);

@@ -138,6 +138,21 @@ step(struct tasks *ts, struct live *lv)
 
 /* ---- finishing ------------------------------------------------------- */
 
+/*
+ * How the result says the task ended.  It is ours, but one read back
+ * from the log after a restart is bytes on disk: one that names no
+ * final state (a damaged log) ends the task failed.
+ */
+static enum task_state
+result_state(const struct jv *r)
+{
+	int st = task_state_parse(jv_str(jv_get(r, "status")));
+
+	return st == TASK_SUCCEEDED || st == TASK_CANCELLED
+	           ? (enum task_state)st
+	           : TASK_FAILED;
+}
+
 /* Writes done and the row.  0 when finished, -1 to try again later. */
 static int
 finish(struct tasks *ts, struct core *c, struct live *lv)
@@ -175,8 +190,7 @@ finish(struct tasks *ts, struct core *c, struct live *lv)
 	}
 	buf_init(&text, 0);
 	jv_dump(r, &text);
-	rc = store_task_finish(c->store, lv->row.id,
-	                       jv_str(jv_get(r, "status")) ?: "failed",
+	rc = store_task_finish(c->store, lv->row.id, result_state(r),
 	                       jv_str(jv_get(r, "failure_reason")) ?: "",
 	                       jv_str(jv_get(r, "checkpoint_id")) ?: "",
 	                       text.data ? text.data : "{}", clock_now_ms());
@@ -246,7 +260,7 @@ live_tick(struct core *c, struct live *lv)
 	if (lv->d.ended)
 		return;
 	rc = store_sandbox_get(c->store, lv->row.sandbox_id, &sb);
-	if (rc == 0 && strcmp(sb.status, "running") != 0) {
+	if (rc == 0 && sb.status != SANDBOX_RUNNING) {
 		bool oom = sb.oom_killed ||
 		           strcmp(sb.status_reason, "oom_killed") == 0;
 		if (oom)
@@ -256,8 +270,9 @@ live_tick(struct core *c, struct live *lv)
 		else
 			set_fail(c->tasks, lv, "sandbox_stopped",
 			         "the sandbox stopped (%s) while the task ran",
-			         sb.status_reason[0] ? sb.status_reason
-			                             : sb.status);
+			         sb.status_reason[0]
+			             ? sb.status_reason
+			             : sandbox_state_name(sb.status));
 	} else if (clock_mono_ms() > lv->deadline_mono) {
 		char line[96];
 		struct jv *ans = NULL;
@@ -577,7 +592,7 @@ recover_one(const struct task *t, void *arg)
 	live_add(c, lv);
 	if (!started && !done &&
 	    store_sandbox_get(c->store, t->sandbox_id, &sb) == 0 &&
-	    strcmp(sb.status, "running") == 0) {
+	    sb.status == SANDBOX_RUNNING) {
 		if (starter_spawn(c, t, false) < 0)
 			follow_fail(c, t->id, "internal",
 			            "cannot start a thread for the task");

@@ -28,7 +28,7 @@ result_set_time(struct jv *o, const char *key, int64_t ms)
 }
 
 static void
-outcome(struct result_outcome *o, const char *status, const char *reason)
+outcome(struct result_outcome *o, enum task_state status, const char *reason)
 {
 	o->status = status;
 	o->reason = reason;
@@ -38,31 +38,31 @@ void
 result_classify(const struct task *row, const struct derive *d,
                 const struct task_end *end, struct result_outcome *o)
 {
-	outcome(o, "succeeded", NULL);
+	outcome(o, TASK_SUCCEEDED, NULL);
 	o->msg[0] = '\0';
 	if (end->reason[0]) {
 		outcome(o,
-		        strcmp(end->reason, "cancelled") == 0 ? "cancelled"
-		                                              : "failed",
+		        strcmp(end->reason, "cancelled") == 0 ? TASK_CANCELLED
+		                                              : TASK_FAILED,
 		        end->reason);
 		snprintf(o->msg, sizeof(o->msg), "%s", end->msg);
 	} else if (d->interrupted || !d->agent_done) {
-		outcome(o, "failed", "sandbox_stopped");
+		outcome(o, TASK_FAILED, "sandbox_stopped");
 		snprintf(o->msg, sizeof(o->msg),
 		         "the task was interrupted: the sandbox stopped or "
 		         "restarted while it ran");
 	} else if (strcmp(d->how, "timeout") == 0) {
-		outcome(o, "failed", "agent_timeout");
+		outcome(o, TASK_FAILED, "agent_timeout");
 		snprintf(o->msg, sizeof(o->msg),
 		         "the agent did not finish within the task's timeout "
 		         "(%llds)",
 		         (long long)row->timeout_s);
 	} else if (strcmp(d->how, "cancelled") == 0) {
-		outcome(o, "cancelled", "cancelled");
+		outcome(o, TASK_CANCELLED, "cancelled");
 		snprintf(o->msg, sizeof(o->msg), "the task was cancelled");
 	} else if (strcmp(d->how, "oom") == 0 ||
 	           (end->sb_oom && d->agent_code == 137)) {
-		outcome(o, "failed", "oom_killed");
+		outcome(o, TASK_FAILED, "oom_killed");
 		snprintf(o->msg, sizeof(o->msg),
 		         "the agent was killed because the sandbox ran out of "
 		         "memory (exit code %d)",
@@ -70,18 +70,18 @@ result_classify(const struct task *row, const struct derive *d,
 	} else if (strcmp(d->how, "spawn_failed") == 0) {
 		char why[256];
 		derive_last_line(d, "agent.log", why, sizeof(why));
-		outcome(o, "failed", "agent_error");
+		outcome(o, TASK_FAILED, "agent_error");
 		snprintf(o->msg, sizeof(o->msg),
 		         "could not start the agent%s%s", why[0] ? ": " : "",
 		         why);
 	} else if (d->oc.error) {
-		outcome(o, "failed", "agent_error");
+		outcome(o, TASK_FAILED, "agent_error");
 		/* The provider's own words beat the CLI's summary of them. */
 		snprintf(o->msg, sizeof(o->msg), "%s",
 		         end->provider[0] ? end->provider : d->oc.error);
 	}
-	if (end->cancelled && strcmp(o->status, "succeeded") == 0) {
-		outcome(o, "cancelled", "cancelled");
+	if (end->cancelled && o->status == TASK_SUCCEEDED) {
+		outcome(o, TASK_CANCELLED, "cancelled");
 		snprintf(o->msg, sizeof(o->msg), "the task was cancelled");
 	}
 }
@@ -108,7 +108,7 @@ result_json(const struct task *row, const struct derive *d,
             const struct result_outcome *o, int64_t finished_ms)
 {
 	struct jv *r = jv_obj();
-	bool cancelled = strcmp(o->status, "cancelled") == 0;
+	bool cancelled = o->status == TASK_CANCELLED;
 	bool web = d->health_seen && strcmp(d->health, "none") != 0;
 	bool ready = d->health_seen && strcmp(d->health, "ready") == 0;
 	int64_t start = d->started_ms ? d->started_ms : row->created_at;
@@ -119,7 +119,7 @@ result_json(const struct task *row, const struct derive *d,
 	if (row->model[0])
 		jv_set_str(r, "model", row->model);
 	jv_set_str(r, "prompt", row->prompt);
-	jv_set_str(r, "status", o->status);
+	jv_set_str(r, "status", task_state_name(o->status));
 	jv_set_str(r, "failure_reason", o->reason);
 	if (o->msg[0])
 		jv_set_str(r, "error_message", o->msg);

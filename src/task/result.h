@@ -27,9 +27,9 @@ struct task_end {
 };
 
 struct result_outcome {
-	const char *status; /* succeeded, failed, cancelled */
-	const char *reason; /* failure_reason, NULL when succeeded */
-	char msg[1024];     /* error_message, "" none */
+	enum task_state status; /* succeeded, failed, cancelled */
+	const char *reason;     /* failure_reason, NULL when succeeded */
+	char msg[1024];         /* error_message, "" none */
 };
 
 /* Decides status, reason and message; row gives the timeout. */

@@ -119,7 +119,7 @@ task_submit(struct core *c, const char *sandbox_id,
 		return ERR_NOTFOUND(e, "no such sandbox");
 	if (rc < 0)
 		return ERR_INTERNAL(e, "database error");
-	if (strcmp(sb.status, "stopped") == 0) {
+	if (sb.status == SANDBOX_STOPPED) {
 		int avail = meminfo_available_pct();
 		if (avail >= 0 && avail < c->cfg->mem_refuse_pct)
 			return err_set(e, 503, "no_headroom",
@@ -129,9 +129,10 @@ task_submit(struct core *c, const char *sandbox_id,
 		if (core_sandbox_start(c, sandbox_id, &sb, e) < 0)
 			return -1;
 		activity_started(c->act, sandbox_id);
-	} else if (strcmp(sb.status, "running") != 0) {
+	} else if (sb.status != SANDBOX_RUNNING) {
 		return err_set(e, 409, "sandbox_not_running",
-		               "sandbox is %s; cannot run a task", sb.status);
+		               "sandbox is %s; cannot run a task",
+		               sandbox_state_name(sb.status));
 	}
 	/* Continuing means the same agent's last session in this sandbox. */
 	prior = store_task_list(c->store, sandbox_id, TASK_HISTORY_MAX,
@@ -139,7 +140,7 @@ task_submit(struct core *c, const char *sandbox_id,
 	cont = r->cont < 0 ? prior : r->cont > 0;
 	ulid_new(out->id);
 	snprintf(out->sandbox_id, sizeof(out->sandbox_id), "%s", sandbox_id);
-	snprintf(out->status, sizeof(out->status), "running");
+	out->status = TASK_RUNNING;
 	out->created_at = clock_now_ms();
 	out->prompt = strdup(r->prompt);
 	if (out->prompt == NULL)
@@ -151,8 +152,8 @@ task_submit(struct core *c, const char *sandbox_id,
 		               "a task is already running in this sandbox");
 	}
 	if (rc < 0 || follow_add(c, out) < 0) {
-		store_task_finish(c->store, out->id, "failed", "internal", "",
-		                  NULL, clock_now_ms());
+		store_task_finish(c->store, out->id, TASK_FAILED, "internal",
+		                  "", NULL, clock_now_ms());
 		store_task_release(out);
 		return ERR_INTERNAL(e, "cannot record the task");
 	}
@@ -170,7 +171,7 @@ task_submit(struct core *c, const char *sandbox_id,
 
 int
 task_cancel(struct core *c, const char *sandbox_id, const char *id,
-            char status[16], struct err *e)
+            enum task_state *status, struct err *e)
 {
 	char ws[4200], line[96];
 	struct jv *ans = NULL;
@@ -182,11 +183,11 @@ task_cancel(struct core *c, const char *sandbox_id, const char *id,
 		return ERR_NOTFOUND(e, "no such task");
 	if (rc < 0)
 		return ERR_INTERNAL(e, "database error");
-	snprintf(status, 16, "%s", t.status);
+	*status = t.status;
 	store_task_release(&t);
-	if (strcmp(status, "running") != 0)
+	if (*status != TASK_RUNNING)
 		return 0; /* already over: nothing to cancel */
-	snprintf(status, 16, "cancelling");
+	*status = TASK_CANCELLING;
 	follow_cancel(c, id);
 	workspace_path(c->cfg->data_dir, sandbox_id, ws, sizeof(ws));
 	snprintf(line, sizeof(line), "task cancel %s\n", id);
@@ -218,7 +219,7 @@ task_revert(struct core *c, const char *sandbox_id, const char *id,
 		return ERR_NOTFOUND(e, "no such task");
 	if (rc < 0)
 		return ERR_INTERNAL(e, "database error");
-	rc = strcmp(t.status, "running") == 0 ? 1 : t.checkpoint_id[0] ? 0 : 2;
+	rc = t.status == TASK_RUNNING ? 1 : t.checkpoint_id[0] ? 0 : 2;
 	store_task_release(&t);
 	if (rc == 1)
 		return err_set(e, 409, "task_in_progress",
@@ -231,7 +232,7 @@ task_revert(struct core *c, const char *sandbox_id, const char *id,
 		               "another task is running in this sandbox");
 	if (store_sandbox_get(c->store, sandbox_id, &sb) != 0)
 		return ERR_NOTFOUND(e, "no such sandbox");
-	if (strcmp(sb.status, "stopped") == 0 &&
+	if (sb.status == SANDBOX_STOPPED &&
 	    core_sandbox_start(c, sandbox_id, &sb, e) < 0)
 		return -1;
 	if (!runtime_wait(c, sandbox_id, TASK_START_WAIT_MS))
@@ -348,7 +349,7 @@ task_json(const struct task *t)
 	if (t->model[0])
 		jv_set_str(o, "model", t->model);
 	jv_set_str(o, "prompt", t->prompt);
-	jv_set_str(o, "status", t->status);
+	jv_set_str(o, "status", task_state_name(t->status));
 	if (t->failure_reason[0])
 		jv_set_str(o, "failure_reason", t->failure_reason);
 	result_set_time(o, "created_at", t->created_at);

@@ -56,9 +56,12 @@ void task_free(struct core *c);
  */
 int task_submit(struct core *c, const char *sandbox_id,
                 const struct task_request *r, struct task *out, struct err *e);
-/* Asks the supervisor to stop the task; *status gets its status now. */
+/*
+ * Asks the supervisor to stop the task; *status gets its status now:
+ * TASK_CANCELLING, or the final one of a task already over.
+ */
 int task_cancel(struct core *c, const char *sandbox_id, const char *id,
-                char status[16], struct err *e);
+                enum task_state *status, struct err *e);
 /* Restores the app directory to the checkpoint taken before the task. */
 int task_revert(struct core *c, const char *sandbox_id, const char *id,
                 struct err *e);

@@ -133,7 +133,7 @@ check_results(const struct derive *d)
 		end.cancelled = i >= 3;
 		end.sb_oom = i & 1;
 		result_classify(&t, d, &end, &o);
-		if (o.status == NULL)
+		if (task_state_name(o.status) == NULL)
 			__builtin_trap();
 		r = result_json(&t, d, &o, d->ended_ms);
 		buf_init(&b, 64u << 20);

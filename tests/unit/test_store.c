@@ -1,9 +1,12 @@
 /*
  * Unit tests of the SQLite store on a real database file: migrations,
  * tenancy of apps, one sandbox per app, the conditional status updates
- * that Docker events rely on, sealed secret rows, settings, app config
- * and the proxy-token lookup.
+ * that Docker events rely on, sealed secret rows, settings, app config,
+ * the proxy-token lookup, and the names of sandbox and task states (a
+ * name the daemon does not know, even one written into the database
+ * behind its back, is refused).
  */
+#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,7 +34,7 @@ make_sandbox(struct sandbox *sb, const char *app_id)
 	memset(sb, 0, sizeof(*sb));
 	ulid_new(sb->id);
 	snprintf(sb->app_id, sizeof(sb->app_id), "%s", app_id);
-	snprintf(sb->status, sizeof(sb->status), "creating");
+	sb->status = SANDBOX_CREATING;
 	snprintf(sb->image, sizeof(sb->image), "img:1");
 	snprintf(sb->idle_policy, sizeof(sb->idle_policy), "sleep");
 	sb->ports[0] = 3000;
@@ -126,11 +129,11 @@ exit_marks_only_running_rows(void)
 	store_sandbox_insert(s, &sb);
 	/* creating: a die event must not turn it into stopped */
 	CHECK(store_sandbox_mark_exited(s, sb.id, 1, false) == STORE_NOT_FOUND);
-	snprintf(sb.status, sizeof(sb.status), "running");
+	sb.status = SANDBOX_RUNNING;
 	CHECK(store_sandbox_update(s, &sb) == 0);
 	CHECK(store_sandbox_mark_exited(s, sb.id, 137, true) == 0);
 	CHECK(store_sandbox_get(s, sb.id, &got) == 0);
-	CHECK_STR(got.status, "stopped");
+	CHECK_STR(sandbox_state_name(got.status), "stopped");
 	CHECK_STR(got.status_reason, "oom_killed");
 	CHECK(got.has_exit_code && got.exit_code == 137);
 	CHECK(got.oom_killed);
@@ -174,7 +177,7 @@ task_rows(void)
 	snprintf(a.sandbox_id, sizeof(a.sandbox_id),
 	         "01ARZ3NDEKTSV4RRFFQ69G5FS1");
 	snprintf(a.agent, sizeof(a.agent), "opencode");
-	snprintf(a.status, sizeof(a.status), "running");
+	a.status = TASK_RUNNING;
 	a.prompt = "hello";
 	a.timeout_s = 600;
 	a.created_at = 1;
@@ -183,14 +186,14 @@ task_rows(void)
 	CHECK(store_task_insert(s, &a) == 0);
 	/* One running task per sandbox. */
 	CHECK(store_task_insert(s, &b) == STORE_CONFLICT);
-	CHECK(store_task_finish(s, a.id, "succeeded", "", "abc", "{\"x\":1}",
+	CHECK(store_task_finish(s, a.id, TASK_SUCCEEDED, "", "abc", "{\"x\":1}",
 	                        5) == 0);
 	/* Only a running task finishes, once. */
-	CHECK(store_task_finish(s, a.id, "failed", "internal", "", "{}", 6) ==
-	      STORE_NOT_FOUND);
+	CHECK(store_task_finish(s, a.id, TASK_FAILED, "internal", "", "{}",
+	                        6) == STORE_NOT_FOUND);
 	CHECK(store_task_insert(s, &b) == 0);
 	CHECK(store_task_get(s, a.sandbox_id, a.id, &got) == 0);
-	CHECK_STR(got.status, "succeeded");
+	CHECK_STR(task_state_name(got.status), "succeeded");
 	CHECK_STR(got.checkpoint_id, "abc");
 	CHECK_STR(got.result, "{\"x\":1}");
 	CHECK_STR(got.prompt, "hello");
@@ -529,6 +532,191 @@ proxy_token_lookup(void)
 	store_fixture_close(s);
 }
 
+/* The one spelling of each state: the database's and the API's. */
+static const struct {
+	enum sandbox_state st;
+	const char *name;
+} sandbox_names[] = {
+    {SANDBOX_CREATING, "creating"},
+    {SANDBOX_RUNNING, "running"},
+    {SANDBOX_STOPPED, "stopped"},
+    {SANDBOX_ERROR, "error"},
+};
+
+static const struct {
+	enum task_state st;
+	const char *name;
+} task_names[] = {
+    {TASK_RUNNING, "running"},       {TASK_SUCCEEDED, "succeeded"},
+    {TASK_FAILED, "failed"},         {TASK_CANCELLED, "cancelled"},
+    {TASK_CANCELLING, "cancelling"},
+};
+
+#define NELEM(a) (sizeof(a) / sizeof((a)[0]))
+
+static void
+state_names_round_trip(void)
+{
+	for (size_t i = 0; i < NELEM(sandbox_names); i++) {
+		CHECK_STR(sandbox_state_name(sandbox_names[i].st),
+		          sandbox_names[i].name);
+		CHECK(sandbox_state_parse(sandbox_names[i].name) ==
+		      (int)sandbox_names[i].st);
+	}
+	for (size_t i = 0; i < NELEM(task_names); i++) {
+		CHECK_STR(task_state_name(task_names[i].st),
+		          task_names[i].name);
+		CHECK(task_state_parse(task_names[i].name) ==
+		      (int)task_names[i].st);
+	}
+	/* The lists above are every value: one past the last has no name. */
+	CHECK(sandbox_state_name((enum sandbox_state)NELEM(sandbox_names)) ==
+	      NULL);
+	CHECK(task_state_name((enum task_state)NELEM(task_names)) == NULL);
+}
+
+static void
+unknown_state_names_refused(void)
+{
+	static const char *const bad[] = {
+	    "", "hibernating", "Running", "running ", " stopped", "stop",
+	};
+
+	for (size_t i = 0; i < NELEM(bad); i++) {
+		CHECK(sandbox_state_parse(bad[i]) == -1);
+		CHECK(task_state_parse(bad[i]) == -1);
+	}
+	CHECK(sandbox_state_parse(NULL) == -1);
+	CHECK(task_state_parse(NULL) == -1);
+	/* Each enum has its own names. */
+	CHECK(sandbox_state_parse("succeeded") == -1);
+	CHECK(task_state_parse("creating") == -1);
+}
+
+static void
+make_task(struct task *t, const char *sandbox_id)
+{
+	memset(t, 0, sizeof(*t));
+	ulid_new(t->id);
+	snprintf(t->sandbox_id, sizeof(t->sandbox_id), "%s", sandbox_id);
+	snprintf(t->agent, sizeof(t->agent), "opencode");
+	t->status = TASK_RUNNING;
+	t->prompt = "hello";
+	t->timeout_s = 600;
+	t->created_at = 1;
+}
+
+/* Every state goes into the database and comes back as itself. */
+static void
+every_state_is_stored(void)
+{
+	struct store *s = store_fixture_open();
+	struct sandbox sb, got;
+	struct task t, row;
+	struct app a;
+
+	make_app(&a, "alice", "one");
+	CHECK(store_app_insert(s, &a) == 0);
+	make_sandbox(&sb, a.id);
+	CHECK(store_sandbox_insert(s, &sb) == 0);
+	for (size_t i = 0; i < NELEM(sandbox_names); i++) {
+		sb.status = sandbox_names[i].st;
+		CHECK(store_sandbox_update(s, &sb) == 0);
+		CHECK(store_sandbox_get(s, sb.id, &got) == 0);
+		CHECK(got.status == sandbox_names[i].st);
+	}
+	for (size_t i = 0; i < NELEM(task_names); i++) {
+		enum task_state st = task_names[i].st;
+		bool final = st == TASK_SUCCEEDED || st == TASK_FAILED ||
+		             st == TASK_CANCELLED;
+		make_task(&t, sb.id);
+		CHECK(store_task_insert(s, &t) == 0);
+		/* Only a final state ends a task; the row stays running. */
+		CHECK(store_task_finish(s, t.id, st, "", "", "{}", 5) ==
+		      (final ? 0 : -1));
+		CHECK(store_task_get(s, sb.id, t.id, &row) == 0);
+		CHECK(row.status == (final ? st : TASK_RUNNING));
+		store_task_release(&row);
+		if (!final)
+			CHECK(store_task_finish(s, t.id, TASK_FAILED, "", "",
+			                        "{}", 5) == 0);
+	}
+	store_fixture_close(s);
+}
+
+/* Writes a row's status behind the store's back, past its CHECK. */
+static void
+forge_status(const char *table, const char *id, const char *status)
+{
+	sqlite3 *db = NULL;
+	char *sql = sqlite3_mprintf("PRAGMA ignore_check_constraints = ON;"
+	                            "UPDATE %s SET status = %Q WHERE id = %Q",
+	                            table, status, id);
+
+	CHECK(sqlite3_open(store_fixture_path, &db) == SQLITE_OK);
+	CHECK(sqlite3_exec(db, sql, NULL, NULL, NULL) == SQLITE_OK);
+	CHECK(sqlite3_changes(db) == 1);
+	sqlite3_free(sql);
+	sqlite3_close(db);
+}
+
+static int
+count_sandbox(const struct sandbox *sb, void *arg)
+{
+	(void)sb;
+	++*(int *)arg;
+	return 0;
+}
+
+static int
+count_task(const struct task *t, void *arg)
+{
+	(void)t;
+	++*(int *)arg;
+	return 0;
+}
+
+static void
+unknown_state_in_database(void)
+{
+	struct store *s = store_fixture_open();
+	struct sandbox sb, got;
+	struct task t, row;
+	struct app a;
+	int n = 0;
+
+	make_app(&a, "alice", "one");
+	CHECK(store_app_insert(s, &a) == 0);
+	make_sandbox(&sb, a.id);
+	CHECK(store_sandbox_insert(s, &sb) == 0);
+	make_task(&t, sb.id);
+	CHECK(store_task_insert(s, &t) == 0);
+
+	forge_status("sandbox", sb.id, "hibernating");
+	CHECK(store_sandbox_get(s, sb.id, &got) == -1);
+	CHECK(store_sandbox_by_app(s, a.id, &got) == -1);
+	CHECK(store_sandbox_list(s, count_sandbox, &n) == -1 && n == 0);
+
+	forge_status("task", t.id, "paused");
+	CHECK(store_task_get(s, sb.id, t.id, &row) == -1);
+	CHECK(store_task_list(s, sb.id, 10, count_task, &n) == -1 && n == 0);
+	/* Not running either: recovery does not see it. */
+	CHECK(store_task_list_running(s, count_task, &n) == 0 && n == 0);
+	/* cancelling is an answer, never a row. */
+	forge_status("task", t.id, "cancelling");
+	CHECK(store_task_get(s, sb.id, t.id, &row) == -1);
+
+	/* Put right, the rows read again. */
+	forge_status("sandbox", sb.id, "stopped");
+	forge_status("task", t.id, "failed");
+	CHECK(store_sandbox_get(s, sb.id, &got) == 0);
+	CHECK_STR(sandbox_state_name(got.status), "stopped");
+	CHECK(store_task_get(s, sb.id, t.id, &row) == 0);
+	CHECK_STR(task_state_name(row.status), "failed");
+	store_task_release(&row);
+	store_fixture_close(s);
+}
+
 static const struct unit_test tests[] = {
     {"secret rows", secret_rows},
     {"agent credentials", agent_credentials},
@@ -543,6 +731,10 @@ static const struct unit_test tests[] = {
     {"one sandbox per app", one_sandbox_per_app},
     {"exit marks only running rows", exit_marks_only_running_rows},
     {"api keys are found by hash", api_keys_by_hash},
+    {"state names round trip", state_names_round_trip},
+    {"unknown state names are refused", unknown_state_names_refused},
+    {"every state is stored", every_state_is_stored},
+    {"an unknown state in the database is an error", unknown_state_in_database},
 };
 
 int

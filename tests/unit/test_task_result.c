@@ -198,7 +198,7 @@ test_classify_table(void)
 		end.cancelled = r->cancelled;
 		end.sb_oom = r->sb_oom;
 		result_classify(&t, &d, &end, &o);
-		CHECK_STR(o.status, r->status);
+		CHECK_STR(task_state_name(o.status), r->status);
 		if (r->want_reason)
 			CHECK_STR(o.reason, r->want_reason);
 		else
@@ -219,8 +219,8 @@ str(const struct jv *o, const char *key)
 static void
 test_result_json(void)
 {
-	struct result_outcome ok = {"succeeded", NULL, ""};
-	struct result_outcome cancel = {"cancelled", "cancelled",
+	struct result_outcome ok = {TASK_SUCCEEDED, NULL, ""};
+	struct result_outcome cancel = {TASK_CANCELLED, "cancelled",
 	                                "the task was cancelled"};
 	struct derive d;
 	struct task t;

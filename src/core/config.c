@@ -4,15 +4,22 @@
  * default file is fine, a missing named file is an error).  The file is a
  * list of KEY=VALUE lines; '#' starts a comment line, an optional
  * "export " prefix and one pair of matching quotes around the value are
- * accepted.  Each variable has exactly one parser below, and every parser
- * refuses what it does not understand: a typo must stop the daemon, not
- * quietly fall back to a default.
+ * accepted.  Each variable is one row of vars[] at the end: its kind
+ * (a whole number in a range, a port, a boolean, a word of allowed
+ * characters, an http(s) URL, secret text), its default and its field of
+ * struct config, parsed by one loop in the table's order; what no kind
+ * covers (the data directory, the API address, the tokens, the network
+ * and egress, the Docker socket) is a hook row, and a row may add a check
+ * that runs after its value is parsed.  Every parser refuses what it
+ * does not understand: a typo must stop the daemon, not quietly fall back
+ * to a default.
  */
 #include "core/config.h"
 
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -283,10 +290,13 @@ parse_tokens(const struct envfile *f, struct config *c, char *err,
 }
 
 static int
-parse_auth_disabled(const struct envfile *f, struct config *c)
+parse_auth_disabled(const struct envfile *f, struct config *c, char *err,
+                    size_t errlen)
 {
 	const char *v = lookup(f, "SANDBOXD_API_AUTH_DISABLED");
 
+	(void)err; /* it refuses nothing: api/ warns about a bad value */
+	(void)errlen;
 	/* Exactly "true" or "1" turns auth off; anything else keeps it on. */
 	c->auth_disabled = v && (strcmp(v, "true") == 0 || strcmp(v, "1") == 0);
 	c->auth_disabled_invalid = v && *v && !c->auth_disabled &&
@@ -324,11 +334,14 @@ parse_data_dir(const struct envfile *f, struct config *c, char *err,
 	return 0;
 }
 
+/* DOCKER_HOST is read from the environment only, never the .env file. */
 static int
-parse_docker_host(struct config *c, char *err, size_t errlen)
+parse_docker_host(const struct envfile *f, struct config *c, char *err,
+                  size_t errlen)
 {
 	const char *v = getenv("DOCKER_HOST");
 
+	(void)f;
 	if (v == NULL || *v == '\0')
 		v = "unix:///var/run/docker.sock";
 	if (strncmp(v, "unix://", 7) != 0)
@@ -341,31 +354,17 @@ parse_docker_host(struct config *c, char *err, size_t errlen)
 	return 0;
 }
 
+/* SANDBOXD_DEFAULT_AGENT, once read as a word, must name an agent. */
 static int
-parse_agent(const struct envfile *f, struct config *c, char *err, size_t errlen)
+check_agent(const struct envfile *f, struct config *c, char *err, size_t errlen)
 {
 	char known[128];
 
-	if (parse_word(f, "SANDBOXD_DEFAULT_AGENT", agents[AGENT_OPENCODE].name,
-	               "-", c->default_agent, sizeof(c->default_agent), err,
-	               errlen) < 0)
-		return -1;
+	(void)f;
 	agent_names(" or ", known, sizeof(known));
 	if (agent_find(c->default_agent) == NULL)
 		FAIL("SANDBOXD_DEFAULT_AGENT: \"%s\" is not %s",
 		     c->default_agent, known);
-	if (parse_word(f, "SANDBOXD_OPENCODE_FREE_MODEL",
-	               agents[AGENT_OPENCODE].free_model,
-	               "-_./:", c->opencode_free_model,
-	               sizeof(c->opencode_free_model), err, errlen) < 0 ||
-	    parse_word(f, "SANDBOXD_OPENCODE_MODEL", "",
-	               "-_./:", c->opencode_model, sizeof(c->opencode_model),
-	               err, errlen) < 0 ||
-	    parse_word(f, "SANDBOXD_CLAUDE_MODEL", "", "-_./:", c->claude_model,
-	               sizeof(c->claude_model), err, errlen) < 0 ||
-	    parse_int(f, "SANDBOXD_TASK_TIMEOUT_SECONDS", 600, 1, 86400,
-	              &c->task_timeout_s, err, errlen) < 0)
-		return -1;
 	return 0;
 }
 
@@ -385,23 +384,6 @@ parse_git_ca(const struct envfile *f, struct config *c, char *err,
 		FAIL("SANDBOXD_GIT_CA_FILE: %s is not a readable file", v);
 	snprintf(c->git_ca_file, sizeof(c->git_ca_file), "%s", v);
 	return 0;
-}
-
-/* Pushes and imports (the git helper). */
-static int
-parse_git(const struct envfile *f, struct config *c, char *err, size_t errlen)
-{
-	if (parse_git_ca(f, c, err, errlen) < 0)
-		return -1;
-	return parse_int(f, "SANDBOXD_GIT_TIMEOUT_SECONDS", 300, 5, 3600,
-	                 &c->git_timeout_s, err, errlen) < 0 ||
-	               parse_int(f, "SANDBOXD_GIT_IMPORT_MAX_MB", 2048, 1,
-	                         1048576, &c->git_import_max_mb, err,
-	                         errlen) < 0 ||
-	               parse_bool(f, "SANDBOXD_GIT_ALLOW_PRIVATE_HOSTS", false,
-	                          &c->git_allow_private, err, errlen) < 0
-	           ? -1
-	           : 0;
 }
 
 /* An http(s) base URL without a trailing '/', or "" when allowed. */
@@ -440,76 +422,14 @@ parse_url(const struct envfile *f, const char *name, const char *def, char *out,
 	return check_url(name, v ? v : def, out, outlen, err, errlen);
 }
 
-static int
-parse_proxy(const struct envfile *f, struct config *c, char *err, size_t errlen)
-{
-	int64_t port;
-
-	if (parse_word(f, "SANDBOXD_PROXY_ADDR", "", ".:", c->proxy_addr,
-	               sizeof(c->proxy_addr), err, errlen) < 0 ||
-	    parse_int(f, "SANDBOXD_PROXY_PORT", 9097, 1, 65535, &port, err,
-	              errlen) < 0 ||
-	    parse_url(f, "SANDBOXD_ANTHROPIC_BASE_URL",
-	              "https://api.anthropic.com", c->anthropic_base_url,
-	              sizeof(c->anthropic_base_url), err, errlen) < 0 ||
-	    parse_url(f, "SANDBOXD_OPENAI_BASE_URL",
-	              "https://api.openai.com/v1", c->openai_base_url,
-	              sizeof(c->openai_base_url), err, errlen) < 0 ||
-	    parse_url(f, "SANDBOXD_ZEN_BASE_URL", "https://opencode.ai/zen/v1",
-	              c->zen_base_url, sizeof(c->zen_base_url), err,
-	              errlen) < 0 ||
-	    parse_url(f, "SANDBOXD_OPENAI_COMPAT_BASE_URL", "",
-	              c->compat_base_url, sizeof(c->compat_base_url), err,
-	              errlen) < 0)
-		return -1;
-	c->proxy_port = (uint16_t)port;
-	return 0;
-}
-
 /* A URL that must be set: empty means the default. */
 static int
-parse_url_set(const struct envfile *f, const char *name, const char *def,
+parse_url_def(const struct envfile *f, const char *name, const char *def,
               char *out, size_t outlen, char *err, size_t errlen)
 {
 	const char *v = lookup(f, name);
 
 	return check_url(name, v && *v ? v : def, out, outlen, err, errlen);
-}
-
-/*
- * The Claude subscription sign-in.  The defaults are what the real
- * `claude setup-token` uses; tests point the URLs at a fake.
- */
-static int
-parse_oauth(const struct envfile *f, struct config *c, char *err, size_t errlen)
-{
-	return parse_word(f, "SANDBOXD_CLAUDE_CLIENT_ID",
-	                  "9d1c250a-e61b-44d9-88ed-5944d1962f5e", "-_.",
-	                  c->claude_client_id, sizeof(c->claude_client_id), err,
-	                  errlen) < 0 ||
-	               parse_url_set(f, "SANDBOXD_CLAUDE_AUTHORIZE_URL",
-	                             "https://claude.com/cai/oauth/authorize",
-	                             c->claude_authorize_url,
-	                             sizeof(c->claude_authorize_url), err,
-	                             errlen) < 0 ||
-	               parse_url_set(
-	                   f, "SANDBOXD_CLAUDE_TOKEN_URL",
-	                   "https://platform.claude.com/v1/oauth/token",
-	                   c->claude_token_url, sizeof(c->claude_token_url),
-	                   err, errlen) < 0 ||
-	               parse_url_set(
-	                   f, "SANDBOXD_CLAUDE_REDIRECT_URI",
-	                   "https://platform.claude.com/oauth/code/callback",
-	                   c->claude_redirect_uri,
-	                   sizeof(c->claude_redirect_uri), err, errlen) < 0 ||
-	               parse_word(f, "SANDBOXD_CLAUDE_SCOPES", "user:inference",
-	                          ":._- ", c->claude_scopes,
-	                          sizeof(c->claude_scopes), err, errlen) < 0 ||
-	               parse_int(f, "SANDBOXD_OAUTH_REFRESH_INTERVAL_SECONDS",
-	                         300, 1, 3600, &c->oauth_refresh_s, err,
-	                         errlen) < 0
-	           ? -1
-	           : 0;
 }
 
 /* Secret text, kept as given: the vault checks it at start-up. */
@@ -537,15 +457,18 @@ free_secret(char **s)
 	}
 }
 
-/* SANDBOXD_SUBNET: an IPv4 block of /8 to /29, kept normalised. */
+/* SANDBOXD_SUBNET, once read as a word: an IPv4 block of /8 to /29,
+ * kept normalised. */
 static int
-parse_subnet(struct config *c, char *err, size_t errlen)
+check_subnet(const struct envfile *f, struct config *c, char *err,
+             size_t errlen)
 {
 	struct egress_allow net;
 	const char *slash = strchr(c->subnet, '/');
 	char why[160];
 	size_t n;
 
+	(void)f;
 	if (c->subnet[0] == '\0')
 		return 0;
 	if (slash == NULL || strchr(c->subnet, ':') ||
@@ -558,21 +481,19 @@ parse_subnet(struct config *c, char *err, size_t errlen)
 	return 0;
 }
 
-/* The sandbox network and what sandboxes on it may reach. */
+/*
+ * What sandboxes on the network may reach.  It also refuses
+ * SANDBOXD_NETWORK=host: after SANDBOXD_SUBNET is checked, as it always
+ * was, so that of two bad values the same one is named.
+ */
 static int
-parse_network(const struct envfile *f, struct config *c, char *err,
-              size_t errlen)
+parse_egress(const struct envfile *f, struct config *c, char *err,
+             size_t errlen)
 {
 	const char *mode = lookup(f, "SANDBOXD_EGRESS");
 	const char *allow = lookup(f, "SANDBOXD_EGRESS_ALLOW");
 	char why[160];
 
-	if (parse_word(f, "SANDBOXD_NETWORK", "sandboxd", "-_.", c->network,
-	               sizeof(c->network), err, errlen) < 0 ||
-	    parse_word(f, "SANDBOXD_SUBNET", "", "./", c->subnet,
-	               sizeof(c->subnet), err, errlen) < 0 ||
-	    parse_subnet(c, err, errlen) < 0)
-		return -1;
 	if (strcmp(c->network, "host") == 0)
 		FAIL("SANDBOXD_NETWORK: \"host\" would give sandboxes the "
 		     "host's own network; name a bridge network (default "
@@ -589,63 +510,217 @@ parse_network(const struct envfile *f, struct config *c, char *err,
 }
 
 static int
-parse_all(const struct envfile *f, struct config *c, char *err, size_t errlen)
+check_rotation(const struct envfile *f, struct config *c, char *err,
+               size_t errlen)
 {
-	int64_t port;
-
-	if (parse_data_dir(f, c, err, errlen) < 0 ||
-	    parse_addr(f, c, err, errlen) < 0 ||
-	    parse_int(f, "HTTP_PORT", 80, 1, 65535, &port, err, errlen) < 0 ||
-	    parse_word(f, "PREVIEW_DOMAIN", "localhost", ".-",
-	               c->preview_domain, sizeof(c->preview_domain), err,
-	               errlen) < 0 ||
-	    parse_word(f, "PREVIEW_ENTRYPOINT", "web", "-_",
-	               c->preview_entrypoint, sizeof(c->preview_entrypoint),
-	               err, errlen) < 0 ||
-	    parse_bool(f, "PREVIEW_TLS", false, &c->preview_tls, err, errlen) <
-	        0 ||
-	    parse_auth_disabled(f, c) < 0 ||
-	    parse_tokens(f, c, err, errlen) < 0 ||
-	    parse_agent(f, c, err, errlen) < 0 ||
-	    parse_git(f, c, err, errlen) < 0 ||
-	    parse_proxy(f, c, err, errlen) < 0 ||
-	    parse_oauth(f, c, err, errlen) < 0 ||
-	    parse_int(f, "SANDBOXD_IDLE_THRESHOLD_SECONDS", 2100, 10, 31536000,
-	              &c->idle_threshold_s, err, errlen) < 0 ||
-	    parse_int(f, "SANDBOXD_IDLE_REAP_INTERVAL_SECONDS", 30, 1, 3600,
-	              &c->idle_interval_s, err, errlen) < 0 ||
-	    parse_int(f, "SANDBOXD_PRESSURE_INTERVAL_SECONDS", 10, 1, 3600,
-	              &c->pressure_interval_s, err, errlen) < 0 ||
-	    parse_int(f, "SANDBOXD_MEM_HEADROOM_PCT", 15, 0, 100,
-	              &c->mem_headroom_pct, err, errlen) < 0 ||
-	    parse_int(f, "SANDBOXD_MEM_REFUSE_WAKES_PCT", 10, 0, 100,
-	              &c->mem_refuse_pct, err, errlen) < 0 ||
-	    parse_int(f, "SANDBOXD_WAKE_READY_SECONDS", 30, 1, 3600,
-	              &c->wake_ready_s, err, errlen) < 0 ||
-	    parse_word(f, "SANDBOXD_EDGE_ADDR", "0.0.0.0", ".:", c->edge_addr,
-	               sizeof(c->edge_addr), err, errlen) < 0 ||
-	    parse_word(f, "SANDBOXD_RUNTIME", "runc", "-_.", c->runtime,
-	               sizeof(c->runtime), err, errlen) < 0 ||
-	    parse_word(f, "SANDBOXD_IMAGE", "sandboxd-base:" SANDBOXD_VERSION,
-	               "-_.:/@", c->image, sizeof(c->image), err, errlen) < 0 ||
-	    parse_network(f, c, err, errlen) < 0 ||
-	    parse_int(f, "SANDBOXD_MEMORY_MB", 2048, 16, 1 << 20, &c->memory_mb,
-	              err, errlen) < 0 ||
-	    parse_int(f, "SANDBOXD_PIDS_LIMIT", 1024, 16, 1 << 22,
-	              &c->pids_limit, err, errlen) < 0 ||
-	    parse_int(f, "SANDBOXD_NOFILE_LIMIT", 8192, 64, 1 << 20,
-	              &c->nofile_limit, err, errlen) < 0 ||
-	    parse_docker_host(c, err, errlen) < 0 ||
-	    parse_secret(f, "SANDBOXD_SECRETS_KEY", &c->secrets_key, err,
-	                 errlen) < 0 ||
-	    parse_secret(f, "SANDBOXD_SECRETS_KEY_PREVIOUS",
-	                 &c->secrets_key_previous, err, errlen) < 0)
-		return -1;
+	(void)f;
 	if (c->secrets_key_previous && c->secrets_key == NULL)
 		FAIL("SANDBOXD_SECRETS_KEY_PREVIOUS: set without "
 		     "SANDBOXD_SECRETS_KEY (it only names the old key of a "
 		     "rotation between two SANDBOXD_SECRETS_KEY values)");
-	c->http_port = (uint16_t)port;
+	return 0;
+}
+
+enum config_kind {
+	CONFIG_INT,     /* int64_t: a whole number in min..max */
+	CONFIG_PORT,    /* uint16_t: a whole number in 1..65535 */
+	CONFIG_BOOL,    /* bool: true, false, 1 or 0 */
+	CONFIG_WORD,    /* char[]: alnum and the extra characters */
+	CONFIG_URL,     /* char[]: an http(s) base URL; set to "", none */
+	CONFIG_URL_DEF, /* char[]: the same; set to "", the default */
+	CONFIG_SECRET,  /* char *: text kept as given, NULL when unset */
+	CONFIG_HOOK,    /* the hook parses whatever it reads */
+};
+
+typedef int config_hook(const struct envfile *f, struct config *c, char *err,
+                        size_t errlen);
+
+struct config_var {
+	const char *name; /* NULL for a hook: it names its own variables */
+	enum config_kind kind;
+	size_t off; /* of the field in struct config */
+	size_t len; /* its size, for WORD and the URLs */
+	/* The default of WORD and the URLs (idef for the numbers and
+	 * BOOL), or where a table holds it (defp: the agents' table). */
+	const char *def;
+	const char *const *defp;
+	int64_t idef, min, max;
+	const char *extra; /* WORD: what it may hold besides alnum */
+	config_hook *hook; /* HOOK: the parser; else a check after it */
+};
+
+/* The field of a row; one whose type does not fit its kind does not
+ * compile (_Generic has no branch for it). */
+#define FIELD(f, type)                                                         \
+	.off = offsetof(struct config, f) +                                    \
+	       0 * sizeof(_Generic(((struct config *)0)->f, type : 1)),        \
+	.len = sizeof(((struct config *)0)->f)
+#define INT(n, f, d, lo, hi)                                                   \
+	{                                                                      \
+		.name = n, .kind = CONFIG_INT, FIELD(f, int64_t), .idef = d,   \
+		.min = lo, .max = hi                                           \
+	}
+#define PORT(n, f, d)                                                          \
+	{                                                                      \
+		.name = n, .kind = CONFIG_PORT, FIELD(f, uint16_t), .idef = d  \
+	}
+#define BOOL(n, f, d)                                                          \
+	{                                                                      \
+		.name = n, .kind = CONFIG_BOOL, FIELD(f, bool), .idef = d      \
+	}
+#define WORD(n, f, d, x)                                                       \
+	{                                                                      \
+		.name = n, .kind = CONFIG_WORD, FIELD(f, char *), .def = d,    \
+		.extra = x                                                     \
+	}
+#define URL(n, f, d)                                                           \
+	{                                                                      \
+		.name = n, .kind = CONFIG_URL, FIELD(f, char *), .def = d      \
+	}
+#define URL_DEF(n, f, d)                                                       \
+	{                                                                      \
+		.name = n, .kind = CONFIG_URL_DEF, FIELD(f, char *), .def = d  \
+	}
+#define SECRET(n, f)                                                           \
+	{                                                                      \
+		.name = n, .kind = CONFIG_SECRET, FIELD(f, char *)             \
+	}
+#define HOOK(fn)                                                               \
+	{                                                                      \
+		.kind = CONFIG_HOOK, .hook = fn                                \
+	}
+
+/* Parsed in this order: of two bad values, the first is named. */
+static const struct config_var vars[] = {
+    HOOK(parse_data_dir),
+    HOOK(parse_addr),
+    PORT("HTTP_PORT", http_port, 80),
+    WORD("PREVIEW_DOMAIN", preview_domain, "localhost", ".-"),
+    WORD("PREVIEW_ENTRYPOINT", preview_entrypoint, "web", "-_"),
+    BOOL("PREVIEW_TLS", preview_tls, false),
+    HOOK(parse_auth_disabled),
+    HOOK(parse_tokens),
+    /* Agents and tasks. */
+    {.name = "SANDBOXD_DEFAULT_AGENT",
+     .kind = CONFIG_WORD,
+     FIELD(default_agent, char *),
+     .defp = &agents[AGENT_OPENCODE].name,
+     .extra = "-",
+     .hook = check_agent},
+    {.name = "SANDBOXD_OPENCODE_FREE_MODEL",
+     .kind = CONFIG_WORD,
+     FIELD(opencode_free_model, char *),
+     .defp = &agents[AGENT_OPENCODE].free_model,
+     .extra = "-_./:"},
+    WORD("SANDBOXD_OPENCODE_MODEL", opencode_model, "", "-_./:"),
+    WORD("SANDBOXD_CLAUDE_MODEL", claude_model, "", "-_./:"),
+    INT("SANDBOXD_TASK_TIMEOUT_SECONDS", task_timeout_s, 600, 1, 86400),
+    /* Pushes and imports (the git helper). */
+    HOOK(parse_git_ca),
+    INT("SANDBOXD_GIT_TIMEOUT_SECONDS", git_timeout_s, 300, 5, 3600),
+    INT("SANDBOXD_GIT_IMPORT_MAX_MB", git_import_max_mb, 2048, 1, 1048576),
+    BOOL("SANDBOXD_GIT_ALLOW_PRIVATE_HOSTS", git_allow_private, false),
+    /* The credential proxy. */
+    WORD("SANDBOXD_PROXY_ADDR", proxy_addr, "", ".:"),
+    PORT("SANDBOXD_PROXY_PORT", proxy_port, 9097),
+    URL("SANDBOXD_ANTHROPIC_BASE_URL", anthropic_base_url,
+        "https://api.anthropic.com"),
+    URL("SANDBOXD_OPENAI_BASE_URL", openai_base_url,
+        "https://api.openai.com/v1"),
+    URL("SANDBOXD_ZEN_BASE_URL", zen_base_url, "https://opencode.ai/zen/v1"),
+    URL("SANDBOXD_OPENAI_COMPAT_BASE_URL", compat_base_url, ""),
+    /*
+     * The Claude subscription sign-in.  The defaults are what the real
+     * `claude setup-token` uses; tests point the URLs at a fake.
+     */
+    WORD("SANDBOXD_CLAUDE_CLIENT_ID", claude_client_id,
+         "9d1c250a-e61b-44d9-88ed-5944d1962f5e", "-_."),
+    URL_DEF("SANDBOXD_CLAUDE_AUTHORIZE_URL", claude_authorize_url,
+            "https://claude.com/cai/oauth/authorize"),
+    URL_DEF("SANDBOXD_CLAUDE_TOKEN_URL", claude_token_url,
+            "https://platform.claude.com/v1/oauth/token"),
+    URL_DEF("SANDBOXD_CLAUDE_REDIRECT_URI", claude_redirect_uri,
+            "https://platform.claude.com/oauth/code/callback"),
+    WORD("SANDBOXD_CLAUDE_SCOPES", claude_scopes, "user:inference", ":._- "),
+    INT("SANDBOXD_OAUTH_REFRESH_INTERVAL_SECONDS", oauth_refresh_s, 300, 1,
+        3600),
+    /* The reapers and wakes. */
+    INT("SANDBOXD_IDLE_THRESHOLD_SECONDS", idle_threshold_s, 2100, 10,
+        31536000),
+    INT("SANDBOXD_IDLE_REAP_INTERVAL_SECONDS", idle_interval_s, 30, 1, 3600),
+    INT("SANDBOXD_PRESSURE_INTERVAL_SECONDS", pressure_interval_s, 10, 1, 3600),
+    INT("SANDBOXD_MEM_HEADROOM_PCT", mem_headroom_pct, 15, 0, 100),
+    INT("SANDBOXD_MEM_REFUSE_WAKES_PCT", mem_refuse_pct, 10, 0, 100),
+    INT("SANDBOXD_WAKE_READY_SECONDS", wake_ready_s, 30, 1, 3600),
+    WORD("SANDBOXD_EDGE_ADDR", edge_addr, "0.0.0.0", ".:"),
+    /* Containers. */
+    WORD("SANDBOXD_RUNTIME", runtime, "runc", "-_."),
+    WORD("SANDBOXD_IMAGE", image, "sandboxd-base:" SANDBOXD_VERSION, "-_.:/@"),
+    WORD("SANDBOXD_NETWORK", network, "sandboxd", "-_."),
+    {.name = "SANDBOXD_SUBNET",
+     .kind = CONFIG_WORD,
+     FIELD(subnet, char *),
+     .def = "",
+     .extra = "./",
+     .hook = check_subnet},
+    HOOK(parse_egress),
+    INT("SANDBOXD_MEMORY_MB", memory_mb, 2048, 16, 1 << 20),
+    INT("SANDBOXD_PIDS_LIMIT", pids_limit, 1024, 16, 1 << 22),
+    INT("SANDBOXD_NOFILE_LIMIT", nofile_limit, 8192, 64, 1 << 20),
+    HOOK(parse_docker_host),
+    /* Secrets: the vault parses them at start-up. */
+    SECRET("SANDBOXD_SECRETS_KEY", secrets_key),
+    {.name = "SANDBOXD_SECRETS_KEY_PREVIOUS",
+     .kind = CONFIG_SECRET,
+     FIELD(secrets_key_previous, char *),
+     .hook = check_rotation},
+};
+
+/* One row's value into its field; a hook row has none. */
+static int
+parse_var(const struct envfile *f, const struct config_var *v, struct config *c,
+          char *err, size_t errlen)
+{
+	void *field = (char *)c + v->off;
+	const char *def = v->defp ? *v->defp : v->def;
+	uint16_t *port = field;
+	int64_t n;
+
+	switch (v->kind) {
+	case CONFIG_INT:
+		return parse_int(f, v->name, v->idef, v->min, v->max, field,
+		                 err, errlen);
+	case CONFIG_PORT:
+		if (parse_int(f, v->name, v->idef, 1, 65535, &n, err, errlen) <
+		    0)
+			return -1;
+		*port = (uint16_t)n;
+		return 0;
+	case CONFIG_BOOL:
+		return parse_bool(f, v->name, v->idef != 0, field, err, errlen);
+	case CONFIG_WORD:
+		return parse_word(f, v->name, def, v->extra, field, v->len, err,
+		                  errlen);
+	case CONFIG_URL:
+		return parse_url(f, v->name, def, field, v->len, err, errlen);
+	case CONFIG_URL_DEF:
+		return parse_url_def(f, v->name, def, field, v->len, err,
+		                     errlen);
+	case CONFIG_SECRET:
+		return parse_secret(f, v->name, field, err, errlen);
+	case CONFIG_HOOK:
+		return 0;
+	}
+	return 0;
+}
+
+static int
+parse_all(const struct envfile *f, struct config *c, char *err, size_t errlen)
+{
+	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
+		if (parse_var(f, &vars[i], c, err, errlen) < 0 ||
+		    (vars[i].hook && vars[i].hook(f, c, err, errlen) < 0))
+			return -1;
 	return 0;
 }
 

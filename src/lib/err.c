@@ -1,8 +1,92 @@
-/* struct err helpers. */
+/*
+ * struct err helpers, and the table of every error code of the API.
+ *
+ * The table is data for people and for scripts/lint, which reads the
+ * .code fields of this file: it is sorted by status, then code, and says
+ * once what each code means, as docs/api.md does at more length.
+ * err_set() does not look codes up: the lint check sees every literal
+ * at build time, and a code the git helper forwards from its own
+ * err_set() is one of them.  Rejected: an enum of codes at every call
+ * site (about 100 sites to rewrite for what a grep already proves).
+ */
 #include "lib/err.h"
 
 #include <stdarg.h>
 #include <stdio.h>
+
+const struct err_code err_codes[] = {
+    {.code = "invalid_request",
+     .status = 400,
+     .meaning = "bad JSON, a wrong type, a missing field or a bad value"},
+    {.code = "unauthorized",
+     .status = 401,
+     .meaning = "a missing or wrong API token"},
+    {.code = "not_found",
+     .status = 404,
+     .meaning = "an unknown path or id, or another tenant's"},
+    {.code = "method_not_allowed",
+     .status = 405,
+     .meaning = "a known path with the wrong method"},
+    {.code = "conflict",
+     .status = 409,
+     .meaning = "a duplicate, or the wrong state for the action"},
+    {.code = "no_checkpoint",
+     .status = 409,
+     .meaning = "a revert of a task that has no checkpoint"},
+    {.code = "refuses_default_branch",
+     .status = 409,
+     .meaning = "a push to main, master or the import branch"},
+    {.code = "revert_failed",
+     .status = 409,
+     .meaning = "the supervisor refused or failed a task's revert"},
+    {.code = "sandbox_not_running",
+     .status = 409,
+     .meaning = "a task for a sandbox that is creating or in error"},
+    {.code = "task_in_progress",
+     .status = 409,
+     .meaning = "a task already runs in the sandbox"},
+    {.code = "unsafe_repo",
+     .status = 409,
+     .meaning = "the app's repository is not laid out as it should be"},
+    {.code = "unsafe_repo_config",
+     .status = 409,
+     .meaning = "the app's repository config sets a key that runs code"},
+    {.code = "payload_too_large",
+     .status = 413,
+     .meaning = "a request body or a file over its limit"},
+    {.code = "too_large",
+     .status = 413,
+     .meaning = "a task's prompt over TASK_MAX_PROMPT_BYTES"},
+    {.code = "internal",
+     .status = 500,
+     .meaning = "a bug or a failed disk write"},
+    {.code = "docker_error",
+     .status = 502,
+     .meaning = "the Docker engine refused the operation"},
+    {.code = "git_import_failed",
+     .status = 502,
+     .meaning = "an app's repository could not be cloned (also 400, 409, "
+                "504 by reason)"},
+    {.code = "oauth_failed",
+     .status = 502,
+     .meaning = "the OAuth token endpoint refused or did not answer"},
+    {.code = "sandbox_unavailable",
+     .status = 502,
+     .meaning = "the sandbox's supervisor does not answer"},
+    {.code = "docker_unavailable",
+     .status = 503,
+     .meaning = "the Docker engine does not answer"},
+    {.code = "network_unavailable",
+     .status = 503,
+     .meaning = "the sandbox network or its egress rules are not in place"},
+    {.code = "no_headroom",
+     .status = 503,
+     .meaning = "too little host memory to start the sandbox"},
+    {.code = "revert_timeout",
+     .status = 504,
+     .meaning = "a task's revert did not finish within TASK_REVERT_WAIT_MS"},
+};
+const size_t err_ncodes = sizeof(err_codes) / sizeof(err_codes[0]);
 
 int
 err_set(struct err *e, int status, const char *code, const char *fmt, ...)

@@ -1,6 +1,7 @@
 /*
  * Unit tests of configuration: defaults, the .env file, precedence, and
- * that every bad value is an error naming its variable.
+ * that every bad value is an error naming its variable, in words that
+ * stay the same for each kind of row of config.c's table.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,6 +33,28 @@ static const char *const vars[] = {
     "SANDBOXD_NOFILE_LIMIT",
     "SANDBOXD_ENV_FILE",
     "DOCKER_HOST",
+    "SANDBOXD_PROXY_PORT",
+    "SANDBOXD_TASK_TIMEOUT_SECONDS",
+    "SANDBOXD_GIT_TIMEOUT_SECONDS",
+    "SANDBOXD_GIT_IMPORT_MAX_MB",
+    "SANDBOXD_GIT_ALLOW_PRIVATE_HOSTS",
+    "SANDBOXD_OAUTH_REFRESH_INTERVAL_SECONDS",
+    "SANDBOXD_IDLE_REAP_INTERVAL_SECONDS",
+    "SANDBOXD_PRESSURE_INTERVAL_SECONDS",
+    "SANDBOXD_MEM_HEADROOM_PCT",
+    "SANDBOXD_MEM_REFUSE_WAKES_PCT",
+    "SANDBOXD_WAKE_READY_SECONDS",
+    "SANDBOXD_EDGE_ADDR",
+    "SANDBOXD_OPENCODE_FREE_MODEL",
+    "SANDBOXD_OPENCODE_MODEL",
+    "SANDBOXD_CLAUDE_MODEL",
+    "SANDBOXD_ANTHROPIC_BASE_URL",
+    "SANDBOXD_OPENAI_BASE_URL",
+    "SANDBOXD_OPENAI_COMPAT_BASE_URL",
+    "SANDBOXD_CLAUDE_TOKEN_URL",
+    "SANDBOXD_CLAUDE_SCOPES",
+    "SANDBOXD_SECRETS_KEY",
+    "SANDBOXD_SECRETS_KEY_PREVIOUS",
 };
 
 static char envfile[64];
@@ -198,6 +221,115 @@ tokens_parse_in_order(void)
 	CHECK(c.ntokens == 0);
 }
 
+static void
+every_kind_has_its_default(void)
+{
+	struct config c;
+	char err[256];
+
+	clean_env();
+	CHECK(config_load(&c, err, sizeof(err)) == 0);
+	CHECK(c.proxy_port == 9097);
+	CHECK(!c.preview_tls);
+	CHECK_STR(c.preview_entrypoint, "web");
+	CHECK(c.task_timeout_s == 600);
+	CHECK(c.git_timeout_s == 300);
+	CHECK(c.git_import_max_mb == 2048);
+	CHECK(!c.git_allow_private);
+	CHECK(c.oauth_refresh_s == 300);
+	CHECK(c.idle_interval_s == 30);
+	CHECK(c.pressure_interval_s == 10);
+	CHECK(c.mem_headroom_pct == 15);
+	CHECK(c.mem_refuse_pct == 10);
+	CHECK(c.wake_ready_s == 30);
+	CHECK(c.memory_mb == 2048);
+	CHECK(c.pids_limit == 1024);
+	CHECK(c.nofile_limit == 8192);
+	CHECK_STR(c.edge_addr, "0.0.0.0");
+	CHECK_STR(c.image, "sandboxd-base:" SANDBOXD_VERSION);
+	CHECK_STR(c.opencode_free_model, "opencode/big-pickle");
+	CHECK_STR(c.opencode_model, "");
+	CHECK_STR(c.claude_model, "");
+	CHECK_STR(c.anthropic_base_url, "https://api.anthropic.com");
+	CHECK_STR(c.compat_base_url, "");
+	CHECK_STR(c.claude_token_url,
+	          "https://platform.claude.com/v1/oauth/token");
+	CHECK_STR(c.claude_scopes, "user:inference");
+	CHECK(c.secrets_key == NULL && c.secrets_key_previous == NULL);
+	config_release(&c);
+}
+
+/* The whole message config_load gives with var=value. */
+static void
+expect_message(const char *var, const char *value, const char *msg)
+{
+	struct config c;
+	char err[512] = "";
+
+	clean_env();
+	setenv(var, value, 1);
+	CHECK(config_load(&c, err, sizeof(err)) == -1);
+	CHECK_STR(err, msg);
+	unsetenv(var);
+}
+
+static void
+messages_are_exact(void)
+{
+	expect_message("SANDBOXD_MEMORY_MB", "abc",
+	               "SANDBOXD_MEMORY_MB: \"abc\" is not a whole number");
+	expect_message("SANDBOXD_MEMORY_MB", "10",
+	               "SANDBOXD_MEMORY_MB: 10 is out of range (16..1048576)");
+	expect_message("HTTP_PORT", "0",
+	               "HTTP_PORT: 0 is out of range (1..65535)");
+	expect_message("PREVIEW_TLS", "maybe",
+	               "PREVIEW_TLS: \"maybe\" is not true, false, 1 or 0");
+	expect_message("SANDBOXD_IMAGE", "has space",
+	               "SANDBOXD_IMAGE: \"has space\" contains ' '");
+	expect_message("SANDBOXD_OPENAI_BASE_URL", "ftp://x",
+	               "SANDBOXD_OPENAI_BASE_URL: \"ftp://x\" is not an "
+	               "http:// or https:// URL");
+	expect_message("SANDBOXD_DEFAULT_AGENT", "codex",
+	               "SANDBOXD_DEFAULT_AGENT: \"codex\" is not opencode or "
+	               "claude-code");
+	expect_message("SANDBOXD_NETWORK", "host",
+	               "SANDBOXD_NETWORK: \"host\" would give sandboxes the "
+	               "host's own network; name a bridge network (default "
+	               "sandboxd)");
+	expect_message("SANDBOXD_SECRETS_KEY_PREVIOUS", "abc",
+	               "SANDBOXD_SECRETS_KEY_PREVIOUS: set without "
+	               "SANDBOXD_SECRETS_KEY (it only names the old key of a "
+	               "rotation between two SANDBOXD_SECRETS_KEY values)");
+}
+
+static void
+bounds_empties_and_order(void)
+{
+	struct config c;
+	char err[256] = "";
+
+	clean_env();
+	setenv("SANDBOXD_MEM_HEADROOM_PCT", "0", 1);
+	setenv("SANDBOXD_MEM_REFUSE_WAKES_PCT", "100", 1);
+	setenv("SANDBOXD_OPENAI_BASE_URL", "", 1);  /* set empty: none */
+	setenv("SANDBOXD_CLAUDE_TOKEN_URL", "", 1); /* set empty: default */
+	setenv("SANDBOXD_ANTHROPIC_BASE_URL", "https://a.test//", 1);
+	CHECK(config_load(&c, err, sizeof(err)) == 0);
+	CHECK(c.mem_headroom_pct == 0 && c.mem_refuse_pct == 100);
+	CHECK_STR(c.openai_base_url, "");
+	CHECK_STR(c.claude_token_url,
+	          "https://platform.claude.com/v1/oauth/token");
+	CHECK_STR(c.anthropic_base_url, "https://a.test");
+	config_release(&c);
+	/* Of two bad values the first in the table's order is named. */
+	clean_env();
+	setenv("SANDBOXD_MEMORY_MB", "abc", 1);
+	setenv("HTTP_PORT", "0", 1);
+	CHECK(config_load(&c, err, sizeof(err)) == -1);
+	CHECK_STR(err, "HTTP_PORT: 0 is out of range (1..65535)");
+	clean_env();
+}
+
 static const struct unit_test tests[] = {
     {"defaults are the documented ones", defaults_are_documented_ones},
     {"bad values name the variable", bad_values_name_the_variable},
@@ -206,6 +338,9 @@ static const struct unit_test tests[] = {
      env_file_is_read_and_env_wins},
     {"tokens parse in order", tokens_parse_in_order},
     {"the sandbox network and egress settings", egress_settings},
+    {"every kind has its default", every_kind_has_its_default},
+    {"messages are exact", messages_are_exact},
+    {"bounds, empty values and order", bounds_empties_and_order},
 };
 
 int

@@ -1,10 +1,11 @@
-/* Unit tests of the lib/ leaves: ulid, buf, jv, utf8, clock. */
+/* Unit tests of the lib/ leaves: ulid, buf, jv, utf8, clock, err. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "lib/buf.h"
 #include "lib/clock.h"
+#include "lib/err.h"
 #include "lib/jv.h"
 #include "lib/ulid.h"
 #include "lib/utf8.h"
@@ -206,6 +207,63 @@ clock_formats_rfc3339(void)
 	CHECK_STR(t, "2026-11-29T07:00:00Z");
 }
 
+static const struct err_code *
+err_row(const char *code)
+{
+	for (size_t i = 0; i < err_ncodes; i++)
+		if (strcmp(err_codes[i].code, code) == 0)
+			return &err_codes[i];
+	return NULL;
+}
+
+static void
+err_codes_are_unique_sorted_and_sane(void)
+{
+	const struct err_code *a, *b;
+
+	CHECK(err_ncodes > 0);
+	for (size_t i = 0; i < err_ncodes; i++) {
+		a = &err_codes[i];
+		CHECK(a->status >= 400 && a->status <= 599);
+		CHECK(a->code[0] != '\0' &&
+		      strlen(a->code) < sizeof(((struct err *)0)->code));
+		CHECK(strspn(a->code, "abcdefghijklmnopqrstuvwxyz_") ==
+		      strlen(a->code));
+		CHECK(a->meaning != NULL && a->meaning[0] != '\0');
+		if (i == 0)
+			continue;
+		/* By status, then code: so no code is there twice either. */
+		b = &err_codes[i - 1];
+		CHECK(b->status < a->status ||
+		      (b->status == a->status && strcmp(b->code, a->code) < 0));
+	}
+}
+
+static void
+err_macros_answer_their_rows(void)
+{
+	struct err e = {0};
+	const struct err_code *row;
+
+	CHECK(ERR_BAD(&e, "x %d", 1) == -1);
+	CHECK_STR(e.msg, "x 1");
+	row = err_row(e.code);
+	CHECK(row != NULL && row->status == e.status);
+	ERR_NOTFOUND(&e, "x");
+	row = err_row(e.code);
+	CHECK(row != NULL && row->status == e.status);
+	ERR_CONFLICT(&e, "x");
+	row = err_row(e.code);
+	CHECK(row != NULL && row->status == e.status);
+	ERR_INTERNAL(&e, "x");
+	row = err_row(e.code);
+	CHECK(row != NULL && row->status == e.status);
+	ERR_DOCKER(&e, "x");
+	row = err_row(e.code);
+	CHECK(row != NULL && row->status == e.status);
+	CHECK(ERR_BAD(NULL, "nothing to fill") == -1);
+}
+
 static const struct unit_test tests[] = {
     {"ulid_new is valid and unique", ulid_new_is_valid_and_unique},
     {"ulid_parse is strict", ulid_parse_is_strict},
@@ -218,6 +276,9 @@ static const struct unit_test tests[] = {
      utf8_valid_takes_shortest_forms_only},
     {"utf8_clip cuts on boundaries", utf8_clip_cuts_on_boundaries},
     {"clock formats RFC 3339", clock_formats_rfc3339},
+    {"err codes are unique, sorted and sane",
+     err_codes_are_unique_sorted_and_sane},
+    {"err macros answer their rows", err_macros_answer_their_rows},
 };
 
 int

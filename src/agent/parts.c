@@ -13,19 +13,8 @@
 #include <string.h>
 
 #include "agent/internal.h"
+#include "lib/hash.h"
 #include "lib/utf8.h"
-
-static uint32_t
-parts_hash(const char *s, size_t len)
-{
-	uint32_t h = 2166136261u;
-
-	for (size_t i = 0; i < len; i++) {
-		h ^= (unsigned char)s[i];
-		h *= 16777619u;
-	}
-	return h;
-}
 
 static struct agent_part *
 parts_append(struct agent_parts *t)
@@ -65,8 +54,8 @@ agent_parts_get(struct agent_parts *t, const char *id, size_t len, bool add)
 			return NULL;
 	}
 	/* At most half the slots are ever used, so an empty one is found. */
-	for (i = parts_hash(id, len) & (AGENT_PARTS_SLOTS - 1); t->slot[i];
-	     i = (i + 1) & (AGENT_PARTS_SLOTS - 1)) {
+	for (i = hash_fnv1a_bytes(id, len) & (AGENT_PARTS_SLOTS - 1);
+	     t->slot[i]; i = (i + 1) & (AGENT_PARTS_SLOTS - 1)) {
 		part = &t->v[t->slot[i] - 1];
 		if (part->id && strlen(part->id) == len &&
 		    memcmp(part->id, id, len) == 0)

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/hash.h"
 #include "lib/clock.h"
 #include "lib/ulid.h"
 
@@ -33,11 +34,9 @@ struct activity {
 static struct act_entry *
 slot(struct activity *a, const char *id, bool create)
 {
-	uint32_t h = 2166136261u;
+	uint32_t h = hash_fnv1a(id);
 	struct act_entry *oldest = NULL;
 
-	for (const char *p = id; *p; p++)
-		h = (h ^ (unsigned char)*p) * 16777619u;
 	for (size_t i = 0; i < ACTIVITY_SLOTS; i++) {
 		struct act_entry *e = &a->e[(h + i) % ACTIVITY_SLOTS];
 		if (e->id[0] == '\0') {

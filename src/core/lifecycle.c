@@ -23,6 +23,7 @@
 #include "core/runtime.h"
 #include "core/sbnet.h"
 #include "ws/workspace.h"
+#include "lib/hash.h"
 #include "lib/clock.h"
 #include "lib/log.h"
 #include "lib/ulid.h"
@@ -30,11 +31,7 @@
 static pthread_mutex_t *
 lock_for(struct core *c, const char *id)
 {
-	uint32_t h = 2166136261u;
-
-	for (const char *p = id; *p; p++)
-		h = (h ^ (unsigned char)*p) * 16777619u;
-	return &c->locks[h % CORE_LOCK_STRIPES];
+	return &c->locks[hash_fnv1a(id) % CORE_LOCK_STRIPES];
 }
 
 void

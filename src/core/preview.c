@@ -21,6 +21,7 @@
 #include <strings.h>
 
 #include "core/activity.h"
+#include "lib/hash.h"
 #include "lib/clock.h"
 #include "lib/log.h"
 #include "lib/meminfo.h"
@@ -43,11 +44,9 @@ static struct pv_entry *
 slot(struct core *c, const char *id, bool create)
 {
 	struct preview *pv = c->pv;
-	uint32_t h = 2166136261u;
+	uint32_t h = hash_fnv1a(id);
 	struct pv_entry *oldest = NULL;
 
-	for (const char *p = id; *p; p++)
-		h = (h ^ (unsigned char)*p) * 16777619u;
 	for (size_t i = 0; i < PREVIEW_SLOTS; i++) {
 		struct pv_entry *e = &pv->e[(h + i) % PREVIEW_SLOTS];
 		if (e->id[0] == '\0') {

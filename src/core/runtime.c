@@ -45,6 +45,7 @@
 #include "core/activity.h"
 #include "ws/workspace.h"
 #include "ws/wsfs.h"
+#include "lib/hash.h"
 #include "lib/clock.h"
 #include "lib/log.h"
 
@@ -300,12 +301,8 @@ env_locks_init(void)
 static pthread_mutex_t *
 env_lock(const char *id)
 {
-	uint32_t h = 2166136261u; /* FNV-1a */
-
 	pthread_once(&env_locks_once, env_locks_init);
-	for (; *id; id++)
-		h = (h ^ (unsigned char)*id) * 16777619u;
-	return &env_locks[h % RUNTIME_ENV_LOCKS];
+	return &env_locks[hash_fnv1a(id) % RUNTIME_ENV_LOCKS];
 }
 
 /* The request being built: "env <N>\n" goes in the head's last bytes. */

@@ -34,6 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/hash.h"
 #include "lib/jv.h"
 #include "lib/log.h"
 
@@ -214,11 +215,7 @@ egress_allow_parse(const char *text, struct egress_allow *out, size_t max,
 void
 egress_table_name(const char *network, char out[EGRESS_TABLE_LEN])
 {
-	uint32_t h = 2166136261u; /* FNV-1a */
-
-	for (const unsigned char *p = (const unsigned char *)network; *p; p++)
-		h = (h ^ *p) * 16777619u;
-	snprintf(out, EGRESS_TABLE_LEN, "sandboxd_%08x", h);
+	snprintf(out, EGRESS_TABLE_LEN, "sandboxd_%08x", hash_fnv1a(network));
 }
 
 /* ---- the ruleset --------------------------------------------------------- */

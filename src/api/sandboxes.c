@@ -16,7 +16,7 @@
 
 static struct jv *
 preview_json(const struct core *c, const struct sandbox *sb,
-             const struct jv *rt)
+             const struct jv *rt, const struct err *rt_err)
 {
 	const char *health = rt ? jv_str(jv_get(rt, "health")) : NULL;
 	const struct config *cfg = c->cfg;
@@ -39,17 +39,22 @@ preview_json(const struct core *c, const struct sandbox *sb,
 	/*
 	 * The supervisor's health check when it answers; a running
 	 * container whose supervisor is still booting is "starting"; a
-	 * broken manifest is an "error" whatever runs.
+	 * broken manifest is an "error" whatever runs, and so is a
+	 * supervisor that listens but does not answer in time.
 	 */
 	if (sb->status != SANDBOX_RUNNING)
 		health = "down";
 	else if (sb->manifest_error[0])
+		health = "error";
+	else if (rt == NULL && rt_err->status)
 		health = "error";
 	else if (health == NULL)
 		health = "starting";
 	jv_set_str(p, "status", health);
 	if (rt && jv_str(jv_get(rt, "health_detail")))
 		jv_set_str(p, "detail", jv_str(jv_get(rt, "health_detail")));
+	else if (sb->status == SANDBOX_RUNNING && rt == NULL && rt_err->status)
+		jv_set_str(p, "detail", rt_err->msg);
 	return p;
 }
 
@@ -71,10 +76,11 @@ api_sandbox_json(struct core *c, const struct sandbox *sb)
 {
 	struct jv *o = jv_obj(), *ports = jv_arr(), *rt = NULL, *procs;
 	char ws[4200], task[ULID_LEN + 1];
+	struct err re = {0};
 	int64_t blocked;
 
 	if (sb->status == SANDBOX_RUNNING)
-		rt = runtime_status(c, sb->id);
+		rt = runtime_status(c, sb->id, &re);
 
 	jv_set_str(o, "id", sb->id);
 	jv_set_str(o, "app_id", sb->app_id);
@@ -96,7 +102,7 @@ api_sandbox_json(struct core *c, const struct sandbox *sb)
 	jv_set_str(o, "workspace", ws);
 	if (sb->preset[0])
 		jv_set_str(o, "runtime_preset", sb->preset);
-	jv_set(o, "preview", preview_json(c, sb, rt));
+	jv_set(o, "preview", preview_json(c, sb, rt, &re));
 	procs = rt ? jv_get(rt, "processes") : NULL;
 	jv_set(o, "processes", procs ? jv_copy(procs) : jv_arr());
 	jv_set(o, "manifest", manifest_json(sb));

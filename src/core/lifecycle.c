@@ -157,9 +157,6 @@ container_run(struct core *c, struct sandbox *sb, char *msg)
 	int rc;
 
 	core_container_name(c, sb->id, name, sizeof(name));
-	/* A workspace that booted before gets its run.conf now, so the
-	 * supervisor starts the processes without waiting for us. */
-	runtime_configure(c, sb->id, false);
 	container_renetwork(c, sb, name);
 	rc = docker_start(c->docker, name, msg);
 	if (rc == DOCKER_NOT_FOUND) {
@@ -339,10 +336,21 @@ core_sandbox_start(struct core *c, const char *id, struct sandbox *sb,
                    struct err *e)
 {
 	char msg[DOCKER_MSG_LEN];
-	pthread_mutex_t *mu = lock_row(c, id, sb, e);
+	pthread_mutex_t *mu;
 	int rc;
 
-	if (mu == NULL)
+	/*
+	 * A workspace that booted before gets its run.conf now, so the
+	 * supervisor starts the processes without waiting for us.  Before
+	 * the lock: sandbox.yaml is the sandbox's to make slow or strange,
+	 * and the lock's stripe is shared with other sandboxes.  A start or
+	 * a delete racing it finds a run.conf written whole (rename) or no
+	 * workspace at all.
+	 */
+	if (store_sandbox_get(c->store, id, sb) == 0 &&
+	    (sb->status == SANDBOX_RUNNING || sb->status == SANDBOX_STOPPED))
+		runtime_configure(c, id, false);
+	if ((mu = lock_row(c, id, sb, e)) == NULL)
 		return -1;
 	if (sb->status != SANDBOX_RUNNING && sb->status != SANDBOX_STOPPED)
 		return unlock_with(

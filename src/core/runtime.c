@@ -42,6 +42,7 @@
 #include <unistd.h>
 
 #include "core/manifest.h"
+#include "core/supanswer.h"
 #include "core/activity.h"
 #include "ws/workspace.h"
 #include "ws/wsfs.h"
@@ -53,12 +54,135 @@
 #define RUNTIME_ENV_HEAD  32
 #define RUNTIME_ENV_LOCKS 16 /* stripes serializing env sends */
 
+/* --- one request ----------------------------------------------------------
+ */
+
+/*
+ * Supervisors that did not answer in time, or answered garbage: for
+ * RUNTIME_QUIET_MS every request to them fails at once, and after that
+ * one request at a time finds out whether they answer again, so a
+ * hostile sandbox costs each of the threads that ask (the API's pool,
+ * the task follower) at most one deadline per window, not one per
+ * request.  Keyed by the sandbox id (the workspace's last component); a
+ * supervisor that answers, or a sandbox that starts, leaves the table.
+ * A full table tracks no more (requests then just wait their deadline).
+ */
+struct quiet {
+	char id[ULID_LEN + 1];
+	int64_t until; /* monotonic ms; 0: a probe may go */
+	bool busy;     /* a probe is in flight */
+};
+
+static struct quiet quiet[RUNTIME_QUIET_SLOTS];
+static pthread_mutex_t quiet_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static const char *
+ws_id(const char *ws)
+{
+	const char *slash = strrchr(ws, '/');
+
+	return slash ? slash + 1 : ws;
+}
+
+static struct quiet *
+quiet_find(const char *id)
+{
+	for (int i = 0; i < RUNTIME_QUIET_SLOTS; i++)
+		if (quiet[i].id[0] && strcmp(quiet[i].id, id) == 0)
+			return &quiet[i];
+	return NULL;
+}
+
+/* 0: go ahead; -1 (e set): the supervisor is quiet, do not ask now. */
 static int
-sock_connect(const char *ws, struct err *e)
+quiet_enter(const char *id, bool *probe, struct err *e)
+{
+	struct quiet *q;
+	int64_t now = clock_mono_ms();
+	int rc = 0;
+
+	*probe = false;
+	pthread_mutex_lock(&quiet_mu);
+	q = quiet_find(id);
+	if (q && (q->busy || q->until > now))
+		rc = err_set(e, 502, "sandbox_unavailable",
+		             "the sandbox's supervisor did not answer in time "
+		             "(asked again within %d s)",
+		             RUNTIME_QUIET_MS / 1000);
+	else if (q)
+		*probe = q->busy = true;
+	pthread_mutex_unlock(&quiet_mu);
+	return rc;
+}
+
+/* After a request: unresponsive marks it quiet, an answer forgets it. */
+static void
+quiet_leave(const char *id, bool probe, bool unresponsive)
+{
+	struct quiet *q;
+	int64_t now = clock_mono_ms();
+
+	pthread_mutex_lock(&quiet_mu);
+	q = quiet_find(id);
+	if (q == NULL && unresponsive)
+		for (int i = 0; i < RUNTIME_QUIET_SLOTS && q == NULL; i++)
+			if (quiet[i].id[0] == '\0' ||
+			    (!quiet[i].busy && quiet[i].until + 60000 < now))
+				q = &quiet[i];
+	if (q && unresponsive) {
+		snprintf(q->id, sizeof(q->id), "%s", id);
+		q->until = now + RUNTIME_QUIET_MS;
+		if (probe)
+			q->busy = false;
+	} else if (q && (probe || !q->busy)) {
+		memset(q, 0, sizeof(*q));
+	}
+	pthread_mutex_unlock(&quiet_mu);
+}
+
+static void
+quiet_forget(const char *id)
+{
+	struct quiet *q;
+
+	pthread_mutex_lock(&quiet_mu);
+	if ((q = quiet_find(id)) != NULL && !q->busy)
+		memset(q, 0, sizeof(*q));
+	pthread_mutex_unlock(&quiet_mu);
+}
+
+/* Waits for fd to be ready for events until deadline (monotonic ms). */
+static int
+wait_fd(int fd, short events, int64_t deadline)
+{
+	struct pollfd p = {.fd = fd, .events = events};
+	int64_t left;
+	int n;
+
+	do {
+		left = deadline - clock_mono_ms();
+		if (left <= 0)
+			return -1;
+		n = poll(&p, 1, (int)left);
+	} while (n < 0 && errno == EINTR);
+	return n == 1 ? 0 : -1;
+}
+
+/*
+ * Connects without blocking: a listener the sandbox planted that never
+ * accepts fills its backlog, and a unix socket's connect() then waits
+ * for room (blocking) or fails with EAGAIN (non-blocking, with no event
+ * to poll for), so EAGAIN is retried every few ms until the deadline.
+ * The fd; -1 with e, *unresponsive when it was the deadline.
+ */
+static int
+sock_connect(const char *ws, int64_t deadline, bool *unresponsive,
+             struct err *e)
 {
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	struct stat st;
-	int dfd, sfd, fd = -1;
+	socklen_t sl = sizeof(int);
+	int dfd, sfd, fd = -1, soerr = 0, rc;
 
 	dfd = wsfs_open_dir(ws, ".sandboxd", e);
 	if (dfd < 0)
@@ -72,39 +196,49 @@ sock_connect(const char *ws, struct err *e)
 		               "the sandbox's supervisor is not listening");
 	}
 	snprintf(sa.sun_path, sizeof(sa.sun_path), "/proc/self/fd/%d", sfd);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	while (fd >= 0 &&
+	       (rc = connect(fd, (struct sockaddr *)&sa, sizeof(sa))) < 0) {
+		if (errno == EINTR)
+			continue;
+		if (errno == EAGAIN && clock_mono_ms() < deadline) {
+			usleep(RUNTIME_CONNECT_RETRY_MS * 1000);
+			continue;
+		}
+		if (errno == EINPROGRESS) {
+			if (wait_fd(fd, POLLOUT, deadline) < 0)
+				errno = ETIMEDOUT;
+			else if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr,
+			                    &sl) == 0 &&
+			         soerr == 0)
+				break;
+			else
+				errno = soerr ? soerr : ECONNREFUSED;
+		}
+		*unresponsive = errno == EAGAIN || errno == ETIMEDOUT;
 		close(fd);
 		fd = -1;
 	}
 	close(sfd);
+	if (fd < 0 && *unresponsive)
+		return err_set(e, 502, "sandbox_unavailable",
+		               "the sandbox's supervisor does not accept "
+		               "connections");
 	if (fd < 0)
 		return err_set(e, 502, "sandbox_unavailable",
-		               "the sandbox's supervisor does not answer");
+		               "the sandbox's supervisor is not listening");
 	return fd;
 }
 
-/* Waits for fd to be ready for events until deadline (monotonic ms). */
+/* Sends len bytes and reads the answer until EOF, all by deadline. */
 static int
-wait_fd(int fd, short events, int64_t deadline)
+exchange(int fd, const char *line, size_t len, int64_t deadline,
+         struct buf *out)
 {
-	struct pollfd p = {.fd = fd, .events = events};
-	int64_t left = deadline - clock_mono_ms();
-
-	if (left <= 0)
-		return -1;
-	return poll(&p, 1, (int)left) == 1 ? 0 : -1;
-}
-
-static int
-exchange(int fd, const char *line, size_t len, int timeout_ms, struct buf *out)
-{
-	int64_t deadline = clock_mono_ms() + timeout_ms;
 	size_t off = 0;
 	char chunk[4096];
 	ssize_t n;
 
-	fcntl(fd, F_SETFL, O_NONBLOCK);
 	while (off < len) {
 		if (wait_fd(fd, POLLOUT, deadline) < 0)
 			return -1;
@@ -126,30 +260,44 @@ exchange(int fd, const char *line, size_t len, int timeout_ms, struct buf *out)
 	}
 }
 
-/* A request of len bytes (a line, and for env its body). */
+/*
+ * A request of len bytes (a line, and for env its body).  timeout_ms
+ * runs from before connect() to the end of the answer.
+ */
 static int
 request_bytes(const char *ws, const char *req, size_t len, int timeout_ms,
-              struct jv **answer, struct err *e)
+              struct jv **answer, bool *broken, struct err *e)
 {
+	int64_t deadline = clock_mono_ms() + timeout_ms;
+	const char *id = ws_id(ws);
+	bool probe, unresponsive = false, ignored;
 	struct buf out;
-	char perr[128];
-	int fd = sock_connect(ws, e), rc;
+	int fd, rc;
 
 	*answer = NULL;
-	if (fd < 0)
+	if (broken == NULL)
+		broken = &ignored;
+	*broken = true;
+	if (quiet_enter(id, &probe, e) < 0)
 		return -1;
-	buf_init(&out, RUNTIME_ANSWER_MAX);
-	rc = exchange(fd, req, len, timeout_ms, &out);
-	close(fd);
-	if (rc == 0 && out.len)
-		*answer = jv_parse(out.data, out.len, 8, perr, sizeof(perr));
-	buf_release(&out);
-	if (*answer == NULL || jv_type(*answer) != JV_OBJECT) {
-		jv_free(*answer);
-		*answer = NULL;
-		return err_set(e, 502, "sandbox_unavailable",
-		               "the sandbox's supervisor gave no valid answer");
+	fd = sock_connect(ws, deadline, &unresponsive, e);
+	if (fd < 0) {
+		quiet_leave(id, probe, unresponsive);
+		*broken = unresponsive;
+		return -1;
 	}
+	buf_init(&out, RUNTIME_ANSWER_MAX);
+	rc = exchange(fd, req, len, deadline, &out);
+	close(fd);
+	if (rc == 0)
+		*answer = supanswer_parse(out.data, out.len);
+	buf_release(&out);
+	quiet_leave(id, probe, *answer == NULL);
+	if (*answer == NULL)
+		return err_set(e, 502, "sandbox_unavailable",
+		               "the sandbox's supervisor gave no valid answer "
+		               "within %d ms",
+		               timeout_ms);
 	return 0;
 }
 
@@ -157,7 +305,8 @@ int
 runtime_request(const char *ws, const char *line, int timeout_ms,
                 struct jv **answer, struct err *e)
 {
-	return request_bytes(ws, line, strlen(line), timeout_ms, answer, e);
+	return request_bytes(ws, line, strlen(line), timeout_ms, answer, NULL,
+	                     e);
 }
 
 static bool
@@ -184,7 +333,7 @@ manifest_load(int appfd, int port, struct manifest *m, const char **source,
 	if (wsfs_read(appfd, "sandbox.yaml", MANIFEST_MAX_BYTES, &text, &e) <
 	    0) {
 		if (e.status != 404) {
-			snprintf(err, errlen, "sandbox.yaml: %s", e.msg);
+			snprintf(err, errlen, "%s", e.msg);
 			return -1;
 		}
 		*source = "default";
@@ -369,7 +518,7 @@ env_send(struct core *c, const struct sandbox *sb, struct env_req *r)
 	memcpy(r->p + RUNTIME_ENV_HEAD - n, head, (size_t)n);
 	workspace_path(c->cfg->data_dir, sb->id, ws, sizeof(ws));
 	if (request_bytes(ws, r->p + RUNTIME_ENV_HEAD - n, (size_t)n + r->len,
-	                  RUNTIME_TIMEOUT_MS, &ans, &e) < 0) {
+	                  RUNTIME_TIMEOUT_MS, &ans, NULL, &e) < 0) {
 		log_warn("sandbox %s: env: %s", sb->id, e.msg);
 		return -1;
 	}
@@ -418,17 +567,27 @@ runtime_app_config_changed(struct core *c, const char *app_id)
 		runtime_send_env(c, sb.id);
 }
 
-/* --- the worker thread -----------------------------------------------------
+/* --- configuring after a start ---------------------------------------------
  */
 
-/* Sandboxes whose supervisor is to be configured once it answers. */
+/*
+ * Sandboxes being configured, each on a thread of its own: waiting for a
+ * supervisor to come up takes up to RUNTIME_BOOT_WAIT_MS, and one that
+ * never does (or a listener the sandbox planted) must hold no one else's
+ * configure.  A sandbox scheduled again while its thread runs gets one
+ * more pass of that thread.
+ */
 struct runtime {
 	pthread_mutex_t mu;
-	pthread_cond_t cv;
+	pthread_cond_t cv; /* n went down */
 	char ids[RUNTIME_QUEUE_MAX][ULID_LEN + 1];
+	bool again[RUNTIME_QUEUE_MAX];
 	int n;
-	pthread_t thread;
-	bool started;
+};
+
+struct rt_job {
+	struct core *c;
+	char id[ULID_LEN + 1];
 };
 
 int
@@ -457,24 +616,92 @@ runtime_free(struct core *c)
 	c->rt = NULL;
 }
 
+static int
+rt_slot(const struct runtime *rt, const char *id)
+{
+	for (int i = 0; i < rt->n; i++)
+		if (strcmp(rt->ids[i], id) == 0)
+			return i;
+	return -1;
+}
+
+/* Another pass when scheduled meanwhile; else leaves the list. */
+static bool
+rt_done(struct runtime *rt, const char *id, bool stopping)
+{
+	bool again = false;
+	int i;
+
+	pthread_mutex_lock(&rt->mu);
+	i = rt_slot(rt, id);
+	if (i >= 0 && rt->again[i] && !stopping) {
+		rt->again[i] = false;
+		again = true;
+	} else if (i >= 0) {
+		rt->n--;
+		memcpy(rt->ids[i], rt->ids[rt->n], sizeof(rt->ids[i]));
+		rt->again[i] = rt->again[rt->n];
+		pthread_cond_broadcast(&rt->cv);
+	}
+	pthread_mutex_unlock(&rt->mu);
+	return again;
+}
+
+static void *
+rt_main(void *arg)
+{
+	struct rt_job *j = arg;
+	struct core *c = j->c;
+
+	do {
+		if (runtime_wait(c, j->id, RUNTIME_BOOT_WAIT_MS))
+			runtime_configure(c, j->id, true);
+		else if (!c->stopping)
+			log_warn("sandbox %s: its supervisor did not come up "
+			         "within %d ms",
+			         j->id, RUNTIME_BOOT_WAIT_MS);
+	} while (rt_done(c->rt, j->id, c->stopping));
+	free(j);
+	return NULL;
+}
+
 void
 runtime_schedule(struct core *c, const char *id)
 {
 	struct runtime *rt = c->rt;
+	struct rt_job *j;
+	pthread_attr_t at;
+	pthread_t t;
+	int i;
 
+	quiet_forget(id); /* a new container: its supervisor is new */
 	pthread_mutex_lock(&rt->mu);
-	for (int i = 0; i < rt->n; i++)
-		if (strcmp(rt->ids[i], id) == 0)
-			goto out;
-	if (rt->n < RUNTIME_QUEUE_MAX) {
-		snprintf(rt->ids[rt->n], ULID_LEN + 1, "%s", id);
-		rt->n++;
-		pthread_cond_signal(&rt->cv);
-	} else {
-		log_warn("sandbox %s: the runtime queue is full; its "
-		         "supervisor is not configured now",
-		         id);
+	if (c->stopping)
+		goto out;
+	if ((i = rt_slot(rt, id)) >= 0) {
+		rt->again[i] = true;
+		goto out;
 	}
+	if (rt->n == RUNTIME_QUEUE_MAX || (j = calloc(1, sizeof(*j))) == NULL) {
+		log_warn("sandbox %s: %d sandboxes are being configured; its "
+		         "supervisor is not configured now",
+		         id, RUNTIME_QUEUE_MAX);
+		goto out;
+	}
+	j->c = c;
+	snprintf(j->id, sizeof(j->id), "%s", id);
+	pthread_attr_init(&at);
+	pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+	if (pthread_create(&t, &at, rt_main, j) != 0) {
+		log_warn("sandbox %s: cannot start a thread to configure it",
+		         id);
+		free(j);
+	} else {
+		snprintf(rt->ids[rt->n], ULID_LEN + 1, "%s", id);
+		rt->again[rt->n] = false;
+		rt->n++;
+	}
+	pthread_attr_destroy(&at);
 out:
 	pthread_mutex_unlock(&rt->mu);
 }
@@ -490,7 +717,8 @@ runtime_wait(struct core *c, const char *id, int64_t wait_ms)
 
 	workspace_path(c->cfg->data_dir, id, ws, sizeof(ws));
 	while (!c->stopping && clock_mono_ms() < deadline) {
-		if (runtime_request(ws, "ping\n", 500, &ans, &e) == 0) {
+		if (runtime_request(ws, "ping\n", RUNTIME_PING_MS, &ans, &e) ==
+		    0) {
 			jv_free(ans);
 			return true;
 		}
@@ -519,124 +747,44 @@ runtime_manifest(struct core *c, const char *id, struct manifest *m)
 	return rc;
 }
 
-static void *
-rq_main(void *arg)
-{
-	struct core *c = arg;
-	struct runtime *rt = c->rt;
-	char id[ULID_LEN + 1];
-
-	for (;;) {
-		pthread_mutex_lock(&rt->mu);
-		while (rt->n == 0 && !c->stopping)
-			pthread_cond_wait(&rt->cv, &rt->mu);
-		if (c->stopping) {
-			pthread_mutex_unlock(&rt->mu);
-			return NULL;
-		}
-		memcpy(id, rt->ids[0], sizeof(id));
-		memmove(rt->ids[0], rt->ids[1],
-		        (size_t)(rt->n - 1) * sizeof(rt->ids[0]));
-		rt->n--;
-		pthread_mutex_unlock(&rt->mu);
-		if (runtime_wait(c, id, RUNTIME_BOOT_WAIT_MS))
-			runtime_configure(c, id, true);
-		else if (!c->stopping)
-			log_warn("sandbox %s: its supervisor did not come up "
-			         "within %d ms",
-			         id, RUNTIME_BOOT_WAIT_MS);
-	}
-}
-
+/* Nothing to start: each configure runs on its own thread. */
 int
 runtime_start(struct core *c)
 {
-	if (pthread_create(&c->rt->thread, NULL, rq_main, c) != 0)
-		return -1;
-	c->rt->started = true;
+	(void)c;
 	return 0;
 }
 
+/* Waits for the configure threads, which watch c->stopping. */
 void
 runtime_stop(struct core *c)
 {
 	struct runtime *rt = c->rt;
 
-	if (rt == NULL || !rt->started)
+	if (rt == NULL)
 		return;
 	pthread_mutex_lock(&rt->mu);
 	c->stopping = true;
-	pthread_cond_broadcast(&rt->cv);
+	while (rt->n > 0)
+		pthread_cond_wait(&rt->cv, &rt->mu);
 	pthread_mutex_unlock(&rt->mu);
-	pthread_join(rt->thread, NULL);
-	rt->started = false;
-}
-
-static const char *
-one_of(const char *s, const char *const *allowed)
-{
-	for (; s && *allowed; allowed++)
-		if (strcmp(s, *allowed) == 0)
-			return *allowed;
-	return "unknown";
-}
-
-/* Copies one process entry, keeping only known fields and values. */
-static struct jv *
-process_json(const struct jv *p)
-{
-	static const char *const kinds[] = {"web", "worker", NULL};
-	static const char *const states[] = {"starting",  "running", "backoff",
-	                                     "crashloop", "stopped", "exited",
-	                                     NULL};
-	const char *name = jv_str(jv_get(p, "name"));
-	struct jv *o = jv_obj(), *v;
-
-	jv_set_str(o, "name", name && strlen(name) <= 32 ? name : "?");
-	jv_set_str(o, "kind", one_of(jv_str(jv_get(p, "kind")), kinds));
-	jv_set_str(o, "state", one_of(jv_str(jv_get(p, "state")), states));
-	v = jv_get(p, "pid");
-	if (v && jv_type(v) == JV_INT && jv_int(v) > 0)
-		jv_set_int(o, "pid", jv_int(v));
-	jv_set_int(o, "restarts",
-	           jv_type(jv_get(p, "restarts")) == JV_INT
-	               ? jv_int(jv_get(p, "restarts"))
-	               : 0);
-	v = jv_get(p, "exit_code");
-	if (v && jv_type(v) == JV_INT)
-		jv_set_int(o, "exit_code", jv_int(v));
-	v = jv_get(p, "port");
-	if (v && jv_type(v) == JV_INT)
-		jv_set_int(o, "port", jv_int(v));
-	return o;
 }
 
 struct jv *
-runtime_status(struct core *c, const char *id)
+runtime_status(struct core *c, const char *id, struct err *e)
 {
-	static const char *const health[] = {"none", "starting", "ready",
-	                                     "error", NULL};
-	struct jv *ans, *out, *procs, *list;
-	const char *detail;
+	struct jv *ans, *out;
 	char ws[4200];
-	struct err e;
+	bool broken;
 
 	workspace_path(c->cfg->data_dir, id, ws, sizeof(ws));
-	if (runtime_request(ws, "status\n", 1000, &ans, &e) < 0)
+	if (request_bytes(ws, "status\n", 7, RUNTIME_STATUS_MS, &ans, &broken,
+	                  e) < 0) {
+		if (!broken)
+			memset(e, 0, sizeof(*e)); /* not up (yet) */
 		return NULL;
-	out = jv_obj();
-	jv_set_str(out, "health",
-	           one_of(jv_str(jv_get(ans, "health")), health));
-	detail = jv_str(jv_get(ans, "health_detail"));
-	if (detail && *detail && strlen(detail) < 300)
-		jv_set_str(out, "health_detail", detail);
-	procs = jv_get(ans, "processes");
-	list = jv_arr();
-	for (size_t i = 0;
-	     procs && jv_type(procs) == JV_ARRAY && i < jv_len(procs) && i < 32;
-	     i++)
-		jv_push(list, process_json(jv_at(procs, i)));
-	jv_set(out, "processes", list);
+	}
+	out = supanswer_status(ans);
 	jv_free(ans);
 	return out;
 }

@@ -7,8 +7,9 @@
  * socket): they are size-capped, parsed with a depth limit and copied
  * field by field into what we report.
  *
- * Thread-safety: every function may be called from any thread.  The
- * worker thread configures sandboxes after their container starts.
+ * Thread-safety: every function may be called from any thread.  After
+ * a container starts, a thread of its own waits for the sandbox's
+ * supervisor and configures it (runtime_schedule).
  */
 #ifndef CORE_RUNTIME_H
 #define CORE_RUNTIME_H
@@ -21,17 +22,39 @@
 #include "lib/err.h"
 #include "lib/jv.h"
 
-/* Sandboxes waiting for their supervisor to answer; one scheduled
- * beyond it is dropped (logged). */
-#define RUNTIME_QUEUE_MAX    256
-#define RUNTIME_ANSWER_MAX   (64u << 10)
+/* Sandboxes being configured at once (a thread each); one scheduled
+ * beyond it is not configured (logged). */
+#define RUNTIME_QUEUE_MAX  256
+#define RUNTIME_ANSWER_MAX (64u << 10)
+/* Every request's deadline runs from before connect() to the answer's
+ * end: RUNTIME_TIMEOUT_MS by default, RUNTIME_STATUS_MS for a status
+ * (an API request waits on it), RUNTIME_PING_MS for each ping while
+ * waiting for a boot, RUNTIME_SHARED_MS on a thread every sandbox
+ * shares (the task follower). */
 #define RUNTIME_TIMEOUT_MS   2000
+#define RUNTIME_STATUS_MS    1000
+#define RUNTIME_PING_MS      500
+#define RUNTIME_SHARED_MS    250
 #define RUNTIME_BOOT_WAIT_MS 15000 /* for the socket after a start */
+/* A full listen backlog gives no event to poll for: connect() is
+ * tried again this often until the deadline. */
+#define RUNTIME_CONNECT_RETRY_MS 10
+/* A supervisor that missed a deadline is not asked again for this long
+ * (requests fail at once), then by one request at a time; the table
+ * tracks this many such sandboxes. */
+#define RUNTIME_QUIET_MS    5000
+#define RUNTIME_QUIET_SLOTS 64
 /* The app's environment as sent: "NAME=value\0"…, the supervisor's
  * CTL_BODY_MAX.  Its execve() must still fit the container's own. */
 #define RUNTIME_ENV_BYTES (512u << 10)
 
-/* Sends one request line, reads the one-line JSON answer. */
+/*
+ * Sends one request line, reads the one-line JSON answer, all within
+ * timeout_ms from before connect() on.  -1 with e (502
+ * sandbox_unavailable) when it is not listening, does not answer in
+ * time (then it is not asked again for RUNTIME_QUIET_MS) or answers
+ * something that is not a JSON object.
+ */
 int runtime_request(const char *ws, const char *line, int timeout_ms,
                     struct jv **answer, struct err *e);
 
@@ -72,9 +95,11 @@ void runtime_schedule(struct core *c, const char *id);
 
 /*
  * The supervisor's status as we report it: {"health":…, "processes":[…]}
- * with only known fields and values.  NULL when it does not answer.
+ * with only known fields and values (supanswer_status), within
+ * RUNTIME_STATUS_MS.  NULL when it does not answer: e empty when it is
+ * not listening (booting, or stopped), else why (a deadline, garbage).
  */
-struct jv *runtime_status(struct core *c, const char *id);
+struct jv *runtime_status(struct core *c, const char *id, struct err *e);
 
 /* Waits up to wait_ms for the supervisor to answer a ping. */
 bool runtime_wait(struct core *c, const char *id, int64_t wait_ms);
@@ -84,8 +109,9 @@ struct manifest;
 int runtime_manifest(struct core *c, const char *id, struct manifest *m);
 
 /*
- * The worker's queue (c->rt): made by core_init, freed by core_release.
- * runtime_start/stop run and join the worker that drains it (serve()).
+ * The list of sandboxes being configured (c->rt): made by core_init,
+ * freed by core_release.  runtime_start does nothing; runtime_stop sets
+ * c->stopping and waits for the configure threads to end (serve()).
  */
 int runtime_init(struct core *c);
 void runtime_free(struct core *c);

@@ -10,12 +10,16 @@
  * (or a failed write) safe: derive again from the start and skip the
  * events the log already has.
  *
- * Every file is opened with wsfs_openat (beneath the directory, no
+ * Every file is opened with wsfs_open_file (beneath the directory, no
  * links), O_NONBLOCK (a FIFO planted by the sandbox cannot block the
  * open, and fstat then refuses it), and must be a regular file.  Reads
- * are capped: steps at DERIVE_STEPS_MAX unprocessed bytes (more means
- * malformed), agent output at DERIVE_OUT_TURN_MAX per step and
- * AGENT_LINE_MAX per line, `files` and the build log at their own caps.
+ * are capped: steps at DERIVE_STEPS_MAX unprocessed bytes and
+ * DERIVE_STEPS_FILE_MAX in all (more means malformed), agent output at
+ * DERIVE_OUT_TURN_MAX per step, DERIVE_OUT_MAX in all and AGENT_LINE_MAX
+ * per line, `files` and the build log at their own caps.  A sparse file
+ * claiming a terabyte, or one the sandbox never stops writing, therefore
+ * costs the follower (one thread for every tenant's tasks) a bounded
+ * read per step and a bounded read in all.
  */
 #include "task/derive.h"
 
@@ -80,16 +84,7 @@ derive_open(struct derive *d, int dirfd, enum agent_kind kind)
 static int
 open_reg(int dirfd, const char *name)
 {
-	int fd = wsfs_openat(dirfd, name, O_RDONLY | O_NONBLOCK | O_CLOEXEC, 0);
-	struct stat st;
-
-	if (fd < 0)
-		return -1;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		close(fd);
-		return -1;
-	}
-	return fd;
+	return wsfs_open_file(dirfd, name, NULL);
 }
 
 /* Reads a whole small file of the task directory (capped). */
@@ -202,33 +197,50 @@ agent_feed(const struct derive_sink *s, struct derive *d, const char *p,
 	}
 }
 
-/* Reads what the agent wrote since last time (all of it when eof). */
-static void
-agent_read(const struct derive_sink *s, struct derive *d, bool eof)
+/*
+ * Reads what the agent wrote since last time, at most DERIVE_OUT_TURN_MAX
+ * bytes.  With drain, true once the output is read to its end (or to
+ * DERIVE_OUT_MAX, past which nothing more is read: a sparse file or one
+ * that never stops growing would otherwise hold the follower, which
+ * every task shares), and the last line is then fed.  The events depend
+ * only on the first DERIVE_OUT_MAX bytes, however the reads are cut.
+ */
+static bool
+agent_read(const struct derive_sink *s, struct derive *d, bool drain,
+           size_t turn_max)
 {
-	char *chunk;
-	size_t turn = 0;
-	ssize_t n;
+	char *chunk = NULL;
+	size_t turn = 0, want;
+	ssize_t n = 0;
+	bool end;
 
 	if (d->outfd < 0)
 		d->outfd = open_reg(d->dirfd, "agent.out");
-	if (d->outfd >= 0 && (chunk = malloc(DERIVE_OUT_CHUNK)) != NULL) {
-		while ((eof || turn < DERIVE_OUT_TURN_MAX) &&
-		       (n = read(d->outfd, chunk, DERIVE_OUT_CHUNK)) > 0) {
-			agent_feed(s, d, chunk, (size_t)n, false);
-			turn += (size_t)n;
-		}
-		free(chunk);
+	if (d->outfd >= 0)
+		chunk = malloc(DERIVE_OUT_CHUNK);
+	while (chunk && turn < turn_max && d->out_read < DERIVE_OUT_MAX) {
+		want = DERIVE_OUT_MAX - d->out_read;
+		if (want > DERIVE_OUT_CHUNK)
+			want = DERIVE_OUT_CHUNK;
+		if ((n = read(d->outfd, chunk, want)) <= 0)
+			break;
+		agent_feed(s, d, chunk, (size_t)n, false);
+		turn += (size_t)n;
+		d->out_read += (size_t)n;
 	}
-	if (eof)
+	/* No output (or no memory for it) is an end too. */
+	end = chunk == NULL || n <= 0 || d->out_read >= DERIVE_OUT_MAX;
+	free(chunk);
+	if (drain && end)
 		agent_feed(s, d, "", 0, true);
+	return end;
 }
 
 void
 derive_abandon_agent(struct derive *d, const struct derive_sink *s)
 {
 	if (d->in_agent && !d->agent_done && d->parser) {
-		agent_read(s, d, true);
+		agent_read(s, d, true, DERIVE_OUT_MAX);
 		agent_parser_finish(d->parser, 0, &d->oc);
 	}
 }
@@ -332,8 +344,6 @@ on_record(const struct derive_sink *s, struct derive *d, char *line)
 		snprintf(d->ckpt, sizeof(d->ckpt), "%s", hex ? f[1] : "");
 		snprintf(d->ckpt_err, sizeof(d->ckpt_err), "%s", f[2]);
 	} else if (strcmp(f[0], "agent") == 0 && !d->agent_done) {
-		if (d->in_agent)
-			agent_read(s, d, true);
 		d->in_agent = false;
 		d->agent_done = true;
 		d->agent_code = (int)strtol(f[1], NULL, 10);
@@ -355,6 +365,14 @@ on_record(const struct derive_sink *s, struct derive *d, char *line)
 	}
 }
 
+/* Whether the next steps record (whole, in d->steps) is `agent`. */
+static bool
+is_agent_record(const struct derive *d)
+{
+	return d->steps.len >= 6 && memcmp(d->steps.data, "agent", 5) == 0 &&
+	       (d->steps.data[5] == '\t' || d->steps.data[5] == '\n');
+}
+
 void
 derive_step(struct derive *d, const struct derive_sink *s)
 {
@@ -369,17 +387,28 @@ derive_step(struct derive *d, const struct derive_sink *s)
 		char *nl;
 		size_t used;
 		if (d->in_agent)
-			agent_read(s, d, false);
+			agent_read(s, d, false, DERIVE_OUT_TURN_MAX);
 		nl = d->steps.len ? memchr(d->steps.data, '\n', d->steps.len)
 		                  : NULL;
 		if (nl == NULL) {
+			if (d->steps_read >= DERIVE_STEPS_FILE_MAX) {
+				d->corrupt = true; /* no pipeline has so many */
+				break;
+			}
 			n = read(d->stepsfd, chunk, sizeof(chunk));
 			if (n <= 0)
 				break;
+			d->steps_read += (size_t)n;
 			if (buf_append(&d->steps, chunk, (size_t)n) < 0)
 				d->corrupt = true;
 			continue;
 		}
+		/* The agent's record is taken once its output is drained,
+		 * a turn at a time, so a long output costs the follower
+		 * DERIVE_OUT_TURN_MAX per step, like a growing one. */
+		if (d->in_agent && !d->agent_done && is_agent_record(d) &&
+		    !agent_read(s, d, true, DERIVE_OUT_TURN_MAX))
+			break;
 		*nl = '\0';
 		on_record(s, d, d->steps.data);
 		used = (size_t)(nl - d->steps.data) + 1;

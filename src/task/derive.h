@@ -31,7 +31,9 @@
 
 #define DERIVE_STEPS_MAX      (64u << 10) /* the steps file is a few lines */
 #define DERIVE_OUT_CHUNK      (64u << 10)
-#define DERIVE_OUT_TURN_MAX   (4u << 20) /* agent output read per step */
+#define DERIVE_OUT_TURN_MAX   (4u << 20)  /* agent output read per step */
+#define DERIVE_OUT_MAX        (64u << 20) /* agent output read in all */
+#define DERIVE_STEPS_FILE_MAX (1u << 20)  /* bytes of steps read in all */
 #define DERIVE_FILES_READ_MAX (256u << 10)
 #define DERIVE_FILES_MAX      1000 /* files_changed entries kept */
 #define DERIVE_BUILD_TAIL     2000 /* bytes of build output kept */
@@ -51,10 +53,11 @@ struct derive_sink {
 struct derive {
 	int dirfd, stepsfd, outfd;
 	bool opened;
-	struct buf steps; /* unprocessed bytes of `steps` */
-	struct buf line;  /* the agent output line being assembled */
-	bool line_skip;   /* discarding an overlong line */
-	bool in_agent;    /* between phase agent_running and agent */
+	struct buf steps;            /* unprocessed bytes of `steps` */
+	size_t steps_read, out_read; /* bytes read of steps, agent.out */
+	struct buf line;             /* the agent output line being assembled */
+	bool line_skip;              /* discarding an overlong line */
+	bool in_agent;               /* between phase agent_running and agent */
 	struct agent_parser *parser;
 	struct agent_outcome oc;
 	bool agent_done;

@@ -278,7 +278,7 @@ live_tick(struct core *c, struct live *lv)
 		struct jv *ans = NULL;
 		struct err e;
 		snprintf(line, sizeof(line), "task cancel %s\n", lv->row.id);
-		if (runtime_request(lv->ws, line, RUNTIME_TIMEOUT_MS, &ans,
+		if (runtime_request(lv->ws, line, RUNTIME_SHARED_MS, &ans,
 		                    &e) == 0)
 			jv_free(ans);
 		set_fail(c->tasks, lv, "internal",

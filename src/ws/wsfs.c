@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +26,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "lib/clock.h"
 #include "lib/ulid.h"
 
 #define RESOLVE_SAFE                                                           \
@@ -120,36 +122,77 @@ wsfs_open_dir(const char *ws, const char *sub, struct err *e)
 }
 
 int
-wsfs_read(int dirfd, const char *rel, size_t max, struct buf *out,
-          struct err *e)
+wsfs_open_file(int dirfd, const char *rel, struct err *e)
 {
-	char chunk[65536];
 	struct stat st;
-	ssize_t n;
-	int fd = wsfs_openat(dirfd, rel, O_RDONLY | O_NOFOLLOW, 0);
+	int fd = wsfs_openat(dirfd, rel, O_RDONLY | O_NONBLOCK | O_NOFOLLOW, 0);
 
+	/* A socket does not open (ENXIO), nor a device without a driver. */
+	if (fd < 0 && (errno == ENXIO || errno == ENODEV))
+		return ERR_BAD(e, "%s is not a regular file", rel);
 	if (fd < 0)
 		return lookup_err(errno, rel, e);
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
 		close(fd);
 		return ERR_BAD(e, "%s is not a regular file", rel);
 	}
-	if ((size_t)st.st_size > max) {
+	return fd;
+}
+
+int
+wsfs_read_within(int dirfd, const char *rel, size_t max, int timeout_ms,
+                 struct buf *out, struct err *e)
+{
+	int64_t deadline = clock_mono_ms() + timeout_ms;
+	char chunk[65536];
+	struct stat st;
+	ssize_t n;
+	int fd = wsfs_open_file(dirfd, rel, e);
+
+	buf_init(out, max);
+	if (fd < 0)
+		return -1;
+	/* st_size is only a first refusal: the file may grow (or be sparse
+	 * and claim anything); the buffer's cap is what holds. */
+	if (fstat(fd, &st) < 0 || (uint64_t)st.st_size > max) {
 		close(fd);
 		return err_set(e, 413, "payload_too_large",
 		               "%s is larger than %zu bytes", rel, max);
 	}
-	buf_init(out, max);
-	while ((n = read(fd, chunk, sizeof(chunk))) > 0)
+	while ((n = read(fd, chunk, sizeof(chunk))) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			break;
 		if (buf_append(out, chunk, (size_t)n) < 0) {
 			close(fd);
+			buf_release(out);
 			return err_set(e, 413, "payload_too_large",
 			               "%s grew past %zu bytes", rel, max);
 		}
+		if (clock_mono_ms() >= deadline) {
+			close(fd);
+			buf_release(out);
+			return err_set(e, 502, "sandbox_unavailable",
+			               "reading %s took more than %d ms", rel,
+			               timeout_ms);
+		}
+	}
 	close(fd);
+	if (n < 0) {
+		buf_release(out);
+		return ERR_INTERNAL(e, "reading %s failed", rel);
+	}
 	if (out->data == NULL)
 		buf_append(out, "", 0);
-	return n < 0 ? ERR_INTERNAL(e, "reading %s failed", rel) : 0;
+	return 0;
+}
+
+int
+wsfs_read(int dirfd, const char *rel, size_t max, struct buf *out,
+          struct err *e)
+{
+	return wsfs_read_within(dirfd, rel, max, WSFS_READ_MS, out, e);
 }
 
 /* Splits "a/b/c" into parent "a/b" and leaf "c" (parent "" for "c"). */

@@ -21,6 +21,9 @@
 #define WSFS_MAX_LIST  10000
 #define WSFS_MAX_READ  (8u << 20)  /* GET …/files/content */
 #define WSFS_MAX_WRITE (16u << 20) /* PUT …/files */
+/* The time a whole read may take: a regular file on a local disk takes
+ * milliseconds; anything slower is not a file we should be reading. */
+#define WSFS_READ_MS 2000
 
 /*
  * Checks and normalizes an app-relative path: no NUL, not absolute, no
@@ -36,7 +39,22 @@ int wsfs_open_dir(const char *ws, const char *sub, struct err *e);
 /* Opens rel (beneath dirfd) with flags; follows nothing. */
 int wsfs_openat(int dirfd, const char *rel, int flags, int mode);
 
-/* Reads a regular file beneath dirfd into out (capped at max: 413). */
+/*
+ * Opens rel beneath dirfd for reading: O_NONBLOCK (a FIFO or a device
+ * planted by the sandbox cannot block the open), and only a regular file
+ * (a FIFO, socket, device or directory is refused with 400).  The fd, or
+ * -1 with e (404 when it does not exist).
+ */
+int wsfs_open_file(int dirfd, const char *rel, struct err *e);
+/*
+ * Reads a regular file beneath dirfd into out (wsfs_open_file), at most
+ * max bytes (413 past it, also when it grows while read) and within
+ * timeout_ms (502 sandbox_unavailable past it).  out is initialized
+ * either way and holds the text only on 0; the caller releases it.
+ */
+int wsfs_read_within(int dirfd, const char *rel, size_t max, int timeout_ms,
+                     struct buf *out, struct err *e);
+/* wsfs_read_within with WSFS_READ_MS. */
 int wsfs_read(int dirfd, const char *rel, size_t max, struct buf *out,
               struct err *e);
 /*

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "lib/buf.h"
@@ -466,6 +467,103 @@ test_endless_record(void)
 	buf_release(&r.events);
 }
 
+static int64_t
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/*
+ * agent.out as a sparse file claiming a terabyte: each step reads a
+ * bounded amount (the follower serves every tenant's tasks between two
+ * steps), the agent's record is taken after at most DERIVE_OUT_MAX, and
+ * a line past that cap is never seen, however the reads were cut.
+ */
+static void
+test_sparse_agent_out(void)
+{
+	static const char steps[] = "phase\tagent_running\nagent\t0\texited\n"
+	                            "end\t1\tok\n";
+	static const char late[] =
+	    "\n{\"type\":\"text\",\"part\":{\"type\":\"text\",\"text\":"
+	    "\"late\",\"time\":{\"end\":1}}}\n";
+	struct run r;
+	struct derive d;
+	struct derive_sink s = {collect, NULL, &r};
+	int dirfd = tmp_dir(), fd, steps_taken = 0;
+	int64_t t0, slowest = 0;
+
+	fd = openat(dirfd, "agent.out", O_WRONLY | O_CREAT, 0600);
+	CHECK(fd >= 0 && ftruncate(fd, (off_t)1 << 40) == 0);
+	CHECK(pwrite(fd, late, strlen(late), (off_t)DERIVE_OUT_MAX + 10) > 0);
+	close(fd);
+	CHECK(write_file(dirfd, "steps", steps, strlen(steps), false) == 0);
+	run_init(&r);
+	derive_init(&d);
+	derive_open(&d, dup(dirfd), AGENT_OPENCODE);
+	while (!d.ended && steps_taken < 100) {
+		size_t before = d.out_read;
+		t0 = now_ms();
+		derive_step(&d, &s);
+		if (now_ms() - t0 > slowest)
+			slowest = now_ms() - t0;
+		CHECK(d.out_read - before <= 2 * DERIVE_OUT_TURN_MAX);
+		steps_taken++;
+	}
+	CHECK(d.agent_done && d.ended);
+	CHECK(d.out_read == DERIVE_OUT_MAX);
+	CHECK(steps_taken > 1 && steps_taken < 100);
+	CHECK(slowest < 1000);
+	CHECK(strstr(text(&r), "late") == NULL);
+	derive_release(&d);
+
+	/* A task that ends without the agent's record reads no further. */
+	buf_reset(&r.events);
+	derive_init(&d);
+	derive_open(&d, dup(dirfd), AGENT_OPENCODE);
+	CHECK(write_file(dirfd, "steps", steps, 20, false) == 0);
+	derive_step(&d, &s);
+	t0 = now_ms();
+	derive_abandon_agent(&d, &s);
+	CHECK(now_ms() - t0 < 2000);
+	CHECK(d.out_read == DERIVE_OUT_MAX);
+	derive_release(&d);
+	close(dirfd);
+	tmp_remove();
+	buf_release(&r.events);
+}
+
+/* A steps file of endless short records is malformed past its cap. */
+static void
+test_endless_steps(void)
+{
+	size_t n = DERIVE_STEPS_FILE_MAX + (64u << 10);
+	char *junk = malloc(n);
+	struct run r;
+	struct derive d;
+	struct derive_sink s = {collect, NULL, &r};
+	int dirfd = tmp_dir();
+
+	CHECK(junk != NULL);
+	for (size_t i = 0; i < n; i += 2)
+		memcpy(junk + i, "x\n", 2);
+	CHECK(write_file(dirfd, "steps", junk, n, false) == 0);
+	run_init(&r);
+	derive_init(&d);
+	derive_open(&d, dup(dirfd), AGENT_OPENCODE);
+	derive_step(&d, &s);
+	CHECK(d.corrupt && !d.ended && r.nevents == 0);
+	CHECK(d.steps_read <= DERIVE_STEPS_FILE_MAX + 4096);
+	derive_release(&d);
+	free(junk);
+	close(dirfd);
+	tmp_remove();
+	buf_release(&r.events);
+}
+
 static void
 test_unopened(void)
 {
@@ -495,6 +593,9 @@ static const struct unit_test tests[] = {
     {"links and FIFOs are not followed", test_links_and_fifos},
     {"an overlong agent line is dropped", test_overlong_agent_line},
     {"an endless steps record is malformed", test_endless_record},
+    {"a sparse terabyte agent.out is read within its caps",
+     test_sparse_agent_out},
+    {"endless short steps records are malformed", test_endless_steps},
     {"nothing opened, nothing derived", test_unopened},
 };
 

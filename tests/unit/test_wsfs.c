@@ -4,10 +4,14 @@
  * parents, "..", NUL, absolute paths.
  */
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "ws/wsfs.h"
@@ -119,7 +123,102 @@ write_read_list_remove(void)
 	close(app);
 }
 
+static int64_t
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* What a sandbox can plant where the daemon reads a file: each read
+ * fails at once with a clear error, none blocks (alarm turns a block
+ * into a failed run instead of a hung one). */
+static void
+hostile_files_are_refused_at_once(void)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	struct err e = {0};
+	struct buf b;
+	char p[160];
+	int app, fd, s;
+	int64_t t0;
+
+	snprintf(p, sizeof(p), "%s/app", root);
+	app = open(p, O_PATH | O_DIRECTORY);
+	snprintf(p, sizeof(p), "%s/app/fifo", root);
+	CHECK(mkfifo(p, 0644) == 0);
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/app/sock", root);
+	s = socket(AF_UNIX, SOCK_STREAM, 0);
+	CHECK(bind(s, (struct sockaddr *)&sa, sizeof(sa)) == 0);
+	snprintf(p, sizeof(p), "%s/app/dir", root);
+	mkdir(p, 0755);
+	snprintf(p, sizeof(p), "%s/app/huge", root);
+	fd = open(p, O_WRONLY | O_CREAT, 0644);
+	CHECK(ftruncate(fd, (off_t)1 << 40) == 0); /* sparse: 1 TiB */
+	close(fd);
+
+	alarm(10);
+	t0 = now_ms();
+	CHECK(wsfs_read(app, "fifo", 100, &b, &e) == -1);
+	CHECK(e.status == 400 && strstr(e.msg, "not a regular file"));
+	e.status = 0;
+	CHECK(wsfs_read(app, "sock", 100, &b, &e) == -1 && e.status == 400);
+	e.status = 0;
+	CHECK(wsfs_read(app, "dir", 100, &b, &e) == -1 && e.status == 400);
+	e.status = 0;
+	CHECK(wsfs_read(app, "leak", 100, &b, &e) == -1 && e.status == 400);
+	e.status = 0;
+	CHECK(wsfs_read(app, "huge", 1u << 20, &b, &e) == -1);
+	CHECK(e.status == 413);
+	e.status = 0;
+	CHECK(wsfs_read(app, "nothing", 100, &b, &e) == -1 && e.status == 404);
+	fd = wsfs_open_file(app, "fifo", &e);
+	CHECK(fd == -1);
+	CHECK(now_ms() - t0 < 1000);
+	alarm(0);
+
+	unlink(sa.sun_path);
+	close(s);
+	snprintf(p, sizeof(p), "%s/app/fifo", root);
+	unlink(p);
+	snprintf(p, sizeof(p), "%s/app/huge", root);
+	unlink(p);
+	snprintf(p, sizeof(p), "%s/app/dir", root);
+	rmdir(p);
+	close(app);
+}
+
+/* A read that takes longer than its budget is abandoned (a budget of 0
+ * stands in for a slow file: the check comes after each chunk). */
+static void
+slow_reads_stop_at_the_deadline(void)
+{
+	static char big[256 << 10];
+	struct err e = {0};
+	struct buf b;
+	char p[128];
+	int app;
+
+	snprintf(p, sizeof(p), "%s/app", root);
+	app = open(p, O_PATH | O_DIRECTORY);
+	memset(big, 'x', sizeof(big));
+	CHECK(wsfs_write(app, "big", big, sizeof(big), -1, -1, &e) == 0);
+	CHECK(wsfs_read_within(app, "big", sizeof(big), 0, &b, &e) == -1);
+	CHECK(e.status == 502 && strstr(e.msg, "took more than"));
+	CHECK(b.data == NULL);
+	e.status = 0;
+	CHECK(wsfs_read_within(app, "big", sizeof(big), 5000, &b, &e) == 0);
+	CHECK(b.len == sizeof(big));
+	buf_release(&b);
+	CHECK(wsfs_remove(app, "big", false, &e) == 0);
+	close(app);
+}
+
 static const struct unit_test tests[] = {
+    {"hostile files are refused at once", hostile_files_are_refused_at_once},
+    {"slow reads stop at the deadline", slow_reads_stop_at_the_deadline},
     {"clean normalizes and refuses", clean_normalizes_and_refuses},
     {"symlinks never lead outside", symlinks_never_lead_outside},
     {"write, read, list, remove", write_read_list_remove},

@@ -14,10 +14,10 @@
 
 #include "lib/jv.h"
 
-#define SUPANSWER_DEPTH_MAX     8   /* JSON nesting of an answer */
-#define SUPANSWER_PROCS_MAX     32  /* processes reported */
-#define SUPANSWER_NAME_MAX      32  /* bytes of a process name */
-#define SUPANSWER_DETAIL_MAX    300 /* bytes of health_detail */
+#define SUPANSWER_DEPTH_MAX  8   /* JSON nesting of an answer */
+#define SUPANSWER_PROCS_MAX  32  /* processes reported */
+#define SUPANSWER_NAME_MAX   32  /* bytes of a process name */
+#define SUPANSWER_DETAIL_MAX 300 /* bytes of health_detail */
 
 /* One answer (a line of JSON): a JSON object, or NULL. */
 struct jv *supanswer_parse(const char *text, size_t len);

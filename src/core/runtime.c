@@ -6,7 +6,12 @@
  * (the Docker socket, say).  We open the socket inode itself with
  * openat2(O_PATH | O_NOFOLLOW, RESOLVE_NO_SYMLINKS …), check that it is a
  * socket, and connect through /proc/self/fd/N, which names exactly that
- * inode: what we checked is what we talk to.
+ * inode: what we checked is what we talk to.  Whatever listens there may
+ * be the sandbox's own program, so nothing may wait on it unbounded: the
+ * connect() is non-blocking, one deadline runs from before it to the end
+ * of the answer, and a supervisor that missed one is not asked again for
+ * a while (the quiet table below).  Rejected: SO_PEERCRED (the real
+ * supervisor and the sandbox's programs are the same uid).
  *
  * Configuring: only the control plane parses YAML.  run.conf is rewritten
  * only when its rendering changed, so a reload is a no-op for unchanged
@@ -15,16 +20,19 @@
  * guessed-at default in place of a broken declaration.  The default
  * applies only when there is no sandbox.yaml at all.
  *
- * The worker thread configures sandboxes after their container starts:
- * it waits for the supervisor's socket (the supervisor seeds the
- * template first, then listens) so API calls never wait for a boot.
+ * After a container starts, a thread of that sandbox's own configures
+ * it: it waits for the supervisor's socket (the supervisor seeds the
+ * template first, then listens) so API calls never wait for a boot, and
+ * a sandbox that never answers holds up no other sandbox's configure.
+ * Rejected: one worker draining a queue (the previous design), on which
+ * a sandbox that never answered cost every later one its boot wait.
  *
  * The app's environment (config entries marked expose_env) goes to the
  * supervisor over the socket with `env` after every boot and every
  * change, never through a file: the workspace is the sandbox user's and
  * is copied into backups.  The supervisor holds it in memory only, so a
- * restarted container has none until we send it again, which the worker
- * thread does with the configure after every start.  The request is
+ * restarted container has none until we send it again, which the
+ * configure thread does after every start.  The request is
  * built in vault memory (wiped when freed) straight from the store's
  * callback, which wipes the opened values itself.
  */

@@ -33,9 +33,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static const char *const health[] = {"none",  "starting", "ready",
 	                                     "error", "unknown",  NULL};
 	static const char *const kinds[] = {"web", "worker", "unknown", NULL};
-	static const char *const states[] = {
-	    "starting", "running", "backoff", "crashloop",
-	    "stopped",  "exited",  "unknown", NULL};
+	static const char *const states[] = {"starting",  "running", "backoff",
+	                                     "crashloop", "stopped", "exited",
+	                                     "unknown",   NULL};
 	struct jv *ans = supanswer_parse((const char *)data, size), *st, *procs;
 	struct buf out;
 

@@ -124,6 +124,10 @@ files_put(struct req *r, struct resp *w)
 
 	if (target_open(r, w, false, &t) < 0)
 		goto out;
+	if (core_workspace_room(r->core, t.sb.id, &e) < 0) {
+		api_reply_err(w, &e);
+		goto out;
+	}
 	if (wsfs_write(t.appfd, t.path, r->body.data ? r->body.data : "",
 	               r->body.len, WORKSPACE_UID, WORKSPACE_GID, &e) < 0) {
 		api_reply_err(w, &e);

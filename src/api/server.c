@@ -403,6 +403,53 @@ needs_token(const char *path)
 {
 	return strcmp(path, "/v1") == 0 || strncmp(path, "/v1/", 4) == 0;
 }
+/*
+ * While the data filesystem is full, a call that would write answers
+ * 507 before it starts, and a write that failed for it answers 507, not
+ * 500: the client learns that nothing is broken and what to do.  Reads,
+ * deletes (they free space), stops and cancels go on.
+ */
+static bool
+writes_space(const char *method, const char *path)
+{
+	size_t n = strlen(path);
+
+	if (strcmp(method, "POST") != 0 && strcmp(method, "PUT") != 0 &&
+	    strcmp(method, "PATCH") != 0)
+		return false;
+	return !(n > 5 && strcmp(path + n - 5, "/stop") == 0) &&
+	       !(n > 7 && strcmp(path + n - 7, "/cancel") == 0);
+}
+
+static void
+full_disk_fail(struct req *r, struct resp *w, int64_t left)
+{
+	api_fail(w, 507, "insufficient_storage",
+	         "the data filesystem is full (%lld KiB free): reads still "
+	         "work, writes fail until space is freed on %s",
+	         (long long)(left >> 10), r->core->cfg->data_dir);
+}
+
+static bool
+full_disk_refuse(struct req *r, struct resp *w)
+{
+	int64_t left;
+
+	if (!writes_space(r->method, r->path) ||
+	    !core_data_full(r->core, &left))
+		return false;
+	full_disk_fail(r, w, left);
+	return true;
+}
+
+static void
+full_disk_answer(struct req *r, struct resp *w)
+{
+	int64_t left;
+
+	if (w->status == 500 && core_data_full(r->core, &left))
+		full_disk_fail(r, w, left);
+}
 
 static void
 dispatch(struct api *a, struct MHD_Connection *conn, struct req *r,
@@ -435,8 +482,10 @@ dispatch(struct api *a, struct MHD_Connection *conn, struct req *r,
 	else if (r->body_too_big)
 		api_fail(w, 413, "payload_too_large",
 		         "request body is larger than %zu bytes", r->body.max);
-	else
+	else if (!full_disk_refuse(r, w)) {
 		found->fn(r, w);
+		full_disk_answer(r, w);
+	}
 }
 
 /* --- libmicrohttpd glue ------------------------------------------------- */

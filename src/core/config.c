@@ -667,6 +667,7 @@ static const struct config_var vars[] = {
     INT("SANDBOXD_MEMORY_MB", memory_mb, 2048, 16, 1 << 20),
     INT("SANDBOXD_PIDS_LIMIT", pids_limit, 1024, 16, 1 << 22),
     INT("SANDBOXD_NOFILE_LIMIT", nofile_limit, 8192, 64, 1 << 20),
+    INT("SANDBOXD_WORKSPACE_MAX_MB", workspace_max_mb, 20480, 0, 1 << 30),
     HOOK(parse_docker_host),
     /* Secrets: the vault parses them at start-up. */
     SECRET("SANDBOXD_SECRETS_KEY", secrets_key),

@@ -77,6 +77,7 @@ struct config {
 	int64_t memory_mb;
 	int64_t pids_limit;
 	int64_t nofile_limit;
+	int64_t workspace_max_mb; /* 0: no cap */
 	char docker_socket[PATH_MAX];
 	/*
 	 * The master key's text (SANDBOXD_SECRETS_KEY) and the previous

@@ -14,6 +14,8 @@
 #include "core/activity.h"
 #include "core/runtime.h"
 #include "lib/log.h"
+#include "ws/usage.h"
+#include "ws/workspace.h"
 
 static int
 instance_load(struct core *c)
@@ -98,4 +100,39 @@ core_proxy_url(struct core *c, char *out, size_t len)
 	pthread_mutex_lock(&c->proxy_mu);
 	snprintf(out, len, "%s", c->proxy_url);
 	pthread_mutex_unlock(&c->proxy_mu);
+}
+
+bool
+core_data_full(const struct core *c, int64_t *free_bytes)
+{
+	int64_t left = ws_free_bytes(c->cfg->data_dir);
+
+	if (free_bytes)
+		*free_bytes = left;
+	return left >= 0 && left < WS_DATA_MIN_FREE_BYTES;
+}
+
+int
+core_workspace_room(struct core *c, const char *id, struct err *e)
+{
+	int64_t cap = c->cfg->workspace_max_mb << 20, used, left;
+	char ws[4200];
+
+	if (core_data_full(c, &left))
+		return err_set(e, 507, "insufficient_storage",
+		               "the data filesystem is full (%lld KiB free); "
+		               "free some space on %s",
+		               (long long)(left >> 10), c->cfg->data_dir);
+	if (cap == 0)
+		return 0;
+	workspace_path(c->cfg->data_dir, id, ws, sizeof(ws));
+	used = ws_usage(id, ws);
+	if (used > cap)
+		return err_set(e, 507, "workspace_full",
+		               "the workspace holds %lld MiB, more than "
+		               "SANDBOXD_WORKSPACE_MAX_MB (%lld); delete files "
+		               "(node_modules, build output) to go on",
+		               (long long)(used >> 20),
+		               (long long)c->cfg->workspace_max_mb);
+	return 0;
 }

@@ -80,6 +80,16 @@ int core_hook_add(struct core *c, enum core_event ev, core_hook_fn fn);
 /* Calls ev's hooks in the order they were added (lifecycle.c). */
 void core_hooks_run(struct core *c, enum core_event ev, const char *id);
 
+/*
+ * Room to write in a sandbox's workspace: -1 with 507 workspace_full
+ * when it holds more than SANDBOXD_WORKSPACE_MAX_MB (measured by a
+ * bounded walk, cached for a few seconds), or 507 insufficient_storage
+ * when the data filesystem is full.
+ */
+int core_workspace_room(struct core *c, const char *id, struct err *e);
+/* The data filesystem is full (less than WS_DATA_MIN_FREE_BYTES free). */
+bool core_data_full(const struct core *c, int64_t *free_bytes);
+
 /* Docker container name of a sandbox. */
 void core_container_name(const struct core *c, const char *id, char *out,
                          size_t len);

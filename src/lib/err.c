@@ -85,6 +85,12 @@ const struct err_code err_codes[] = {
     {.code = "revert_timeout",
      .status = 504,
      .meaning = "a task's revert did not finish within TASK_REVERT_WAIT_MS"},
+    {.code = "insufficient_storage",
+     .status = 507,
+     .meaning = "the data filesystem is full"},
+    {.code = "workspace_full",
+     .status = 507,
+     .meaning = "the workspace holds more than SANDBOXD_WORKSPACE_MAX_MB"},
 };
 const size_t err_ncodes = sizeof(err_codes) / sizeof(err_codes[0]);
 

@@ -85,7 +85,8 @@ emit(void *ctx, const char *type, struct jv *data)
 {
 	struct emit_ctx *x = ctx;
 
-	if (x->lv->log.failed || x->lv->log.n >= TASK_EVENTS_MAX) {
+	if (x->lv->log.failed || x->lv->log.n >= TASK_EVENTS_MAX ||
+	    x->lv->log.committed >= (off_t)TASK_EVLOG_MAX_BYTES) {
 		jv_free(data);
 		return;
 	}

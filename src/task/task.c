@@ -112,7 +112,8 @@ task_submit(struct core *c, const char *sandbox_id,
 	bool cont, prior;
 	int rc;
 
-	if (validate(c, r, out, e) < 0)
+	if (validate(c, r, out, e) < 0 ||
+	    core_workspace_room(c, sandbox_id, e) < 0)
 		return -1;
 	rc = store_sandbox_get(c->store, sandbox_id, &sb);
 	if (rc == STORE_NOT_FOUND)

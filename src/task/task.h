@@ -33,7 +33,9 @@
 #define TASK_START_WAIT_MS  60000  /* for the supervisor of a new sandbox */
 #define TASK_HEARTBEAT_MS   15000  /* SSE comment on a quiet stream */
 #define TASK_EVENTS_MAX     100000 /* events per task; then only done */
-#define TASK_REVERT_WAIT_MS 120000
+/* Event log bytes per task; past them only done is written. */
+#define TASK_EVLOG_MAX_BYTES (64ll << 20)
+#define TASK_REVERT_WAIT_MS  120000
 
 struct task_request {
 	const char *prompt;

@@ -91,7 +91,7 @@ FUZZ_SRC     := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_LIB     := src/lib/jv.c src/lib/buf.c src/lib/ulid.c src/lib/utf8.c \
                 src/lib/clock.c src/lib/err.c $(wildcard src/agent/*.c) \
                 src/ws/wsfs.c src/task/derive.c src/task/result.c \
-                src/store/states.c
+                src/store/states.c src/proxy/providers.c
 fuzz:
 	@mkdir -p build-fuzz
 	@set -o pipefail; for f in $(FUZZ_SRC); do \

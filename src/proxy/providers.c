@@ -149,6 +149,11 @@ provider_header_passed(const char *line, size_t n)
 	if (colon == NULL || colon == line)
 		return false;
 	k = (size_t)(colon - line);
+	/* A name of letters, digits and '-' only: the prefixes below must
+	 * not let a provider's odd bytes through to the response. */
+	for (size_t i = 0; i < k; i++)
+		if (!isalnum((unsigned char)line[i]) && line[i] != '-')
+			return false;
 	for (size_t i = 0; i < sizeof(names) / sizeof(*names); i++)
 		if (strlen(names[i]) == k &&
 		    strncasecmp(line, names[i], k) == 0)

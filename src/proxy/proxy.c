@@ -6,9 +6,23 @@
  * streams the provider's answer back unbuffered.
  *
  * This file is the server and the connection side: the listener, the
- * checks before a transfer (token, source address, path, credential),
- * the request headers that go on, and the response as the connection
- * sends it.  The transfer itself is upstream.c's; providers.c says where
+ * checks before a transfer, the request headers that go on, and the
+ * response as the connection sends it (only the headers
+ * provider_header_passed allows).
+ *
+ * A sandbox is hostile, so everything its request head decides is
+ * decided before a byte of the body is read (admit): the connection cap
+ * of its source address, the token and that address, the path against
+ * the agent's upstreams and the upstream's endpoints, the declared
+ * length against the body cap and the address's budget of buffered
+ * bytes.  A refusal is queued on libmicrohttpd's first call, which then
+ * answers without reading the body and closes the connection.  Per
+ * address, connections are counted as the server accepts and closes
+ * them (on_conn) and body bytes as they are charged and given back
+ * (struct proxy_addr); past PROXY_ADDR_MAX_OPEN libmicrohttpd closes a
+ * connection at accept.  Rejected: libmicrohttpd's per-IP limit alone
+ * (a silent close tells an agent nothing, and a 429 does), and a cap per
+ * token (the cap must hold before the token is checked).  The transfer itself is upstream.c's; providers.c says where
  * a path goes and which errors are permanent; wire.c puts the
  * credential on the wire.
  *

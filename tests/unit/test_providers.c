@@ -149,6 +149,8 @@ response_headers(void)
 	CHECK(!passed("cf-ray: 8f"));
 	CHECK(!passed("HTTP/1.1 200 OK"));
 	CHECK(!passed("anthropic-ratelimit-: x"));
+	CHECK(!passed("x-ratelimit-a b: x"));
+	CHECK(!passed("x-ratelimit-\xed\x8b: x"));
 	CHECK(!passed("content-type : text/html"));
 	CHECK(!passed(": x"));
 	CHECK(!passed("no colon"));

@@ -22,9 +22,11 @@
  * (struct proxy_addr); past PROXY_ADDR_MAX_OPEN libmicrohttpd closes a
  * connection at accept.  Rejected: libmicrohttpd's per-IP limit alone
  * (a silent close tells an agent nothing, and a 429 does), and a cap per
- * token (the cap must hold before the token is checked).  The transfer itself is upstream.c's; providers.c says where
- * a path goes and which errors are permanent; wire.c puts the
- * credential on the wire.
+ * token (the cap must hold before the token is checked).
+ *
+ * The transfer itself is upstream.c's; providers.c says where a path
+ * goes, which endpoints exist and which errors are permanent; wire.c
+ * puts the credential on the wire.
  *
  * It listens on the sandbox network's gateway address (what containers
  * reach the host at), not on the API's address, with a socket of its own

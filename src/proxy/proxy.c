@@ -144,6 +144,7 @@ conn_ip(struct MHD_Connection *conn)
  */
 struct pconn {
 	in_addr_t ip;
+	bool counted; /* in its address's slot (none was free: not) */
 	bool over;
 };
 
@@ -163,6 +164,7 @@ on_conn(void *cls, struct MHD_Connection *conn, void **sctx,
 		a = addr_slot(px, pc->ip, true);
 		if (a)
 			a->conns++;
+		pc->counted = a != NULL;
 		pc->over = a == NULL || a->conns > PROXY_ADDR_MAX_CONNS;
 		pthread_mutex_unlock(&px->mu);
 		*sctx = pc;
@@ -171,7 +173,7 @@ on_conn(void *cls, struct MHD_Connection *conn, void **sctx,
 	if (pc == NULL)
 		return;
 	pthread_mutex_lock(&px->mu);
-	a = addr_slot(px, pc->ip, false);
+	a = pc->counted ? addr_slot(px, pc->ip, false) : NULL;
 	if (a && a->conns)
 		a->conns--;
 	pthread_mutex_unlock(&px->mu);

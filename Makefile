@@ -91,7 +91,8 @@ FUZZ_SRC     := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_LIB     := src/lib/jv.c src/lib/buf.c src/lib/ulid.c src/lib/utf8.c \
                 src/lib/clock.c src/lib/err.c $(wildcard src/agent/*.c) \
                 src/ws/wsfs.c src/task/derive.c src/task/result.c \
-                src/store/states.c src/core/supanswer.c src/core/manifest.c
+                src/store/states.c src/core/supanswer.c src/core/manifest.c \
+                src/proxy/providers.c
 fuzz:
 	@mkdir -p build-fuzz
 	@set -o pipefail; for f in $(FUZZ_SRC); do \

@@ -11,6 +11,15 @@
 
 #include "agent/internal.h"
 
+/*
+ * OpenCode's models name their provider (opencode_route); Claude Code
+ * speaks only to Anthropic, so its key (an Anthropic key, or the Claude
+ * subscription login) goes nowhere else.
+ */
+static const char *const opencode_upstreams[] = {"zen", "openai", "anthropic",
+                                                 "compat", NULL};
+static const char *const claude_upstreams[] = {"anthropic", NULL};
+
 const struct agent_def agents[] = {
     [AGENT_OPENCODE] =
         {
@@ -19,6 +28,7 @@ const struct agent_def agents[] = {
             .kind = AGENT_OPENCODE,
             .api_key = true,
             .oauth = false,
+            .upstreams = opencode_upstreams,
             .free_upstream = "zen",
             .free_model = "opencode/big-pickle",
             .default_model = "opencode/big-pickle",
@@ -35,6 +45,7 @@ const struct agent_def agents[] = {
             .kind = AGENT_CLAUDE,
             .api_key = true,
             .oauth = true,
+            .upstreams = claude_upstreams,
             .free_upstream = NULL,
             .free_model = NULL,
             .default_model = NULL,
@@ -55,6 +66,15 @@ agent_find(const char *name)
 		if (strcmp(agents[i].name, name) == 0)
 			return &agents[i];
 	return NULL;
+}
+
+bool
+agent_uses_upstream(const struct agent_def *a, const char *upstream)
+{
+	for (size_t i = 0; a && a->upstreams && a->upstreams[i]; i++)
+		if (strcmp(a->upstreams[i], upstream) == 0)
+			return true;
+	return false;
 }
 
 const struct agent_def *

@@ -40,6 +40,10 @@ struct agent_def {
 	enum agent_kind kind;
 	bool api_key; /* connects with an API key */
 	bool oauth;   /* or with a Claude subscription login */
+	/* The proxy upstreams its credential may be sent to (NULL-ended):
+	 * the proxy refuses any other, so a key never reaches a provider it
+	 * was not made for. */
+	const char *const *upstreams;
 	/* The proxy upstream it may use with no credential, or NULL. */
 	const char *free_upstream;
 	/* The model of its free upstream: SANDBOXD_OPENCODE_FREE_MODEL's
@@ -64,6 +68,8 @@ extern const size_t agents_count;
 
 /* The agent with this name, or NULL. */
 const struct agent_def *agent_find(const char *name);
+/* Whether the agent may use the proxy upstream named upstream. */
+bool agent_uses_upstream(const struct agent_def *a, const char *upstream);
 /* The agent of a kind, or NULL for a kind out of range. */
 const struct agent_def *agent_of(enum agent_kind kind);
 /* "opencode, claude-code" (sep between names) into out, for messages. */

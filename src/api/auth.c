@@ -5,6 +5,9 @@
  * much of it matched shows in the timing.  Tokens made by the daemon live
  * in the store, also as hashes.  Auth can only be turned off by the exact
  * values "true" or "1"; anything unexpected keeps it on (fail closed).
+ * With it off, only loopback Host names are served (auth_host_allowed):
+ * an open API on 127.0.0.1 is otherwise one DNS-rebinding page away from
+ * any browser on the host.
  */
 #include "api/auth.h"
 
@@ -138,4 +141,34 @@ auth_check(struct auth *a, const char *header, char *owner, size_t len)
 		return true;
 	}
 	return store_apikey_lookup(a->store, hash, owner, len) == 0;
+}
+
+bool
+auth_loopback_host(const char *host)
+{
+	static const char *const names[] = {"localhost", "127.0.0.1", "[::1]"};
+	const char *port;
+
+	if (host == NULL)
+		return false;
+	for (size_t i = 0; i < sizeof(names) / sizeof(*names); i++) {
+		size_t n = strlen(names[i]);
+		if (strncasecmp(host, names[i], n) != 0)
+			continue;
+		port = host + n;
+		if (*port == '\0')
+			return true;
+		if (*port++ != ':' || *port == '\0' || strlen(port) > 5)
+			return false;
+		while (*port >= '0' && *port <= '9')
+			port++;
+		return *port == '\0';
+	}
+	return false;
+}
+
+bool
+auth_host_allowed(const struct auth *a, const char *host)
+{
+	return !a->disabled || auth_loopback_host(host);
 }

@@ -27,5 +27,14 @@ int auth_token_issue(struct store *store, const char *name);
  * tenant (its token's name) to owner and returns true.
  */
 bool auth_check(struct auth *a, const char *header, char *owner, size_t len);
+/*
+ * The DNS-rebinding guard: whether a request naming this Host (NULL:
+ * none) is served.  Always with authentication on; with it off only a
+ * loopback name (auth_loopback_host), so that a web page whose name was
+ * made to resolve to 127.0.0.1 cannot drive an open API from a browser.
+ */
+bool auth_host_allowed(const struct auth *a, const char *host);
+/* "localhost", "127.0.0.1" or "[::1]", each with or without ":port". */
+bool auth_loopback_host(const char *host);
 
 #endif

@@ -4,14 +4,19 @@
  * Threads: MHD's internal pool of API_THREADS threads, each with its own
  * epoll loop; handlers run on them and may block on Docker.  A request is
  * handled once its body is complete: the body is collected into a buffer
- * capped at API_MAX_BODY_BYTES, and a declared Content-Length over the
- * cap is answered 413 before a byte of the body is read.
+ * capped at API_MAX_BODY_BYTES (or its route's cap).
  *
- * Order of checks for every request: request id, then authentication
- * (every /v1 path, known or not, needs a token, so the API's shape is not
- * visible to strangers), then routing (404, then 405 with Allow), then
- * the path's ids (400 when malformed), then the handler.  Every error
- * leaves through api_reply_err(): the one place that writes the
+ * Order of checks for every request: request id, then, from the head
+ * alone and before a byte of the body is read, the Host guard when
+ * authentication is off (loopback names only: DNS rebinding) and
+ * authentication (every /v1 path, known or not, needs a token, so the
+ * API's shape is not visible to strangers), then a declared
+ * Content-Length over the cap (413, still unread); then routing (404,
+ * then 405 with Allow), the path's ids (400 when malformed), then the
+ * handler.  A refusal from the head is queued on libmicrohttpd's first
+ * call, so it answers without reading the body and closes the
+ * connection: a stranger costs the server a head, not 16 MiB.  Every
+ * error leaves through api_reply_err(): the one place that writes the
  * envelope.
  */
 #include "api/server.h"
@@ -451,24 +456,46 @@ full_disk_answer(struct req *r, struct resp *w)
 		full_disk_fail(r, w, left);
 }
 
+/*
+ * What the head alone decides: true when the request is refused (the
+ * answer is in w), else r->owner is the caller's tenant.
+ */
+static bool
+refused(struct api *a, struct MHD_Connection *conn, struct req *r,
+        struct resp *w)
+{
+	const char *hdr;
+
+	hdr = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+	                                  MHD_HTTP_HEADER_HOST);
+	if (!auth_host_allowed(a->auth, hdr)) {
+		api_fail(
+		    w, 403, "host_not_allowed",
+		    "authentication is off (SANDBOXD_API_AUTH_DISABLED), so "
+		    "the API answers only requests for localhost, "
+		    "127.0.0.1 or [::1]; Host: %.100s is refused",
+		    hdr ? hdr : "(none)");
+		return true;
+	}
+	if (!needs_token(r->path))
+		return false;
+	hdr = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+	                                  MHD_HTTP_HEADER_AUTHORIZATION);
+	if (auth_check(a->auth, hdr, r->owner, sizeof(r->owner)))
+		return false;
+	api_fail(w, 401, "unauthorized",
+	         "missing or invalid bearer token "
+	         "(Authorization: Bearer <token>)");
+	return true;
+}
+
+/* Routing and the handler, once the body is in (or refused unread). */
 static void
-dispatch(struct api *a, struct MHD_Connection *conn, struct req *r,
-         struct resp *w)
+dispatch(struct req *r, struct resp *w)
 {
 	const struct route *found;
 	bool bad_id = false, known;
-	const char *hdr;
 
-	if (needs_token(r->path)) {
-		hdr = MHD_lookup_connection_value(
-		    conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
-		if (!auth_check(a->auth, hdr, r->owner, sizeof(r->owner))) {
-			api_fail(w, 401, "unauthorized",
-			         "missing or invalid bearer token "
-			         "(Authorization: Bearer <token>)");
-			return;
-		}
-	}
 	found = route_find(r, &known, &bad_id, w->allow, sizeof(w->allow));
 	if (!known)
 		api_fail(w, 404, "not_found", "no such path: %s", r->path);
@@ -603,8 +630,10 @@ on_request(void *cls, struct MHD_Connection *conn, const char *url,
 	struct req *r = *ctx;
 	struct resp w = {.status = 500};
 	enum MHD_Result ret;
+	bool refuse = false;
 
 	(void)version;
+	buf_init(&w.body, 0);
 	if (r == NULL) {
 		r = calloc(1, sizeof(*r));
 		if (r == NULL)
@@ -617,9 +646,12 @@ on_request(void *cls, struct MHD_Connection *conn, const char *url,
 		ulid_new(r->request_id);
 		buf_init(&r->body, body_limit(r));
 		*ctx = r;
-		if (!declared_too_big(conn, r->body.max))
+		/* Answered now, with nothing of the body read: a refusal, or
+		 * a declared body over the cap. */
+		refuse = refused(a, conn, r, &w);
+		if (!refuse && !declared_too_big(conn, r->body.max))
 			return MHD_YES;
-		r->body_too_big = true; /* answer now, read nothing */
+		r->body_too_big = !refuse;
 	} else if (*upload_size) {
 		if (!r->body_too_big &&
 		    buf_append(&r->body, upload, *upload_size) < 0)
@@ -627,8 +659,8 @@ on_request(void *cls, struct MHD_Connection *conn, const char *url,
 		*upload_size = 0;
 		return MHD_YES;
 	}
-	buf_init(&w.body, 0);
-	dispatch(a, conn, r, &w);
+	if (!refuse)
+		dispatch(r, &w);
 	ret = send_resp(conn, r, &w);
 	buf_release(&w.body);
 	return ret;

@@ -21,6 +21,10 @@ const struct err_code err_codes[] = {
     {.code = "unauthorized",
      .status = 401,
      .meaning = "a missing or wrong API token"},
+    {.code = "host_not_allowed",
+     .status = 403,
+     .meaning = "with authentication off, a Host that is not loopback "
+                "(DNS rebinding)"},
     {.code = "not_found",
      .status = 404,
      .meaning = "an unknown path or id, or another tenant's"},

@@ -6,30 +6,33 @@
 #define LIB_LIMITS_H
 
 /* API requests */
-#define API_MAX_BODY_BYTES       (1u << 20)   /* larger bodies: 413 */
-#define API_MAX_JSON_DEPTH       32           /* deeper nesting: 400 */
-#define API_MAX_NAME_BYTES       200          /* app name */
-#define API_MAX_DESC_BYTES       4096         /* app description */
-#define API_MAX_TAGS             32           /* tags per app */
-#define API_MAX_TAG_BYTES        64           /* bytes per tag */
-#define TASK_MAX_MODEL_BYTES     200          /* a task's model name */
-#define TASK_MAX_PROMPT_BYTES    (256u << 10) /* a task's prompt */
-#define API_MAX_PORTS            8            /* declared ports per sandbox */
-#define API_CONN_TIMEOUT_S       60           /* idle or slow API connection */
-#define PROXY_MAX_BODY_BYTES     (32u << 20)  /* a request to a provider */
-#define PROXY_MAX_HEAD_BYTES     (64u << 10)  /* a provider's response head */
-#define PROXY_RING_BYTES         (256u << 10) /* answer bytes held per request */
-#define PROXY_ERROR_BODY_MAX     (64u << 10)  /* error body kept to classify */
-#define PROXY_WRITE_BLOCK        (16u << 10)
-#define PROXY_THREADS            4
-#define PROXY_CONN_TIMEOUT_S     600 /* a model may think for minutes */
-#define PROXY_MAX_CONNECTIONS    256
-#define PROXY_BACKLOG            128 /* connections waiting for accept */
-#define PROXY_CONNECT_TIMEOUT_MS 10000
-#define PROXY_STALL_S            600 /* no byte from the provider for this long */
-#define API_STREAM_BLOCK         (16u << 10) /* event stream write size */
-#define API_THREADS              8           /* request threads */
-#define API_MAX_CONNECTIONS      256         /* concurrent API connections */
+#define API_MAX_BODY_BYTES        (1u << 20)   /* larger bodies: 413 */
+#define API_MAX_JSON_DEPTH        32           /* deeper nesting: 400 */
+#define API_MAX_NAME_BYTES        200          /* app name */
+#define API_MAX_DESC_BYTES        4096         /* app description */
+#define API_MAX_TAGS              32           /* tags per app */
+#define API_MAX_TAG_BYTES         64           /* bytes per tag */
+#define TASK_MAX_MODEL_BYTES      200          /* a task's model name */
+#define TASK_MAX_PROMPT_BYTES     (256u << 10) /* a task's prompt */
+#define API_MAX_PORTS             8            /* declared ports per sandbox */
+#define API_CONN_TIMEOUT_S        60           /* idle or slow API connection */
+#define PROXY_MAX_BODY_BYTES      (32u << 20)  /* a request to a provider */
+#define PROXY_MAX_HEAD_BYTES      (64u << 10)  /* a provider's response head */
+#define PROXY_RING_BYTES          (256u << 10) /* answer bytes held per request */
+#define PROXY_ERROR_BODY_MAX      (64u << 10) /* error body kept to classify */
+#define PROXY_WRITE_BLOCK         (16u << 10)
+#define PROXY_THREADS             4
+#define PROXY_CONN_TIMEOUT_S      600 /* a model may think for minutes */
+#define PROXY_MAX_CONNECTIONS     1024
+#define PROXY_ADDR_MAX_CONNS      16 /* per sandbox address; more: 429 */
+#define PROXY_ADDR_MAX_OPEN       24 /* per sandbox address; more: closed */
+#define PROXY_ADDR_MAX_BODY_BYTES (64u << 20) /* bodies held per address */
+#define PROXY_BACKLOG             128 /* connections waiting for accept */
+#define PROXY_CONNECT_TIMEOUT_MS  10000
+#define PROXY_STALL_S             600 /* no byte from the provider for this long */
+#define API_STREAM_BLOCK          (16u << 10) /* event stream write size */
+#define API_THREADS               8           /* request threads */
+#define API_MAX_CONNECTIONS       256         /* concurrent API connections */
 
 /* Docker engine responses */
 #define DOCKER_MAX_RESPONSE_BYTES (8u << 20)

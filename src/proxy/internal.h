@@ -7,16 +7,29 @@
 #define PROXY_INTERNAL_H
 
 #include <microhttpd.h>
+#include <netinet/in.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 
 #include "core/core.h"
 #include "lib/buf.h"
+#include "lib/limits.h"
 #include "proxy/providers.h"
 #include "proxy/proxy.h"
 
 struct preq;
+
+/*
+ * What one source address (one sandbox) holds in the proxy: its open
+ * connections and the request bytes buffered for it, under proxy.mu.  A
+ * slot is free when both are 0.
+ */
+struct proxy_addr {
+	in_addr_t ip;
+	unsigned conns;
+	size_t bytes;
+};
 
 struct proxy {
 	struct core *core;
@@ -27,6 +40,7 @@ struct proxy {
 	pthread_cond_t idle;  /* workers dropped to 0 */
 	size_t workers;       /* transfers under way, each a thread */
 	struct preq *live;    /* their requests (next/prev) */
+	struct proxy_addr addrs[PROXY_MAX_CONNECTIONS];
 	/* Aborts every transfer and refuses new ones; the type
 	 * http_call.stop takes (read unlocked by the transfer). */
 	atomic_bool halt;
@@ -47,7 +61,10 @@ struct preq {
 	struct MHD_Connection *conn;
 	enum preq_state st;
 	struct buf body;
-	bool too_big;
+	bool too_big;     /* over PROXY_MAX_BODY_BYTES: 413 */
+	bool over_budget; /* over its address's PROXY_ADDR_MAX_BODY_BYTES */
+	in_addr_t ip;     /* the source address its bytes are charged to */
+	size_t charged;   /* bytes charged there, released when r is freed */
 	struct proxy_path path;
 	char url[PROVIDER_PATH_MAX + 1024];
 	char **hdrs; /* upstream request headers, NULL-terminated */
@@ -67,7 +84,8 @@ struct preq {
 };
 
 /* proxy.c */
-/* Drops one reference; the last frees r (its headers wiped). */
+/* Drops one reference; the last frees r (its headers wiped) and gives
+ * its bytes back to its address. */
 void preq_unref(struct preq *r);
 /* An error of our own, as JSON in the providers' usual shape, into out. */
 void proxy_error_json(const char *type, const char *msg, struct buf *out);

@@ -5,7 +5,10 @@
  *
  * Proxy paths are /<agent>/<upstream>/<rest>: the agent whose credential
  * pays, the upstream it goes to, and the path under that upstream's base
- * URL.
+ * URL.  An agent reaches only its own upstreams (agents.c), and an
+ * upstream only its inference endpoints: a key is never sent where it
+ * was not meant to go, nor used for what an agent has no need of (files,
+ * batches, organisation and admin endpoints).
  */
 #ifndef PROXY_PROVIDERS_H
 #define PROXY_PROVIDERS_H
@@ -35,12 +38,26 @@ struct proxy_path {
 };
 
 /*
- * Splits a proxy path.  -1 with a message for the caller's 400/404:
- * fewer than two segments, an unknown agent or upstream, an upstream the
- * operator did not configure, or ".." / "%2e" tricks in rest.
+ * Splits a proxy path and checks it against the allow-list.  0, or the
+ * HTTP status of the refusal with a message: 404 for fewer than two
+ * segments, an unknown agent or upstream, or an upstream the operator
+ * did not configure; 403 for an upstream the agent may not use, or a
+ * method and path that is not one of the upstream's inference endpoints
+ * (matched exactly, so no "..", "%2e" or "//" trick gets through).
  */
-int provider_path(const struct config *cfg, const char *path,
-                  struct proxy_path *out, char *msg, size_t len);
+int provider_path(const struct config *cfg, const char *method,
+                  const char *path, struct proxy_path *out, char *msg,
+                  size_t len);
+
+/*
+ * Whether a provider's response header line ("Name: value", n bytes, no
+ * CRLF) goes back to the agent: what a CLI needs (the body's type and
+ * encoding, when to retry, the request id, the rate-limit counters);
+ * nothing else, so cookies and the provider's organisation, project and
+ * account headers stay outside the sandbox.  The framing headers are the
+ * proxy's own.
+ */
+bool provider_header_passed(const char *line, size_t n);
 
 /*
  * A provider's answer with status >= 400: when it is permanent (the key

@@ -352,11 +352,23 @@ class Handler(BaseHTTPRequestHandler):
         n = int(self.headers.get("Content-Length") or 0)
         return self.rfile.read(n) if n > 0 else b""
 
+    def account_headers(self):
+        """What real providers add to every answer: the account's
+        organisation and project, a cookie, rate-limit counters."""
+        for k, v in (("anthropic-organization-id", "org-fake-0123456789"),
+                     ("openai-organization", "org-fake-0123456789"),
+                     ("openai-project", "proj_fake0123456789"),
+                     ("set-cookie", "__cf_bm=fake-cookie; path=/; HttpOnly"),
+                     ("anthropic-ratelimit-requests-remaining", "999"),
+                     ("x-ratelimit-remaining-requests", "999")):
+            self.send_header(k, v)
+
     def send_json(self, code, obj, extra=None):
         data = jdump(obj).encode()
         self.send_response(code)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
+        self.account_headers()
         for k, v in (extra or {}).items():
             self.send_header(k, v)
         self.end_headers()
@@ -368,6 +380,7 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Type", "text/event-stream; charset=utf-8")
         self.send_header("Cache-Control", "no-cache")
         self.send_header("Transfer-Encoding", "chunked")
+        self.account_headers()
         for k, v in (extra or {}).items():
             self.send_header(k, v)
         self.end_headers()

@@ -102,16 +102,33 @@ proxy_paths_take_the_rows(void)
 	memset(&cfg, 0, sizeof(cfg));
 	snprintf(cfg.anthropic_base_url, sizeof(cfg.anthropic_base_url),
 	         "https://api.anthropic.com");
+	snprintf(cfg.openai_base_url, sizeof(cfg.openai_base_url), "https://o");
+	snprintf(cfg.zen_base_url, sizeof(cfg.zen_base_url), "https://z");
+	snprintf(cfg.compat_base_url, sizeof(cfg.compat_base_url), "https://c");
 	for (size_t i = 0; i < agents_count; i++) {
 		snprintf(path, sizeof(path), "/%s/anthropic/v1/messages",
 		         agents[i].name);
-		CHECK(provider_path(&cfg, path, &p, msg, sizeof(msg)) == 0);
+		CHECK(provider_path(&cfg, "POST", path, &p, msg, sizeof(msg)) ==
+		      0);
 		CHECK_STR(p.agent, agents[i].name);
+		/* Every upstream a row names is one the proxy knows (a
+		 * known one with a path that is no endpoint is a 403). */
+		CHECK(agents[i].upstreams && agents[i].upstreams[0]);
+		for (size_t k = 0; agents[i].upstreams[k]; k++) {
+			snprintf(path, sizeof(path), "/%s/%s/no-endpoint",
+			         agents[i].name, agents[i].upstreams[k]);
+			CHECK(provider_path(&cfg, "POST", path, &p, msg,
+			                    sizeof(msg)) == 403);
+			CHECK(agent_uses_upstream(&agents[i],
+			                          agents[i].upstreams[k]));
+		}
+		CHECK(!agent_uses_upstream(&agents[i], "evil"));
 	}
-	CHECK(provider_path(&cfg, "/opencodex/anthropic/v1", &p, msg,
-	                    sizeof(msg)) < 0);
-	CHECK(provider_path(&cfg, "/a-very-long-agent-name-indeed/anthropic/v1",
-	                    &p, msg, sizeof(msg)) < 0);
+	CHECK(provider_path(&cfg, "POST", "/opencodex/anthropic/v1/messages",
+	                    &p, msg, sizeof(msg)) == 404);
+	CHECK(provider_path(&cfg, "POST",
+	                    "/a-very-long-agent-name-indeed/anthropic/v1", &p,
+	                    msg, sizeof(msg)) == 404);
 }
 
 /* SANDBOXD_DEFAULT_AGENT takes the table's names and nothing else. */

@@ -1,4 +1,6 @@
 /* Proxy paths and the provider errors that end a task at once. */
+#include <stdio.h>
+
 #include "proxy/providers.h"
 #include "unit.h"
 
@@ -16,42 +18,143 @@ setup(void)
 	         "https://opencode.ai/zen/v1");
 }
 
+#define PATH(m, p) provider_path(&cfg, m, p, &pp, msg, sizeof(msg))
+
 static void
 paths(void)
 {
-	struct proxy_path p;
+	struct proxy_path pp;
 	char msg[256];
 
 	setup();
-	CHECK(provider_path(&cfg, "/claude-code/anthropic/v1/messages", &p, msg,
-	                    sizeof(msg)) == 0);
-	CHECK_STR(p.agent, "claude-code");
-	CHECK_STR(p.up.name, "anthropic");
-	CHECK_STR(p.up.base_url, "https://api.anthropic.com");
-	CHECK(p.up.auth == PROVIDER_AUTH_X_API_KEY);
-	CHECK_STR(p.rest, "/v1/messages");
-	CHECK(provider_path(&cfg, "/opencode/zen/chat/completions", &p, msg,
-	                    sizeof(msg)) == 0);
-	CHECK(p.up.auth == PROVIDER_AUTH_BEARER);
-	CHECK_STR(p.rest, "/chat/completions");
-	CHECK(provider_path(&cfg, "/opencode/zen", &p, msg, sizeof(msg)) == 0);
-	CHECK_STR(p.rest, "/");
-	/* Refused: short, unknown agent/upstream, unconfigured, dot tricks. */
-	CHECK(provider_path(&cfg, "/opencode", &p, msg, sizeof(msg)) < 0);
-	CHECK(provider_path(&cfg, "/codex/openai/x", &p, msg, sizeof(msg)) < 0);
-	CHECK(provider_path(&cfg, "/opencode/evil/x", &p, msg, sizeof(msg)) <
-	      0);
-	CHECK(provider_path(&cfg, "/opencode/compat/x", &p, msg, sizeof(msg)) <
-	      0);
+	CHECK(PATH("POST", "/claude-code/anthropic/v1/messages") == 0);
+	CHECK_STR(pp.agent, "claude-code");
+	CHECK_STR(pp.up.name, "anthropic");
+	CHECK_STR(pp.up.base_url, "https://api.anthropic.com");
+	CHECK(pp.up.auth == PROVIDER_AUTH_X_API_KEY);
+	CHECK_STR(pp.rest, "/v1/messages");
+	CHECK(PATH("POST", "/opencode/zen/chat/completions") == 0);
+	CHECK(pp.up.auth == PROVIDER_AUTH_BEARER);
+	CHECK_STR(pp.rest, "/chat/completions");
+	/* Not found: short, unknown agent/upstream, unconfigured. */
+	CHECK(PATH("POST", "/opencode") == 404);
+	CHECK(PATH("POST", "/codex/openai/chat/completions") == 404);
+	CHECK(PATH("POST", "/opencode/evil/chat/completions") == 404);
+	CHECK(PATH("POST", "/opencode/compat/chat/completions") == 404);
 	CHECK(strstr(msg, "SANDBOXD_OPENAI_COMPAT_BASE_URL") != NULL);
-	CHECK(provider_path(&cfg, "/opencode/zen/../x", &p, msg, sizeof(msg)) <
-	      0);
-	CHECK(provider_path(&cfg, "/opencode/zen/a/%2e%2E/x", &p, msg,
-	                    sizeof(msg)) < 0);
-	CHECK(provider_path(&cfg, "/opencode/zen/a/.", &p, msg, sizeof(msg)) <
-	      0);
-	CHECK(provider_path(&cfg, "/opencode/zen/a/..b/x", &p, msg,
-	                    sizeof(msg)) == 0);
+	/* Dot tricks are simply not endpoints. */
+	CHECK(PATH("POST", "/opencode/zen/../x") == 403);
+	CHECK(PATH("POST", "/opencode/zen/a/%2e%2E/chat/completions") == 403);
+	CHECK(PATH("POST", "/opencode/zen/x/../chat/completions") == 403);
+	CHECK(PATH("POST", "/opencode/zen//chat/completions") == 403);
+}
+
+/* Each agent's credential goes only to its own upstreams. */
+static void
+agent_upstreams(void)
+{
+	struct proxy_path pp;
+	char msg[256];
+
+	setup();
+	/* Claude Code's key is an Anthropic key: nowhere else. */
+	CHECK(PATH("POST", "/claude-code/openai/chat/completions") == 403);
+	CHECK(strstr(msg, "claude-code") && strstr(msg, "openai"));
+	CHECK(PATH("POST", "/claude-code/zen/chat/completions") == 403);
+	snprintf(cfg.compat_base_url, sizeof(cfg.compat_base_url),
+	         "https://gateway.example/v1");
+	CHECK(PATH("POST", "/claude-code/compat/chat/completions") == 403);
+	/* OpenCode's models name their provider. */
+	CHECK(PATH("POST", "/opencode/openai/chat/completions") == 0);
+	CHECK(PATH("POST", "/opencode/compat/chat/completions") == 0);
+	CHECK(PATH("POST", "/opencode/anthropic/v1/messages") == 0);
+}
+
+/* Only the inference endpoints, with their methods. */
+static void
+endpoints(void)
+{
+	static const struct {
+		const char *method, *path;
+		int want;
+	} cases[] = {
+	    {"POST", "/claude-code/anthropic/v1/messages", 0},
+	    {"POST", "/claude-code/anthropic/v1/messages/count_tokens", 0},
+	    {"GET", "/claude-code/anthropic/v1/messages", 403},
+	    {"GET", "/claude-code/anthropic/v1/organizations", 403},
+	    {"POST", "/claude-code/anthropic/v1/files", 403},
+	    {"POST", "/claude-code/anthropic/v1/messages/batches", 403},
+	    {"GET", "/claude-code/anthropic/v1/models", 403},
+	    {"POST", "/claude-code/anthropic/v1/messages/", 403},
+	    {"POST", "/claude-code/anthropic/v1/complete", 403},
+	    {"POST", "/claude-code/anthropic", 403},
+	    {"POST", "/opencode/openai/chat/completions", 0},
+	    {"POST", "/opencode/openai/responses", 0},
+	    {"GET", "/opencode/openai/models", 0},
+	    {"POST", "/opencode/openai/models", 403},
+	    {"GET", "/opencode/openai/chat/completions", 403},
+	    {"POST", "/opencode/openai/files", 403},
+	    {"GET", "/opencode/openai/organization/users", 403},
+	    {"POST", "/opencode/openai/v1/messages", 403},
+	    {"POST", "/opencode/zen/responses", 0},
+	    {"POST", "/opencode/anthropic/chat/completions", 403},
+	};
+	struct proxy_path pp;
+	char msg[256];
+
+	setup();
+	for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
+		int got = PATH(cases[i].method, cases[i].path);
+		if (got != cases[i].want)
+			fprintf(stderr, "  %s %s: %d, want %d\n",
+			        cases[i].method, cases[i].path, got,
+			        cases[i].want);
+		CHECK(got == cases[i].want);
+	}
+	CHECK(PATH("POST", "/claude-code/anthropic/v1/files") == 403);
+	CHECK(strstr(msg, "/v1/files") && strstr(msg, "/v1/messages"));
+}
+
+static bool
+passed(const char *line)
+{
+	return provider_header_passed(line, strlen(line));
+}
+
+static void
+response_headers(void)
+{
+	/* What a CLI needs. */
+	CHECK(passed("Content-Type: text/event-stream; charset=utf-8"));
+	CHECK(passed("content-type: application/json"));
+	CHECK(passed("Retry-After: 1"));
+	CHECK(passed("retry-after-ms: 250"));
+	CHECK(passed("x-should-retry: true"));
+	CHECK(passed("request-id: req_011"));
+	CHECK(passed("X-Request-Id: abc"));
+	CHECK(passed("anthropic-ratelimit-requests-remaining: 49"));
+	CHECK(passed("anthropic-ratelimit-output-tokens-reset: 2026-01-01"));
+	CHECK(passed("x-ratelimit-remaining-tokens: 1000"));
+	CHECK(passed("Content-Encoding: gzip"));
+	/* The account's, the connection's, the framing. */
+	CHECK(!passed("set-cookie: __cf_bm=x; path=/"));
+	CHECK(!passed("Set-Cookie: a=b"));
+	CHECK(!passed("openai-organization: org-123"));
+	CHECK(!passed("openai-project: proj_1"));
+	CHECK(!passed("anthropic-organization-id: 0123"));
+	CHECK(!passed("Content-Length: 5"));
+	CHECK(!passed("Transfer-Encoding: chunked"));
+	CHECK(!passed("Connection: keep-alive"));
+	CHECK(!passed("Server: cloudflare"));
+	CHECK(!passed("cf-ray: 8f"));
+	CHECK(!passed("HTTP/1.1 200 OK"));
+	CHECK(!passed("anthropic-ratelimit-: x"));
+	CHECK(!passed("x-ratelimit-a b: x"));
+	CHECK(!passed("x-ratelimit-\xed\x8b: x"));
+	CHECK(!passed("content-type : text/html"));
+	CHECK(!passed(": x"));
+	CHECK(!passed("no colon"));
+	CHECK(!provider_header_passed("content-type: x", 12));
 }
 
 static void
@@ -90,6 +193,9 @@ permanent_errors(void)
 
 static const struct unit_test tests[] = {
     {"proxy paths", paths},
+    {"each agent's upstreams", agent_upstreams},
+    {"the endpoint allow-list", endpoints},
+    {"response headers passed back", response_headers},
     {"permanent provider errors", permanent_errors},
 };
 

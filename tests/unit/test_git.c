@@ -493,9 +493,13 @@ static const struct unit_test tests[] = {
 };
 
 int
-main(void)
+main(int argc, char **argv)
 {
 	int rc;
+
+	/* The module runs its work in a helper: this binary, so run as one. */
+	if (argc == 2 && strcmp(argv[1], "git-helper") == 0)
+		return gitws_helper_main();
 
 	/* The git CLI would refuse the uid-1000 repositories we make as root.
 	 */

@@ -85,16 +85,16 @@ build_root(int wsfd, const struct gitws_jail *j, struct err *e)
 	    (j->hosts && mkdir(JAIL_DIR "/etc", 0755) < 0))
 		return ERR_INTERNAL(e, "git: confining: mkdir: %s",
 		                    strerror(errno));
-	if (j->hosts &&
-	    (write_file(JAIL_DIR "/etc/hosts", j->hosts, e) < 0 ||
-	     write_file(JAIL_DIR "/etc/nsswitch.conf", "hosts: files\n", e) <
-	         0))
+	if (j->hosts && (write_file(JAIL_DIR "/etc/hosts", j->hosts, e) < 0 ||
+	                 write_file(JAIL_DIR "/etc/nsswitch.conf",
+	                            "hosts: files\n", e) < 0))
 		return -1;
 	snprintf(src, sizeof(src), "/proc/self/fd/%d", wsfd);
 	if (mount(src, JAIL_DIR "/ws", NULL, MS_BIND, NULL) < 0 ||
-	    mount(NULL, JAIL_DIR "/ws", NULL, MS_REMOUNT | MS_BIND | ro,
-	          NULL) < 0)
-		return ERR_INTERNAL(e, "git: confining: binding the workspace: %s",
+	    mount(NULL, JAIL_DIR "/ws", NULL, MS_REMOUNT | MS_BIND | ro, NULL) <
+	        0)
+		return ERR_INTERNAL(e,
+		                    "git: confining: binding the workspace: %s",
 		                    strerror(errno));
 	if (mount(NULL, JAIL_DIR, NULL, MS_REMOUNT | MS_RDONLY | ro, NULL) < 0)
 		return ERR_INTERNAL(e, "git: confining: read-only root: %s",

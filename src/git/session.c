@@ -144,8 +144,7 @@ start(const char *key, const char *ws, struct session *s, struct err *e)
  * died before it (worth a retry), -1 with e filled (the helper ended).
  */
 static int
-ask(struct session *s, const struct buf *req, struct buf *ans,
-    struct err *e)
+ask(struct session *s, const struct buf *req, struct buf *ans, struct err *e)
 {
 	int64_t deadline =
 	    gitws_now_ms() + (int64_t)GITWS_LOCAL_TIMEOUT_S * 1000;
@@ -213,7 +212,8 @@ gitws_sessions_trim(void)
 
 	pthread_mutex_lock(&table_mu);
 	for (int i = 0; i < SESSION_SLOTS; i++)
-		if (table[i].h.pid > 0 && now - table[i].used >= SESSION_IDLE_S) {
+		if (table[i].h.pid > 0 &&
+		    now - table[i].used >= SESSION_IDLE_S) {
 			idle[n++] = table[i];
 			table[i].h.pid = -1;
 			table[i].h.fd = -1;

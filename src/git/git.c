@@ -1,7 +1,9 @@
 /*
- * git.c - status, diff and commit of a workspace's app repository, each
- * run by gitws_with_repo (open.c) on a repository it has checked,
- * audited and opened as the sandbox user; nothing here opens a path.
+ * git.c - status, diff and commit of a workspace's app repository.  The
+ * API's calls become requests to the app's confined helper (session.c);
+ * there, gitws_op_here runs each through gitws_with_repo (open.c) on a
+ * repository it has checked, audited and opened; nothing here opens a
+ * path.
  *
  * Answers are bounded: the status stops at GITWS_MAX_STATUS entries, the
  * diff at GITWS_MAX_DIFF bytes of text and GITWS_MAX_DIFF_FILES files,
@@ -397,31 +399,52 @@ op_locked(git_repository *repo, void *arg, struct err *e)
 	return commit_locked(repo, a->message, a->out, e);
 }
 
-static int
-run(enum op op, const char *key, const char *ws, const char *message,
-    struct jv **out, struct err *e)
+int
+gitws_op_here(const char *key, const char *ws, const char *op,
+              const char *message, struct jv **out, struct err *e)
 {
-	struct oparg a = {op, message, out};
+	struct oparg a = {OP_STATUS, message, out};
 
 	*out = NULL;
+	if (strcmp(op, "diff") == 0)
+		a.op = OP_DIFF;
+	else if (strcmp(op, "commit") == 0 && message)
+		a.op = OP_COMMIT;
+	else if (strcmp(op, "status") != 0)
+		return ERR_INTERNAL(e, "git: unknown helper op");
 	return gitws_with_repo(key, ws, op_locked, &a, e);
+}
+
+static int
+run(const char *op, const char *key, const char *ws, const char *message,
+    struct jv **out, struct err *e)
+{
+	struct jv *req = jv_obj();
+	int rc;
+
+	jv_set_str(req, "op", op);
+	if (message)
+		jv_set_str(req, "message", message);
+	rc = gitws_session_call(key, ws, req, out, e);
+	jv_free(req);
+	return rc;
 }
 
 int
 gitws_status(const char *key, const char *ws, struct jv **out, struct err *e)
 {
-	return run(OP_STATUS, key, ws, NULL, out, e);
+	return run("status", key, ws, NULL, out, e);
 }
 
 int
 gitws_diff(const char *key, const char *ws, struct jv **out, struct err *e)
 {
-	return run(OP_DIFF, key, ws, NULL, out, e);
+	return run("diff", key, ws, NULL, out, e);
 }
 
 int
 gitws_commit(const char *key, const char *ws, const char *message,
              struct jv **out, struct err *e)
 {
-	return run(OP_COMMIT, key, ws, message, out, e);
+	return run("commit", key, ws, message, out, e);
 }

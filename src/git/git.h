@@ -1,11 +1,12 @@
 /*
  * git: the app repository of a workspace, read and committed with
- * libgit2 in the control plane.  The repository is written by code in the
- * sandbox, so it is opened as hostile input (see open.c).  Every function
- * may be called from any thread; operations on one key (the app id) are
- * serialized.  Functions return 0 with *out set (the JSON the API sends),
- * GITWS_NOT_REPO when workspace/app has no .git directory, or -1 with e
- * filled.
+ * libgit2 in the control plane, always in a helper process confined to
+ * that workspace as the sandbox user (helper.c, confine.c).  The
+ * repository is written by code in the sandbox, so it is opened as
+ * hostile input (see open.c).  Every function may be called from any
+ * thread; operations on one key (the app id) are serialized.  Functions
+ * return 0 with *out set (the JSON the API sends), GITWS_NOT_REPO when
+ * workspace/app has no .git directory, or -1 with e filled.
  */
 #ifndef GIT_GIT_H
 #define GIT_GIT_H
@@ -23,6 +24,10 @@
 #define GITWS_MAX_DIFF_FILES 10000        /* files listed by diff, commit */
 #define GITWS_MAX_BLOB       (8u << 20)   /* larger files diff as binary */
 #define GITWS_MAX_MESSAGE    4096         /* bytes of a commit message */
+
+#define GITWS_LOCAL_TIMEOUT_S 60   /* a status, diff or commit; then killed */
+#define GITWS_HELPER_MEM_MB   2048 /* a helper's address space (RLIMIT_AS) */
+#define GITWS_HELPER_CPU_S    600  /* a helper's CPU seconds (RLIMIT_CPU) */
 
 /*
  * ws is the workspace directory (<data>/workspaces/<sandbox id>); the
@@ -42,8 +47,9 @@ int gitws_diff(const char *key, const char *ws, struct jv **out, struct err *e);
 int gitws_commit(const char *key, const char *ws, const char *message,
                  struct jv **out, struct err *e);
 /*
- * Repositories stay open between calls on an app (open.c); this frees
- * those unused for two minutes.  Called on the reaper's tick.
+ * Each app's helper keeps its repository open between calls
+ * (session.c); this ends the helpers unused for two minutes.  Called on
+ * the reaper's tick.
  */
 void gitws_cache_trim(void);
 
@@ -101,10 +107,10 @@ int gitws_clone(const char *key, const char *ws, const struct gitws_clone *c,
                 struct jv **out, struct err *e);
 
 /*
- * Network work (push, clone) runs in a helper process: this binary run
- * as `sandboxd git-helper`, as the sandbox user, killed at its timeout
+ * The helper process: this binary run as `sandboxd git-helper`, confined
+ * to one workspace as the sandbox user, killed at its timeout
  * (helper.c).  gitws_helper_main is that command's body; it reads its
- * request from stdin and writes the answer to stdout.
+ * requests from stdin and writes the answers to stdout.
  */
 int gitws_helper_main(void);
 

@@ -1,40 +1,40 @@
 /*
- * helper.c - the git work that talks to a remote (push, clone) runs in a
- * child process: this same binary run as `sandboxd git-helper`.
+ * helper.c - every use of a workspace's repository runs in a child
+ * process: this same binary run as `sandboxd git-helper`, confined to
+ * that one workspace as the sandbox user (confine.c).  Pushes and
+ * imports get a helper each; status, diff and commit go to the app's
+ * long-lived helper (session.c).
  *
- * Why a process: libgit2 1.5 has no timeout of its own, so a remote that
- * accepts the connection and then stalls would hold an API thread and
- * the app's lock forever; a child can be killed.  And the child parses
- * what an arbitrary server sends (pack files, HTTP) and checks out an
- * arbitrary tree as the sandbox user (uid/gid 1000, no supplementary
- * groups, no new privileges, killed with the daemon), not as root.
+ * Why a process: the daemon runs as root on the host, where every
+ * workspace and the daemon's own state are reachable, and the
+ * repository is the sandbox's: a symlink anywhere under .git (objects/,
+ * refs/heads/, a pack) would make libgit2 read or write whatever it
+ * names, and uid 1000 owns every tenant's workspace, so no uid switch
+ * can tell them apart.  A process can be given a mount namespace with
+ * nothing in it but the one workspace; a thread cannot.  And libgit2 1.5
+ * has no timeout of its own: a remote that stalls, or a repository made
+ * to be slow, would hold an API thread and the app's lock forever; a
+ * child can be killed.
  *
- * Protocol: the parent writes one line of JSON, the request without the
- * token, then the token on a line of its own (a stored token has no CR,
- * LF or NUL), so the token never passes through a JSON library; the
- * child writes one JSON answer to stdout, {"not_repo":true}
- * (GITWS_NOT_REPO), or {"error":{status, code, message}}.  The parent holds the
- * app's lock for the whole run, so operations on one app stay serialized across
- * the two processes.  The child's environment is fixed (PATH,
- * HOME=/nonexistent); its stderr is /dev/null; every other descriptor is closed
- * at its start.
- *
- * Before connecting, the child resolves the URL's host and refuses
- * loopback, private, link-local, CGNAT, multicast and reserved addresses
- * (blocked_host) unless the operator allowed private hosts, so an API
- * client cannot make the server fetch from its own network; off-site
- * redirects are not followed.  A name that resolves differently at
- * connect time (DNS rebinding) is not caught.
+ * Protocol, over a socketpair on the child's stdin and stdout: frames of
+ * a 32-bit length (host order) and that many bytes.  The first frame is
+ * the request: {"op":"push"|"clone", …} followed by a frame with the
+ * token alone (a stored token has no NUL; it never passes through a JSON
+ * library), or {"op":"session","key","ws"} followed by any number of
+ * {"op":"status"|"diff"|"commit"} frames.  Each answer is one frame:
+ * the result, {"not_repo":true} (GITWS_NOT_REPO), or
+ * {"error":{status, code, message}}.  The parent holds the app's lock
+ * for each request, so operations on one app stay serialized across the
+ * processes.  The child's environment is fixed (PATH, HOME=/nonexistent,
+ * LC_ALL=C); its stderr is /dev/null; every other descriptor is closed
+ * at its start; it dies with the daemon (PR_SET_PDEATHSIG).
  *
  * Rejected: fork() without exec in a threaded daemon (locks held by
  * other threads stay held in the child); a thread with pthread_cancel
  * (libgit2 is not cancellation-safe); the git CLI (see remote.c).
  */
-#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <grp.h>
-#include <netdb.h>
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
@@ -42,24 +42,23 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
-#include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "ws/workspace.h"
 #include "git/git.h"
 #include "git/internal.h"
 #include "lib/buf.h"
 
-#define HELPER_EXE     "/proc/self/exe"
-#define HELPER_REQ_MAX (64u << 10) /* request line + token */
-#define HELPER_OUT_MAX (1u << 20)  /* the answer */
-#define HELPER_KILL_MS 2000        /* after the timeout, for the reap */
+#define HELPER_EXE       "/proc/self/exe"
+#define HELPER_REQ_MAX   (64u << 10) /* a request frame, the token frame */
+#define HELPER_KILL_MS   2000        /* after the timeout, for the reap */
+#define HELPER_HOSTS_MAX 4096        /* the confined /etc/hosts */
 
-static int64_t
-now_ms(void)
+int64_t
+gitws_now_ms(void)
 {
 	struct timespec ts;
 
@@ -67,10 +66,105 @@ now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* --- parent ------------------------------------------------------------ */
+/* --- frames ------------------------------------------------------------ */
 
 static int
-spawn(pid_t *pid, int *to, int *from, struct err *e)
+send_all(int fd, const void *p, size_t n)
+{
+	const char *c = p;
+
+	while (n > 0) {
+		ssize_t w = send(fd, c, n, MSG_NOSIGNAL);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1; /* the peer died; its exit says why */
+		c += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+int
+gitws_frame_send(int fd, const void *p, size_t n)
+{
+	uint32_t len = (uint32_t)n;
+
+	if (n > UINT32_MAX || send_all(fd, &len, sizeof(len)) < 0)
+		return -1;
+	return send_all(fd, p, n);
+}
+
+/* n bytes into p, waiting until deadline (-1: forever): 0, -1, 1 late. */
+static int
+recv_all(int fd, void *p, size_t n, int64_t deadline)
+{
+	char *c = p;
+
+	while (n > 0) {
+		struct pollfd pf = {.fd = fd, .events = POLLIN};
+		int64_t left = deadline < 0 ? -1 : deadline - gitws_now_ms();
+		ssize_t r;
+
+		if (deadline >= 0 && left <= 0)
+			return 1;
+		if (poll(&pf, 1,
+		         left < 0 ? -1 : (int)(left > 60000 ? 60000 : left)) <=
+		    0)
+			continue;
+		r = recv(fd, c, n, 0);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return -1;
+		c += r;
+		n -= (size_t)r;
+	}
+	return 0;
+}
+
+int
+gitws_frame_recv(int fd, struct buf *b, int64_t deadline)
+{
+	char chunk[65536];
+	uint32_t len;
+	int rc;
+
+	buf_reset(b);
+	if ((rc = recv_all(fd, &len, sizeof(len), deadline)) != 0)
+		return rc;
+	if (len > (b->max ? b->max : BUF_DEFAULT_MAX))
+		return -1;
+	while (len > 0) {
+		size_t n = len < sizeof(chunk) ? len : sizeof(chunk);
+
+		if ((rc = recv_all(fd, chunk, n, deadline)) != 0)
+			return rc;
+		if (buf_append(b, chunk, n) < 0)
+			return -1;
+		len -= (uint32_t)n;
+	}
+	return 0;
+}
+
+static int
+send_json(int fd, const struct jv *v)
+{
+	struct buf b;
+	int rc = -1;
+
+	buf_init(&b, GITWS_HELPER_OUT_MAX);
+	if (jv_dump(v, &b) == 0)
+		rc = gitws_frame_send(fd, b.data, b.len);
+	buf_release(&b);
+	return rc;
+}
+
+/* --- parent ------------------------------------------------------------ */
+
+int
+gitws_helper_spawn(struct gitws_helper *h, struct err *e)
 {
 	static char *const argv[] = {"sandboxd", "git-helper", NULL};
 	static char *const envp[] = {"PATH=/usr/bin:/bin", "HOME=/nonexistent",
@@ -78,110 +172,69 @@ spawn(pid_t *pid, int *to, int *from, struct err *e)
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t at;
 	sigset_t none, def;
-	int in[2] = {-1, -1}, out[2] = {-1, -1}, rc;
+	int sv[2], rc;
 
-	if (pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0) {
-		rc = errno;
-		goto fail;
-	}
+	h->pid = -1;
+	h->fd = -1;
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+		return ERR_INTERNAL(e, "git: cannot start the helper: %s",
+		                    strerror(errno));
 	sigemptyset(&none);
 	sigfillset(&def);
 	sigdelset(&def, SIGKILL);
 	sigdelset(&def, SIGSTOP);
 	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_adddup2(&fa, in[0], 0);
-	posix_spawn_file_actions_adddup2(&fa, out[1], 1);
+	posix_spawn_file_actions_adddup2(&fa, sv[1], 0);
+	posix_spawn_file_actions_adddup2(&fa, sv[1], 1);
 	posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
 	posix_spawnattr_init(&at);
 	posix_spawnattr_setsigmask(&at, &none);
 	posix_spawnattr_setsigdefault(&at, &def);
 	posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK |
 	                                  POSIX_SPAWN_SETSIGDEF);
-	rc = posix_spawn(pid, HELPER_EXE, &fa, &at, argv, envp);
+	rc = posix_spawn(&h->pid, HELPER_EXE, &fa, &at, argv, envp);
 	posix_spawn_file_actions_destroy(&fa);
 	posix_spawnattr_destroy(&at);
-	if (rc != 0)
-		goto fail;
-	close(in[0]);
-	close(out[1]);
-	*to = in[1];
-	*from = out[0];
+	close(sv[1]);
+	if (rc != 0) {
+		close(sv[0]);
+		h->pid = -1;
+		return ERR_INTERNAL(e, "git: cannot start the helper: %s",
+		                    strerror(rc));
+	}
+	h->fd = sv[0];
 	return 0;
-fail:
-	for (int i = 0; i < 2; i++) {
-		if (in[i] >= 0)
-			close(in[i]);
-		if (out[i] >= 0)
-			close(out[i]);
-	}
-	return ERR_INTERNAL(e, "git: cannot start the helper: %s",
-	                    strerror(rc));
 }
 
-static void
-write_all(int fd, const char *p, size_t n)
+/* Closes the helper's socket and reaps it (killed if it lingers). */
+int
+gitws_helper_end(struct gitws_helper *h, bool kill_now)
 {
-	while (n > 0) {
-		ssize_t w = write(fd, p, n);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return; /* the child died; its exit says why */
-		p += w;
-		n -= (size_t)w;
-	}
-}
-
-/*
- * Reads the child's answer until EOF or the deadline: 0, or 1 when the
- * deadline passed (the child is killed).
- */
-static int
-read_answer(int fd, pid_t pid, int64_t deadline, struct buf *b)
-{
-	char chunk[4096];
-
-	for (;;) {
-		int64_t left = deadline - now_ms();
-		struct pollfd p = {.fd = fd, .events = POLLIN};
-		ssize_t n;
-
-		if (left <= 0) {
-			kill(pid, SIGKILL);
-			return 1;
-		}
-		if (poll(&p, 1, (int)(left > 60000 ? 60000 : left)) <= 0)
-			continue;
-		n = read(fd, chunk, sizeof(chunk));
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return 0;
-		if (b->len + (size_t)n <= HELPER_OUT_MAX)
-			buf_append(b, chunk, (size_t)n);
-	}
-}
-
-static int
-reap(pid_t pid, int64_t deadline)
-{
+	int64_t deadline = gitws_now_ms() + HELPER_KILL_MS;
 	int st = 0;
 
+	if (h->fd >= 0)
+		close(h->fd);
+	h->fd = -1;
+	if (h->pid <= 0)
+		return 0;
+	if (kill_now)
+		kill(h->pid, SIGKILL);
 	for (;;) {
-		pid_t r = waitpid(pid, &st, WNOHANG);
+		pid_t r = waitpid(h->pid, &st, WNOHANG);
 
-		if (r == pid || (r < 0 && errno != EINTR))
-			return st;
-		if (now_ms() > deadline)
-			kill(pid, SIGKILL);
-		usleep(2000);
+		if (r == h->pid || (r < 0 && errno != EINTR))
+			break;
+		if (gitws_now_ms() > deadline)
+			kill(h->pid, SIGKILL);
+		usleep(1000);
 	}
+	h->pid = -1;
+	return st;
 }
 
-/* The child's {"error":{...}} as e, or its answer as *out. */
-static int
-take_answer(const struct buf *b, int status, struct jv **out, struct err *e)
+int
+gitws_helper_answer(const struct buf *b, struct jv **out, struct err *e)
 {
 	char perr[64];
 	struct jv *v =
@@ -190,15 +243,7 @@ take_answer(const struct buf *b, int status, struct jv **out, struct err *e)
 
 	if (v == NULL || jv_type(v) != JV_OBJECT) {
 		jv_free(v);
-		if (WIFSIGNALED(status))
-			return ERR_INTERNAL(e,
-			                    "git: the helper died (signal %d)",
-			                    WTERMSIG(status));
-		return ERR_INTERNAL(e,
-		                    "git: the helper gave no answer "
-		                    "(exit %d)",
-		                    WIFEXITED(status) ? WEXITSTATUS(status)
-		                                      : -1);
+		return ERR_INTERNAL(e, "git: the helper's answer is not JSON");
 	}
 	if (jv_is_true(jv_get(v, "not_repo"))) {
 		jv_free(v);
@@ -220,55 +265,59 @@ take_answer(const struct buf *b, int status, struct jv **out, struct err *e)
 	return 0;
 }
 
+/* The error for a helper that ended without an answer. */
+int
+gitws_helper_died(int status, struct err *e)
+{
+	if (WIFSIGNALED(status))
+		return ERR_INTERNAL(
+		    e, "git: the helper died (signal %d%s)", WTERMSIG(status),
+		    WTERMSIG(status) == SIGXCPU ? ", its CPU time limit" : "");
+	return ERR_INTERNAL(e, "git: the helper gave no answer (exit %d)",
+	                    WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+}
+
 /*
- * Runs req (+ token) in a helper under key's lock; past timeout_s the
- * answer is {<flag>:false, reason:"timeout"}.
+ * Runs req (+ token) in a helper of its own under key's lock; past
+ * timeout_s the answer is {<flag>:false, reason:"timeout"}.
  */
 static int
 helper_run(const char *key, struct jv *req, const struct gitws_remote *r,
            const char *flag, struct jv **out, struct err *e)
 {
-	const char *token = r->token;
-	int timeout_s = r->timeout_s;
-	struct buf line, ans;
-	int64_t deadline;
-	int to = -1, from = -1, rc, status, late;
-	pid_t pid;
+	const char *token = r->token ? r->token : "";
+	int timeout_s = r->timeout_s > 0 ? r->timeout_s : 300;
+	struct gitws_helper h;
+	struct buf ans;
+	int rc = 0, got, status;
 
 	*out = NULL;
-	buf_init(&line, HELPER_REQ_MAX);
-	buf_init(&ans, HELPER_OUT_MAX);
-	if (jv_dump(req, &line) < 0) {
-		buf_release(&line);
-		return ERR_INTERNAL(e, "git: the request is too large");
-	}
+	buf_init(&ans, GITWS_HELPER_OUT_MAX);
 	gitws_lock(key);
-	if (spawn(&pid, &to, &from, e) < 0) {
+	if (gitws_helper_spawn(&h, e) < 0) {
 		gitws_unlock(key);
-		buf_release(&line);
+		buf_release(&ans);
 		return -1;
 	}
-	deadline = now_ms() + (int64_t)(timeout_s > 0 ? timeout_s : 300) * 1000;
-	write_all(to, line.data, line.len);
-	write_all(to, "\n", 1);
-	if (token)
-		write_all(to, token, strlen(token));
-	write_all(to, "\n", 1);
-	close(to);
-	late = read_answer(from, pid, deadline, &ans);
-	close(from);
-	status = reap(pid, now_ms() + HELPER_KILL_MS);
+	got = send_json(h.fd, req) < 0 ||
+	              gitws_frame_send(h.fd, token, strlen(token)) < 0
+	          ? -1
+	          : 0;
+	if (got == 0)
+		got = gitws_frame_recv(
+		    h.fd, &ans, gitws_now_ms() + (int64_t)timeout_s * 1000);
+	status = gitws_helper_end(&h, got != 0);
 	gitws_unlock(key);
-	buf_release(&line);
-	if (late) {
+	if (got == 1) {
 		char msg[128];
 
 		snprintf(msg, sizeof(msg),
 		         "the remote did not finish within %d s", timeout_s);
 		*out = gitws_failure(flag, "timeout", msg, NULL);
-		rc = 0;
+	} else if (got < 0) {
+		rc = gitws_helper_died(status, e);
 	} else {
-		rc = take_answer(&ans, status, out, e);
+		rc = gitws_helper_answer(&ans, out, e);
 	}
 	buf_release(&ans);
 	return rc;
@@ -283,11 +332,12 @@ set_opt(struct jv *o, const char *k, const char *v)
 
 /* The request's fields that say where and how (not the token). */
 static struct jv *
-remote_request(const char *op, const struct gitws_remote *r)
+remote_request(const char *op, const char *ws, const struct gitws_remote *r)
 {
 	struct jv *req = jv_obj();
 
 	jv_set_str(req, "op", op);
+	jv_set_str(req, "ws", ws);
 	jv_set_str(req, "url", r->url);
 	set_opt(req, "cred_host", r->cred_host);
 	set_opt(req, "username", r->username);
@@ -301,11 +351,10 @@ int
 gitws_push(const char *key, const char *ws, const struct gitws_push *p,
            struct jv **out, struct err *e)
 {
-	struct jv *req = remote_request("push", &p->r);
+	struct jv *req = remote_request("push", ws, &p->r);
 	int rc;
 
 	jv_set_str(req, "key", key);
-	jv_set_str(req, "ws", ws);
 	set_opt(req, "branch", p->branch);
 	set_opt(req, "prefix", p->prefix);
 	rc = helper_run(key, req, &p->r, "pushed", out, e);
@@ -317,12 +366,9 @@ int
 gitws_clone(const char *key, const char *ws, const struct gitws_clone *c,
             struct jv **out, struct err *e)
 {
-	struct jv *req = remote_request("clone", &c->r);
-	char dir[4200];
+	struct jv *req = remote_request("clone", ws, &c->r);
 	int rc;
 
-	snprintf(dir, sizeof(dir), "%s/workspace/app", ws);
-	jv_set_str(req, "dir", dir);
 	set_opt(req, "branch", c->branch);
 	jv_set_int(req, "max_bytes", (int64_t)c->max_bytes);
 	rc = helper_run(key, req, &c->r, "imported", out, e);
@@ -330,177 +376,10 @@ gitws_clone(const char *key, const char *ws, const struct gitws_clone *c,
 	return rc;
 }
 
-/* --- host check (in the child) ----------------------------------------- */
-
-static bool
-v4_blocked(const unsigned char *a)
-{
-	uint32_t x = (uint32_t)a[0] << 24 | (uint32_t)a[1] << 16 |
-	             (uint32_t)a[2] << 8 | a[3];
-	static const struct {
-		uint32_t net, mask;
-	} nets[] = {
-	    {0x00000000, 0xff000000}, /* 0/8 "this network" */
-	    {0x0a000000, 0xff000000}, /* 10/8 */
-	    {0x64400000, 0xffc00000}, /* 100.64/10 CGNAT */
-	    {0x7f000000, 0xff000000}, /* 127/8 loopback */
-	    {0xa9fe0000, 0xffff0000}, /* 169.254/16 link-local, metadata */
-	    {0xac100000, 0xfff00000}, /* 172.16/12 */
-	    {0xc0000000, 0xffffff00}, /* 192.0.0/24 */
-	    {0xc0a80000, 0xffff0000}, /* 192.168/16 */
-	    {0xc6120000, 0xfffe0000}, /* 198.18/15 benchmarking */
-	    {0xe0000000, 0xe0000000}, /* 224/3 multicast, reserved */
-	};
-
-	for (size_t i = 0; i < sizeof(nets) / sizeof(nets[0]); i++)
-		if ((x & nets[i].mask) == nets[i].net)
-			return true;
-	return false;
-}
-
-static bool
-v6_blocked(const unsigned char *a)
-{
-	static const unsigned char mapped[12] = {0, 0, 0, 0, 0,    0,
-	                                         0, 0, 0, 0, 0xff, 0xff};
-	static const unsigned char nat64[12] = {0, 0x64, 0xff, 0x9b};
-	static const unsigned char zero[16] = {0};
-
-	if (memcmp(a, mapped, 12) == 0 || memcmp(a, nat64, 12) == 0)
-		return v4_blocked(a + 12);
-	if (memcmp(a, zero, 15) == 0) /* :: and ::1 */
-		return true;
-	return (a[0] & 0xfe) == 0xfc ||                /* fc00::/7 ULA */
-	       (a[0] == 0xfe && (a[1] & 0xc0) == 0x80) /* fe80::/10 */
-	       || a[0] == 0xff;                        /* multicast */
-}
-
-/* host (no brackets, no port) of an http(s) URL, into out. */
-static void
-url_host(const char *url, char *out, size_t len)
-{
-	char auth[300];
-	char *rb;
-
-	gitws_url_authority(url, auth, sizeof(auth));
-	if (auth[0] == '[') {
-		rb = strchr(auth, ']');
-		snprintf(out, len, "%.*s", rb ? (int)(rb - auth - 1) : 0,
-		         auth + 1);
-		return;
-	}
-	auth[strcspn(auth, ":")] = '\0';
-	snprintf(out, len, "%s", auth);
-}
-
-int
-gitws_host_check(const char *flag, const char *url, bool allow_private,
-                 bool allow_loopback, struct jv **out)
-{
-	struct addrinfo hints = {.ai_socktype = SOCK_STREAM}, *res = NULL;
-	char host[300], addr[INET6_ADDRSTRLEN], msg[512];
-	int rc;
-
-	url_host(url, host, sizeof(host));
-	if (host[0] == '\0') {
-		*out = gitws_failure(flag, "clone_failed",
-		                     "the URL has no host", NULL);
-		return 0;
-	}
-	if ((rc = getaddrinfo(host, NULL, &hints, &res)) != 0) {
-		snprintf(msg, sizeof(msg), "cannot resolve %s: %s", host,
-		         gai_strerror(rc));
-		*out = gitws_failure(flag, "unreachable", msg, NULL);
-		return 0;
-	}
-	for (struct addrinfo *ai = res; ai && !allow_private;
-	     ai = ai->ai_next) {
-		bool bad = false;
-
-		if (ai->ai_family == AF_INET) {
-			struct sockaddr_in *s = (void *)ai->ai_addr;
-
-			bad = v4_blocked((unsigned char *)&s->sin_addr) &&
-			      !(allow_loopback &&
-			        ((unsigned char *)&s->sin_addr)[0] == 127);
-			inet_ntop(AF_INET, &s->sin_addr, addr, sizeof(addr));
-		} else if (ai->ai_family == AF_INET6) {
-			struct sockaddr_in6 *s = (void *)ai->ai_addr;
-
-			bad = v6_blocked(s->sin6_addr.s6_addr) &&
-			      !(allow_loopback &&
-			        IN6_IS_ADDR_LOOPBACK(&s->sin6_addr));
-			inet_ntop(AF_INET6, &s->sin6_addr, addr, sizeof(addr));
-		}
-		if (bad) {
-			snprintf(msg, sizeof(msg),
-			         "%s resolves to %s, a loopback, private or "
-			         "reserved address; set "
-			         "SANDBOXD_GIT_ALLOW_PRIVATE_HOSTS=true to "
-			         "allow hosts on your own network",
-			         host, addr);
-			freeaddrinfo(res);
-			*out = gitws_failure(flag, "blocked_host", msg, NULL);
-			return 0;
-		}
-	}
-	freeaddrinfo(res);
-	return 1;
-}
-
 /* --- child ------------------------------------------------------------- */
 
-static int
-drop_privileges(void)
-{
-	if (geteuid() == 0) {
-		if (setgroups(0, NULL) < 0 || setgid(WORKSPACE_GID) < 0 ||
-		    setuid(WORKSPACE_UID) < 0)
-			return -1;
-		if (setuid(0) == 0) /* must not be possible any more */
-			return -1;
-	}
-	return prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
-}
-
-/* stdin: the request line, then the token line; 0 or -1. */
-static int
-read_request(struct buf *b, char **token)
-{
-	char chunk[4096], *nl;
-	ssize_t n;
-
-	while ((n = read(0, chunk, sizeof(chunk))) != 0) {
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 || buf_append(b, chunk, (size_t)n) < 0)
-			return -1;
-	}
-	if (buf_append(b, "", 1) < 0 || (nl = strchr(b->data, '\n')) == NULL)
-		return -1;
-	*nl = '\0';
-	*token = nl + 1;
-	nl = strchr(*token, '\n');
-	if (nl)
-		*nl = '\0';
-	return 0;
-}
-
 static void
-print_json(struct jv *v)
-{
-	struct buf b;
-
-	buf_init(&b, HELPER_OUT_MAX);
-	if (jv_dump(v, &b) == 0) {
-		buf_append(&b, "\n", 1);
-		write_all(1, b.data, b.len);
-	}
-	buf_release(&b);
-}
-
-static void
-print_err(const struct err *e)
+answer_err(const struct err *e)
 {
 	struct jv *o = jv_obj(), *ev = jv_obj();
 
@@ -508,8 +387,29 @@ print_err(const struct err *e)
 	jv_set_str(ev, "code", e->code[0] ? e->code : "internal");
 	jv_set_str(ev, "message", e->msg);
 	jv_set(o, "error", ev);
-	print_json(o);
+	send_json(1, o);
 	jv_free(o);
+}
+
+/* One answer for rc and out (which it frees). */
+static void
+answer(int rc, struct jv *out, const struct err *e)
+{
+	if (rc == GITWS_NOT_REPO) {
+		jv_free(out);
+		out = jv_obj();
+		jv_set_bool(out, "not_repo", true);
+	}
+	if (rc < 0)
+		answer_err(e);
+	else if (send_json(1, out) < 0) {
+		struct err big = {0};
+
+		ERR_INTERNAL(&big, "git: the answer is larger than %u bytes",
+		             GITWS_HELPER_OUT_MAX);
+		answer_err(&big);
+	}
+	jv_free(out);
 }
 
 static const char *
@@ -520,11 +420,28 @@ opt(const struct jv *req, const char *k)
 	return s && s[0] ? s : NULL;
 }
 
+/*
+ * What must come from the host is read before the box closes: libgit2's
+ * TLS trust store (loaded at its init), the CA file, the time zone.
+ */
 static int
-dispatch(const struct jv *req, const char *token, struct jv **out,
-         struct err *e)
+prepare(const char *ca_file, struct err *e)
 {
-	const char *op = opt(req, "op");
+	tzset();
+	if (gitws_init() < 0)
+		return ERR_INTERNAL(e, "libgit2 did not initialize");
+	if (ca_file &&
+	    git_libgit2_opts(GIT_OPT_SET_SSL_CERT_LOCATIONS, ca_file, NULL) < 0)
+		return gitws_lib_err(e, "loading SANDBOXD_GIT_CA_FILE");
+	return 0;
+}
+
+/* A push or a clone: host check, box with the network, the work. */
+static int
+remote_op(const struct jv *req, const char *token, struct jv **out,
+          struct err *e)
+{
+	const char *op = opt(req, "op"), *ws = opt(req, "ws");
 	struct gitws_remote r = {
 	    .url = opt(req, "url"),
 	    .cred_host = opt(req, "cred_host"),
@@ -534,90 +451,116 @@ dispatch(const struct jv *req, const char *token, struct jv **out,
 	    .allow_loopback = jv_is_true(jv_get(req, "allow_loopback")),
 	    .ca_file = opt(req, "ca_file"),
 	};
-	const char *flag =
-	    op && strcmp(op, "clone") == 0 ? "imported" : "pushed";
+	bool clone = strcmp(op, "clone") == 0;
+	char hosts[HELPER_HOSTS_MAX];
+	struct gitws_jail j = {.net = true,
+	                       .hosts = hosts,
+	                       .mem_bytes = (rlim_t)GITWS_HELPER_MEM_MB << 20,
+	                       .cpu_s = GITWS_HELPER_CPU_S};
 
-	if (op == NULL || r.url == NULL)
+	if (ws == NULL || r.url == NULL || (!clone && strcmp(op, "push")))
 		return ERR_INTERNAL(e, "git: a bad helper request");
-	if (gitws_host_check(flag, r.url, r.allow_private, r.allow_loopback,
-	                     out) == 0)
+	if (gitws_host_resolve(clone ? "imported" : "pushed", r.url,
+	                       r.allow_private, r.allow_loopback, hosts,
+	                       sizeof(hosts), out) == 0)
 		return 0;
-	if (gitws_init() < 0)
-		return ERR_INTERNAL(e, "libgit2 did not initialize");
-	if (r.ca_file && git_libgit2_opts(GIT_OPT_SET_SSL_CERT_LOCATIONS,
-	                                  r.ca_file, NULL) < 0)
-		return gitws_lib_err(e, "loading SANDBOXD_GIT_CA_FILE");
-	if (strcmp(op, "push") == 0) {
+	if (prepare(r.ca_file, e) < 0 || gitws_confine(ws, &j, e) < 0)
+		return -1;
+	if (!clone) {
 		struct gitws_push p = {.r = r,
 		                       .branch = opt(req, "branch"),
 		                       .prefix = opt(req, "prefix")};
 
-		if (opt(req, "key") == NULL || opt(req, "ws") == NULL)
+		if (opt(req, "key") == NULL)
 			return ERR_INTERNAL(e, "git: a bad helper request");
 		if (p.prefix == NULL)
 			p.prefix = "sandboxd/app-";
-		return gitws_push_here(opt(req, "key"), opt(req, "ws"), &p, out,
+		return gitws_push_here(opt(req, "key"), GITWS_JAIL_WS, &p, out,
 		                       e);
 	}
-	if (strcmp(op, "clone") == 0) {
-		struct gitws_clone c = {
-		    .r = r,
-		    .branch = opt(req, "branch"),
-		    .max_bytes = (uint64_t)jv_int(jv_get(req, "max_bytes")),
-		};
+	struct gitws_clone c = {
+	    .r = r,
+	    .branch = opt(req, "branch"),
+	    .max_bytes = (uint64_t)jv_int(jv_get(req, "max_bytes")),
+	};
+	return gitws_clone_here(GITWS_JAIL_WS "/workspace/app", &c, out, e);
+}
 
-		if (opt(req, "dir") == NULL)
-			return ERR_INTERNAL(e, "git: a bad helper request");
-		return gitws_clone_here(opt(req, "dir"), &c, out, e);
+/* The app's helper: boxed without a network, then one answer a request. */
+static int
+session(const struct jv *first, struct buf *b)
+{
+	const char *key = opt(first, "key"), *ws = opt(first, "ws");
+	struct gitws_jail j = {.mem_bytes = (rlim_t)GITWS_HELPER_MEM_MB << 20,
+	                       .cpu_s = GITWS_HELPER_CPU_S};
+	struct err e = {0};
+	char perr[64];
+
+	if (key == NULL || ws == NULL) {
+		ERR_INTERNAL(&e, "git: a bad helper request");
+		answer_err(&e);
+		return 1;
 	}
-	return ERR_INTERNAL(e, "git: unknown helper op");
+	if (prepare(NULL, &e) < 0 || gitws_confine(ws, &j, &e) < 0) {
+		answer_err(&e);
+		return 1;
+	}
+	while (gitws_frame_recv(0, b, -1) == 0) {
+		struct jv *req =
+		    b->len ? jv_parse(b->data, b->len, 8, perr, sizeof(perr))
+		           : NULL;
+		struct jv *out = NULL;
+		int rc;
+
+		e = (struct err){0};
+		if (req == NULL || opt(req, "op") == NULL)
+			rc = ERR_INTERNAL(&e, "git: a bad helper request");
+		else
+			rc = gitws_op_here(key, GITWS_JAIL_WS, opt(req, "op"),
+			                   opt(req, "message"), &out, &e);
+		jv_free(req);
+		answer(rc, out, &e);
+	}
+	return 0;
 }
 
 int
 gitws_helper_main(void)
 {
-	struct rlimit core = {0, 0};
 	struct err e = {0};
 	struct jv *req = NULL, *out = NULL;
-	struct buf b;
-	char perr[64], *token = NULL;
+	struct buf b, tok;
+	char perr[64];
+	const char *op;
 	int rc;
 
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() == 1)
 		return 1;
 	close_range(3, ~0U, 0);
-	setrlimit(RLIMIT_CORE, &core);
 	umask(022);
 	signal(SIGPIPE, SIG_IGN);
-	if (drop_privileges() < 0) {
-		ERR_INTERNAL(&e,
-		             "git: the helper cannot become the sandbox "
-		             "user: %s",
-		             strerror(errno));
-		print_err(&e);
-		return 1;
-	}
 	buf_init(&b, HELPER_REQ_MAX);
-	if (read_request(&b, &token) < 0 ||
-	    (req = jv_parse(b.data, strlen(b.data), 8, perr, sizeof(perr))) ==
-	        NULL) {
+	buf_init(&tok, HELPER_REQ_MAX);
+	if (gitws_frame_recv(0, &b, -1) != 0 || b.len == 0 ||
+	    (req = jv_parse(b.data, b.len, 8, perr, sizeof(perr))) == NULL ||
+	    (op = opt(req, "op")) == NULL) {
 		ERR_INTERNAL(&e, "git: the helper got no request");
-		print_err(&e);
-		buf_release(&b);
-		return 1;
+		answer_err(&e);
+		rc = -1;
+	} else if (strcmp(op, "session") == 0) {
+		rc = session(req, &b) == 0 ? 0 : -1;
+	} else if (gitws_frame_recv(0, &tok, -1) != 0) {
+		ERR_INTERNAL(&e, "git: the helper got no token frame");
+		answer_err(&e);
+		rc = -1;
+	} else {
+		rc = remote_op(req, tok.data ? tok.data : "", &out, &e);
+		answer(rc, out, &e);
 	}
-	rc = dispatch(req, token, &out, &e);
-	explicit_bzero(b.data, b.cap);
+	if (tok.data)
+		explicit_bzero(tok.data, tok.cap);
+	buf_release(&tok);
 	buf_release(&b);
 	jv_free(req);
-	if (rc == GITWS_NOT_REPO) {
-		out = jv_obj();
-		jv_set_bool(out, "not_repo", true);
-	}
-	if (rc < 0)
-		print_err(&e);
-	else
-		print_json(out);
-	jv_free(out);
 	return rc < 0 ? 1 : 0;
 }

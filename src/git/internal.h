@@ -4,9 +4,17 @@
 
 #include <git2.h>
 #include <stdbool.h>
+#include <stdint.h>
+#include <sys/resource.h>
+#include <sys/types.h>
 
 #include "git/git.h"
+#include "lib/buf.h"
 #include "lib/err.h"
+
+#define GITWS_HELPER_OUT_MAX                                                   \
+	(64u << 20)         /* an answer (a 200,000-entry status) */
+#define GITWS_JAIL_WS "/ws" /* the workspace, in the helper */
 
 /* open.c: libgit2 initialized once with our settings; 0 or -1. */
 int gitws_init(void);
@@ -15,7 +23,7 @@ void gitws_lock(const char *key);
 void gitws_unlock(const char *key);
 
 /*
- * Under the app's lock and with the sandbox user's fsuid, opens ws's app
+ * In the confined helper and under the app's lock, opens ws's app
  * repository as hostile input and calls fn(repo, arg).  Returns fn's
  * result, GITWS_NOT_REPO, or -1 with e filled.
  */
@@ -55,12 +63,22 @@ const char *gitws_net_reason(int rc);
 /* Whether a failed call was about authentication. */
 bool gitws_auth_failed(int rc, const struct gitws_auth *a, const char *msg);
 
+/* Status, diff or commit (op), in the app's helper (git.c). */
+int gitws_op_here(const char *key, const char *ws, const char *op,
+                  const char *message, struct jv **out, struct err *e);
 /* The push itself, run in the helper (remote.c). */
 int gitws_push_here(const char *key, const char *ws, const struct gitws_push *p,
                     struct jv **out, struct err *e);
 /* The clone itself, run in the helper (clone.c). */
 int gitws_clone_here(const char *dir, const struct gitws_clone *c,
                      struct jv **out, struct err *e);
+/*
+ * As gitws_host_check, and the approved addresses as /etc/hosts lines
+ * ("addr host\n") into hosts (hostcheck.c).
+ */
+int gitws_host_resolve(const char *flag, const char *url, bool allow_private,
+                       bool allow_loopback, char *hosts, size_t hosts_len,
+                       struct jv **out);
 /*
  * Refuses (reason blocked_host, 0 with *out set) a URL whose host
  * resolves to a loopback, private, link-local or otherwise non-public
@@ -69,5 +87,48 @@ int gitws_clone_here(const char *dir, const struct gitws_clone *c,
  */
 int gitws_host_check(const char *flag, const char *url, bool allow_private,
                      bool allow_loopback, struct jv **out);
+
+/*
+ * The helper's box (confine.c): a mount namespace whose root holds only
+ * the workspace at GITWS_JAIL_WS (and, with net, an /etc/hosts of the
+ * given lines), the sandbox user's ids, no new privileges and these
+ * limits.  Without net, a network namespace of its own too.  0, or -1
+ * with e filled (the process must then exit).
+ */
+struct gitws_jail {
+	bool net;
+	const char *hosts;
+	rlim_t mem_bytes; /* RLIMIT_AS; 0: none */
+	rlim_t cpu_s;     /* RLIMIT_CPU; 0: none */
+};
+
+int gitws_confine(const char *ws, const struct gitws_jail *j, struct err *e);
+
+/* A helper process and its end of the socketpair (helper.c). */
+struct gitws_helper {
+	pid_t pid;
+	int fd;
+};
+
+int64_t gitws_now_ms(void);
+int gitws_helper_spawn(struct gitws_helper *h, struct err *e);
+/* Closes and reaps (killed first when kill_now); the wait status. */
+int gitws_helper_end(struct gitws_helper *h, bool kill_now);
+/* One frame: a 32-bit length, then the bytes; 0 or -1. */
+int gitws_frame_send(int fd, const void *p, size_t n);
+/*
+ * One frame into b (at most b's cap), waiting until deadline (ms of
+ * gitws_now_ms, -1: forever): 0, -1 (end, error, too large), 1 late.
+ */
+int gitws_frame_recv(int fd, struct buf *b, int64_t deadline);
+/* The helper's answer frame as *out, GITWS_NOT_REPO, or -1 with e. */
+int gitws_helper_answer(const struct buf *b, struct jv **out, struct err *e);
+/* e for a helper that ended (wait status) without answering; -1. */
+int gitws_helper_died(int status, struct err *e);
+/* req to key's long-lived helper for ws (session.c); as gitws_status. */
+int gitws_session_call(const char *key, const char *ws, const struct jv *req,
+                       struct jv **out, struct err *e);
+/* Ends the helpers idle too long (session.c). */
+void gitws_sessions_trim(void);
 
 #endif

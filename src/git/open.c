@@ -1,19 +1,31 @@
 /*
  * open.c - opening a workspace's app repository with libgit2: its
- * settings, the sandbox user's fsuid, the layout checks, the config
- * audit and a cache of open repositories.  Every use of a workspace's
- * repository goes through gitws_with_repo here (git.c's status, diff and
- * commit; remote.c's push, in the helper).  git2.h is included only
- * inside src/git/.
+ * settings, the layout checks, the config audit and a cache of open
+ * repositories.  Every use of a workspace's repository goes through
+ * gitws_with_repo here (git.c's status, diff and commit; remote.c's
+ * push), and every caller of it runs in the helper process, confined to
+ * that one workspace as the sandbox user (helper.c, confine.c).  git2.h
+ * is included only inside src/git/.
  *
  * The repository was written by code in the sandbox, so it is hostile
  * input.  What keeps it in its box:
+ *  - The box itself (confine.c): the helper's root is a tmpfs holding
+ *    only the workspace, and it runs as uid/gid 1000 with no new
+ *    privileges.  A symlink anywhere (below .git/objects, .git/refs, in
+ *    a pack directory, in the worktree), absolute or full of `..`,
+ *    resolves inside the workspace or to nothing: another tenant's
+ *    workspace, the daemon's database and the host are not in the
+ *    helper's mount namespace at all.  This is what holds when a running
+ *    sandbox changes the tree between the checks below and the use.
  *  - workspace, workspace/app and workspace/app/.git must be real
  *    directories (lstat), so neither a symlink nor a `.git` file
  *    ("gitdir: /elsewhere") moves the repository; the well-known entries
  *    of .git (HEAD, config, index, objects, refs, packed-refs) must not
- *    be symlinks, and commondir and objects/info/alternates must not
- *    exist, since both would make libgit2 read another directory.
+ *    be symlinks, nor anything below refs/ or among the entries of
+ *    objects/ and objects/pack/ (the walk stops after LINK_WALK_MAX
+ *    entries; the box holds beyond it), and commondir and
+ *    objects/info/alternates must not exist.  These give a clear
+ *    unsafe_repo instead of a missing object; they are not the boundary.
  *  - It is opened with GIT_REPOSITORY_OPEN_NO_SEARCH and its workdir is
  *    set explicitly afterwards, so core.worktree moves nothing.
  *  - Its local config is audited: keys that name programs, other files or
@@ -29,31 +41,28 @@
  *  - A symlink in the worktree is hashed as a link (its target path), its
  *    target is never read; libgit2 does not descend into symlinked
  *    directories.
- *  - The work runs on the calling thread with its filesystem uid and gid
- *    switched to the sandbox user's (setfsuid is per thread): what
- *    libgit2 creates under .git belongs to uid 1000, and the kernel
- *    checks every access as that user, so whatever trick remains cannot
- *    read what the sandbox user could not.
  *  - Answers are bounded (GITWS_MAX_*, git.c); files larger than
  *    GITWS_MAX_BLOB diff as binary.
  *
- * A running sandbox can still change the tree between the checks and the
- * use; the fsuid switch is what holds then.  Operations on one app are
- * serialized by a striped mutex.  Rejected: running the git CLI (hooks,
- * filters, config-driven programs to disarm one by one) and chowning
- * .git afterwards (a walk over a tree the sandbox can change under us).
+ * Operations on one app are serialized by a striped mutex (in the
+ * daemon, across its helpers).  Rejected: running the git CLI (hooks,
+ * filters, config-driven programs to disarm one by one); chowning .git
+ * afterwards (a walk over a tree the sandbox can change under us); the
+ * daemon's own thread with its fsuid switched to 1000 (what it was:
+ * uid 1000 owns every tenant's workspace, so the kernel's checks told
+ * them apart not at all).
  */
 #include <errno.h>
 #include <git2.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/fsuid.h>
+#include <dirent.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "ws/workspace.h"
 #include "git/git.h"
 #include "git/internal.h"
 
@@ -114,31 +123,6 @@ gitws_unlock(const char *key)
 	pthread_mutex_unlock(stripe(key));
 }
 
-/* The calling thread's file accesses become the sandbox user's. */
-struct fsid {
-	int uid, gid;
-	int switched;
-};
-
-static void
-fsid_enter(struct fsid *s)
-{
-	s->switched = geteuid() == 0;
-	if (!s->switched)
-		return;
-	s->gid = setfsgid(WORKSPACE_GID);
-	s->uid = setfsuid(WORKSPACE_UID);
-}
-
-static void
-fsid_leave(struct fsid *s)
-{
-	if (!s->switched)
-		return;
-	setfsuid(s->uid);
-	setfsgid(s->gid);
-}
-
 int
 gitws_lib_err(struct err *e, const char *what)
 {
@@ -156,6 +140,92 @@ real_dir(const char *path)
 	if (lstat(path, &st) < 0)
 		return errno == ENOENT ? 0 : -1;
 	return S_ISDIR(st.st_mode) ? 1 : -1;
+}
+
+/*
+ * A symbolic link below .git/refs (any depth) or among the entries of
+ * .git/objects and .git/objects/pack, into bad; 1 when found, 0 when
+ * none, -1 when the walk went past LINK_WALK_MAX entries (not an error:
+ * the box holds anyway).  readdir's d_type, so no stat per entry.
+ */
+#define LINK_WALK_MAX   20000
+#define LINK_WALK_DEPTH 16
+
+static int
+find_link(int dfd, const char *rel, int depth, size_t *budget, char *bad,
+          size_t len)
+{
+	int fd =
+	    openat(dfd, rel, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	struct dirent *de;
+	DIR *d;
+	int rc = 0;
+
+	if (fd < 0)
+		return 0; /* absent, or not a directory: libgit2 says */
+	if ((d = fdopendir(fd)) == NULL) {
+		close(fd);
+		return 0;
+	}
+	while (rc == 0 && (de = readdir(d)) != NULL) {
+		unsigned char t = de->d_type;
+		struct stat st;
+
+		if (strcmp(de->d_name, ".") == 0 ||
+		    strcmp(de->d_name, "..") == 0)
+			continue;
+		if ((*budget)-- == 0) {
+			rc = -1;
+			break;
+		}
+		if (t == DT_UNKNOWN && fstatat(dirfd(d), de->d_name, &st,
+		                               AT_SYMLINK_NOFOLLOW) == 0)
+			t = S_ISLNK(st.st_mode)   ? DT_LNK
+			    : S_ISDIR(st.st_mode) ? DT_DIR
+			                          : DT_REG;
+		if (t == DT_LNK) {
+			snprintf(bad, len, "%s/%s", rel, de->d_name);
+			rc = 1;
+		} else if (t == DT_DIR && depth > 0) {
+			rc = find_link(dirfd(d), de->d_name, depth - 1, budget,
+			               bad, len);
+			if (rc == 1) {
+				char sub[1024];
+
+				snprintf(sub, sizeof(sub), "%s", bad);
+				snprintf(bad, len, "%s/%s", rel, sub);
+			}
+		}
+	}
+	closedir(d);
+	return rc;
+}
+
+static int
+check_links(const char *app, struct err *e)
+{
+	static const struct {
+		const char *dir;
+		int depth;
+	} walks[] = {
+	    {"refs", LINK_WALK_DEPTH}, {"objects", 0}, {"objects/pack", 0}};
+	size_t budget = LINK_WALK_MAX;
+	char p[4200], bad[1024];
+	int gfd;
+
+	snprintf(p, sizeof(p), "%s/.git", app);
+	gfd = open(p, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (gfd < 0)
+		return 0;
+	for (size_t i = 0; i < sizeof(walks) / sizeof(walks[0]); i++)
+		if (find_link(gfd, walks[i].dir, walks[i].depth, &budget, bad,
+		              sizeof(bad)) == 1) {
+			close(gfd);
+			return err_set(e, 409, "unsafe_repo",
+			               ".git/%s is a symbolic link", bad);
+		}
+	close(gfd);
+	return 0;
 }
 
 static int
@@ -199,7 +269,7 @@ check_layout(const char *ws, char *app, size_t len, struct err *e)
 			return err_set(e, 409, "unsafe_repo",
 			               ".git/%s is not supported", absent[i]);
 	}
-	return 0;
+	return check_links(app, e);
 }
 
 /* A local config key that names a program, another file or remote. */
@@ -231,18 +301,44 @@ unsafe_key(const char *k)
 	return false;
 }
 
+/* The first unsafe key of cfg into bad (or ""); 0, or -1 on a read. */
+static int
+first_unsafe(git_config *cfg, char *bad, size_t len)
+{
+	git_config_iterator *it = NULL;
+	git_config_entry *ent;
+
+	bad[0] = '\0';
+	if (git_config_iterator_new(&it, cfg) < 0)
+		return -1;
+	while (git_config_next(&ent, it) == 0)
+		if (unsafe_key(ent->name)) {
+			snprintf(bad, len, "%s", ent->name);
+			break;
+		}
+	git_config_iterator_free(it);
+	return 0;
+}
+
+static int
+unsafe_err(struct err *e, const char *bad)
+{
+	return err_set(e, 409, "unsafe_repo_config",
+	               "the repository's config sets %s; remove it to use "
+	               "git through the API",
+	               bad);
+}
+
 static int
 audit_config(git_repository *repo, struct err *e)
 {
 	git_config *all = NULL, *local = NULL;
-	git_config_iterator *it = NULL;
-	git_config_entry *ent;
 	char bad[256] = "";
 	int rc = -1;
 
 	if (git_repository_config(&all, repo) < 0 ||
 	    git_config_open_level(&local, all, GIT_CONFIG_LEVEL_LOCAL) < 0 ||
-	    git_config_iterator_new(&it, local) < 0) {
+	    first_unsafe(local, bad, sizeof(bad)) < 0) {
 		if (git_error_last() &&
 		    git_error_last()->klass == GIT_ERROR_CONFIG)
 			rc = gitws_lib_err(e, "reading the repository config");
@@ -250,24 +346,29 @@ audit_config(git_repository *repo, struct err *e)
 			rc = 0; /* no local config at all */
 		goto out;
 	}
-	while (git_config_next(&ent, it) == 0)
-		if (unsafe_key(ent->name)) {
-			snprintf(bad, sizeof(bad), "%s", ent->name);
-			break;
-		}
-	if (bad[0])
-		rc =
-		    err_set(e, 409, "unsafe_repo_config",
-		            "the repository's config sets %s; remove it to use "
-		            "git through the API",
-		            bad);
-	else
-		rc = 0;
+	rc = bad[0] ? unsafe_err(e, bad) : 0;
 out:
-	git_config_iterator_free(it);
 	git_config_free(local);
 	git_config_free(all);
 	return rc;
+}
+
+/*
+ * After a failed open: whether the config file alone sets an unsafe key
+ * (core.worktree naming a directory the box does not have fails the
+ * open itself).  -1 with e filled when it does, else 0.
+ */
+static int
+audit_file(const char *app, struct err *e)
+{
+	git_config *cfg = NULL;
+	char p[4200], bad[256] = "";
+
+	snprintf(p, sizeof(p), "%s/.git/config", app);
+	if (git_config_open_ondisk(&cfg, p) == 0)
+		first_unsafe(cfg, bad, sizeof(bad));
+	git_config_free(cfg);
+	return bad[0] ? unsafe_err(e, bad) : 0;
 }
 
 static int
@@ -281,17 +382,24 @@ repo_open(const char *app, git_repository **out, struct err *e)
 	if (git_repository_open_ext(&repo, app, GIT_REPOSITORY_OPEN_NO_SEARCH,
 	                            NULL) < 0) {
 		const git_error *ge = git_error_last();
+		int klass = ge ? ge->klass : GIT_ERROR_NONE;
+		char msg[512];
 
-		if (ge && ge->klass == GIT_ERROR_REPOSITORY)
+		snprintf(msg, sizeof(msg), "%s",
+		         ge && ge->message ? ge->message : "unknown error");
+		if (audit_file(app, e) < 0)
+			return -1;
+		if (klass == GIT_ERROR_REPOSITORY)
 			return GITWS_NOT_REPO;
 		/* e.g. include.path naming a file that is no config */
-		if (ge && ge->klass == GIT_ERROR_CONFIG)
+		if (klass == GIT_ERROR_CONFIG)
 			return err_set(
 			    e, 409, "unsafe_repo_config",
 			    "the repository's config cannot be read: "
 			    "%s",
-			    ge->message);
-		return gitws_lib_err(e, "opening the repository");
+			    msg);
+		return ERR_INTERNAL(e, "git: opening the repository failed: %s",
+		                    msg);
 	}
 	if (audit_config(repo, e) < 0 ||
 	    git_repository_set_workdir(repo, app, 0) < 0) {
@@ -440,6 +548,7 @@ gitws_cache_trim(void)
 	pthread_mutex_unlock(&cache_mu);
 	for (int i = 0; i < n; i++)
 		git_repository_free(idle[i]);
+	gitws_sessions_trim();
 }
 
 int
@@ -450,14 +559,12 @@ gitws_with_repo(const char *key, const char *ws,
 	pthread_mutex_t *mu;
 	git_repository *repo = NULL;
 	struct stamp st;
-	struct fsid id;
 	char app[4096];
 	int rc;
 
 	pthread_once(&once, init_once);
 	mu = stripe(key);
 	pthread_mutex_lock(mu);
-	fsid_enter(&id);
 	rc = check_layout(ws, app, sizeof(app), e);
 	if (rc == 0 && stamp_of(app, &st) < 0)
 		rc = GITWS_NOT_REPO;
@@ -469,7 +576,6 @@ gitws_with_repo(const char *key, const char *ws,
 		cache_put(key, ws, repo, &st);
 	else
 		git_repository_free(repo);
-	fsid_leave(&id);
 	pthread_mutex_unlock(mu);
 	return rc;
 }

@@ -31,6 +31,19 @@ mkdir_owned(const char *path, mode_t mode, bool sandbox_owned)
 	return 0;
 }
 
+/*
+ * Other host users may pass through workspaces/ (0711) but list nothing,
+ * and a workspace is 0700 (its owner is the sandbox user, which its
+ * container runs as; the daemon is root).  state/ is the daemon's alone.
+ */
+static mode_t
+dir_mode(const char *sub)
+{
+	if (strcmp(sub, "state") == 0)
+		return 0700;
+	return strcmp(sub, "workspaces") == 0 ? 0711 : 0755;
+}
+
 int
 workspace_init_dirs(const char *data_dir)
 {
@@ -42,8 +55,8 @@ workspace_init_dirs(const char *data_dir)
 		return -1;
 	for (size_t i = 0; i < sizeof(sub) / sizeof(sub[0]); i++) {
 		snprintf(path, sizeof(path), "%s/%s", data_dir, sub[i]);
-		if (mkdir_owned(path, strcmp(sub[i], "state") ? 0755 : 0700,
-		                false) < 0)
+		if (mkdir_owned(path, dir_mode(sub[i]), false) < 0 ||
+		    chmod(path, dir_mode(sub[i])) < 0)
 			return -1;
 	}
 	return 0;
@@ -61,7 +74,7 @@ workspace_create(const char *data_dir, const char *id)
 	char root[4200], path[4300];
 
 	workspace_path(data_dir, id, root, sizeof(root));
-	if (mkdir_owned(root, 0755, true) < 0)
+	if (mkdir_owned(root, 0700, true) < 0 || chmod(root, 0700) < 0)
 		return -1;
 	snprintf(path, sizeof(path), "%s/workspace", root);
 	if (mkdir_owned(path, 0755, true) < 0)

@@ -472,7 +472,74 @@ a_cached_repository_is_checked_again(void)
 	gitws_cache_trim();
 }
 
+/*
+ * Another repository outside the workspace, and this one's HEAD and
+ * object files made symlinks into it: the helper sees only the
+ * workspace, so its commit is not found and nothing of it is shown; a
+ * symlinked objects/ entry or ref is refused by name.
+ */
+static void
+links_below_git_reach_nothing_outside(void)
+{
+	char other[64], sha[64] = "";
+	struct jv *out = NULL;
+	struct err e = {0};
+	FILE *f;
+	int rc;
+
+	snprintf(other, sizeof(other), "/tmp/sandboxd-git-other-XXXXXX");
+	if (mkdtemp(other) == NULL)
+		abort();
+	sh("cd %s && " GIT "init -q . && echo other-secret >secret.txt && " GIT
+	   "add -A && " GIT "commit -qm other && git rev-parse HEAD >sha && "
+	   "chown -R 1000:1000 %s",
+	   other, other);
+	snprintf(app, sizeof(app), "%s/sha", other);
+	if ((f = fopen(app, "r")) != NULL) {
+		if (fgets(sha, sizeof(sha), f) == NULL)
+			sha[0] = '\0';
+		fclose(f);
+	}
+	sha[strcspn(sha, "\n")] = '\0';
+	CHECK(strlen(sha) == 40);
+	fresh(true);
+	sh("cd %s/.git/objects && cd %s/.git/objects && for o in $(find . "
+	   "-path ./info -prune -o -path ./pack -prune -o -type f -print); do "
+	   "mkdir -p %s/.git/objects/$(dirname $o) && ln -sf "
+	   "%s/.git/objects/$o "
+	   "%s/.git/objects/$o; done && echo %s >%s/.git/refs/heads/main",
+	   app, other, app, other, app, sha, app);
+	rc = gitws_diff("app", ws, &out, &e);
+	if (rc == 0) {
+		char *d = dump(out);
+
+		CHECK(strstr(d, "other-secret") == NULL);
+		CHECK(strstr(d, "secret.txt") == NULL);
+		free(d);
+		jv_free(out);
+	} else {
+		CHECK(strstr(e.msg, "other-secret") == NULL);
+	}
+	/* an objects/ entry or a ref that is a link: refused by name */
+	fresh(true);
+	sh("cd %s/.git && ln -s %s/.git/objects/info objects/zz", app, other);
+	e = (struct err){0};
+	CHECK(gitws_status("app", ws, &out, &e) == -1);
+	CHECK_STR(e.code, "unsafe_repo");
+	CHECK(strstr(e.msg, "objects/zz") != NULL);
+	sh("rm %s/.git/objects/zz && ln -s %s/.git/refs/heads/main "
+	   "%s/.git/refs/heads/other",
+	   app, other, app);
+	e = (struct err){0};
+	CHECK(gitws_commit("app", ws, "x", &out, &e) == -1);
+	CHECK_STR(e.code, "unsafe_repo");
+	CHECK(strstr(e.msg, "refs/heads/other") != NULL);
+	sh("rm -rf %s", other);
+}
+
 static const struct unit_test tests[] = {
+    {"links below .git reach nothing outside",
+     links_below_git_reach_nothing_outside},
     {"a cached repository is checked again",
      a_cached_repository_is_checked_again},
     {"the host check refuses non-public addresses",
@@ -493,9 +560,13 @@ static const struct unit_test tests[] = {
 };
 
 int
-main(void)
+main(int argc, char **argv)
 {
 	int rc;
+
+	/* The module runs its work in a helper: this binary, so run as one. */
+	if (argc == 2 && strcmp(argv[1], "git-helper") == 0)
+		return gitws_helper_main();
 
 	/* The git CLI would refuse the uid-1000 repositories we make as root.
 	 */

@@ -369,8 +369,9 @@ runconf_update(int wsfd, const struct manifest *m)
 	}
 	if (wsfs_read(wsfd, ".sandboxd/run.conf", 1u << 20, &have, &e) < 0 ||
 	    have.len != want.len || memcmp(have.data, want.data, want.len)) {
-		rc = wsfs_write(wsfd, ".sandboxd/run.conf", want.data, want.len,
-		                WORKSPACE_UID, WORKSPACE_GID, &e) < 0
+		rc = wsfs_write_secret(wsfd, ".sandboxd/run.conf", want.data,
+		                       want.len, WORKSPACE_UID, WORKSPACE_GID,
+		                       &e) < 0
 		         ? -1
 		         : 1;
 		if (rc < 0)

@@ -87,8 +87,9 @@ write_argv(struct core *c, const struct starter *st, const char *ws, char *msg,
 		goto out;
 	}
 	snprintf(rel, sizeof(rel), ".sandboxd/tasks/%s/env", st->row.id);
-	if (env.len && wsfs_write(wsfd, rel, env.data, env.len, WORKSPACE_UID,
-	                          WORKSPACE_GID, &e) < 0) {
+	if (env.len &&
+	    wsfs_write_secret(wsfd, rel, env.data, env.len, WORKSPACE_UID,
+	                      WORKSPACE_GID, &e) < 0) {
 		snprintf(msg, len, "cannot write the task's files: %s", e.msg);
 		goto out;
 	}

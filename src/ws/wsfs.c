@@ -256,9 +256,9 @@ write_all(int fd, const void *data, size_t len)
 	return 0;
 }
 
-int
-wsfs_write(int dirfd, const char *rel, const void *data, size_t len, int uid,
-           int gid, struct err *e)
+static int
+write_file(int dirfd, const char *rel, const void *data, size_t len, int uid,
+           int gid, mode_t mode, struct err *e)
 {
 	char parent[WSFS_MAX_PATH + 1], tmp[300], id[ULID_LEN + 1];
 	const char *leaf;
@@ -277,7 +277,7 @@ wsfs_write(int dirfd, const char *rel, const void *data, size_t len, int uid,
 	ulid_new(id);
 	snprintf(tmp, sizeof(tmp), ".%.200s.%s.tmp", leaf, id);
 	fd = openat(pfd, tmp,
-	            O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	            O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
 	if (fd < 0) {
 		close(pfd);
 		return lookup_err(errno, rel, e);
@@ -293,6 +293,20 @@ wsfs_write(int dirfd, const char *rel, const void *data, size_t len, int uid,
 		unlinkat(pfd, tmp, 0);
 	close(pfd);
 	return rc;
+}
+
+int
+wsfs_write(int dirfd, const char *rel, const void *data, size_t len, int uid,
+           int gid, struct err *e)
+{
+	return write_file(dirfd, rel, data, len, uid, gid, 0644, e);
+}
+
+int
+wsfs_write_secret(int dirfd, const char *rel, const void *data, size_t len,
+                  int uid, int gid, struct err *e)
+{
+	return write_file(dirfd, rel, data, len, uid, gid, 0600, e);
 }
 
 /* Removes name (a directory) beneath dirfd with everything in it. */

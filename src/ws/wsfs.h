@@ -64,6 +64,10 @@ int wsfs_read(int dirfd, const char *rel, size_t max, struct buf *out,
  */
 int wsfs_write(int dirfd, const char *rel, const void *data, size_t len,
                int uid, int gid, struct err *e);
+/* The same, readable by its owner only (0600): for files that carry a
+ * credential, such as a task's env file with the sandbox's proxy token. */
+int wsfs_write_secret(int dirfd, const char *rel, const void *data, size_t len,
+                      int uid, int gid, struct err *e);
 /* Removes a file, or a directory (its whole tree when recursive). */
 int wsfs_remove(int dirfd, const char *rel, bool recursive, struct err *e);
 /*

@@ -216,12 +216,32 @@ slow_reads_stop_at_the_deadline(void)
 	close(app);
 }
 
+static void
+secret_files_are_owner_only(void)
+{
+	struct err e = {0};
+	struct stat st;
+	char p[160];
+	int app;
+
+	snprintf(p, sizeof(p), "%s/app", root);
+	app = open(p, O_PATH | O_DIRECTORY);
+	CHECK(wsfs_write_secret(app, "sec/env", "TOKEN=x", 7, -1, -1, &e) == 0);
+	CHECK(wsfs_write(app, "sec/plain", "x", 1, -1, -1, &e) == 0);
+	snprintf(p, sizeof(p), "%s/app/sec/env", root);
+	CHECK(stat(p, &st) == 0 && (st.st_mode & 0777) == 0600);
+	snprintf(p, sizeof(p), "%s/app/sec/plain", root);
+	CHECK(stat(p, &st) == 0 && (st.st_mode & 0077) != 0);
+	close(app);
+}
+
 static const struct unit_test tests[] = {
     {"hostile files are refused at once", hostile_files_are_refused_at_once},
     {"slow reads stop at the deadline", slow_reads_stop_at_the_deadline},
     {"clean normalizes and refuses", clean_normalizes_and_refuses},
     {"symlinks never lead outside", symlinks_never_lead_outside},
     {"write, read, list, remove", write_read_list_remove},
+    {"files that carry a credential are 0600", secret_files_are_owner_only},
 };
 
 int

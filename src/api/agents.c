@@ -264,7 +264,6 @@ agents_set_key(struct req *r, struct resp *w)
 	jv_set_str(o, "method", "api_key");
 	jv_set_str(o, "provider", a->name);
 	jv_set_str(o, "status", "connected");
-	jv_set_str(o, "scope", scope_name(owner));
 	api_reply_json(w, 200, o);
 }
 
@@ -430,7 +429,6 @@ agents_oauth_start(struct req *r, struct resp *w)
 	o = jv_obj();
 	jv_set_str(o, "authorize_url", url);
 	jv_set_str(o, "state", state);
-	jv_set_str(o, "scope", scope_name(owner));
 	api_reply_json(w, 200, o);
 }
 
@@ -497,7 +495,7 @@ finish_args(const struct jv *body, char *code, size_t clen, char *state,
 }
 
 static void
-finish_reply(struct resp *w, const struct agent_def *a, const char *owner,
+finish_reply(struct resp *w, const struct agent_def *a,
              const struct cred_oauth *tok)
 {
 	char when[CLOCK_RFC3339_LEN];
@@ -507,7 +505,6 @@ finish_reply(struct resp *w, const struct agent_def *a, const char *owner,
 	jv_set_str(o, "method", "oauth");
 	jv_set_str(o, "provider", a->name);
 	jv_set_str(o, "status", "connected");
-	jv_set_str(o, "scope", scope_name(owner));
 	jv_set(o, "expires_at",
 	       tok->expires_at ? jv_new_str(when) : json_null());
 	api_reply_json(w, 200, o);
@@ -559,6 +556,6 @@ agents_oauth_finish(struct req *r, struct resp *w)
 	}
 	log_info("agents: %s: %s signed in with a Claude subscription (by %s)",
 	         a->name, scope_name(owner), r->owner);
-	finish_reply(w, a, owner, &tok);
+	finish_reply(w, a, &tok);
 	cred_oauth_wipe(&tok);
 }

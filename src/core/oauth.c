@@ -461,8 +461,8 @@ mark_needs_login(struct core *c, const char *owner, struct cred_oauth *old)
 {
 	old->needs_login = true;
 	if (save_if_current(c, owner, old->refresh_token, old) == 0)
-		log_warn("oauth: %s: the provider refused the refresh token "
-		         "of %s (invalid_grant): sign in again (POST "
+		log_warn("oauth: %s: %s: the provider refused the refresh "
+		         "token (invalid_grant): sign in again (POST "
 		         "/v1/agents/%s/oauth/start)",
 		         CRED_OAUTH_AGENT, who(owner), CRED_OAUTH_AGENT);
 }
@@ -488,7 +488,7 @@ refresh(struct cred_refresher *rf, const char *owner, struct cred_oauth *old)
 	if (token_post(c->cfg, req, &rf->stopping, &a, &status, why,
 	               sizeof(why)) < 0) {
 		if (!rf->stopping)
-			log_warn("oauth: %s: refresh of %s failed: %s; trying "
+			log_warn("oauth: %s: %s: refresh failed: %s; trying "
 			         "again in %llds",
 			         CRED_OAUTH_AGENT, who(owner), why, every);
 	} else if ((status == 400 || status == 401) && a.body.data &&
@@ -496,25 +496,25 @@ refresh(struct cred_refresher *rf, const char *owner, struct cred_oauth *old)
 		mark_needs_login(c, owner, old);
 	} else if (status < 200 || status > 299) {
 		snippet(&a.body, secrets, 1, said, sizeof(said));
-		log_warn("oauth: %s: refresh of %s failed: HTTP %ld: %s; "
+		log_warn("oauth: %s: %s: refresh failed: HTTP %ld: %s; "
 		         "trying again in %llds",
 		         CRED_OAUTH_AGENT, who(owner), status, said, every);
 	} else if (cred_oauth_parse(a.body.data ? a.body.data : "", a.body.len,
 	                            clock_now_ms(), old, &neu, why,
 	                            sizeof(why)) < 0) {
-		log_warn("oauth: %s: refresh of %s failed: the answer is "
+		log_warn("oauth: %s: %s: refresh failed: the answer is "
 		         "unusable: %s; trying again in %llds",
 		         CRED_OAUTH_AGENT, who(owner), why, every);
 	} else {
 		rc = save_if_current(c, owner, old->refresh_token, &neu);
 		clock_rfc3339(neu.expires_at / 1000, when);
 		if (rc == 0)
-			log_info("oauth: %s: token of %s refreshed; it "
+			log_info("oauth: %s: %s: token refreshed; it "
 			         "expires %s",
 			         CRED_OAUTH_AGENT, who(owner),
 			         neu.expires_at ? when : "(not said)");
 		else
-			log_info("oauth: %s: the login of %s changed during "
+			log_info("oauth: %s: %s: the login changed during "
 			         "a refresh; the refresh is dropped",
 			         CRED_OAUTH_AGENT, who(owner));
 		cred_oauth_wipe(&neu);

@@ -627,7 +627,9 @@ begin(struct preq *r)
 	MHD_get_connection_values(conn, MHD_HEADER_KIND, join_beta, &beta);
 	if (cred_for(r->px->core, r->owner, r->path.agent, &r->path.up,
 	             beta.n ? beta.s : NULL, &cred, msg, sizeof(msg)) < 0)
-		return reply_now(conn, 401, "authentication_error", msg);
+		/* 400, not 401: the CLIs retry a 401 for minutes, and no
+		 * retry connects the agent. */
+		return reply_now(conn, 400, "invalid_request_error", msg);
 	rc = prepare(r, &cred, &beta, &why);
 	cred_wipe(&cred);
 	if (rc < 0)

@@ -131,7 +131,8 @@ api_as "$TB" GET /v1/agents
 [[ $(cc .status) == not_connected ]] || t_err "b still connected: $(cc .)"
 start=$SECONDS
 run_task "$TB" "$SBB"
-expect_json .status failed
+expect_json .status failed && expect_jq '.error_message | test("not connected")' 'the error says the agent is not connected'
+((SECONDS - start < 60)) || t_err "the keyless task took $((SECONDS - start))s to fail"
 [[ -z $KEYS ]] || t_err "b's keyless task reached the provider with: $KEYS"
 note "failed after $((SECONDS - start))s: $(j .error_message | head -c 200)"
 t_end

@@ -1,17 +1,22 @@
 /*
  * /v1/agents: the coding agents and their credentials.
  *
- * Credentials are instance-wide (every tenant's tasks use them; any
- * authenticated caller may set or remove them) and write-only: a key is
- * sealed into the store and nothing here writes it back out.  The list
- * says whether an agent is connected and shows at most the key's last
- * four characters, or a login's expiry.  The request body and the parsed
- * string that held a key or code are wiped as soon as they are used, and
- * no log line carries any of it.
+ * Credentials belong to a scope: the caller's tenant (its token's name),
+ * or with ?scope=instance the instance-wide defaults, which only an
+ * operator may change (api_scope) and which a tenant's tasks use when
+ * the tenant has none of its own.  A tenant's call never reads, replaces
+ * or removes another tenant's rows: every store call here names the
+ * scope.  Credentials are write-only: a key is sealed into the store and
+ * nothing here writes it back out.  The list says, for the caller's
+ * tenant, which credential its tasks use ("source": its own, the
+ * instance's, or none) and shows at most the key's last four characters
+ * (of the instance's key only to operators), or a login's expiry.  The request
+ * body and the parsed string that held a key or code are wiped as soon as they
+ * are used, and no log line carries any of it.
  *
- * An agent holds one credential: connecting an API key removes a
- * subscription login and the other way round (store_agent_connect), so
- * the latest connection wins.
+ * A scope holds one credential per agent: connecting an API key removes
+ * the scope's subscription login and the other way round
+ * (store_agent_connect), so the latest connection wins.
  *
  * Claude Code may also sign in with a Claude subscription: OAuth with
  * PKCE, the flow of `claude setup-token`.  start makes a verifier and a
@@ -20,7 +25,9 @@
  * (core/credentials.c, which also refreshes them).  Sign-ins started and
  * not finished live only in memory: at most AGENT_OAUTH_PENDING_MAX (a
  * new one pushes out the oldest), each for AGENT_OAUTH_PENDING_S; a
- * restart forgets them, which costs a user one more click.
+ * restart forgets them, which costs a user one more click.  Each is
+ * bound to the scope that started it: a finish in another scope does
+ * not find it.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -60,12 +67,13 @@ json_null(void)
 
 /* "…abcd": the key's last four characters, for telling keys apart. */
 static void
-set_hint(struct store *st, const struct agent_def *a, struct jv *o)
+set_hint(struct store *st, const char *owner, const struct agent_def *a,
+         struct jv *o)
 {
 	struct vault_secret key;
 	char hint[16];
 
-	if (store_agent_key(st, a->name, &key) != 0)
+	if (store_agent_key(st, owner, a->name, &key) != 0)
 		return;
 	if (key.len >= HINT_MIN) {
 		snprintf(hint, sizeof(hint), "\xe2\x80\xa6%s",
@@ -78,12 +86,13 @@ set_hint(struct store *st, const struct agent_def *a, struct jv *o)
 
 /* A login's state and expiry; never its tokens. */
 static void
-set_login(struct req *r, const struct agent_def *a, struct jv *o)
+set_login(struct req *r, const char *owner, const struct agent_def *a,
+          struct jv *o)
 {
 	struct cred_oauth tok;
 	char when[CLOCK_RFC3339_LEN];
 
-	if (!a->oauth || cred_oauth_get(r->core, &tok) != 0)
+	if (!a->oauth || cred_oauth_get(r->core, owner, &tok) != 0)
 		return;
 	if (tok.needs_login)
 		jv_set_str(o, "status", "needs_login");
@@ -93,14 +102,38 @@ set_login(struct req *r, const struct agent_def *a, struct jv *o)
 	cred_oauth_wipe(&tok);
 }
 
+/* The default model the tenant's tasks use: its own, else the instance's. */
+static void
+set_model(struct store *st, const char *tenant, const struct agent_def *a,
+          struct jv *o)
+{
+	char model[STORE_SETTING_MAX_BYTES + 1];
+	const char *from = "tenant";
+
+	if (tenant[0] == '\0' ||
+	    store_agent_default_model(st, tenant, a->name, model,
+	                              sizeof(model)) != 0) {
+		from = "instance";
+		if (store_agent_default_model(st, "", a->name, model,
+		                              sizeof(model)) != 0)
+			from = NULL;
+	}
+	jv_set(o, "default_model", from ? jv_new_str(model) : json_null());
+	jv_set(o, "default_model_source",
+	       from ? jv_new_str(from) : json_null());
+}
+
+/* The agent as the tenant ("" the instance) sees it. */
 static struct jv *
-agent_json(struct req *r, const struct agent_def *a)
+agent_json(struct req *r, const char *tenant, const struct agent_def *a)
 {
 	struct store *st = r->core->store;
-	char method[16], model[STORE_SETTING_MAX_BYTES + 1];
+	char method[16], other[16], owner[STORE_SECRET_OWNER_MAX + 1];
 	struct jv *o;
-	int rc = store_agent_method(st, a->name, method);
+	int rc = store_agent_source(st, tenant, a->name, owner);
 
+	if (rc == 0)
+		rc = store_agent_method(st, owner, a->name, method);
 	if (rc < 0)
 		return NULL;
 	o = jv_obj();
@@ -108,12 +141,18 @@ agent_json(struct req *r, const struct agent_def *a)
 	jv_set_str(o, "label", a->label);
 	jv_set_str(o, "status", rc == 0 ? "connected" : "not_connected");
 	jv_set(o, "method", rc == 0 ? jv_new_str(method) : json_null());
-	if (rc == 0 && strcmp(method, "api_key") == 0)
-		set_hint(st, a, o);
-	else if (rc == 0)
-		set_login(r, a, o);
-	rc = store_agent_default_model(st, a->name, model, sizeof(model));
-	jv_set(o, "default_model", rc == 0 ? jv_new_str(model) : json_null());
+	jv_set(o, "source",
+	       rc != 0 ? json_null()
+	               : jv_new_str(owner[0] ? "tenant" : "instance"));
+	jv_set_bool(o, "instance_default",
+	            store_agent_method(st, "", a->name, other) == 0);
+	/* The instance's key hint is the operators' business only. */
+	if (rc == 0 && strcmp(method, "api_key") == 0 &&
+	    (owner[0] || r->operator))
+		set_hint(st, owner, a, o);
+	else if (rc == 0 && strcmp(method, "oauth") == 0)
+		set_login(r, owner, a, o);
+	set_model(st, tenant, a, o);
 	if (a->free_model)
 		jv_set_str(o, "free_model", r->core->cfg->opencode_free_model);
 	jv_set_bool(o, "supports_api_key", a->api_key);
@@ -124,10 +163,14 @@ agent_json(struct req *r, const struct agent_def *a)
 void
 agents_list(struct req *r, struct resp *w)
 {
-	struct jv *arr = jv_arr(), *o;
+	struct jv *arr, *o;
+	const char *tenant;
 
+	if (api_scope(r, w, &tenant) < 0)
+		return;
+	arr = jv_arr();
 	for (size_t i = 0; i < agents_count; i++) {
-		struct jv *one = agent_json(r, &agents[i]);
+		struct jv *one = agent_json(r, tenant, &agents[i]);
 		if (one == NULL) {
 			jv_free(arr);
 			api_fail(w, 500, "internal", "cannot read the agents");
@@ -137,7 +180,17 @@ agents_list(struct req *r, struct resp *w)
 	}
 	o = jv_obj();
 	jv_set(o, "agents", arr);
+	jv_set_str(o, "scope", tenant[0] ? "tenant" : "instance");
+	jv_set_str(o, "tenant", r->owner);
+	jv_set_bool(o, "operator", r->operator);
 	api_reply_json(w, 200, o);
+}
+
+/* "tenant" or "instance", for replies and logs. */
+static const char *
+scope_name(const char *owner)
+{
+	return owner[0] ? "tenant" : "instance";
 }
 
 /* Never echoes the key, not even the offending character. */
@@ -185,15 +238,17 @@ agents_set_key(struct req *r, struct resp *w)
 	const struct agent_def *a = load_agent(r, w);
 	struct err e = {0};
 	struct jv *body, *k, *o;
+	const char *owner = NULL;
 
-	if (a == NULL || api_body_object(r, w, false, &body) < 0) {
+	if (a == NULL || api_scope(r, w, &owner) < 0 ||
+	    api_body_object(r, w, false, &body) < 0) {
 		vault_wipe(r->body.data, r->body.len);
 		return;
 	}
 	vault_wipe(r->body.data, r->body.len);
 	k = jv_get(body, "api_key");
 	if (check_key(k, &e) == 0 &&
-	    store_agent_connect(r->core->store, a->name,
+	    store_agent_connect(r->core->store, owner, a->name,
 	                        STORE_SECRET_AGENT_API_KEY, jv_str(k),
 	                        jv_str_len(k)) != 0)
 		ERR_INTERNAL(&e, "cannot store the key");
@@ -203,7 +258,8 @@ agents_set_key(struct req *r, struct resp *w)
 		api_reply_err(w, &e);
 		return;
 	}
-	log_info("agents: %s: API key set (by %s)", a->name, r->owner);
+	log_info("agents: %s: %s API key set (by %s)", a->name,
+	         scope_name(owner), r->owner);
 	o = jv_obj();
 	jv_set_str(o, "method", "api_key");
 	jv_set_str(o, "provider", a->name);
@@ -216,19 +272,21 @@ static void
 remove_kinds(struct req *r, struct resp *w, const char *const *kinds, size_t n)
 {
 	const struct agent_def *a = load_agent(r, w);
+	const char *owner;
 
-	if (a == NULL)
+	if (a == NULL || api_scope(r, w, &owner) < 0)
 		return;
 	for (size_t i = 0; i < n; i++) {
-		if (store_secret_delete(r->core->store, kinds[i], "", a->name) <
-		    0) {
+		if (store_secret_delete(r->core->store, kinds[i], owner,
+		                        a->name) < 0) {
 			api_fail(w, 500, "internal",
 			         "cannot remove the credential");
 			return;
 		}
 	}
-	log_info("agents: %s: %s removed (by %s)", a->name,
-	         n == 1 ? "API key" : "credentials", r->owner);
+	log_info("agents: %s: %s %s removed (by %s)", a->name,
+	         scope_name(owner), n == 1 ? "API key" : "credentials",
+	         r->owner);
 	api_reply_empty(w, 204);
 }
 
@@ -254,7 +312,8 @@ agents_disconnect(struct req *r, struct resp *w)
 struct pending {
 	char state[VAULT_B64URL_32_LEN + 1]; /* "" when the slot is free */
 	char verifier[VAULT_B64URL_32_LEN + 1];
-	int64_t started; /* monotonic ms */
+	char owner[STORE_SECRET_OWNER_MAX + 1]; /* the scope it connects */
+	int64_t started;                        /* monotonic ms */
 };
 
 static struct pending pending[AGENT_OAUTH_PENDING_MAX];
@@ -271,7 +330,7 @@ pending_expire(int64_t now)
 }
 
 static void
-pending_add(const char *state, const char *verifier)
+pending_add(const char *owner, const char *state, const char *verifier)
 {
 	int64_t now = clock_mono_ms();
 	size_t slot = 0;
@@ -289,17 +348,20 @@ pending_add(const char *state, const char *verifier)
 	memcpy(pending[slot].state, state, sizeof(pending[slot].state));
 	memcpy(pending[slot].verifier, verifier,
 	       sizeof(pending[slot].verifier));
+	snprintf(pending[slot].owner, sizeof(pending[slot].owner), "%s", owner);
 	pending[slot].started = now;
 	pthread_mutex_unlock(&pending_mu);
 }
 
 /*
- * Takes the sign-in with this state out of the table into out; with
- * state "" the only one pending.  How many are pending goes to *n.  0,
- * or -1 when there is no such sign-in (or not exactly one).
+ * Takes owner's sign-in with this state out of the table into out; with
+ * state "" owner's only one pending.  How many owner has pending goes
+ * to *n.  0, or -1 when there is no such sign-in (or not exactly one).
+ * Other scopes' sign-ins are neither counted nor taken.
  */
 static int
-pending_take(const char *state, struct pending *out, size_t *n)
+pending_take(const char *owner, const char *state, struct pending *out,
+             size_t *n)
 {
 	size_t len = strlen(state), found = AGENT_OAUTH_PENDING_MAX;
 
@@ -307,7 +369,8 @@ pending_take(const char *state, struct pending *out, size_t *n)
 	pthread_mutex_lock(&pending_mu);
 	pending_expire(clock_mono_ms());
 	for (size_t i = 0; i < AGENT_OAUTH_PENDING_MAX; i++) {
-		if (pending[i].state[0] == '\0')
+		if (pending[i].state[0] == '\0' ||
+		    strcmp(pending[i].owner, owner) != 0)
 			continue;
 		++*n;
 		if (len == 0 || (len == VAULT_B64URL_32_LEN &&
@@ -346,9 +409,10 @@ agents_oauth_start(struct req *r, struct resp *w)
 	const struct agent_def *a = load_oauth_agent(r, w);
 	char verifier[VAULT_B64URL_32_LEN + 1], challenge[sizeof(verifier)];
 	char state[sizeof(verifier)], url[AGENT_OAUTH_URL_MAX];
+	const char *owner;
 	struct jv *o;
 
-	if (a == NULL)
+	if (a == NULL || api_scope(r, w, &owner) < 0)
 		return;
 	vault_pkce(verifier, challenge);
 	vault_random_b64url(state);
@@ -358,10 +422,10 @@ agents_oauth_start(struct req *r, struct resp *w)
 		api_fail(w, 500, "internal", "the authorize URL is too long");
 		return;
 	}
-	pending_add(state, verifier);
+	pending_add(owner, state, verifier);
 	vault_wipe(verifier, sizeof(verifier));
-	log_info("agents: %s: subscription sign-in started (by %s)", a->name,
-	         r->owner);
+	log_info("agents: %s: %s subscription sign-in started (by %s)", a->name,
+	         scope_name(owner), r->owner);
 	o = jv_obj();
 	jv_set_str(o, "authorize_url", url);
 	jv_set_str(o, "state", state);
@@ -456,9 +520,11 @@ agents_oauth_finish(struct req *r, struct resp *w)
 	struct cred_oauth tok = {0};
 	struct err e = {0};
 	struct jv *body;
+	const char *owner = NULL;
 	size_t n = 0;
 
-	if (a == NULL || api_body_object(r, w, false, &body) < 0) {
+	if (a == NULL || api_scope(r, w, &owner) < 0 ||
+	    api_body_object(r, w, false, &body) < 0) {
 		vault_wipe(r->body.data, r->body.len);
 		return;
 	}
@@ -466,7 +532,7 @@ agents_oauth_finish(struct req *r, struct resp *w)
 	finish_args(body, code, sizeof(code), state, sizeof(state), &e);
 	wipe_str(jv_get(body, "code"));
 	jv_free(body);
-	if (e.status == 0 && pending_take(state, &p, &n) < 0) {
+	if (e.status == 0 && pending_take(owner, state, &p, &n) < 0) {
 		if (state[0])
 			ERR_BAD(&e,
 			        "unknown or expired state: start the "
@@ -480,15 +546,16 @@ agents_oauth_finish(struct req *r, struct resp *w)
 			        n);
 	}
 	if (e.status == 0)
-		cred_oauth_login(r->core, code, p.state, p.verifier, &tok, &e);
+		cred_oauth_login(r->core, owner, code, p.state, p.verifier,
+		                 &tok, &e);
 	vault_wipe(code, sizeof(code));
 	vault_wipe(&p, sizeof(p));
 	if (e.status) {
 		api_reply_err(w, &e);
 		return;
 	}
-	log_info("agents: %s: signed in with a Claude subscription (by %s)",
-	         a->name, r->owner);
+	log_info("agents: %s: %s signed in with a Claude subscription (by %s)",
+	         a->name, scope_name(owner), r->owner);
 	finish_reply(w, a, &tok);
 	cred_oauth_wipe(&tok);
 }

@@ -30,6 +30,7 @@ struct req {
 	struct buf body;
 	bool body_too_big;
 	char owner[64]; /* the tenant: the caller's token name */
+	bool operator;  /* may change instance-wide settings (auth_operator) */
 	char request_id[ULID_LEN + 1];
 };
 
@@ -59,6 +60,14 @@ void api_fail(struct resp *w, int status, const char *code, const char *fmt,
  */
 const char *api_query(struct req *r, struct resp *w, const char *key,
                       bool *bad);
+/*
+ * The scope a credential or settings call acts on, from ?scope=: the
+ * caller's tenant (*owner = r->owner; no scope, or scope=tenant) or the
+ * instance-wide defaults (*owner = "", scope=instance, operators only).
+ * -1 with the answer in w: 400 for another value, 403 operator_only for
+ * a non-operator's scope=instance.
+ */
+int api_scope(struct req *r, struct resp *w, const char **owner);
 /* A raw reply body (copied). */
 void api_reply_bytes(struct resp *w, int status, const char *content_type,
                      const void *data, size_t len);

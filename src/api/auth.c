@@ -8,6 +8,11 @@
  * With it off, only loopback Host names are served (auth_host_allowed):
  * an open API on 127.0.0.1 is otherwise one DNS-rebinding page away from
  * any browser on the host.
+ *
+ * Operators are the tenants that may change what is instance-wide (the
+ * default agent credentials and models): the first-start token's name,
+ * "default", and the names in SANDBOXD_OPERATORS.  With auth off the
+ * one caller is "default", so an operator.
  */
 #include "api/auth.h"
 
@@ -27,6 +32,7 @@ struct auth_token {
 
 struct auth {
 	bool disabled;
+	char operators[1024]; /* SANDBOXD_OPERATORS */
 	struct store *store;
 	struct auth_token tokens[CONFIG_MAX_TOKENS];
 	size_t ntokens;
@@ -64,7 +70,7 @@ first_token(struct store *store)
 		fflush(stdout);
 		return 0;
 	}
-	if (auth_token_issue(store, "default") < 0)
+	if (auth_token_issue(store, AUTH_FIRST_TOKEN_NAME) < 0)
 		return -1;
 	log_info("generated the first API token (name \"default\"); only its "
 	         "hash is stored");
@@ -80,6 +86,7 @@ auth_init(struct auth **out, struct config *cfg, struct store *store)
 		return -1;
 	a->store = store;
 	a->disabled = cfg->auth_disabled;
+	snprintf(a->operators, sizeof(a->operators), "%s", cfg->operators);
 	for (size_t i = 0; i < cfg->ntokens; i++) {
 		struct auth_token *t = &a->tokens[a->ntokens++];
 		snprintf(t->name, sizeof(t->name), "%s", cfg->tokens[i].name);
@@ -119,7 +126,7 @@ auth_check(struct auth *a, const char *header, char *owner, size_t len)
 	int found = -1;
 
 	if (a->disabled) {
-		snprintf(owner, len, "default");
+		snprintf(owner, len, "%s", AUTH_FIRST_TOKEN_NAME);
 		return true;
 	}
 	if (header == NULL || strncasecmp(header, "Bearer ", 7) != 0)
@@ -141,6 +148,34 @@ auth_check(struct auth *a, const char *header, char *owner, size_t len)
 		return true;
 	}
 	return store_apikey_lookup(a->store, hash, owner, len) == 0;
+}
+
+bool
+auth_name_listed(const char *list, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (const char *p = list; n && *p;) {
+		const char *end = strchr(p, ',');
+		size_t k = end ? (size_t)(end - p) : strlen(p);
+		const char *q = p;
+
+		while (k && (*q == ' ' || *q == '\t'))
+			q++, k--;
+		while (k && (q[k - 1] == ' ' || q[k - 1] == '\t'))
+			k--;
+		if (k == n && memcmp(q, name, n) == 0)
+			return true;
+		p = end ? end + 1 : p + strlen(p);
+	}
+	return false;
+}
+
+bool
+auth_operator(const struct auth *a, const char *owner)
+{
+	return a->disabled || strcmp(owner, AUTH_FIRST_TOKEN_NAME) == 0 ||
+	       auth_name_listed(a->operators, owner);
 }
 
 bool

@@ -15,6 +15,9 @@
 
 struct auth;
 
+/* The name of the token made at first start: an operator. */
+#define AUTH_FIRST_TOKEN_NAME "default"
+
 int auth_init(struct auth **out, struct config *cfg, struct store *store);
 void auth_free(struct auth *a);
 /*
@@ -27,6 +30,14 @@ int auth_token_issue(struct store *store, const char *name);
  * tenant (its token's name) to owner and returns true.
  */
 bool auth_check(struct auth *a, const char *header, char *owner, size_t len);
+/*
+ * Whether the tenant owner (as auth_check wrote it) is an operator: auth
+ * is off, or it is AUTH_FIRST_TOKEN_NAME, or SANDBOXD_OPERATORS lists it.
+ * Only operators change instance-wide credentials and settings.
+ */
+bool auth_operator(const struct auth *a, const char *owner);
+/* Whether the comma-separated list (spaces around names ignored) names name. */
+bool auth_name_listed(const char *list, const char *name);
 /*
  * The DNS-rebinding guard: whether a request naming this Host (NULL:
  * none) is served.  Always with authentication on; with it off only a

@@ -286,6 +286,35 @@ api_query(struct req *r, struct resp *w, const char *key, bool *bad)
 }
 
 int
+api_scope(struct req *r, struct resp *w, const char **owner)
+{
+	bool bad;
+	const char *v = api_query(r, w, "scope", &bad);
+
+	*owner = r->owner;
+	if (bad)
+		return -1;
+	if (v == NULL || strcmp(v, "tenant") == 0)
+		return 0;
+	if (strcmp(v, "instance") != 0) {
+		api_fail(w, 400, "invalid_request",
+		         "scope must be tenant or instance, not %.32s", v);
+		return -1;
+	}
+	if (!r->operator) {
+		api_fail(w, 403, "operator_only",
+		         "scope=instance changes what every tenant uses: only "
+		         "an operator token may (the first-start token "
+		         "\"default\" or one named in SANDBOXD_OPERATORS); "
+		         "without scope the call acts on your tenant (%.64s)",
+		         r->owner);
+		return -1;
+	}
+	*owner = "";
+	return 0;
+}
+
+int
 api_body_object(struct req *r, struct resp *w, bool optional, struct jv **out)
 {
 	char err[160];
@@ -481,8 +510,10 @@ refused(struct api *a, struct MHD_Connection *conn, struct req *r,
 		return false;
 	hdr = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
 	                                  MHD_HTTP_HEADER_AUTHORIZATION);
-	if (auth_check(a->auth, hdr, r->owner, sizeof(r->owner)))
+	if (auth_check(a->auth, hdr, r->owner, sizeof(r->owner))) {
+		r->operator= auth_operator(a->auth, r->owner);
 		return false;
+	}
 	api_fail(w, 401, "unauthorized",
 	         "missing or invalid bearer token "
 	         "(Authorization: Bearer <token>)");

@@ -7,7 +7,11 @@
  * written in one transaction, after every field was checked.
  *
  * Editable: agents.default_models.<agent> (the model a task of that
- * agent uses when it names none).
+ * agent uses when it names none).  Default models belong to a scope like
+ * agent credentials do: a PATCH sets the caller's tenant's, or with
+ * ?scope=instance (operators only, api_scope) the instance-wide ones
+ * that a tenant's tasks use when the tenant set none.  GET shows the
+ * caller's tenant's, the instance's, and which one its tasks use.
  */
 #include <stdio.h>
 #include <string.h>
@@ -26,26 +30,45 @@ json_null(void)
 	return jv_parse("null", 4, 1, err, sizeof(err));
 }
 
+/*
+ * Each agent's default model in owner's scope, or with fallback the
+ * instance's where owner set none.
+ */
 static struct jv *
-settings_json(struct req *r)
+models_json(struct req *r, const char *owner, bool fallback)
 {
-	struct jv *o = jv_obj(), *ag = jv_obj(), *models = jv_obj(), *ed;
+	struct jv *models = jv_obj();
 	char model[STORE_SETTING_MAX_BYTES + 1];
 
 	for (size_t i = 0; i < agents_count; i++) {
 		const struct agent_def *a = &agents[i];
-		int rc = store_agent_default_model(r->core->store, a->name,
-		                                   model, sizeof(model));
+		int rc = store_agent_default_model(
+		    r->core->store, owner, a->name, model, sizeof(model));
+		if (rc != 0 && fallback)
+			rc = store_agent_default_model(
+			    r->core->store, "", a->name, model, sizeof(model));
 		jv_set(models, a->name,
 		       rc == 0 ? jv_new_str(model) : json_null());
 	}
+	return models;
+}
+
+static struct jv *
+settings_json(struct req *r)
+{
+	struct jv *o = jv_obj(), *ag = jv_obj(), *ed;
+
 	jv_set_str(ag, "default_agent", r->core->cfg->default_agent);
-	jv_set(ag, "default_models", models);
+	jv_set(ag, "default_models", models_json(r, r->owner, true));
+	jv_set(ag, "tenant_default_models", models_json(r, r->owner, false));
+	jv_set(ag, "instance_default_models", models_json(r, "", false));
 	jv_set_str(ag, "free_model", r->core->cfg->opencode_free_model);
 	jv_set(o, "agents", ag);
 	ed = jv_arr();
 	jv_push(ed, jv_new_str(EDITABLE));
 	jv_set(o, "editable", ed);
+	jv_set_str(o, "tenant", r->owner);
+	jv_set_bool(o, "operator", r->operator);
 	jv_set_str(o, "version", SANDBOXD_VERSION);
 	return o;
 }
@@ -58,7 +81,8 @@ settings_get(struct req *r, struct resp *w)
 
 /* What a PATCH sets, once every field was checked. */
 struct patch {
-	char keys[8][64];
+	const char *owner; /* the scope: a tenant's name, "" the instance */
+	char keys[8][STORE_SETTING_KEY_LEN];
 	const char *vals[8];
 	size_t n;
 };
@@ -120,8 +144,9 @@ patch_models(const struct jv *models, struct patch *p, struct err *e)
 		if (p->n == sizeof(p->vals) / sizeof(p->vals[0]))
 			return ERR_BAD(e, "agents.default_models has too many "
 			                  "entries");
-		snprintf(p->keys[p->n], sizeof(p->keys[0]),
-		         "agents.default_models.%s", a->name);
+		if (store_agent_model_key(p->owner, a->name, p->keys[p->n],
+		                          sizeof(p->keys[0])) < 0)
+			return ERR_BAD(e, "the tenant's name is too long");
 		p->vals[p->n++] = jv_type(v) == JV_NULL ? NULL : jv_str(v);
 	}
 	return 0;
@@ -165,7 +190,8 @@ settings_patch(struct req *r, struct resp *w)
 	struct jv *body;
 	const char *keys[8];
 
-	if (api_body_object(r, w, false, &body) < 0)
+	if (api_scope(r, w, &p.owner) < 0 ||
+	    api_body_object(r, w, false, &body) < 0)
 		return;
 	if (patch_parse(body, &p, &e) == 0 && p.n == 0)
 		ERR_BAD(&e,

@@ -600,6 +600,7 @@ static const struct config_var vars[] = {
     BOOL("PREVIEW_TLS", preview_tls, false),
     HOOK(parse_auth_disabled),
     HOOK(parse_tokens),
+    WORD("SANDBOXD_OPERATORS", operators, "", ",-_. "),
     /* Agents and tasks. */
     {.name = "SANDBOXD_DEFAULT_AGENT",
      .kind = CONFIG_WORD,

@@ -37,6 +37,7 @@ struct config {
 	bool auth_disabled_invalid; /* set but neither true/1 nor false/0 */
 	struct config_token tokens[CONFIG_MAX_TOKENS];
 	size_t ntokens;
+	char operators[1024]; /* token names, comma-separated ("" = none) */
 	char default_agent[32];
 	char opencode_free_model[128]; /* opencode's model with no key */
 	char opencode_model[128];      /* per-agent default model, "" = none */

@@ -67,22 +67,27 @@ int cred_oauth_authorize_url(const struct config *cfg, const char *challenge,
 int cred_oauth_parse(const char *text, size_t len, int64_t now_ms,
                      const struct cred_oauth *old, struct cred_oauth *out,
                      char *why, size_t whylen);
-/* The stored login; STORE_NOT_FOUND, or -1. */
-int cred_oauth_get(struct core *c, struct cred_oauth *out);
+/*
+ * The login stored in owner's scope (a tenant's name, "" the
+ * instance's); STORE_NOT_FOUND, or -1.  No fallback: the caller chose
+ * the scope (store_agent_source).
+ */
+int cred_oauth_get(struct core *c, const char *owner, struct cred_oauth *out);
 /*
  * Exchanges an authorization code at the token endpoint and stores the
- * login, which replaces the agent's API key.  -1 with e set: 502
- * oauth_failed when the endpoint refused or did not answer (with at most
- * CRED_OAUTH_SNIPPET bytes of its answer, never a secret of ours), 500
+ * login in owner's scope, where it replaces the agent's API key.  -1 with e
+ * set: 502 oauth_failed when the endpoint refused or did not answer (with at
+ * most CRED_OAUTH_SNIPPET bytes of its answer, never a secret of ours), 500
  * when it cannot be stored.  out gets the login (wipe it).
  */
-int cred_oauth_login(struct core *c, const char *code, const char *state,
-                     const char *verifier, struct cred_oauth *out,
-                     struct err *e);
+int cred_oauth_login(struct core *c, const char *owner, const char *code,
+                     const char *state, const char *verifier,
+                     struct cred_oauth *out, struct err *e);
 
 /*
  * The refresher: a thread that every cfg->oauth_refresh_s seconds
- * refreshes a login expiring within CRED_OAUTH_SOON_MS.  A refresh that
+ * refreshes each scope's login (the instance's and every tenant's) that
+ * expires within CRED_OAUTH_SOON_MS.  A refresh that
  * fails is retried next time; one the provider refuses (invalid_grant)
  * marks the login needs_login.  stop (NULL is fine) aborts a refresh in
  * flight and joins the thread.

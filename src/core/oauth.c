@@ -2,7 +2,8 @@
  * The Claude subscription login (see credentials.h).
  *
  * A Claude subscription login is one sealed secret row (kind
- * agent_oauth, name claude-code) holding JSON: {"access_token",
+ * agent_oauth, name claude-code, owner the scope: a tenant's name or ""
+ * for the instance's) holding JSON: {"access_token",
  * "refresh_token","expires_at":<unix ms>,"scope"?,"needs_login"?}.  It
  * has three kinds of writers: a new login (the API), the refresher, and
  * the removals (an API key connected, a disconnect).  A removal is one
@@ -10,7 +11,9 @@
  * nothing, then, under oauth_mu, writes its result only if the row still
  * holds the refresh token it used, and only into a row that still exists
  * (store_secret_update): it never brings a removed login back nor
- * overwrites a newer one.  New logins take oauth_mu as well.
+ * overwrites a newer one.  New logins take oauth_mu as well.  Every
+ * scope's login is refreshed: each period the refresher lists the
+ * scopes that hold one and looks at each in turn.
  *
  * Token endpoint bodies are JSON, as the real CLI sends them, built and
  * read with jv; the JSON library's copies of tokens are wiped before
@@ -38,6 +41,18 @@
 /* --- the stored login ------------------------------------------------- */
 
 static pthread_mutex_t oauth_mu = PTHREAD_MUTEX_INITIALIZER;
+
+/* A scope for the log: "tenant NAME" or "the instance". */
+static const char *
+who(const char *owner)
+{
+	static _Thread_local char buf[STORE_SECRET_OWNER_MAX + 16];
+
+	if (owner[0] == '\0')
+		return "the instance";
+	snprintf(buf, sizeof(buf), "tenant %s", owner);
+	return buf;
+}
 
 void
 cred_oauth_wipe(struct cred_oauth *o)
@@ -121,16 +136,16 @@ row_parse(const char *text, size_t len, struct cred_oauth *o)
 }
 
 int
-cred_oauth_get(struct core *c, struct cred_oauth *out)
+cred_oauth_get(struct core *c, const char *owner, struct cred_oauth *out)
 {
 	struct vault_secret s = {0};
-	int rc = store_secret_get(c->store, STORE_SECRET_AGENT_OAUTH, "",
+	int rc = store_secret_get(c->store, STORE_SECRET_AGENT_OAUTH, owner,
 	                          CRED_OAUTH_AGENT, &s);
 
 	memset(out, 0, sizeof(*out));
 	if (rc == 0 && row_parse(s.data, s.len, out) < 0) {
-		log_error("agents: %s: the stored login does not parse",
-		          CRED_OAUTH_AGENT);
+		log_error("agents: %s: the stored login of %s does not parse",
+		          CRED_OAUTH_AGENT, who(owner));
 		cred_oauth_wipe(out);
 		rc = -1;
 	}
@@ -143,7 +158,8 @@ cred_oauth_get(struct core *c, struct cred_oauth *out)
  * else only an existing row is updated.  The caller holds oauth_mu.
  */
 static int
-row_save(struct core *c, const struct cred_oauth *o, bool connect)
+row_save(struct core *c, const char *owner, const struct cred_oauth *o,
+         bool connect)
 {
 	struct jv *j = jv_obj();
 	struct buf b;
@@ -160,12 +176,13 @@ row_save(struct core *c, const struct cred_oauth *o, bool connect)
 	rc = jv_dump(j, &b);
 	jv_free_wiped(j);
 	if (rc == 0 && connect)
-		rc = store_agent_connect(c->store, CRED_OAUTH_AGENT,
+		rc = store_agent_connect(c->store, owner, CRED_OAUTH_AGENT,
 		                         STORE_SECRET_AGENT_OAUTH, b.data,
 		                         b.len);
 	else if (rc == 0)
-		rc = store_secret_update(c->store, STORE_SECRET_AGENT_OAUTH, "",
-		                         CRED_OAUTH_AGENT, b.data, b.len);
+		rc =
+		    store_secret_update(c->store, STORE_SECRET_AGENT_OAUTH,
+		                        owner, CRED_OAUTH_AGENT, b.data, b.len);
 	buf_release_wiped(&b);
 	return rc;
 }
@@ -176,19 +193,20 @@ row_save(struct core *c, const struct cred_oauth *o, bool connect)
  * STORE_NOT_FOUND when it was removed, -1.
  */
 static int
-save_if_current(struct core *c, const char *used, const struct cred_oauth *o)
+save_if_current(struct core *c, const char *owner, const char *used,
+                const struct cred_oauth *o)
 {
 	struct cred_oauth cur;
 	size_t n = strlen(used);
 	int rc;
 
 	pthread_mutex_lock(&oauth_mu);
-	rc = cred_oauth_get(c, &cur);
+	rc = cred_oauth_get(c, owner, &cur);
 	if (rc == 0 && (strlen(cur.refresh_token) != n ||
 	                !vault_equal(cur.refresh_token, used, n)))
 		rc = STORE_CONFLICT;
 	if (rc == 0)
-		rc = row_save(c, o, false);
+		rc = row_save(c, owner, o, false);
 	pthread_mutex_unlock(&oauth_mu);
 	cred_oauth_wipe(&cur);
 	return rc;
@@ -374,8 +392,9 @@ snippet(const struct buf *ans, const char *const *secrets, size_t nsecrets,
 }
 
 int
-cred_oauth_login(struct core *c, const char *code, const char *state,
-                 const char *verifier, struct cred_oauth *out, struct err *e)
+cred_oauth_login(struct core *c, const char *owner, const char *code,
+                 const char *state, const char *verifier,
+                 struct cred_oauth *out, struct err *e)
 {
 	const struct config *cfg = c->cfg;
 	const char *secrets[] = {code, verifier};
@@ -415,7 +434,7 @@ cred_oauth_login(struct core *c, const char *code, const char *state,
 		        "the token endpoint's answer is unusable: %s", why);
 	} else {
 		pthread_mutex_lock(&oauth_mu);
-		rc = row_save(c, out, true);
+		rc = row_save(c, owner, out, true);
 		pthread_mutex_unlock(&oauth_mu);
 		if (rc != 0)
 			ERR_INTERNAL(e, "cannot store the login");
@@ -438,19 +457,19 @@ struct cred_refresher {
 
 /* After a refresh the endpoint refused for good: sign in again. */
 static void
-mark_needs_login(struct core *c, struct cred_oauth *old)
+mark_needs_login(struct core *c, const char *owner, struct cred_oauth *old)
 {
 	old->needs_login = true;
-	if (save_if_current(c, old->refresh_token, old) == 0)
-		log_warn("oauth: %s: the provider refused the refresh token "
-		         "(invalid_grant): sign in again (POST "
+	if (save_if_current(c, owner, old->refresh_token, old) == 0)
+		log_warn("oauth: %s: %s: the provider refused the refresh "
+		         "token (invalid_grant): sign in again (POST "
 		         "/v1/agents/%s/oauth/start)",
-		         CRED_OAUTH_AGENT, CRED_OAUTH_AGENT);
+		         CRED_OAUTH_AGENT, who(owner), CRED_OAUTH_AGENT);
 }
 
 /* Sends the refresh and stores its result; old is the stored login. */
 static void
-refresh(struct cred_refresher *rf, struct cred_oauth *old)
+refresh(struct cred_refresher *rf, const char *owner, struct cred_oauth *old)
 {
 	struct core *c = rf->core;
 	const char *secrets[] = {old->refresh_token};
@@ -469,51 +488,68 @@ refresh(struct cred_refresher *rf, struct cred_oauth *old)
 	if (token_post(c->cfg, req, &rf->stopping, &a, &status, why,
 	               sizeof(why)) < 0) {
 		if (!rf->stopping)
-			log_warn("oauth: %s: refresh failed: %s; trying again "
-			         "in %llds",
-			         CRED_OAUTH_AGENT, why, every);
+			log_warn("oauth: %s: %s: refresh failed: %s; trying "
+			         "again in %llds",
+			         CRED_OAUTH_AGENT, who(owner), why, every);
 	} else if ((status == 400 || status == 401) && a.body.data &&
 	           strstr(a.body.data, "invalid_grant")) {
-		mark_needs_login(c, old);
+		mark_needs_login(c, owner, old);
 	} else if (status < 200 || status > 299) {
 		snippet(&a.body, secrets, 1, said, sizeof(said));
-		log_warn("oauth: %s: refresh failed: HTTP %ld: %s; trying "
-		         "again in %llds",
-		         CRED_OAUTH_AGENT, status, said, every);
+		log_warn("oauth: %s: %s: refresh failed: HTTP %ld: %s; "
+		         "trying again in %llds",
+		         CRED_OAUTH_AGENT, who(owner), status, said, every);
 	} else if (cred_oauth_parse(a.body.data ? a.body.data : "", a.body.len,
 	                            clock_now_ms(), old, &neu, why,
 	                            sizeof(why)) < 0) {
-		log_warn("oauth: %s: refresh failed: the answer is unusable: "
-		         "%s; trying again in %llds",
-		         CRED_OAUTH_AGENT, why, every);
+		log_warn("oauth: %s: %s: refresh failed: the answer is "
+		         "unusable: %s; trying again in %llds",
+		         CRED_OAUTH_AGENT, who(owner), why, every);
 	} else {
-		rc = save_if_current(c, old->refresh_token, &neu);
+		rc = save_if_current(c, owner, old->refresh_token, &neu);
 		clock_rfc3339(neu.expires_at / 1000, when);
 		if (rc == 0)
-			log_info("oauth: %s: token refreshed; it expires %s",
-			         CRED_OAUTH_AGENT,
+			log_info("oauth: %s: %s: token refreshed; it "
+			         "expires %s",
+			         CRED_OAUTH_AGENT, who(owner),
 			         neu.expires_at ? when : "(not said)");
 		else
-			log_info("oauth: %s: the login changed during a "
-			         "refresh; the refresh is dropped",
-			         CRED_OAUTH_AGENT);
+			log_info("oauth: %s: %s: the login changed during "
+			         "a refresh; the refresh is dropped",
+			         CRED_OAUTH_AGENT, who(owner));
 		cred_oauth_wipe(&neu);
 	}
 	buf_release_wiped(&a.body);
 }
 
-/* One look at the login: refreshed when it expires soon. */
+/* One look at a scope's login: refreshed when it expires soon. */
 static void
-refresh_due(struct cred_refresher *rf)
+refresh_one(struct cred_refresher *rf, const char *owner)
 {
 	struct cred_oauth old;
 
-	if (cred_oauth_get(rf->core, &old) == 0 && !old.needs_login &&
+	if (cred_oauth_get(rf->core, owner, &old) == 0 && !old.needs_login &&
 	    old.refresh_token[0] &&
 	    (old.expires_at == 0 ||
 	     old.expires_at - clock_now_ms() <= CRED_OAUTH_SOON_MS))
-		refresh(rf, &old);
+		refresh(rf, owner, &old);
 	cred_oauth_wipe(&old);
+}
+
+/* Every scope's login, the instance's and each tenant's. */
+static void
+refresh_due(struct cred_refresher *rf)
+{
+	struct store_owner *owners = NULL;
+	size_t n = 0;
+
+	if (store_agent_oauth_owners(rf->core->store, CRED_OAUTH_AGENT, &owners,
+	                             &n) < 0)
+		log_warn("oauth: %s: cannot list the logins to refresh",
+		         CRED_OAUTH_AGENT);
+	for (size_t i = 0; i < n && !rf->stopping; i++)
+		refresh_one(rf, owners[i].name);
+	free(owners);
 }
 
 static void *

@@ -25,6 +25,10 @@ const struct err_code err_codes[] = {
      .status = 403,
      .meaning = "with authentication off, a Host that is not loopback "
                 "(DNS rebinding)"},
+    {.code = "operator_only",
+     .status = 403,
+     .meaning = "scope=instance (the instance-wide agent credentials "
+                "and default models) from a token that is no operator's"},
     {.code = "not_found",
      .status = 404,
      .meaning = "an unknown path or id, or another tenant's"},

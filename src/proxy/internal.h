@@ -70,6 +70,7 @@ struct preq {
 	char **hdrs; /* upstream request headers, NULL-terminated */
 	size_t nhdrs;
 	char sandbox[ULID_LEN + 1];
+	char owner[64]; /* the sandbox's tenant: whose credential */
 	char method[16];
 	/* The answer (under mu). */
 	struct buf head; /* upstream header lines */

@@ -566,6 +566,7 @@ admit(struct preq *r, const char *path)
 		                 "sandboxd proxy: missing or invalid sandbox "
 		                 "token");
 	snprintf(r->sandbox, sizeof(r->sandbox), "%s", sb.id);
+	snprintf(r->owner, sizeof(r->owner), "%s", sb.owner);
 	st = provider_path(r->px->core->cfg, r->method, path, &r->path, msg,
 	                   sizeof(msg));
 	if (st != 0) {
@@ -624,9 +625,11 @@ begin(struct preq *r)
 		return reply_err(conn, 429, "rate_limit_error", over_budget_msg,
 		                 true);
 	MHD_get_connection_values(conn, MHD_HEADER_KIND, join_beta, &beta);
-	if (cred_for(r->px->core, r->path.agent, &r->path.up,
+	if (cred_for(r->px->core, r->owner, r->path.agent, &r->path.up,
 	             beta.n ? beta.s : NULL, &cred, msg, sizeof(msg)) < 0)
-		return reply_now(conn, 401, "authentication_error", msg);
+		/* 400, not 401: the CLIs retry a 401 for minutes, and no
+		 * retry connects the agent. */
+		return reply_now(conn, 400, "invalid_request_error", msg);
 	rc = prepare(r, &cred, &beta, &why);
 	cred_wipe(&cred);
 	if (rc < 0)

@@ -4,7 +4,9 @@
  * token for the others); a subscription login goes as a bearer token
  * with the OAuth beta flag merged into the request's anthropic-beta
  * header, which then replaces the request's own.  The opened key or
- * token lives in struct cred for one request.
+ * token lives in struct cred for one request.  Whose credential: the
+ * sandbox's tenant's own, else the instance's (store_agent_source),
+ * never another tenant's.
  */
 #include "proxy/wire.h"
 
@@ -89,12 +91,14 @@ cred_wipe(struct cred *cr)
 
 /* The subscription login, for an agent without an API key. */
 static int
-oauth_for(struct core *c, const char *agent, const struct provider *up,
-          const char *beta, struct cred *out, char *msg, size_t len)
+oauth_for(struct core *c, const char *owner, const char *agent,
+          const struct provider *up, const char *beta, struct cred *out,
+          char *msg, size_t len)
 {
 	const struct agent_def *def = agent_find(agent);
 	struct cred_oauth o;
-	int rc = def && def->oauth ? cred_oauth_get(c, &o) : STORE_NOT_FOUND;
+	int rc =
+	    def && def->oauth ? cred_oauth_get(c, owner, &o) : STORE_NOT_FOUND;
 
 	if (rc == STORE_NOT_FOUND) {
 		/* An agent's free upstream (OpenCode Zen's free models)
@@ -103,7 +107,8 @@ oauth_for(struct core *c, const char *agent, const struct provider *up,
 		    strcmp(up->name, def->free_upstream) == 0)
 			return 0;
 		snprintf(msg, len,
-		         "%s is not connected: add its API key "
+		         "%s is not connected for this sandbox's tenant and "
+		         "has no instance default: add its API key "
 		         "(POST /v1/agents/%s/api-key)%s%s%s",
 		         agent, agent,
 		         def && def->oauth
@@ -147,17 +152,24 @@ oauth_for(struct core *c, const char *agent, const struct provider *up,
 }
 
 int
-cred_for(struct core *c, const char *agent, const struct provider *up,
-         const char *beta, struct cred *out, char *msg, size_t len)
+cred_for(struct core *c, const char *tenant, const char *agent,
+         const struct provider *up, const char *beta, struct cred *out,
+         char *msg, size_t len)
 {
 	struct vault_secret key = {0};
+	char owner[STORE_SECRET_OWNER_MAX + 1];
 	int rc;
 
 	memset(out, 0, sizeof(*out));
 	out->base_url = up->base_url;
-	rc = store_agent_key(c->store, agent, &key);
+	rc = store_agent_source(c->store, tenant, agent, owner);
+	if (rc < 0) {
+		snprintf(msg, len, "%s's credential cannot be read", agent);
+		return -1;
+	}
+	rc = store_agent_key(c->store, owner, agent, &key);
 	if (rc == STORE_NOT_FOUND)
-		return oauth_for(c, agent, up, beta, out, msg, len);
+		return oauth_for(c, owner, agent, up, beta, out, msg, len);
 	if (rc != 0 || key.len + 1 > sizeof(out->value)) {
 		vault_secret_free(&key);
 		snprintf(msg, len, "%s's credential cannot be read", agent);

@@ -28,15 +28,17 @@ struct cred {
 };
 
 /*
- * The credential for an agent's request to an upstream; -1 with a
- * message when the agent is not connected (an agent with a free
+ * The credential for an agent's request to an upstream from a sandbox
+ * of tenant (the sandbox's owner): the tenant's own, else the
+ * instance's; -1 with a message when neither is connected (an agent with a free
  * upstream, OpenCode's Zen, may still use it keyless).  beta is the
  * request's anthropic-beta flags (comma-joined; NULL when none): a
  * subscription login sends them on with CRED_OAUTH_BETA added, in
  * out->beta, and sets out->sets_beta.
  */
-int cred_for(struct core *c, const char *agent, const struct provider *up,
-             const char *beta, struct cred *out, char *msg, size_t len);
+int cred_for(struct core *c, const char *tenant, const char *agent,
+             const struct provider *up, const char *beta, struct cred *out,
+             char *msg, size_t len);
 void cred_wipe(struct cred *cr);
 
 /*

@@ -412,9 +412,13 @@ store_secret_check(struct store *s, int64_t *ok, int64_t *bad)
 
 /* --- agent credentials ---------------------------------------------------- */
 
+/*
+ * Each scope, a tenant's name or "" for the instance, holds at most one
+ * credential per agent; the rows of one scope never touch another's.
+ */
 int
-store_agent_connect(struct store *s, const char *agent, const char *kind,
-                    const void *value, size_t len)
+store_agent_connect(struct store *s, const char *owner, const char *agent,
+                    const char *kind, const void *value, size_t len)
 {
 	const char *other = strcmp(kind, STORE_SECRET_AGENT_API_KEY) == 0
 	                        ? STORE_SECRET_AGENT_OAUTH
@@ -425,13 +429,13 @@ store_agent_connect(struct store *s, const char *agent, const char *kind,
 	LOCK(s);
 	rc = store_begin(s);
 	if (rc == 0)
-		rc = store_secret_write(s, kind, "", agent, value, len, id);
+		rc = store_secret_write(s, kind, owner, agent, value, len, id);
 	if (rc == 0) {
 		rc =
 		    store_run(s, store_prep(s,
 		                            "DELETE FROM secret WHERE kind = ? "
-		                            "AND owner = '' AND name = ?",
-		                            "ss", other, agent));
+		                            "AND owner = ? AND name = ?",
+		                            "sss", other, owner, agent));
 		rc = rc == STORE_NOT_FOUND ? 0 : rc;
 	}
 	rc = store_end(s, rc);
@@ -440,7 +444,8 @@ store_agent_connect(struct store *s, const char *agent, const char *kind,
 }
 
 int
-store_agent_method(struct store *s, const char *agent, char method[16])
+store_agent_method(struct store *s, const char *owner, const char *agent,
+                   char method[16])
 {
 	char kind[16];
 	struct store_text t = {kind, sizeof(kind)};
@@ -448,14 +453,14 @@ store_agent_method(struct store *s, const char *agent, char method[16])
 
 	method[0] = '\0';
 	LOCK(s);
-	rc = store_one(store_prep(s,
-	                          "SELECT kind FROM secret WHERE owner = '' "
-	                          "AND name = ? AND kind IN (?, ?) "
-	                          "ORDER BY kind = ? DESC LIMIT 1",
-	                          "ssss", agent, STORE_SECRET_AGENT_API_KEY,
-	                          STORE_SECRET_AGENT_OAUTH,
-	                          STORE_SECRET_AGENT_API_KEY),
-	               store_fill_text, &t);
+	rc = store_one(
+	    store_prep(s,
+	               "SELECT kind FROM secret WHERE owner = ? "
+	               "AND name = ? AND kind IN (?, ?) "
+	               "ORDER BY kind = ? DESC LIMIT 1",
+	               "sssss", owner, agent, STORE_SECRET_AGENT_API_KEY,
+	               STORE_SECRET_AGENT_OAUTH, STORE_SECRET_AGENT_API_KEY),
+	    store_fill_text, &t);
 	UNLOCK(s);
 	if (rc == 0)
 		snprintf(method, 16, "%s",
@@ -466,7 +471,58 @@ store_agent_method(struct store *s, const char *agent, char method[16])
 }
 
 int
-store_agent_key(struct store *s, const char *agent, struct vault_secret *out)
+store_agent_source(struct store *s, const char *tenant, const char *agent,
+                   char owner[STORE_SECRET_OWNER_MAX + 1])
 {
-	return store_secret_get(s, STORE_SECRET_AGENT_API_KEY, "", agent, out);
+	struct store_text t = {owner, STORE_SECRET_OWNER_MAX + 1};
+	int rc;
+
+	owner[0] = '\0';
+	LOCK(s);
+	rc = store_one(store_prep(s,
+	                          "SELECT owner FROM secret WHERE name = ? "
+	                          "AND kind IN (?, ?) AND owner IN (?, '') "
+	                          "ORDER BY owner = '' LIMIT 1",
+	                          "ssss", agent, STORE_SECRET_AGENT_API_KEY,
+	                          STORE_SECRET_AGENT_OAUTH, tenant),
+	               store_fill_text, &t);
+	UNLOCK(s);
+	if (rc != 0)
+		owner[0] = '\0';
+	return rc;
+}
+
+static int
+fill_owner(sqlite3_stmt *st, void *out)
+{
+	struct store_owner *o = out;
+
+	store_col_text(st, 0, o->name, sizeof(o->name));
+	return 0;
+}
+
+int
+store_agent_oauth_owners(struct store *s, const char *agent,
+                         struct store_owner **out, size_t *n)
+{
+	int rc;
+
+	*out = NULL;
+	*n = 0;
+	LOCK(s);
+	rc = store_collect(store_prep(s,
+	                              "SELECT owner FROM secret WHERE kind = ? "
+	                              "AND name = ? ORDER BY owner",
+	                              "ss", STORE_SECRET_AGENT_OAUTH, agent),
+	                   sizeof(**out), fill_owner, (void **)out, n);
+	UNLOCK(s);
+	return rc;
+}
+
+int
+store_agent_key(struct store *s, const char *owner, const char *agent,
+                struct vault_secret *out)
+{
+	return store_secret_get(s, STORE_SECRET_AGENT_API_KEY, owner, agent,
+	                        out);
 }

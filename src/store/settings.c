@@ -1,8 +1,9 @@
 /*
- * Instance settings: non-secret key/value text that the API edits at
- * run time (PATCH /v1/settings), e.g. each agent's default model.  A
- * missing row means "not set": the caller's fallback applies, so adding
- * a setting never needs a migration.
+ * Settings: non-secret key/value text that the API edits at run time
+ * (PATCH /v1/settings), e.g. each agent's default model, the instance's
+ * or a tenant's (its key prefixed "tenant/<name>/").  A missing row
+ * means "not set": the caller's fallback applies, so adding a setting
+ * never needs a migration.
  */
 #include <stdio.h>
 #include <string.h>
@@ -53,11 +54,24 @@ store_setting_set(struct store *s, const char *const *keys,
 }
 
 int
-store_agent_default_model(struct store *s, const char *agent, char *out,
-                          size_t len)
+store_agent_model_key(const char *owner, const char *agent, char *key,
+                      size_t len)
 {
-	char key[96];
+	int n = owner[0]
+	            ? snprintf(key, len, "tenant/%s/agents.default_models.%s",
+	                       owner, agent)
+	            : snprintf(key, len, "agents.default_models.%s", agent);
 
-	snprintf(key, sizeof(key), "agents.default_models.%s", agent);
+	return n < 0 || (size_t)n >= len ? -1 : 0;
+}
+
+int
+store_agent_default_model(struct store *s, const char *owner, const char *agent,
+                          char *out, size_t len)
+{
+	char key[STORE_SETTING_KEY_LEN];
+
+	if (store_agent_model_key(owner, agent, key, sizeof(key)) < 0)
+		return STORE_NOT_FOUND;
 	return store_setting_get(s, key, out, len);
 }

@@ -274,35 +274,67 @@ int store_secret_reseal(struct store *s, int64_t *n);
 int store_secret_check(struct store *s, int64_t *ok, int64_t *bad);
 
 /*
- * Agent credentials: instance-wide secret rows named by the agent id
- * ("opencode", "claude-code").  For the task and proxy code.
+ * Agent credentials: secret rows named by the agent id ("opencode",
+ * "claude-code") whose owner is the scope: a tenant's name (its API
+ * token's name), or "" for the instance-wide default that only an
+ * operator sets.  A tenant's tasks use its own credential, else the
+ * instance's (store_agent_source).  For the API, task and proxy code.
  */
 /*
- * Connects the agent with a credential of this kind (API key or OAuth
- * login) and removes the other kind, in one transaction: the latest
- * connection wins and an agent never holds both.
+ * Connects the agent in owner's scope with a credential of this kind
+ * (API key or OAuth login) and removes the scope's other kind, in one
+ * transaction: the latest connection wins and a scope never holds both.
+ * Other scopes are untouched.
  */
-int store_agent_connect(struct store *s, const char *agent, const char *kind,
-                        const void *value, size_t len);
+int store_agent_connect(struct store *s, const char *owner, const char *agent,
+                        const char *kind, const void *value, size_t len);
 /*
- * Whether the agent has a credential: 0 with method "api_key" or
- * "oauth", STORE_NOT_FOUND when not connected.  (Should a database from
- * before store_agent_connect hold both, "api_key" wins.)
+ * Whether owner's scope has a credential for the agent: 0 with method
+ * "api_key" or "oauth", STORE_NOT_FOUND when not.  (Should a database
+ * from before store_agent_connect hold both, "api_key" wins.)
  */
-int store_agent_method(struct store *s, const char *agent, char method[16]);
+int store_agent_method(struct store *s, const char *owner, const char *agent,
+                       char method[16]);
 /*
- * The agent's API key, opened into out; the caller releases it with
- * vault_secret_free() (which wipes it).  STORE_NOT_FOUND when none.
+ * Whose credential a tenant's tasks use for the agent: 0 with owner =
+ * tenant when the tenant has one, else owner = "" when the instance has
+ * one; STORE_NOT_FOUND (owner "") when neither does.
  */
-int store_agent_key(struct store *s, const char *agent,
+int store_agent_source(struct store *s, const char *tenant, const char *agent,
+                       char owner[STORE_SECRET_OWNER_MAX + 1]);
+/* A scope's name, as store_agent_oauth_owners lists them. */
+struct store_owner {
+	char name[STORE_SECRET_OWNER_MAX + 1];
+};
+/* Every scope holding a subscription login for the agent (free *out). */
+int store_agent_oauth_owners(struct store *s, const char *agent,
+                             struct store_owner **out, size_t *n);
+/*
+ * owner's API key for the agent, opened into out; the caller releases
+ * it with vault_secret_free() (which wipes it).  STORE_NOT_FOUND when
+ * none.
+ */
+int store_agent_key(struct store *s, const char *owner, const char *agent,
                     struct vault_secret *out);
-/* The agent's default model from settings; STORE_NOT_FOUND when unset. */
-int store_agent_default_model(struct store *s, const char *agent, char *out,
-                              size_t len);
+/*
+ * The agent's default model in owner's scope ("" the instance's), no
+ * fallback; STORE_NOT_FOUND when unset.
+ */
+int store_agent_default_model(struct store *s, const char *owner,
+                              const char *agent, char *out, size_t len);
+/*
+ * The settings key of a scope's default model: "agents.default_models.
+ * <agent>" for the instance, "tenant/<owner>/agents.default_models.
+ * <agent>" for a tenant ('/' is in no token name).  -1: too long.
+ */
+#define STORE_SETTING_KEY_LEN 192
+int store_agent_model_key(const char *owner, const char *agent, char *key,
+                          size_t len);
 
 /*
- * Settings (settings.c): instance-wide, non-secret key/value text, e.g.
- * "agents.default_models.opencode".
+ * Settings (settings.c): non-secret key/value text, e.g.
+ * "agents.default_models.opencode" (the instance's) or
+ * "tenant/<name>/agents.default_models.opencode" (a tenant's).
  */
 #define STORE_SETTING_MAX_BYTES 1024 /* a value, without the NUL */
 /* 0, STORE_NOT_FOUND, -1. */

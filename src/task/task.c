@@ -49,13 +49,15 @@ printable(const char *s)
 	return true;
 }
 
+/* The sandbox's tenant's checks and defaults; tenant is its owner. */
 static int
-validate(struct core *c, const struct task_request *r, struct task *t,
-         struct err *e)
+validate(struct core *c, const char *tenant, const struct task_request *r,
+         struct task *t, struct err *e)
 {
 	const struct config *cfg = c->cfg;
 	const char *agent = r->agent ? r->agent : cfg->default_agent;
-	char saved[TASK_MAX_MODEL_BYTES + 1], method[16];
+	char saved[TASK_MAX_MODEL_BYTES + 1];
+	char owner[STORE_SECRET_OWNER_MAX + 1];
 	const char *model = r->model;
 
 	if (r->prompt == NULL || r->prompt[strspn(r->prompt, " \t\r\n")] == 0)
@@ -80,18 +82,23 @@ validate(struct core *c, const struct task_request *r, struct task *t,
 		return ERR_BAD(e, "model must be printable text not starting "
 		                  "with '-'");
 	/*
-	 * The task's model, else the agent's default from settings, else
-	 * the configured one; OpenCode with no key gets its free model.
+	 * The task's model, else the agent's default from the tenant's
+	 * settings, else the instance's, else the configured one; OpenCode
+	 * with no key (neither the tenant's nor the instance's) gets its
+	 * free model.
 	 */
 	if ((model == NULL || *model == '\0') &&
-	    store_agent_default_model(c->store, agent, saved, sizeof(saved)) ==
-	        0)
+	    (store_agent_default_model(c->store, tenant, agent, saved,
+	                               sizeof(saved)) == 0 ||
+	     store_agent_default_model(c->store, "", agent, saved,
+	                               sizeof(saved)) == 0))
 		model = saved;
 	if (model == NULL || *model == '\0') {
 		if (agent_find(agent)->free_model == NULL)
 			model = cfg->claude_model;
 		else if (cfg->opencode_model[0] &&
-		         store_agent_method(c->store, agent, method) == 0)
+		         store_agent_source(c->store, tenant, agent, owner) ==
+		             0)
 			model = cfg->opencode_model;
 		else
 			model = cfg->opencode_free_model;
@@ -112,14 +119,14 @@ task_submit(struct core *c, const char *sandbox_id,
 	bool cont, prior;
 	int rc;
 
-	if (validate(c, r, out, e) < 0 ||
-	    core_workspace_room(c, sandbox_id, e) < 0)
-		return -1;
 	rc = store_sandbox_get(c->store, sandbox_id, &sb);
 	if (rc == STORE_NOT_FOUND)
 		return ERR_NOTFOUND(e, "no such sandbox");
 	if (rc < 0)
 		return ERR_INTERNAL(e, "database error");
+	if (validate(c, sb.owner, r, out, e) < 0 ||
+	    core_workspace_room(c, sandbox_id, e) < 0)
+		return -1;
 	if (sb.status == SANDBOX_STOPPED) {
 		int avail = meminfo_available_pct();
 		if (avail >= 0 && avail < c->cfg->mem_refuse_pct)

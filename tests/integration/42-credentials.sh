@@ -77,9 +77,9 @@ expect_jq '.agents | all(.supports_api_key == true and (.supports_oauth | type =
 nowhere "after connecting"
 t_end
 
-t_begin "another tenant sees the instance-wide connection, not the key"
+t_begin "another tenant does not see the connection (credentials are per tenant), nor the key"
 api_as "$OTHER" GET /v1/agents
-expect_status 200 && expect_json '.agents[] | select(.id=="claude-code") | .status' connected
+expect_status 200 && expect_json '.agents[] | select(.id=="claude-code") | .status' not_connected
 grep -qaF -- "$KEY_MID" "$BODY_FILE" && t_err "the other tenant's GET contains the key"
 t_end
 
@@ -134,7 +134,7 @@ expect_status 200 && expect_json .agents.default_models.opencode null &&
 	expect_json '.agents.default_models["claude-code"]' null
 api PATCH /v1/settings '{"agents":{"default_models":{"claude-code":"claude-opus-4"}}}'
 api_as "$OTHER" GET /v1/settings
-expect_json '.agents.default_models["claude-code"]' claude-opus-4
+expect_json '.agents.default_models["claude-code"]' null
 t_end
 
 M201=$(printf 'm%.0s' {1..201})

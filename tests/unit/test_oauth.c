@@ -167,19 +167,20 @@ one_credential(void)
 	CHECK(s != NULL);
 	if (s == NULL)
 		return;
-	CHECK(store_agent_connect(s, "claude-code", STORE_SECRET_AGENT_API_KEY,
-	                          "sk-1", 4) == 0);
-	CHECK(store_agent_method(s, "claude-code", method) == 0);
+	CHECK(store_agent_connect(s, "", "claude-code",
+	                          STORE_SECRET_AGENT_API_KEY, "sk-1", 4) == 0);
+	CHECK(store_agent_method(s, "", "claude-code", method) == 0);
 	CHECK_STR(method, "api_key");
 	/* The login replaces the key, and a key replaces the login. */
-	CHECK(store_agent_connect(s, "claude-code", STORE_SECRET_AGENT_OAUTH,
-	                          login, strlen(login)) == 0);
-	CHECK(store_agent_method(s, "claude-code", method) == 0);
+	CHECK(store_agent_connect(s, "", "claude-code",
+	                          STORE_SECRET_AGENT_OAUTH, login,
+	                          strlen(login)) == 0);
+	CHECK(store_agent_method(s, "", "claude-code", method) == 0);
 	CHECK_STR(method, "oauth");
 	CHECK(store_secret_exists(s, STORE_SECRET_AGENT_API_KEY, "",
 	                          "claude-code") == STORE_NOT_FOUND);
-	CHECK(store_agent_connect(s, "claude-code", STORE_SECRET_AGENT_API_KEY,
-	                          "sk-2", 4) == 0);
+	CHECK(store_agent_connect(s, "", "claude-code",
+	                          STORE_SECRET_AGENT_API_KEY, "sk-2", 4) == 0);
 	CHECK(store_secret_exists(s, STORE_SECRET_AGENT_OAUTH, "",
 	                          "claude-code") == STORE_NOT_FOUND);
 	/* An update never brings a removed row back. */
@@ -189,7 +190,7 @@ one_credential(void)
 	CHECK(store_secret_exists(s, STORE_SECRET_AGENT_OAUTH, "",
 	                          "claude-code") == STORE_NOT_FOUND);
 	/* The other agent was never touched. */
-	CHECK(store_agent_method(s, "opencode", method) == STORE_NOT_FOUND);
+	CHECK(store_agent_method(s, "", "opencode", method) == STORE_NOT_FOUND);
 	store_fixture_close(s);
 }
 
@@ -213,36 +214,69 @@ proxy_injects(void)
 	memset(&c, 0, sizeof(c));
 	c.cfg = &cfg;
 	c.store = s;
-	CHECK(cred_for(&c, "claude-code", &anthropic, NULL, &cr, msg,
+	CHECK(cred_for(&c, "t1", "claude-code", &anthropic, NULL, &cr, msg,
 	               sizeof(msg)) < 0);
 	CHECK(strstr(msg, "oauth/start") != NULL);
-	CHECK(store_agent_connect(s, "claude-code", STORE_SECRET_AGENT_OAUTH,
-	                          login, strlen(login)) == 0);
-	CHECK(cred_oauth_get(&c, &o) == 0);
+	CHECK(store_agent_connect(s, "", "claude-code",
+	                          STORE_SECRET_AGENT_OAUTH, login,
+	                          strlen(login)) == 0);
+	CHECK(cred_oauth_get(&c, "", &o) == 0);
 	CHECK_STR(o.access_token, "AT-1");
 	CHECK(o.expires_at == 4102444800000LL && !o.needs_login);
-	CHECK(cred_for(&c, "claude-code", &anthropic, "b1,oauth-2025-04-20",
-	               &cr, msg, sizeof(msg)) == 0);
+	CHECK(cred_for(&c, "t1", "claude-code", &anthropic,
+	               "b1,oauth-2025-04-20", &cr, msg, sizeof(msg)) == 0);
 	CHECK_STR(cr.header, "Authorization");
 	CHECK_STR(cr.value, "Bearer AT-1");
 	CHECK(cr.sets_beta && cr.nextra == 1);
 	CHECK_STR(cr.extra[0], "anthropic-beta: b1,oauth-2025-04-20");
 	cred_wipe(&cr);
 	/* Only for the anthropic upstream, and only for Claude Code. */
-	CHECK(cred_for(&c, "claude-code", &openai, NULL, &cr, msg,
+	CHECK(cred_for(&c, "t1", "claude-code", &openai, NULL, &cr, msg,
 	               sizeof(msg)) < 0);
-	CHECK(cred_for(&c, "opencode", &anthropic, NULL, &cr, msg,
+	CHECK(cred_for(&c, "t1", "opencode", &anthropic, NULL, &cr, msg,
 	               sizeof(msg)) < 0);
 	/* An API key: x-api-key, and the request's anthropic-beta stays. */
-	CHECK(store_agent_connect(s, "claude-code", STORE_SECRET_AGENT_API_KEY,
-	                          "sk-9", 4) == 0);
-	CHECK(cred_for(&c, "claude-code", &anthropic, "b1", &cr, msg,
+	CHECK(store_agent_connect(s, "", "claude-code",
+	                          STORE_SECRET_AGENT_API_KEY, "sk-9", 4) == 0);
+	CHECK(cred_for(&c, "t1", "claude-code", &anthropic, "b1", &cr, msg,
 	               sizeof(msg)) == 0);
 	CHECK_STR(cr.header, "x-api-key");
 	CHECK(!cr.sets_beta && cr.nextra == 0);
 	cred_wipe(&cr);
-	CHECK(cred_oauth_get(&c, &o) == STORE_NOT_FOUND);
+	CHECK(cred_oauth_get(&c, "", &o) == STORE_NOT_FOUND);
 	cred_oauth_wipe(&o);
+	/*
+	 * Tenant t1's own key wins over the instance's for t1's sandboxes;
+	 * t2, with none, gets the instance's, never t1's.
+	 */
+	CHECK(store_agent_connect(s, "t1", "claude-code",
+	                          STORE_SECRET_AGENT_API_KEY, "sk-t1", 5) == 0);
+	CHECK(cred_for(&c, "t1", "claude-code", &anthropic, NULL, &cr, msg,
+	               sizeof(msg)) == 0);
+	CHECK_STR(cr.value, "sk-t1");
+	cred_wipe(&cr);
+	CHECK(cred_for(&c, "t2", "claude-code", &anthropic, NULL, &cr, msg,
+	               sizeof(msg)) == 0);
+	CHECK_STR(cr.value, "sk-9");
+	cred_wipe(&cr);
+	/* A tenant's login goes to that tenant's sandboxes only. */
+	CHECK(store_agent_connect(s, "t2", "claude-code",
+	                          STORE_SECRET_AGENT_OAUTH, login,
+	                          strlen(login)) == 0);
+	CHECK(cred_for(&c, "t2", "claude-code", &anthropic, NULL, &cr, msg,
+	               sizeof(msg)) == 0);
+	CHECK_STR(cr.value, "Bearer AT-1");
+	cred_wipe(&cr);
+	CHECK(cred_for(&c, "t3", "claude-code", &anthropic, NULL, &cr, msg,
+	               sizeof(msg)) == 0);
+	CHECK_STR(cr.value, "sk-9");
+	cred_wipe(&cr);
+	/* Without the instance's, a tenant with none is refused. */
+	CHECK(store_secret_delete(s, STORE_SECRET_AGENT_API_KEY, "",
+	                          "claude-code") == 0);
+	CHECK(cred_for(&c, "t3", "claude-code", &anthropic, NULL, &cr, msg,
+	               sizeof(msg)) < 0);
+	CHECK(strstr(msg, "not connected") != NULL);
 	store_fixture_close(s);
 }
 

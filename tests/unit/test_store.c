@@ -282,24 +282,115 @@ agent_credentials(void)
 	struct vault_secret key;
 	char method[16], model[64];
 
-	CHECK(store_agent_method(s, "claude-code", method) == STORE_NOT_FOUND);
+	CHECK(store_agent_method(s, "", "claude-code", method) ==
+	      STORE_NOT_FOUND);
 	CHECK(store_secret_put(s, STORE_SECRET_AGENT_OAUTH, "", "claude-code",
 	                       "{}", 2) == 0);
-	CHECK(store_agent_method(s, "claude-code", method) == 0);
+	CHECK(store_agent_method(s, "", "claude-code", method) == 0);
 	CHECK_STR(method, "oauth");
-	CHECK(store_agent_key(s, "claude-code", &key) == STORE_NOT_FOUND);
+	CHECK(store_agent_key(s, "", "claude-code", &key) == STORE_NOT_FOUND);
 	/* An API key wins over OAuth. */
 	CHECK(store_secret_put(s, STORE_SECRET_AGENT_API_KEY, "", "claude-code",
 	                       "sk-ant-x", 8) == 0);
-	CHECK(store_agent_method(s, "claude-code", method) == 0);
+	CHECK(store_agent_method(s, "", "claude-code", method) == 0);
 	CHECK_STR(method, "api_key");
-	CHECK(store_agent_key(s, "claude-code", &key) == 0);
+	CHECK(store_agent_key(s, "", "claude-code", &key) == 0);
 	CHECK(key.len == 8 && strcmp(key.data, "sk-ant-x") == 0);
 	vault_secret_free(&key);
 	CHECK(key.data == NULL);
-	CHECK(store_agent_method(s, "opencode", method) == STORE_NOT_FOUND);
-	CHECK(store_agent_default_model(s, "opencode", model, sizeof(model)) ==
+	CHECK(store_agent_method(s, "", "opencode", method) == STORE_NOT_FOUND);
+	CHECK(store_agent_default_model(s, "", "opencode", model,
+	                                sizeof(model)) == STORE_NOT_FOUND);
+	store_fixture_close(s);
+}
+
+/*
+ * Tenancy: each tenant's credential is its own, the instance's ("") is
+ * the fallback, and no call in one scope touches another's rows.
+ */
+static void
+agent_tenancy(void)
+{
+	struct store *s = store_fixture_open_sealed();
+	struct vault_secret key;
+	struct store_owner *owners;
+	char method[16], owner[STORE_SECRET_OWNER_MAX + 1], key_name[256];
+	const char *k[] = {"agents.default_models.opencode",
+	                   "tenant/alice/agents.default_models.opencode"};
+	const char *v[] = {"zen/instance", "zen/alice"};
+	char model[64];
+	size_t n;
+
+	CHECK(store_agent_source(s, "alice", "claude-code", owner) ==
 	      STORE_NOT_FOUND);
+	CHECK_STR(owner, "");
+	/* The instance's key: everyone's fallback. */
+	CHECK(store_agent_connect(s, "", "claude-code",
+	                          STORE_SECRET_AGENT_API_KEY, "sk-inst",
+	                          7) == 0);
+	CHECK(store_agent_source(s, "alice", "claude-code", owner) == 0);
+	CHECK_STR(owner, "");
+	CHECK(store_agent_source(s, "bob", "claude-code", owner) == 0);
+	CHECK_STR(owner, "");
+	/* Alice's own wins for alice, and only for her. */
+	CHECK(store_agent_connect(s, "alice", "claude-code",
+	                          STORE_SECRET_AGENT_API_KEY, "sk-alice",
+	                          8) == 0);
+	CHECK(store_agent_source(s, "alice", "claude-code", owner) == 0);
+	CHECK_STR(owner, "alice");
+	CHECK(store_agent_source(s, "bob", "claude-code", owner) == 0);
+	CHECK_STR(owner, "");
+	CHECK(store_agent_key(s, "alice", "claude-code", &key) == 0);
+	CHECK(key.data && strcmp(key.data, "sk-alice") == 0);
+	vault_secret_free(&key);
+	CHECK(store_agent_method(s, "bob", "claude-code", method) ==
+	      STORE_NOT_FOUND);
+	/* Bob's login replaces Bob's key only: Alice's and the instance's
+	 * stay. */
+	CHECK(store_agent_connect(s, "bob", "claude-code",
+	                          STORE_SECRET_AGENT_OAUTH, "{}", 2) == 0);
+	CHECK(store_agent_connect(s, "bob", "claude-code",
+	                          STORE_SECRET_AGENT_API_KEY, "sk-bob",
+	                          6) == 0);
+	CHECK(store_agent_connect(s, "bob", "claude-code",
+	                          STORE_SECRET_AGENT_OAUTH, "{}", 2) == 0);
+	CHECK(store_agent_method(s, "bob", "claude-code", method) == 0);
+	CHECK_STR(method, "oauth");
+	CHECK(store_agent_method(s, "alice", "claude-code", method) == 0);
+	CHECK_STR(method, "api_key");
+	CHECK(store_agent_method(s, "", "claude-code", method) == 0);
+	CHECK_STR(method, "api_key");
+	CHECK(store_agent_connect(s, "", "claude-code",
+	                          STORE_SECRET_AGENT_OAUTH, "{}", 2) == 0);
+	CHECK(store_agent_oauth_owners(s, "claude-code", &owners, &n) == 0);
+	CHECK(n == 2);
+	if (n == 2) {
+		CHECK_STR(owners[0].name, "");
+		CHECK_STR(owners[1].name, "bob");
+	}
+	free(owners);
+	/* Removing Alice's falls back to the instance's. */
+	CHECK(store_secret_delete(s, STORE_SECRET_AGENT_API_KEY, "alice",
+	                          "claude-code") == 0);
+	CHECK(store_agent_source(s, "alice", "claude-code", owner) == 0);
+	CHECK_STR(owner, "");
+	/* Default models: keys per scope, no fallback in the store. */
+	CHECK(store_agent_model_key("", "opencode", key_name,
+	                            sizeof(key_name)) == 0);
+	CHECK_STR(key_name, k[0]);
+	CHECK(store_agent_model_key("alice", "opencode", key_name,
+	                            sizeof(key_name)) == 0);
+	CHECK_STR(key_name, k[1]);
+	CHECK(store_agent_model_key("alice", "opencode", key_name, 8) < 0);
+	CHECK(store_setting_set(s, k, v, 2) == 0);
+	CHECK(store_agent_default_model(s, "alice", "opencode", model,
+	                                sizeof(model)) == 0);
+	CHECK_STR(model, "zen/alice");
+	CHECK(store_agent_default_model(s, "", "opencode", model,
+	                                sizeof(model)) == 0);
+	CHECK_STR(model, "zen/instance");
+	CHECK(store_agent_default_model(s, "bob", "opencode", model,
+	                                sizeof(model)) == STORE_NOT_FOUND);
 	store_fixture_close(s);
 }
 
@@ -314,7 +405,8 @@ settings_merge_and_clear(void)
 	char val[64];
 
 	CHECK(store_setting_set(s, k1, v1, 2) == 0);
-	CHECK(store_agent_default_model(s, "opencode", val, sizeof(val)) == 0);
+	CHECK(store_agent_default_model(s, "", "opencode", val, sizeof(val)) ==
+	      0);
 	CHECK_STR(val, "zen/model-a");
 	CHECK(store_setting_get(s, k1[1], val, sizeof(val)) == 0);
 	CHECK_STR(val, "claude-x");
@@ -719,6 +811,7 @@ unknown_state_in_database(void)
 
 static const struct unit_test tests[] = {
     {"secret rows", secret_rows},
+    {"agent credentials per tenant, the instance's as fallback", agent_tenancy},
     {"agent credentials", agent_credentials},
     {"settings merge and clear", settings_merge_and_clear},
     {"app config rows", app_config_rows},

@@ -173,6 +173,21 @@ daemon_alive() {
 # wait_status do that).  Returns 0 when ready; 1 when the daemon exited
 # (status in DAEMON_RC) or never became ready.
 start_daemon() {
+	local try
+	for try in 1 2 3; do
+		start_daemon_once "$@" && return 0
+		# A port free_port picked was taken meanwhile by another process
+		# (the ephemeral range is shared): try again with new ones.  A
+		# port the caller named stays what it named.
+		[[ -z $DAEMON_PID ]] &&
+			grep -q "Address already in use" "$DAEMON_ERR" 2>/dev/null ||
+			return 1
+		echo "# start_daemon: a port was taken meanwhile; try $((try + 1))"
+	done
+	return 1
+}
+
+start_daemon_once() {
 	local -A env=(
 		[SANDBOXD_DATA_DIR]=$DATA
 		[SANDBOXD_API_ADDR]=127.0.0.1:$(free_port)

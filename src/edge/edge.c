@@ -437,6 +437,7 @@ edge_configure(struct edge *e, const struct config *cfg)
 {
 	bool default_port = cfg->http_port == (cfg->preview_tls ? 443 : 80);
 
+	snprintf(e->domain, sizeof(e->domain), "%s", cfg->preview_domain);
 	e->tls = cfg->preview_tls;
 	e->tls_proxy_exempt = cfg->preview_tls;
 	if (default_port)

@@ -147,6 +147,7 @@ struct edge {
 	bool tls;                 /* PREVIEW_TLS: X-Forwarded-Proto https */
 	bool tls_proxy_exempt;    /* loopback peers are the TLS proxy */
 	char console_origin[300]; /* frame-ancestors of every preview */
+	char domain[256];         /* PREVIEW_DOMAIN */
 };
 
 /* edge.c */
@@ -179,6 +180,10 @@ int edge_head_find(const struct edge_head *h, const char *name, const char **v,
                    size_t *vlen);
 int edge_head_request(struct edge_conn *c, const char *host, size_t hostlen);
 int edge_head_response(struct edge_conn *c);
+
+/* host.c: true for a preview host of domain (id canonical, port 1-65535). */
+bool edge_host_parse(const char *domain, const char *host, size_t len,
+                     char id[ULID_LEN + 1], int *port);
 
 /* upstream.c */
 void edge_upstream_route(struct edge_conn *c);

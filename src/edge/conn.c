@@ -123,9 +123,13 @@ io_idle(struct edge_conn *c, struct edge_io *io)
 static size_t
 io_room(struct edge_conn *c, struct edge_io *io, size_t limit)
 {
-	size_t room = limit > io->len ? limit - io->len : 0;
-	size_t free_ = io->touched > io->len ? io->touched - io->len : 0;
-	size_t budget = edge_buf_budget(c->e);
+	size_t room, free_, budget;
+
+	if (limit > EDGE_MAX_BUFFERED)
+		limit = EDGE_MAX_BUFFERED;
+	room = limit > io->len ? limit - io->len : 0;
+	free_ = io->touched > io->len ? io->touched - io->len : 0;
+	budget = edge_buf_budget(c->e);
 
 	if (room > free_ && room - free_ > budget) {
 		room = free_ + budget / EDGE_PAGE_SIZE * EDGE_PAGE_SIZE;

@@ -175,8 +175,9 @@ refuse(int fd)
 		return;
 	}
 	shutdown(fd, SHUT_WR);
-	while (recv(fd, junk, sizeof(junk), MSG_DONTWAIT) > 0)
-		;
+	for (int i = 0; i < 16; i++) /* bounded: a flood is not drained */
+		if (recv(fd, junk, sizeof(junk), MSG_DONTWAIT) <= 0)
+			break;
 	close(fd);
 }
 

@@ -1,5 +1,6 @@
 /*
- * Preview routing: host parsing, resolve, wakes, admission.
+ * Preview routing: resolve, wakes, admission (host names are parsed by
+ * the edge, src/edge/host.c).
  *
  * The edge's loop calls in here for every request, so nothing here may
  * block on Docker: a stopped sandbox gets a wake thread (at most one per
@@ -14,11 +15,9 @@
 #include "core/preview.h"
 
 #include <arpa/inet.h>
-#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "core/activity.h"
 #include "lib/hash.h"
@@ -86,37 +85,6 @@ preview_release(struct core *c)
 	pthread_mutex_destroy(&c->pv->mu);
 	free(c->pv);
 	c->pv = NULL;
-}
-
-bool
-preview_parse_host(const struct core *c, const char *host, size_t len,
-                   char id[ULID_LEN + 1], int *port)
-{
-	const char *dom = c->cfg->preview_domain, *end = host + len, *p;
-	char raw[ULID_LEN + 1];
-	size_t dlen = strlen(dom);
-	long v = 0;
-
-	p = memchr(host, ':', len);
-	if (p)
-		end = p; /* drop :port */
-	if (end - host < (long)(2 + ULID_LEN + 2 + 9 + dlen) ||
-	    strncasecmp(host, "s-", 2) != 0)
-		return false;
-	memcpy(raw, host + 2, ULID_LEN);
-	raw[ULID_LEN] = '\0';
-	if (!ulid_parse(raw, id) || host[2 + ULID_LEN] != '-')
-		return false;
-	for (p = host + 3 + ULID_LEN; p < end && isdigit((unsigned char)*p);
-	     p++)
-		if ((v = v * 10 + (*p - '0')) > 65535)
-			return false;
-	if (p == host + 3 + ULID_LEN || v < 1 || end - p != 9 + (long)dlen ||
-	    strncasecmp(p, ".preview.", 9) != 0 ||
-	    strncasecmp(p + 9, dom, dlen) != 0)
-		return false;
-	*port = (int)v;
-	return true;
 }
 
 struct wake_job {

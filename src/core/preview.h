@@ -41,12 +41,6 @@ struct preview_target {
 };
 
 /*
- * Parses a Host header ("s-<id>-<port>.preview.<domain>[:port]", any
- * case).  Returns false when it is not a preview host of this domain.
- */
-bool preview_parse_host(const struct core *c, const char *host, size_t len,
-                        char id[ULID_LEN + 1], int *port);
-/*
  * Resolves a preview request: the target when the app can be reached,
  * else why not.  A stopped sandbox gets a wake started (one per sandbox,
  * however many requests ask).  Counts as activity.  Thread-safe.

@@ -97,8 +97,9 @@ edge_conn_new(struct edge *e, int fd, const struct sockaddr_storage *peer)
 void
 edge_io_release(struct edge_conn *c, struct edge_io *io)
 {
-	edge_buf_put(c->e, io->data);
+	edge_buf_put(c->e, io->data, io->touched);
 	io->data = NULL;
+	io->touched = 0;
 	buf_release(&io->out);
 }
 
@@ -108,21 +109,51 @@ io_idle(struct edge_conn *c, struct edge_io *io)
 {
 	if (io->data == NULL || io->off != io->len)
 		return;
-	edge_buf_put(c->e, io->data);
+	edge_buf_put(c->e, io->data, io->touched);
 	io->data = NULL;
+	io->touched = 0;
 	io->off = io->parsed = io->len = 0;
 }
 
-/* Reads what fits into io: 1 read or EOF, 0 nothing, -1 error. */
+/*
+ * How far io may fill: up to limit bytes, and no page past what it
+ * already touched once the edge's memory budget is spent (the
+ * connection is then "starved" and run again by a tick with room).
+ */
+static size_t
+io_room(struct edge_conn *c, struct edge_io *io, size_t limit)
+{
+	size_t room, free_, budget;
+
+	if (limit > EDGE_MAX_BUFFERED)
+		limit = EDGE_MAX_BUFFERED;
+	room = limit > io->len ? limit - io->len : 0;
+	free_ = io->touched > io->len ? io->touched - io->len : 0;
+	budget = edge_buf_budget(c->e);
+
+	if (room > free_ && room - free_ > budget) {
+		room = free_ + budget / EDGE_PAGE_SIZE * EDGE_PAGE_SIZE;
+		if (room == 0)
+			c->starved = true;
+	}
+	return room;
+}
+
+/*
+ * Reads what fits into io, at most limit bytes held: 1 read or EOF,
+ * 0 nothing, -1 error.
+ */
 static int
-edge_read(struct edge_conn *c, struct edge_side *s, struct edge_io *io)
+edge_read(struct edge_conn *c, struct edge_side *s, struct edge_io *io,
+          size_t limit)
 {
 	size_t room;
 	ssize_t n;
 
 	if (s->fd < 0 || !s->rd || s->eof)
 		return 0;
-	if (io->data == NULL && (io->data = edge_buf_get(c->e)) == NULL)
+	if (io->data == NULL &&
+	    (io->data = edge_buf_get(c->e, &io->touched)) == NULL)
 		return -1;
 	if (io->off == io->len) {
 		io->off = io->parsed = io->len = 0;
@@ -133,12 +164,13 @@ edge_read(struct edge_conn *c, struct edge_side *s, struct edge_io *io)
 		io->len -= io->off;
 		io->off = 0;
 	}
-	room = EDGE_MAX_BUFFERED - io->len;
+	room = io_room(c, io, limit);
 	if (room == 0)
 		return 0; /* full: read again once the other side took some */
 	n = recv(s->fd, io->data + io->len, room, 0);
 	if (n > 0) {
 		io->len += (size_t)n;
+		edge_buf_touched(c->e, &io->touched, io->len);
 		/* A short read emptied the socket; new data brings a new edge.
 		 */
 		if ((size_t)n < room && !s->rdhup)
@@ -200,12 +232,53 @@ io_flushed(const struct edge_io *io)
 	return io->out_sent == io->out.len && io->off == io->parsed;
 }
 
+/* Bytes wait in io for a side that takes none now: read no more. */
+static bool
+io_blocked(const struct edge_io *io, const struct edge_side *to)
+{
+	return io->off < io->len && (to->fd < 0 || !to->wr);
+}
+
 /* --- the request: client to app ------------------------------------- */
+
+/*
+ * The client is read only for what is wanted now: a head (in pieces of
+ * EDGE_HEAD_READ_BYTES, once the parser took what came), the body of
+ * the request in flight while the app takes it, a tunnel's bytes.  A
+ * pipelined request stays in the client's socket, not in our memory,
+ * until the answer before it is out.
+ */
+static size_t
+client_limit(const struct edge_conn *c)
+{
+	const struct edge_io *io = &c->rq;
+
+	switch (c->phase) {
+	case EDGE_HEAD:
+		return io->parsed < io->len ? 0
+		                            : io->len + EDGE_HEAD_READ_BYTES;
+	case EDGE_CONNECT:
+	case EDGE_EXCHANGE:
+		if (c->req_done || io_blocked(io, &c->up))
+			return 0;
+		return EDGE_MAX_BUFFERED;
+	case EDGE_TUNNEL:
+		return io_blocked(io, &c->up) ? 0 : EDGE_MAX_BUFFERED;
+	case EDGE_LINGER:
+		return EDGE_MAX_BUFFERED;
+	}
+	return 0;
+}
 
 static int
 client_recv(struct edge_conn *c)
 {
-	int r = edge_read(c, &c->cl, &c->rq);
+	size_t limit = client_limit(c);
+	int r;
+
+	if (limit == 0)
+		return 0;
+	r = edge_read(c, &c->cl, &c->rq, limit);
 
 	if (r < 0) {
 		edge_conn_close(c);
@@ -239,6 +312,7 @@ static void
 request_ready(struct edge_conn *c)
 {
 	enum http_errno err;
+	const char *why = NULL;
 
 	c->head_complete = false;
 	http_parser_pause(&c->req, 0);
@@ -248,6 +322,10 @@ request_ready(struct edge_conn *c)
 		return;
 	}
 	c->rq.off = c->rq.parsed;
+	if (edge_head_check(c, &why) < 0) {
+		edge_page(c, EDGE_PAGE_BAD_REQUEST, why);
+		return;
+	}
 	c->req_body =
 	    (c->req.flags & F_CHUNKED) ||
 	    (c->req.content_length > 0 && c->req.content_length != ULLONG_MAX);
@@ -273,6 +351,8 @@ request_head(struct edge_conn *c)
 	else if (c->head_too_many || c->head_raw >= EDGE_MAX_HEADER_BYTES ||
 	         err == HPE_HEADER_OVERFLOW)
 		edge_page(c, EDGE_PAGE_TOO_LARGE, NULL);
+	else if (err == HPE_CB_message_begin && c->head == NULL)
+		edge_page(c, EDGE_PAGE_BUSY, NULL); /* no head: the budget */
 	else if (err != HPE_OK)
 		edge_page(c, EDGE_PAGE_BAD_REQUEST, NULL);
 	return 1;
@@ -352,7 +432,10 @@ upstream_recv(struct edge_conn *c)
 
 	if (c->up.fd < 0 || c->phase == EDGE_CONNECT)
 		return 0;
-	r = edge_read(c, &c->up, &c->rs);
+	/* An answer is read only as fast as the client takes it. */
+	if (io_blocked(&c->rs, &c->cl))
+		return 0;
+	r = edge_read(c, &c->up, &c->rs, EDGE_MAX_BUFFERED);
 	if (r < 0) {
 		if (c->phase == EDGE_TUNNEL) {
 			edge_conn_close(c);
@@ -521,6 +604,7 @@ exchange_reset(struct edge_conn *c)
 	c->req_done = c->req_body = false;
 	c->res_started = c->res_done = c->res_msg = false;
 	c->local = c->retried = false;
+	c->served = true;
 	http_parser_init(&c->req, HTTP_REQUEST);
 	edge_head_release(c);
 	edge_head_begin(c, &c->req);
@@ -675,6 +759,8 @@ expired(const struct edge_conn *c, int64_t now)
 	case EDGE_HEAD:
 		if (c->head_raw > 0)
 			return now - c->since >= EDGE_HEADER_TIMEOUT_MS;
+		if (!c->served) /* connected and silent */
+			return now - c->since >= EDGE_FIRST_BYTE_TIMEOUT_MS;
 		return now - c->last_io >= EDGE_IDLE_TIMEOUT_MS;
 	case EDGE_CONNECT:
 		return now - c->since >= EDGE_CONNECT_TIMEOUT_MS;

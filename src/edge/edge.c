@@ -17,6 +17,17 @@
  * Connections beyond EDGE_MAX_CONNECTIONS are accepted and closed at
  * once, so the backlog never fills with clients we will not serve.  When
  * accept fails for lack of descriptors the listener is retried each tick.
+ *
+ * One client cannot take the edge for itself: each address (an IPv6
+ * client's /64, which one host is routinely given) holds at most
+ * EDGE_MAX_CLIENT_CONNECTIONS, a small part of the global cap; more get a
+ * canned 429 and are closed at accept.  Behind the TLS proxy
+ * (PREVIEW_TLS) loopback peers are that proxy, which carries every
+ * browser, so they are not counted.  The edge's buffers share one
+ * budget (pool.c); when it is spent, the tick closes the connections
+ * whose peer has taken no byte for EDGE_SHED_STALL_MS (non-reading
+ * clients pin what they were sent), and runs again the connections
+ * whose reads waited for it.
  */
 #include "edge/edge.h"
 
@@ -32,7 +43,16 @@
 
 #include "edge/internal.h"
 #include "lib/clock.h"
+#include "lib/hash.h"
 #include "lib/log.h"
+
+_Static_assert(EDGE_MAX_CLIENT_CONNECTIONS * 8 <= EDGE_MAX_CONNECTIONS,
+               "one client address must not fill the edge");
+
+static const char edge_too_many[] =
+    "HTTP/1.1 429 Too Many Requests\r\nContent-Type: text/plain\r\n"
+    "Content-Length: 38\r\nRetry-After: 1\r\nConnection: close\r\n\r\n"
+    "Too many connections from your address\n";
 
 int
 edge_watch(struct edge *e, struct edge_side *s)
@@ -68,20 +88,117 @@ edge_conn_close(struct edge_conn *c)
 	if (c->next)
 		c->next->prev = c->prev;
 	e->nconns--;
+	edge_client_put(e, c->client);
 	edge_io_release(c, &c->rq);
 	edge_io_release(c, &c->rs);
 	edge_head_release(c);
 	free(c);
 }
 
+/*
+ * The key a client is counted under: IPv4 (also v4-mapped) as ::ffff:a.b.c.d,
+ * IPv6 by its /64.  False for loopback when the TLS proxy is exempt.
+ */
+static bool
+client_key(const struct edge *e, const struct sockaddr_storage *peer,
+           unsigned char key[16])
+{
+	const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)peer;
+	const struct sockaddr_in *in4 = (const struct sockaddr_in *)peer;
+	bool loop = false;
+
+	memset(key, 0, 16);
+	if (peer->ss_family == AF_INET) {
+		key[10] = key[11] = 0xff;
+		memcpy(key + 12, &in4->sin_addr, 4);
+	} else if (peer->ss_family == AF_INET6) {
+		memcpy(key, &in6->sin6_addr, 16);
+		loop = IN6_IS_ADDR_LOOPBACK(&in6->sin6_addr);
+		if (!IN6_IS_ADDR_V4MAPPED(&in6->sin6_addr))
+			memset(key + 8, 0, 8);
+	} else {
+		return false;
+	}
+	loop = loop || (key[10] == 0xff && key[11] == 0xff && key[12] == 127);
+	return !(e->tls_proxy_exempt && loop);
+}
+
+static unsigned
+client_bucket(const unsigned char key[16])
+{
+	return hash_fnv1a_bytes((const char *)key, 16) % EDGE_CLIENT_BUCKETS;
+}
+
+/* The count of key's connections, made if new; NULL: out of memory. */
+static struct edge_client *
+client_get(struct edge *e, const unsigned char key[16])
+{
+	unsigned b = client_bucket(key);
+	struct edge_client *cl;
+
+	for (cl = e->clients[b]; cl; cl = cl->next)
+		if (memcmp(cl->addr, key, 16) == 0)
+			return cl;
+	if ((cl = calloc(1, sizeof(*cl))) == NULL)
+		return NULL;
+	memcpy(cl->addr, key, 16);
+	cl->next = e->clients[b];
+	e->clients[b] = cl;
+	return cl;
+}
+
+void
+edge_client_put(struct edge *e, struct edge_client *cl)
+{
+	struct edge_client **p;
+
+	if (cl == NULL || --cl->n > 0)
+		return;
+	for (p = &e->clients[client_bucket(cl->addr)]; *p; p = &(*p)->next)
+		if (*p == cl) {
+			*p = cl->next;
+			free(cl);
+			return;
+		}
+}
+
+/* Answers 429 and closes: what the client sent is dropped first, so
+ * that the close is a FIN after our answer rather than a reset. */
+static void
+refuse(int fd)
+{
+	char junk[4096];
+
+	if (send(fd, edge_too_many, sizeof(edge_too_many) - 1,
+	         MSG_NOSIGNAL | MSG_DONTWAIT) < 0) {
+		close(fd);
+		return;
+	}
+	shutdown(fd, SHUT_WR);
+	for (int i = 0; i < 16; i++) /* bounded: a flood is not drained */
+		if (recv(fd, junk, sizeof(junk), MSG_DONTWAIT) <= 0)
+			break;
+	close(fd);
+}
+
 static void
 edge_add(struct edge *e, int fd, const struct sockaddr_storage *peer)
 {
 	struct edge_conn *c;
+	struct edge_client *cl = NULL;
+	unsigned char key[16];
 	int one = 1;
 
 	if (e->nconns >= EDGE_MAX_CONNECTIONS) {
 		close(fd);
+		return;
+	}
+	if (client_key(e, peer, key) && (cl = client_get(e, key)) == NULL) {
+		close(fd);
+		return;
+	}
+	if (cl && cl->n >= EDGE_MAX_CLIENT_CONNECTIONS) {
+		refuse(fd);
 		return;
 	}
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
@@ -89,8 +206,15 @@ edge_add(struct edge *e, int fd, const struct sockaddr_storage *peer)
 	if (c == NULL || edge_watch(e, &c->cl) < 0) {
 		free(c);
 		close(fd);
+		if (cl) {
+			cl->n++;
+			edge_client_put(e, cl); /* frees a count made for us */
+		}
 		return;
 	}
+	if (cl)
+		cl->n++;
+	c->client = cl;
 	c->next = e->conns;
 	if (e->conns)
 		e->conns->prev = c;
@@ -153,13 +277,50 @@ edge_event(struct edge *e, const struct epoll_event *ev)
 	edge_conn_run(s->c);
 }
 
+/*
+ * Over the budget: close connections that hold bytes their peer has not
+ * taken for EDGE_SHED_STALL_MS, until a sixteenth of the budget is free
+ * again.  They are the non-reading clients (or apps); everyone else's
+ * reads wait for the room meanwhile.
+ */
+static void
+edge_shed(struct edge *e)
+{
+	struct edge_conn *c, *next;
+	int shed = 0;
+
+	for (c = e->conns;
+	     c && edge_buf_budget(e) < EDGE_MEMORY_BUDGET_BYTES / 16;
+	     c = next) {
+		next = c->next;
+		if (e->now - c->last_io < EDGE_SHED_STALL_MS ||
+		    (c->rq.off == c->rq.len && c->rs.off == c->rs.len))
+			continue;
+		edge_conn_close(c);
+		shed++;
+	}
+	if (shed && e->now - e->shed_warned >= 10000) {
+		log_warn("edge: memory budget spent: closed %d stalled "
+		         "connection(s)",
+		         shed);
+		e->shed_warned = e->now;
+	}
+}
+
 static void
 edge_tick(struct edge *e)
 {
 	struct edge_conn *c, *next;
 
+	if (edge_buf_budget(e) < EDGE_MEMORY_BUDGET_BYTES / 16)
+		edge_shed(e);
 	for (c = e->conns; c; c = next) {
 		next = c->next;
+		if (c->starved && edge_buf_budget(e) >= EDGE_PAGE_SIZE) {
+			c->starved = false;
+			edge_conn_run(c); /* may close it; next is kept */
+			continue;
+		}
 		edge_conn_tick(c);
 	}
 	if (e->accept_retry)
@@ -266,9 +427,29 @@ edge_free(struct edge *e)
 		close(e->wfd);
 	if (e->efd >= 0)
 		close(e->efd);
-	edge_pool_release(&e->bufs);
-	edge_pool_release(&e->heads);
+	edge_pool_release(e, &e->bufs, EDGE_MAX_BUFFERED);
+	edge_pool_release(e, &e->heads, sizeof(struct edge_head));
 	free(e);
+}
+
+/* The console's origin, as the API's preview URLs spell the edge's. */
+static void
+edge_configure(struct edge *e, const struct config *cfg)
+{
+	bool default_port = cfg->http_port == (cfg->preview_tls ? 443 : 80);
+
+	snprintf(e->domain, sizeof(e->domain), "%s", cfg->preview_domain);
+	e->tls = cfg->preview_tls;
+	e->tls_proxy_exempt = cfg->preview_tls;
+	if (default_port)
+		snprintf(e->console_origin, sizeof(e->console_origin),
+		         "%s://console.%s", cfg->preview_tls ? "https" : "http",
+		         cfg->preview_domain);
+	else
+		snprintf(e->console_origin, sizeof(e->console_origin),
+		         "%s://console.%s:%u",
+		         cfg->preview_tls ? "https" : "http",
+		         cfg->preview_domain, cfg->http_port);
 }
 
 int
@@ -282,6 +463,7 @@ edge_start(struct edge **out, struct core *core)
 	e->core = core;
 	e->lfd = e->efd = e->wfd = -1;
 	edge_head_settings(&e->req_settings, &e->res_settings);
+	edge_configure(e, core->cfg);
 	if (edge_setup(e) < 0)
 		goto fail;
 	if (pthread_create(&e->thread, NULL, edge_main, e) != 0)

@@ -14,12 +14,30 @@
  * is read, or the response's trailers) are ignored; trailers pass
  * through with the body bytes anyway.
  *
+ * Framing is strict (edge_head_check): a request whose length could be
+ * read two ways by two parsers (ours and the app's) is refused with 400
+ * before it is routed: white space in a header name (http_parser's lax
+ * mode takes "Content-Length : 5" as a header of another name, which an
+ * app may not), Transfer-Encoding other than exactly "chunked" (no
+ * other coding is in use in requests; nginx refuses them too),
+ * Transfer-Encoding with Content-Length, and Content-Lengths that
+ * differ.  The framing the app sees is then ours, written afresh from
+ * what http_parser decided: one "Transfer-Encoding: chunked" or one
+ * "Content-Length", never the client's lines.
+ *
  * Requests go on with Host: localhost:<port> (dev servers such as Vite
- * refuse other hosts), X-Forwarded-For (appended to), X-Forwarded-Proto
- * (kept when present) and X-Forwarded-Host (always ours); responses lose
- * X-Frame-Options, so the console can show the app in an iframe.
- * Everything else is passed as it came, Connection and Upgrade included.
+ * refuse other hosts) and the edge's own view in X-Forwarded-For (the
+ * peer's address), X-Forwarded-Proto (https when PREVIEW_TLS says a TLS
+ * proxy is in front, else http) and X-Forwarded-Host; the client's
+ * X-Forwarded-*, Forwarded and X-Real-IP are dropped, never trusted:
+ * the edge is the first hop it knows of.  Responses lose X-Frame-Options
+ * and get "Content-Security-Policy: frame-ancestors <console origin>"
+ * instead, so only the console may show the app in a frame; an app's
+ * own policies keep every directive but frame-ancestors, which ours
+ * replaces.  Everything else is passed as it came, Connection and
+ * Upgrade included.
  */
+#include <limits.h>
 #include <string.h>
 #include <strings.h>
 
@@ -196,6 +214,99 @@ span_is(const struct edge_head *h, struct edge_span s, const char *name)
 	return s.len == n && strncasecmp(h->bytes + s.off, name, n) == 0;
 }
 
+static bool
+span_has_space(const struct edge_head *h, struct edge_span s)
+{
+	for (uint32_t i = 0; i < s.len; i++) {
+		char ch = h->bytes[s.off + i];
+		if (ch == ' ' || ch == '\t')
+			return true;
+	}
+	return false;
+}
+
+/* Skips optional white space; returns the new position. */
+static size_t
+ows(const char *v, size_t i, size_t n)
+{
+	while (i < n && (v[i] == ' ' || v[i] == '\t'))
+		i++;
+	return i;
+}
+
+/*
+ * One Transfer-Encoding line: counts its codings into *codings and
+ * whether each is "chunked"; false for anything else (empty members
+ * of the list are allowed and skipped, as RFC 9110 says).
+ */
+static bool
+te_codings(const char *v, size_t n, int *codings)
+{
+	size_t i = 0;
+
+	while (i < n) {
+		size_t start = ows(v, i, n), end = start;
+		while (end < n && v[end] != ',')
+			end++;
+		i = end + 1;
+		size_t last = end;
+		while (last > start &&
+		       (v[last - 1] == ' ' || v[last - 1] == '\t'))
+			last--;
+		if (last == start)
+			continue;
+		if (last - start != 7 || strncasecmp(v + start, "chunked", 7))
+			return false;
+		(*codings)++;
+	}
+	return true;
+}
+
+int
+edge_head_check(const struct edge_conn *c, const char **why)
+{
+	const struct edge_head *h = c->head;
+	const char *cl = NULL;
+	size_t cllen = 0;
+	int codings = 0, lengths = 0;
+
+	for (int i = 0; i < h->n; i++) {
+		const char *v = h->bytes + h->value[i].off;
+		size_t vlen = h->value[i].len;
+
+		if (h->name[i].len == 0 || span_has_space(h, h->name[i])) {
+			*why = "A header name is empty or holds white space.";
+			return -1;
+		}
+		if (span_is(h, h->name[i], "transfer-encoding") &&
+		    !te_codings(v, vlen, &codings)) {
+			*why = "Only the chunked transfer coding is accepted.";
+			return -1;
+		}
+		if (!span_is(h, h->name[i], "content-length"))
+			continue;
+		if (lengths++ && (vlen != cllen || memcmp(v, cl, vlen) != 0)) {
+			*why = "Content-Length is given twice, differently.";
+			return -1;
+		}
+		cl = v;
+		cllen = vlen;
+	}
+	if (codings > 1) {
+		*why = "The chunked transfer coding is given twice.";
+		return -1;
+	}
+	if (codings == 1 && lengths) {
+		*why = "Both Transfer-Encoding and Content-Length are given.";
+		return -1;
+	}
+	if ((codings == 1) != ((c->req.flags & F_CHUNKED) != 0)) {
+		*why = "Transfer-Encoding is malformed.";
+		return -1;
+	}
+	return 0;
+}
+
 int
 edge_head_find(const struct edge_head *h, const char *name, const char **v,
                size_t *vlen)
@@ -269,36 +380,38 @@ put_header(struct out *o, const struct edge_head *h, int i)
 	put(o, "\r\n", 2);
 }
 
-/*
- * The client's headers minus Host and X-Forwarded-Host (ours follow);
- * the client's address goes after the last X-Forwarded-For, if any.
- */
-static void
-put_request_headers(struct out *o, const struct edge_conn *c, bool *xff,
-                    bool *proto)
-{
-	const struct edge_head *h = c->head;
-	int last_xff = -1;
+/* Headers the edge writes itself: the client's are never passed on. */
+static const char *const edge_ours[] = {
+    "host",      "x-forwarded-for", "x-forwarded-proto", "x-forwarded-host",
+    "forwarded", "x-real-ip",       "content-length",    "transfer-encoding",
+};
 
-	for (int i = 0; i < h->n; i++)
-		if (span_is(h, h->name[i], "x-forwarded-for"))
-			last_xff = i;
-	*xff = last_xff >= 0;
-	for (int i = 0; i < h->n; i++) {
-		if (span_is(h, h->name[i], "host") ||
-		    span_is(h, h->name[i], "x-forwarded-host"))
-			continue;
-		if (span_is(h, h->name[i], "x-forwarded-proto"))
-			*proto = true;
-		if (i != last_xff) {
-			put_header(o, h, i);
-			continue;
-		}
-		put_span(o, h, h->name[i]);
-		put(o, ": ", 2);
-		put_span(o, h, h->value[i]);
-		put(o, ", ", 2);
-		puts_(o, c->ip);
+static bool
+is_ours(const struct edge_head *h, struct edge_span name)
+{
+	for (size_t i = 0; i < sizeof(edge_ours) / sizeof(edge_ours[0]); i++)
+		if (span_is(h, name, edge_ours[i]))
+			return true;
+	return false;
+}
+
+/* The framing http_parser read, written canonically. */
+static void
+put_framing(struct out *o, const http_parser *p)
+{
+	if (p->flags & F_CHUNKED) {
+		puts_(o, "Transfer-Encoding: chunked\r\n");
+	} else if (p->content_length != ULLONG_MAX &&
+	           (p->flags & F_CONTENTLENGTH)) {
+		char d[24];
+		size_t i = sizeof(d);
+		uint64_t v = p->content_length;
+
+		do
+			d[--i] = (char)('0' + v % 10);
+		while ((v /= 10) && i > 0);
+		puts_(o, "Content-Length: ");
+		put(o, d + i, sizeof(d) - i);
 		put(o, "\r\n", 2);
 	}
 }
@@ -307,7 +420,7 @@ int
 edge_head_request(struct edge_conn *c, const char *host, size_t hostlen)
 {
 	struct out o = {&c->rq.out, false};
-	bool xff = false, proto = false;
+	const struct edge_head *h = c->head;
 
 	buf_reset(o.b);
 	c->rq.out_sent = 0;
@@ -319,18 +432,56 @@ edge_head_request(struct edge_conn *c, const char *host, size_t hostlen)
 	puts_(&o, "\r\nHost: localhost:");
 	put_uint(&o, (unsigned)c->t.port);
 	put(&o, "\r\n", 2);
-	put_request_headers(&o, c, &xff, &proto);
-	if (!xff) {
-		puts_(&o, "X-Forwarded-For: ");
-		puts_(&o, c->ip);
-		put(&o, "\r\n", 2);
-	}
-	if (!proto)
-		puts_(&o, "X-Forwarded-Proto: http\r\n");
+	for (int i = 0; i < h->n; i++)
+		if (!is_ours(h, h->name[i]))
+			put_header(&o, h, i);
+	put_framing(&o, &c->req);
+	puts_(&o, "X-Forwarded-For: ");
+	puts_(&o, c->ip);
+	puts_(&o, c->e->tls ? "\r\nX-Forwarded-Proto: https\r\n"
+	                    : "\r\nX-Forwarded-Proto: http\r\n");
 	puts_(&o, "X-Forwarded-Host: ");
 	put(&o, host, hostlen);
 	put(&o, "\r\n\r\n", 4);
 	return o.bad ? -1 : 0;
+}
+
+/*
+ * An app's Content-Security-Policy without its frame-ancestors (ours is
+ * added as a policy of its own, and policies combine by intersection);
+ * a policy left empty is dropped.
+ */
+static void
+put_policy(struct out *o, const struct edge_head *h, int i)
+{
+	const char *v = h->bytes + h->value[i].off;
+	size_t n = h->value[i].len, pos = 0;
+	bool any = false;
+
+	while (pos < n) {
+		size_t start = ows(v, pos, n), end = start, name = start;
+		while (end < n && v[end] != ';')
+			end++;
+		pos = end + 1;
+		while (name < end && v[name] != ' ' && v[name] != '\t')
+			name++;
+		if (end == start ||
+		    (name - start == 15 &&
+		     strncasecmp(v + start, "frame-ancestors", 15) == 0))
+			continue;
+		if (!any) {
+			put_span(o, h, h->name[i]);
+			put(o, ": ", 2);
+		} else {
+			put(o, "; ", 2);
+		}
+		while (end > start && (v[end - 1] == ' ' || v[end - 1] == '\t'))
+			end--;
+		put(o, v + start, end - start);
+		any = true;
+	}
+	if (any)
+		put(o, "\r\n", 2);
 }
 
 int
@@ -349,9 +500,16 @@ edge_head_response(struct edge_conn *c)
 		puts_(&o,
 		      http_status_str((enum http_status)c->res.status_code));
 	put(&o, "\r\n", 2);
-	for (int i = 0; i < h->n; i++)
-		if (!span_is(h, h->name[i], "x-frame-options"))
+	for (int i = 0; i < h->n; i++) {
+		if (span_is(h, h->name[i], "x-frame-options"))
+			continue;
+		if (span_is(h, h->name[i], "content-security-policy"))
+			put_policy(&o, h, i);
+		else
 			put_header(&o, h, i);
-	put(&o, "\r\n", 2);
+	}
+	puts_(&o, "Content-Security-Policy: frame-ancestors ");
+	puts_(&o, c->e->console_origin);
+	put(&o, "\r\n\r\n", 4);
 	return o.bad ? -1 : 0;
 }

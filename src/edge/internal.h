@@ -19,9 +19,11 @@
 #include "lib/buf.h"
 #include "lib/limits.h"
 
-#define EDGE_MAX_EVENTS 256
-#define EDGE_TICK_MS    250 /* how often deadlines are checked */
-#define EDGE_POOL_KEEP  64  /* free buffers (and heads) kept for reuse */
+#define EDGE_MAX_EVENTS     256
+#define EDGE_TICK_MS        250  /* how often deadlines are checked */
+#define EDGE_POOL_KEEP      128  /* free buffers (and heads) kept for reuse */
+#define EDGE_CLIENT_BUCKETS 1024 /* the per-address connection counts */
+#define EDGE_PAGE_SIZE      4096 /* what a touched buffer byte costs */
 /* A rewritten head: the original plus what we add (Host, X-Forwarded-*). */
 #define EDGE_MAX_OUT_BYTES (2 * EDGE_MAX_HEADER_BYTES + 1024)
 
@@ -44,6 +46,7 @@ struct edge_side {
 struct edge_io {
 	char *data; /* EDGE_MAX_BUFFERED bytes, allocated on first read */
 	size_t off, parsed, len;
+	size_t touched; /* bytes of data ever written (pool.c's count) */
 	struct buf out;
 	size_t out_sent;
 };
@@ -61,6 +64,13 @@ struct edge_head {
 	struct edge_span value[EDGE_MAX_HEADER_COUNT];
 	int n;
 	bool in_value; /* the last callback was a value */
+};
+
+/* Connections from one client address (an IPv6 client: its /64). */
+struct edge_client {
+	struct edge_client *next;
+	unsigned char addr[16];
+	int n;
 };
 
 /* A free list (pool.c). */
@@ -99,8 +109,11 @@ struct edge_conn {
 	bool close_after; /* close once the answer is out */
 	bool up_reused;   /* the app connection served a request before */
 	bool retried;     /* this request was sent again after a reuse race */
-	struct preview_target t; /* where the upstream connection goes */
-	int64_t since;           /* phase start: header, connect, linger */
+	bool served;      /* a request was answered: not a silent newcomer */
+	bool starved;     /* a read waited for the memory budget */
+	struct edge_client *client; /* its address's count; NULL: not counted */
+	struct preview_target t;    /* where the upstream connection goes */
+	int64_t since;              /* phase start: header, connect, linger */
 	int64_t last_io;
 	int64_t activity_at; /* last preview_activity for t.id */
 	char ip[INET6_ADDRSTRLEN];
@@ -118,7 +131,7 @@ struct edge {
 	pthread_t thread;
 	bool stop;
 	bool accept_retry; /* accept failed (EMFILE...): try again each tick */
-	int64_t accept_warned;
+	int64_t accept_warned, shed_warned;
 	struct edge_conn *conns;
 	int nconns;
 	int64_t now; /* monotonic ms, read once per wakeup */
@@ -128,12 +141,20 @@ struct edge {
 	http_parser_settings req_settings, res_settings;
 	struct edge_pw page; /* pages.c builds one page at a time here */
 	struct edge_pool bufs, heads;
+	size_t mem; /* bytes of buffers and heads held (pool.c) */
+	struct edge_client *clients[EDGE_CLIENT_BUCKETS];
+	/* From the configuration, so heads need no core (unit tests). */
+	bool tls;                 /* PREVIEW_TLS: X-Forwarded-Proto https */
+	bool tls_proxy_exempt;    /* loopback peers are the TLS proxy */
+	char console_origin[300]; /* frame-ancestors of every preview */
+	char domain[256];         /* PREVIEW_DOMAIN */
 };
 
 /* edge.c */
 int edge_watch(struct edge *e, struct edge_side *s);
 void edge_forget(struct edge *e, struct edge_side *s);
 void edge_conn_close(struct edge_conn *c);
+void edge_client_put(struct edge *e, struct edge_client *cl);
 
 /* conn.c */
 struct edge_conn *edge_conn_new(struct edge *e, int fd,
@@ -147,11 +168,22 @@ void edge_head_settings(http_parser_settings *req, http_parser_settings *res);
 /* The next head to collect is owner's (NULL: nobody's). */
 void edge_head_begin(struct edge_conn *c, const http_parser *owner);
 void edge_head_release(struct edge_conn *c);
+/*
+ * The request's framing is unambiguous: 0, or -1 with why (a 400).
+ * Header names with white space, Transfer-Encoding other than exactly
+ * chunked, Transfer-Encoding with Content-Length, differing
+ * Content-Lengths.
+ */
+int edge_head_check(const struct edge_conn *c, const char **why);
 /* Value of the only header called name; 0 absent, 1 found, -1 repeated. */
 int edge_head_find(const struct edge_head *h, const char *name, const char **v,
                    size_t *vlen);
 int edge_head_request(struct edge_conn *c, const char *host, size_t hostlen);
 int edge_head_response(struct edge_conn *c);
+
+/* host.c: true for a preview host of domain (id canonical, port 1-65535). */
+bool edge_host_parse(const char *domain, const char *host, size_t len,
+                     char id[ULID_LEN + 1], int *port);
 
 /* upstream.c */
 void edge_upstream_route(struct edge_conn *c);
@@ -162,11 +194,15 @@ void edge_upstream_close(struct edge_conn *c);
 void edge_touch(struct edge_conn *c);
 
 /* pool.c */
-char *edge_buf_get(struct edge *e);
-void edge_buf_put(struct edge *e, char *b);
+char *edge_buf_get(struct edge *e, size_t *touched);
+/* Bytes up to len of a buffer were written: counts new pages in e->mem. */
+void edge_buf_touched(struct edge *e, size_t *touched, size_t len);
+void edge_buf_put(struct edge *e, char *b, size_t touched);
+/* Bytes that may still be touched under EDGE_MEMORY_BUDGET_BYTES. */
+size_t edge_buf_budget(const struct edge *e);
 struct edge_head *edge_head_get(struct edge *e);
 void edge_head_put(struct edge *e, struct edge_head *h);
-void edge_pool_release(struct edge_pool *p);
+void edge_pool_release(struct edge *e, struct edge_pool *p, size_t size);
 
 /* pages.c */
 enum edge_page {
@@ -175,6 +211,7 @@ enum edge_page {
 	EDGE_PAGE_TOO_LARGE,   /* 431 */
 	EDGE_PAGE_BAD_METHOD,  /* 405: CONNECT */
 	EDGE_PAGE_BAD_GATEWAY, /* 502: the app broke the exchange */
+	EDGE_PAGE_BUSY,        /* 503: the edge's memory budget is spent */
 	EDGE_PAGE_TARGET,      /* from t->state */
 };
 /*

@@ -44,6 +44,11 @@ static const struct page_spec edge_pages[] = {
     [EDGE_PAGE_BAD_GATEWAY] = {502, "Bad Gateway", "failed",
                                "The app did not answer properly",
                                "The app broke off the exchange.", false, false},
+    [EDGE_PAGE_BUSY] = {503, "Service Unavailable", "busy",
+                        "The preview edge is busy",
+                        "The preview edge is short of memory for now. "
+                        "Try again in a moment.",
+                        false, true},
 };
 
 static const struct page_spec edge_state_pages[] = {
@@ -203,7 +208,7 @@ edge_page(struct edge_conn *c, enum edge_page page, const char *detail)
 	/* After these three the stream cannot be trusted to go on. */
 	bool fatal = page == EDGE_PAGE_BAD_REQUEST ||
 	             page == EDGE_PAGE_TOO_LARGE ||
-	             page == EDGE_PAGE_BAD_METHOD;
+	             page == EDGE_PAGE_BAD_METHOD || page == EDGE_PAGE_BUSY;
 	bool keep = c->req_done && !c->cl.eof && !fatal &&
 	            http_should_keep_alive(&c->req);
 

@@ -1,7 +1,7 @@
 /*
  * Upstream: which app a request goes to, and the connection to it.
  *
- * A request is routed by its Host header (preview_parse_host).  When the
+ * A request is routed by its Host header (edge_host_parse).  When the
  * connection already holds an idle keep-alive connection to the same
  * sandbox and port, the request goes there without asking the control
  * plane again: that connection closes when the container stops, and the
@@ -110,7 +110,7 @@ edge_upstream_route(struct edge_conn *c)
 		return;
 	}
 	if (n == 0 ||
-	    !preview_parse_host(c->e->core, host, hostlen, id, &port)) {
+	    !edge_host_parse(c->e->domain, host, hostlen, id, &port)) {
 		edge_page(c, EDGE_PAGE_NO_PREVIEW, NULL);
 		return;
 	}

@@ -42,7 +42,12 @@
 #define DOCKER_EVENT_LINE_BYTES   (64u << 10)
 
 /* Preview edge (src/edge), per client connection unless said otherwise */
-#define EDGE_MAX_CONNECTIONS        4096        /* more are closed at accept */
+#define EDGE_MAX_CONNECTIONS        4096 /* more are closed at accept */
+#define EDGE_MAX_CLIENT_CONNECTIONS 128  /* per client address: more get 429 */
+#define EDGE_FIRST_BYTE_TIMEOUT_MS  5000 /* a new connection's first byte */
+#define EDGE_HEAD_READ_BYTES        4096 /* read at a time while a head is read */
+#define EDGE_MEMORY_BUDGET_BYTES    (128u << 20) /* every buffer of the edge */
+#define EDGE_SHED_STALL_MS          1000 /* over budget: stalled this long */
 #define EDGE_MAX_HEADER_BYTES       (16u << 10) /* request: 431; app: 502 */
 #define EDGE_MAX_HEADER_COUNT       128         /* header lines: as above */
 #define EDGE_HEADER_TIMEOUT_MS      10000       /* first byte to end of head */

@@ -11,6 +11,8 @@
 //   /sse       five server-sent events 200 ms apart
 //   /big       20 MiB of 'x', streamed with backpressure
 //   /ws        WebSocket echo (handshake and frames by hand)
+//   /seen      the method and path of the last 1,000 requests, as JSON
+//              (52-hostile-edge.sh: what reached the app)
 'use strict';
 const http = require('http');
 const crypto = require('crypto');
@@ -49,7 +51,11 @@ function sse(req, res) {
   req.on('close', () => clearInterval(t));
 }
 
+const seen = [];
+
 const server = http.createServer((req, res) => {
+  seen.push(`${req.method} ${req.url}`);
+  if (seen.length > 1000) seen.shift();
   if (req.socket.dropNext) {
     req.socket.destroy();
     return;
@@ -80,6 +86,10 @@ const server = http.createServer((req, res) => {
       break;
     case '/big':
       big(res);
+      break;
+    case '/seen':
+      res.setHeader('Content-Type', 'application/json');
+      res.end(JSON.stringify(seen));
       break;
     default:
       res.statusCode = 404;

@@ -20,6 +20,8 @@ edge_new(void)
 	struct edge *e = calloc(1, sizeof(*e));
 
 	edge_head_settings(&e->req_settings, &e->res_settings);
+	snprintf(e->console_origin, sizeof(e->console_origin),
+	         "http://console.localhost:8080");
 	return e;
 }
 
@@ -44,8 +46,9 @@ done(struct edge *e)
 {
 	while (e->conns)
 		edge_conn_close(e->conns);
-	edge_pool_release(&e->bufs);
-	edge_pool_release(&e->heads);
+	edge_pool_release(e, &e->bufs, EDGE_MAX_BUFFERED);
+	edge_pool_release(e, &e->heads, sizeof(struct edge_head));
+	CHECK(e->mem == 0); /* every page the edge held was counted back */
 	free(e);
 }
 
@@ -74,7 +77,7 @@ out_text(struct buf *b)
 }
 
 static void
-request_rewrite(size_t step, const char *in, const char *want)
+request_rewrite_tls(bool tls, size_t step, const char *in, const char *want)
 {
 	struct edge *e = edge_new();
 	struct edge_conn *c = conn_new(e);
@@ -83,11 +86,18 @@ request_rewrite(size_t step, const char *in, const char *want)
 
 	CHECK(feed_head(c, &c->req, in, step) == HPE_PAUSED);
 	CHECK(c->head_complete);
+	e->tls = tls;
 	CHECK(edge_head_find(c->head, "HOST", &host, &hostlen) == 1);
 	CHECK(hostlen == strlen(HOST) && memcmp(host, HOST, hostlen) == 0);
 	CHECK(edge_head_request(c, host, hostlen) == 0);
 	CHECK_STR(out_text(&c->rq.out), want);
 	done(e);
+}
+
+static void
+request_rewrite(size_t step, const char *in, const char *want)
+{
+	request_rewrite_tls(false, step, in, want);
 }
 
 static void
@@ -116,17 +126,105 @@ request_head_is_rewritten(void)
 }
 
 static void
-forwarded_headers_are_appended_or_kept(void)
+forwarded_headers_are_replaced(void)
 {
-	request_rewrite(0,
-	                "GET / HTTP/1.0\r\nX-Forwarded-For: 9.9.9.9\r\n"
-	                "X-Forwarded-For: 1.2.3.4\r\n"
-	                "X-Forwarded-Proto: https\r\nHost: " HOST "\r\n\r\n",
+	const char *in = "GET / HTTP/1.0\r\nX-Forwarded-For: 9.9.9.9\r\n"
+	                 "X-Forwarded-For: 1.2.3.4\r\nX-Real-IP: 1.1.1.1\r\n"
+	                 "Forwarded: for=8.8.8.8\r\nAccept: */*\r\n"
+	                 "X-Forwarded-Proto: https\r\nHost: " HOST "\r\n\r\n";
+
+	request_rewrite(0, in,
 	                "GET / HTTP/1.0\r\nHost: localhost:3000\r\n"
-	                "X-Forwarded-For: 9.9.9.9\r\n"
-	                "X-Forwarded-For: 1.2.3.4, 10.0.0.5\r\n"
-	                "X-Forwarded-Proto: https\r\n"
+	                "Accept: */*\r\n"
+	                "X-Forwarded-For: 10.0.0.5\r\n"
+	                "X-Forwarded-Proto: http\r\n"
 	                "X-Forwarded-Host: " HOST "\r\n\r\n");
+	/* behind the TLS proxy the scheme is the configuration's */
+	request_rewrite_tls(true, 0,
+	                    "GET / HTTP/1.1\r\nX-Forwarded-Proto: http\r\n"
+	                    "Host: " HOST "\r\n\r\n",
+	                    "GET / HTTP/1.1\r\nHost: localhost:3000\r\n"
+	                    "X-Forwarded-For: 10.0.0.5\r\n"
+	                    "X-Forwarded-Proto: https\r\n"
+	                    "X-Forwarded-Host: " HOST "\r\n\r\n");
+}
+
+static void
+framing_is_rewritten_canonically(void)
+{
+	request_rewrite(1,
+	                "POST / HTTP/1.1\r\nHost: " HOST "\r\n"
+	                "transfer-encoding:  Chunked \r\n\r\n0\r\n\r\n",
+	                "POST / HTTP/1.1\r\nHost: localhost:3000\r\n"
+	                "Transfer-Encoding: chunked\r\n"
+	                "X-Forwarded-For: 10.0.0.5\r\n"
+	                "X-Forwarded-Proto: http\r\n"
+	                "X-Forwarded-Host: " HOST "\r\n\r\n");
+	request_rewrite(0,
+	                "PUT / HTTP/1.1\r\ncontent-length: 007\r\n"
+	                "Host: " HOST "\r\n\r\n",
+	                "PUT / HTTP/1.1\r\nHost: localhost:3000\r\n"
+	                "Content-Length: 7\r\n"
+	                "X-Forwarded-For: 10.0.0.5\r\n"
+	                "X-Forwarded-Proto: http\r\n"
+	                "X-Forwarded-Host: " HOST "\r\n\r\n");
+}
+
+/* 1: accepted; 0: refused by edge_head_check; -1: by http_parser. */
+static int
+framing_verdict(const char *in)
+{
+	struct edge *e = edge_new();
+	struct edge_conn *c = conn_new(e);
+	const char *why = NULL;
+	int r;
+
+	if (feed_head(c, &c->req, in, 0) != HPE_PAUSED || !c->head_complete)
+		r = -1;
+	else
+		r = edge_head_check(c, &why) == 0 ? 1 : 0;
+	CHECK(r != 0 || (why && *why)); /* a refusal says why */
+	done(e);
+	return r;
+}
+
+static void
+ambiguous_framing_is_refused(void)
+{
+	static const char *const bad[] = {
+	    "POST / HTTP/1.1\r\nContent-Length : 5\r\n\r\nhello",
+	    "POST / HTTP/1.1\r\nContent-Length\t: 5\r\n\r\nhello",
+	    "POST / HTTP/1.1\r\nX Y: 1\r\n\r\n",
+	    "POST / HTTP/1.1\r\nTransfer-Encoding: gzip, chunked\r\n\r\n",
+	    "POST / HTTP/1.1\r\nTransfer-Encoding: chunked, gzip\r\n\r\n",
+	    "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n"
+	    "Transfer-Encoding: chunked\r\n\r\n",
+	    "POST / HTTP/1.1\r\nTransfer-Encoding: identity\r\n\r\n",
+	    "POST / HTTP/1.1\r\nTransfer-Encoding: xchunked\r\n\r\n",
+	    "POST / HTTP/1.1\r\nTransfer-Encoding: chunked,\r\n\r\n",
+	    "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n"
+	    "Content-Length: 5\r\n\r\n",
+	    "POST / HTTP/1.1\r\nContent-Length: 5\r\n"
+	    "Transfer-Encoding: chunked\r\n\r\n",
+	    "POST / HTTP/1.1\r\nContent-Length: 5\r\n"
+	    "Content-Length: 6\r\n\r\n",
+	    "POST / HTTP/1.1\r\nContent-Length: 5\r\n"
+	    "Content-Length: 5\r\n\r\n",
+	    "POST / HTTP/1.1\r\nContent-Length: 5, 5\r\n\r\n",
+	    "POST / HTTP/1.1\r\nContent-Length: -1\r\n\r\n",
+	};
+	static const char *const good[] = {
+	    "POST / HTTP/1.1\r\nContent-Length: 5\r\n\r\n",
+	    "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n",
+	    "POST / HTTP/1.1\r\nTransfer-Encoding: CHUNKED\r\n\r\n",
+	    "GET / HTTP/1.1\r\nX-Empty:\r\nAccept: a, b\r\n\r\n",
+	};
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		if (framing_verdict(bad[i]) > 0)
+			CHECK(!"an ambiguous head was accepted");
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++)
+		CHECK(framing_verdict(good[i]) == 1);
 }
 
 static void
@@ -176,8 +274,12 @@ response_conn(struct edge *e, enum http_method method)
 	return c;
 }
 
+#define FRAME_CSP                                                              \
+	"Content-Security-Policy: frame-ancestors "                            \
+	"http://console.localhost:8080\r\n"
+
 static void
-response_loses_x_frame_options(void)
+response_may_be_framed_by_the_console_only(void)
 {
 	struct edge *e = edge_new();
 	struct edge_conn *c = response_conn(e, HTTP_GET);
@@ -188,9 +290,33 @@ response_loses_x_frame_options(void)
 	                "SAMEORIGIN\r\nContent-Length: 2\r\n\r\nok",
 	                3) == HPE_PAUSED);
 	CHECK(edge_head_response(c) == 0);
-	CHECK_STR(out_text(&c->rs.out), "HTTP/1.1 200 Fine Thanks\r\n"
-	                                "Content-Type: text/plain\r\n"
-	                                "Content-Length: 2\r\n\r\n");
+	CHECK_STR(out_text(&c->rs.out),
+	          "HTTP/1.1 200 Fine Thanks\r\n"
+	          "Content-Type: text/plain\r\n"
+	          "Content-Length: 2\r\n" FRAME_CSP "\r\n");
+	done(e);
+}
+
+static void
+app_policy_keeps_all_but_frame_ancestors(void)
+{
+	struct edge *e = edge_new();
+	struct edge_conn *c = response_conn(e, HTTP_GET);
+
+	CHECK(feed_head(c, &c->res,
+	                "HTTP/1.1 204 No Content\r\n"
+	                "content-security-policy: default-src 'self';  "
+	                "FRAME-ANCESTORS 'none' ; img-src * ;\r\n"
+	                "Content-Security-Policy: frame-ancestors 'self'\r\n"
+	                "Content-Security-Policy-Report-Only: frame-ancestors "
+	                "'none'\r\n\r\n",
+	                0) == HPE_PAUSED);
+	CHECK(edge_head_response(c) == 0);
+	CHECK_STR(out_text(&c->rs.out),
+	          "HTTP/1.1 204 No Content\r\n"
+	          "content-security-policy: default-src 'self'; img-src *\r\n"
+	          "Content-Security-Policy-Report-Only: frame-ancestors "
+	          "'none'\r\n" FRAME_CSP "\r\n");
 	done(e);
 }
 
@@ -204,7 +330,8 @@ response_without_reason_gets_one(void)
 	                0) == HPE_PAUSED);
 	CHECK(edge_head_response(c) == 0);
 	CHECK_STR(out_text(&c->rs.out),
-	          "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n");
+	          "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n" FRAME_CSP
+	          "\r\n");
 	done(e);
 }
 
@@ -349,13 +476,19 @@ main(void)
 	static const struct unit_test tests[] = {
 	    {"request head: Host and X-Forwarded-*, in any pieces",
 	     request_head_is_rewritten},
-	    {"request head: X-Forwarded-For appended, -Proto kept",
-	     forwarded_headers_are_appended_or_kept},
+	    {"request head: the client's X-Forwarded-* and Forwarded replaced",
+	     forwarded_headers_are_replaced},
+	    {"request head: framing written canonically",
+	     framing_is_rewritten_canonically},
+	    {"request head: ambiguous framing refused (400)",
+	     ambiguous_framing_is_refused},
 	    {"request head: a repeated Host is found", repeated_host_is_seen},
 	    {"request head: too many lines fail the parse",
 	     too_many_header_lines_fail},
-	    {"response head: X-Frame-Options dropped, the rest kept",
-	     response_loses_x_frame_options},
+	    {"response head: X-Frame-Options replaced by frame-ancestors",
+	     response_may_be_framed_by_the_console_only},
+	    {"response head: an app's CSP loses only frame-ancestors",
+	     app_policy_keeps_all_but_frame_ancestors},
 	    {"response head: an empty reason phrase is filled",
 	     response_without_reason_gets_one},
 	    {"page: warming answer for browsers and machines",

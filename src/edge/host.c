@@ -1,0 +1,44 @@
+/*
+ * Preview host names: "s-<sandbox id>-<port>.preview.<domain>[:port]",
+ * any case, from a request's Host header.  A pure function of its
+ * bytes and the configured domain, so the fuzz target runs it alone
+ * (tests/fuzz/fuzz_edge_head.c).  The id must be a ULID (ulid_parse
+ * gives its canonical form), the port 1-65535 in decimal without a
+ * sign; anything else, or another domain, is no preview.
+ */
+#include <ctype.h>
+#include <string.h>
+#include <strings.h>
+
+#include "edge/internal.h"
+
+bool
+edge_host_parse(const char *domain, const char *host, size_t len,
+                char id[ULID_LEN + 1], int *port)
+{
+	const char *end = host + len, *p;
+	char raw[ULID_LEN + 1];
+	size_t dlen = strlen(domain);
+	long v = 0;
+
+	p = memchr(host, ':', len);
+	if (p)
+		end = p; /* drop :port */
+	if (end - host < (long)(2 + ULID_LEN + 2 + 9 + dlen) ||
+	    strncasecmp(host, "s-", 2) != 0)
+		return false;
+	memcpy(raw, host + 2, ULID_LEN);
+	raw[ULID_LEN] = '\0';
+	if (!ulid_parse(raw, id) || host[2 + ULID_LEN] != '-')
+		return false;
+	for (p = host + 3 + ULID_LEN; p < end && isdigit((unsigned char)*p);
+	     p++)
+		if ((v = v * 10 + (*p - '0')) > 65535)
+			return false;
+	if (p == host + 3 + ULID_LEN || v < 1 || end - p != 9 + (long)dlen ||
+	    strncasecmp(p, ".preview.", 9) != 0 ||
+	    strncasecmp(p + 9, domain, dlen) != 0)
+		return false;
+	*port = (int)v;
+	return true;
+}

@@ -22,6 +22,7 @@
  * when it repeats a secret of the request.
  */
 #include "core/credentials.h"
+#include "core/oauth_internal.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -54,85 +55,11 @@ who(const char *owner)
 	return buf;
 }
 
-void
-cred_oauth_wipe(struct cred_oauth *o)
-{
-	vault_wipe(o, sizeof(*o));
-}
-
-/* Frees an object after wiping its strings (tokens, codes). */
-static void
-jv_free_wiped(struct jv *o)
-{
-	void *it = NULL;
-	const char *k;
-	struct jv *v;
-
-	if (o == NULL)
-		return;
-	if (jv_type(o) == JV_OBJECT)
-		while (jv_each(o, &it, &k, &v))
-			if (jv_type(v) == JV_STRING)
-				vault_wipe((char *)jv_str(v), jv_str_len(v));
-	jv_free(o);
-}
-
 static void
 buf_release_wiped(struct buf *b)
 {
 	vault_wipe(b->data, b->cap);
 	buf_release(b);
-}
-
-/* Printable ASCII only: a token goes into a header line. */
-static int
-take_token(const struct jv *o, const char *key,
-           char out[CRED_OAUTH_TOKEN_MAX + 1])
-{
-	const struct jv *v = jv_get(o, key);
-	const char *s = jv_str(v);
-	size_t n = jv_str_len(v);
-
-	if (s == NULL || n == 0 || n > CRED_OAUTH_TOKEN_MAX)
-		return -1;
-	for (size_t i = 0; i < n; i++)
-		if ((unsigned char)s[i] < 0x21 || (unsigned char)s[i] > 0x7e)
-			return -1;
-	memcpy(out, s, n + 1);
-	return 0;
-}
-
-static void
-take_scope(const struct jv *o, struct cred_oauth *out)
-{
-	const struct jv *v = jv_get(o, "scope");
-
-	if (jv_str(v) && jv_str_len(v) < sizeof(out->scope))
-		memcpy(out->scope, jv_str(v), jv_str_len(v) + 1);
-}
-
-static int
-row_parse(const char *text, size_t len, struct cred_oauth *o)
-{
-	char err[128];
-	struct jv *j = jv_parse(text, len, 4, err, sizeof(err));
-	const struct jv *r;
-	int rc = -1;
-
-	memset(o, 0, sizeof(*o));
-	if (j && jv_type(j) == JV_OBJECT &&
-	    take_token(j, "access_token", o->access_token) == 0) {
-		r = jv_get(j, "refresh_token");
-		rc = jv_str_len(r) == 0 || take_token(j, "refresh_token",
-		                                      o->refresh_token) == 0
-		         ? 0
-		         : -1;
-		o->expires_at = jv_int(jv_get(j, "expires_at"));
-		o->needs_login = jv_is_true(jv_get(j, "needs_login"));
-		take_scope(j, o);
-	}
-	jv_free_wiped(j);
-	return rc;
 }
 
 int
@@ -143,7 +70,7 @@ cred_oauth_get(struct core *c, const char *owner, struct cred_oauth *out)
 	                          CRED_OAUTH_AGENT, &s);
 
 	memset(out, 0, sizeof(*out));
-	if (rc == 0 && row_parse(s.data, s.len, out) < 0) {
+	if (rc == 0 && cred_oauth_row_parse(s.data, s.len, out) < 0) {
 		log_error("agents: %s: the stored login of %s does not parse",
 		          CRED_OAUTH_AGENT, who(owner));
 		cred_oauth_wipe(out);
@@ -174,7 +101,7 @@ row_save(struct core *c, const char *owner, const struct cred_oauth *o,
 		jv_set_bool(j, "needs_login", true);
 	buf_init(&b, 0);
 	rc = jv_dump(j, &b);
-	jv_free_wiped(j);
+	cred_jv_free_wiped(j);
 	if (rc == 0 && connect)
 		rc = store_agent_connect(c->store, owner, CRED_OAUTH_AGENT,
 		                         STORE_SECRET_AGENT_OAUTH, b.data,
@@ -236,45 +163,6 @@ cred_oauth_authorize_url(const struct config *cfg, const char *challenge,
 	return n < 0 || (size_t)n >= len ? -1 : 0;
 }
 
-int
-cred_oauth_parse(const char *text, size_t len, int64_t now_ms,
-                 const struct cred_oauth *old, struct cred_oauth *out,
-                 char *why, size_t whylen)
-{
-	char err[128];
-	struct jv *j = jv_parse(text, len, 8, err, sizeof(err));
-	const struct jv *r;
-	double secs;
-	int rc = -1;
-
-	memset(out, 0, sizeof(*out));
-	if (old) {
-		memcpy(out->refresh_token, old->refresh_token,
-		       sizeof(out->refresh_token));
-		memcpy(out->scope, old->scope, sizeof(out->scope));
-	}
-	r = j ? jv_get(j, "refresh_token") : NULL;
-	if (j == NULL || jv_type(j) != JV_OBJECT) {
-		snprintf(why, whylen, "it is not a JSON object");
-	} else if (take_token(j, "access_token", out->access_token) < 0) {
-		snprintf(why, whylen, "it has no usable access_token");
-	} else if (r && jv_type(r) != JV_NULL && jv_str_len(r) != 0 &&
-	           take_token(j, "refresh_token", out->refresh_token) < 0) {
-		snprintf(why, whylen, "its refresh_token is not usable");
-	} else {
-		secs = jv_num(jv_get(j, "expires_in"));
-		out->expires_at = secs > 0 && secs < 1e9
-		                      ? now_ms + (int64_t)(secs * 1000)
-		                      : 0;
-		take_scope(j, out);
-		rc = 0;
-	}
-	jv_free_wiped(j);
-	if (rc < 0)
-		cred_oauth_wipe(out);
-	return rc;
-}
-
 struct answer {
 	struct buf body;
 	bool too_big;
@@ -312,7 +200,7 @@ token_post(const struct config *cfg, struct jv *req, const atomic_bool *stop,
 	a->too_big = false;
 	buf_init(&body, 0);
 	rc = jv_dump(req, &body);
-	jv_free_wiped(req);
+	cred_jv_free_wiped(req);
 	*status = 0;
 	if (rc < 0) {
 		buf_release_wiped(&body);
@@ -388,7 +276,7 @@ snippet(const struct buf *ans, const char *const *secrets, size_t nsecrets,
 		if (shows(tmp, secrets[i]))
 			snprintf(out, len, "(not shown: it repeats a secret)");
 	vault_wipe(tmp, sizeof(tmp));
-	jv_free_wiped(j);
+	cred_jv_free_wiped(j);
 }
 
 int

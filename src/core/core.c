@@ -1,6 +1,7 @@
 /*
  * core setup: the instance id, the lock stripes, the activity table,
- * the runtime queue and the hooks.  The instance id is
+ * the routing table (filled from the store here, before reconcile and
+ * before any thread), the runtime queue and the hooks.  The instance id is
  * stored in the database on first start; it labels and names this
  * daemon's containers, so two daemons (say, a test run beside a real
  * install) on one Docker engine never touch each other's sandboxes.
@@ -12,6 +13,7 @@
 #include <sys/random.h>
 
 #include "core/activity.h"
+#include "core/routes.h"
 #include "core/runtime.h"
 #include "lib/log.h"
 #include "ws/usage.h"
@@ -51,8 +53,18 @@ core_init(struct core *c, const struct config *cfg, struct store *store,
 		pthread_mutex_init(&c->locks[i], NULL);
 	pthread_mutex_init(&c->proxy_mu, NULL);
 	atomic_init(&c->stopping, false);
-	if ((c->act = activity_new()) == NULL || runtime_init(c) < 0)
+	if ((c->act = activity_new()) == NULL ||
+	    (c->routes = routes_new()) == NULL || runtime_init(c) < 0)
 		return -1;
+	/*
+	 * A row the store cannot read fails the whole list; the daemon
+	 * starts anyway (as it did when the edge read rows one by one), and
+	 * rows written from now on are routed.
+	 */
+	if (routes_load(c->routes, store) < 0)
+		log_error("cannot read the sandboxes for the edge's routing "
+		          "table: previews of the others say \"no such "
+		          "sandbox\" until they are started or stopped");
 	return instance_load(c);
 }
 
@@ -62,6 +74,8 @@ core_release(struct core *c)
 	runtime_free(c);
 	activity_free(c->act);
 	c->act = NULL;
+	routes_free(c->routes);
+	c->routes = NULL;
 	pthread_mutex_destroy(&c->proxy_mu);
 	for (int i = 0; i < CORE_LOCK_STRIPES; i++)
 		pthread_mutex_destroy(&c->locks[i]);

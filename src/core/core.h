@@ -24,6 +24,7 @@
 
 struct activity;
 struct preview;
+struct routes;
 struct runtime;
 struct sbnet;
 struct tasks;
@@ -53,11 +54,12 @@ struct core {
 	bool watcher_started;
 	/* Set once when the daemon stops: every core thread's loop ends. */
 	atomic_bool stopping;
-	struct activity *act; /* activity.c: last use and start, in memory */
-	struct preview *pv;   /* preview.c: wakes (made by serve) */
-	struct tasks *tasks;  /* task.c: tasks being followed (serve) */
-	struct sbnet *net;    /* sbnet.c: the sandbox network and its rules */
-	struct runtime *rt;   /* runtime.c: sandboxes to configure */
+	struct activity *act;  /* activity.c: last use and start, in memory */
+	struct preview *pv;    /* preview.c: wakes (made by serve) */
+	struct routes *routes; /* routes.c: the edge's view of each sandbox */
+	struct tasks *tasks;   /* task.c: tasks being followed (serve) */
+	struct sbnet *net;     /* sbnet.c: the sandbox network and its rules */
+	struct runtime *rt;    /* runtime.c: sandboxes to configure */
 	pthread_mutex_t proxy_mu;
 	char proxy_url[96]; /* "http://<addr>:<port>" once it listens */
 	pthread_t reaper;
@@ -115,6 +117,15 @@ int core_app_delete(struct core *c, const struct app *app, struct err *e);
  * listens). */
 void core_set_proxy_url(struct core *c, const char *addr, unsigned port);
 void core_proxy_url(struct core *c, char *out, size_t len);
+
+/*
+ * Sets the routing table's entry of id from its row (or drops it when
+ * the row is gone), for writes that change the row in SQL (an exit) rather
+ * than from a struct sandbox in hand.  Called with id's lock held, so it
+ * cannot interleave with a lifecycle write of the same sandbox.  Reads the
+ * store: never on the edge's loop.
+ */
+void core_route_refresh(struct core *c, const char *id);
 
 /* Serializes operations on one sandbox id (striped; never nest two). */
 void core_sandbox_lock(struct core *c, const char *id);

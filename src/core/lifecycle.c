@@ -9,6 +9,10 @@
  * leaves either a row without a container (recreated on start) or a
  * workspace in the trash (emptied at start), never a lost workspace under
  * a live row.
+ *
+ * Every write of a row is followed, under the same sandbox lock, by the
+ * routing table's copy of it (core/routes.c), so the edge sees what the
+ * store says without reading it.
  */
 #include "core/core.h"
 
@@ -20,6 +24,7 @@
 #include "core/gitops.h"
 #include "core/manifest.h"
 #include "core/activity.h"
+#include "core/routes.h"
 #include "core/runtime.h"
 #include "core/sbnet.h"
 #include "ws/workspace.h"
@@ -44,6 +49,29 @@ void
 core_sandbox_unlock(struct core *c, const char *id)
 {
 	pthread_mutex_unlock(lock_for(c, id));
+}
+
+void
+core_route_refresh(struct core *c, const char *id)
+{
+	struct sandbox sb;
+	int rc = store_sandbox_get(c->store, id, &sb);
+
+	if (rc == 0)
+		routes_put(c->routes, &sb);
+	else if (rc == STORE_NOT_FOUND)
+		routes_drop(c->routes, id);
+}
+
+/* Writes the row and, when that worked, the routing table's copy. */
+static int
+row_update(struct core *c, struct sandbox *sb)
+{
+	int rc = store_sandbox_update(c->store, sb);
+
+	if (rc == 0)
+		routes_put(c->routes, sb);
+	return rc;
 }
 
 void
@@ -187,7 +215,7 @@ create_failed(struct core *c, struct sandbox *sb, const char *msg)
 	docker_remove(c->docker, name, ignored);
 	mark(sb, SANDBOX_ERROR, "create_failed");
 	snprintf(sb->error_message, sizeof(sb->error_message), "%s", msg);
-	store_sandbox_update(c->store, sb);
+	row_update(c, sb);
 	log_warn("sandbox %s: create failed: %s", sb->id, msg);
 }
 
@@ -248,6 +276,11 @@ core_sandbox_create(struct core *c, const struct app *app, const int *ports,
 		                       "first");
 	if (rc != 0)
 		return ERR_INTERNAL(e, "database error");
+	/* "creating": the edge says "starting".  From the row, under the
+	 * lock: a delete may have come between the insert and here. */
+	core_sandbox_lock(c, sb->id);
+	core_route_refresh(c, sb->id);
+	core_sandbox_unlock(c, sb->id);
 	/* Its own token for the credential proxy (a task makes one later
 	 * if this fails). */
 	cred_new_proxy_token(c, sb->id);
@@ -296,7 +329,7 @@ core_sandbox_create(struct core *c, const struct app *app, const int *ports,
 	container_started(c, sb);
 	mark(sb, SANDBOX_RUNNING, "");
 	sb->last_active_at = clock_now();
-	rc = store_sandbox_update(c->store, sb);
+	rc = row_update(c, sb);
 	pthread_mutex_unlock(mu);
 	if (rc != 0)
 		return ERR_INTERNAL(e, "database error");
@@ -371,7 +404,7 @@ core_sandbox_start(struct core *c, const char *id, struct sandbox *sb,
 	sb->oom_killed = false;
 	sb->stopped_at = 0;
 	sb->last_active_at = clock_now();
-	rc = store_sandbox_update(c->store, sb);
+	rc = row_update(c, sb);
 	pthread_mutex_unlock(mu);
 	runtime_schedule(c, id);
 	log_info("sandbox %s: started", id);
@@ -410,7 +443,7 @@ core_sandbox_stop_why(struct core *c, const char *id, const char *why,
 	mark(sb, SANDBOX_STOPPED, why);
 	sb->container_ip[0] = '\0';
 	sb->stopped_at = clock_now();
-	rc = store_sandbox_update(c->store, sb);
+	rc = row_update(c, sb);
 	pthread_mutex_unlock(mu);
 	log_info("sandbox %s: stopped (%s)", id, why);
 	return rc ? ERR_INTERNAL(e, "database error") : 0;
@@ -435,6 +468,7 @@ core_sandbox_delete(struct core *c, const char *id, struct err *e)
 		                                       "workspace"));
 	rc = store_sandbox_delete(c->store, id);
 	if (rc == 0) {
+		routes_drop(c->routes, id);
 		core_hooks_run(c, CORE_SANDBOX_DELETED, id);
 		cred_drop_proxy_token(c, id);
 	}

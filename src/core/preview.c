@@ -2,10 +2,14 @@
  * Preview routing: resolve, wakes, admission (host names are parsed by
  * the edge, src/edge/host.c).
  *
- * The edge's loop calls in here for every request, so nothing here may
- * block on Docker: a stopped sandbox gets a wake thread (at most one per
- * sandbox at a time — twenty first requests share one container start)
- * and the caller answers "waking" at once.  Use and start times live in
+ * The edge's loop calls in here for every new app connection, so nothing
+ * here may wait on Docker, the store or a sandbox's lock: what a sandbox
+ * is (address, state, ports) comes from the routing table
+ * (core/routes.c), which lifecycle and the watcher keep in step with the
+ * store, and an unknown id costs one lookup there.  A stopped sandbox
+ * gets a wake thread (at most one per sandbox at a time — twenty first
+ * requests share one container start) and the caller answers "waking"
+ * at once.  Use and start times live in
  * core/activity.c; here only the wake state of each sandbox (waking, and
  * the last failure to show once), in a fixed array with linear probing.
  * When it is full the entry touched longest ago that is not waking is
@@ -20,6 +24,7 @@
 #include <string.h>
 
 #include "core/activity.h"
+#include "core/routes.h"
 #include "lib/hash.h"
 #include "lib/clock.h"
 #include "lib/log.h"
@@ -144,10 +149,10 @@ wake_begin(struct core *c, struct pv_entry *pe)
 }
 
 static bool
-port_declared(const struct sandbox *sb, int port)
+port_declared(const struct route *rt, int port)
 {
-	for (int i = 0; i < sb->nports; i++)
-		if (sb->ports[i] == port)
+	for (int i = 0; i < rt->nports; i++)
+		if (rt->ports[i] == port)
 			return true;
 	return false;
 }
@@ -189,33 +194,31 @@ void
 preview_resolve(struct core *c, const char *id, int port,
                 struct preview_target *t)
 {
-	struct sandbox sb;
+	struct route rt;
 
 	memset(t, 0, sizeof(*t));
 	snprintf(t->id, sizeof(t->id), "%s", id);
 	t->port = port;
 	t->state = PREVIEW_UNKNOWN;
-	if (store_sandbox_get(c->store, id, &sb) != 0) {
+	if (!routes_get(c->routes, id, &rt)) {
 		snprintf(t->message, sizeof(t->message), "no such sandbox");
 		return;
 	}
-	if (!port_declared(&sb, port)) {
+	if (!port_declared(&rt, port)) {
 		snprintf(t->message, sizeof(t->message),
 		         "port %d is not declared by this sandbox", port);
 		return;
 	}
 	activity_touch(c->act, id);
-	if (sb.status == SANDBOX_ERROR) {
+	if (rt.state == SANDBOX_ERROR) {
 		t->state = PREVIEW_FAILED;
-		snprintf(t->message, sizeof(t->message), "%s",
-		         sb.error_message);
-	} else if (sb.status == SANDBOX_RUNNING && sb.container_ip[0] &&
-	           inet_pton(AF_INET, sb.container_ip, &t->addr.sin_addr) ==
-	               1) {
+		snprintf(t->message, sizeof(t->message), "%s", rt.error);
+	} else if (rt.state == SANDBOX_RUNNING && rt.has_addr) {
 		t->state = PREVIEW_UP;
 		t->addr.sin_family = AF_INET;
+		t->addr.sin_addr = rt.addr;
 		t->addr.sin_port = htons((uint16_t)port);
-	} else if (sb.status == SANDBOX_STOPPED) {
+	} else if (rt.state == SANDBOX_STOPPED) {
 		resolve_asleep(c, t);
 	} else {
 		t->state = PREVIEW_STARTING; /* creating, or no address yet */
@@ -227,16 +230,16 @@ preview_resolve(struct core *c, const char *id, int port,
 void
 preview_connect_failed(struct core *c, struct preview_target *t)
 {
-	struct sandbox sb;
+	struct route rt;
 	int64_t since = activity_since_start_ms(c->act, t->id);
 
 	/*
-	 * Not seen starting since this daemon started: the row's last
-	 * update is when its container started, near enough.
+	 * Not seen starting since this daemon started: the row's update
+	 * that made it running is when its container started, near enough.
 	 */
-	if (since < 0 && store_sandbox_get(c->store, t->id, &sb) == 0 &&
-	    sb.status == SANDBOX_RUNNING)
-		since = (clock_now() - sb.updated_at) * 1000;
+	if (since < 0 && routes_get(c->routes, t->id, &rt) &&
+	    rt.state == SANDBOX_RUNNING)
+		since = (clock_now() - rt.started_at) * 1000;
 	if (since >= 0 && since < c->cfg->wake_ready_s * 1000) {
 		t->state = PREVIEW_STARTING;
 		t->retry_after_s = 1;

@@ -1,8 +1,9 @@
 /*
  * preview: what the edge needs from the control plane, without blocking.
  * The edge's event loop calls these for every request; they read the
- * store (microseconds), never call Docker, and start wakes on the wake
- * thread.  Every request counts as activity (core/activity.h).
+ * routing table (core/routes.h, its own short lock), never the store or
+ * Docker, and start wakes on a wake thread.  Every request counts as activity
+ * (core/activity.h).
  */
 #ifndef CORE_PREVIEW_H
 #define CORE_PREVIEW_H

@@ -13,7 +13,9 @@
  * its sandbox's status within a second.  When the stream breaks, the
  * engine is presumed down: the thread pings once a second and, when the
  * engine answers again, reconciles (events were missed meanwhile) and
- * resubscribes.  Nothing here ever exits the daemon.
+ * resubscribes.  Each row written here is copied into the routing table
+ * (core/routes.c) under the sandbox's lock.  Nothing here ever exits the
+ * daemon.
  */
 #include "core/core.h"
 
@@ -22,6 +24,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/routes.h"
 #include "ws/workspace.h"
 #include "lib/clock.h"
 #include "lib/log.h"
@@ -68,11 +71,13 @@ reconcile_running(struct core *c, struct sandbox *sb)
 		sb->status = SANDBOX_STOPPED;
 		snprintf(sb->status_reason, sizeof(sb->status_reason),
 		         "container_missing");
-		store_sandbox_update(c->store, sb);
+		if (store_sandbox_update(c->store, sb) == 0)
+			routes_put(c->routes, sb);
 		log_info("reconcile: sandbox %s: container missing", sb->id);
 	} else if (rc == DOCKER_OK && !st.running) {
 		store_sandbox_mark_exited(c->store, sb->id, st.exit_code,
 		                          st.oom_killed);
+		core_route_refresh(c, sb->id);
 		log_info("reconcile: sandbox %s: container exited (%d%s)",
 		         sb->id, st.exit_code, st.oom_killed ? ", OOM" : "");
 	}
@@ -114,7 +119,8 @@ reconcile_row(const struct sandbox *row, void *arg)
 		snprintf(sb.error_message, sizeof(sb.error_message),
 		         "interrupted while creating (the daemon stopped); "
 		         "create a new sandbox to replace it");
-		store_sandbox_update(c->store, &sb);
+		if (store_sandbox_update(c->store, &sb) == 0)
+			routes_put(c->routes, &sb);
 		log_warn("reconcile: sandbox %s was interrupted while "
 		         "creating",
 		         sb.id);
@@ -177,6 +183,13 @@ on_event(const struct jv *ev, void *arg)
 		                              st.oom_killed) == 0)
 			log_info("sandbox %s: container exited (%d%s)", sid,
 			         st.exit_code, st.oom_killed ? ", OOM" : "");
+		/*
+		 * The edge's copy, under the sandbox's lock so a start or
+		 * stop in flight puts its row first (this waits for it).
+		 */
+		core_sandbox_lock(c, sid);
+		core_route_refresh(c, sid);
+		core_sandbox_unlock(c, sid);
 	}
 }
 

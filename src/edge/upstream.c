@@ -5,8 +5,9 @@
  * connection already holds an idle keep-alive connection to the same
  * sandbox and port, the request goes there without asking the control
  * plane again: that connection closes when the container stops, and the
- * next request then resolves afresh (preview_resolve reads the store,
- * and a keep-alive benchmark should not pay that per request).  Otherwise
+ * next request then resolves afresh (preview_resolve is a lookup in the
+ * routing table, under its lock, and a keep-alive benchmark should not
+ * pay even that per request).  Otherwise
  * the target is resolved, and anything but PREVIEW_UP is answered with
  * a page; PREVIEW_UP gets a non-blocking connect whose failure (refused,
  * unreachable, EDGE_CONNECT_TIMEOUT_MS) asks preview_connect_failed()

@@ -1,0 +1,311 @@
+/*
+ * Unit tests of the routing table (src/core/routes.c) and of the
+ * preview answers built on it (src/core/preview.c).  The preview tests
+ * run with no store at all (c.store is NULL), so a store call on the
+ * resolve path would crash them: that is the promise the edge's loop
+ * relies on.
+ */
+#include <arpa/inet.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/preview.h"
+#include "core/routes.h"
+#include "lib/clock.h"
+#include "store_fixture.h"
+#include "unit.h"
+
+static void
+make_row(struct sandbox *sb, enum sandbox_state st, const char *ip)
+{
+	memset(sb, 0, sizeof(*sb));
+	ulid_new(sb->id);
+	ulid_new(sb->app_id);
+	sb->status = st;
+	snprintf(sb->container_ip, sizeof(sb->container_ip), "%s", ip);
+	snprintf(sb->image, sizeof(sb->image), "img:1");
+	snprintf(sb->idle_policy, sizeof(sb->idle_policy), "sleep");
+	sb->ports[0] = 3000;
+	sb->ports[1] = 5173;
+	sb->nports = 2;
+	sb->created_at = sb->updated_at = clock_now();
+}
+
+static void
+put_get_drop(void)
+{
+	struct routes *r = routes_new();
+	struct sandbox sb;
+	struct route rt;
+	char ip[INET_ADDRSTRLEN];
+
+	make_row(&sb, SANDBOX_RUNNING, "172.30.0.7");
+	CHECK(routes_put(r, &sb) == 0);
+	CHECK(routes_count(r) == 1);
+	CHECK(routes_get(r, sb.id, &rt));
+	CHECK_STR(rt.id, sb.id);
+	CHECK(rt.state == SANDBOX_RUNNING);
+	CHECK(rt.has_addr);
+	inet_ntop(AF_INET, &rt.addr, ip, sizeof(ip));
+	CHECK_STR(ip, "172.30.0.7");
+	CHECK(rt.nports == 2 && rt.ports[0] == 3000 && rt.ports[1] == 5173);
+	CHECK(!routes_get(r, "01ARZ3NDEKTSV4RRFFQ69G5FAV", &rt));
+
+	/* a stop clears the address; the same entry is updated */
+	sb.status = SANDBOX_STOPPED;
+	sb.container_ip[0] = '\0';
+	CHECK(routes_put(r, &sb) == 0);
+	CHECK(routes_count(r) == 1);
+	CHECK(routes_get(r, sb.id, &rt));
+	CHECK(rt.state == SANDBOX_STOPPED && !rt.has_addr);
+
+	routes_drop(r, sb.id);
+	routes_drop(r, sb.id); /* twice is harmless */
+	CHECK(routes_count(r) == 0);
+	CHECK(!routes_get(r, sb.id, &rt));
+	routes_free(r);
+}
+
+static void
+started_at_follows_starts(void)
+{
+	struct routes *r = routes_new();
+	struct sandbox sb;
+	struct route rt;
+
+	make_row(&sb, SANDBOX_RUNNING, "172.30.0.8");
+	sb.updated_at = 1000;
+	routes_put(r, &sb);
+	sb.updated_at = 2000; /* an OOM mark: still the same start */
+	routes_put(r, &sb);
+	CHECK(routes_get(r, sb.id, &rt) && rt.started_at == 1000);
+	sb.status = SANDBOX_STOPPED;
+	sb.updated_at = 3000;
+	routes_put(r, &sb);
+	sb.status = SANDBOX_RUNNING;
+	sb.updated_at = 4000; /* started again */
+	routes_put(r, &sb);
+	CHECK(routes_get(r, sb.id, &rt) && rt.started_at == 4000);
+	routes_free(r);
+}
+
+static void
+errors_and_bad_addresses(void)
+{
+	struct routes *r = routes_new();
+	struct sandbox sb;
+	struct route rt;
+
+	make_row(&sb, SANDBOX_ERROR, "");
+	snprintf(sb.error_message, sizeof(sb.error_message), "no such image");
+	routes_put(r, &sb);
+	CHECK(routes_get(r, sb.id, &rt));
+	CHECK(rt.state == SANDBOX_ERROR && !rt.has_addr);
+	CHECK_STR(rt.error, "no such image");
+	make_row(&sb, SANDBOX_RUNNING, "not-an-address");
+	routes_put(r, &sb);
+	CHECK(routes_get(r, sb.id, &rt) && !rt.has_addr);
+	routes_free(r);
+}
+
+/* Far more sandboxes than buckets: chains, and drops in their middle. */
+static void
+many_sandboxes(void)
+{
+	enum { N = 5000 };
+	struct routes *r = routes_new();
+	static char ids[N][ULID_LEN + 1];
+	struct sandbox sb;
+	struct route rt;
+	bool ok = true;
+
+	for (int i = 0; i < N; i++) {
+		make_row(&sb, SANDBOX_RUNNING, "172.30.0.9");
+		sb.ports[0] = 1000 + i;
+		memcpy(ids[i], sb.id, sizeof(ids[i]));
+		ok = ok && routes_put(r, &sb) == 0;
+	}
+	CHECK(ok);
+	CHECK(routes_count(r) == N);
+	for (int i = 0; i < N; i += 2)
+		routes_drop(r, ids[i]);
+	CHECK(routes_count(r) == N / 2);
+	for (int i = 0; i < N; i++) {
+		bool found = routes_get(r, ids[i], &rt);
+		ok = ok && found == (i % 2 == 1) &&
+		     (!found || rt.ports[0] == 1000 + i);
+	}
+	CHECK(ok);
+	routes_free(r);
+}
+
+static void
+load_reads_every_row(void)
+{
+	struct store *s = store_fixture_open();
+	struct routes *r = routes_new();
+	struct app a = {0};
+	struct sandbox sb;
+	struct route rt;
+
+	CHECK(s != NULL);
+	ulid_new(a.id);
+	snprintf(a.owner, sizeof(a.owner), "alice");
+	snprintf(a.name, sizeof(a.name), "one");
+	snprintf(a.tags_json, sizeof(a.tags_json), "[]");
+	CHECK(store_app_insert(s, &a) == 0);
+	make_row(&sb, SANDBOX_CREATING, "");
+	snprintf(sb.app_id, sizeof(sb.app_id), "%s", a.id);
+	CHECK(store_sandbox_insert(s, &sb) == 0);
+	sb.status = SANDBOX_RUNNING;
+	snprintf(sb.container_ip, sizeof(sb.container_ip), "172.30.0.10");
+	CHECK(store_sandbox_update(s, &sb) == 0);
+	CHECK(routes_load(r, s) == 0);
+	CHECK(routes_count(r) == 1);
+	CHECK(routes_get(r, sb.id, &rt));
+	CHECK(rt.state == SANDBOX_RUNNING && rt.has_addr);
+	CHECK(rt.started_at == sb.updated_at);
+	routes_free(r);
+	store_fixture_close(s);
+}
+
+struct race {
+	struct routes *r;
+	char id[ULID_LEN + 1];
+	atomic_bool done;
+	atomic_int torn;
+};
+
+/* A reader never sees half a write: running has an address, stopped not. */
+static void *
+race_reader(void *arg)
+{
+	struct race *x = arg;
+	struct route rt;
+
+	while (!x->done)
+		if (routes_get(x->r, x->id, &rt) &&
+		    (rt.state == SANDBOX_RUNNING) != rt.has_addr)
+			x->torn++;
+	return NULL;
+}
+
+static void
+readers_never_see_half_a_write(void)
+{
+	struct race x = {.r = routes_new()};
+	struct sandbox run, stop;
+	pthread_t t[2];
+
+	make_row(&run, SANDBOX_RUNNING, "172.30.0.11");
+	stop = run;
+	stop.status = SANDBOX_STOPPED;
+	stop.container_ip[0] = '\0';
+	memcpy(x.id, run.id, sizeof(x.id));
+	atomic_init(&x.done, false);
+	atomic_init(&x.torn, 0);
+	for (int i = 0; i < 2; i++)
+		pthread_create(&t[i], NULL, race_reader, &x);
+	for (int i = 0; i < 20000; i++) {
+		routes_put(x.r, i % 2 ? &stop : &run);
+		if (i % 1000 == 999)
+			routes_drop(x.r, run.id);
+	}
+	x.done = true;
+	for (int i = 0; i < 2; i++)
+		pthread_join(t[i], NULL);
+	CHECK(x.torn == 0);
+	routes_free(x.r);
+}
+
+static struct config cfg;
+
+/* A core with routes, activity and wakes but no store and no Docker. */
+static void
+core_without_store(struct core *c)
+{
+	memset(c, 0, sizeof(*c));
+	cfg.wake_ready_s = 60;
+	cfg.mem_refuse_pct = 101; /* a stopped sandbox is refused, not woken */
+	c->cfg = &cfg;
+	c->routes = routes_new();
+	c->act = activity_new();
+	preview_init(c);
+}
+
+static void
+core_without_store_free(struct core *c)
+{
+	preview_release(c);
+	activity_free(c->act);
+	routes_free(c->routes);
+}
+
+static void
+preview_answers_from_the_table(void)
+{
+	struct core c;
+	struct sandbox run, stop, err, mk;
+	struct preview_target t;
+
+	core_without_store(&c);
+	make_row(&run, SANDBOX_RUNNING, "172.30.0.12");
+	make_row(&stop, SANDBOX_STOPPED, "");
+	make_row(&err, SANDBOX_ERROR, "");
+	snprintf(err.error_message, sizeof(err.error_message), "bad image");
+	make_row(&mk, SANDBOX_CREATING, "");
+	routes_put(c.routes, &run);
+	routes_put(c.routes, &stop);
+	routes_put(c.routes, &err);
+	routes_put(c.routes, &mk);
+
+	preview_resolve(&c, "01ARZ3NDEKTSV4RRFFQ69G5FAV", 3000, &t);
+	CHECK(t.state == PREVIEW_UNKNOWN);
+	CHECK_STR(t.message, "no such sandbox");
+	preview_resolve(&c, run.id, 8080, &t);
+	CHECK(t.state == PREVIEW_UNKNOWN);
+	CHECK(strstr(t.message, "not declared") != NULL);
+	preview_resolve(&c, run.id, 5173, &t);
+	CHECK(t.state == PREVIEW_UP);
+	CHECK(t.addr.sin_family == AF_INET && ntohs(t.addr.sin_port) == 5173);
+	CHECK(ntohl(t.addr.sin_addr.s_addr) == 0xac1e000c);
+	preview_resolve(&c, err.id, 3000, &t);
+	CHECK(t.state == PREVIEW_FAILED);
+	CHECK_STR(t.message, "bad image");
+	preview_resolve(&c, mk.id, 3000, &t);
+	CHECK(t.state == PREVIEW_STARTING);
+	preview_resolve(&c, stop.id, 3000, &t);
+	CHECK(t.state == PREVIEW_NO_HEADROOM);
+
+	/* not seen starting by this daemon: the table's start time says */
+	preview_resolve(&c, run.id, 3000, &t);
+	preview_connect_failed(&c, &t);
+	CHECK(t.state == PREVIEW_STARTING);
+	run.status = SANDBOX_STOPPED;
+	routes_put(c.routes, &run);
+	run.status = SANDBOX_RUNNING;
+	run.updated_at = clock_now() - 3600;
+	routes_put(c.routes, &run);
+	preview_resolve(&c, run.id, 3000, &t);
+	preview_connect_failed(&c, &t);
+	CHECK(t.state == PREVIEW_NOT_LISTENING);
+	core_without_store_free(&c);
+}
+
+static const struct unit_test tests[] = {
+    {"put, get, drop", put_get_drop},
+    {"started_at follows starts", started_at_follows_starts},
+    {"errors and bad addresses", errors_and_bad_addresses},
+    {"many sandboxes", many_sandboxes},
+    {"load reads every row", load_reads_every_row},
+    {"readers never see half a write", readers_never_see_half_a_write},
+    {"preview answers from the table", preview_answers_from_the_table},
+};
+
+int
+main(void)
+{
+	return UNIT_RUN("routes", tests);
+}

@@ -23,12 +23,6 @@ start_daemon "HTTP_PORT=$EDGE_PORT" SANDBOXD_EDGE_ADDR=127.0.0.1 ||
 	bail "the daemon did not come up"
 EDGE=http://127.0.0.1:$EDGE_PORT
 
-# ecurl HOST PATH [CURL-ARGS…]: curl through the edge with that Host header.
-ecurl() {
-	local host=$1 path=$2
-	shift 2
-	curl -s --max-time 30 -H "Host: $host" "$@" "$EDGE$path"
-}
 
 # edge_get HOST PATH: sets E_STATUS, E_HEADERS (CRs removed), E_BODY.
 edge_get() {

@@ -19,27 +19,10 @@ EDGE_PORT=$(free_port)
 start_daemon "HTTP_PORT=$EDGE_PORT" SANDBOXD_EDGE_ADDR=127.0.0.1 ||
 	bail "the daemon did not come up"
 EDGE=http://127.0.0.1:$EDGE_PORT
-ecurl() {
-	local host=$1 path=$2
-	shift 2
-	curl -s --max-time 30 -H "Host: $host" "$@" "$EDGE$path"
-}
 
 t_begin "setup: the Node app serves through the edge"
-create_app edge-routes && create_sandbox "$APP_ID" ||
-	bail "could not create the sandbox: ${T_ERRS[*]}"
-SB=$SB_ID
-HOST=s-$SB-3000.preview.localhost:$EDGE_PORT
-api PUT "/v1/sandboxes/$SB/files?path=edge-app.js" "@$(dirname "$0")/edge-app.js"
-expect_status 200
-api PUT "/v1/sandboxes/$SB/files?path=sandbox.yaml" 'version: 1
-web:
-  command: node edge-app.js
-  port: 3000
-'
-expect_status 200
+serve_edge_app edge-routes
 up() { [[ $(ecurl "$HOST" /) == "hello from the app" ]]; }
-wait_until 60 up || bail "GET / through the edge: $(ecurl "$HOST" / -i | head -c 300)"
 t_end
 
 t_begin "20,000 unknown hosts and an API storm: a running preview keeps p99 under 100 ms"

@@ -585,6 +585,40 @@ except Exception as e:
 ' "$2" "${3:-GET}" 2>&1 | tail -n 1
 }
 
+# --- the preview edge -----------------------------------------------------------
+
+# ecurl HOST PATH [CURL-ARGS…]: curl through the edge at $EDGE with that
+# Host header.
+ecurl() {
+	local host=$1 path=$2
+	shift 2
+	curl -s --max-time 30 -H "Host: $host" "$@" "$EDGE$path"
+}
+
+# serve_edge_app NAME: an app whose sandbox runs tests/integration/
+# edge-app.js as its web process, answering through the edge ($EDGE,
+# $EDGE_PORT) -> SB, HOST.  Bails when it does not come up.
+serve_edge_app() {
+	create_app "$1" && create_sandbox "$APP_ID" ||
+		bail "could not create the sandbox: ${T_ERRS[*]}"
+	SB=$SB_ID
+	HOST=s-$SB-3000.preview.localhost:$EDGE_PORT
+	api PUT "/v1/sandboxes/$SB/files?path=edge-app.js" "@$IT_ROOT/tests/integration/edge-app.js"
+	expect_status 200
+	api PUT "/v1/sandboxes/$SB/files?path=sandbox.yaml" 'version: 1
+web:
+  command: node edge-app.js
+  port: 3000
+'
+	expect_status 200
+	local i
+	for ((i = 0; i < 600; i++)); do
+		[[ $(ecurl "$HOST" /) == "hello from the app" ]] && return 0
+		sleep 0.1
+	done
+	bail "GET / through the edge: $(ecurl "$HOST" / -i | head -c 300)"
+}
+
 # --- common API steps (set globals; report through t_err) ---------------------
 
 # create_app NAME [EXTRA-JSON-FIELDS] -> APP_ID

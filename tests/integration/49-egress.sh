@@ -243,44 +243,8 @@ stop_saved_daemons() { # cleanup: the daemon not current at the end
 }
 IT_CLEANUP_HOOKS+=(stop_saved_daemons)
 
-# dockerd, stopped and started the way 99-docker-down.sh does it.
-proc_gone() { [[ ! -e /proc/$1 || $(awk '{print $3}' "/proc/$1/stat" 2>/dev/null) == Z ]]; }
-live_dockerd() {
-	local p
-	for p in $(pgrep -x dockerd); do proc_gone "$p" || { echo "$p"; return; }; done
-}
-DOCKERD_PID=$(live_dockerd)
-DOCKERD_CMD=()
-if [[ -n $DOCKERD_PID ]]; then
-	mapfile -d '' -t DOCKERD_CMD <"/proc/$DOCKERD_PID/cmdline"
-fi
-((${#DOCKERD_CMD[@]})) || DOCKERD_CMD=(dockerd)
-start_dockerd() {
-	setsid nohup "${DOCKERD_CMD[@]}" >>/var/log/sandboxd-dockerd.log 2>&1 </dev/null &
-	disown $!
-	wait_until 60 docker_ok
-}
-stop_dockerd() {
-	DOCKERD_PID=$(live_dockerd)
-	[[ -n $DOCKERD_PID ]] || { t_err "no dockerd process"; return 1; }
-	kill -TERM "$DOCKERD_PID"
-	if ! wait_until 60 proc_gone "$DOCKERD_PID"; then
-		note "dockerd did not exit within 60 s of SIGTERM; SIGKILL"
-		kill -KILL "$DOCKERD_PID"
-		sleep 1
-	fi
-	wait_until 10 eval '! docker_ok' || t_err "Docker still answers _ping after dockerd was stopped"
-}
-ensure_dockerd() {
-	docker_ok && return 0
-	echo "# cleanup: starting dockerd again"
-	if [[ -n $(live_dockerd) ]]; then
-		wait_until 60 docker_ok
-	else
-		start_dockerd
-	fi || echo "# cleanup: dockerd does not answer _ping within 60 s"
-}
-IT_CLEANUP_HOOKS+=(ensure_dockerd)
+# dockerd, stopped and started as 99-docker-down.sh does (lib.sh).
+dockerd_remember
 
 table_exists() { nft list table inet "$1" >/dev/null 2>&1; }
 

@@ -9,37 +9,9 @@
 . "$(dirname "$0")/lib.sh"
 need_docker
 
-proc_gone() { [[ ! -e /proc/$1 || $(awk '{print $3}' "/proc/$1/stat" 2>/dev/null) == Z ]]; }
-live_dockerd() { # the pid of the running dockerd (zombies excluded)
-	local p
-	for p in $(pgrep -x dockerd); do proc_gone "$p" || { echo "$p"; return; }; done
-}
-
-DOCKERD_PID=$(live_dockerd)
+dockerd_remember
 [[ -n $DOCKERD_PID ]] || bail "no dockerd process found (Docker answers from elsewhere?)"
-mapfile -d '' -t DOCKERD_CMD <"/proc/$DOCKERD_PID/cmdline"
-((${#DOCKERD_CMD[@]})) || DOCKERD_CMD=(dockerd)
 echo "# dockerd: pid $DOCKERD_PID: ${DOCKERD_CMD[*]}"
-
-start_dockerd() {
-	# As scripts/bootstrap does, in its own session so that the runner's
-	# timeout cannot take it down with this script.
-	# disown: it is not one of this test's jobs, which cleanup kills.
-	setsid nohup "${DOCKERD_CMD[@]}" >>/var/log/sandboxd-dockerd.log 2>&1 </dev/null &
-	disown $!
-	wait_until 60 docker_ok
-}
-
-ensure_dockerd() {
-	docker_ok && return 0
-	echo "# cleanup: starting dockerd again"
-	if [[ -n $(live_dockerd) ]]; then
-		wait_until 60 docker_ok
-	else
-		start_dockerd
-	fi || echo "# cleanup: dockerd does not answer _ping within 60 s"
-}
-IT_CLEANUP_HOOKS+=(ensure_dockerd)
 
 start_daemon || bail "the daemon did not come up (exit status ${DAEMON_RC:-none})"
 
@@ -48,18 +20,6 @@ create_app before && create_sandbox "$APP_ID"
 t_end
 SB=${SB_ID:-}
 [[ -n $SB ]] || bail "no sandbox"
-
-stop_dockerd() {
-	DOCKERD_PID=$(live_dockerd)
-	[[ -n $DOCKERD_PID ]] || { t_err "no dockerd process"; return 1; }
-	kill -TERM "$DOCKERD_PID"
-	if ! wait_until 60 proc_gone "$DOCKERD_PID"; then
-		note "dockerd did not exit within 60 s of SIGTERM; SIGKILL"
-		kill -KILL "$DOCKERD_PID"
-		sleep 1
-	fi
-	wait_until 10 eval '! docker_ok' || t_err "Docker still answers _ping after dockerd was stopped"
-}
 
 t_begin "stop dockerd"
 stop_dockerd

@@ -585,6 +585,58 @@ except Exception as e:
 ' "$2" "${3:-GET}" 2>&1 | tail -n 1
 }
 
+# --- restarting dockerd (tests that stop the engine) ---------------------------
+
+proc_gone() { [[ ! -e /proc/$1 || $(awk '{print $3}' "/proc/$1/stat" 2>/dev/null) == Z ]]; }
+live_dockerd() { # the pid of the running dockerd (zombies excluded)
+	local p
+	for p in $(pgrep -x dockerd); do proc_gone "$p" || { echo "$p"; return; }; done
+}
+
+# dockerd_remember: notes the running dockerd's pid (DOCKERD_PID, empty
+# when none) and command line (DOCKERD_CMD, to start it the same way) and
+# makes cleanup start it again if a test left it stopped.
+dockerd_remember() {
+	DOCKERD_PID=$(live_dockerd)
+	DOCKERD_CMD=()
+	if [[ -n $DOCKERD_PID ]]; then
+		mapfile -d '' -t DOCKERD_CMD <"/proc/$DOCKERD_PID/cmdline"
+	fi
+	((${#DOCKERD_CMD[@]})) || DOCKERD_CMD=(dockerd)
+	IT_CLEANUP_HOOKS+=(ensure_dockerd)
+}
+
+start_dockerd() {
+	# As scripts/bootstrap does, in its own session so that the runner's
+	# timeout cannot take it down with this script.
+	# disown: it is not one of this test's jobs, which cleanup kills.
+	setsid nohup "${DOCKERD_CMD[@]}" >>/var/log/sandboxd-dockerd.log 2>&1 </dev/null &
+	disown $!
+	wait_until 60 docker_ok
+}
+
+stop_dockerd() {
+	DOCKERD_PID=$(live_dockerd)
+	[[ -n $DOCKERD_PID ]] || { t_err "no dockerd process"; return 1; }
+	kill -TERM "$DOCKERD_PID"
+	if ! wait_until 60 proc_gone "$DOCKERD_PID"; then
+		note "dockerd did not exit within 60 s of SIGTERM; SIGKILL"
+		kill -KILL "$DOCKERD_PID"
+		sleep 1
+	fi
+	wait_until 10 eval '! docker_ok' || t_err "Docker still answers _ping after dockerd was stopped"
+}
+
+ensure_dockerd() {
+	docker_ok && return 0
+	echo "# cleanup: starting dockerd again"
+	if [[ -n $(live_dockerd) ]]; then
+		wait_until 60 docker_ok
+	else
+		start_dockerd
+	fi || echo "# cleanup: dockerd does not answer _ping within 60 s"
+}
+
 # --- the preview edge -----------------------------------------------------------
 
 # ecurl HOST PATH [CURL-ARGS…]: curl through the edge at $EDGE with that

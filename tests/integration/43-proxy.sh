@@ -19,14 +19,7 @@ PLOG=$IT_TMP/provider.log
 PPORT=$(free_port)
 
 # The provider accepts both keys (anthropic takes KEY, openai OKEY).
-python3 "$IT_ROOT/tests/fake-provider/provider.py" --port "$PPORT" --bind 127.0.0.1 \
-	--log "$PLOG" --expect-key "$KEY" --expect-key "$OKEY" \
-	>"$IT_TMP/provider.out" 2>&1 &
-PROV_PID=$!
-kill_provider() { kill "$PROV_PID" 2>/dev/null; }
-IT_CLEANUP_HOOKS+=(kill_provider)
-wait_until 10 grep -q listening "$IT_TMP/provider.out" ||
-	bail "the fake provider did not start: $(cat "$IT_TMP/provider.out")"
+start_fake_provider --expect-key "$KEY" --expect-key "$OKEY"
 
 PROXY_PORT=$(free_port)
 start_daemon SANDBOXD_PROXY_PORT="$PROXY_PORT" \

@@ -16,14 +16,7 @@ KEY=sk-ant-real-$RANDOM$RANDOM$RANDOM$RANDOM
 OKEY=sk-oc-real-$RANDOM$RANDOM$RANDOM$RANDOM
 PLOG=$IT_TMP/provider.log
 PPORT=$(free_port)
-python3 "$IT_ROOT/tests/fake-provider/provider.py" --port "$PPORT" --bind 127.0.0.1 \
-	--log "$PLOG" --expect-key "$KEY" --expect-key "$OKEY" \
-	>"$IT_TMP/provider.out" 2>&1 &
-PROV_PID=$!
-kill_provider() { kill "$PROV_PID" 2>/dev/null; }
-IT_CLEANUP_HOOKS+=(kill_provider)
-wait_until 10 grep -q listening "$IT_TMP/provider.out" ||
-	bail "the fake provider did not start: $(cat "$IT_TMP/provider.out")"
+start_fake_provider --expect-key "$KEY" --expect-key "$OKEY"
 
 PROXY_PORT=$(free_port)
 start_daemon SANDBOXD_PROXY_PORT="$PROXY_PORT" \

@@ -19,14 +19,7 @@ KI=sk-ant-instance-$RANDOM$RANDOM$RANDOM$RANDOM
 PLOG=$IT_TMP/provider.log
 PPORT=$(free_port)
 
-python3 "$IT_ROOT/tests/fake-provider/provider.py" --port "$PPORT" --bind 127.0.0.1 \
-	--log "$PLOG" --expect-key "$KA" --expect-key "$KB" --expect-key "$KI" \
-	>"$IT_TMP/provider.out" 2>&1 &
-PROV_PID=$!
-kill_provider() { kill "$PROV_PID" 2>/dev/null; }
-IT_CLEANUP_HOOKS+=(kill_provider)
-wait_until 10 grep -q listening "$IT_TMP/provider.out" ||
-	bail "the fake provider did not start: $(cat "$IT_TMP/provider.out")"
+start_fake_provider --expect-key "$KA" --expect-key "$KB" --expect-key "$KI"
 touch "$PLOG"
 
 PROXY_PORT=$(free_port)

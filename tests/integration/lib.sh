@@ -585,6 +585,25 @@ except Exception as e:
 ' "$2" "${3:-GET}" 2>&1 | tail -n 1
 }
 
+# --- the fake model provider ------------------------------------------------------
+
+# start_fake_provider PROVIDER-ARGS…: tests/fake-provider/provider.py on
+# 127.0.0.1:$PPORT (a free port when PPORT is unset), logging to $PLOG
+# ($IT_TMP/provider.log when unset), stopped at cleanup.  The credential
+# proxy reaches it from the host; sandboxes cannot.  Bails when it does
+# not come up.
+start_fake_provider() {
+	PPORT=${PPORT:-$(free_port)}
+	PLOG=${PLOG:-$IT_TMP/provider.log}
+	python3 "$IT_ROOT/tests/fake-provider/provider.py" --port "$PPORT" --bind 127.0.0.1 \
+		--log "$PLOG" "$@" >"$IT_TMP/provider.out" 2>&1 &
+	PROV_PID=$!
+	IT_CLEANUP_HOOKS+=(kill_fake_provider)
+	wait_until 10 grep -q listening "$IT_TMP/provider.out" ||
+		bail "the fake provider did not start: $(cat "$IT_TMP/provider.out")"
+}
+kill_fake_provider() { kill "$PROV_PID" 2>/dev/null; }
+
 # --- restarting dockerd (tests that stop the engine) ---------------------------
 
 proc_gone() { [[ ! -e /proc/$1 || $(awk '{print $3}' "/proc/$1/stat" 2>/dev/null) == Z ]]; }

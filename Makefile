@@ -33,7 +33,7 @@ SUP_SRC    := $(wildcard src/supervisor/*.c)
 UNIT_SRC   := $(wildcard tests/unit/test_*.c)
 UNIT_BIN   := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 
-.PHONY: all check unit integration lint fmt asan fuzz image bench clean
+.PHONY: all check unit integration lint fmt asan fuzz image bench clean console
 
 all: $(BUILD)/sandboxd $(BUILD)/sandboxd-init
 
@@ -77,6 +77,28 @@ check: all $(UNIT_BIN)
 
 lint:
 	@scripts/lint
+
+# The web console (console/, Preact + Vite) into $(BUILD)/console, which
+# the daemon serves (SANDBOXD_CONSOLE_DIR).  Needs node and npm; the daemon
+# itself does not.  `npm ci` runs again only when the lockfile changed.
+# The lockfile names no registry: it keeps integrity hashes only (npm's
+# omit-lockfile-registry-resolved), and npm ci fetches from whatever
+# registry npm is set up with.
+CONSOLE_SRC := $(shell find console/src console/public -type f 2>/dev/null) \
+               console/index.html console/vite.config.js
+console: $(BUILD)/console/index.html
+
+console/node_modules/.ci-stamp: console/package-lock.json console/package.json
+	@if grep -q '"resolved"' console/package-lock.json; then \
+		echo "console/package-lock.json names a registry: run" \
+		     "'npm install --omit-lockfile-registry-resolved' in console/"; \
+		exit 1; fi
+	cd console && npm ci --no-audit --no-fund
+	@touch $@
+
+$(BUILD)/console/index.html: console/node_modules/.ci-stamp $(CONSOLE_SRC)
+	@echo "  VITE    $(BUILD)/console"
+	@cd console && CONSOLE_OUT=$(abspath $(BUILD))/console npm run --silent build >/dev/null
 
 fmt:
 	clang-format -i $$(git ls-files '*.c' '*.h')

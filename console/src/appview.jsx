@@ -1,0 +1,261 @@
+import {useState, useRef} from 'preact/hooks';
+import {useLocation} from 'preact-iso';
+import {get, post, del, enc} from './api.js';
+import {useLoad, usePoll, ErrorText, Note, StatusBadge, setTitle} from './ui.jsx';
+import {Chat} from './chat.jsx';
+import {Files} from './files.jsx';
+import {Git} from './git.jsx';
+import {Config} from './config.jsx';
+
+async function loadApp(id) {
+	const app = await get('/v1/apps/' + enc(id));
+	const sandbox = app.current_sandbox_id ? await get('/v1/sandboxes/' + enc(app.current_sandbox_id)).catch((e) => {
+		if (e.status === 404) return null;
+		throw e;
+	}) : null;
+	return {app, sandbox};
+}
+
+const tabs = [
+	['', 'Build'],
+	['files', 'Files'],
+	['git', 'Git'],
+	['config', 'Config'],
+];
+
+export function AppShell({params}) {
+	const id = params.id;
+	const tab = params.tab || '';
+	const st = useLoad(() => loadApp(id), [id]);
+	const {app, sandbox} = st.data || {};
+	const settling = sandbox && (sandbox.status === 'creating' || sandbox.active_task_id ||
+		(sandbox.status === 'running' && sandbox.preview && sandbox.preview.status !== 'ready'));
+	usePoll(st.reload, settling ? 1500 : 5000, !!st.data);
+	setTitle(app ? app.name : 'App');
+	if (st.error && !st.data)
+		return <main class="page"><ErrorText error={st.error} /><p><a href="/apps">Back to your apps</a></p></main>;
+	if (!app) return <main class="page" aria-busy="true"><p>Loading…</p></main>;
+	if (!tabs.some(([t]) => t === tab))
+		return <main class="page"><h1>Page not found</h1><p><a href={'/apps/' + enc(id)}>Back to {app.name}</a></p></main>;
+	return (
+		<main class="app">
+			<div class="app-head">
+				<h1>{app.name}</h1>
+				{sandbox ? <StatusBadge status={sandbox.status} /> : <StatusBadge status="none" />}
+				<nav aria-label="App sections" class="tabs">
+					{tabs.map(([t, label]) => (
+						<a key={t} href={'/apps/' + enc(id) + (t ? '/' + t : '')} aria-current={t === tab ? 'page' : undefined}>{label}</a>
+					))}
+				</nav>
+				<SandboxControls app={app} sandbox={sandbox} onChange={st.reload} />
+			</div>
+			{sandbox && sandbox.status === 'error' && (
+				<p class="error" role="alert">The sandbox failed{sandbox.error_message ? ': ' + sandbox.error_message : '.'} Delete it and make a new one to try again.</p>
+			)}
+			{sandbox && sandbox.status === 'stopped' && sandbox.status_reason && sandbox.status_reason !== 'stopped' && (
+				<Note>The sandbox was stopped: {stopWords[sandbox.status_reason] || sandbox.status_reason}.</Note>
+			)}
+			{!sandbox && <NoSandbox app={app} onChange={st.reload} />}
+			{sandbox && tab === '' && (
+				<div class="split">
+					<Chat sandbox={sandbox} onChange={st.reload} />
+					<div class="side">
+						<Preview sandbox={sandbox} onChange={st.reload} />
+						<Processes sandbox={sandbox} />
+					</div>
+				</div>
+			)}
+			{sandbox && tab === 'files' && <Files sandbox={sandbox} />}
+			{tab === 'git' && <Git app={app} sandbox={sandbox} onChange={st.reload} />}
+			{tab === 'config' && <Config app={app} />}
+		</main>
+	);
+}
+
+const stopWords = {
+	idle: 'nobody used it for a while (it wakes when you open the preview or send a task)',
+	pressure: 'the host ran short of memory',
+	exited: 'its main process ended',
+	oom_killed: 'it ran out of memory',
+	container_missing: 'its container was gone',
+	interrupted: 'sandboxd stopped while it was being made',
+};
+
+function NoSandbox({app, onChange}) {
+	const [busy, setBusy] = useState(false);
+	const [error, setError] = useState(null);
+	const make = async () => {
+		setBusy(true);
+		setError(null);
+		try { await post('/v1/apps/' + enc(app.id) + '/sandbox', {}); onChange(); } catch (e) { setError(e); } finally { setBusy(false); }
+	};
+	return (
+		<div class="card">
+			<p>This app has no sandbox, so nothing runs and there are no files yet.</p>
+			<button class="primary" disabled={busy} onClick={make}>{app.git ? 'Clone the repository and start' : 'Make a sandbox and start'}</button>
+			{busy && <Note>{app.git ? 'Cloning the repository…' : 'Starting…'}</Note>}
+			<ErrorText error={error} />
+		</div>
+	);
+}
+
+function SandboxControls({app, sandbox, onChange}) {
+	const {route} = useLocation();
+	const [busy, setBusy] = useState(false);
+	const [error, setError] = useState(null);
+	const act = async (fn) => {
+		setBusy(true);
+		setError(null);
+		try { await fn(); onChange(); } catch (e) { setError(e); } finally { setBusy(false); }
+	};
+	const sb = sandbox && '/v1/sandboxes/' + enc(sandbox.id);
+	return (
+		<div class="controls">
+			{sandbox && sandbox.status === 'running' && (
+				<button disabled={busy} onClick={() => act(() => post(sb + '/stop', {}))}>Stop</button>
+			)}
+			{sandbox && sandbox.status === 'stopped' && (
+				<button disabled={busy} onClick={() => act(() => post(sb + '/start', {}))}>Start</button>
+			)}
+			{sandbox && (
+				<button disabled={busy} class="danger" onClick={() => {
+					if (confirm('Delete this sandbox? Its container and all its files go; the app stays and can get a new one.'))
+						act(() => del(sb));
+				}}>Delete sandbox</button>
+			)}
+			<button disabled={busy} class="danger" onClick={() => {
+				if (confirm(`Delete the app “${app.name}” with its sandbox, files and settings?`))
+					act(async () => { await del('/v1/apps/' + enc(app.id)); route('/apps'); });
+			}}>Delete app</button>
+			{busy && <span class="muted" role="status">Working…</span>}
+			<ErrorText error={error} />
+		</div>
+	);
+}
+
+const previewState = {
+	down: 'The app is stopped. Start it to see the preview.',
+	starting: 'Warming up: the app is starting…',
+	none: 'This app has no web page (it declares no web process).',
+};
+
+export function Preview({sandbox, onChange}) {
+	const p = sandbox.preview || {status: 'down'};
+	const frame = useRef(null);
+	const [n, setN] = useState(0);
+	const [copied, setCopied] = useState('');
+	const copy = async () => {
+		try {
+			await navigator.clipboard.writeText(p.url);
+			setCopied('Copied the address.');
+		} catch (_) {
+			setCopied('Copy failed: select the address and copy it.');
+		}
+		setTimeout(() => setCopied(''), 3000);
+	};
+	const notListening = p.status === 'starting' && p.detail;
+	return (
+		<section class="preview" aria-label="Preview">
+			<div class="preview-bar">
+				<input aria-label="Preview address" readOnly value={p.url || ''} onFocus={(e) => e.currentTarget.select()} />
+				<button onClick={() => setN(n + 1)} disabled={p.status !== 'ready'} aria-label="Reload the preview">Reload</button>
+				<a class="button" href={p.url} target="_blank" rel="noopener noreferrer" aria-label="Open the preview in a new tab">Open</a>
+				<button onClick={copy} disabled={!p.url}>Copy URL</button>
+			</div>
+			{copied && <p class="note" role="status">{copied}</p>}
+			{p.status === 'ready' ? (
+				<iframe key={n} ref={frame} src={p.url} title={'Preview of the app on port ' + p.port}
+					sandbox="allow-scripts allow-same-origin allow-forms allow-popups allow-modals allow-downloads" />
+			) : (
+				<div class={'preview-state ps-' + p.status} role="status">
+					{p.status === 'error' ? (
+						<>
+							<strong>The app's web page is in error.</strong>
+							<p>{p.detail || 'Its web process crashed or stopped answering.'} Look at the web process's log below.</p>
+						</>
+					) : notListening ? (
+						<>
+							<strong>Nothing answers on port {p.port} yet.</strong>
+							<p>{p.detail}</p>
+						</>
+					) : (
+						<p>{previewState[p.status] || p.status}{p.detail ? ' ' + p.detail : ''}</p>
+					)}
+					{p.status === 'down' && sandbox.status === 'stopped' && (
+						<StartButton sandbox={sandbox} onChange={onChange} />
+					)}
+				</div>
+			)}
+		</section>
+	);
+}
+
+function StartButton({sandbox, onChange}) {
+	const [busy, setBusy] = useState(false);
+	const [error, setError] = useState(null);
+	return (
+		<>
+			<button class="primary" disabled={busy} onClick={async () => {
+				setBusy(true);
+				try { await post('/v1/sandboxes/' + enc(sandbox.id) + '/start', {}); onChange(); } catch (e) { setError(e); } finally { setBusy(false); }
+			}}>Start the app</button>
+			<ErrorText error={error} />
+		</>
+	);
+}
+
+const procWords = {starting: 'starting', running: 'running', backoff: 'crashed, restarting soon', crashloop: 'keeps crashing (not restarted any more)', stopped: 'stopped', exited: 'exited'};
+
+function Processes({sandbox}) {
+	const procs = sandbox.processes || [];
+	const [open, setOpen] = useState(null);
+	if (!procs.length && sandbox.status !== 'running') return null;
+	return (
+		<section class="procs" aria-label="Processes">
+			<h2>Processes</h2>
+			{sandbox.manifest && sandbox.manifest.valid === false && (
+				<p class="error">sandbox.yaml is invalid: {sandbox.manifest.error}</p>
+			)}
+			{!procs.length && <p class="muted">No process runs yet.</p>}
+			<ul>
+				{procs.map((p) => (
+					<li key={p.name}>
+						<span class="proc-name">{p.name}</span> <span class="muted">({p.kind === 'web' ? 'web page' : 'background'}{p.port ? ', port ' + p.port : ''})</span>{' '}
+						{procWords[p.state] || p.state}{p.restarts ? `, restarted ${p.restarts}×` : ''}{p.exit_code != null ? `, exit code ${p.exit_code}` : ''}{' '}
+						<button class="link" aria-expanded={open === p.name} onClick={() => setOpen(open === p.name ? null : p.name)}>
+							{open === p.name ? 'Hide log' : 'Show log'}<span class="sr-only"> of {p.name}</span>
+						</button>
+						<RestartButton sandbox={sandbox} name={p.name} />
+						{open === p.name && <Log sandbox={sandbox} name={p.name} />}
+					</li>
+				))}
+			</ul>
+		</section>
+	);
+}
+
+function RestartButton({sandbox, name}) {
+	const [busy, setBusy] = useState(false);
+	const [error, setError] = useState(null);
+	return (
+		<>
+			<button class="link" disabled={busy || sandbox.status !== 'running'} onClick={async () => {
+				setBusy(true);
+				setError(null);
+				try { await post(`/v1/sandboxes/${enc(sandbox.id)}/processes/${enc(name)}/restart`, {}); } catch (e) { setError(e); } finally { setBusy(false); }
+			}}>Restart<span class="sr-only"> {name}</span></button>
+			<ErrorText error={error} />
+		</>
+	);
+}
+
+function Log({sandbox, name}) {
+	const log = useLoad(() => get(`/v1/sandboxes/${enc(sandbox.id)}/processes/${enc(name)}/logs?tail=200`), [sandbox.id, name]);
+	usePoll(log.reload, 3000, true);
+	return (
+		<div class="log">
+			<ErrorText error={log.error} />
+			<pre tabIndex={0} aria-label={'Log of ' + name}>{log.data ? log.data.lines.join('\n') || '(empty)' : 'Loading…'}</pre>
+		</div>
+	);
+}

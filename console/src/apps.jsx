@@ -12,7 +12,7 @@ async function loadApps() {
 
 // A name from the first words of a description.
 function nameFrom(text) {
-	const w = text.replace(/\s+/g, ' ').trim().split(' ').slice(0, 6).join(' ');
+	const w = text.replace(/\[\[[^\]]*\]\]/g, ' ').replace(/\s+/g, ' ').trim().split(' ').slice(0, 6).join(' ');
 	return (w.length > 60 ? w.slice(0, 60) : w) || 'New app';
 }
 
@@ -58,7 +58,7 @@ function PromptCreate() {
 		<form class="card" onSubmit={submit} aria-labelledby="pc-title">
 			<h2 id="pc-title">Describe your app</h2>
 			<p>Say what you want in plain words. sandboxd makes the app, starts it and asks the agent to build it.</p>
-			<label for="pc-text" class="sr-only">Describe your app</label>
+			<label for="pc-text" class="sr-only">What your app should do</label>
 			<textarea id="pc-text" rows={4} value={text} required
 				placeholder="A to-do list where I can tick items off and filter by done"
 				onInput={(e) => setText(e.currentTarget.value)} />

@@ -1,0 +1,378 @@
+// The console's flow in a real browser (Debian's Chromium driven by
+// playwright-core), against the daemon 60-console.sh started.  Prints one
+// "ok CASE" or "not ok CASE" line per case, with "# " lines saying why;
+// after a failed case the later ones, which build on it, are not run.
+//
+// Environment (set by 60-console.sh): CONSOLE_URL, API_URL, TOKEN (the
+// first-start token: tenant default, the console's), SETUP_CODE,
+// GIT_REMOTE, GIT_HOST, GIT_TOKEN, SHOTS (where screenshots go, optional),
+// CHROMIUM (default /usr/bin/chromium).
+import {execFileSync} from 'node:child_process';
+import {join} from 'node:path';
+
+// playwright-core is a devDependency of the console (console/package-lock.json).
+const {chromium} = await import(new URL('../../console/node_modules/playwright-core/index.mjs', import.meta.url));
+
+const env = process.env;
+const CONSOLE = env.CONSOLE_URL;
+const origin = new URL(CONSOLE);
+const PASSWORD = 'correct horse battery ' + Math.random().toString(36).slice(2);
+const AGENT_KEY = 'sk-ant-console-test-' + Math.random().toString(36).slice(2) + 'WXYZ';
+const T = 120000;
+
+let failed = false;
+async function step(name, fn) {
+	if (failed) {
+		console.log(`not ok ${name}\n# not run: an earlier case failed`);
+		return;
+	}
+	try {
+		await fn();
+		console.log(`ok ${name}`);
+	} catch (e) {
+		failed = true;
+		console.log(`not ok ${name}`);
+		for (const l of String(e && e.stack ? e.stack : e).split('\n').slice(0, 12)) console.log('# ' + l);
+	}
+}
+function assert(cond, msg) {
+	if (!cond) throw new Error(msg);
+}
+
+async function api(method, path, body, headers = {}) {
+	const r = await fetch(env.API_URL + path, {
+		method,
+		headers: {authorization: 'Bearer ' + env.TOKEN, ...headers},
+		body,
+	});
+	const text = await r.text();
+	return {status: r.status, text, headers: r.headers, json: () => JSON.parse(text)};
+}
+
+// A request through the edge to the console's /v1 with the browser's cookie.
+async function viaConsole(method, path, {cookie, csrf, originHdr, body} = {}) {
+	const h = {'content-type': 'application/json'};
+	if (cookie) h.cookie = cookie;
+	if (csrf) h['x-csrf-token'] = csrf;
+	if (originHdr) h.origin = originHdr;
+	const r = await fetch(CONSOLE + path, {method, headers: h, body});
+	const text = await r.text();
+	let code = null;
+	try { code = JSON.parse(text).error.code; } catch (_) { /* not an error */ }
+	return {status: r.status, code, text};
+}
+
+// launch() gives the browser a fresh profile of its own (a new temp dir).
+const browser = await chromium.launch({
+	executablePath: env.CHROMIUM || '/usr/bin/chromium',
+	headless: true,
+	args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+		'--disable-background-networking', '--disable-component-update', '--disable-sync'],
+});
+const ctx = await browser.newContext({viewport: {width: 1400, height: 860}, serviceWorkers: 'block'});
+const page = await ctx.newPage();
+page.setDefaultTimeout(30000);
+
+// Every request the page or its frames make, every body the console got.
+const requests = [];
+const bodies = [];
+const problems = [];
+ctx.on('request', (r) => requests.push(r.url()));
+ctx.on('response', async (r) => {
+	const u = new URL(r.url());
+	if (u.host === origin.host && u.pathname.startsWith('/v1/') && !u.pathname.endsWith('/events')) {
+		try { bodies.push(u.pathname + ' ' + (await r.text())); } catch (_) { /* a stream or gone */ }
+	}
+});
+page.on('console', (m) => {
+	if (m.type() === 'error' && /Content Security Policy|Refused to/.test(m.text())) problems.push(m.text());
+});
+page.on('pageerror', (e) => problems.push('page error: ' + e.message));
+page.on('dialog', (d) => d.accept());
+
+const shot = async (name) => {
+	if (env.SHOTS) await page.screenshot({path: join(env.SHOTS, name + '.png')});
+};
+const sessionCookie = async () => (await ctx.cookies(CONSOLE)).find((c) => c.name === 'sbx_session');
+const cookieHeader = async () => {
+	const c = await sessionCookie();
+	return c ? `${c.name}=${c.value}` : '';
+};
+const csrfToken = async () => (await (await page.request.get(CONSOLE + '/v1/auth/status')).json()).csrf_token;
+
+let appId, sbId, appPath;
+
+await step('first visit: the setup page; a wrong setup code is refused', async () => {
+	await page.goto(CONSOLE + '/apps/01ARZ3NDEKTSV4RRFFQ69G5FAV/files');
+	await page.waitForURL(/\/signin\?next=/);
+	await page.getByRole('heading', {name: 'Set up sandboxd'}).waitFor();
+	await shot('signin-setup');
+	await page.getByLabel('Setup code').fill('WRNG-CODE-XXXX');
+	await page.getByLabel(/New password/).fill(PASSWORD);
+	await page.getByLabel('Repeat the password').fill(PASSWORD);
+	await page.getByRole('button', {name: /Set password/}).click();
+	await page.getByRole('alert').waitFor();
+	assert(page.url().includes('/signin'), 'left the sign-in page with a wrong code: ' + page.url());
+	assert(!(await sessionCookie()), 'a session cookie was set for a wrong setup code');
+	const r = await viaConsole('POST', '/v1/auth/setup', {body: JSON.stringify({password: PASSWORD})});
+	assert(r.status === 403 || r.status === 400, `setup without a code answered ${r.status}: ${r.text}`);
+	const a = await viaConsole('GET', '/v1/apps');
+	assert(a.status === 401, `GET /v1/apps before sign-in answered ${a.status}`);
+});
+
+await step('setup with the code sets the password and signs in; deep link kept', async () => {
+	await page.getByLabel('Setup code').fill(env.SETUP_CODE);
+	await page.getByRole('button', {name: /Set password/}).click();
+	// The deep link asked for before sign-in is where it goes (an unknown app: its error).
+	await page.waitForURL(/\/apps\/01ARZ3NDEKTSV4RRFFQ69G5FAV\/files$/);
+	await page.goto(CONSOLE + '/apps');
+	await page.getByRole('heading', {name: 'Apps'}).waitFor();
+});
+
+await step('session cookie: HttpOnly, SameSite=Strict, not readable by scripts', async () => {
+	const c = await sessionCookie();
+	assert(c, 'no sbx_session cookie');
+	assert(c.httpOnly, 'not HttpOnly');
+	assert(c.sameSite === 'Strict', 'SameSite is ' + c.sameSite);
+	assert(c.secure === false, 'Secure on plain http (the browser would drop it)');
+	assert(c.path === '/', 'path ' + c.path);
+	const seen = await page.evaluate(() => document.cookie);
+	assert(!seen.includes('sbx_session'), 'document.cookie shows the session');
+});
+
+await step('CSRF: a cookie write needs the token and the console origin', async () => {
+	const cookie = await cookieHeader();
+	const csrf = await csrfToken();
+	assert(csrf, 'no csrf_token in /v1/auth/status');
+	const body = JSON.stringify({name: 'csrf-probe'});
+	let r = await viaConsole('POST', '/v1/apps', {cookie, body});
+	assert(r.status === 403 && r.code === 'csrf_failed', `no token: ${r.status} ${r.text}`);
+	r = await viaConsole('POST', '/v1/apps', {cookie, csrf: 'x' + csrf.slice(1), body});
+	assert(r.status === 403 && r.code === 'csrf_failed', `wrong token: ${r.status} ${r.text}`);
+	r = await viaConsole('POST', '/v1/apps', {cookie, csrf, originHdr: 'http://evil.example', body});
+	assert(r.status === 403 && r.code === 'csrf_failed', `foreign Origin: ${r.status} ${r.text}`);
+	// From the page itself, a write without the header is refused too.
+	const st = await page.evaluate(async () => (await fetch('/v1/apps', {method: 'POST', headers: {'content-type': 'application/json'}, body: '{"name":"x"}'})).status);
+	assert(st === 403, 'in-page write without the token: ' + st);
+	const apps = (await api('GET', '/v1/apps')).json().apps;
+	assert(!apps.some((a) => a.name === 'csrf-probe' || a.name === 'x'), 'a refused write made an app');
+});
+
+await step('log out, a wrong password is refused, log in again', async () => {
+	await page.getByRole('button', {name: 'Log out'}).click();
+	await page.getByRole('heading', {name: 'Sign in to sandboxd'}).waitFor();
+	assert(!(await sessionCookie()), 'the cookie stayed after logout');
+	await page.getByLabel('Password').fill('not the password');
+	await page.getByRole('button', {name: 'Sign in'}).click();
+	await page.getByRole('alert').waitFor();
+	await page.getByLabel('Password').fill(PASSWORD);
+	await page.getByRole('button', {name: 'Sign in'}).click();
+	await page.getByRole('heading', {name: 'Apps'}).waitFor();
+});
+
+await step('create an app from a template; the preview shows it', async () => {
+	await page.getByRole('button', {name: /New app from a template/}).click();
+	await page.getByLabel('Name').fill('console test');
+	await page.locator('#na-preset').selectOption('react-vite');
+	await page.getByRole('button', {name: 'Create app'}).click();
+	await page.waitForURL(/\/apps\/[0-9A-Z]{26}$/, {timeout: T});
+	appPath = new URL(page.url()).pathname;
+	appId = appPath.split('/')[2];
+	sbId = (await api('GET', '/v1/apps/' + appId)).json().current_sandbox_id;
+	assert(sbId, 'the app has no sandbox');
+	const frame = page.frameLocator('iframe[title^="Preview"]');
+	await frame.getByRole('heading', {name: 'Your React app is running'}).waitFor({timeout: T});
+	await page.getByText('Running', {exact: true}).first().waitFor();
+});
+
+await step('a prompt runs: phases, tool calls and done in the chat; reload mid-task re-attaches', async () => {
+	await page.getByLabel('What should the agent do?').fill('add a todo list [[fake:sleep=6]]');
+	await page.getByRole('button', {name: 'Send'}).click();
+	const log = page.locator('.current');
+	await log.getByText('The agent is working').waitFor({timeout: T});
+	await log.getByText('working… 1').waitFor({timeout: T});
+	await page.getByRole('button', {name: 'Cancel the task'}).waitFor();
+	await shot('app-chat-running');
+	// Reload mid-task: the page finds active_task_id and follows the task again.
+	await page.reload();
+	await page.locator('.current').getByText('working… 1').waitFor({timeout: T});
+	await page.locator('.current').getByText(/working… [45]/).waitFor({timeout: T});
+	await page.locator('.current .tool').filter({hasText: 'src/App.jsx'}).first().waitFor({timeout: T});
+	await page.locator('.current .outcome').getByText('Done').waitFor({timeout: T});
+	const n1 = await page.locator('.current').getByText('working… 1', {exact: true}).count();
+	assert(n1 === 1, `"working… 1" shown ${n1} times after the re-attach`);
+	for (const phase of ['Starting the task', 'Saving a checkpoint of your files', 'Checking that the app builds']) {
+		assert(await page.locator('.current .phase').getByText(phase).count() >= 1, 'phase missing: ' + phase);
+	}
+	assert(await page.locator('.current .build').count() === 1, 'no build result');
+	const tools = await page.locator('.current .tool').allInnerTexts();
+	assert(tools.some((t) => /read/.test(t)) && tools.some((t) => /write|edit/.test(t)), 'tool calls: ' + JSON.stringify(tools));
+	assert(!(await page.getByRole('button', {name: 'Cancel the task'}).count()), 'Cancel still offered after done');
+	await page.getByRole('button', {name: 'Revert this task'}).waitFor();
+});
+
+await step('the preview shows the change', async () => {
+	const frame = page.frameLocator('iframe[title^="Preview"]');
+	try {
+		await frame.getByRole('heading', {name: 'Todo list'}).waitFor({timeout: 15000});
+	} catch (_) {
+		await page.getByRole('button', {name: 'Reload the preview'}).click();
+		await frame.getByRole('heading', {name: 'Todo list'}).waitFor({timeout: T});
+	}
+	await shot('app-chat-preview');
+});
+
+await step('files: the editor loads lazily; edit and save', async () => {
+	const before = requests.filter((u) => /\/assets\/editor-/.test(u)).length;
+	assert(before === 0, 'the editor was loaded before a file was opened');
+	await page.getByRole('link', {name: 'Files'}).click();
+	await page.waitForURL(/\/files/);
+	await page.getByRole('button', {name: /src\/$/}).click();
+	await page.getByRole('button', {name: /App\.jsx$/}).click();
+	const editor = page.locator('.cm-content');
+	await editor.waitFor();
+	assert(requests.some((u) => /\/assets\/editor-/.test(u)), 'no editor chunk was fetched');
+	await page.getByText('Todo list').first().waitFor();
+	await editor.click();
+	await page.keyboard.press('Control+End');
+	await page.keyboard.type('\n// edited in the console\n');
+	await page.getByRole('button', {name: 'Save'}).click();
+	await page.getByRole('status').getByText('Saved.').waitFor();
+	const r = await api('GET', `/v1/sandboxes/${sbId}/files/content?path=src/App.jsx`);
+	assert(r.text.includes('// edited in the console'), 'the saved file lacks the edit');
+	await shot('files-editor');
+});
+
+await step('files: a change made underneath is a conflict, not an overwrite', async () => {
+	const theirs = (await api('GET', `/v1/sandboxes/${sbId}/files/content?path=src/App.jsx`)).text + '// written by someone else\n';
+	const w = await api('PUT', `/v1/sandboxes/${sbId}/files?path=src/App.jsx`, theirs);
+	assert(w.status === 200, 'API write: ' + w.status + ' ' + w.text);
+	await page.locator('.cm-content').click();
+	await page.keyboard.press('Control+End');
+	await page.keyboard.type('// mine\n');
+	await page.getByRole('button', {name: 'Save'}).click();
+	await page.getByRole('alert').getByText('This file changed since you opened it').waitFor();
+	const now = (await api('GET', `/v1/sandboxes/${sbId}/files/content?path=src/App.jsx`)).text;
+	assert(now === theirs, 'the console overwrote the change made underneath');
+	await shot('files-conflict');
+	await page.getByRole('button', {name: /Load their version/}).click();
+	await page.locator('.cm-content').getByText('// written by someone else').waitFor();
+});
+
+await step('files: new file, rename, delete', async () => {
+	await page.getByRole('button', {name: 'New file'}).click();
+	await page.getByLabel('New file path').fill('notes/hello.txt');
+	await page.getByRole('button', {name: 'Create'}).click();
+	await page.getByText('Made notes/hello.txt.').waitFor();
+	await page.getByRole('button', {name: 'Rename'}).click();
+	await page.getByLabel(/New path for/).fill('notes/renamed.txt');
+	await page.getByRole('button', {name: 'Rename', exact: true}).last().click();
+	await page.getByText('Renamed to notes/renamed.txt.').waitFor();
+	let r = await api('GET', `/v1/sandboxes/${sbId}/files/content?path=notes/renamed.txt`);
+	assert(r.status === 200, 'renamed file: ' + r.status);
+	await page.getByRole('button', {name: 'Delete'}).click();
+	await page.getByText('Deleted notes/renamed.txt.').waitFor();
+	r = await api('GET', `/v1/sandboxes/${sbId}/files/content?path=notes/renamed.txt`);
+	assert(r.status === 404, 'deleted file: ' + r.status);
+});
+
+await step('settings: a git credential with a user name', async () => {
+	await page.getByRole('link', {name: 'Settings'}).click();
+	await page.getByRole('link', {name: 'Git credentials'}).click();
+	await page.waitForURL(/\/settings\/git$/);
+	await page.getByLabel('Name').fill('local');
+	await page.getByLabel(/^Host/).fill(env.GIT_HOST);
+	await page.getByLabel(/User name/).fill('agent');
+	await page.getByLabel('Token').fill(env.GIT_TOKEN);
+	await page.getByRole('button', {name: 'Save credential'}).click();
+	await page.getByRole('cell', {name: env.GIT_HOST}).waitFor();
+	assert(!(await page.content()).includes(env.GIT_TOKEN), 'the git token is on the page');
+});
+
+await step('git: set the remote, commit the selected files, push to a named branch', async () => {
+	await page.goto(CONSOLE + appPath + '/git');
+	await page.getByRole('heading', {name: 'Changes'}).waitFor();
+	await page.getByLabel('Repository URL (https)').fill(env.GIT_REMOTE);
+	await page.getByLabel('Credential').selectOption({label: `local (${env.GIT_HOST}, agent)`});
+	await page.getByRole('button', {name: 'Save remote'}).click();
+	await page.getByText('The remote was saved.').waitFor();
+	await page.getByRole('checkbox').first().waitFor();
+	await shot('git');
+	await page.getByLabel('Commit message').fill('todo list from the console');
+	await page.getByRole('button', {name: /^Commit \d+ file/}).click();
+	await page.getByText(/^Committed \d+ file/).waitFor({timeout: T});
+	await page.getByLabel(/Branch to create on/).fill('console/todo');
+	await page.getByRole('button', {name: 'Push'}).click();
+	await page.getByText(/Pushed to the branch console\/todo/).waitFor({timeout: T});
+	const out = execFileSync('git', ['ls-remote', env.GIT_REMOTE_AUTH, 'refs/heads/console/todo']).toString();
+	assert(/refs\/heads\/console\/todo/.test(out), 'the branch is not on the git server: ' + out);
+	// A push to main is refused, in words.
+	await page.getByLabel(/Branch to create on/).fill('main');
+	await page.getByRole('button', {name: 'Push'}).click();
+	await page.getByRole('alert').getByText(/only pushes to new branches/).waitFor();
+});
+
+await step('settings: add an agent key, see it connected, never see the key again', async () => {
+	await page.goto(CONSOLE + '/settings/agents');
+	const card = page.locator('section.card').filter({has: page.getByRole('heading', {name: 'Claude Code'})});
+	await card.getByLabel(/API key/).fill(AGENT_KEY);
+	await card.getByRole('button', {name: 'Save key'}).click();
+	await page.locator('section.card').filter({has: page.getByRole('heading', {name: 'Claude Code'})})
+		.getByText('Connected', {exact: true}).waitFor();
+	await page.reload();
+	const c2 = page.locator('section.card').filter({has: page.getByRole('heading', {name: 'Claude Code'})});
+	await c2.getByText('Connected', {exact: true}).waitFor();
+	await c2.getByText('…' + AGENT_KEY.slice(-4)).waitFor();
+	await shot('settings-agents');
+	assert(!(await page.content()).includes(AGENT_KEY), 'the key is on the page');
+	assert(!bodies.some((b) => b.includes(AGENT_KEY)), 'an API answer held the key');
+	// The chat's agent choice comes from /v1/agents: Claude Code is connected there.
+	await page.goto(CONSOLE + appPath);
+	const opts = await page.getByLabel('Agent', {exact: true}).locator('option').allInnerTexts();
+	assert(opts.some((o) => o === 'Claude Code'), 'agent choices: ' + JSON.stringify(opts));
+});
+
+await step('stop and start the sandbox', async () => {
+	await page.goto(CONSOLE + appPath);
+	await page.getByRole('button', {name: 'Stop', exact: true}).click();
+	await page.getByText('The app is stopped. Start it to see the preview.').waitFor({timeout: T});
+	await page.locator('.app-head .badge').getByText('Stopped').waitFor();
+	await shot('app-stopped');
+	await page.getByRole('button', {name: 'Start', exact: true}).click();
+	await page.locator('.app-head .badge').getByText('Running').waitFor({timeout: T});
+	await page.frameLocator('iframe[title^="Preview"]').getByRole('heading', {name: 'Todo list'}).waitFor({timeout: T});
+});
+
+await step('apps list and instance screens', async () => {
+	await page.goto(CONSOLE + '/apps');
+	await page.getByRole('link', {name: 'console test'}).waitFor();
+	await shot('apps');
+	await page.goto(CONSOLE + '/settings/instance');
+	await page.getByText('Version').waitFor();
+	await shot('settings-instance');
+	// Back returns to the apps list, inside the console.
+	await page.goBack();
+	await page.waitForURL(/\/apps$/);
+});
+
+await step('log out: the API refuses the old cookie', async () => {
+	const cookie = await cookieHeader();
+	await page.getByRole('button', {name: 'Log out'}).click();
+	await page.getByRole('heading', {name: 'Sign in to sandboxd'}).waitFor();
+	const r = await viaConsole('GET', '/v1/apps', {cookie});
+	assert(r.status === 401, 'the old cookie still works: ' + r.status);
+});
+
+await step('no request left the console’s origin and the previews', async () => {
+	const re = new RegExp(`^s-[0-9a-z]{26}-[0-9]+\\.preview\\.${origin.hostname.replace(/^console\./, '').replace(/\./g, '\\.')}(:${origin.port})?$`, 'i');
+	const bad = requests.filter((u) => {
+		const x = new URL(u);
+		if (x.protocol === 'data:' || x.protocol === 'blob:') return false;
+		return x.host !== origin.host && !re.test(x.host);
+	});
+	assert(bad.length === 0, 'requests elsewhere: ' + [...new Set(bad)].slice(0, 10).join(' '));
+	assert(problems.length === 0, 'browser problems: ' + problems.slice(0, 5).join(' | '));
+});
+
+await browser.close();
+process.exit(failed ? 1 : 0);

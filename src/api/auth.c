@@ -112,8 +112,9 @@ auth_init(struct auth **out, struct config *cfg, struct store *store)
 	else if (cfg->auth_disabled_invalid)
 		log_warn("SANDBOXD_API_AUTH_DISABLED is neither true/1 nor "
 		         "false/0; authentication stays ON");
-	if (!a->disabled && ((a->ntokens == 0 && first_token(store) < 0) ||
-	                     session_code_init(store, a->data_dir) < 0)) {
+	if (!a->disabled &&
+	    ((a->ntokens == 0 && first_token(store) < 0) ||
+	     (store && session_code_init(store, a->data_dir) < 0))) {
 		session_limiter_release(&a->limit);
 		free(a);
 		return -1;

@@ -18,6 +18,7 @@
 
 struct api;
 struct evlog_sub;
+struct auth;
 
 struct req {
 	struct api *api;
@@ -32,6 +33,14 @@ struct req {
 	char owner[64]; /* the tenant: the caller's token name */
 	bool operator;  /* may change instance-wide settings (auth_operator) */
 	char request_id[ULID_LEN + 1];
+	/* How the caller authenticated (server.c, signin.c). */
+	enum api_via { API_VIA_NONE, API_VIA_TOKEN, API_VIA_SESSION } via;
+	char session[65]; /* a session's token hash (hex) */
+	char csrf[64];    /* its CSRF token */
+	int64_t session_expires;
+	bool https;           /* PREVIEW_TLS, or X-Forwarded-Proto: https */
+	char client[48];      /* the address the login limit counts */
+	char set_cookie[256]; /* a Set-Cookie to send, or "" */
 };
 
 struct resp {
@@ -40,6 +49,7 @@ struct resp {
 	const char *content_type;
 	char allow[64];           /* for 405 */
 	struct evlog_sub *stream; /* an event stream to send instead of body */
+	int retry_after;          /* seconds, for 429; 0: none */
 };
 
 typedef void (*api_handler)(struct req *, struct resp *);
@@ -135,6 +145,25 @@ void apps_git_push(struct req *, struct resp *);
 void gitcreds_create(struct req *, struct resp *);
 void gitcreds_list(struct req *, struct resp *);
 void gitcreds_delete(struct req *, struct resp *);
+void signin_status(struct req *, struct resp *);
+void signin_setup(struct req *, struct resp *);
+void signin_login(struct req *, struct resp *);
+void signin_logout(struct req *, struct resp *);
+void signin_password(struct req *, struct resp *);
+
+/* The server's authentication state (server.c). */
+struct auth *api_auth(const struct req *r);
+/*
+ * Console sessions for server.c (signin.c).  signin_session: the live
+ * session the request's Cookie names, into r (via, owner "default",
+ * session, csrf; renewed when due, with a new Set-Cookie); 0, or -1
+ * when none.  signin_csrf: a cookie-authenticated write carries the
+ * session's X-CSRF-Token and a matching Origin (0), else -1 with
+ * 403 csrf_failed in w.  signin_origin: only the Origin part.
+ */
+int signin_session(struct req *r, const char *cookie);
+int signin_csrf(struct req *r, struct resp *w);
+int signin_origin(struct req *r, struct resp *w);
 
 /*
  * Git checks shared by apps, credentials and push (gitcreds.c).  A host

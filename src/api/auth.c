@@ -22,6 +22,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "api/session.h"
+#include "core/console.h"
 #include "lib/log.h"
 #include "vault/vault.h"
 
@@ -32,7 +34,11 @@ struct auth_token {
 
 struct auth {
 	bool disabled;
-	char operators[1024]; /* SANDBOXD_OPERATORS */
+	bool tls;                     /* PREVIEW_TLS */
+	char domain[256];             /* PREVIEW_DOMAIN */
+	char data_dir[4096];          /* the setup code's file is here */
+	struct session_limiter limit; /* console sign-in */
+	char operators[1024];         /* SANDBOXD_OPERATORS */
 	struct store *store;
 	struct auth_token tokens[CONFIG_MAX_TOKENS];
 	size_t ntokens;
@@ -86,6 +92,10 @@ auth_init(struct auth **out, struct config *cfg, struct store *store)
 		return -1;
 	a->store = store;
 	a->disabled = cfg->auth_disabled;
+	a->tls = cfg->preview_tls;
+	snprintf(a->domain, sizeof(a->domain), "%s", cfg->preview_domain);
+	snprintf(a->data_dir, sizeof(a->data_dir), "%s", cfg->data_dir);
+	session_limiter_init(&a->limit);
 	snprintf(a->operators, sizeof(a->operators), "%s", cfg->operators);
 	for (size_t i = 0; i < cfg->ntokens; i++) {
 		struct auth_token *t = &a->tokens[a->ntokens++];
@@ -102,7 +112,10 @@ auth_init(struct auth **out, struct config *cfg, struct store *store)
 	else if (cfg->auth_disabled_invalid)
 		log_warn("SANDBOXD_API_AUTH_DISABLED is neither true/1 nor "
 		         "false/0; authentication stays ON");
-	if (!a->disabled && a->ntokens == 0 && first_token(store) < 0) {
+	if (!a->disabled &&
+	    ((a->ntokens == 0 && first_token(store) < 0) ||
+	     (store && session_code_init(store, a->data_dir) < 0))) {
+		session_limiter_release(&a->limit);
 		free(a);
 		return -1;
 	}
@@ -113,8 +126,10 @@ auth_init(struct auth **out, struct config *cfg, struct store *store)
 void
 auth_free(struct auth *a)
 {
-	if (a)
+	if (a) {
+		session_limiter_release(&a->limit);
 		vault_wipe(a, sizeof(*a));
+	}
 	free(a);
 }
 bool
@@ -205,5 +220,30 @@ auth_loopback_host(const char *host)
 bool
 auth_host_allowed(const struct auth *a, const char *host)
 {
-	return !a->disabled || auth_loopback_host(host);
+	return !a->disabled || auth_loopback_host(host) ||
+	       (host && console_host_match(a->domain, host, strlen(host)));
+}
+
+bool
+auth_disabled(const struct auth *a)
+{
+	return a->disabled;
+}
+
+bool
+auth_tls(const struct auth *a)
+{
+	return a->tls;
+}
+
+const char *
+auth_data_dir(const struct auth *a)
+{
+	return a->data_dir;
+}
+
+struct session_limiter *
+auth_limiter(struct auth *a)
+{
+	return &a->limit;
 }

@@ -43,8 +43,17 @@ bool auth_name_listed(const char *list, const char *name);
  * none) is served.  Always with authentication on; with it off only a
  * loopback name (auth_loopback_host), so that a web page whose name was
  * made to resolve to 127.0.0.1 cannot drive an open API from a browser.
+ * The console's host (console.<PREVIEW_DOMAIN>, core/console.h) is
+ * served too: the operator named that domain, so no stranger's page can.
  */
 bool auth_host_allowed(const struct auth *a, const char *host);
+/* Whether authentication is off (SANDBOXD_API_AUTH_DISABLED). */
+bool auth_disabled(const struct auth *a);
+/* PREVIEW_TLS: every request came over TLS (the cookie gets Secure). */
+bool auth_tls(const struct auth *a);
+const char *auth_data_dir(const struct auth *a);
+/* The console sign-in's rate limiter (api/session.h). */
+struct session_limiter *auth_limiter(struct auth *a);
 /* "localhost", "127.0.0.1" or "[::1]", each with or without ":port". */
 bool auth_loopback_host(const char *host);
 

@@ -28,9 +28,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "api/api.h"
 #include "api/auth.h"
+#include "api/session.h"
 #include "ws/wsfs.h"
 #include "task/task.h"
 #include "lib/clock.h"
@@ -54,6 +56,20 @@ struct route {
 
 static const struct route routes[] = {
     {.method = "GET", .pattern = "/healthz", .fn = health_get, .open = true},
+    {.method = "GET",
+     .pattern = "/v1/auth/status",
+     .fn = signin_status,
+     .open = true},
+    {.method = "POST",
+     .pattern = "/v1/auth/setup",
+     .fn = signin_setup,
+     .open = true},
+    {.method = "POST",
+     .pattern = "/v1/auth/login",
+     .fn = signin_login,
+     .open = true},
+    {.method = "POST", .pattern = "/v1/auth/logout", .fn = signin_logout},
+    {.method = "POST", .pattern = "/v1/auth/password", .fn = signin_password},
     {.method = "GET", .pattern = "/v1/status", .fn = status_get},
     {.method = "GET", .pattern = "/v1/presets", .fn = presets_list},
     {.method = "GET", .pattern = "/v1/apps", .fn = apps_list},
@@ -486,13 +502,52 @@ full_disk_answer(struct req *r, struct resp *w)
 }
 
 /*
+ * Who the caller is: a bearer token when Authorization is given (the
+ * cookie is then ignored), else a console session from the Cookie.  0,
+ * or -1 when neither authenticates.
+ */
+static int
+authenticate(struct api *a, struct MHD_Connection *conn, struct req *r)
+{
+	const char *hdr = MHD_lookup_connection_value(
+	    conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
+
+	if (auth_disabled(a->auth)) {
+		auth_check(a->auth, NULL, r->owner, sizeof(r->owner));
+		r->operator= true;
+		return 0;
+	}
+	if (hdr) {
+		if (!auth_check(a->auth, hdr, r->owner, sizeof(r->owner)))
+			return -1;
+		r->via = API_VIA_TOKEN;
+		r->operator= auth_operator(a->auth, r->owner);
+		return 0;
+	}
+	hdr = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+	                                  MHD_HTTP_HEADER_COOKIE);
+	return hdr ? signin_session(r, hdr) : -1;
+}
+
+static bool
+safe_method(const char *m)
+{
+	return strcmp(m, "GET") == 0 || strcmp(m, "HEAD") == 0;
+}
+
+/*
  * What the head alone decides: true when the request is refused (the
- * answer is in w), else r->owner is the caller's tenant.
+ * answer is in w), else r->owner is the caller's tenant.  Open routes
+ * (health, the sign-in's status, setup and login) are served to anyone,
+ * who they are is still worked out for the status.  A write signed in
+ * by the cookie must pass the CSRF check (signin_csrf).
  */
 static bool
 refused(struct api *a, struct MHD_Connection *conn, struct req *r,
         struct resp *w)
 {
+	const struct route *rt;
+	bool known, bad;
 	const char *hdr;
 
 	hdr = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
@@ -502,22 +557,26 @@ refused(struct api *a, struct MHD_Connection *conn, struct req *r,
 		    w, 403, "host_not_allowed",
 		    "authentication is off (SANDBOXD_API_AUTH_DISABLED), so "
 		    "the API answers only requests for localhost, "
-		    "127.0.0.1 or [::1]; Host: %.100s is refused",
+		    "127.0.0.1, [::1] or the console's host; Host: %.100s "
+		    "is refused",
 		    hdr ? hdr : "(none)");
 		return true;
 	}
 	if (!needs_token(r->path))
 		return false;
-	hdr = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
-	                                  MHD_HTTP_HEADER_AUTHORIZATION);
-	if (auth_check(a->auth, hdr, r->owner, sizeof(r->owner))) {
-		r->operator= auth_operator(a->auth, r->owner);
-		return false;
+	rt = route_find(r, &known, &bad, NULL, 0);
+	if (authenticate(a, conn, r) < 0) {
+		if (rt && rt->open)
+			return false;
+		api_fail(w, 401, "unauthorized",
+		         "missing or invalid bearer token "
+		         "(Authorization: Bearer <token>) or console session");
+		return true;
 	}
-	api_fail(w, 401, "unauthorized",
-	         "missing or invalid bearer token "
-	         "(Authorization: Bearer <token>)");
-	return true;
+	if (r->via == API_VIA_SESSION && !safe_method(r->method) &&
+	    !(rt && rt->open) && signin_csrf(r, w) < 0)
+		return true;
+	return false;
 }
 
 /* Routing and the handler, once the body is in (or refused unread). */
@@ -628,6 +687,14 @@ send_resp(struct MHD_Connection *conn, struct req *r, struct resp *w)
 	if (w->status == 401)
 		MHD_add_response_header(mr, MHD_HTTP_HEADER_WWW_AUTHENTICATE,
 		                        "Bearer");
+	if (r->set_cookie[0])
+		MHD_add_response_header(mr, MHD_HTTP_HEADER_SET_COOKIE,
+		                        r->set_cookie);
+	if (w->retry_after > 0) {
+		char s[16];
+		snprintf(s, sizeof(s), "%d", w->retry_after);
+		MHD_add_response_header(mr, MHD_HTTP_HEADER_RETRY_AFTER, s);
+	}
 	ret = MHD_queue_response(conn, (unsigned)w->status, mr);
 	MHD_destroy_response(mr);
 	return ret;
@@ -650,6 +717,39 @@ body_limit(struct req *r)
 	const struct route *rt = route_find(r, &known, &bad, NULL, 0);
 
 	return rt && rt->max_body ? rt->max_body : API_MAX_BODY_BYTES;
+}
+
+/* Where the request came from: r->client (the login limit's key) and
+ * r->https (the cookie's Secure). */
+static void
+request_origin(struct api *a, struct MHD_Connection *conn, struct req *r)
+{
+	const union MHD_ConnectionInfo *ci =
+	    MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	const struct sockaddr *sa = ci ? ci->client_addr : NULL;
+	const char *proto = api_header(r, "X-Forwarded-Proto");
+	char peer[INET6_ADDRSTRLEN] = "unknown";
+	bool loop = false;
+
+	if (sa && sa->sa_family == AF_INET) {
+		const struct sockaddr_in *in4 = (const void *)sa;
+		inet_ntop(AF_INET, &in4->sin_addr, peer, sizeof(peer));
+		loop = (ntohl(in4->sin_addr.s_addr) >> 24) == 127;
+	} else if (sa && sa->sa_family == AF_INET6) {
+		const struct sockaddr_in6 *in6 = (const void *)sa;
+		inet_ntop(AF_INET6, &in6->sin6_addr, peer, sizeof(peer));
+		loop = IN6_IS_ADDR_LOOPBACK(&in6->sin6_addr);
+	}
+	session_client_addr(peer, loop, api_header(r, "X-Forwarded-For"),
+	                    r->client, sizeof(r->client));
+	r->https =
+	    auth_tls(a->auth) || (proto && strcasecmp(proto, "https") == 0);
+}
+
+struct auth *
+api_auth(const struct req *r)
+{
+	return r->api->auth;
 }
 
 static enum MHD_Result
@@ -676,6 +776,7 @@ on_request(void *cls, struct MHD_Connection *conn, const char *url,
 		r->path = url;
 		ulid_new(r->request_id);
 		buf_init(&r->body, body_limit(r));
+		request_origin(a, conn, r);
 		*ctx = r;
 		/* Answered now, with nothing of the body read: a refusal, or
 		 * a declared body over the cap. */

@@ -21,6 +21,7 @@
 
 #include "api/auth.h"
 #include "api/server.h"
+#include "api/session.h"
 #include "core/config.h"
 #include "core/core.h"
 #include "core/credentials.h"
@@ -410,6 +411,12 @@ token_issue(const struct config *cfg, struct store *store)
 	return auth_token_issue(store, "default") == 0 ? 0 : 1;
 }
 
+static int
+setup_code(const struct config *cfg, struct store *store)
+{
+	return session_code_print(store, cfg->data_dir);
+}
+
 /*
  * `network remove` (for uninstalling and for tests) and `network show`
  * (the ruleset for the configured policy, with placeholder addresses
@@ -443,6 +450,12 @@ static int
 cmd_token(void)
 {
 	return with_store(token_issue);
+}
+
+static int
+cmd_setup_code(void)
+{
+	return with_store(setup_code);
 }
 
 static int
@@ -505,6 +518,11 @@ static const struct command commands[] = {
     {.name = "token",
      .run = cmd_token,
      .help = "make a new API token (replaces the old one)"},
+    {.name = "setup-code",
+     .exact = true,
+     .run = cmd_setup_code,
+     .help = "print the console's one-time setup code\n"
+             "(until a console password is set)"},
     {.name = "secrets",
      .sub = "rotate",
      .run = cmd_secrets_rotate,

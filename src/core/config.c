@@ -386,6 +386,42 @@ parse_git_ca(const struct envfile *f, struct config *c, char *err,
 	return 0;
 }
 
+/*
+ * The console's files: SANDBOXD_CONSOLE_DIR (an absolute path), else
+ * the directory "console" beside the executable (build/console for
+ * build/sandboxd).  A missing directory is no error: the edge then
+ * says the console was not built.
+ */
+static int
+parse_console_dir(const struct envfile *f, struct config *c, char *err,
+                  size_t errlen)
+{
+	const char *v = lookup(f, "SANDBOXD_CONSOLE_DIR");
+	char exe[PATH_MAX];
+	ssize_t n;
+	char *slash;
+
+	if (v && *v) {
+		if (v[0] != '/' || strlen(v) >= sizeof(c->console_dir))
+			FAIL("SANDBOXD_CONSOLE_DIR: \"%s\" is not an absolute "
+			     "path",
+			     v);
+		snprintf(c->console_dir, sizeof(c->console_dir), "%s", v);
+		return 0;
+	}
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 16);
+	if (n <= 0) {
+		c->console_dir[0] = '\0';
+		return 0;
+	}
+	exe[n] = '\0';
+	slash = strrchr(exe, '/');
+	if (slash)
+		slash[1] = '\0';
+	snprintf(c->console_dir, sizeof(c->console_dir), "%sconsole", exe);
+	return 0;
+}
+
 /* An http(s) base URL without a trailing '/', or "" when allowed. */
 static int
 check_url(const char *name, const char *v, char *out, size_t outlen, char *err,
@@ -654,6 +690,7 @@ static const struct config_var vars[] = {
     INT("SANDBOXD_MEM_REFUSE_WAKES_PCT", mem_refuse_pct, 10, 0, 100),
     INT("SANDBOXD_WAKE_READY_SECONDS", wake_ready_s, 30, 1, 3600),
     WORD("SANDBOXD_EDGE_ADDR", edge_addr, "0.0.0.0", ".:"),
+    HOOK(parse_console_dir),
     /* Containers. */
     WORD("SANDBOXD_RUNTIME", runtime, "runc", "-_."),
     WORD("SANDBOXD_IMAGE", image, "sandboxd-base:" SANDBOXD_VERSION, "-_.:/@"),

@@ -29,7 +29,8 @@ struct config {
 	char api_host[96];
 	uint16_t api_port;
 	uint16_t http_port;
-	char edge_addr[64]; /* where the preview edge listens */
+	char edge_addr[64];         /* where the preview edge listens */
+	char console_dir[PATH_MAX]; /* the console's built files */
 	char preview_domain[256];
 	char preview_entrypoint[64];
 	bool preview_tls;

@@ -190,37 +190,52 @@ edge_read(struct edge_conn *c, struct edge_side *s, struct edge_io *io,
 	return errno == EINTR ? 1 : -1;
 }
 
-/* Writes io->out, then data[off, parsed): 1 wrote, 0 nothing, -1 error. */
+/*
+ * Writes io->out, then io->ext (a body from the edge's memory), then
+ * data[off, parsed): 1 wrote, 0 nothing, -1 error.
+ */
 static int
 edge_write(struct edge_conn *c, struct edge_side *s, struct edge_io *io)
 {
-	struct iovec v[2];
+	struct iovec v[3];
 	struct msghdr m = {.msg_iov = v};
 	size_t head = io->out.len - io->out_sent, body = io->parsed - io->off;
-	ssize_t n;
+	size_t ext = io->ext_len - io->ext_sent, n;
+	ssize_t r;
 
-	if (s->fd < 0 || !s->wr || s->shut || head + body == 0)
+	if (s->fd < 0 || !s->wr || s->shut || head + ext + body == 0)
 		return 0;
 	if (head)
 		v[m.msg_iovlen++] =
 		    (struct iovec){io->out.data + io->out_sent, head};
+	if (ext)
+		v[m.msg_iovlen++] =
+		    (struct iovec){(char *)io->ext + io->ext_sent, ext};
 	if (body)
 		v[m.msg_iovlen++] = (struct iovec){io->data + io->off, body};
-	n = sendmsg(s->fd, &m, MSG_NOSIGNAL);
-	if (n < 0) {
+	r = sendmsg(s->fd, &m, MSG_NOSIGNAL);
+	if (r < 0) {
 		if (errno == EAGAIN || errno == EWOULDBLOCK) {
 			s->wr = false;
 			return 0;
 		}
 		return errno == EINTR ? 1 : -1;
 	}
-	if ((size_t)n < head + body)
+	n = (size_t)r;
+	if (n < head + ext + body)
 		s->wr = false;
-	if ((size_t)n <= head) {
-		io->out_sent += (size_t)n;
+	if (n <= head) {
+		io->out_sent += n;
+		n = 0;
 	} else {
 		io->out_sent = io->out.len;
-		io->off += (size_t)n - head;
+		n -= head;
+	}
+	if (n <= ext) {
+		io->ext_sent += n;
+	} else {
+		io->ext_sent = io->ext_len;
+		io->off += n - ext;
 	}
 	c->last_io = c->e->now;
 	return 1;
@@ -229,7 +244,8 @@ edge_write(struct edge_conn *c, struct edge_side *s, struct edge_io *io)
 static bool
 io_flushed(const struct edge_io *io)
 {
-	return io->out_sent == io->out.len && io->off == io->parsed;
+	return io->out_sent == io->out.len && io->ext_sent == io->ext_len &&
+	       io->off == io->parsed;
 }
 
 /* Bytes wait in io for a side that takes none now: read no more. */
@@ -611,6 +627,9 @@ exchange_reset(struct edge_conn *c)
 	buf_reset(&c->rq.out);
 	buf_reset(&c->rs.out);
 	c->rq.out_sent = c->rs.out_sent = 0;
+	c->rs.ext = NULL;
+	c->rs.ext_len = c->rs.ext_sent = 0;
+	c->console = false;
 	c->rq.off = c->rq.parsed; /* pipelined bytes stay */
 	c->rs.off = c->rs.parsed = c->rs.len = 0;
 	io_idle(c, &c->rq);

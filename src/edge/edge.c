@@ -429,6 +429,7 @@ edge_free(struct edge *e)
 		close(e->efd);
 	edge_pool_release(e, &e->bufs, EDGE_MAX_BUFFERED);
 	edge_pool_release(e, &e->heads, sizeof(struct edge_head));
+	edge_console_free(e);
 	free(e);
 }
 
@@ -464,6 +465,7 @@ edge_start(struct edge **out, struct core *core)
 	e->lfd = e->efd = e->wfd = -1;
 	edge_head_settings(&e->req_settings, &e->res_settings);
 	edge_configure(e, core->cfg);
+	edge_console_load(e, core->cfg->console_dir, core->cfg);
 	if (edge_setup(e) < 0)
 		goto fail;
 	if (pthread_create(&e->thread, NULL, edge_main, e) != 0)

@@ -32,7 +32,8 @@
  * X-Forwarded-*, Forwarded and X-Real-IP are dropped, never trusted:
  * the edge is the first hop it knows of.  Responses lose X-Frame-Options
  * and get "Content-Security-Policy: frame-ancestors <console origin>"
- * instead, so only the console may show the app in a frame; an app's
+ * instead (the console's origin on the port the request came to), so
+ * only the console may show the app in a frame; an app's
  * own policies keep every directive but frame-ancestors, which ours
  * replaces.  Everything else is passed as it came, Connection and
  * Upgrade included.
@@ -429,8 +430,13 @@ edge_head_request(struct edge_conn *c, const char *host, size_t hostlen)
 	put_span(&o, c->head, c->head->first);
 	put(&o, " ", 1);
 	put_version(&o, &c->req);
-	puts_(&o, "\r\nHost: localhost:");
-	put_uint(&o, (unsigned)c->t.port);
+	if (c->console) {
+		puts_(&o, "\r\nHost: "); /* the API checks it, as it came */
+		put(&o, host, hostlen);
+	} else {
+		puts_(&o, "\r\nHost: localhost:");
+		put_uint(&o, (unsigned)c->t.port);
+	}
 	put(&o, "\r\n", 2);
 	for (int i = 0; i < h->n; i++)
 		if (!is_ours(h, h->name[i]))
@@ -484,6 +490,27 @@ put_policy(struct out *o, const struct edge_head *h, int i)
 		put(o, "\r\n", 2);
 }
 
+/*
+ * The console's origin as the browser sees it: the scheme of the
+ * previews, console.<domain>, and the port of this request's Host (the
+ * console and its previews come through the same port, e.g. an ssh
+ * tunnel's 8080); without one, the configured origin.
+ */
+static void
+edge_put_console_origin(const struct edge_conn *c, struct out *o)
+{
+	const struct edge *e = c->e;
+
+	if (c->port[0] == '\0' || e->domain[0] == '\0') {
+		puts_(o, e->console_origin);
+		return;
+	}
+	puts_(o, e->tls ? "https://console." : "http://console.");
+	puts_(o, e->domain);
+	if (!(strcmp(c->port, e->tls ? ":443" : ":80") == 0))
+		puts_(o, c->port);
+}
+
 int
 edge_head_response(struct edge_conn *c)
 {
@@ -500,6 +527,14 @@ edge_head_response(struct edge_conn *c)
 		puts_(&o,
 		      http_status_str((enum http_status)c->res.status_code));
 	put(&o, "\r\n", 2);
+	if (c->console) {
+		/* The API's answer on the console's host. */
+		for (int i = 0; i < h->n; i++)
+			put_header(&o, h, i);
+		edge_console_headers(c, o.b);
+		put(&o, "\r\n", 2);
+		return o.bad ? -1 : 0;
+	}
 	for (int i = 0; i < h->n; i++) {
 		if (span_is(h, h->name[i], "x-frame-options"))
 			continue;
@@ -509,7 +544,7 @@ edge_head_response(struct edge_conn *c)
 			put_header(&o, h, i);
 	}
 	puts_(&o, "Content-Security-Policy: frame-ancestors ");
-	puts_(&o, c->e->console_origin);
+	edge_put_console_origin(c, &o);
 	put(&o, "\r\n\r\n", 4);
 	return o.bad ? -1 : 0;
 }

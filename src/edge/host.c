@@ -42,3 +42,19 @@ edge_host_parse(const char *domain, const char *host, size_t len,
 	*port = (int)v;
 	return true;
 }
+
+void
+edge_host_port(struct edge_conn *c, const char *host, size_t len)
+{
+	const char *p = memchr(host, ':', len);
+	size_t n = p ? len - (size_t)(p - host) : 0;
+
+	c->port[0] = '\0';
+	if (n < 2 || n > 6)
+		return;
+	for (size_t i = 1; i < n; i++)
+		if (!isdigit((unsigned char)p[i]))
+			return;
+	memcpy(c->port, p, n);
+	c->port[n] = '\0';
+}

@@ -15,6 +15,7 @@
 #include <stdint.h>
 #include <sys/epoll.h>
 
+#include "core/config.h"
 #include "core/preview.h"
 #include "lib/buf.h"
 #include "lib/limits.h"
@@ -49,6 +50,10 @@ struct edge_io {
 	size_t touched; /* bytes of data ever written (pool.c's count) */
 	struct buf out;
 	size_t out_sent;
+	/* A body we answer from memory the edge keeps (console.c): after
+	 * out, before data; borrowed, never freed here. */
+	const char *ext;
+	size_t ext_len, ext_sent;
 };
 
 /* A head as http_parser hands it out, copied: spans into bytes. */
@@ -117,6 +122,28 @@ struct edge_conn {
 	int64_t last_io;
 	int64_t activity_at; /* last preview_activity for t.id */
 	char ip[INET6_ADDRSTRLEN];
+	bool console; /* the request is for the console's host */
+	bool up_api;  /* the upstream connection is to the API */
+	char port[8]; /* ":port" of the request's Host, or "" */
+};
+
+/* One file of the console, in memory for the edge's lifetime. */
+struct edge_file {
+	char *path; /* "/index.html" */
+	const char *type;
+	char *data;
+	size_t len;
+	const struct edge_file *gz; /* "<path>.gz", or NULL */
+	bool immutable;             /* under /assets/: hashed names */
+};
+
+struct edge_console {
+	bool loaded;
+	char why[160]; /* why not: for the page */
+	struct edge_file *files;
+	size_t n, bytes;
+	struct sockaddr_storage api; /* the API listener */
+	socklen_t api_len;
 };
 
 struct edge_pw {
@@ -148,6 +175,7 @@ struct edge {
 	bool tls_proxy_exempt;    /* loopback peers are the TLS proxy */
 	char console_origin[300]; /* frame-ancestors of every preview */
 	char domain[256];         /* PREVIEW_DOMAIN */
+	struct edge_console console;
 };
 
 /* edge.c */
@@ -185,7 +213,30 @@ int edge_head_response(struct edge_conn *c);
 bool edge_host_parse(const char *domain, const char *host, size_t len,
                      char id[ULID_LEN + 1], int *port);
 
+/* console.c: the console's host (console.<domain>). */
+#define EDGE_CONSOLE_MAX_FILES 2048        /* files loaded from the dir */
+#define EDGE_CONSOLE_MAX_BYTES (64u << 20) /* their bytes together */
+#define EDGE_CONSOLE_PATH_MAX  512         /* a file's path in the dir */
+/* Loads dir into memory and resolves the API's address (at start). */
+int edge_console_load(struct edge *e, const char *dir,
+                      const struct config *cfg);
+void edge_console_free(struct edge *e);
+/* The request is for the console's host: answers it or forwards it. */
+void edge_console_route(struct edge_conn *c, const char *host, size_t hostlen);
+/* The file for a request path (no query), SPA fallback included. */
+const struct edge_file *edge_console_find(const struct edge_console *k,
+                                          const char *path, size_t len);
+/* Whether an Accept-Encoding value accepts gzip. */
+bool edge_accepts_gzip(const char *v, size_t len);
+/* The security headers of every console answer (with frame-src). */
+void edge_console_headers(const struct edge_conn *c, struct buf *o);
+
 /* upstream.c */
+void edge_upstream_connect(struct edge_conn *c, const struct sockaddr *sa,
+                           socklen_t len);
+void edge_upstream_open(struct edge_conn *c, const char *id, int port);
+/* Remembers the ":port" of the request's Host in c->port. */
+void edge_host_port(struct edge_conn *c, const char *host, size_t len);
 void edge_upstream_route(struct edge_conn *c);
 int edge_upstream_connected(struct edge_conn *c);
 void edge_upstream_failed(struct edge_conn *c);
@@ -220,5 +271,8 @@ enum edge_page {
  * says "close" and the connection lingers, then closes.
  */
 void edge_page(struct edge_conn *c, enum edge_page page, const char *detail);
+/* An answer we wrote to c->rs (out, ext) is complete: send and settle,
+ * as edge_page does. */
+void edge_local_finish(struct edge_conn *c, bool keep);
 
 #endif

@@ -216,6 +216,12 @@ edge_page(struct edge_conn *c, enum edge_page page, const char *detail)
 		detail = c->t.message;
 	if (page_render(c, s, keep, detail) < 0)
 		keep = false; /* cannot happen with our sizes; close cleanly */
+	edge_local_finish(c, keep);
+}
+
+void
+edge_local_finish(struct edge_conn *c, bool keep)
+{
 	c->local = true;
 	c->res_started = true;
 	c->res_done = true;

@@ -25,11 +25,14 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "core/console.h"
 #include "edge/internal.h"
 
 void
 edge_touch(struct edge_conn *c)
 {
+	if (c->console)
+		return; /* the API is no sandbox */
 	if (c->e->now - c->activity_at < EDGE_ACTIVITY_INTERVAL_MS)
 		return;
 	c->activity_at = c->e->now;
@@ -45,14 +48,17 @@ edge_upstream_close(struct edge_conn *c)
 	close(c->up.fd);
 	c->up = (struct edge_side){.fd = -1, .c = c};
 	c->up_reused = false;
+	c->up_api = false;
 }
 
-static void
-upstream_connect(struct edge_conn *c)
+void
+edge_upstream_connect(struct edge_conn *c, const struct sockaddr *sa,
+                      socklen_t len)
 {
 	int fd, one = 1;
 
-	fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	fd = socket(sa->sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
+	            0);
 	if (fd < 0) {
 		edge_page(c, EDGE_PAGE_BAD_GATEWAY, "out of sockets");
 		return;
@@ -66,19 +72,27 @@ upstream_connect(struct edge_conn *c)
 		edge_page(c, EDGE_PAGE_BAD_GATEWAY, "out of resources");
 		return;
 	}
-	if (connect(fd, (const struct sockaddr *)&c->t.addr,
-	            sizeof(c->t.addr)) == 0)
+	if (connect(fd, sa, len) == 0)
 		c->up.wr = true; /* at once (loopback); the loop takes it on */
 	else if (errno != EINPROGRESS)
 		edge_upstream_failed(c);
 }
 
-/* Resolves id:port into c->t and connects, or answers with a page. */
-static void
-upstream_open(struct edge_conn *c, const char *id, int port)
+/* Resolves id:port into c->t and connects, or answers with a page (the
+ * console's API: connects to the API listener). */
+void
+edge_upstream_open(struct edge_conn *c, const char *id, int port)
 {
 	char copy[ULID_LEN + 1];
 
+	if (c->console) {
+		edge_upstream_close(c);
+		edge_upstream_connect(
+		    c, (const struct sockaddr *)&c->e->console.api,
+		    c->e->console.api_len);
+		c->up_api = c->up.fd >= 0;
+		return;
+	}
 	memcpy(copy, id, sizeof(copy)); /* id may point into c->t */
 	edge_upstream_close(c);
 	preview_resolve(c->e->core, copy, port, &c->t);
@@ -87,7 +101,8 @@ upstream_open(struct edge_conn *c, const char *id, int port)
 		edge_page(c, EDGE_PAGE_TARGET, NULL);
 		return;
 	}
-	upstream_connect(c);
+	edge_upstream_connect(c, (const struct sockaddr *)&c->t.addr,
+	                      sizeof(c->t.addr));
 }
 
 /* The request head is parsed: answer it or send it on. */
@@ -110,13 +125,18 @@ edge_upstream_route(struct edge_conn *c)
 		edge_page(c, EDGE_PAGE_BAD_METHOD, NULL);
 		return;
 	}
+	edge_host_port(c, host, hostlen);
+	if (n == 1 && console_host_match(c->e->domain, host, hostlen)) {
+		edge_console_route(c, host, hostlen);
+		return;
+	}
 	if (n == 0 ||
 	    !edge_host_parse(c->e->domain, host, hostlen, id, &port)) {
 		edge_page(c, EDGE_PAGE_NO_PREVIEW, NULL);
 		return;
 	}
-	reuse = c->up.fd >= 0 && !c->up.eof && c->t.port == port &&
-	        strcmp(c->t.id, id) == 0;
+	reuse = c->up.fd >= 0 && !c->up.eof && !c->up_api &&
+	        c->t.port == port && strcmp(c->t.id, id) == 0;
 	if (reuse)
 		edge_touch(c);
 	else
@@ -133,7 +153,7 @@ edge_upstream_route(struct edge_conn *c)
 		c->phase = EDGE_EXCHANGE;
 		return;
 	}
-	upstream_open(c, id, port);
+	edge_upstream_open(c, id, port);
 }
 
 /* The connect finished (up.wr): in EDGE_EXCHANGE now, or answered. */
@@ -158,6 +178,11 @@ void
 edge_upstream_failed(struct edge_conn *c)
 {
 	edge_upstream_close(c);
+	if (c->console) {
+		edge_page(c, EDGE_PAGE_BAD_GATEWAY,
+		          "The API listener did not answer.");
+		return;
+	}
 	preview_connect_failed(c->e->core, &c->t);
 	if (c->t.state == PREVIEW_UP)
 		c->t.state = PREVIEW_FAILED;
@@ -189,7 +214,7 @@ edge_upstream_lost(struct edge_conn *c)
 			c->rs.off = c->rs.parsed = c->rs.len = 0;
 			http_parser_init(&c->res, HTTP_RESPONSE);
 			edge_head_begin(c, &c->res);
-			upstream_open(c, c->t.id, c->t.port);
+			edge_upstream_open(c, c->t.id, c->t.port);
 			return;
 		}
 		edge_upstream_close(c);

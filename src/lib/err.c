@@ -18,9 +18,17 @@ const struct err_code err_codes[] = {
     {.code = "invalid_request",
      .status = 400,
      .meaning = "bad JSON, a wrong type, a missing field or a bad value"},
+    {.code = "invalid_password",
+     .status = 401,
+     .meaning = "a console sign-in or password change with the wrong "
+                "password"},
     {.code = "unauthorized",
      .status = 401,
      .meaning = "a missing or wrong API token"},
+    {.code = "csrf_failed",
+     .status = 403,
+     .meaning = "a cookie-signed write without the session's X-CSRF-Token "
+                "or from another Origin"},
     {.code = "host_not_allowed",
      .status = 403,
      .meaning = "with authentication off, a Host that is not loopback "
@@ -29,6 +37,10 @@ const struct err_code err_codes[] = {
      .status = 403,
      .meaning = "scope=instance (the instance-wide agent credentials "
                 "and default models) from a token that is no operator's"},
+    {.code = "setup_code_invalid",
+     .status = 403,
+     .meaning = "the console's first password with a wrong or no setup "
+                "code"},
     {.code = "not_found",
      .status = 404,
      .meaning = "an unknown path or id, or another tenant's"},
@@ -41,6 +53,9 @@ const struct err_code err_codes[] = {
     {.code = "no_checkpoint",
      .status = 409,
      .meaning = "a revert of a task that has no checkpoint"},
+    {.code = "password_set",
+     .status = 409,
+     .meaning = "a console setup when a password is set already"},
     {.code = "refuses_default_branch",
      .status = 409,
      .meaning = "a push to main, master or the import branch"},
@@ -65,6 +80,10 @@ const struct err_code err_codes[] = {
     {.code = "too_large",
      .status = 413,
      .meaning = "a task's prompt over TASK_MAX_PROMPT_BYTES"},
+    {.code = "rate_limited",
+     .status = 429,
+     .meaning = "too many failed console sign-ins (Retry-After says when "
+                "to try again)"},
     {.code = "internal",
      .status = 500,
      .meaning = "a bug or a failed disk write"},

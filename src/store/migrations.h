@@ -169,6 +169,26 @@ static const struct migration store_migrations[] = {
         .sql = "ALTER TABLE app ADD COLUMN last_import_at INTEGER NOT NULL"
                "  DEFAULT 0;",
     },
+    {
+        .version = 8,
+        .name = "console_sessions",
+        /*
+         * The console's one password (argon2id, encoded) and its
+         * sessions: only the SHA-256 of a session's cookie token is
+         * kept, with the CSRF token bound to it (not a credential on its
+         * own: it needs the cookie too).
+         */
+        .sql = "CREATE TABLE console_password ("
+               "  id INTEGER PRIMARY KEY CHECK (id = 1),"
+               "  hash TEXT NOT NULL,"
+               "  updated_at INTEGER NOT NULL);"
+               "CREATE TABLE console_session ("
+               "  token_hash TEXT PRIMARY KEY,"
+               "  csrf TEXT NOT NULL,"
+               "  created_at INTEGER NOT NULL,"
+               "  renewed_at INTEGER NOT NULL,"
+               "  expires_at INTEGER NOT NULL);",
+    },
 };
 
 #endif

@@ -220,6 +220,36 @@ int store_apikey_lookup(struct store *s, const char *key_hash, char *name,
                         size_t len);
 
 /*
+ * The console's password and sessions (console.c).  A session is named
+ * by the SHA-256 hex of its cookie token.  Expired sessions are deleted
+ * when met.
+ */
+struct store_session {
+	char csrf[64];
+	int64_t created_at, renewed_at, expires_at;
+};
+
+/* The encoded password hash; 0, STORE_NOT_FOUND, -1. */
+int store_console_password(struct store *s, char *hash, size_t len);
+/* Sets the first password: STORE_CONFLICT when one is set already. */
+int store_console_password_init(struct store *s, const char *hash);
+/*
+ * Replaces the password and, in the same transaction, ends every
+ * session but keep_hash's (NULL: all).
+ */
+int store_console_password_change(struct store *s, const char *hash,
+                                  const char *keep_hash);
+int store_session_add(struct store *s, const char *token_hash,
+                      const struct store_session *ss);
+/* The live session (expires_at > now); 0, STORE_NOT_FOUND, -1. */
+int store_session_get(struct store *s, const char *token_hash, int64_t now,
+                      struct store_session *out);
+int store_session_renew(struct store *s, const char *token_hash, int64_t now,
+                        int64_t expires_at);
+/* Ends one session (token_hash) or every one (NULL). */
+int store_session_end(struct store *s, const char *token_hash);
+
+/*
  * Secrets (secrets.c).  A secret row is (kind, owner, name) and a value
  * sealed by the vault given to store_set_vault(): the owner is the
  * scope ("" for the instance's agent credentials, the tenant for git

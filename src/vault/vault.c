@@ -70,6 +70,31 @@ vault_wipe(void *p, size_t n)
 		sodium_memzero(p, n);
 }
 
+_Static_assert(VAULT_PWHASH_LEN == crypto_pwhash_STRBYTES,
+               "VAULT_PWHASH_LEN is libsodium's encoded hash size");
+
+int
+vault_pwhash(const char *pw, size_t len, char out[VAULT_PWHASH_LEN])
+{
+	return crypto_pwhash_str(out, pw, len,
+	                         crypto_pwhash_OPSLIMIT_INTERACTIVE,
+	                         crypto_pwhash_MEMLIMIT_INTERACTIVE) == 0
+	           ? 0
+	           : -1;
+}
+
+bool
+vault_pwverify(const char *hash, const char *pw, size_t len)
+{
+	return crypto_pwhash_str_verify(hash, pw, len) == 0;
+}
+
+uint32_t
+vault_random_below(uint32_t n)
+{
+	return randombytes_uniform(n);
+}
+
 void
 vault_random_b64url(char out[VAULT_B64URL_32_LEN + 1])
 {

@@ -60,6 +60,20 @@ void vault_s256(const char *s, size_t len, char out[VAULT_B64URL_32_LEN + 1]);
 void vault_pkce(char verifier[VAULT_B64URL_32_LEN + 1],
                 char challenge[VAULT_B64URL_32_LEN + 1]);
 
+/*
+ * Console passwords: argon2id (crypto_pwhash_str) at the INTERACTIVE
+ * limits, about 64 MiB and a few tens of milliseconds a hash, on
+ * purpose.  Slow: never call it under a lock or on the edge's loop.
+ * vault_pwhash writes the encoded hash (algorithm, parameters, salt) and
+ * its NUL: 0, or -1 (out of memory).  vault_pwverify is constant-time
+ * in the password.
+ */
+#define VAULT_PWHASH_LEN 128 /* crypto_pwhash_STRBYTES, with the NUL */
+int vault_pwhash(const char *pw, size_t len, char out[VAULT_PWHASH_LEN]);
+bool vault_pwverify(const char *hash, const char *pw, size_t len);
+/* A uniformly random number below n (n > 0). */
+uint32_t vault_random_below(uint32_t n);
+
 /* --- keys ---------------------------------------------------------------- */
 
 struct vault;

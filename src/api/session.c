@@ -1,0 +1,430 @@
+/*
+ * Console sessions: the parts that need no request.  Cookies, the Origin
+ * check and the setup code are parsed here by small pure functions with
+ * hard caps on what they read (hostile input: a Cookie header over
+ * SESSION_COOKIE_MAX_BYTES is not looked at).  Secrets are compared in
+ * constant time (vault_equal).
+ *
+ * The login rate limit counts failures (wrong passwords, wrong setup
+ * codes) per client address in fixed windows of SESSION_LOGIN_WINDOW_S:
+ * SESSION_LOGIN_FAILS_MAX per address, SESSION_LOGIN_GLOBAL_MAX for all
+ * addresses together (so that many addresses cannot guess faster than
+ * that either).  The table of addresses is fixed; when it is full, the
+ * slot whose window started first is reused, so memory stays bounded
+ * and the global cap still holds.  Password hashing (argon2id, 64 MiB
+ * each) is capped at SESSION_HASHING_MAX at once, so a burst of logins
+ * cannot take the host's memory.
+ *
+ * The setup code is 16 symbols of 32 (80 bits), without the look-alike
+ * I, O, 0 and 1, shown in groups of four.  It lives in
+ * <data>/console-setup-code (0600) until a password is set.
+ */
+#include "api/session.h"
+
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "lib/log.h"
+
+static const char code_alphabet[] = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789";
+
+_Static_assert(sizeof(code_alphabet) - 1 == 32, "32 symbols: 5 bits each");
+
+/* --- pure parts ---------------------------------------------------------- */
+
+static bool
+b64url_char(char ch)
+{
+	return isalnum((unsigned char)ch) || ch == '-' || ch == '_';
+}
+
+bool
+session_cookie_token(const char *header, char out[SESSION_TOKEN_LEN + 1])
+{
+	const size_t nlen = strlen(SESSION_COOKIE);
+	const char *p = header;
+
+	if (header == NULL || strnlen(header, SESSION_COOKIE_MAX_BYTES + 1) >
+	                          SESSION_COOKIE_MAX_BYTES)
+		return false;
+	while (*p) {
+		const char *end = strchr(p, ';'), *v;
+		size_t n, vlen;
+
+		while (*p == ' ' || *p == '\t')
+			p++;
+		n = end ? (size_t)(end - p) : strlen(p);
+		if (n > nlen && strncmp(p, SESSION_COOKIE, nlen) == 0 &&
+		    p[nlen] == '=') {
+			v = p + nlen + 1;
+			vlen = n - nlen - 1;
+			while (vlen &&
+			       (v[vlen - 1] == ' ' || v[vlen - 1] == '\t'))
+				vlen--;
+			if (vlen != SESSION_TOKEN_LEN)
+				return false;
+			for (size_t i = 0; i < vlen; i++)
+				if (!b64url_char(v[i]))
+					return false;
+			memcpy(out, v, vlen);
+			out[vlen] = '\0';
+			return true;
+		}
+		if (end == NULL)
+			break;
+		p = end + 1;
+	}
+	return false;
+}
+
+bool
+session_origin_ok(const char *origin, const char *host, bool https)
+{
+	const char *scheme = https ? "https://" : "http://";
+	size_t slen = strlen(scheme), hlen;
+
+	if (origin == NULL)
+		return true;
+	if (host == NULL || *host == '\0' ||
+	    strnlen(origin, SESSION_HEADER_MAX_BYTES + 1) >
+	        SESSION_HEADER_MAX_BYTES)
+		return false;
+	hlen = strlen(host);
+	/* Origins are case-insensitive in scheme and host. */
+	return strlen(origin) == slen + hlen &&
+	       strncasecmp(origin, scheme, slen) == 0 &&
+	       strncasecmp(origin + slen, host, hlen) == 0;
+}
+
+static bool
+is_ip(const char *s)
+{
+	unsigned char a[16];
+
+	return inet_pton(AF_INET, s, a) == 1 || inet_pton(AF_INET6, s, a) == 1;
+}
+
+void
+session_client_addr(const char *peer, bool peer_loopback, const char *xff,
+                    char *out, size_t len)
+{
+	char hop[64];
+	const char *last;
+	size_t n;
+
+	snprintf(out, len, "%s", peer ? peer : "unknown");
+	if (!peer_loopback || xff == NULL ||
+	    strnlen(xff, SESSION_HEADER_MAX_BYTES + 1) >
+	        SESSION_HEADER_MAX_BYTES)
+		return;
+	last = strrchr(xff, ',');
+	last = last ? last + 1 : xff;
+	while (*last == ' ' || *last == '\t')
+		last++;
+	n = strlen(last);
+	while (n && (last[n - 1] == ' ' || last[n - 1] == '\t'))
+		n--;
+	if (n == 0 || n >= sizeof(hop))
+		return;
+	memcpy(hop, last, n);
+	hop[n] = '\0';
+	if (is_ip(hop))
+		snprintf(out, len, "%s", hop);
+}
+
+void
+session_code_new(char out[SESSION_CODE_LEN + 1])
+{
+	size_t o = 0;
+
+	for (int i = 0; i < SESSION_CODE_CHARS; i++) {
+		if (i && i % 4 == 0)
+			out[o++] = '-';
+		out[o++] = code_alphabet[vault_random_below(32)];
+	}
+	out[o] = '\0';
+}
+
+bool
+session_code_normalize(const char *in, char out[SESSION_CODE_CHARS + 1])
+{
+	size_t o = 0;
+
+	if (in == NULL)
+		return false;
+	for (size_t i = 0; i < 64 && in[i]; i++) {
+		char ch = (char)toupper((unsigned char)in[i]);
+		if (ch == '-' || ch == ' ')
+			continue;
+		if (o == SESSION_CODE_CHARS || ch == '\0' ||
+		    strchr(code_alphabet, ch) == NULL)
+			return false;
+		out[o++] = ch;
+	}
+	out[o] = '\0';
+	return o == SESSION_CODE_CHARS && strlen(in) < 64;
+}
+
+bool
+session_code_equal(const char *a, const char *b)
+{
+	char x[SESSION_CODE_CHARS + 1], y[SESSION_CODE_CHARS + 1];
+
+	if (!session_code_normalize(a, x) || !session_code_normalize(b, y))
+		return false;
+	return vault_equal(x, y, SESSION_CODE_CHARS);
+}
+
+void
+session_set_cookie(char *out, size_t len, const char *token, bool secure)
+{
+	snprintf(out, len,
+	         "%s=%s; HttpOnly; SameSite=Strict; Path=/; Max-Age=%d%s",
+	         SESSION_COOKIE, token ? token : "",
+	         token ? SESSION_TTL_SECONDS : 0, secure ? "; Secure" : "");
+}
+
+/* --- the login rate limit ----------------------------------------------- */
+
+void
+session_limiter_init(struct session_limiter *l)
+{
+	memset(l, 0, sizeof(*l));
+	pthread_mutex_init(&l->mu, NULL);
+}
+
+void
+session_limiter_release(struct session_limiter *l)
+{
+	pthread_mutex_destroy(&l->mu);
+}
+
+/* addr's slot; with make, a free one or the one whose window started
+ * first.  Under l->mu. */
+static struct session_slot *
+slot_find(struct session_limiter *l, const char *addr, int64_t now, bool make)
+{
+	struct session_slot *old = NULL;
+	int64_t oldest = INT64_MAX;
+
+	for (int i = 0; i < SESSION_LIMIT_SLOTS_MAX; i++) {
+		struct session_slot *s = &l->slot[i];
+		int64_t start = s->addr[0] ? s->start : INT64_MIN;
+		if (s->addr[0] && strcmp(s->addr, addr) == 0)
+			return s;
+		if (make && start < oldest) {
+			old = s;
+			oldest = start;
+		}
+	}
+	if (old) {
+		snprintf(old->addr, sizeof(old->addr), "%s", addr);
+		old->start = now;
+		old->fails = 0;
+	}
+	return old;
+}
+
+int
+session_limit_check(struct session_limiter *l, const char *addr, int64_t now)
+{
+	struct session_slot *s;
+	int wait = 0;
+
+	pthread_mutex_lock(&l->mu);
+	if (now - l->gstart >= SESSION_LOGIN_WINDOW_S) {
+		l->gstart = now;
+		l->gfails = 0;
+	}
+	if (l->gfails >= SESSION_LOGIN_GLOBAL_MAX)
+		wait = (int)(l->gstart + SESSION_LOGIN_WINDOW_S - now);
+	s = slot_find(l, addr, now, false);
+	if (s && now - s->start >= SESSION_LOGIN_WINDOW_S) {
+		s->start = now;
+		s->fails = 0;
+	}
+	if (s && s->fails >= SESSION_LOGIN_FAILS_MAX) {
+		int w = (int)(s->start + SESSION_LOGIN_WINDOW_S - now);
+		if (w > wait)
+			wait = w;
+	}
+	pthread_mutex_unlock(&l->mu);
+	return wait > 0 ? wait : 0;
+}
+
+void
+session_limit_fail(struct session_limiter *l, const char *addr, int64_t now)
+{
+	struct session_slot *s;
+
+	pthread_mutex_lock(&l->mu);
+	if (now - l->gstart >= SESSION_LOGIN_WINDOW_S) {
+		l->gstart = now;
+		l->gfails = 0;
+	}
+	l->gfails++;
+	s = slot_find(l, addr, now, true);
+	if (s) {
+		if (now - s->start >= SESSION_LOGIN_WINDOW_S) {
+			s->start = now;
+			s->fails = 0;
+		}
+		s->fails++;
+	}
+	pthread_mutex_unlock(&l->mu);
+}
+
+void
+session_limit_clear(struct session_limiter *l, const char *addr)
+{
+	struct session_slot *s;
+
+	pthread_mutex_lock(&l->mu);
+	s = slot_find(l, addr, 0, false);
+	if (s)
+		memset(s, 0, sizeof(*s));
+	pthread_mutex_unlock(&l->mu);
+}
+
+bool
+session_hash_enter(struct session_limiter *l)
+{
+	bool ok;
+
+	pthread_mutex_lock(&l->mu);
+	ok = l->hashing < SESSION_HASHING_MAX;
+	if (ok)
+		l->hashing++;
+	pthread_mutex_unlock(&l->mu);
+	return ok;
+}
+
+void
+session_hash_leave(struct session_limiter *l)
+{
+	pthread_mutex_lock(&l->mu);
+	l->hashing--;
+	pthread_mutex_unlock(&l->mu);
+}
+
+/* --- the setup code on disk --------------------------------------------- */
+
+static void
+code_path(const char *data_dir, char *out, size_t len)
+{
+	snprintf(out, len, "%s/%s", data_dir, SESSION_CODE_FILE);
+}
+
+int
+session_code_read(const char *data_dir, char out[SESSION_CODE_LEN + 1])
+{
+	char path[4200], text[64];
+	ssize_t n;
+	int fd;
+
+	code_path(data_dir, path, sizeof(path));
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return -1;
+	n = read(fd, text, sizeof(text) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	text[n] = '\0';
+	text[strcspn(text, "\r\n")] = '\0';
+	if (strlen(text) != SESSION_CODE_LEN ||
+	    !session_code_normalize(text, (char[SESSION_CODE_CHARS + 1]){0}))
+		return -1;
+	memcpy(out, text, SESSION_CODE_LEN + 1);
+	return 0;
+}
+
+/* Writes a new code; 0, 1 when one exists already (out has it), -1. */
+static int
+code_make(const char *data_dir, char out[SESSION_CODE_LEN + 1])
+{
+	char path[4200], line[SESSION_CODE_LEN + 2];
+	int fd, rc = 0;
+
+	code_path(data_dir, path, sizeof(path));
+	session_code_new(out);
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
+	          0600);
+	if (fd < 0 && errno == EEXIST)
+		return session_code_read(data_dir, out) == 0 ? 1 : -1;
+	if (fd < 0) {
+		log_error("cannot create %s: %s", path, strerror(errno));
+		return -1;
+	}
+	snprintf(line, sizeof(line), "%s\n", out);
+	if (write(fd, line, strlen(line)) != (ssize_t)strlen(line) ||
+	    fsync(fd) < 0) {
+		log_error("cannot write %s: %s", path, strerror(errno));
+		rc = -1;
+	}
+	close(fd);
+	if (rc < 0)
+		unlink(path);
+	return rc;
+}
+
+static int
+password_state(struct store *st, bool *set)
+{
+	char hash[VAULT_PWHASH_LEN];
+	int rc = store_console_password(st, hash, sizeof(hash));
+
+	*set = rc == 0;
+	return rc < 0 ? -1 : 0;
+}
+
+int
+session_code_init(struct store *st, const char *data_dir)
+{
+	char code[SESSION_CODE_LEN + 1], path[4200];
+	bool set;
+	int rc;
+
+	if (password_state(st, &set) < 0)
+		return -1;
+	if (set) {
+		code_path(data_dir, path, sizeof(path));
+		unlink(path);
+		return 0;
+	}
+	rc = code_make(data_dir, code);
+	if (rc < 0)
+		return -1;
+	if (rc == 0)
+		printf("Console setup code (shown once): %s\n", code);
+	else
+		printf("Console setup code: made at first start; "
+		       "`sandboxd setup-code` prints it\n");
+	fflush(stdout);
+	return 0;
+}
+
+int
+session_code_print(struct store *st, const char *data_dir)
+{
+	char code[SESSION_CODE_LEN + 1];
+	bool set;
+
+	if (password_state(st, &set) < 0)
+		return 1;
+	if (set) {
+		fprintf(stderr, "sandboxd: a console password is already set; "
+		                "no setup code is needed\n");
+		return 1;
+	}
+	if (code_make(data_dir, code) < 0)
+		return 1;
+	printf("%s\n", code);
+	return 0;
+}

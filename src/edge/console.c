@@ -1,0 +1,523 @@
+/*
+ * The console's host, console.<PREVIEW_DOMAIN> on any port: the web
+ * console's files and, on the same origin, the API it calls.
+ *
+ * /v1, /v1/... and /healthz are forwarded to the API listener through
+ * the same machinery as previews (conn.c, upstream.c): streaming both
+ * ways, so an event stream passes event by event, keep-alive reused for
+ * the next API request on the connection.  The head keeps the client's
+ * Host (the API's CSRF Origin check compares against it) and gets the
+ * edge's own X-Forwarded-For and X-Forwarded-Proto; the client's are
+ * dropped (head.c), so the API may trust them from its loopback peer.
+ *
+ * Everything else is a file of SANDBOXD_CONSOLE_DIR, read into memory
+ * once at start (edge_console_load, before the loop runs) and never
+ * touched on disk again: the loop answers from memory, the body written
+ * straight from the file's bytes (edge_io.ext), never copied.  At most
+ * EDGE_CONSOLE_MAX_FILES files and EDGE_CONSOLE_MAX_BYTES together;
+ * symbolic links, dot files and anything but regular files and
+ * directories are skipped.  A path without a file gets index.html (the
+ * single-page app routes itself), except under /assets/, where a
+ * missing file is a 404 (a stale bundle should fail loudly, not load
+ * HTML as script).  index.html is no-store, /assets/ (hashed names)
+ * immutable for a year, the rest no-cache.  "X.gz" beside X is sent
+ * instead when the client accepts gzip (Vary: Accept-Encoding).  Every
+ * answer carries the console's security headers: a CSP that allows
+ * only this origin (frames: the previews), no framing, nosniff, no
+ * referrer.  Without the directory (or over the caps) every page is
+ * one that says the console was not built.
+ *
+ * Rejected: reading files on demand (a disk read on the loop blocks
+ * every preview), sendfile (the same), embedding the files in the
+ * binary (the console is built separately, by npm).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "edge/internal.h"
+#include "lib/log.h"
+
+#define CONSOLE_DEPTH_MAX 16
+
+static const struct {
+	const char *ext;
+	const char *type;
+} console_types[] = {
+    {".html", "text/html; charset=utf-8"},
+    {".js", "text/javascript; charset=utf-8"},
+    {".mjs", "text/javascript; charset=utf-8"},
+    {".css", "text/css; charset=utf-8"},
+    {".json", "application/json"},
+    {".map", "application/json"},
+    {".webmanifest", "application/manifest+json"},
+    {".svg", "image/svg+xml"},
+    {".png", "image/png"},
+    {".jpg", "image/jpeg"},
+    {".jpeg", "image/jpeg"},
+    {".gif", "image/gif"},
+    {".webp", "image/webp"},
+    {".ico", "image/x-icon"},
+    {".woff2", "font/woff2"},
+    {".woff", "font/woff"},
+    {".ttf", "font/ttf"},
+    {".txt", "text/plain; charset=utf-8"},
+    {".wasm", "application/wasm"},
+    {".gz", "application/gzip"},
+};
+
+static const char console_missing[] =
+    "<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>The "
+    "console is not built</title></head>\n<body><h1>The console is not "
+    "built</h1>\n<p>The daemon found no console files. Build them with "
+    "<code>make console</code> (or point SANDBOXD_CONSOLE_DIR at them) "
+    "and restart sandboxd. The API works meanwhile, at /v1 on this "
+    "host.</p>\n</body></html>\n";
+
+static const char *
+type_of(const char *path)
+{
+	size_t n = strlen(path);
+
+	for (size_t i = 0; i < sizeof(console_types) / sizeof(*console_types);
+	     i++) {
+		size_t k = strlen(console_types[i].ext);
+		if (n > k &&
+		    strcasecmp(path + n - k, console_types[i].ext) == 0)
+			return console_types[i].type;
+	}
+	return "application/octet-stream";
+}
+
+/* --- loading (at start, before the loop) ------------------------------ */
+
+struct walk {
+	struct edge_console *k;
+	size_t cap;
+	char err[160];
+};
+
+static int
+add_file(struct walk *w, int dirfd, const char *name, const char *rel,
+         size_t size)
+{
+	struct edge_console *k = w->k;
+	struct edge_file *f;
+	ssize_t n;
+	size_t got = 0;
+	int fd;
+
+	if (k->n == EDGE_CONSOLE_MAX_FILES ||
+	    size > EDGE_CONSOLE_MAX_BYTES - k->bytes) {
+		snprintf(w->err, sizeof(w->err), "more than %d files or %u MiB",
+		         EDGE_CONSOLE_MAX_FILES, EDGE_CONSOLE_MAX_BYTES >> 20);
+		return -1;
+	}
+	if (k->n == w->cap) {
+		size_t cap = w->cap ? w->cap * 2 : 64;
+		struct edge_file *nf = realloc(k->files, cap * sizeof(*nf));
+		if (nf == NULL)
+			return -1;
+		k->files = nf;
+		w->cap = cap;
+	}
+	f = &k->files[k->n];
+	*f = (struct edge_file){0};
+	f->path = strdup(rel);
+	f->data = malloc(size ? size : 1);
+	fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (f->path == NULL || f->data == NULL || fd < 0)
+		goto fail;
+	while (got < size && (n = read(fd, f->data + got, size - got)) > 0)
+		got += (size_t)n;
+	close(fd);
+	fd = -1;
+	if (got != size)
+		goto fail;
+	f->len = size;
+	f->type = type_of(rel);
+	f->immutable = strncmp(rel, "/assets/", 8) == 0;
+	k->bytes += size;
+	k->n++;
+	return 0;
+fail:
+	snprintf(w->err, sizeof(w->err), "cannot read %s", rel);
+	if (fd >= 0)
+		close(fd);
+	free(f->path);
+	free(f->data);
+	return -1;
+}
+
+static int
+walk_dir(struct walk *w, int dirfd, const char *rel, int depth)
+{
+	DIR *d = fdopendir(dirfd);
+	struct dirent *de;
+	int rc = 0;
+
+	if (d == NULL) {
+		close(dirfd);
+		return -1;
+	}
+	while (rc == 0 && (de = readdir(d)) != NULL) {
+		char path[EDGE_CONSOLE_PATH_MAX];
+		struct stat st;
+		int sub;
+
+		if (de->d_name[0] == '.')
+			continue; /* ., .., and dot files */
+		if (snprintf(path, sizeof(path), "%s/%s", rel, de->d_name) >=
+		    (int)sizeof(path))
+			continue;
+		if (fstatat(dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			continue;
+		if (S_ISREG(st.st_mode)) {
+			rc = add_file(w, dirfd, de->d_name, path,
+			              (size_t)st.st_size);
+		} else if (S_ISDIR(st.st_mode) && depth < CONSOLE_DEPTH_MAX) {
+			sub = openat(dirfd, de->d_name,
+			             O_RDONLY | O_DIRECTORY | O_CLOEXEC |
+			                 O_NOFOLLOW);
+			if (sub >= 0)
+				rc = walk_dir(w, sub, path, depth + 1);
+		}
+	}
+	closedir(d);
+	return rc;
+}
+
+static int
+file_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct edge_file *)a)->path,
+	              ((const struct edge_file *)b)->path);
+}
+
+static const struct edge_file *
+file_get(const struct edge_console *k, const char *path, size_t len)
+{
+	size_t lo = 0, hi = k->n;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		const char *p = k->files[mid].path;
+		int c = strncmp(p, path, len);
+		if (c == 0)
+			c = p[len] == '\0' ? 0 : 1;
+		if (c == 0)
+			return &k->files[mid];
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+/* Each "X.gz" becomes X's gzip variant. */
+static void
+pair_gzip(struct edge_console *k)
+{
+	for (size_t i = 0; i < k->n; i++) {
+		struct edge_file *f = &k->files[i];
+		size_t n = strlen(f->path);
+		if (n > 3 && strcmp(f->path + n - 3, ".gz") == 0) {
+			struct edge_file *base =
+			    (struct edge_file *)file_get(k, f->path, n - 3);
+			if (base)
+				base->gz = f;
+		}
+	}
+}
+
+static void
+console_drop(struct edge_console *k)
+{
+	for (size_t i = 0; i < k->n; i++) {
+		free(k->files[i].path);
+		free(k->files[i].data);
+	}
+	free(k->files);
+	k->files = NULL;
+	k->n = k->bytes = 0;
+	k->loaded = false;
+}
+
+/* The API listener: its address, with a wildcard made loopback. */
+static void
+api_resolve(struct edge_console *k, const struct config *cfg)
+{
+	struct addrinfo hints = {.ai_socktype = SOCK_STREAM,
+	                         .ai_flags = AI_NUMERICSERV},
+	                *res;
+	char port[8];
+	const char *host = cfg->api_host;
+
+	if (strcmp(host, "0.0.0.0") == 0 || host[0] == '\0')
+		host = "127.0.0.1";
+	else if (strcmp(host, "::") == 0)
+		host = "::1";
+	snprintf(port, sizeof(port), "%u", cfg->api_port);
+	if (getaddrinfo(host, port, &hints, &res) != 0) {
+		log_warn("edge: cannot resolve the API's address %s: the "
+		         "console cannot reach the API",
+		         cfg->api_addr);
+		return;
+	}
+	memcpy(&k->api, res->ai_addr, res->ai_addrlen);
+	k->api_len = res->ai_addrlen;
+	freeaddrinfo(res);
+}
+
+int
+edge_console_load(struct edge *e, const char *dir, const struct config *cfg)
+{
+	struct edge_console *k = &e->console;
+	struct walk w = {.k = k};
+	int fd;
+
+	api_resolve(k, cfg);
+	if (dir == NULL || dir[0] == '\0')
+		return 0;
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0) {
+		snprintf(k->why, sizeof(k->why), "%s: %s", dir,
+		         strerror(errno));
+		log_info("console: no files at %s (make console builds them)",
+		         dir);
+		return 0;
+	}
+	if (walk_dir(&w, fd, "", 0) < 0) {
+		log_error("console: %s: %s; the console is not served", dir,
+		          w.err[0] ? w.err : "cannot read it");
+		snprintf(k->why, sizeof(k->why), "%s", w.err);
+		console_drop(k);
+		return 0;
+	}
+	qsort(k->files, k->n, sizeof(*k->files), file_cmp);
+	pair_gzip(k);
+	k->loaded = file_get(k, "/index.html", 11) != NULL;
+	if (!k->loaded) {
+		log_warn("console: %s has no index.html; not served", dir);
+		console_drop(k);
+		return 0;
+	}
+	log_info("console: %zu files (%zu KiB) from %s", k->n, k->bytes >> 10,
+	         dir);
+	return 0;
+}
+
+void
+edge_console_free(struct edge *e)
+{
+	console_drop(&e->console);
+}
+
+/* --- answering --------------------------------------------------------- */
+
+const struct edge_file *
+edge_console_find(const struct edge_console *k, const char *path, size_t len)
+{
+	const struct edge_file *f;
+
+	if (!k->loaded)
+		return NULL;
+	if (len == 0 || (len == 1 && path[0] == '/'))
+		return file_get(k, "/index.html", 11);
+	/* No dot segments, no NUL: never outside what was loaded anyway. */
+	if ((f = file_get(k, path, len)) != NULL)
+		return f;
+	if (len >= 8 && strncmp(path, "/assets/", 8) == 0)
+		return NULL;
+	return file_get(k, "/index.html", 11);
+}
+
+bool
+edge_accepts_gzip(const char *v, size_t len)
+{
+	size_t i = 0;
+
+	while (i < len) {
+		size_t start = i, end;
+		while (start < len && (v[start] == ' ' || v[start] == '\t'))
+			start++;
+		end = start;
+		while (end < len && v[end] != ',')
+			end++;
+		i = end + 1;
+		if (end - start < 4 || strncasecmp(v + start, "gzip", 4) != 0)
+			continue;
+		start += 4;
+		while (start < end && (v[start] == ' ' || v[start] == '\t'))
+			start++;
+		if (start == end)
+			return true;
+		if (v[start] != ';')
+			continue;
+		/* "gzip;q=0", "gzip; q=0.000": refused explicitly. */
+		start++;
+		while (start < end && (v[start] == ' ' || v[start] == '\t'))
+			start++;
+		if (end - start >= 3 && strncasecmp(v + start, "q=0", 3) == 0) {
+			bool zero = true;
+			for (size_t j = start + 3; j < end; j++)
+				if (v[j] != '.' && v[j] != '0' && v[j] != ' ')
+					zero = false;
+			if (zero)
+				continue;
+		}
+		return true;
+	}
+	return false;
+}
+
+void
+edge_console_headers(const struct edge_conn *c, struct buf *o)
+{
+	const struct edge *e = c->e;
+	const char *s = e->tls ? "https" : "http";
+
+	buf_appendf(
+	    o,
+	    "Content-Security-Policy: default-src 'self'; script-src "
+	    "'self'; style-src 'self'; img-src 'self' data:; font-src "
+	    "'self'; connect-src 'self'; frame-src %s://*.preview.%s%s; "
+	    "frame-ancestors 'none'; base-uri 'none'; form-action "
+	    "'self'; object-src 'none'\r\n"
+	    "X-Content-Type-Options: nosniff\r\n"
+	    "Referrer-Policy: no-referrer\r\n"
+	    "X-Frame-Options: DENY\r\n",
+	    s, e->domain, c->port);
+}
+
+static bool
+is_api_path(const char *p, size_t n)
+{
+	return (n == 3 && memcmp(p, "/v1", 3) == 0) ||
+	       (n > 3 && memcmp(p, "/v1/", 4) == 0) ||
+	       (n == 8 && memcmp(p, "/healthz", 8) == 0);
+}
+
+static void
+console_answer(struct edge_conn *c, int status, const char *reason,
+               const char *type, const char *cache, const char *body,
+               size_t len, bool gz, bool vary)
+{
+	struct buf *o = &c->rs.out;
+	bool keep =
+	    c->req_done && !c->cl.eof && http_should_keep_alive(&c->req);
+	int bad = 0;
+
+	buf_reset(o);
+	c->rs.out_sent = 0;
+	bad |= buf_appendf(o,
+	                   "HTTP/1.1 %d %s\r\nContent-Type: %s\r\n"
+	                   "Content-Length: %zu\r\nCache-Control: %s\r\n",
+	                   status, reason, type, len, cache);
+	if (gz)
+		bad |= buf_appendf(o, "Content-Encoding: gzip\r\n");
+	if (vary)
+		bad |= buf_appendf(o, "Vary: Accept-Encoding\r\n");
+	edge_console_headers(c, o);
+	if (!keep)
+		bad |= buf_appendf(o, "Connection: close\r\n");
+	else if (c->req.http_major == 1 && c->req.http_minor == 0)
+		bad |= buf_appendf(o, "Connection: keep-alive\r\n");
+	bad |= buf_append(o, "\r\n", 2);
+	if (bad) {
+		edge_page(c, EDGE_PAGE_BAD_GATEWAY, "answer too large");
+		return;
+	}
+	if (c->req.method != HTTP_HEAD) {
+		c->rs.ext = body;
+		c->rs.ext_len = len;
+		c->rs.ext_sent = 0;
+	}
+	edge_local_finish(c, keep);
+}
+
+static void
+console_static(struct edge_conn *c, const char *path, size_t len)
+{
+	const struct edge_console *k = &c->e->console;
+	const struct edge_file *f, *send;
+	const char *ae = NULL, *cache;
+	size_t aelen = 0;
+	bool gz = false;
+
+	if (c->req.method != HTTP_GET && c->req.method != HTTP_HEAD) {
+		edge_page(c, EDGE_PAGE_BAD_METHOD,
+		          "The console's files are "
+		          "read with GET.");
+		return;
+	}
+	if (!k->loaded) {
+		console_answer(c, 503, "Service Unavailable",
+		               "text/html; charset=utf-8", "no-store",
+		               console_missing, sizeof(console_missing) - 1,
+		               false, false);
+		return;
+	}
+	f = edge_console_find(k, path, len);
+	if (f == NULL) {
+		static const char nf[] = "No such file in the console.\n";
+		console_answer(c, 404, "Not Found", "text/plain; charset=utf-8",
+		               "no-store", nf, sizeof(nf) - 1, false, false);
+		return;
+	}
+	if (f->gz &&
+	    edge_head_find(c->head, "accept-encoding", &ae, &aelen) == 1 &&
+	    edge_accepts_gzip(ae, aelen))
+		gz = true;
+	send = gz ? f->gz : f;
+	cache = f->immutable ? "public, max-age=31536000, immutable"
+	        : strcmp(f->path, "/index.html") == 0 ? "no-store"
+	                                              : "no-cache";
+	console_answer(c, 200, "OK", f->type, cache, send->data, send->len, gz,
+	               f->gz != NULL);
+}
+
+void
+edge_console_route(struct edge_conn *c, const char *host, size_t hostlen)
+{
+	const struct edge_span u = c->head->first;
+	const char *url = c->head->bytes + u.off;
+	size_t plen = 0;
+	bool reuse;
+
+	while (plen < u.len && url[plen] != '?' && url[plen] != '#')
+		plen++;
+	c->console = true;
+	if (!is_api_path(url, plen)) {
+		console_static(c, url, plen);
+		return;
+	}
+	if (c->e->console.api_len == 0) {
+		edge_page(c, EDGE_PAGE_BAD_GATEWAY,
+		          "The API's address cannot be resolved.");
+		return;
+	}
+	reuse = c->up.fd >= 0 && !c->up.eof && c->up_api;
+	if (edge_head_request(c, host, hostlen) < 0) {
+		edge_page(c, EDGE_PAGE_TOO_LARGE, NULL);
+		return;
+	}
+	edge_head_begin(c, &c->res);
+	http_parser_init(&c->res, HTTP_RESPONSE);
+	c->res.data = c;
+	c->t.id[0] = '\0';
+	if (reuse) {
+		c->up_reused = true;
+		c->phase = EDGE_EXCHANGE;
+		return;
+	}
+	edge_upstream_open(c, "", 0);
+}

@@ -17,8 +17,8 @@
 #include "lib/ulid.h"
 
 struct api;
-struct evlog_sub;
 struct auth;
+struct evlog_sub;
 
 struct req {
 	struct api *api;
@@ -47,7 +47,8 @@ struct resp {
 	int status;
 	struct buf body;
 	const char *content_type;
-	char allow[64];           /* for 405 */
+	char allow[64]; /* for 405 */
+	char etag[72];  /* an ETag header ("" none), quotes included */
 	struct evlog_sub *stream; /* an event stream to send instead of body */
 	int retry_after;          /* seconds, for 429; 0: none */
 };
@@ -96,6 +97,9 @@ const char *api_header(struct req *r, const char *name);
 void api_stream_suspend(void *conn);
 void api_stream_resume(void *conn);
 
+/* The server's authentication (api/auth.h): its tokens, its operators. */
+struct auth *api_auth(const struct req *r);
+
 /* Loads the sandbox named in the path for this tenant, or answers 404. */
 int api_load_sandbox(struct req *r, struct resp *w, struct sandbox *sb);
 
@@ -120,6 +124,7 @@ void files_list(struct req *, struct resp *);
 void files_content(struct req *, struct resp *);
 void files_put(struct req *, struct resp *);
 void files_delete(struct req *, struct resp *);
+void files_move(struct req *, struct resp *);
 void tasks_create(struct req *, struct resp *);
 void tasks_list(struct req *, struct resp *);
 void tasks_get(struct req *, struct resp *);
@@ -164,6 +169,9 @@ struct auth *api_auth(const struct req *r);
 int signin_session(struct req *r, const char *cookie);
 int signin_csrf(struct req *r, struct resp *w);
 int signin_origin(struct req *r, struct resp *w);
+void tokens_list(struct req *, struct resp *);
+void tokens_create(struct req *, struct resp *);
+void tokens_delete(struct req *, struct resp *);
 
 /*
  * Git checks shared by apps, credentials and push (gitcreds.c).  A host
@@ -186,6 +194,15 @@ bool api_git_branch_ok(const char *branch, size_t len);
 #define AGENT_OAUTH_URL_MAX        8192        /* the authorize URL */
 #define AGENT_OAUTH_PENDING_MAX    16  /* sign-ins started, not finished */
 #define AGENT_OAUTH_PENDING_S      900 /* how long one stays pending */
+
+/*
+ * Whether an If-Match or If-None-Match value lists the entity tag whose
+ * opaque part (between the quotes) is etag: 1 yes, 0 no, -1 when the
+ * value is malformed.  "*" lists every tag.  A weak tag (W/"...") is
+ * listed only when weak (If-None-Match compares weakly, If-Match
+ * strongly: RFC 9110, 13.1).
+ */
+int api_etag_listed(const char *value, const char *etag, bool weak);
 
 /* JSON of the objects, shared by handlers. */
 struct jv *api_app_json(const struct app *a);

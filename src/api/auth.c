@@ -45,22 +45,64 @@ struct auth {
 };
 
 int
-auth_token_issue(struct store *store, const char *name)
+auth_token_make(struct store *store, const char *name,
+                char out[VAULT_TOKEN_LEN + 1])
 {
-	char token[VAULT_TOKEN_LEN + 1], hash[VAULT_HASH_HEX + 1];
-	char prefix[32];
+	char hash[VAULT_HASH_HEX + 1], prefix[32];
 	int rc;
 
-	vault_token_new(token);
-	vault_hash_hex(token, strlen(token), hash);
-	snprintf(prefix, sizeof(prefix), "%.12s...", token);
+	vault_token_new(out);
+	vault_hash_hex(out, strlen(out), hash);
+	snprintf(prefix, sizeof(prefix), "%.12s...", out);
 	rc = store_apikey_replace(store, name, hash, prefix);
-	if (rc == 0) {
-		printf("API token (shown once): %s\n", token);
-		fflush(stdout);
-	}
-	vault_wipe(token, sizeof(token));
+	if (rc != 0)
+		vault_wipe(out, VAULT_TOKEN_LEN + 1);
 	return rc == 0 ? 0 : -1;
+}
+
+int
+auth_token_issue(struct store *store, const char *name)
+{
+	char token[VAULT_TOKEN_LEN + 1];
+
+	if (auth_token_make(store, name, token) < 0)
+		return -1;
+	printf("API token (shown once): %s\n", token);
+	fflush(stdout);
+	vault_wipe(token, sizeof(token));
+	return 0;
+}
+
+bool
+auth_name_ok(const char *name, size_t len)
+{
+	if (len == 0 || len > 63 || strlen(name) != len)
+		return false;
+	for (size_t i = 0; i < len; i++)
+		if (!isalnum((unsigned char)name[i]) && !strchr("-_.", name[i]))
+			return false;
+	return true;
+}
+
+size_t
+auth_env_count(const struct auth *a)
+{
+	return a->ntokens;
+}
+
+const char *
+auth_env_name(const struct auth *a, size_t i)
+{
+	return i < a->ntokens ? a->tokens[i].name : NULL;
+}
+
+bool
+auth_env_has(const struct auth *a, const char *name)
+{
+	for (size_t i = 0; i < a->ntokens; i++)
+		if (strcmp(a->tokens[i].name, name) == 0)
+			return true;
+	return false;
 }
 
 static int
@@ -187,10 +229,16 @@ auth_name_listed(const char *list, const char *name)
 }
 
 bool
+auth_name_operator(const struct auth *a, const char *name)
+{
+	return strcmp(name, AUTH_FIRST_TOKEN_NAME) == 0 ||
+	       auth_name_listed(a->operators, name);
+}
+
+bool
 auth_operator(const struct auth *a, const char *owner)
 {
-	return a->disabled || strcmp(owner, AUTH_FIRST_TOKEN_NAME) == 0 ||
-	       auth_name_listed(a->operators, owner);
+	return a->disabled || auth_name_operator(a, owner);
 }
 
 bool

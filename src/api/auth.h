@@ -12,6 +12,7 @@
 
 #include "core/config.h"
 #include "store/store.h"
+#include "vault/vault.h"
 
 struct auth;
 
@@ -25,6 +26,26 @@ void auth_free(struct auth *a);
  * token), prints it once on stdout and stores only its hash.
  */
 int auth_token_issue(struct store *store, const char *name);
+/*
+ * The same without printing: the new token is written to out (the
+ * caller shows it once and wipes it).  A stored token is looked up in
+ * the store on every request, so the new one works at once and the one
+ * it replaces stops at once.
+ */
+int auth_token_make(struct store *store, const char *name,
+                    char out[VAULT_TOKEN_LEN + 1]);
+/* A token name: 1-63 bytes of [A-Za-z0-9._-], as in SANDBOXD_API_TOKENS. */
+bool auth_name_ok(const char *name, size_t len);
+/* The tokens of SANDBOXD_API_TOKENS: their count, and the i-th's name. */
+size_t auth_env_count(const struct auth *a);
+const char *auth_env_name(const struct auth *a, size_t i);
+/* Whether SANDBOXD_API_TOKENS names a token name. */
+bool auth_env_has(const struct auth *a, const char *name);
+/*
+ * Whether a token of this name is an operator's: AUTH_FIRST_TOKEN_NAME or
+ * a name SANDBOXD_OPERATORS lists (auth being off plays no part).
+ */
+bool auth_name_operator(const struct auth *a, const char *name);
 /*
  * Checks an Authorization header value.  On success writes the caller's
  * tenant (its token's name) to owner and returns true.

@@ -109,6 +109,9 @@ static const struct route routes[] = {
      .pattern = "/v1/sandboxes/{id}/files/content",
      .fn = files_content},
     {.method = "POST",
+     .pattern = "/v1/sandboxes/{id}/files/move",
+     .fn = files_move},
+    {.method = "POST",
      .pattern = "/v1/sandboxes/{id}/tasks",
      .fn = tasks_create,
      .max_body = TASK_MAX_PROMPT_BYTES * 2 + 4096},
@@ -178,6 +181,9 @@ static const struct route routes[] = {
     {.method = "DELETE",
      .pattern = "/v1/git-credentials/{id}",
      .fn = gitcreds_delete},
+    {.method = "GET", .pattern = "/v1/tokens", .fn = tokens_list},
+    {.method = "POST", .pattern = "/v1/tokens", .fn = tokens_create},
+    {.method = "DELETE", .pattern = "/v1/tokens/{name}", .fn = tokens_delete},
 };
 
 #define NROUTES (sizeof(routes) / sizeof(routes[0]))
@@ -607,6 +613,12 @@ dispatch(struct req *r, struct resp *w)
 
 /* --- libmicrohttpd glue ------------------------------------------------- */
 
+struct auth *
+api_auth(const struct req *r)
+{
+	return r->api->auth;
+}
+
 const char *
 api_header(struct req *r, const char *name)
 {
@@ -684,6 +696,8 @@ send_resp(struct MHD_Connection *conn, struct req *r, struct resp *w)
 		                        w->content_type);
 	if (w->status == 405)
 		MHD_add_response_header(mr, MHD_HTTP_HEADER_ALLOW, w->allow);
+	if (w->etag[0])
+		MHD_add_response_header(mr, MHD_HTTP_HEADER_ETAG, w->etag);
 	if (w->status == 401)
 		MHD_add_response_header(mr, MHD_HTTP_HEADER_WWW_AUTHENTICATE,
 		                        "Bearer");

@@ -74,6 +74,10 @@ const struct err_code err_codes[] = {
     {.code = "unsafe_repo_config",
      .status = 409,
      .meaning = "the app's repository config sets a key that runs code"},
+    {.code = "precondition_failed",
+     .status = 412,
+     .meaning = "a file write whose If-Match or If-None-Match does not "
+                "hold"},
     {.code = "payload_too_large",
      .status = 413,
      .meaning = "a request body or a file over its limit"},

@@ -182,6 +182,12 @@ jv_new_str(const char *s)
 }
 
 struct jv *
+jv_new_null(void)
+{
+	return W(json_null());
+}
+
+struct jv *
 jv_copy(struct jv *v)
 {
 	return W(json_incref(J(v)));

@@ -54,6 +54,7 @@ struct jv *jv_obj(void);
 struct jv *jv_arr(void);
 struct jv *jv_new_str(const char *s);
 struct jv *jv_new_int(int64_t i);
+struct jv *jv_new_null(void);
 /* A string from len bytes; bytes that are not UTF-8 become U+FFFD. */
 struct jv *jv_new_str_lossy(const char *s, size_t len);
 /* A new reference to v (values are immutable once built). */

@@ -4,6 +4,7 @@
  * of a guess says nothing about the stored key.
  */
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "lib/clock.h"
 #include "lib/ulid.h"
@@ -68,6 +69,52 @@ store_apikey_replace(struct store *s, const char *name, const char *key_hash,
 	                             "ssssi", id, name, key_hash, prefix,
 	                             clock_now()));
 	sqlite3_exec(s->db, rc == 0 ? "COMMIT" : "ROLLBACK", NULL, NULL, NULL);
+	UNLOCK(s);
+	return rc;
+}
+
+static int
+apikey_from_row(sqlite3_stmt *st, void *out)
+{
+	struct apikey *k = out;
+
+	store_col_text(st, 0, k->name, sizeof(k->name));
+	k->created_at = sqlite3_column_int64(st, 1);
+	k->last_used_at = sqlite3_column_int64(st, 2);
+	return 0;
+}
+
+int
+store_apikey_list(struct store *s, int (*fn)(const struct apikey *, void *),
+                  void *arg)
+{
+	struct apikey *rows = NULL;
+	size_t n = 0;
+	int rc;
+
+	LOCK(s);
+	rc = store_collect(store_prep(s,
+	                              "SELECT name, created_at, "
+	                              "coalesce(last_used_at, 0) FROM api_key "
+	                              "ORDER BY name",
+	                              ""),
+	                   sizeof(*rows), apikey_from_row, (void **)&rows, &n);
+	UNLOCK(s);
+	for (size_t i = 0; rc == 0 && i < n; i++)
+		if (fn(&rows[i], arg) != 0)
+			break;
+	free(rows);
+	return rc;
+}
+
+int
+store_apikey_delete(struct store *s, const char *name)
+{
+	int rc;
+
+	LOCK(s);
+	rc = store_run(
+	    s, store_prep(s, "DELETE FROM api_key WHERE name = ?", "s", name));
 	UNLOCK(s);
 	return rc;
 }

@@ -218,6 +218,17 @@ int store_apikey_replace(struct store *s, const char *name,
 /* Finds the key by hash; writes its name to name (64 bytes). */
 int store_apikey_lookup(struct store *s, const char *key_hash, char *name,
                         size_t len);
+/* A stored key as listed: never its hash. */
+struct apikey {
+	char name[64];
+	int64_t created_at;
+	int64_t last_used_at; /* 0: never used */
+};
+/* Every stored key, ordered by name. */
+int store_apikey_list(struct store *s, int (*fn)(const struct apikey *, void *),
+                      void *arg);
+/* 0, or STORE_NOT_FOUND when no key has this name. */
+int store_apikey_delete(struct store *s, const char *name);
 
 /*
  * The console's password and sessions (console.c).  A session is named

@@ -57,6 +57,36 @@ vault_hash_hex(const char *s, size_t len, char out[VAULT_HASH_HEX + 1])
 	sodium_bin2hex(out, VAULT_HASH_HEX + 1, h, sizeof(h));
 }
 
+struct vault_sha256 {
+	crypto_hash_sha256_state st;
+};
+
+struct vault_sha256 *
+vault_sha256_new(void)
+{
+	struct vault_sha256 *h = malloc(sizeof(*h));
+
+	if (h)
+		crypto_hash_sha256_init(&h->st);
+	return h;
+}
+
+void
+vault_sha256_update(struct vault_sha256 *h, const void *p, size_t n)
+{
+	crypto_hash_sha256_update(&h->st, p, n);
+}
+
+void
+vault_sha256_end(struct vault_sha256 *h, char out[VAULT_HASH_HEX + 1])
+{
+	unsigned char d[crypto_hash_sha256_BYTES];
+
+	crypto_hash_sha256_final(&h->st, d);
+	sodium_bin2hex(out, VAULT_HASH_HEX + 1, d, sizeof(d));
+	free(h);
+}
+
 bool
 vault_equal(const void *a, const void *b, size_t n)
 {

@@ -43,6 +43,15 @@ int vault_init(void);
 void vault_token_new(char out[VAULT_TOKEN_LEN + 1]);
 /* SHA-256 of s as lower-case hex and its NUL. */
 void vault_hash_hex(const char *s, size_t len, char out[VAULT_HASH_HEX + 1]);
+/*
+ * SHA-256 over data given in pieces (a file read chunk by chunk):
+ * vault_sha256_new() (NULL when out of memory), any number of updates,
+ * then vault_sha256_end(), which writes the lower-case hex and frees.
+ */
+struct vault_sha256;
+struct vault_sha256 *vault_sha256_new(void);
+void vault_sha256_update(struct vault_sha256 *h, const void *p, size_t n);
+void vault_sha256_end(struct vault_sha256 *h, char out[VAULT_HASH_HEX + 1]);
 /* Compares n bytes in time independent of their contents. */
 bool vault_equal(const void *a, const void *b, size_t n);
 void vault_wipe(void *p, size_t n);

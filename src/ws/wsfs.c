@@ -256,9 +256,115 @@ write_all(int fd, const void *data, size_t len)
 	return 0;
 }
 
+static bool
+same_file(const struct stat *a, const struct stat *b)
+{
+	return a->st_dev == b->st_dev && a->st_ino == b->st_ino &&
+	       a->st_size == b->st_size &&
+	       a->st_mtim.tv_sec == b->st_mtim.tv_sec &&
+	       a->st_mtim.tv_nsec == b->st_mtim.tv_nsec &&
+	       a->st_ctim.tv_sec == b->st_ctim.tv_sec &&
+	       a->st_ctim.tv_nsec == b->st_ctim.tv_nsec;
+}
+
+/*
+ * Whether leaf (beneath pfd) is still what a check saw: the file open
+ * at fd, unchanged and still at that name, or still nothing (fd < 0).
+ */
+static bool
+unchanged(int pfd, const char *leaf, int fd, const struct stat *seen)
+{
+	struct stat now, again;
+
+	if (fd < 0)
+		return fstatat(pfd, leaf, &now, AT_SYMLINK_NOFOLLOW) < 0 &&
+		       errno == ENOENT;
+	return fstat(fd, &again) == 0 &&
+	       fstatat(pfd, leaf, &now, AT_SYMLINK_NOFOLLOW) == 0 &&
+	       same_file(seen, &again) && same_file(seen, &now);
+}
+
+/* The file at leaf for a check: *fd, or -1 there when there is none. */
+static int
+open_current(int pfd, const char *leaf, const char *rel, int *fd,
+             struct stat *st, struct err *e)
+{
+	*fd = openat(pfd, leaf, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (*fd < 0 && errno == ENOENT)
+		return 0;
+	if (*fd < 0 && (errno == ENXIO || errno == ENODEV))
+		return ERR_BAD(e, "%s exists and is not a regular file", rel);
+	if (*fd < 0)
+		return lookup_err(errno, rel, e);
+	if (fstat(*fd, st) < 0 || !S_ISREG(st->st_mode)) {
+		close(*fd);
+		*fd = -1;
+		return ERR_BAD(e, "%s exists and is not a regular file", rel);
+	}
+	return 0;
+}
+
+/*
+ * The rename of a conditional write, under c->mu: the check against the
+ * file as it is now, then the rename, unless the file changed between
+ * the two (then the check runs again).
+ */
+static int
+rename_checked(int pfd, const char *tmp, const char *leaf, const char *rel,
+               const struct wsfs_cond *c, struct err *e)
+{
+	struct stat st;
+	int fd = -1, rc = -1;
+
+	pthread_mutex_lock(c->mu);
+	for (int tries = 0;; tries++) {
+		if (fd >= 0)
+			close(fd);
+		fd = -1;
+		if (tries == 3) {
+			ERR_CONFLICT(e,
+			             "%s kept changing while it was being "
+			             "written; nothing was written, try again",
+			             rel);
+			break;
+		}
+		if (c->check &&
+		    (open_current(pfd, leaf, rel, &fd, &st, e) < 0 ||
+		     c->check(fd, c->arg, e) < 0))
+			break;
+		if (c->check && !unchanged(pfd, leaf, fd, &st))
+			continue;
+		if (!c->create_only) {
+			if (renameat(pfd, tmp, pfd, leaf) == 0)
+				rc = 0;
+			else
+				ERR_INTERNAL(e, "writing %s failed: %s", rel,
+				             strerror(errno));
+			break;
+		}
+		if (renameat2(pfd, tmp, pfd, leaf, RENAME_NOREPLACE) == 0) {
+			rc = 0;
+			break;
+		}
+		if (errno != EEXIST || c->check == NULL) {
+			if (errno == EEXIST)
+				ERR_CONFLICT(e, "%s exists already", rel);
+			else
+				ERR_INTERNAL(e, "writing %s failed: %s", rel,
+				             strerror(errno));
+			break;
+		}
+		/* made meanwhile: the check says what to answer */
+	}
+	if (fd >= 0)
+		close(fd);
+	pthread_mutex_unlock(c->mu);
+	return rc;
+}
+
 static int
 write_file(int dirfd, const char *rel, const void *data, size_t len, int uid,
-           int gid, mode_t mode, struct err *e)
+           int gid, mode_t mode, const struct wsfs_cond *c, struct err *e)
 {
 	char parent[WSFS_MAX_PATH + 1], tmp[300], id[ULID_LEN + 1];
 	const char *leaf;
@@ -282,9 +388,12 @@ write_file(int dirfd, const char *rel, const void *data, size_t len, int uid,
 		close(pfd);
 		return lookup_err(errno, rel, e);
 	}
-	if (fchown(fd, (uid_t)uid, (gid_t)gid) == 0 &&
-	    write_all(fd, data, len) == 0 && fsync(fd) == 0 &&
-	    renameat(pfd, tmp, pfd, leaf) == 0)
+	if (fchown(fd, (uid_t)uid, (gid_t)gid) < 0 ||
+	    write_all(fd, data, len) < 0 || fsync(fd) < 0)
+		ERR_INTERNAL(e, "writing %s failed: %s", rel, strerror(errno));
+	else if (c)
+		rc = rename_checked(pfd, tmp, leaf, rel, c, e);
+	else if (renameat(pfd, tmp, pfd, leaf) == 0)
 		rc = 0;
 	else
 		ERR_INTERNAL(e, "writing %s failed: %s", rel, strerror(errno));
@@ -299,14 +408,111 @@ int
 wsfs_write(int dirfd, const char *rel, const void *data, size_t len, int uid,
            int gid, struct err *e)
 {
-	return write_file(dirfd, rel, data, len, uid, gid, 0644, e);
+	return write_file(dirfd, rel, data, len, uid, gid, 0644, NULL, e);
+}
+
+int
+wsfs_write_cond(int dirfd, const char *rel, const void *data, size_t len,
+                int uid, int gid, const struct wsfs_cond *c, struct err *e)
+{
+	return write_file(dirfd, rel, data, len, uid, gid, 0644, c, e);
 }
 
 int
 wsfs_write_secret(int dirfd, const char *rel, const void *data, size_t len,
                   int uid, int gid, struct err *e)
 {
-	return write_file(dirfd, rel, data, len, uid, gid, 0600, e);
+	return write_file(dirfd, rel, data, len, uid, gid, 0600, NULL, e);
+}
+
+int
+wsfs_fd_each(int fd, size_t max, int timeout_ms,
+             void (*fn)(const void *p, size_t n, void *arg), void *arg,
+             struct err *e)
+{
+	int64_t deadline = clock_mono_ms() + timeout_ms;
+	char chunk[65536];
+	size_t total = 0;
+	ssize_t n;
+
+	while ((n = pread(fd, chunk, sizeof(chunk), (off_t)total)) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return ERR_INTERNAL(e, "reading failed: %s",
+			                    strerror(errno));
+		total += (size_t)n;
+		if (total > max)
+			return err_set(e, 413, "payload_too_large",
+			               "the file is larger than %zu bytes",
+			               max);
+		fn(chunk, (size_t)n, arg);
+		if (clock_mono_ms() >= deadline)
+			return err_set(e, 502, "sandbox_unavailable",
+			               "reading the file took more than %d ms",
+			               timeout_ms);
+	}
+	return 0;
+}
+
+/* The rename of a move, from beneath fpfd to beneath tpfd. */
+static int
+move_leaf(int fpfd, const char *fleaf, int tpfd, const char *tleaf,
+          const char *from, const char *to, struct err *e)
+{
+	if (renameat2(fpfd, fleaf, tpfd, tleaf, RENAME_NOREPLACE) == 0)
+		return 0;
+	switch (errno) {
+	case EEXIST:
+	case ENOTEMPTY:
+		return ERR_CONFLICT(e, "%s exists already", to);
+	case ENOENT:
+		return ERR_NOTFOUND(e, "no such file or directory: %s", from);
+	case EINVAL:
+		return ERR_BAD(e, "%s cannot be moved to %s", from, to);
+	default:
+		return lookup_err(errno, to, e);
+	}
+}
+
+int
+wsfs_move(int dirfd, const char *from, const char *to, int uid, int gid,
+          struct err *e)
+{
+	char fparent[WSFS_MAX_PATH + 1], tparent[WSFS_MAX_PATH + 1];
+	const char *fleaf, *tleaf;
+	size_t flen = strlen(from);
+	struct stat st;
+	int fpfd, tpfd, rc;
+
+	if (*from == '\0' || *to == '\0')
+		return ERR_BAD(e, "the app directory itself cannot be moved");
+	if (strncmp(to, from, flen) == 0 && to[flen] == '/')
+		return ERR_BAD(e, "%s cannot be moved into itself", from);
+	split(from, fparent, sizeof(fparent), &fleaf);
+	fpfd = wsfs_openat(dirfd, fparent, O_PATH | O_DIRECTORY, 0);
+	if (fpfd < 0)
+		return lookup_err(errno, from, e);
+	if (fstatat(fpfd, fleaf, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+		rc = lookup_err(errno, from, e);
+		close(fpfd);
+		return rc;
+	}
+	if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+		close(fpfd);
+		return ERR_BAD(e, "%s is not a regular file or a directory",
+		               from);
+	}
+	split(to, tparent, sizeof(tparent), &tleaf);
+	tpfd = make_parents(dirfd, tparent, uid, gid, e);
+	if (tpfd < 0) {
+		close(fpfd);
+		return -1;
+	}
+	rc = move_leaf(fpfd, fleaf, tpfd, tleaf, from, to, e);
+	close(tpfd);
+	close(fpfd);
+	return rc;
 }
 
 /* Removes name (a directory) beneath dirfd with everything in it. */

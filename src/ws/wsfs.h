@@ -9,6 +9,7 @@
 #ifndef WS_WSFS_H
 #define WS_WSFS_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -64,6 +65,45 @@ int wsfs_read(int dirfd, const char *rel, size_t max, struct buf *out,
  */
 int wsfs_write(int dirfd, const char *rel, const void *data, size_t len,
                int uid, int gid, struct err *e);
+/*
+ * A conditional write (the files API's If-Match and If-None-Match).  The
+ * new content is written to a temporary file first; then, with mu held
+ * until the rename is done, check(fd, arg, e) is called with the file
+ * as it is at that moment (fd open for reading, -1 when there is none):
+ * 0 goes on, -1 (e filled) refuses and nothing changes.  Before the
+ * rename the file at rel must still be the one checked (same inode,
+ * size and times; or still absent), else the check runs again (three
+ * times at most, then 409).  With create_only the rename never replaces
+ * a file (RENAME_NOREPLACE): one created meanwhile, even by the sandbox,
+ * is given to check.  Every write through the API holds mu, so two of
+ * them never interleave a check and a rename; a writer inside the
+ * sandbox does not take it (see docs/api.md, "Files").
+ */
+struct wsfs_cond {
+	pthread_mutex_t *mu;
+	bool create_only;
+	int (*check)(int fd, void *arg, struct err *e); /* NULL: none */
+	void *arg;
+};
+int wsfs_write_cond(int dirfd, const char *rel, const void *data, size_t len,
+                    int uid, int gid, const struct wsfs_cond *c, struct err *e);
+/*
+ * Reads the regular file open at fd from its start, handing each piece
+ * to fn: at most max bytes (413 past it) within timeout_ms (502
+ * sandbox_unavailable past it).
+ */
+int wsfs_fd_each(int fd, size_t max, int timeout_ms,
+                 void (*fn)(const void *p, size_t n, void *arg), void *arg,
+                 struct err *e);
+/*
+ * Renames from to to (both app-relative, checked by wsfs_clean), a
+ * regular file or a directory; to's parents are created (owned by
+ * uid:gid).  Never replaces anything (409 when to exists), never follows
+ * a symbolic link (a symlink, FIFO, socket or device as from: 400), 404
+ * when from does not exist, 400 for a directory moved into itself.
+ */
+int wsfs_move(int dirfd, const char *from, const char *to, int uid, int gid,
+              struct err *e);
 /* The same, readable by its owner only (0600): for files that carry a
  * credential, such as a task's env file with the sandbox's proxy token. */
 int wsfs_write_secret(int dirfd, const char *rel, const void *data, size_t len,

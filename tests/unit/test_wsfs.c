@@ -3,7 +3,10 @@
  * tricks a hostile sandbox would play: symlinks to outside, symlinked
  * parents, "..", NUL, absolute paths.
  */
+#include <dirent.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <stdbool.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -120,6 +123,179 @@ write_read_list_remove(void)
 	CHECK(wsfs_remove(app, "leak", false, &e) == 0); /* the link only */
 	snprintf(p, sizeof(p), "%s/secret", root);
 	CHECK(access(p, F_OK) == 0);
+	close(app);
+}
+
+struct seen {
+	int calls;
+	char first[16], last[16];
+	bool poke; /* the first call changes the file, as a sandbox might */
+	int app;
+	int refuse_at; /* the call that refuses (0: none) */
+};
+
+static void
+read_fd(int fd, char *out, size_t len)
+{
+	ssize_t n = fd >= 0 ? pread(fd, out, len - 1, 0) : -1;
+
+	if (n < 0)
+		snprintf(out, len, "(none)");
+	else
+		out[n] = '\0';
+}
+
+static int
+check_seen(int fd, void *arg, struct err *e)
+{
+	struct seen *s = arg;
+
+	s->calls++;
+	read_fd(fd, s->calls == 1 ? s->first : s->last, sizeof(s->first));
+	if (s->calls == 1 && s->poke) {
+		char p[128];
+		snprintf(p, sizeof(p), "%s/app/c.txt", root);
+		FILE *f = fopen(p, "w"); /* in place: same inode */
+		fputs("sandbox wrote", f);
+		fclose(f);
+	}
+	if (s->calls == s->refuse_at)
+		return err_set(e, 412, "precondition_failed", "refused");
+	return 0;
+}
+
+static void
+slurp(const char *rel, char *out, size_t len)
+{
+	char p[128];
+	FILE *f;
+	size_t n;
+
+	snprintf(p, sizeof(p), "%s/app/%s", root, rel);
+	f = fopen(p, "r");
+	n = f ? fread(out, 1, len - 1, f) : 0;
+	out[n] = '\0';
+	if (f)
+		fclose(f);
+}
+
+static void
+conditional_writes(void)
+{
+	pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+	struct seen s = {0};
+	struct wsfs_cond c = {.mu = &mu, .check = check_seen, .arg = &s};
+	struct err e = {0};
+	char p[128], got[32];
+	int app;
+
+	snprintf(p, sizeof(p), "%s/app/lnk", root);
+	symlink("../secret", p);
+	snprintf(p, sizeof(p), "%s/app", root);
+	app = open(p, O_PATH | O_DIRECTORY);
+	/* absent: the check sees no file */
+	CHECK(wsfs_write_cond(app, "c.txt", "one", 3, -1, -1, &c, &e) == 0);
+	CHECK(s.calls == 1);
+	CHECK_STR(s.first, "(none)");
+	/* present: the check sees the current bytes */
+	s = (struct seen){0};
+	CHECK(wsfs_write_cond(app, "c.txt", "two", 3, -1, -1, &c, &e) == 0);
+	CHECK_STR(s.first, "one");
+	slurp("c.txt", got, sizeof(got));
+	CHECK_STR(got, "two");
+	/* refused: nothing is written, no temporary file is left */
+	s = (struct seen){.refuse_at = 1};
+	CHECK(wsfs_write_cond(app, "c.txt", "three", 5, -1, -1, &c, &e) == -1);
+	CHECK(e.status == 412);
+	slurp("c.txt", got, sizeof(got));
+	CHECK_STR(got, "two");
+	/* changed during the check: checked again, with the new bytes */
+	e = (struct err){0};
+	s = (struct seen){.poke = true, .refuse_at = 2};
+	CHECK(wsfs_write_cond(app, "c.txt", "four", 4, -1, -1, &c, &e) == -1);
+	CHECK(s.calls == 2 && e.status == 412);
+	CHECK_STR(s.last, "sandbox wrote");
+	slurp("c.txt", got, sizeof(got));
+	CHECK_STR(got, "sandbox wrote");
+	/* create only: an existing file is given to the check, never
+	 * replaced; without a check it is a 409 */
+	e = (struct err){0};
+	s = (struct seen){0};
+	c.create_only = true;
+	c.check = NULL;
+	CHECK(wsfs_write_cond(app, "c.txt", "five", 4, -1, -1, &c, &e) == -1);
+	CHECK(e.status == 409);
+	slurp("c.txt", got, sizeof(got));
+	CHECK_STR(got, "sandbox wrote");
+	e = (struct err){0};
+	CHECK(wsfs_write_cond(app, "new.txt", "six", 3, -1, -1, &c, &e) == 0);
+	slurp("new.txt", got, sizeof(got));
+	CHECK_STR(got, "six");
+	/* a symlink is never written through */
+	c.check = check_seen;
+	c.create_only = false;
+	e = (struct err){0};
+	CHECK(wsfs_write_cond(app, "lnk", "x", 1, -1, -1, &c, &e) == -1);
+	CHECK(e.status == 400);
+	slurp("../secret", got, sizeof(got));
+	CHECK_STR(got, "outside");
+	snprintf(p, sizeof(p), "%s/app", root);
+	{
+		DIR *d = opendir(p);
+		struct dirent *de;
+		bool tmp = false;
+		while (d && (de = readdir(d)) != NULL)
+			tmp |= strstr(de->d_name, ".tmp") != NULL;
+		if (d)
+			closedir(d);
+		CHECK(!tmp);
+	}
+	wsfs_remove(app, "c.txt", false, &e);
+	wsfs_remove(app, "new.txt", false, &e);
+	close(app);
+}
+
+static void
+moves(void)
+{
+	struct err e = {0};
+	char p[128], got[32];
+	int app;
+
+	snprintf(p, sizeof(p), "%s/app", root);
+	app = open(p, O_PATH | O_DIRECTORY);
+	CHECK(wsfs_write(app, "m/a.txt", "a", 1, -1, -1, &e) == 0);
+	CHECK(wsfs_write(app, "b.txt", "b", 1, -1, -1, &e) == 0);
+	CHECK(wsfs_move(app, "m/a.txt", "n/o/a2.txt", -1, -1, &e) == 0);
+	slurp("n/o/a2.txt", got, sizeof(got));
+	CHECK_STR(got, "a");
+	CHECK(wsfs_move(app, "m/a.txt", "x.txt", -1, -1, &e) == -1);
+	CHECK(e.status == 404);
+	e = (struct err){0};
+	CHECK(wsfs_move(app, "b.txt", "n/o/a2.txt", -1, -1, &e) == -1);
+	CHECK(e.status == 409);
+	slurp("n/o/a2.txt", got, sizeof(got));
+	CHECK_STR(got, "a");
+	e = (struct err){0};
+	CHECK(wsfs_move(app, "n", "m/n", -1, -1, &e) == 0); /* a directory */
+	slurp("m/n/o/a2.txt", got, sizeof(got));
+	CHECK_STR(got, "a");
+	CHECK(wsfs_move(app, "m", "m/n/o/m", -1, -1, &e) == -1);
+	CHECK(e.status == 400);
+	e = (struct err){0};
+	CHECK(wsfs_move(app, "lnk", "lnk2", -1, -1, &e) == -1); /* a link */
+	CHECK(e.status == 400);
+	e = (struct err){0};
+	CHECK(wsfs_move(app, "b.txt", "up/b.txt", -1, -1, &e) == -1);
+	CHECK(e.status == 400);
+	e = (struct err){0};
+	CHECK(wsfs_move(app, "b.txt", "etc/passwd2", -1, -1, &e) == -1);
+	CHECK(e.status == 400);
+	snprintf(p, sizeof(p), "%s/b.txt", root);
+	CHECK(access(p, F_OK) != 0);
+	CHECK(access("/etc/passwd2", F_OK) != 0);
+	wsfs_remove(app, "m", true, &e);
+	wsfs_remove(app, "b.txt", false, &e);
 	close(app);
 }
 
@@ -241,6 +417,9 @@ static const struct unit_test tests[] = {
     {"clean normalizes and refuses", clean_normalizes_and_refuses},
     {"symlinks never lead outside", symlinks_never_lead_outside},
     {"write, read, list, remove", write_read_list_remove},
+    {"conditional writes check the file as it is at the rename",
+     conditional_writes},
+    {"moves stay inside and never replace", moves},
     {"files that carry a credential are 0600", secret_files_are_owner_only},
 };
 

@@ -156,8 +156,6 @@ void signin_login(struct req *, struct resp *);
 void signin_logout(struct req *, struct resp *);
 void signin_password(struct req *, struct resp *);
 
-/* The server's authentication state (server.c). */
-struct auth *api_auth(const struct req *r);
 /*
  * Console sessions for server.c (signin.c).  signin_session: the live
  * session the request's Cookie names, into r (via, owner "default",

@@ -760,12 +760,6 @@ request_origin(struct api *a, struct MHD_Connection *conn, struct req *r)
 	    auth_tls(a->auth) || (proto && strcasecmp(proto, "https") == 0);
 }
 
-struct auth *
-api_auth(const struct req *r)
-{
-	return r->api->auth;
-}
-
 static enum MHD_Result
 on_request(void *cls, struct MHD_Connection *conn, const char *url,
            const char *method, const char *version, const char *upload,

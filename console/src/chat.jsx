@@ -177,7 +177,7 @@ function Composer({sandbox, running, onSubmitted}) {
 				<label>Agent
 					<select value={cur ? cur.id : ''} onChange={(e) => { setAgent(e.currentTarget.value); setModel(''); }}>
 						{list.map((a) => (
-							<option value={a.id} key={a.id}>{a.label}{a.status === 'connected' ? '' : a.status === 'needs_login' ? ' (sign in again)' : ' (not connected)'}</option>
+							<option value={a.id} key={a.id}>{a.label}{a.status === 'connected' ? '' : a.status === 'needs_login' ? ' (sign in again)' : a.free_model ? ' (free model)' : ' (not connected)'}</option>
 						))}
 					</select>
 				</label>

@@ -46,7 +46,7 @@ start_daemon SANDBOXD_IMAGE="$TEST_IMAGE" HTTP_PORT="$EDGE_PORT" SANDBOXD_EDGE_A
 CHOST=console.localhost:$EDGE_PORT
 
 t_begin "the daemon prints the console setup code and keeps it 0600"
-SETUP_CODE=$(sed -nE 's/^.*Console setup code: *([A-Za-z0-9-]+).*$/\1/p' "$DAEMON_OUT" | head -n 1)
+SETUP_CODE=$(sed -nE 's/^.*Console setup code[^:]*: *([A-Za-z0-9-]+).*$/\1/p' "$DAEMON_OUT" | head -n 1)
 [[ -n $SETUP_CODE ]] || t_err "no 'Console setup code:' line on stdout: $(head -c 400 "$DAEMON_OUT")"
 [[ -f $DATA/console-setup-code ]] || t_err "no $DATA/console-setup-code"
 [[ $(stat -c %a "$DATA/console-setup-code" 2>/dev/null) == 600 ]] ||

@@ -8,6 +8,9 @@
 // GIT_REMOTE, GIT_HOST, GIT_TOKEN, SHOTS (where screenshots go, optional),
 // CHROMIUM (default /usr/bin/chromium).
 import {execFileSync} from 'node:child_process';
+import http from 'node:http';
+import {mkdirSync, mkdtempSync, rmSync, writeFileSync} from 'node:fs';
+import {tmpdir} from 'node:os';
 import {join} from 'node:path';
 
 // playwright-core is a devDependency of the console (console/package-lock.json).
@@ -49,28 +52,48 @@ async function api(method, path, body, headers = {}) {
 	return {status: r.status, text, headers: r.headers, json: () => JSON.parse(text)};
 }
 
-// A request through the edge to the console's /v1 with the browser's cookie.
-async function viaConsole(method, path, {cookie, csrf, originHdr, body} = {}) {
-	const h = {'content-type': 'application/json'};
+// A request through the edge to the console's /v1 with the browser's
+// cookie (to 127.0.0.1 with the console's Host: the resolver of node's
+// host may not know *.localhost names, which Chromium resolves itself).
+function viaConsole(method, path, {cookie, csrf, originHdr, body} = {}) {
+	const h = {'content-type': 'application/json', host: origin.host};
 	if (cookie) h.cookie = cookie;
 	if (csrf) h['x-csrf-token'] = csrf;
 	if (originHdr) h.origin = originHdr;
-	const r = await fetch(CONSOLE + path, {method, headers: h, body});
-	const text = await r.text();
-	let code = null;
-	try { code = JSON.parse(text).error.code; } catch (_) { /* not an error */ }
-	return {status: r.status, code, text};
+	if (body) h['content-length'] = Buffer.byteLength(body);
+	return new Promise((resolve, reject) => {
+		const q = http.request({host: '127.0.0.1', port: origin.port || 80, path, method, headers: h}, (r) => {
+			let text = '';
+			r.setEncoding('utf8');
+			r.on('data', (c) => { text += c; });
+			r.on('end', () => {
+				let code = null;
+				try { code = JSON.parse(text).error.code; } catch (_) { /* not an error */ }
+				resolve({status: r.statusCode, code, text, headers: r.headers});
+			});
+		});
+		q.on('error', reject);
+		q.end(body);
+	});
 }
 
-// launch() gives the browser a fresh profile of its own (a new temp dir).
-const browser = await chromium.launch({
+// A fresh profile of its own, as a user's browser: third-party cookies
+// and storage allowed (a Playwright context otherwise blocks them, and
+// with Playwright's storage partitioning off, the preview app, on another
+// site than console.localhost, could not use its localStorage).
+const profile = mkdtempSync(join(tmpdir(), 'sbx-console-chromium-'));
+mkdirSync(join(profile, 'Default'));
+writeFileSync(join(profile, 'Default', 'Preferences'),
+	JSON.stringify({profile: {cookie_controls_mode: 0, block_third_party_cookies: false}}));
+const ctx = await chromium.launchPersistentContext(profile, {
 	executablePath: env.CHROMIUM || '/usr/bin/chromium',
 	headless: true,
+	viewport: {width: 1400, height: 860},
+	serviceWorkers: 'block',
 	args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
 		'--disable-background-networking', '--disable-component-update', '--disable-sync'],
 });
-const ctx = await browser.newContext({viewport: {width: 1400, height: 860}, serviceWorkers: 'block'});
-const page = await ctx.newPage();
+const page = ctx.pages()[0] || await ctx.newPage();
 page.setDefaultTimeout(30000);
 
 // Every request the page or its frames make, every body the console got.
@@ -98,7 +121,7 @@ const cookieHeader = async () => {
 	const c = await sessionCookie();
 	return c ? `${c.name}=${c.value}` : '';
 };
-const csrfToken = async () => (await (await page.request.get(CONSOLE + '/v1/auth/status')).json()).csrf_token;
+const csrfToken = async () => JSON.parse((await viaConsole('GET', '/v1/auth/status', {cookie: await cookieHeader()})).text).csrf_token;
 
 let appId, sbId, appPath;
 
@@ -374,5 +397,6 @@ await step('no request left the console’s origin and the previews', async () =
 	assert(problems.length === 0, 'browser problems: ' + problems.slice(0, 5).join(' | '));
 });
 
-await browser.close();
+await ctx.close();
+rmSync(profile, {recursive: true, force: true});
 process.exit(failed ? 1 : 0);

@@ -253,7 +253,7 @@ export function Chat({sandbox, onChange}) {
 	useEffect(() => {
 		const el = listRef.current;
 		if (el) el.scrollTop = el.scrollHeight;
-	}, [stream.rows.length, taskId]);
+	}, [stream.rows.length, taskId, !!stream.done, list.length]);
 	const cancel = async () => {
 		setError(null);
 		try { await post(`/v1/sandboxes/${enc(sbId)}/tasks/${enc(taskId)}/cancel`, {}); } catch (e) { setError(e); }

@@ -26,11 +26,30 @@ async function language(path) {
 	}
 }
 
-// createEditor(parent, text, path, {onChange, onSave}) -> {view, get(), set(text)}
-export async function createEditor(parent, text, path, {onChange, onSave}) {
+// CodeMirror's styles (style-mod) go into a <style> element when the
+// editor lives in the document, which the console's CSP (style-src 'self')
+// refuses; in a shadow root they go into a constructed style sheet, which
+// the CSP allows.  So the editor lives in a shadow root of its host.
+const hostSheet = () => {
+	const s = new CSSStyleSheet();
+	s.replaceSync(`:host { display: block; height: 100%; }
+.wrap, .cm-editor { height: 100%; }
+.cm-scroller { overflow: auto; font-family: ui-monospace, Menlo, Consolas, "DejaVu Sans Mono", "Liberation Mono", monospace; font-size: 14px; }
+.cm-editor.cm-focused { outline: 3px solid #1b6ef3; }`);
+	return s;
+};
+
+// createEditor(host, text, path, {onChange, onSave}) -> {view, get(), set(text)}
+export async function createEditor(host, text, path, {onChange, onSave}) {
 	const lang = await language(path);
+	const shadow = host.shadowRoot || host.attachShadow({mode: 'open'});
+	shadow.adoptedStyleSheets = [hostSheet()];
+	const parent = document.createElement('div');
+	parent.className = 'wrap';
+	shadow.replaceChildren(parent);
 	const view = new EditorView({
 		parent,
+		root: shadow,
 		state: EditorState.create({
 			doc: text,
 			extensions: [

@@ -217,8 +217,8 @@ export function Files({sandbox}) {
 			<aside class="file-tree" aria-label="File list">
 				<div class="row wrap">
 					<button onClick={() => { setForm(form === 'new' ? null : 'new'); setName(dir ? dir + '/' : ''); }}>New file</button>
-					<button disabled={!sel} onClick={() => { setForm(form === 'rename' ? null : 'rename'); setName(sel); }}>Rename</button>
-					<button disabled={!sel} class="danger" onClick={remove}>Delete</button>
+					<button disabled={!sel} onClick={() => { setForm(form === 'rename' ? null : 'rename'); setName(sel); }}>Rename file</button>
+					<button disabled={!sel} class="danger" onClick={remove}>Delete file</button>
 					<button onClick={() => upload.current.click()}>Upload</button>
 					<input type="file" multiple hidden ref={upload} onChange={onUpload} aria-label="Files to upload" />
 					<button class="link" onClick={list.reload}>Refresh</button>

@@ -287,13 +287,13 @@ await step('files: new file, rename, delete', async () => {
 	await page.getByLabel('New file path').fill('notes/hello.txt');
 	await page.getByRole('button', {name: 'Create'}).click();
 	await page.getByText('Made notes/hello.txt.').waitFor();
-	await page.getByRole('button', {name: 'Rename'}).click();
+	await page.getByRole('button', {name: 'Rename file'}).click();
 	await page.getByLabel(/New path for/).fill('notes/renamed.txt');
-	await page.getByRole('button', {name: 'Rename', exact: true}).last().click();
+	await page.getByRole('button', {name: 'Rename', exact: true}).click();
 	await page.getByText('Renamed to notes/renamed.txt.').waitFor();
 	let r = await api('GET', `/v1/sandboxes/${sbId}/files/content?path=notes/renamed.txt`);
 	assert(r.status === 200, 'renamed file: ' + r.status);
-	await page.getByRole('button', {name: 'Delete'}).click();
+	await page.getByRole('button', {name: 'Delete file'}).click();
 	await page.getByText('Deleted notes/renamed.txt.').waitFor();
 	r = await api('GET', `/v1/sandboxes/${sbId}/files/content?path=notes/renamed.txt`);
 	assert(r.status === 404, 'deleted file: ' + r.status);
@@ -303,7 +303,7 @@ await step('settings: a git credential with a user name', async () => {
 	await page.getByRole('link', {name: 'Settings'}).click();
 	await page.getByRole('link', {name: 'Git credentials'}).click();
 	await page.waitForURL(/\/settings\/git$/);
-	await page.getByLabel('Name').fill('local');
+	await page.getByLabel('Name', {exact: true}).fill('local');
 	await page.getByLabel(/^Host/).fill(env.GIT_HOST);
 	await page.getByLabel(/User name/).fill('agent');
 	await page.getByLabel('Token').fill(env.GIT_TOKEN);
@@ -351,14 +351,14 @@ await step('settings: add an agent key, see it connected, never see the key agai
 	assert(!bodies.some((b) => b.includes(AGENT_KEY)), 'an API answer held the key');
 	// The chat's agent choice comes from /v1/agents: Claude Code is connected there.
 	await page.goto(CONSOLE + appPath);
-	const opts = await page.getByLabel('Agent', {exact: true}).locator('option').allInnerTexts();
+	const opts = await page.locator('.composer select').first().locator('option').allInnerTexts();
 	assert(opts.some((o) => o === 'Claude Code'), 'agent choices: ' + JSON.stringify(opts));
 });
 
 await step('stop and start the sandbox', async () => {
 	await page.goto(CONSOLE + appPath);
 	await page.getByRole('button', {name: 'Stop', exact: true}).click();
-	await page.getByText('The app is stopped. Start it to see the preview.').waitFor({timeout: T});
+	await page.getByText(/The app is stopped/).waitFor({timeout: T});
 	await page.locator('.app-head .badge').getByText('Stopped').waitFor();
 	await shot('app-stopped');
 	await page.getByRole('button', {name: 'Start', exact: true}).click();
@@ -371,7 +371,7 @@ await step('apps list and instance screens', async () => {
 	await page.getByRole('link', {name: 'console test'}).waitFor();
 	await shot('apps');
 	await page.goto(CONSOLE + '/settings/instance');
-	await page.getByText('Version').waitFor();
+	await page.getByText('Version', {exact: true}).waitFor();
 	await shot('settings-instance');
 	// Back returns to the apps list, inside the console.
 	await page.goBack();

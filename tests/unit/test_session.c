@@ -241,7 +241,8 @@ store_sessions(void)
 	CHECK(store_session_get(s, "old", now, &got) == STORE_NOT_FOUND);
 	CHECK(store_session_get(s, "a", now + 100, &got) == STORE_NOT_FOUND);
 	ss.expires_at = now + 100;
-	CHECK(store_session_add(s, "a", &ss) == 0); /* it was deleted */
+	CHECK(store_session_add(s, "new", &ss) == 0);
+	CHECK(store_session_renew(s, "old", now, now + 500) == STORE_NOT_FOUND);
 	CHECK(store_session_renew(s, "a", now, now + 500) == 0);
 	CHECK(store_session_get(s, "a", now + 200, &got) == 0);
 	CHECK(got.expires_at == now + 500);

@@ -115,14 +115,16 @@ FUZZ_LIB     := src/lib/jv.c src/lib/buf.c src/lib/ulid.c src/lib/utf8.c \
                 src/ws/wsfs.c src/task/derive.c src/task/result.c \
                 src/store/states.c src/core/supanswer.c src/core/manifest.c \
                 src/proxy/providers.c src/edge/head.c src/edge/pool.c \
-                src/edge/host.c src/core/oauthparse.c
+                src/edge/host.c src/core/oauthparse.c src/api/session.c \
+                src/core/console.c src/vault/vault.c
 fuzz:
 	@mkdir -p build-fuzz
 	@set -o pipefail; for f in $(FUZZ_SRC); do \
 		n=$$(basename $$f .c); \
 		clang -std=c17 -D_GNU_SOURCE -g -O1 -Isrc \
 			-fsanitize=fuzzer,address,undefined $$f $(FUZZ_LIB) \
-			$(shell pkg-config --libs jansson yaml-0.1) -lhttp_parser \
+			$(shell pkg-config --libs jansson yaml-0.1 libsodium) \
+			-lhttp_parser -lpthread \
 			-o build-fuzz/$$n || exit 1; \
 		echo "fuzzing $$n for $(FUZZ_SECONDS)s"; \
 		build-fuzz/$$n -max_total_time=$(FUZZ_SECONDS) -max_len=4096 \

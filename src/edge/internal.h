@@ -207,6 +207,10 @@ int edge_head_check(const struct edge_conn *c, const char **why);
 int edge_head_find(const struct edge_head *h, const char *name, const char **v,
                    size_t *vlen);
 int edge_head_request(struct edge_conn *c, const char *host, size_t hostlen);
+/* Whether an Accept-Encoding value accepts gzip (no "gzip;q=0"). */
+bool edge_accepts_gzip(const char *v, size_t len);
+/* The security headers of every answer on the console's host. */
+void edge_console_headers(const struct edge_conn *c, struct buf *o);
 int edge_head_response(struct edge_conn *c);
 
 /* host.c: true for a preview host of domain (id canonical, port 1-65535). */
@@ -226,10 +230,6 @@ void edge_console_route(struct edge_conn *c, const char *host, size_t hostlen);
 /* The file for a request path (no query), SPA fallback included. */
 const struct edge_file *edge_console_find(const struct edge_console *k,
                                           const char *path, size_t len);
-/* Whether an Accept-Encoding value accepts gzip. */
-bool edge_accepts_gzip(const char *v, size_t len);
-/* The security headers of every console answer (with frame-src). */
-void edge_console_headers(const struct edge_conn *c, struct buf *o);
 
 /* upstream.c */
 void edge_upstream_connect(struct edge_conn *c, const struct sockaddr *sa,

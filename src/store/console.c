@@ -4,8 +4,9 @@
  * cookie token, so the table holds nothing a browser could present.
  * Setting the first password is one INSERT that fails when a row
  * exists, so two racing setups cannot both win.  Changing it ends the
- * other sessions in the same transaction.  Expired rows are removed
- * whenever a session is looked up: there are few, and no reaper needed.
+ * other sessions in the same transaction.  An expired row is never
+ * found, and expired rows are deleted when a session is added: there
+ * are few, and no reaper is needed.
  */
 #include <stdio.h>
 
@@ -68,6 +69,11 @@ store_session_add(struct store *s, const char *token_hash,
 	int rc;
 
 	LOCK(s);
+	/* Expired sessions go when a new one comes: a read is never a write. */
+	store_run(s, store_prep(s,
+	                        "DELETE FROM console_session WHERE "
+	                        "expires_at <= ?",
+	                        "i", clock_now()));
 	rc = store_run(s,
 	               store_prep(s,
 	                          "INSERT INTO console_session (token_hash,"
@@ -98,15 +104,11 @@ store_session_get(struct store *s, const char *token_hash, int64_t now,
 	int rc;
 
 	LOCK(s);
-	store_run(s, store_prep(s,
-	                        "DELETE FROM console_session WHERE "
-	                        "expires_at <= ?",
-	                        "i", now));
 	rc = store_one(store_prep(s,
 	                          "SELECT csrf, created_at, renewed_at, "
 	                          "expires_at FROM console_session WHERE "
-	                          "token_hash = ?",
-	                          "s", token_hash),
+	                          "token_hash = ? AND expires_at > ?",
+	                          "si", token_hash, now),
 	               fill_session, out);
 	UNLOCK(s);
 	return rc;

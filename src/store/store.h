@@ -232,8 +232,8 @@ int store_apikey_delete(struct store *s, const char *name);
 
 /*
  * The console's password and sessions (console.c).  A session is named
- * by the SHA-256 hex of its cookie token.  Expired sessions are deleted
- * when met.
+ * by the SHA-256 hex of its cookie token.  Expired sessions are never
+ * found and are deleted when a new one is added.
  */
 struct store_session {
 	char csrf[64];

@@ -8,6 +8,8 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "edge/internal.h"
 #include "unit.h"
@@ -470,6 +472,174 @@ pages_close_when_they_must(void)
 	done(e);
 }
 
+static void
+console_request_keeps_host(void)
+{
+	struct edge *e = edge_new();
+	struct edge_conn *c = conn_new(e);
+	const char *h = "console.localhost:8080";
+
+	CHECK(feed_head(c, &c->req,
+	                "GET /v1/apps HTTP/1.1\r\nHost: console.localhost:8080"
+	                "\r\nCookie: sbx_session=x\r\nX-Forwarded-For: 6.6.6.6"
+	                "\r\nX-Forwarded-Proto: https\r\n\r\n",
+	                7) == HPE_PAUSED);
+	c->console = true;
+	CHECK(edge_head_request(c, h, strlen(h)) == 0);
+	CHECK_STR(out_text(&c->rq.out),
+	          "GET /v1/apps HTTP/1.1\r\nHost: console.localhost:8080\r\n"
+	          "Cookie: sbx_session=x\r\nX-Forwarded-For: 10.0.0.5\r\n"
+	          "X-Forwarded-Proto: http\r\n"
+	          "X-Forwarded-Host: console.localhost:8080\r\n\r\n");
+	done(e);
+}
+
+static void
+console_response_gets_security_headers(void)
+{
+	struct edge *e = edge_new();
+	struct edge_conn *c = response_conn(e, HTTP_GET);
+	const char *o;
+
+	snprintf(e->domain, sizeof(e->domain), "localhost");
+	c->console = true;
+	snprintf(c->port, sizeof(c->port), ":8080");
+	CHECK(feed_head(c, &c->res,
+	                "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream"
+	                "\r\n\r\n",
+	                0) == HPE_PAUSED);
+	CHECK(edge_head_response(c) == 0);
+	o = out_text(&c->rs.out);
+	CHECK(strncmp(o,
+	              "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+	              "Content-Security-Policy: default-src 'self'; ",
+	              88) == 0);
+	CHECK(strstr(o, "frame-src http://*.preview.localhost:8080;") != NULL);
+	CHECK(strstr(o, "frame-ancestors 'none'") != NULL);
+	CHECK(strstr(o, "\r\nX-Frame-Options: DENY\r\n") != NULL);
+	CHECK(strstr(o, "\r\nX-Content-Type-Options: nosniff\r\n") != NULL);
+	CHECK(strstr(o, "\r\nReferrer-Policy: no-referrer\r\n") != NULL);
+	CHECK(strstr(o, "console.localhost") == NULL);
+	done(e);
+}
+
+static void
+preview_framed_by_console_on_request_port(void)
+{
+	struct edge *e = edge_new();
+	struct edge_conn *c = response_conn(e, HTTP_GET);
+
+	snprintf(e->domain, sizeof(e->domain), "localhost");
+	edge_host_port(c, "s-x.preview.localhost:9999", 26);
+	CHECK_STR(c->port, ":9999");
+	CHECK(feed_head(c, &c->res, "HTTP/1.1 204 No Content\r\n\r\n", 0) ==
+	      HPE_PAUSED);
+	CHECK(edge_head_response(c) == 0);
+	CHECK_STR(out_text(&c->rs.out),
+	          "HTTP/1.1 204 No Content\r\nContent-Security-Policy: "
+	          "frame-ancestors http://console.localhost:9999\r\n\r\n");
+	edge_host_port(c, "s-x.preview.localhost:99x", 25);
+	CHECK_STR(c->port, "");
+	edge_host_port(c, "s-x.preview.localhost", 21);
+	CHECK_STR(c->port, "");
+	done(e);
+}
+
+static void
+gzip_accepted(void)
+{
+	const char *yes[] = {
+	    "gzip",       "gzip, deflate, br",   "br;q=1.0, GZIP",
+	    "gzip;q=0.5", "deflate, gzip ; q=1", "*;q=1, gzip"};
+	const char *no[] = {"",        "br",      "gzip;q=0", "gzip; q=0.000",
+	                    "x-gzip2", "identity"};
+
+	for (size_t i = 0; i < sizeof(yes) / sizeof(*yes); i++)
+		CHECK(edge_accepts_gzip(yes[i], strlen(yes[i])));
+	for (size_t i = 0; i < sizeof(no) / sizeof(*no); i++)
+		CHECK(!edge_accepts_gzip(no[i], strlen(no[i])));
+}
+
+static void
+write_file(const char *dir, const char *name, const char *text)
+{
+	char p[256];
+	FILE *f;
+
+	snprintf(p, sizeof(p), "%s/%s", dir, name);
+	f = fopen(p, "w");
+	if (f) {
+		fputs(text, f);
+		fclose(f);
+	}
+}
+
+static void
+console_files(void)
+{
+	struct edge *e = edge_new();
+	struct config cfg = {.api_host = "127.0.0.1", .api_port = 9};
+	char dir[] = "/tmp/edge-console-XXXXXX", sub[64], cmd[128];
+	const struct edge_file *f;
+
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(sub, sizeof(sub), "%s/assets", dir);
+	CHECK(mkdir(sub, 0755) == 0);
+	write_file(dir, "index.html", "<!doctype html>");
+	write_file(dir, "favicon.svg", "<svg/>");
+	write_file(dir, ".hidden", "no");
+	write_file(dir, "assets/app-1a2b.js", "js");
+	write_file(dir, "assets/app-1a2b.js.gz", "gz");
+	snprintf(sub, sizeof(sub), "%s/link.txt", dir);
+	CHECK(symlink("/etc/hostname", sub) == 0);
+	CHECK(edge_console_load(e, dir, &cfg) == 0);
+	CHECK(e->console.loaded);
+	CHECK(e->console.n == 4);
+	CHECK(e->console.api_len > 0);
+	f = edge_console_find(&e->console, "/", 1);
+	CHECK(f && strcmp(f->path, "/index.html") == 0);
+	f = edge_console_find(&e->console, "/apps/01ARZ/files", 17);
+	CHECK(f && strcmp(f->path, "/index.html") == 0); /* SPA fallback */
+	f = edge_console_find(&e->console, "/link.txt", 9);
+	CHECK(f && strcmp(f->path, "/index.html") == 0); /* links skipped */
+	f = edge_console_find(&e->console, "/.hidden", 8);
+	CHECK(f && strcmp(f->path, "/index.html") == 0);
+	f = edge_console_find(&e->console, "/favicon.svg", 12);
+	CHECK(f && strcmp(f->type, "image/svg+xml") == 0 && !f->immutable &&
+	      f->gz == NULL);
+	f = edge_console_find(&e->console, "/assets/app-1a2b.js", 19);
+	CHECK(f && f->immutable && f->gz && f->gz->len == 2 && f->len == 2 &&
+	      memcmp(f->data, "js", 2) == 0);
+	CHECK(strncmp(f->type, "text/javascript", 15) == 0);
+	CHECK(edge_console_find(&e->console, "/assets/gone.js", 15) == NULL);
+	edge_console_free(e);
+	CHECK(!e->console.loaded);
+	/* No index.html: not served at all. */
+	snprintf(sub, sizeof(sub), "%s/index.html", dir);
+	unlink(sub);
+	CHECK(edge_console_load(e, dir, &cfg) == 0);
+	CHECK(!e->console.loaded);
+	CHECK(edge_console_find(&e->console, "/", 1) == NULL);
+	edge_console_free(e);
+	CHECK(edge_console_load(e, "/nonexistent/console", &cfg) == 0);
+	CHECK(!e->console.loaded);
+	{
+		static const char *const left[] = {"favicon.svg",
+		                                   ".hidden",
+		                                   "assets/app-1a2b.js",
+		                                   "assets/app-1a2b.js.gz",
+		                                   "link.txt",
+		                                   "assets",
+		                                   ""};
+		for (size_t i = 0; i < sizeof(left) / sizeof(*left); i++) {
+			snprintf(cmd, sizeof(cmd), "%s/%s", dir, left[i]);
+			if (unlink(cmd) < 0)
+				rmdir(cmd);
+		}
+	}
+	done(e);
+}
+
 int
 main(void)
 {
@@ -497,6 +667,15 @@ main(void)
 	     not_listening_page_names_port_and_manifest},
 	    {"page: Connection close or keep-alive as the request allows",
 	     pages_close_when_they_must},
+	    {"console: API requests keep Host; X-Forwarded-* are the edge's",
+	     console_request_keeps_host},
+	    {"console: answers carry the console's security headers",
+	     console_response_gets_security_headers},
+	    {"preview: frame-ancestors is the console on the request's port",
+	     preview_framed_by_console_on_request_port},
+	    {"console: Accept-Encoding takes gzip, or says q=0", gzip_accepted},
+	    {"console: files in memory, SPA fallback, assets, gzip twins",
+	     console_files},
 	};
 
 	return UNIT_RUN("edge", tests);

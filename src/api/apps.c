@@ -91,7 +91,7 @@ check_tags(const struct jv *v, struct app *a, struct err *e)
  * cloned from and pushes go (https, no credentials in the URL), and the
  * import branch, which pushes never write; without one the remote's
  * default branch is cloned and recorded.  The credential must be the
- * tenant's own.  Set at create only.
+ * tenant's own.  Set at create, or set and cleared by a PATCH.
  */
 static int
 git_fields(struct store *s, const struct jv *g, struct app *a, struct err *e)
@@ -107,6 +107,7 @@ git_fields(struct store *s, const struct jv *g, struct app *a, struct err *e)
 	if (jv_type(g) != JV_OBJECT)
 		return ERR_BAD(e, "git must be an object {repo_url, branch?, "
 		                  "credential_id?}");
+	a->git_credential_id[0] = '\0';
 	while (jv_each(g, &it, &k, &v))
 		if (strcmp(k, "repo_url") && strcmp(k, "branch") &&
 		    strcmp(k, "credential_id"))
@@ -256,16 +257,32 @@ apps_get(struct req *r, struct resp *w)
 		api_reply_json(w, 200, api_app_json(&a));
 }
 
+/*
+ * A PATCH's git: null clears the remote (pushes then answer
+ * no_repo_url, new sandboxes are not cloned), an object sets it with
+ * the checks of a create.
+ */
+static int
+patch_git(struct store *s, const struct jv *g, struct app *a, struct err *e)
+{
+	if (jv_type(g) != JV_NULL)
+		return git_fields(s, g, a, e);
+	a->git_repo_url[0] = a->git_branch[0] = a->git_credential_id[0] = '\0';
+	return 0;
+}
+
 void
 apps_patch(struct req *r, struct resp *w)
 {
 	struct err e = {0};
-	struct jv *body;
+	struct jv *body, *g;
 	struct app a;
 
 	if (api_body_object(r, w, false, &body) < 0)
 		return;
-	if (load_app(r, w, &a) < 0 || app_fields(body, &a, false, &e) < 0) {
+	g = jv_get(body, "git");
+	if (load_app(r, w, &a) < 0 || app_fields(body, &a, false, &e) < 0 ||
+	    (g && patch_git(r->core->store, g, &a, &e) < 0)) {
 		jv_free(body);
 		if (e.status)
 			api_reply_err(w, &e);
@@ -273,8 +290,14 @@ apps_patch(struct req *r, struct resp *w)
 	}
 	jv_free(body);
 	a.updated_at = clock_now();
-	if (store_app_update(r->core->store, &a) != 0) {
+	if (store_app_update(r->core->store, &a) != 0 ||
+	    (g && store_app_set_git(r->core->store, &a) != 0)) {
 		api_fail(w, 500, "internal", "cannot store the app");
+		return;
+	}
+	/* what the store keeps of the import (last_import_at) */
+	if (g && store_app_get(r->core->store, r->owner, a.id, &a) != 0) {
+		api_fail(w, 500, "internal", "cannot read the app");
 		return;
 	}
 	api_reply_json(w, 200, api_app_json(&a));

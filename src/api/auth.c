@@ -3,7 +3,9 @@
  * SHA-256 hashes, and every request compares its hash against all of them
  * with a constant-time compare, so neither which token matched nor how
  * much of it matched shows in the timing.  Tokens made by the daemon live
- * in the store, also as hashes.  Auth can only be turned off by the exact
+ * in the store, also as hashes, and looked up there on every request (no
+ * cache), so one made or deleted through /v1/tokens counts from the next
+ * request on.  Auth can only be turned off by the exact
  * values "true" or "1"; anything unexpected keeps it on (fail closed).
  * With it off, only loopback Host names are served (auth_host_allowed):
  * an open API on 127.0.0.1 is otherwise one DNS-rebinding page away from

@@ -10,8 +10,9 @@
 #include <string.h>
 
 #include "api/api.h"
-#include "ws/workspace.h"
 #include "git/git.h"
+#include "ws/workspace.h"
+#include "ws/wsfs.h"
 
 enum git_op { GIT_OP_STATUS, GIT_OP_DIFF, GIT_OP_COMMIT };
 
@@ -47,7 +48,8 @@ app_workspace(struct req *r, struct resp *w, const char *flag, char *ws,
 }
 
 static void
-git_run(struct req *r, struct resp *w, enum git_op op, const char *message)
+git_run(struct req *r, struct resp *w, enum git_op op, const char *message,
+        const struct jv *paths)
 {
 	const char *flag = op == GIT_OP_COMMIT ? "committed" : "available";
 	char ws[PATH_MAX];
@@ -62,7 +64,7 @@ git_run(struct req *r, struct resp *w, enum git_op op, const char *message)
 	else if (op == GIT_OP_DIFF)
 		rc = gitws_diff(r->ids[0], ws, &out, &e);
 	else
-		rc = gitws_commit(r->ids[0], ws, message, &out, &e);
+		rc = gitws_commit(r->ids[0], ws, message, paths, &out, &e);
 	if (rc == GITWS_NOT_REPO) {
 		out = jv_obj();
 		jv_set_bool(out, flag, false);
@@ -77,19 +79,74 @@ git_run(struct req *r, struct resp *w, enum git_op op, const char *message)
 void
 apps_git_status(struct req *r, struct resp *w)
 {
-	git_run(r, w, GIT_OP_STATUS, NULL);
+	git_run(r, w, GIT_OP_STATUS, NULL, NULL);
 }
 
 void
 apps_git_diff(struct req *r, struct resp *w)
 {
-	git_run(r, w, GIT_OP_DIFF, NULL);
+	git_run(r, w, GIT_OP_DIFF, NULL, NULL);
+}
+
+/*
+ * "paths": a non-empty array of app-relative paths, each cleaned as the
+ * files API cleans ?path= (so "./a//b" is "a/b" and ".." is refused);
+ * into *out (NULL when the body has none).  -1 with e (400) naming the
+ * path at fault.
+ */
+static int
+commit_paths(const struct jv *body, struct jv **out, struct err *e)
+{
+	char clean[WSFS_MAX_PATH + 1];
+	struct jv *v = jv_get(body, "paths"), *arr;
+	struct buf b;
+	int rc;
+
+	*out = NULL;
+	if (v == NULL || jv_type(v) == JV_NULL)
+		return 0;
+	if (jv_type(v) != JV_ARRAY || jv_len(v) == 0 ||
+	    jv_len(v) > GITWS_MAX_COMMIT_PATHS)
+		return ERR_BAD(e,
+		               "paths must be an array of 1 to %d paths in the "
+		               "app directory (leave it out to commit every "
+		               "change)",
+		               GITWS_MAX_COMMIT_PATHS);
+	arr = jv_arr();
+	for (size_t i = 0; i < jv_len(v); i++) {
+		const struct jv *p = jv_at(v, i);
+
+		if (jv_type(p) != JV_STRING) {
+			jv_free(arr);
+			return ERR_BAD(e, "paths[%zu] must be a string", i);
+		}
+		if (wsfs_clean(jv_str(p), jv_str_len(p), clean, sizeof(clean),
+		               false, e) < 0) {
+			jv_free(arr);
+			return ERR_BAD(e,
+			               "paths: %.200s is outside the "
+			               "repository or not a path",
+			               jv_str(p));
+		}
+		jv_push(arr, jv_new_str(clean));
+	}
+	buf_init(&b, GITWS_MAX_COMMIT_PATH_BYTES);
+	rc = jv_dump(arr, &b);
+	buf_release(&b);
+	if (rc < 0) {
+		jv_free(arr);
+		return ERR_BAD(e, "paths are longer than %u bytes together",
+		               GITWS_MAX_COMMIT_PATH_BYTES);
+	}
+	*out = arr;
+	return 0;
 }
 
 void
 apps_git_commit(struct req *r, struct resp *w)
 {
-	struct jv *body, *m;
+	struct jv *body, *m, *paths = NULL;
+	struct err e = {0};
 	const char *msg;
 	size_t n;
 
@@ -107,6 +164,12 @@ apps_git_commit(struct req *r, struct resp *w)
 		    GITWS_MAX_MESSAGE);
 		return;
 	}
-	git_run(r, w, GIT_OP_COMMIT, msg);
+	if (commit_paths(body, &paths, &e) < 0) {
+		jv_free(body);
+		api_reply_err(w, &e);
+		return;
+	}
+	git_run(r, w, GIT_OP_COMMIT, msg, paths);
+	jv_free(paths);
 	jv_free(body);
 }

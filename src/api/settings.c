@@ -12,7 +12,13 @@
  * ?scope=instance (operators only, api_scope) the instance-wide ones
  * that a tenant's tasks use when the tenant set none.  GET shows the
  * caller's tenant's, the instance's, and which one its tasks use.
+ *
+ * Editable by operators only: lifecycle.idle_threshold_seconds, the
+ * idle reaper's threshold for the whole instance (core.h), stored like
+ * the rest and then applied, both under one lock so the value in use is
+ * always the last one stored.
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -20,7 +26,10 @@
 #include "api/api.h"
 #include "lib/limits.h"
 
-#define EDITABLE "agents.default_models"
+#define EDITABLE    "agents.default_models"
+#define EDITABLE_OP "agents.default_models, lifecycle.idle_threshold_seconds"
+
+static pthread_mutex_t patch_mu = PTHREAD_MUTEX_INITIALIZER;
 
 static struct jv *
 json_null(void)
@@ -56,7 +65,7 @@ models_json(struct req *r, const char *owner, bool fallback)
 static struct jv *
 settings_json(struct req *r)
 {
-	struct jv *o = jv_obj(), *ag = jv_obj(), *ed;
+	struct jv *o = jv_obj(), *ag = jv_obj(), *ed, *lc;
 
 	jv_set_str(ag, "default_agent", r->core->cfg->default_agent);
 	jv_set(ag, "default_models", models_json(r, r->owner, true));
@@ -64,8 +73,14 @@ settings_json(struct req *r)
 	jv_set(ag, "instance_default_models", models_json(r, "", false));
 	jv_set_str(ag, "free_model", r->core->cfg->opencode_free_model);
 	jv_set(o, "agents", ag);
+	lc = jv_obj();
+	jv_set_int(lc, "idle_threshold_seconds", core_idle_threshold(r->core));
+	jv_set_str(lc, "default_idle_policy", "sleep");
+	jv_set(o, "lifecycle", lc);
 	ed = jv_arr();
 	jv_push(ed, jv_new_str(EDITABLE));
+	if (r->operator)
+		jv_push(ed, jv_new_str(CORE_IDLE_SETTING));
 	jv_set(o, "editable", ed);
 	jv_set_str(o, "tenant", r->owner);
 	jv_set_bool(o, "operator", r->operator);
@@ -82,9 +97,13 @@ settings_get(struct req *r, struct resp *w)
 /* What a PATCH sets, once every field was checked. */
 struct patch {
 	const char *owner; /* the scope: a tenant's name, "" the instance */
+	bool operator;
 	char keys[8][STORE_SETTING_KEY_LEN];
 	const char *vals[8];
 	size_t n;
+	bool idle_set;     /* lifecycle.idle_threshold_seconds given */
+	int64_t idle;      /* its value, 0: cleared */
+	char idle_val[24]; /* as stored */
 };
 
 /* A model id: printable ASCII without spaces, not an option. */
@@ -152,6 +171,47 @@ patch_models(const struct jv *models, struct patch *p, struct err *e)
 	return 0;
 }
 
+/* lifecycle {idle_threshold_seconds: N | null}: operators only. */
+static int
+patch_lifecycle(const struct jv *lc, struct patch *p, struct err *e)
+{
+	const struct jv *v;
+	const char *k;
+	struct jv *x;
+	void *it = NULL;
+
+	if (!p->operator)
+		return err_set(
+		    e, 403, "operator_only",
+		    "lifecycle settings apply to the whole instance: "
+		    "only an operator token may change them");
+	if (jv_type(lc) != JV_OBJECT)
+		return ERR_BAD(e, "lifecycle must be an object");
+	while (jv_each(lc, &it, &k, &x))
+		if (strcmp(k, "idle_threshold_seconds") != 0)
+			return ERR_BAD(e,
+			               "lifecycle.%.64s is not an editable "
+			               "setting (editable: " EDITABLE_OP ")",
+			               k);
+	v = jv_get(lc, "idle_threshold_seconds");
+	if (v == NULL)
+		return 0;
+	if (jv_type(v) != JV_NULL &&
+	    (jv_type(v) != JV_INT || jv_int(v) < CORE_IDLE_MIN_S ||
+	     jv_int(v) > CORE_IDLE_MAX_S))
+		return ERR_BAD(e,
+		               "lifecycle.idle_threshold_seconds must be an "
+		               "integer from %d to %d, or null (back to "
+		               "SANDBOXD_IDLE_THRESHOLD_SECONDS)",
+		               CORE_IDLE_MIN_S, CORE_IDLE_MAX_S);
+	p->idle_set = true;
+	p->idle = jv_type(v) == JV_NULL ? 0 : jv_int(v);
+	snprintf(p->idle_val, sizeof(p->idle_val), "%lld", (long long)p->idle);
+	snprintf(p->keys[p->n], sizeof(p->keys[0]), "%s", CORE_IDLE_SETTING);
+	p->vals[p->n++] = p->idle ? p->idle_val : NULL;
+	return 0;
+}
+
 static int
 patch_parse(const struct jv *body, struct patch *p, struct err *e)
 {
@@ -160,11 +220,14 @@ patch_parse(const struct jv *body, struct patch *p, struct err *e)
 	void *it = NULL;
 
 	while (jv_each(body, &it, &k, &v))
-		if (strcmp(k, "agents") != 0)
+		if (strcmp(k, "agents") != 0 && strcmp(k, "lifecycle") != 0)
 			return ERR_BAD(e,
 			               "%.64s is not an editable setting "
-			               "(editable: " EDITABLE ")",
-			               k);
+			               "(editable: %s)",
+			               k, p->operator? EDITABLE_OP : EDITABLE);
+	v = jv_get(body, "lifecycle");
+	if (v && patch_lifecycle(v, p, e) < 0)
+		return -1;
 	ag = jv_get(body, "agents");
 	if (ag == NULL)
 		return 0;
@@ -185,7 +248,7 @@ patch_parse(const struct jv *body, struct patch *p, struct err *e)
 void
 settings_patch(struct req *r, struct resp *w)
 {
-	struct patch p = {.n = 0};
+	struct patch p = {.n = 0, .operator= r->operator};
 	struct err e = {0};
 	struct jv *body;
 	const char *keys[8];
@@ -194,13 +257,17 @@ settings_patch(struct req *r, struct resp *w)
 	    api_body_object(r, w, false, &body) < 0)
 		return;
 	if (patch_parse(body, &p, &e) == 0 && p.n == 0)
-		ERR_BAD(&e,
-		        "no editable fields provided (editable: " EDITABLE ")");
+		ERR_BAD(&e, "no editable fields provided (editable: %s)",
+		        p.operator? EDITABLE_OP : EDITABLE);
 	for (size_t i = 0; i < p.n; i++)
 		keys[i] = p.keys[i];
+	pthread_mutex_lock(&patch_mu);
 	if (e.status == 0 &&
 	    store_setting_set(r->core->store, keys, p.vals, p.n) != 0)
 		ERR_INTERNAL(&e, "cannot store the settings");
+	else if (e.status == 0 && p.idle_set)
+		core_idle_threshold_apply(r->core, p.idle);
+	pthread_mutex_unlock(&patch_mu);
 	jv_free(body);
 	if (e.status) {
 		api_reply_err(w, &e);

@@ -38,5 +38,11 @@ status_get(struct req *r, struct resp *w)
 	jv_set_bool(px, "listening", st.proxy_listening);
 	jv_set_str(px, "url", st.proxy_url);
 	jv_set(o, "proxy", error_field(px, st.proxy_error));
+	/* where the instance keeps its data is an operator's business */
+	if (r->operator)
+		jv_set_str(o, "data_dir", r->core->cfg->data_dir);
+	else
+		jv_set(o, "data_dir", jv_new_null());
+	jv_set_int(o, "idle_threshold_seconds", core_idle_threshold(r->core));
 	api_reply_json(w, 200, o);
 }

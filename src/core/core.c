@@ -9,6 +9,7 @@
 #include "core/core.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 
@@ -41,6 +42,40 @@ instance_load(struct core *c)
 	return 0;
 }
 
+int64_t
+core_idle_threshold(struct core *c)
+{
+	return atomic_load(&c->idle_threshold_s);
+}
+
+void
+core_idle_threshold_apply(struct core *c, int64_t seconds)
+{
+	atomic_store(&c->idle_threshold_s,
+	             seconds > 0 ? seconds : c->cfg->idle_threshold_s);
+}
+
+/* The stored threshold, if any, wins over the environment's. */
+static void
+idle_threshold_load(struct core *c)
+{
+	char v[32], *end;
+	long long n = 0;
+
+	if (store_setting_get(c->store, CORE_IDLE_SETTING, v, sizeof(v)) == 0) {
+		n = strtoll(v, &end, 10);
+		if (*end != '\0' || n < CORE_IDLE_MIN_S ||
+		    n > CORE_IDLE_MAX_S) {
+			log_warn("setting %s: \"%s\" is not %d to %d seconds; "
+			         "SANDBOXD_IDLE_THRESHOLD_SECONDS applies",
+			         CORE_IDLE_SETTING, v, CORE_IDLE_MIN_S,
+			         CORE_IDLE_MAX_S);
+			n = 0;
+		}
+	}
+	core_idle_threshold_apply(c, n);
+}
+
 int
 core_init(struct core *c, const struct config *cfg, struct store *store,
           struct docker *docker)
@@ -53,6 +88,8 @@ core_init(struct core *c, const struct config *cfg, struct store *store,
 		pthread_mutex_init(&c->locks[i], NULL);
 	pthread_mutex_init(&c->proxy_mu, NULL);
 	atomic_init(&c->stopping, false);
+	atomic_init(&c->idle_threshold_s, cfg->idle_threshold_s);
+	idle_threshold_load(c);
 	if ((c->act = activity_new()) == NULL ||
 	    (c->routes = routes_new()) == NULL || runtime_init(c) < 0)
 		return -1;

@@ -65,7 +65,23 @@ struct core {
 	pthread_t reaper;
 	bool reaper_started;
 	core_hook_fn hooks[CORE_EVENTS][CORE_HOOKS_MAX];
+	/* core_idle_threshold(): read by the reaper, set by the settings */
+	_Atomic int64_t idle_threshold_s;
 };
+
+/*
+ * The idle reaper's threshold in seconds: the stored setting
+ * CORE_IDLE_SETTING (PATCH /v1/settings, CORE_IDLE_MIN_S to
+ * CORE_IDLE_MAX_S) when there is one, else SANDBOXD_IDLE_THRESHOLD_SECONDS.
+ * core_init reads the setting; core_idle_threshold_apply() sets the value
+ * in use once the caller has stored it (0: the setting was cleared), and
+ * the reaper's next pass uses it.  Any thread.
+ */
+#define CORE_IDLE_SETTING "lifecycle.idle_threshold_seconds"
+#define CORE_IDLE_MIN_S   60
+#define CORE_IDLE_MAX_S   604800 /* a week */
+int64_t core_idle_threshold(struct core *c);
+void core_idle_threshold_apply(struct core *c, int64_t seconds);
 
 /*
  * Opens nothing: store and docker are made by the caller.  Starts no

@@ -33,6 +33,7 @@ last_active(struct core *c, const struct sandbox *sb)
 struct idle_scan {
 	struct core *c;
 	int64_t now;
+	int64_t threshold; /* one value for the whole pass */
 };
 
 static int
@@ -48,12 +49,11 @@ idle_one(const struct sandbox *sb, void *arg)
 	    task_running_on(s->c, sb->id))
 		return 0;
 	idle = s->now - last_active(s->c, sb);
-	if (idle <= s->c->cfg->idle_threshold_s)
+	if (idle <= s->threshold)
 		return 0;
 	log_info("idle reaper: sandbox %s idle for %llds (threshold %llds); "
 	         "stopping",
-	         sb->id, (long long)idle,
-	         (long long)s->c->cfg->idle_threshold_s);
+	         sb->id, (long long)idle, (long long)s->threshold);
 	if (core_sandbox_stop_why(s->c, sb->id, "idle", &out, &e) < 0)
 		log_warn("idle reaper: sandbox %s: %s", sb->id, e.msg);
 	return 0;
@@ -62,7 +62,8 @@ idle_one(const struct sandbox *sb, void *arg)
 void
 reaper_idle_pass(struct core *c)
 {
-	struct idle_scan s = {.c = c, .now = clock_now()};
+	struct idle_scan s = {
+	    .c = c, .now = clock_now(), .threshold = core_idle_threshold(c)};
 
 	activity_flush(c->act, c->store);
 	store_sandbox_list(c->store, idle_one, &s);

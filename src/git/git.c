@@ -9,8 +9,9 @@
  * diff at GITWS_MAX_DIFF bytes of text and GITWS_MAX_DIFF_FILES files,
  * and a file larger than GITWS_MAX_BLOB diffs as binary; each says
  * `truncated`.  Status and diff refresh the index's stat data as `git
- * status` does; a commit stages every change (add, update, remove) and
- * is made as sandboxd on HEAD, or says no_changes.
+ * status` does; a commit stages every change (add, update, remove), or
+ * only the paths it names (stage.c), and is made as sandboxd on HEAD, or
+ * says no_changes.
  */
 #include <git2.h>
 #include <stdio.h>
@@ -322,8 +323,8 @@ changed_paths(git_repository *repo, git_tree *from, git_tree *to)
 }
 
 static int
-commit_locked(git_repository *repo, const char *message, struct jv **out,
-              struct err *e)
+commit_locked(git_repository *repo, const char *message, const struct jv *paths,
+              struct jv **out, struct err *e)
 {
 	git_commit *head = NULL;
 	git_tree *old = NULL, *tree = NULL;
@@ -333,13 +334,15 @@ commit_locked(git_repository *repo, const char *message, struct jv **out,
 	struct jv *o = NULL;
 	int rc = -1;
 
-	if (head_info(repo, branch, sizeof(branch), &head, e) < 0 ||
-	    stage_all(repo, &tree_id, e) < 0)
+	if (head_info(repo, branch, sizeof(branch), &head, e) < 0)
 		goto out;
 	if (head && git_commit_tree(&old, head) < 0) {
 		gitws_lib_err(e, "reading the HEAD tree");
 		goto out;
 	}
+	if (paths ? gitws_stage_paths(repo, old, paths, &tree_id, e) < 0
+	          : stage_all(repo, &tree_id, e) < 0)
+		goto out;
 	if (git_tree_lookup(&tree, repo, &tree_id) < 0) {
 		gitws_lib_err(e, "reading the new tree");
 		goto out;
@@ -384,6 +387,7 @@ enum op { OP_STATUS, OP_DIFF, OP_COMMIT };
 struct oparg {
 	enum op op;
 	const char *message;
+	const struct jv *paths;
 	struct jv **out;
 };
 
@@ -396,14 +400,17 @@ op_locked(git_repository *repo, void *arg, struct err *e)
 		return status_locked(repo, a->out, e);
 	if (a->op == OP_DIFF)
 		return diff_locked(repo, a->out, e);
-	return commit_locked(repo, a->message, a->out, e);
+	return commit_locked(repo, a->message, a->paths, a->out, e);
 }
 
 int
 gitws_op_here(const char *key, const char *ws, const char *op,
-              const char *message, struct jv **out, struct err *e)
+              const char *message, const struct jv *paths, struct jv **out,
+              struct err *e)
 {
-	struct oparg a = {OP_STATUS, message, out};
+	struct oparg a = {OP_STATUS, message,
+	                  paths && jv_type(paths) == JV_ARRAY ? paths : NULL,
+	                  out};
 
 	*out = NULL;
 	if (strcmp(op, "diff") == 0)
@@ -417,7 +424,7 @@ gitws_op_here(const char *key, const char *ws, const char *op,
 
 static int
 run(const char *op, const char *key, const char *ws, const char *message,
-    struct jv **out, struct err *e)
+    const struct jv *paths, struct jv **out, struct err *e)
 {
 	struct jv *req = jv_obj();
 	int rc;
@@ -425,6 +432,8 @@ run(const char *op, const char *key, const char *ws, const char *message,
 	jv_set_str(req, "op", op);
 	if (message)
 		jv_set_str(req, "message", message);
+	if (paths)
+		jv_set(req, "paths", jv_copy((struct jv *)paths));
 	rc = gitws_session_call(key, ws, req, out, e);
 	jv_free(req);
 	return rc;
@@ -433,18 +442,18 @@ run(const char *op, const char *key, const char *ws, const char *message,
 int
 gitws_status(const char *key, const char *ws, struct jv **out, struct err *e)
 {
-	return run("status", key, ws, NULL, out, e);
+	return run("status", key, ws, NULL, NULL, out, e);
 }
 
 int
 gitws_diff(const char *key, const char *ws, struct jv **out, struct err *e)
 {
-	return run("diff", key, ws, NULL, out, e);
+	return run("diff", key, ws, NULL, NULL, out, e);
 }
 
 int
 gitws_commit(const char *key, const char *ws, const char *message,
-             struct jv **out, struct err *e)
+             const struct jv *paths, struct jv **out, struct err *e)
 {
-	return run("commit", key, ws, message, out, e);
+	return run("commit", key, ws, message, paths, out, e);
 }

@@ -42,10 +42,16 @@ int gitws_diff(const char *key, const char *ws, struct jv **out, struct err *e);
  * Stages everything (respecting .gitignore) and commits on the current
  * branch: {committed:true, sha, branch, files_committed[]} or
  * {committed:false, reason:"no_changes"}.  The message must be checked by
- * the caller (1..GITWS_MAX_MESSAGE bytes, no NUL).
+ * the caller (1..GITWS_MAX_MESSAGE bytes, no NUL).  With paths (a JSON
+ * array of at most GITWS_MAX_COMMIT_PATHS repository-relative paths, at
+ * most GITWS_MAX_COMMIT_PATH_BYTES together; NULL: everything), only
+ * the changes at or below those paths are committed; a path that is not
+ * inside the repository or has no change is a 400 naming it.
  */
+#define GITWS_MAX_COMMIT_PATHS      1000
+#define GITWS_MAX_COMMIT_PATH_BYTES (32u << 10)
 int gitws_commit(const char *key, const char *ws, const char *message,
-                 struct jv **out, struct err *e);
+                 const struct jv *paths, struct jv **out, struct err *e);
 /*
  * Each app's helper keeps its repository open between calls
  * (session.c); this ends the helpers unused for two minutes.  Called on

@@ -517,7 +517,8 @@ session(const struct jv *first, struct buf *b)
 			rc = ERR_INTERNAL(&e, "git: a bad helper request");
 		else
 			rc = gitws_op_here(key, GITWS_JAIL_WS, opt(req, "op"),
-			                   opt(req, "message"), &out, &e);
+			                   opt(req, "message"),
+			                   jv_get(req, "paths"), &out, &e);
 		jv_free(req);
 		answer(rc, out, &e);
 	}

@@ -63,9 +63,21 @@ const char *gitws_net_reason(int rc);
 /* Whether a failed call was about authentication. */
 bool gitws_auth_failed(int rc, const struct gitws_auth *a, const char *msg);
 
-/* Status, diff or commit (op), in the app's helper (git.c). */
+/*
+ * Status, diff or commit (op), in the app's helper (git.c); a commit
+ * with paths (a JSON array of strings, else NULL) commits those only.
+ */
 int gitws_op_here(const char *key, const char *ws, const char *op,
-                  const char *message, struct jv **out, struct err *e);
+                  const char *message, const struct jv *paths, struct jv **out,
+                  struct err *e);
+/*
+ * The tree of head (NULL: none yet) with the worktree's state of the
+ * listed paths, into tree_id; the repository's index gets those paths
+ * too (stage.c).  -1 with e (400 naming a path that is bad or has no
+ * change).
+ */
+int gitws_stage_paths(git_repository *repo, git_tree *head,
+                      const struct jv *paths, git_oid *tree_id, struct err *e);
 /* The push itself, run in the helper (remote.c). */
 int gitws_push_here(const char *key, const char *ws, const struct gitws_push *p,
                     struct jv **out, struct err *e);

@@ -92,6 +92,25 @@ store_app_update(struct store *s, const struct app *a)
 }
 
 int
+store_app_set_git(struct store *s, const struct app *a)
+{
+	int rc;
+
+	LOCK(s);
+	rc = store_run(
+	    s, store_prep(s,
+	                  "UPDATE app SET last_import_at = CASE git_repo_url "
+	                  "WHEN ?1 THEN last_import_at ELSE 0 END, "
+	                  "git_repo_url = ?1, git_branch = ?2, "
+	                  "git_credential_id = ?3, updated_at = ?4 "
+	                  "WHERE id = ?5",
+	                  "sssis", a->git_repo_url, a->git_branch,
+	                  a->git_credential_id, a->updated_at, a->id));
+	UNLOCK(s);
+	return rc;
+}
+
+int
 store_app_imported(struct store *s, const char *id, const char *branch,
                    int64_t at)
 {

@@ -104,6 +104,12 @@ int store_app_insert(struct store *s, const struct app *a);
 int store_app_get(struct store *s, const char *owner, const char *id,
                   struct app *out);
 int store_app_update(struct store *s, const struct app *a);
+/*
+ * The app's remote (git_repo_url, git_branch, git_credential_id; all ""
+ * clears it) and updated_at; last_import_at is kept when the URL stays
+ * the same, else reset to 0.
+ */
+int store_app_set_git(struct store *s, const struct app *a);
 /* After an import: last_import_at, and git_branch when it was "". */
 int store_app_imported(struct store *s, const char *id, const char *branch,
                        int64_t at);

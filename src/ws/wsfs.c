@@ -11,6 +11,13 @@
  * calls on a directory descriptor obtained that way and never follow the
  * leaf.  Rejected: realpath()-then-open checks (racy) and chroot helpers
  * (need a process per call).
+ *
+ * Writes go to a temporary file beside the target, then a rename.  A
+ * conditional write (wsfs_write_cond) runs its caller's check against
+ * the file as it is just before that rename, under the caller's lock,
+ * and renames only if the name still holds the file it checked; a
+ * create-only write renames with RENAME_NOREPLACE.  Moves are renames
+ * with RENAME_NOREPLACE too: nothing is ever replaced by one.
  */
 #include "ws/wsfs.h"
 

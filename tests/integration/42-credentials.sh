@@ -139,7 +139,8 @@ t_end
 
 M201=$(printf 'm%.0s' {1..201})
 bad_req "settings: {} is 400" 400 invalid_request PATCH /v1/settings '{}'
-bad_req "settings: an unknown field is 400" 400 invalid_request PATCH /v1/settings '{"lifecycle":{"idle_threshold_seconds":60}}'
+bad_req "settings: an unknown field is 400" 400 invalid_request PATCH /v1/settings '{"egress":{"mode":"open"}}'
+bad_req "settings: lifecycle from a token that is not an operator's is 403" 403 operator_only PATCH /v1/settings '{"lifecycle":{"idle_threshold_seconds":60}}'
 bad_req "settings: agents not an object is 400" 400 invalid_request PATCH /v1/settings '{"agents":[]}'
 bad_req "settings: an unknown agents field is 400" 400 invalid_request PATCH /v1/settings '{"agents":{"providers":[]}}'
 bad_req "settings: default_models not an object is 400" 400 invalid_request PATCH /v1/settings '{"agents":{"default_models":"x"}}'

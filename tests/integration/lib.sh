@@ -341,9 +341,18 @@ remove_test_networks() {
 # Sets STATUS (000 if no answer), BODY (trailing newlines stripped),
 # BODY_FILE (the raw body), HEADERS (CRs removed) and REQ ("METHOD PATH").
 # A BODY of the form @file sends that file.  Without BODY no body is sent.
+# api_hdr "NAME: value" METHOD PATH [BODY]: the same with one more request
+# header.
 api() { api_auth "Bearer $TOKEN" "$@"; }
 api_as() { local t=$1; shift; api_auth "Bearer $t" "$@"; }
 api_noauth() { api_auth "" "$@"; }
+API_EXTRA_HEADER=
+api_hdr() {
+	API_EXTRA_HEADER=$1
+	shift
+	api_auth "Bearer $TOKEN" "$@"
+	API_EXTRA_HEADER=
+}
 
 # api_auth AUTHORIZATION-VALUE METHOD PATH [BODY]  ("" = no header at all)
 api_auth() {
@@ -351,6 +360,7 @@ api_auth() {
 	local -a args=(-s --path-as-is -o "$IT_TMP/body" -D "$IT_TMP/headers"
 		-w '%{http_code}' --max-time "${API_TIMEOUT:-90}" -X "$method")
 	[[ -n $auth ]] && args+=(-H "Authorization: $auth")
+	[[ -n $API_EXTRA_HEADER ]] && args+=(-H "$API_EXTRA_HEADER")
 	(($# >= 4)) && args+=(--data-binary "$4")
 	: >"$IT_TMP/body"
 	: >"$IT_TMP/headers"

@@ -67,10 +67,28 @@ call(int (*fn)(const char *, const char *, struct jv **, struct err *),
 }
 
 static struct jv *
+commit_paths(const char *msg, const char *paths_json, int want, struct err *e)
+{
+	char perr[64];
+	struct jv *out = NULL,
+	          *paths = paths_json ? jv_parse(paths_json, strlen(paths_json),
+	                                         4, perr, sizeof(perr))
+	                              : NULL;
+	int rc = gitws_commit("app", ws, msg, paths, &out, e);
+
+	jv_free(paths);
+	if (rc != want)
+		fprintf(stderr, "  commit rc %d (want %d): %s %s\n", rc, want,
+		        e->code, e->msg);
+	CHECK(rc == want);
+	return out;
+}
+
+static struct jv *
 commit(const char *msg, int want, struct err *e)
 {
 	struct jv *out = NULL;
-	int rc = gitws_commit("app", ws, msg, &out, e);
+	int rc = gitws_commit("app", ws, msg, NULL, &out, e);
 
 	if (rc != want)
 		fprintf(stderr, "  commit rc %d (want %d): %s %s\n", rc, want,
@@ -184,6 +202,55 @@ commit_then_nothing_to_commit(void)
 		         app) == 0);
 }
 
+/*
+ * Only the named paths (a file, a directory, a deletion) are committed;
+ * what was staged for another path stays staged and out of the commit;
+ * a path with no change, outside, or in .git is refused naming it.
+ */
+static void
+commit_of_chosen_paths(void)
+{
+	struct err e = {0};
+	struct jv *o;
+	char *t;
+
+	fresh(true);
+	sh("cd %s && echo b >b.txt && " GIT "add b.txt && " GIT "commit -qm b "
+	   "&& mkdir -p d/e && echo x >d/e/x.txt && echo y >y.txt && "
+	   "echo s >s.txt && " GIT "add s.txt && rm b.txt && echo two >>a.txt "
+	   "&& echo ign >.gitignore && echo i >ign && chown -R 1000:1000 %s",
+	   app, ws);
+	o = commit_paths("chosen", "[\"d\",\"b.txt\",\"a.txt\"]", 0, &e);
+	CHECK(jv_is_true(jv_get(o, "committed")));
+	t = dump(o);
+	CHECK(strstr(t, "\"files_committed\":[\"a.txt\",\"b.txt\","
+	                "\"d/e/x.txt\"]") != NULL);
+	free(t);
+	jv_free(o);
+	CHECK(sh("cd %s && test \"$(git show --format= --name-only HEAD | "
+	         "sort | tr '\\n' ' ')\" = 'a.txt b.txt d/e/x.txt ' && "
+	         "git diff --cached --name-only | grep -qx s.txt && "
+	         "git status --porcelain | grep -q '^?? y.txt' && "
+	         "! git status --porcelain | grep -q 'a.txt\\|b.txt\\|d/'",
+	         app) == 0);
+	e = (struct err){0};
+	jv_free(commit_paths("none", "[\"a.txt\"]", -1, &e));
+	CHECK(e.status == 400 && strstr(e.msg, "a.txt") != NULL);
+	e = (struct err){0};
+	jv_free(commit_paths("ign", "[\"ign\"]", -1, &e));
+	CHECK(e.status == 400 && strstr(e.msg, "ign") != NULL);
+	e = (struct err){0};
+	jv_free(commit_paths("git", "[\".git/config\"]", -1, &e));
+	CHECK(e.status == 400 && strstr(e.msg, ".git") != NULL);
+	e = (struct err){0};
+	jv_free(commit_paths("up", "[\"y.txt\",\"../etc\"]", -1, &e));
+	CHECK(e.status == 400 && strstr(e.msg, "../etc") != NULL);
+	/* a refused commit commits nothing and stages nothing */
+	CHECK(sh("cd %s && test \"$(git log --format=%%s -1)\" = chosen && "
+	         "git status --porcelain | grep -q '^?? y.txt'",
+	         app) == 0);
+}
+
 static void
 first_commit_has_no_parent(void)
 {
@@ -275,7 +342,7 @@ git_file_pointing_elsewhere_is_refused(void)
 	CHECK(strstr(e.msg, ".git file") != NULL);
 	sh("rm %s/.git && ln -s %s/elsewhere %s/.git", app, ws, app);
 	e = (struct err){0};
-	CHECK(gitws_commit("app", ws, "x", &out, &e) == -1);
+	CHECK(gitws_commit("app", ws, "x", NULL, &out, &e) == -1);
 	CHECK_STR(e.code, "unsafe_repo");
 	/* Nor may the app dir itself be a link. */
 	sh("mv %s %s/real && ln -s %s/real %s", app, ws, ws, app);
@@ -531,7 +598,7 @@ links_below_git_reach_nothing_outside(void)
 	   "%s/.git/refs/heads/other",
 	   app, other, app);
 	e = (struct err){0};
-	CHECK(gitws_commit("app", ws, "x", &out, &e) == -1);
+	CHECK(gitws_commit("app", ws, "x", NULL, &out, &e) == -1);
 	CHECK_STR(e.code, "unsafe_repo");
 	CHECK(strstr(e.msg, "refs/heads/other") != NULL);
 	sh("rm -rf %s", other);
@@ -551,6 +618,7 @@ static const struct unit_test tests[] = {
     {"status lists changes", status_lists_changes},
     {"diff includes untracked files", diff_includes_untracked},
     {"commit, then nothing to commit", commit_then_nothing_to_commit},
+    {"a commit of chosen paths only", commit_of_chosen_paths},
     {"a first commit has no parent", first_commit_has_no_parent},
     {"hooks and filters never run", hooks_and_filters_never_run},
     {"unsafe config is refused", unsafe_config_is_refused},

@@ -47,13 +47,13 @@ export function SignIn() {
 				{setup && (
 					<label>Setup code
 						<input name="setup_code" autocomplete="off" required value={code}
-							onInput={(e) => setCode(e.currentTarget.value)} placeholder="ABCD-EFGH-JKLM" />
+							onInput={(e) => setCode(e.currentTarget.value)} placeholder="ABCD-EFGH-JKLM-NPQR" autofocus />
 					</label>
 				)}
 				<label>{setup ? 'New password (at least 8 characters)' : 'Password'}
 					<input name="password" type="password" required minLength={setup ? 8 : undefined}
 						autocomplete={setup ? 'new-password' : 'current-password'} value={pw}
-						onInput={(e) => setPw(e.currentTarget.value)} autofocus />
+						onInput={(e) => setPw(e.currentTarget.value)} autofocus={!setup} />
 				</label>
 				{setup && (
 					<label>Repeat the password

@@ -38,6 +38,14 @@ async function step(name, fn) {
 		for (const l of String(e && e.stack ? e.stack : e).split('\n').slice(0, 12)) console.log('# ' + l);
 	}
 }
+async function until(fn, ms = 15000) {
+	const end = Date.now() + ms;
+	for (;;) {
+		if (await fn()) return true;
+		if (Date.now() > end) return false;
+		await new Promise((r) => setTimeout(r, 200));
+	}
+}
 function assert(cond, msg) {
 	if (!cond) throw new Error(msg);
 }
@@ -351,6 +359,7 @@ await step('settings: add an agent key, see it connected, never see the key agai
 	assert(!bodies.some((b) => b.includes(AGENT_KEY)), 'an API answer held the key');
 	// The chat's agent choice comes from /v1/agents: Claude Code is connected there.
 	await page.goto(CONSOLE + appPath);
+	await page.locator('.composer select option').nth(1).waitFor({state: 'attached'});
 	const opts = await page.locator('.composer select').first().locator('option').allInnerTexts();
 	assert(opts.some((o) => o === 'Claude Code'), 'agent choices: ' + JSON.stringify(opts));
 });
@@ -376,6 +385,58 @@ await step('apps list and instance screens', async () => {
 	// Back returns to the apps list, inside the console.
 	await page.goBack();
 	await page.waitForURL(/\/apps$/);
+});
+
+await step('config: a secret is write-only and reaches the app', async () => {
+	const secret = 'sv-' + Math.random().toString(36).slice(2) + 'Q';
+	await page.goto(CONSOLE + appPath + '/config');
+	await page.getByLabel(/^Name \(letters/).fill('API_SECRET');
+	await page.getByLabel('Value', {exact: true}).fill(secret);
+	await page.getByLabel(/Secret \(write-only/).check();
+	await page.getByRole('button', {name: 'Save', exact: true}).click();
+	await page.getByText('Saved API_SECRET.').waitFor();
+	const row = page.getByRole('row').filter({hasText: 'API_SECRET'});
+	await row.getByText('secret, set').waitFor();
+	await row.getByText('Yes, as an environment variable').waitFor();
+	await page.reload();
+	await page.getByRole('row').filter({hasText: 'API_SECRET'}).waitFor();
+	assert(!(await page.content()).includes(secret), 'the secret is on the page');
+	assert(!bodies.some((b) => b.includes(secret)), 'an API answer held the secret');
+	await shot('config');
+});
+
+await step('tokens: a new token is shown once and works; deleting it ends it', async () => {
+	await page.goto(CONSOLE + '/settings/tokens');
+	await page.getByLabel(/New token name/).fill('ci-bot');
+	await page.getByRole('button', {name: 'Make token'}).click();
+	const box = page.getByLabel('Token ci-bot');
+	await box.waitFor();
+	const tok = await box.inputValue();
+	assert(tok.length >= 16, 'token ' + tok);
+	const r = await fetch(env.API_URL + '/v1/apps', {headers: {authorization: 'Bearer ' + tok}});
+	assert(r.status === 200, 'the new token: ' + r.status);
+	await page.getByRole('button', {name: 'I copied it'}).click();
+	await page.reload();
+	await page.getByRole('cell', {name: 'ci-bot'}).waitFor();
+	assert(!(await page.content()).includes(tok), 'the token is shown again');
+	await shot('settings-tokens');
+	await page.getByRole('button', {name: 'Delete ci-bot'}).click();
+	await page.getByRole('cell', {name: 'ci-bot'}).waitFor({state: 'detached'});
+	const r2 = await fetch(env.API_URL + '/v1/apps', {headers: {authorization: 'Bearer ' + tok}});
+	assert(r2.status === 401, 'the deleted token: ' + r2.status);
+});
+
+await step('lifecycle: the idle threshold and an app kept always on', async () => {
+	await page.goto(CONSOLE + '/settings/lifecycle');
+	const box = page.getByLabel(/Sleep after this many minutes/);
+	await box.fill('45');
+	await page.getByRole('button', {name: 'Save', exact: true}).click();
+	await page.getByText('Saved.').waitFor();
+	const st = (await api('GET', '/v1/settings')).json();
+	assert(st.lifecycle && st.lifecycle.idle_threshold_seconds === 2700, 'settings: ' + JSON.stringify(st.lifecycle));
+	await page.getByLabel('When console test is unused').selectOption('always_on');
+	assert(await until(async () => (await api('GET', '/v1/sandboxes/' + sbId)).json().idle_policy === 'always_on'),
+		'the sandbox did not become always_on');
 });
 
 await step('log out: the API refuses the old cookie', async () => {

@@ -62,28 +62,27 @@ function Agent({a, onChange}) {
 				</label>
 				<button type="submit" class="primary">Save key</button>
 			</form>
-			{a.supports_oauth && (
-				<div class="oauth">
-					{!oauth ? (
-						<button onClick={() => act(async () => setOauth(await post(base + '/oauth/start', {})), '')}>Sign in with a Claude subscription</button>
-					) : (
-						<form onSubmit={(e) => { e.preventDefault(); act(() => post(base + '/oauth/finish', {code: code.trim()}).then(() => { setOauth(null); setCode(''); }), 'Signed in with the subscription.'); }}>
-							<p>1. <a href={oauth.authorize_url} target="_blank" rel="noopener noreferrer">Open Claude’s sign-in page</a> and approve.<br />
-								2. Paste the code the page shows here.</p>
-							<label>Code from the sign-in page
-								<input value={code} required autocomplete="off" onInput={(e) => setCode(e.currentTarget.value)} />
-							</label>
-							<div class="row">
-								<button type="submit" class="primary">Finish sign-in</button>
-								<button type="button" onClick={() => setOauth(null)}>Cancel</button>
-							</div>
-						</form>
-					)}
-				</div>
+			{a.supports_oauth && oauth && (
+				<form class="oauth" onSubmit={(e) => { e.preventDefault(); act(() => post(base + '/oauth/finish', {code: code.trim()}).then(() => { setOauth(null); setCode(''); }), 'Signed in with the subscription.'); }}>
+					<p>1. <a href={oauth.authorize_url} target="_blank" rel="noopener noreferrer">Open Claude’s sign-in page</a> and approve.<br />
+						2. Paste the code the page shows here.</p>
+					<label>Code from the sign-in page
+						<input value={code} required autocomplete="off" onInput={(e) => setCode(e.currentTarget.value)} />
+					</label>
+					<div class="row">
+						<button type="submit" class="primary">Finish sign-in</button>
+						<button type="button" onClick={() => setOauth(null)}>Cancel</button>
+					</div>
+				</form>
 			)}
-			{a.status !== 'not_connected' && a.source !== 'instance' && (
-				<button class="danger" onClick={() => { if (confirm(`Disconnect ${a.label}? Its key or sign-in is removed.`)) act(() => post(base + '/disconnect', {}), 'Disconnected.'); }}>Disconnect</button>
-			)}
+			<div class="row wrap">
+				{a.supports_oauth && !oauth && (
+					<button onClick={() => act(async () => setOauth(await post(base + '/oauth/start', {})), '')}>Sign in with a Claude subscription</button>
+				)}
+				{a.status !== 'not_connected' && a.source !== 'instance' && (
+					<button class="danger" onClick={() => { if (confirm(`Disconnect ${a.label}? Its key or sign-in is removed.`)) act(() => post(base + '/disconnect', {}), 'Disconnected.'); }}>Disconnect</button>
+				)}
+			</div>
 			<form class="row wrap" onSubmit={(e) => { e.preventDefault(); act(() => patch('/v1/settings', {agents: {default_models: {[a.id]: model.trim() || null}}}), 'The default model was saved.'); }}>
 				<label class="grow">Default model{a.default_model_source === 'instance' ? ' (now the instance’s)' : ''}
 					<input value={model} onInput={(e) => setModel(e.currentTarget.value)} placeholder={a.free_model || 'the agent’s own default'} />

@@ -83,33 +83,45 @@ t_end
 # The browser.
 SHOTS=
 [[ ${CONSOLE_SHOTS:-} == 1 ]] && SHOTS=$IT_ROOT/docs/console && mkdir -p "$SHOTS"
-CONSOLE_URL=http://$CHOST API_URL=$API_URL TOKEN=$FIRST_TOKEN SETUP_CODE=$SETUP_CODE \
-	GIT_REMOTE=http://127.0.0.1:$GPORT/app.git GIT_HOST=127.0.0.1:$GPORT GIT_TOKEN=$GIT_TOKEN \
-	GIT_REMOTE_AUTH=http://u:$GIT_TOKEN@127.0.0.1:$GPORT/app.git SHOTS=$SHOTS CHROMIUM=$CHROMIUM \
-	timeout -k 10 900 node "$IT_ROOT/tests/integration/console-flow.mjs" >"$IT_TMP/flow.out" 2>&1
-FLOW_RC=$?
-CASE= DETAIL=()
+# run_flow [VAR=value…]: console-flow.mjs against the daemon, each of its
+# cases reported here.
+run_flow() {
+	env CONSOLE_URL="http://$CHOST" API_URL="$API_URL" TOKEN="$FIRST_TOKEN" SETUP_CODE="$SETUP_CODE" \
+		GIT_REMOTE="http://127.0.0.1:$GPORT/app.git" GIT_HOST="127.0.0.1:$GPORT" GIT_TOKEN="$GIT_TOKEN" \
+		GIT_REMOTE_AUTH="http://u:$GIT_TOKEN@127.0.0.1:$GPORT/app.git" SHOTS="$SHOTS" CHROMIUM="$CHROMIUM" "$@" \
+		timeout -k 10 900 node "$IT_ROOT/tests/integration/console-flow.mjs" >"$IT_TMP/flow.out" 2>&1
+	local rc=$? line
+	CASE= DETAIL=()
+	while IFS= read -r line; do
+		case $line in
+		"ok "*) flush_case; CASE=${line#ok } CASE_OK=1 ;;
+		"not ok "*) flush_case; CASE=${line#not ok } CASE_OK=0 ;;
+		"# "*) DETAIL+=("${line#\# }") ;;
+		*) DETAIL+=("$line") ;;
+		esac
+	done <"$IT_TMP/flow.out"
+	flush_case
+	if ((rc != 0)) && ! grep -q '^not ok ' "$IT_TMP/flow.out"; then
+		fail "browser: the flow script ran to its end" "exit $rc: $(tail -n 20 "$IT_TMP/flow.out")"
+	fi
+}
 flush_case() {
 	[[ -n $CASE ]] || return 0
 	if [[ $CASE_OK == 1 ]]; then pass "browser: $CASE"; else fail "browser: $CASE" "${DETAIL[@]}"; fi
 	CASE= DETAIL=()
 }
-while IFS= read -r line; do
-	case $line in
-	"ok "*) flush_case; CASE=${line#ok } CASE_OK=1 ;;
-	"not ok "*) flush_case; CASE=${line#not ok } CASE_OK=0 ;;
-	"# "*) DETAIL+=("${line#\# }") ;;
-	*) DETAIL+=("$line") ;;
-	esac
-done <"$IT_TMP/flow.out"
-flush_case
-if ((FLOW_RC != 0)) && ! grep -q '^not ok ' "$IT_TMP/flow.out"; then
-	fail "browser: the flow script ran to its end" "exit $FLOW_RC: $(tail -n 20 "$IT_TMP/flow.out")"
-fi
+run_flow
 
 t_begin "the pushed branch holds the console's commit"
 LOG=$(git --git-dir="$ROOT/app.git" log -1 --format=%s console/todo 2>&1)
 [[ $LOG == "todo list from the console" ]] || t_err "console/todo: $LOG"
 t_end
+
+# The same console with the API's authentication off: a banner, no sign-in.
+new_data_dir
+start_daemon SANDBOXD_IMAGE="$TEST_IMAGE" HTTP_PORT="$EDGE_PORT" SANDBOXD_EDGE_ADDR=127.0.0.1 \
+	SANDBOXD_CONSOLE_DIR="$CONSOLE_DIR" SANDBOXD_API_AUTH_DISABLED=true ||
+	bail "the daemon without auth did not start: $(tail -n 5 "$DAEMON_ERR")"
+run_flow FLOW=open
 
 finish

@@ -133,6 +133,22 @@ const csrfToken = async () => JSON.parse((await viaConsole('GET', '/v1/auth/stat
 
 let appId, sbId, appPath;
 
+// With the API's authentication off (a second daemon): no sign-in, and a
+// banner that says the API is open.  Only this case runs then.
+if (env.FLOW === 'open') {
+	await step('auth disabled: no sign-in, a banner says the API is open', async () => {
+		await page.goto(CONSOLE + '/apps');
+		await page.getByRole('heading', {name: 'Apps'}).waitFor();
+		await page.getByRole('alert').getByText('The API is open.').waitFor();
+		assert(!page.url().includes('/signin'), 'sent to sign-in with auth off');
+		assert(!(await page.getByRole('button', {name: 'Log out'}).count()), 'a Log out button with auth off');
+		await shot('auth-disabled-banner');
+	});
+	await ctx.close();
+	rmSync(profile, {recursive: true, force: true});
+	process.exit(failed ? 1 : 0);
+}
+
 await step('first visit: the setup page; a wrong setup code is refused', async () => {
 	await page.goto(CONSOLE + '/apps/01ARZ3NDEKTSV4RRFFQ69G5FAV/files');
 	await page.waitForURL(/\/signin\?next=/);
@@ -357,6 +373,13 @@ await step('settings: add an agent key, see it connected, never see the key agai
 	await shot('settings-agents');
 	assert(!(await page.content()).includes(AGENT_KEY), 'the key is on the page');
 	assert(!bodies.some((b) => b.includes(AGENT_KEY)), 'an API answer held the key');
+	// A default model per agent, from its card.
+	const oc = page.locator('section.card').filter({has: page.getByRole('heading', {name: 'OpenCode'})});
+	await oc.getByLabel(/Default model/).fill('opencode/console-model');
+	await oc.getByRole('button', {name: 'Save model'}).click();
+	await page.getByText('The default model was saved.').waitFor();
+	const st = (await api('GET', '/v1/settings')).json();
+	assert(st.agents.default_models.opencode === 'opencode/console-model', 'default models: ' + JSON.stringify(st.agents.default_models));
 	// The chat's agent choice comes from /v1/agents: Claude Code is connected there.
 	await page.goto(CONSOLE + appPath);
 	await page.locator('.composer select option').nth(1).waitFor({state: 'attached'});
@@ -417,11 +440,11 @@ await step('tokens: a new token is shown once and works; deleting it ends it', a
 	assert(r.status === 200, 'the new token: ' + r.status);
 	await page.getByRole('button', {name: 'I copied it'}).click();
 	await page.reload();
-	await page.getByRole('cell', {name: 'ci-bot'}).waitFor();
+	await page.getByRole('cell', {name: 'ci-bot', exact: true}).waitFor();
 	assert(!(await page.content()).includes(tok), 'the token is shown again');
 	await shot('settings-tokens');
 	await page.getByRole('button', {name: 'Delete ci-bot'}).click();
-	await page.getByRole('cell', {name: 'ci-bot'}).waitFor({state: 'detached'});
+	await page.getByRole('cell', {name: 'ci-bot', exact: true}).waitFor({state: 'detached'});
 	const r2 = await fetch(env.API_URL + '/v1/apps', {headers: {authorization: 'Bearer ' + tok}});
 	assert(r2.status === 401, 'the deleted token: ' + r2.status);
 });

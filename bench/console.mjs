@@ -119,12 +119,16 @@ await page.evaluate(() => {
 		if (fresh.length) requestAnimationFrame(() => { const f = t(); for (const w of fresh) window.__frame.push(f - w); });
 	}).observe(document.body, {childList: true, subtree: true, characterData: true});
 });
-const sub = await req(env.API_URL, 'POST', `/v1/sandboxes/${env.SB}/tasks`, {
-	headers: {authorization: 'Bearer ' + env.TOKEN, 'content-type': 'application/json'},
-	body: JSON.stringify({prompt: `[[fake:lines=${env.LINES}]] [[fake:interval_ms=${env.INTERVAL}]]`}),
-});
-if (sub.status !== 202) throw new Error('submit: ' + sub.status + ' ' + sub.text);
-const task = JSON.parse(sub.text).id;
+// The task is sent from the chat's own form, as a user does: the chat
+// follows it from the POST's answer, and the reference reader starts as
+// soon as that answer names the task, long before the agent's first line
+// (the checkpoint and the agent's start come first).
+const posted = page.waitForResponse((r) => r.request().method() === 'POST' && /\/tasks$/.test(new URL(r.url()).pathname));
+await page.getByLabel('What should the agent do?').fill(`[[fake:lines=${env.LINES}]] [[fake:interval_ms=${env.INTERVAL}]]`);
+await page.getByRole('button', {name: 'Send'}).click();
+const sub = await posted;
+if (sub.status() !== 202) throw new Error('submit: ' + sub.status() + ' ' + (await sub.text()));
+const task = (await sub.json()).id;
 // The reference: the same events, straight from the API's SSE endpoint.
 const sse = [];
 await new Promise((resolve, reject) => {

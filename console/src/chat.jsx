@@ -243,11 +243,16 @@ export function Chat({sandbox, onChange}) {
 	useEffect(() => {
 		if (sandbox.active_task_id && sandbox.active_task_id !== taskId) setTaskId(sandbox.active_task_id);
 	}, [sandbox.active_task_id]);
-	useEffect(() => {
-		if (!taskId && list.length) setTaskId(list[0].id);
-	}, [list.length]);
+	// A task sent from elsewhere (the API, another tab) shows up with the
+	// sandbox's next poll: its activity time moves, so the list is read again.
+	useEffect(() => { if (tasks.data) tasks.reload(); }, [sandbox.last_active_at, sandbox.active_task_id]);
 	const stream = useTaskStream(sbId, taskId, () => { tasks.reload(); onChange(); });
 	const current = list.find((t) => t.id === taskId);
+	const newest = list.length ? list[0].id : null;
+	useEffect(() => {
+		if (newest && newest !== taskId && (!taskId || stream.done || (current && current.status !== 'running')))
+			setTaskId(newest);
+	}, [newest]);
 	const running = !!taskId && !stream.done && (current ? current.status === 'running' : true);
 	const listRef = useRef(null);
 	useEffect(() => {

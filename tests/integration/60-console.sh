@@ -37,10 +37,23 @@ IT_CLEANUP_HOOKS+=(stop_git_server)
 wait_until 5 bash -c "exec 3<>/dev/tcp/127.0.0.1/$GPORT" 2>/dev/null ||
 	bail "the git server did not come up"
 
+# The Claude subscription sign-in's token endpoint (tests/fake-provider).
+OAUTH_CODE=code-$RANDOM$RANDOM$RANDOM
+OPORT=$(free_port)
+python3 "$IT_ROOT/tests/fake-provider/oauth.py" --port "$OPORT" --log "$IT_TMP/oauth.log" \
+	--code "$OAUTH_CODE" --access-token "sk-ant-oat01-console-$RANDOM$RANDOM" >"$IT_TMP/oauth.out" 2>&1 &
+OAUTH_PID=$!
+stop_oauth() { kill "$OAUTH_PID" 2>/dev/null; }
+IT_CLEANUP_HOOKS+=(stop_oauth)
+wait_until 10 grep -q listening "$IT_TMP/oauth.out" ||
+	bail "the fake token endpoint did not start: $(cat "$IT_TMP/oauth.out")"
+
 EDGE_PORT=$(free_port)
 EDGE=http://127.0.0.1:$EDGE_PORT
 start_daemon SANDBOXD_IMAGE="$TEST_IMAGE" HTTP_PORT="$EDGE_PORT" SANDBOXD_EDGE_ADDR=127.0.0.1 \
 	SANDBOXD_CONSOLE_DIR="$CONSOLE_DIR" SANDBOXD_GIT_ALLOW_HTTP=1 \
+	SANDBOXD_CLAUDE_AUTHORIZE_URL=https://claude.example/cai/oauth/authorize \
+	SANDBOXD_CLAUDE_TOKEN_URL="http://127.0.0.1:$OPORT/v1/oauth/token" \
 	SANDBOXD_GIT_ALLOW_PRIVATE_HOSTS=true -SANDBOXD_API_TOKENS ||
 	bail "the daemon did not start: $(tail -n 5 "$DAEMON_ERR")"
 CHOST=console.localhost:$EDGE_PORT
@@ -88,7 +101,7 @@ SHOTS=
 run_flow() {
 	env CONSOLE_URL="http://$CHOST" API_URL="$API_URL" TOKEN="$FIRST_TOKEN" SETUP_CODE="$SETUP_CODE" \
 		GIT_REMOTE="http://127.0.0.1:$GPORT/app.git" GIT_HOST="127.0.0.1:$GPORT" GIT_TOKEN="$GIT_TOKEN" \
-		GIT_REMOTE_AUTH="http://u:$GIT_TOKEN@127.0.0.1:$GPORT/app.git" SHOTS="$SHOTS" CHROMIUM="$CHROMIUM" "$@" \
+		GIT_REMOTE_AUTH="http://u:$GIT_TOKEN@127.0.0.1:$GPORT/app.git" SHOTS="$SHOTS" CHROMIUM="$CHROMIUM" OAUTH_CODE="$OAUTH_CODE" "$@" \
 		timeout -k 10 900 node "$IT_ROOT/tests/integration/console-flow.mjs" >"$IT_TMP/flow.out" 2>&1
 	local rc=$? line
 	CASE= DETAIL=()

@@ -387,6 +387,26 @@ await step('settings: add an agent key, see it connected, never see the key agai
 	assert(opts.some((o) => o === 'Claude Code'), 'agent choices: ' + JSON.stringify(opts));
 });
 
+await step('settings: the Claude subscription sign-in, then disconnect', async () => {
+	await page.goto(CONSOLE + '/settings/agents');
+	const card = () => page.locator('section.card').filter({has: page.getByRole('heading', {name: 'Claude Code'})});
+	await card().getByRole('button', {name: 'Sign in with a Claude subscription'}).click();
+	const link = card().getByRole('link', {name: /Open Claude.s sign-in page/});
+	const href = await link.getAttribute('href');
+	assert(href.startsWith('https://claude.example/cai/oauth/authorize?'), 'authorize URL ' + href);
+	const state = new URL(href).searchParams.get('state');
+	await card().getByLabel('Code from the sign-in page').fill(`${env.OAUTH_CODE}#${state}`);
+	await card().getByRole('button', {name: 'Finish sign-in'}).click();
+	await page.getByText('Signed in with the subscription.').waitFor();
+	await card().getByText(/with a Claude subscription/).waitFor();
+	const a = (await api('GET', '/v1/agents')).json().agents.find((x) => x.id === 'claude-code');
+	assert(a.status === 'connected' && a.method === 'oauth', 'agent ' + JSON.stringify(a));
+	await card().getByRole('button', {name: 'Disconnect'}).click();
+	await card().getByText('Not connected', {exact: true}).waitFor();
+	const b = (await api('GET', '/v1/agents')).json().agents.find((x) => x.id === 'claude-code');
+	assert(b.status === 'not_connected', 'after disconnect: ' + b.status);
+});
+
 await step('stop and start the sandbox', async () => {
 	await page.goto(CONSOLE + appPath);
 	await page.getByRole('button', {name: 'Stop', exact: true}).click();

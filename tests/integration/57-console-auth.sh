@@ -370,6 +370,28 @@ out=$(curl -s -o /dev/null -o /dev/null -o /dev/null -w '%{num_connects}\n' -H "
 [[ $out == "1 0 0" ]] || t_err "connections per request: $out"
 t_end
 
+# --- behind a TLS proxy (PREVIEW_TLS) ----------------------------------------------
+
+new_data_dir
+start_daemon -SANDBOXD_API_TOKENS PREVIEW_TLS=true SANDBOXD_NETWORK=none HTTP_PORT=$EDGE_PORT \
+	SANDBOXD_EDGE_ADDR=127.0.0.1 SANDBOXD_CONSOLE_DIR="$CON" ||
+	bail "the daemon did not start: $(tail -n 5 "$DAEMON_ERR")"
+CODE=$(sed -nE 's/^Console setup code \(shown once\): (.*)$/\1/p' "$DAEMON_OUT" | head -n 1)
+
+t_begin "PREVIEW_TLS: the cookie is Secure; the proxy's X-Forwarded-For names the browser"
+ereq POST /v1/auth/setup "{\"setup_code\":\"$CODE\",\"password\":\"$PW1\"}" \
+	-H 'X-Forwarded-For: 192.0.2.1' -H "Origin: https://$CH"
+expect_status 200 && expect_json .via session
+[[ $(cookie_of) == *"; Secure"* ]] || t_err "no Secure under PREVIEW_TLS: $(cookie_of)"
+for i in 1 2 3 4 5; do
+	ereq POST /v1/auth/login '{"password":"guess guess"}' -H 'X-Forwarded-For: 192.0.2.7'
+done
+ereq POST /v1/auth/login "{\"password\":\"$PW1\"}" -H 'X-Forwarded-For: 192.0.2.7'
+expect_status 429
+ereq POST /v1/auth/login "{\"password\":\"$PW1\"}" -H 'X-Forwarded-For: 10.9.9.9, 192.0.2.8'
+expect_status 200
+t_end
+
 # --- auth disabled, no console built ---------------------------------------------
 
 new_data_dir

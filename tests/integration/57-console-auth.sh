@@ -307,6 +307,19 @@ fi
 note "$n events; first at +$(awk -v a="$first" -v s="$start" 'BEGIN{printf "%.2f", a-s}') s, done at +$(awk -v a="$done_at" -v s="$start" 'BEGIN{printf "%.2f", a-s}') s"
 t_end
 
+t_begin "console host: a 12 MiB file upload passes the edge to the API's own cap"
+head -c $((12 << 20)) /dev/urandom >"$IT_TMP/big.bin"
+ereq PUT "/v1/sandboxes/$SB/files?path=big.bin" "@$IT_TMP/big.bin" -H "$CK" \
+	-H "X-CSRF-Token: $CSRF1" -H "Origin: $ORIGIN"
+expect_status 200
+cmp -s "$DATA/workspaces/$SB/workspace/app/big.bin" "$IT_TMP/big.bin" ||
+	t_err "the file in the workspace differs from what was sent"
+head -c $((17 << 20)) /dev/zero >"$IT_TMP/huge.bin"
+ereq PUT "/v1/sandboxes/$SB/files?path=huge.bin" "@$IT_TMP/huge.bin" -H "$CK" \
+	-H "X-CSRF-Token: $CSRF1"
+expect_status 413
+t_end
+
 t_begin "previews carry frame-ancestors: the console's origin on the request's port"
 h=$(ecurl "$HOST" / -D - -o /dev/null | tr -d '\r')
 grep -qx "Content-Security-Policy: frame-ancestors http://console.localhost:$EDGE_PORT" <<<"$h" ||

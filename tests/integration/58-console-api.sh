@@ -166,6 +166,22 @@ expect_status 200
 [[ $(cat "$DIR/notes.txt") == merged ]] || t_err "after the merge: $(cat "$DIR/notes.txt")"
 t_end
 
+t_begin "files: ten saves at once with the same If-Match: exactly one wins, nine get 412"
+api PUT "/v1/sandboxes/$SB/files?path=race.txt" 'base'
+BASE=$(header ETag)
+pids=()
+for i in 0 1 2 3 4 5 6 7 8 9; do
+	curl -s -o /dev/null -w '%{http_code}\n' --max-time 30 -X PUT -H "Authorization: Bearer $TOKEN" \
+		-H "If-Match: $BASE" --data-binary "writer $i" "$API_URL/v1/sandboxes/$SB/files?path=race.txt" \
+		>"$IT_TMP/race.$i" &
+	pids+=($!)
+done
+wait "${pids[@]}"
+codes=$(cat "$IT_TMP"/race.* | sort | uniq -c | tr -s ' ' | tr '\n' ';')
+[[ $codes == " 1 200; 9 412;" ]] || t_err "status codes of the ten saves: $codes"
+[[ $(cat "$DIR/race.txt") == "writer "[0-9] ]] || t_err "race.txt: $(cat "$DIR/race.txt")"
+t_end
+
 t_begin "files: If-Match lists, *, weak tags; If-Match on a deleted file is 412 without an ETag"
 api_hdr "If-Match: \"nope\", \"$(sha merged)\"" PUT "/v1/sandboxes/$SB/files?path=notes.txt" 'listed'
 expect_status 200

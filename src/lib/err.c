@@ -28,7 +28,8 @@ const struct err_code err_codes[] = {
     {.code = "operator_only",
      .status = 403,
      .meaning = "scope=instance (the instance-wide agent credentials "
-                "and default models) from a token that is no operator's"},
+                "and default models), a lifecycle setting or an API "
+                "token call from a token that is no operator's"},
     {.code = "not_found",
      .status = 404,
      .meaning = "an unknown path or id, or another tenant's"},

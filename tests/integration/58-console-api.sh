@@ -327,6 +327,23 @@ api GET "/v1/apps/$APP"
 expect_json .git.repo_url "http://127.0.0.1:$GPORT/app.git" && expect_json .git.credential_id "$CRED"
 t_end
 
+t_begin "git: the app's next sandbox is cloned from the remote PATCH gave it"
+# (the remote's HEAD names main, which it lacks: name the pushed branch)
+git --git-dir="$ROOT/app.git" symbolic-ref HEAD refs/heads/console/first
+api PATCH "/v1/apps/$APP" "{\"git\":{\"repo_url\":\"http://127.0.0.1:$GPORT/app.git\",\"branch\":\"console/first\",\"credential_id\":\"$CRED\"}}"
+expect_status 200 && expect_json .git.branch console/first
+api DELETE "/v1/sandboxes/$SB"
+expect_status 204
+create_sandbox "$APP" && {
+	NEWDIR=$DATA/workspaces/$SB_ID/workspace/app
+	[[ $(cat "$NEWDIR/src/app.js" 2>&1) == 'console.log(1)' && $(cat "$NEWDIR/staged.txt" 2>&1) == staged ]] ||
+		t_err "the clone lacks the pushed files: $(ls -A "$NEWDIR" 2>&1 | tr '\n' ' ')"
+	[[ $("${G[@]}" -C "$NEWDIR" log --format=%s -1 2>&1) == "the rest" ]] || t_err "the clone's HEAD is not the pushed commit"
+}
+api GET "/v1/apps/$APP"
+expect_jq '.git.last_import_at | test("Z$")' 'last_import_at after the clone'
+t_end
+
 t_begin "git: PATCH git null clears the remote: a push says no_repo_url"
 api PATCH "/v1/apps/$APP" '{"git":null}'
 expect_status 200 && expect_jq 'has("git") | not' 'no git in the app'

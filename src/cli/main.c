@@ -21,6 +21,7 @@
 
 #include "api/auth.h"
 #include "api/server.h"
+#include "cli/commands.h"
 #include "core/config.h"
 #include "core/core.h"
 #include "core/credentials.h"
@@ -564,6 +565,7 @@ usage(FILE *f)
 	}
 	fprintf(f, "Configuration comes from the environment and .env; see "
 	           "README.md.\n");
+	cli_usage(f);
 }
 
 static const struct command *
@@ -586,7 +588,11 @@ command_find(int argc, char **argv)
 int
 main(int argc, char **argv)
 {
-	const struct command *c = command_find(argc, argv);
+	const struct command *c;
+
+	if (cli_handles(argc, argv))
+		return cli_main(argc, argv);
+	c = command_find(argc, argv);
 
 	if (c == NULL) {
 		usage(stderr);

@@ -222,6 +222,8 @@ cli_cmd_find(int argc, char **argv, int *nwords)
 	return best;
 }
 
+static bool cli_handles_words(int argc, char **argv);
+
 /* Whether word is the first word of a row. */
 static bool
 is_first_word(const char *word)
@@ -235,8 +237,61 @@ is_first_word(const char *word)
 	return false;
 }
 
+/*
+ * Global options may come before the command (`sandboxd --json apps`):
+ * they are moved after its words, into moved (argc + 1 slots).  The
+ * number of words argv then has.
+ */
+static int
+leading_opts(int argc, char **argv, char **moved)
+{
+	int i = 1, n = 1;
+
+	while (i < argc && argv[i][0] == '-' && argv[i][1] != '\0') {
+		const struct cli_opt *o = cli_global_opts;
+		const char *w = argv[i] + (argv[i][1] == '-' ? 2 : 1);
+
+		for (; o->name; o++)
+			if (argv[i][1] == '-'
+			        ? strncmp(w, o->name, strlen(o->name)) == 0 &&
+			              (w[strlen(o->name)] == '\0' ||
+			               w[strlen(o->name)] == '=')
+			        : (w[0] == o->short_name && w[1] == '\0'))
+				break;
+		if (o->name == NULL)
+			break;
+		i += o->value && strchr(w, '=') == NULL ? 2 : 1;
+	}
+	if (i > argc)
+		i = argc;
+	moved[0] = argv[0];
+	for (int k = i; k < argc; k++)
+		moved[n++] = argv[k];
+	for (int k = 1; k < i; k++)
+		moved[n++] = argv[k];
+	moved[n] = NULL;
+	return i;
+}
+
 bool
 cli_handles(int argc, char **argv)
+{
+	char **moved = calloc((size_t)argc + 1, sizeof(*moved));
+	bool yes;
+
+	if (moved == NULL)
+		return false;
+	if (leading_opts(argc, argv, moved) > 1) {
+		yes = cli_handles_words(argc, moved);
+		free(moved);
+		return yes;
+	}
+	free(moved);
+	return cli_handles_words(argc, argv);
+}
+
+static bool
+cli_handles_words(int argc, char **argv)
 {
 	if (argc < 2)
 		return false;
@@ -413,8 +468,24 @@ completion(const char *shell)
 	return 0;
 }
 
+static int cli_run(int argc, char **argv);
+
 int
 cli_main(int argc, char **argv)
+{
+	char **moved = calloc((size_t)argc + 1, sizeof(*moved));
+	int rc;
+
+	if (moved == NULL)
+		return cli_fail(CLI_EFAIL, "internal", "out of memory");
+	leading_opts(argc, argv, moved);
+	rc = cli_run(argc, moved);
+	free(moved);
+	return rc;
+}
+
+static int
+cli_run(int argc, char **argv)
 {
 	const struct cli_cmd *cmd;
 	struct cli_args a;
@@ -437,20 +508,17 @@ cli_main(int argc, char **argv)
 		                argc >= 3 ? argv[2] : "a command is missing");
 	}
 	if (cli_args_parse(cmd->opts, cli_global_opts, argc - 1 - nw,
-	                   argv + 1 + nw, &a, err, sizeof(err)) < 0) {
-		fprintf(stderr, "usage: sandboxd %s %s\n", cmd->words,
-		        cmd->synopsis);
-		return cli_fail(CLI_EUSAGE, "usage", "%s", err);
-	}
+	                   argv + 1 + nw, &a, err, sizeof(err)) < 0)
+		return cli_fail(CLI_EUSAGE, "usage",
+		                "%s; usage: sandboxd %s %s", err, cmd->words,
+		                cmd->synopsis);
 	if (cli_args_has(&a, "help"))
 		return help(stdout, 1 + nw, argv);
-	if (a.npos < cmd->min_args || a.npos > cmd->max_args) {
-		fprintf(stderr, "usage: sandboxd %s %s\n", cmd->words,
-		        cmd->synopsis);
-		return cli_fail(
-		    CLI_EUSAGE, "usage", "%s: %s arguments", cmd->words,
-		    a.npos < cmd->min_args ? "missing" : "too many");
-	}
+	if (a.npos < cmd->min_args || a.npos > cmd->max_args)
+		return cli_fail(CLI_EUSAGE, "usage",
+		                "%s arguments; usage: sandboxd %s %s",
+		                a.npos < cmd->min_args ? "missing" : "too many",
+		                cmd->words, cmd->synopsis);
 	if (cmd->run == NULL)
 		return completion(a.pos[0]);
 	rc = cli_setup(&c, &a);

@@ -13,11 +13,23 @@
 need_test_image
 command -v tmux >/dev/null || bail "tmux is not installed"
 
+# The subscription sign-in's token endpoint (tests/fake-provider/oauth.py).
+OCODE=code-$RANDOM$RANDOM$RANDOM
+OPORT=$(free_port)
+python3 "$IT_ROOT/tests/fake-provider/oauth.py" --port "$OPORT" --log "$IT_TMP/oauth.log" \
+	--code "$OCODE" --access-token "sk-ant-oat01-cli-$RANDOM$RANDOM" >"$IT_TMP/oauth.out" 2>&1 &
+OAUTH_PID=$!
+kill_oauth() { kill "$OAUTH_PID" 2>/dev/null; }
+IT_CLEANUP_HOOKS+=(kill_oauth)
+wait_until 10 grep -q listening "$IT_TMP/oauth.out" ||
+	bail "the fake token endpoint did not start: $(cat "$IT_TMP/oauth.out")"
+
 EDGE_PORT=$(free_port)
 API_PORT=$(free_port)
 boot() {
 	start_daemon SANDBOXD_IMAGE="$TEST_IMAGE" HTTP_PORT=$EDGE_PORT \
 		SANDBOXD_EDGE_ADDR=127.0.0.1 SANDBOXD_API_ADDR=127.0.0.1:$API_PORT \
+		SANDBOXD_CLAUDE_TOKEN_URL="http://127.0.0.1:$OPORT/v1/oauth/token" \
 		-SANDBOXD_API_TOKENS ||
 		bail "the daemon did not start: $(tail -n 5 "$DAEMON_ERR")"
 }
@@ -172,6 +184,52 @@ run "$IT_TMP/newq.out" "$IT_TMP/newq.err" new "[[fake:write=a.txt]]" --preset st
 ((RC == 0)) || t_err "new -q: exit $RC"
 [[ $(wc -l <"$IT_TMP/newq.out") == 3 ]] || t_err "new -q: $(cat "$IT_TMP/newq.out")"
 while read -r id; do ulid_ok "$id" || t_err "new -q printed '$id'"; done <"$IT_TMP/newq.out"
+t_end
+
+# --- git, settings, credentials, sign-in ---------------------------------------
+
+t_begin "git status, diff, commit and push of the app's repository"
+printf 'hello from the cli\n' | sbd sandbox put "$SB" notes/git.txt -q || t_err "put"
+run "$IT_TMP/g.out" "$IT_TMP/g.err" git status "$APP"
+((RC == 0)) || t_err "status: exit $RC: $(cat "$IT_TMP/g.err")"
+grep -qE '^branch .+, HEAD [0-9a-f]{40}, changed$' "$IT_TMP/g.out" || t_err "status: $(head -n 3 "$IT_TMP/g.out")"
+grep -qE '^untracked +no +notes/hello\.txt$' "$IT_TMP/g.out" || t_err "status lacks notes/hello.txt: $(cat "$IT_TMP/g.out")"
+sbd git diff "$APP" | grep -q '^+hello from the cli$' || t_err "diff lacks the new line"
+[[ $(sbd git diff "$APP" --json | jq -r '.files | length') -ge 1 ]] || t_err "diff --json"
+sbd git commit "$APP" -m "from the cli" | grep -qE '^committed [0-9a-f]{40}$' || t_err "commit"
+[[ $(sbd git commit "$APP" -m again) == "nothing committed (no_changes)" ]] || t_err "second commit"
+[[ $(sbd git status "$APP" --json | jq -r .clean) == true ]] || t_err "not clean after the commit"
+one_error 1 no_repo_url git push "$APP"
+t_end
+
+t_begin "settings get and set (a dotted key), null clears"
+sbd settings set agents.default_models.opencode openai/gpt-cli -q || t_err "set"
+[[ $(sbd settings get agents.default_models.opencode) == openai/gpt-cli ]] || t_err "get: $(sbd settings get agents.default_models.opencode)"
+sbd settings | grep -q '^agents.default_models  {"opencode":"openai/gpt-cli"' || t_err "settings: $(sbd settings)"
+sbd settings set agents.default_models.opencode null -q || t_err "set null"
+[[ $(sbd settings get agents.default_models.opencode) == null ]] || t_err "not cleared"
+one_error 1 invalid_request settings set agents.bogus 1
+t_end
+
+t_begin "git credential add (token on stdin), list, delete"
+GTOK=ghp_cli$RANDOM$RANDOM$RANDOM
+CID=$(printf '%s\n' "$GTOK" | sbd git credential add gh --host github.com --username bot -q)
+ulid_ok "$CID" || t_err "add -q: '$CID'"
+sbd git credential list | grep -qE "^$CID +gh +github\.com +bot$" || t_err "list: $(sbd git credential list)"
+sbd git credential list --json | grep -q -- "$GTOK" && t_err "the token is in the list"
+sbd git credential delete "$CID" -q || t_err "delete"
+[[ -z $(sbd git credential list -q) ]] || t_err "still listed"
+t_end
+
+t_begin "agent login claude-code: prints the authorize URL, reads the code, signs in"
+printf '%s\n' "$OCODE" | "$SANDBOXD_BIN" agent login claude-code >"$IT_TMP/o.out" 2>"$IT_TMP/o.err"
+RC=$?
+((RC == 0)) || t_err "exit $RC: $(cat "$IT_TMP/o.out" "$IT_TMP/o.err")"
+grep -qE '^https://.+/oauth/authorize\?code=true&client_id=' "$IT_TMP/o.out" || t_err "no URL: $(cat "$IT_TMP/o.out")"
+grep -q "claude-code: signed in" "$IT_TMP/o.out" || t_err "no confirmation: $(cat "$IT_TMP/o.out")"
+sbd agents | grep -qE '^claude-code +connected +oauth +tenant' || t_err "agents: $(sbd agents)"
+sbd agent disconnect claude-code -q || t_err "disconnect"
+sbd agents | grep -qE '^claude-code +not_connected' || t_err "after disconnect: $(sbd agents)"
 t_end
 
 # --- errors --------------------------------------------------------------------

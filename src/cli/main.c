@@ -1,7 +1,8 @@
 /*
- * sandboxd: the daemon ("sandboxd serve") and, in later stages, the
- * command-line client.  serve wires the modules together in dependency
- * order and takes them down in reverse; signals are blocked in every
+ * sandboxd: the daemon ("sandboxd serve") and the command-line client
+ * (src/cli/commands.c, handed argv when it names a client command).
+ * serve wires the modules together in dependency order and takes them
+ * down in reverse; signals are blocked in every
  * thread and taken synchronously here with sigwait, so no handler ever
  * runs in the middle of anything.  The master keys are loaded after the
  * store is open (they are checked against what it holds) and before

@@ -193,7 +193,7 @@ printf 'hello from the cli\n' | sbd sandbox put "$SB" notes/git.txt -q || t_err 
 run "$IT_TMP/g.out" "$IT_TMP/g.err" git status "$APP"
 ((RC == 0)) || t_err "status: exit $RC: $(cat "$IT_TMP/g.err")"
 grep -qE '^branch .+, HEAD [0-9a-f]{40}, changed$' "$IT_TMP/g.out" || t_err "status: $(head -n 3 "$IT_TMP/g.out")"
-grep -qE '^untracked +no +notes/hello\.txt$' "$IT_TMP/g.out" || t_err "status lacks notes/hello.txt: $(cat "$IT_TMP/g.out")"
+grep -qE '^untracked +no +notes/git\.txt$' "$IT_TMP/g.out" || t_err "status lacks notes/git.txt: $(cat "$IT_TMP/g.out")"
 sbd git diff "$APP" | grep -q '^+hello from the cli$' || t_err "diff lacks the new line"
 [[ $(sbd git diff "$APP" --json | jq -r '.files | length') -ge 1 ]] || t_err "diff --json"
 sbd git commit "$APP" -m "from the cli" | grep -qE '^committed [0-9a-f]{40}$' || t_err "commit"

@@ -1,15 +1,19 @@
 /*
  * Unit tests of the command-line client's pure parts: the option
  * parser's table (args.c), the event-stream parser (sse.c) fed in every
- * chunking, and the human tables (table.c).  The sources are included
- * directly: the client's objects are not part of the library the unit
- * tests link.
+ * chunking, the human tables (table.c), the exit statuses, and how a
+ * task's events are rendered (follow.c, fed a whole stream with every
+ * event type, stdout captured).  The sources are included directly: the
+ * client's objects are not part of the library the unit tests link.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../../src/cli/args.c"
+#include "../../src/cli/client.c"
+#include "../../src/cli/follow.c"
 #include "../../src/cli/sse.c"
 #include "../../src/cli/table.c"
 #include "unit.h"
@@ -240,6 +244,167 @@ table_cells_cannot_drive_the_terminal(void)
 	table_release(&t);
 }
 
+/* --- exit statuses, paths ----------------------------------------------------
+ */
+
+static void
+exit_statuses_follow_the_table(void)
+{
+	static const struct {
+		long status;
+		int rc;
+	} http[] = {{400, 1}, {401, 4}, {403, 4}, {404, 5}, {405, 1}, {409, 6},
+	            {413, 7}, {500, 1}, {502, 1}, {503, 8}, {504, 1}, {507, 8}};
+	static const struct {
+		const char *task;
+		int rc;
+	} tasks[] = {
+	    {"{\"status\":\"succeeded\"}", CLI_OK},
+	    {"{\"status\":\"failed\",\"failure_reason\":\"agent_error\"}",
+	     CLI_TASK_FAILED},
+	    {"{\"status\":\"failed\",\"failure_reason\":\"agent_timeout\"}",
+	     CLI_TASK_TIMEOUT},
+	    {"{\"status\":\"cancelled\",\"failure_reason\":\"cancelled\"}",
+	     CLI_TASK_CANCELLED},
+	    {"{\"status\":\"failed\",\"failure_reason\":\"oom_killed\"}",
+	     CLI_TASK_FAILED},
+	    {"{}", CLI_TASK_FAILED},
+	};
+	char err[64], p[128];
+
+	for (size_t i = 0; i < sizeof(http) / sizeof(http[0]); i++)
+		CHECK(cli_status_exit(http[i].status) == http[i].rc);
+	for (size_t i = 0; i < sizeof(tasks) / sizeof(tasks[0]); i++) {
+		struct jv *t = jv_parse(tasks[i].task, strlen(tasks[i].task), 4,
+		                        err, sizeof(err));
+		CHECK(cli_task_exit(t) == tasks[i].rc);
+		jv_free(t);
+	}
+	CHECK(cli_pathf(p, sizeof(p), "/v1/apps/%s/files?path=%s", "../x",
+	                "a b/c&d") == 0);
+	CHECK_STR(p, "/v1/apps/..%2Fx/files?path=a%20b%2Fc%26d");
+	CHECK(cli_pathf(p, 12, "/v1/apps/%s", "01ARZ3NDEK") < 0);
+}
+
+/* --- rendering a task's events ----------------------------------------------
+ */
+
+static const char task_stream[] =
+    "id: 0\nevent: status\ndata: {\"phase\":\"starting\"}\n\n"
+    "id: 1\nevent: status\ndata: {\"phase\":\"model\",\"model\":\"m-1\"}\n\n"
+    "id: 2\nevent: status\ndata: {\"phase\":\"agent_running\"}\n\n"
+    "id: 3\nevent: message\ndata: {\"role\":\"agent\",\"text\":\"Hi "
+    "\\u001b[31mthere\"}\n\n"
+    "id: 4\nevent: tool\ndata: "
+    "{\"name\":\"edit\",\"status\":\"running\",\"path\":\"a.js\"}\n\n"
+    "id: 5\nevent: tool\ndata: "
+    "{\"name\":\"edit\",\"status\":\"completed\",\"path\":\"a.js\"}\n\n"
+    "id: 6\nevent: tool\ndata: "
+    "{\"name\":\"bash\",\"status\":\"error\",\"path\":\"rm x\"}\n\n"
+    "id: 7\nevent: message\ndata: "
+    "{\"role\":\"agent_error\",\"text\":\"boom\"}\n\n"
+    "id: 8\nevent: status\ndata: {\"phase\":\"build_check\",\"build\":\"npm "
+    "run build\"}\n\n"
+    "id: 9\nevent: build\ndata: "
+    "{\"build_ok\":false,\"build_status\":\"failed\",\"build_error_message\":"
+    "\"err: x\"}\n\n"
+    ": keep-alive\n\n"
+    "id: 10\nevent: done\ndata: "
+    "{\"status\":\"failed\",\"failure_reason\":\"agent_error\",\"error_"
+    "message\":\"boom\",\"files_changed\":[\"a.js\"],\"duration_ms\":1500,"
+    "\"tokens\":{\"input\":10,\"output\":5,\"total\":15,\"cost\":0.5}}\n\n";
+
+static const char task_text[] =
+    "• starting\n"
+    "• model: m-1\n"
+    "• agent running\n"
+    "Hi [31mthere\n"
+    "  ✓ edit a.js\n"
+    "  ✗ bash rm x\n"
+    "agent error: boom\n"
+    "• build check: npm run build\n"
+    "✗ build failed\n"
+    "err: x\n"
+    "✗ task failed (agent_error) in 1.5s\n"
+    "  boom\n"
+    "  files changed: a.js\n"
+    "  tokens: 15 (input 10, output 5), cost $0.5000\n";
+
+/* Feeds the stream to a follow of c; what it printed into out. */
+static void
+render(struct cli *c, char *out, size_t len, long *last_id, bool *done)
+{
+	struct follow f = {.c = c, .last_id = -1, .at_line_start = true};
+	FILE *tmp = tmpfile();
+	int saved = dup(STDOUT_FILENO);
+	size_t n;
+
+	fflush(stdout);
+	dup2(fileno(tmp), STDOUT_FILENO);
+	sse_init(&f.sse, on_event, &f);
+	/* In two pieces, cut inside an event. */
+	on_bytes(task_stream, 100, &f);
+	on_bytes(task_stream + 100, strlen(task_stream) - 100, &f);
+	fflush(stdout);
+	dup2(saved, STDOUT_FILENO);
+	close(saved);
+	rewind(tmp);
+	n = fread(out, 1, len - 1, tmp);
+	out[n] = '\0';
+	fclose(tmp);
+	*last_id = f.last_id;
+	*done = f.done;
+	CHECK(cli_task_exit(f.result) == CLI_TASK_FAILED);
+	jv_free(f.result);
+	sse_release(&f.sse);
+}
+
+static void
+follow_renders_every_event_type(void)
+{
+	struct cli c = {0};
+	char out[4096];
+	long last = 0;
+	bool done = false;
+
+	render(&c, out, sizeof(out), &last, &done);
+	CHECK_STR(out, task_text);
+	CHECK(last == 10);
+	CHECK(done);
+}
+
+static void
+follow_json_prints_each_events_data_on_a_line(void)
+{
+	struct cli c = {.json = true};
+	char out[4096];
+	long last = 0;
+	bool done = false;
+	int lines = 0;
+
+	render(&c, out, sizeof(out), &last, &done);
+	for (char *p = out; *p; p++)
+		lines += *p == '\n';
+	CHECK(lines == 11);
+	CHECK(strncmp(out, "{\"phase\":\"starting\"}\n", 21) == 0);
+	CHECK(strstr(out, "\n{\"status\":\"failed\",") != NULL);
+}
+
+static void
+follow_colours_only_when_fancy(void)
+{
+	struct cli c = {.fancy = true};
+	char out[4096];
+	long last = 0;
+	bool done = false;
+
+	render(&c, out, sizeof(out), &last, &done);
+	CHECK(strstr(out, "\033[36m• starting\033[0m") != NULL);
+	CHECK(strstr(out, "\033[31m✗\033[0m") != NULL);
+	/* The agent's own escape is still gone. */
+	CHECK(strstr(out, "Hi [31mthere") != NULL);
+}
+
 static const struct unit_test tests[] = {
     {"args: words and options in any order",
      args_words_and_options_in_any_order},
@@ -255,6 +420,12 @@ static const struct unit_test tests[] = {
      table_pads_columns_and_cuts_the_last},
     {"table: control characters are shown as ?",
      table_cells_cannot_drive_the_terminal},
+    {"exit statuses of answers and tasks; escaped paths",
+     exit_statuses_follow_the_table},
+    {"follow: every event type rendered", follow_renders_every_event_type},
+    {"follow --json: each event's data on a line",
+     follow_json_prints_each_events_data_on_a_line},
+    {"follow: colour only on a terminal", follow_colours_only_when_fancy},
 };
 
 int

@@ -16,6 +16,47 @@
 #include "cli/table.h"
 
 #define CLI_LOG_MATCH_LINES 20 /* lines compared to find where to go on */
+#define CLI_PREVIEW_WAIT_S  90 /* --wait, `new`: for the preview, at most */
+
+int
+cli_wait_preview(struct cli *c, const char *sb, char *url, size_t len)
+{
+	long long until = cli_now_ms() + CLI_PREVIEW_WAIT_S * 1000LL;
+	char path[512], st[32] = "";
+	int rc;
+
+	if (cli_pathf(path, sizeof(path), "/v1/sandboxes/%s", sb) < 0)
+		return CLI_EUSAGE;
+	for (;;) {
+		struct cli_resp r;
+		const struct jv *pv;
+
+		rc = cli_call(c, "GET", path, NULL, &r);
+		if (rc != 0) {
+			cli_resp_release(&r);
+			return rc;
+		}
+		pv = jv_get(r.json, "preview");
+		snprintf(url, len, "%s", jv_str(jv_get(pv, "url")) ?: "");
+		snprintf(st, sizeof(st), "%s",
+		         jv_str(jv_get(pv, "status")) ?: "");
+		if (c->json &&
+		    (strcmp(st, "starting") != 0 || cli_now_ms() > until))
+			cli_print_raw(&r);
+		cli_resp_release(&r);
+		if (strcmp(st, "starting") != 0 || cli_now_ms() > until)
+			break;
+		cli_spin_start(c, "waiting for the preview");
+		for (int i = 0; i < 5; i++) {
+			cli_spin_tick(c);
+			usleep(100000);
+		}
+	}
+	cli_spin_stop(c);
+	return strcmp(st, "ready") == 0 ? 0 : -1;
+}
+
+static int wait_then_show(struct cli *c, struct cli_resp *r);
 
 static int
 sb_path(char *out, size_t len, const char *fmt, const char *id)
@@ -87,7 +128,9 @@ cmd_sb_create(struct cli *c, const struct cli_args *a)
 	if (rc == 0) {
 		cli_spin_start(c, "creating the sandbox");
 		rc = cli_call(c, "POST", path, body, &r);
-		if (rc == 0)
+		if (rc == 0 && cli_args_has(a, "wait"))
+			rc = wait_then_show(c, &r);
+		else if (rc == 0)
 			show_sb(c, &r);
 		cli_resp_release(&r);
 	}
@@ -95,10 +138,44 @@ cmd_sb_create(struct cli *c, const struct cli_args *a)
 	return rc;
 }
 
+/*
+ * --wait: the preview polled until ready, then the sandbox shown as it
+ * is then (--json: that answer; -q: the id once ready).  Exit 1 when the
+ * preview did not become ready.
+ */
+static int
+wait_then_show(struct cli *c, struct cli_resp *r)
+{
+	char id[64], url[1024], path[512];
+	bool json = c->json;
+	int rc;
+
+	snprintf(id, sizeof(id), "%s", jv_str(jv_get(r->json, "id")) ?: "");
+	c->json = false; /* one answer on stdout, the last */
+	rc = cli_wait_preview(c, id, url, sizeof(url));
+	c->json = json;
+	if (rc > 0)
+		return rc;
+	cli_pathf(path, sizeof(path), "/v1/sandboxes/%s", id);
+	cli_resp_release(r);
+	if (cli_call(c, "GET", path, NULL, r) != 0)
+		return CLI_EFAIL;
+	show_sb(c, r);
+	if (rc < 0)
+		return cli_fail(CLI_EFAIL, "preview_not_ready",
+		                "the preview of %s is not ready: %s", id,
+		                jv_str(jv_get(jv_get(r->json, "preview"),
+		                              "detail"))
+		                    ?: jv_str(jv_get(jv_get(r->json, "preview"),
+		                                     "status"))
+		                    ?: "?");
+	return CLI_OK;
+}
+
 /* GET, or POST to a verb, of a sandbox; shows the answer. */
 static int
 sb_simple(struct cli *c, const char *method, const char *fmt, const char *id,
-          const char *label)
+          const char *label, bool wait)
 {
 	char path[512];
 	struct cli_resp r;
@@ -109,7 +186,9 @@ sb_simple(struct cli *c, const char *method, const char *fmt, const char *id,
 	if (label)
 		cli_spin_start(c, label);
 	rc = cli_call(c, method, path, NULL, &r);
-	if (rc == 0)
+	if (rc == 0 && wait)
+		rc = wait_then_show(c, &r);
+	else if (rc == 0)
 		show_sb(c, &r);
 	cli_resp_release(&r);
 	return rc;
@@ -135,14 +214,14 @@ int
 cmd_sb_start(struct cli *c, const struct cli_args *a)
 {
 	return sb_simple(c, "POST", "/v1/sandboxes/%s/start", a->pos[0],
-	                 "starting");
+	                 "starting", cli_args_has(a, "wait"));
 }
 
 int
 cmd_sb_stop(struct cli *c, const struct cli_args *a)
 {
 	return sb_simple(c, "POST", "/v1/sandboxes/%s/stop", a->pos[0],
-	                 "stopping");
+	                 "stopping", false);
 }
 
 int

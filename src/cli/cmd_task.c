@@ -15,8 +15,7 @@
 #include "cli/follow.h"
 #include "cli/table.h"
 
-#define CLI_PREVIEW_WAIT_S 90 /* `new` waits this long for the preview */
-#define CLI_NAME_BYTES     40 /* an app name made from the prompt */
+#define CLI_NAME_BYTES 40 /* an app name made from the prompt */
 
 static int
 task_path(char *out, size_t len, const char *fmt, const char *sb,
@@ -249,45 +248,6 @@ name_from_prompt(const char *prompt, char *out, size_t len)
 		snprintf(out, len, "app");
 }
 
-/* Polls the sandbox until its preview is ready (or cannot become so). */
-static int
-wait_preview(struct cli *c, const char *sb, char *url, size_t len)
-{
-	long long until = cli_now_ms() + CLI_PREVIEW_WAIT_S * 1000LL;
-	char path[512], st[32] = "";
-	int rc;
-
-	if (cli_pathf(path, sizeof(path), "/v1/sandboxes/%s", sb) < 0)
-		return CLI_EUSAGE;
-	for (;;) {
-		struct cli_resp r;
-		const struct jv *pv;
-
-		rc = cli_call(c, "GET", path, NULL, &r);
-		if (rc != 0) {
-			cli_resp_release(&r);
-			return rc;
-		}
-		pv = jv_get(r.json, "preview");
-		snprintf(url, len, "%s", jv_str(jv_get(pv, "url")) ?: "");
-		snprintf(st, sizeof(st), "%s",
-		         jv_str(jv_get(pv, "status")) ?: "");
-		if (c->json &&
-		    (strcmp(st, "starting") != 0 || cli_now_ms() > until))
-			cli_print_raw(&r);
-		cli_resp_release(&r);
-		if (strcmp(st, "starting") != 0 || cli_now_ms() > until)
-			break;
-		cli_spin_start(c, "waiting for the preview");
-		for (int i = 0; i < 5; i++) {
-			cli_spin_tick(c);
-			usleep(100000);
-		}
-	}
-	cli_spin_stop(c);
-	return strcmp(st, "ready") == 0 ? 0 : -1;
-}
-
 int
 cmd_new(struct cli *c, const struct cli_args *a)
 {
@@ -357,7 +317,7 @@ cmd_new(struct cli *c, const struct cli_args *a)
 	if (trc == CLI_INTERRUPTED || trc == CLI_ESTREAM ||
 	    trc == CLI_EUNREACHABLE)
 		return trc;
-	if (wait_preview(c, sb, url, sizeof(url)) == 0) {
+	if (cli_wait_preview(c, sb, url, sizeof(url)) == 0) {
 		if (!c->json)
 			printf("%spreview: %s%s\n", cli_sgr(c, "1"), url,
 			       CLI_RESET(c));

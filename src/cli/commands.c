@@ -39,7 +39,12 @@ static const struct cli_opt app_create_opts[] = {
     {.name = "description", .value = true, .help = "D: a description"},
     {0},
 };
+static const struct cli_opt wait_opts[] = {
+    {.name = "wait", .help = "until the preview answers (at most 90 s)"},
+    {0},
+};
 static const struct cli_opt sb_create_opts[] = {
+    {.name = "wait", .help = "until the preview answers (at most 90 s)"},
     {.name = "port",
      .short_name = 'p',
      .value = true,
@@ -111,10 +116,10 @@ const struct cli_cmd cli_cmds[] = {
      "The sandbox's workspace is the only copy of the app's files unless\n"
      "they were pushed (`sandboxd git push APP`): it asks first, unless\n"
      "--yes.  Without a terminal to ask on, --yes is required."},
-    {"sandbox create", "APP [--port N]…", 1, 1, cmd_sb_create, sb_create_opts,
-     "make and start the app's sandbox", NULL},
+    {"sandbox create", "APP [--port N]… [--wait]", 1, 1, cmd_sb_create,
+     sb_create_opts, "make and start the app's sandbox", NULL},
     {"sandbox show", "SB", 1, 1, cmd_sb_show, no_opts, "show a sandbox", NULL},
-    {"sandbox start", "SB", 1, 1, cmd_sb_start, no_opts,
+    {"sandbox start", "SB [--wait]", 1, 1, cmd_sb_start, wait_opts,
      "start a stopped sandbox", NULL},
     {"sandbox stop", "SB", 1, 1, cmd_sb_stop, no_opts,
      "stop a sandbox (frees RAM, keeps files)", NULL},

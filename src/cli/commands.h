@@ -49,6 +49,12 @@ int cmd_sb_files(struct cli *c, const struct cli_args *a);
 int cmd_sb_cat(struct cli *c, const struct cli_args *a);
 int cmd_sb_put(struct cli *c, const struct cli_args *a);
 int cmd_sb_url(struct cli *c, const struct cli_args *a);
+/*
+ * Polls sandbox sb until its preview is no longer starting (at most
+ * CLI_PREVIEW_WAIT_S), with a spinner; its URL into url.  0 ready, -1
+ * not ready (error, none, still starting), or an exit status (printed).
+ */
+int cli_wait_preview(struct cli *c, const char *sb, char *url, size_t len);
 /* cmd_task.c */
 int cmd_new(struct cli *c, const struct cli_args *a);
 int cmd_task_run(struct cli *c, const struct cli_args *a);

@@ -106,9 +106,12 @@ printf 'hello from the cli\n' | sbd sandbox put "$SB" notes/hello.txt -q || t_er
 [[ $(sbd sandbox cat "$SB" notes/hello.txt) == "hello from the cli" ]] || t_err "put/cat round trip"
 t_end
 
-t_begin "quickstart: stop and start (--json status)"
+t_begin "quickstart: stop, then start --wait answers once the preview is ready"
 [[ $(sbd sandbox stop "$SB" --json | jq -r .status) == stopped ]] || t_err "stop"
-[[ $(sbd sandbox start "$SB" --json | jq -r .status) == running ]] || t_err "start"
+sbd sandbox start "$SB" --wait --json >"$IT_TMP/start.json" || t_err "start --wait: exit $?"
+[[ $(wc -l <"$IT_TMP/start.json") == 1 ]] || t_err "start --wait --json: not one object: $(cat "$IT_TMP/start.json")"
+[[ $(jq -r '.status + " " + .preview.status' "$IT_TMP/start.json") == "running ready" ]] ||
+	t_err "start --wait: $(cat "$IT_TMP/start.json")"
 t_end
 
 # --- tasks ---------------------------------------------------------------------
@@ -297,11 +300,11 @@ tmux send-keys -t "$TM" "clear; $SB_BIN task run $SB '[[fake:sleep=4]]' --follow
 spun=0
 for ((i = 0; i < 100; i++)); do
 	pane | grep -qE '[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] ' && spun=1
-	pane | grep -q "EXIT=" && break
+	pane | grep -qE "EXIT=[0-9]" && break
 	sleep 0.1
 done
 ((spun)) || t_err "no spinner seen"
-wait_until 30 bash -c "tmux capture-pane -p -t $TM | grep -q EXIT=" || t_err "the follow did not end"
+wait_until 30 bash -c "tmux capture-pane -p -t $TM | grep -qE EXIT=[0-9]" || t_err "the follow did not end"
 pane | grep -q "EXIT=0" || t_err "exit: $(pane | tail -n 5)"
 pane | grep -q "✓ task succeeded" || t_err "no outcome in the pane"
 pane -e | grep -q $'\033\\[' || t_err "no colour in the pane"
@@ -311,7 +314,7 @@ t_begin "terminal: Ctrl-C on --follow leaves the task running and says how to re
 tmux send-keys -t "$TM" "clear; $SB_BIN task run $SB '[[fake:sleep=30]]' --follow; echo EXIT=\$?" Enter
 wait_until 20 bash -c "tmux capture-pane -p -t $TM | grep -q 'working'" || t_err "the task did not start: $(pane)"
 tmux send-keys -t "$TM" C-c
-wait_until 10 bash -c "tmux capture-pane -p -t $TM | grep -q EXIT=" || t_err "Ctrl-C did not end it"
+wait_until 10 bash -c "tmux capture-pane -p -t $TM | grep -qE EXIT=[0-9]" || t_err "Ctrl-C did not end it"
 pane | grep -q "EXIT=130" || t_err "exit: $(pane | tail -n 5)"
 pane | grep -q "keeps running" || t_err "no note: $(pane | tail -n 5)"
 TK=$(sbd task list "$SB" -q | head -n 1)
@@ -340,7 +343,7 @@ done
 pgrep -f "agent key opencode" >/dev/null || t_err "the prompting client is not running"
 pane | grep -q -- "$KEY" && t_err "the typed key is echoed"
 tmux send-keys -t "$TM" Enter
-wait_until 10 bash -c "tmux capture-pane -p -t $TM | grep -q EXIT=" || t_err "agent key did not end"
+wait_until 10 bash -c "tmux capture-pane -p -t $TM | grep -qE EXIT=[0-9]" || t_err "agent key did not end"
 pane | grep -q "EXIT=0" || t_err "exit: $(pane | tail -n 5)"
 pane | grep -q "opencode: connected" || t_err "no confirmation: $(pane | tail -n 5)"
 pane -S - | grep -q -- "$KEY" && t_err "the key is in the pane"

@@ -114,6 +114,23 @@ sbd sandbox start "$SB" --wait --json >"$IT_TMP/start.json" || t_err "start --wa
 	t_err "start --wait: $(cat "$IT_TMP/start.json")"
 t_end
 
+t_begin "sandbox logs --follow prints the lines that come, each once"
+"$SANDBOXD_BIN" sandbox logs "$SB" web --follow >"$IT_TMP/lf.out" 2>"$IT_TMP/lf.err" &
+LPID=$!
+sleep 2
+n0=$(wc -l <"$IT_TMP/lf.out")
+curl -s -o /dev/null -XPOST -H "Authorization: Bearer $SANDBOXD_TOKEN" \
+	"$API_URL/v1/sandboxes/$SB/processes/web/restart"
+wait_until 20 bash -c "(( \$(wc -l <'$IT_TMP/lf.out') > $n0 ))" || t_err "no new line after a restart of web"
+sleep 3
+kill "$LPID" 2>/dev/null
+wait "$LPID" 2>/dev/null
+curl -s -H "Authorization: Bearer $SANDBOXD_TOKEN" \
+	"$API_URL/v1/sandboxes/$SB/processes/web/logs?tail=5000" | jq -r '.lines[]' >"$IT_TMP/lf.api"
+diff "$IT_TMP/lf.api" "$IT_TMP/lf.out" >/dev/null ||
+	t_err "followed lines differ from the log: $(diff "$IT_TMP/lf.api" "$IT_TMP/lf.out" | head -n 8)"
+t_end
+
 # --- tasks ---------------------------------------------------------------------
 
 t_begin "task run --follow: live output, the outcome, exit 0"

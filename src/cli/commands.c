@@ -503,14 +503,17 @@ cli_run(int argc, char **argv)
 	cmd = cli_cmd_find(argc, argv, &nw);
 	if (cmd == NULL || nw == 0) {
 		/* A group's word alone or with an unknown verb. */
-		bool h = argc >= 3 && (strcmp(argv[argc - 1], "--help") == 0 ||
-		                       strcmp(argv[argc - 1], "-h") == 0);
-		help(h ? stdout : stderr, 2, argv);
-		if (h)
-			return 0;
-		return cli_fail(CLI_EUSAGE, "usage", "%s: what to do? (%s)",
-		                argv[1],
-		                argc >= 3 ? argv[2] : "a command is missing");
+		if (argc >= 3 && (strcmp(argv[argc - 1], "--help") == 0 ||
+		                  strcmp(argv[argc - 1], "-h") == 0))
+			return help(stdout, 2, argv);
+		if (argc >= 3)
+			return cli_fail(CLI_EUSAGE, "usage",
+			                "%s %s: no such command; see `sandboxd "
+			                "help %s`",
+			                argv[1], argv[2], argv[1]);
+		return cli_fail(CLI_EUSAGE, "usage",
+		                "%s: what to do? see `sandboxd help %s`",
+		                argv[1], argv[1]);
 	}
 	if (cli_args_parse(cmd->opts, cli_global_opts, argc - 1 - nw,
 	                   argv + 1 + nw, &a, err, sizeof(err)) < 0)

@@ -261,6 +261,8 @@ one_error 5 not_found app show 01ARZ3NDEKTSV4RRFFQ69G5FAV
 one_error 6 conflict sandbox create "$APP"
 one_error 2 usage app show
 one_error 2 usage apps --bogus
+one_error 2 usage sandbox
+one_error 2 usage sandbox bogus
 one_error 1 invalid_request app show not-an-id
 # 413: a file over the API's 16 MiB.
 head -c $((17 << 20)) /dev/zero >"$IT_TMP/big"

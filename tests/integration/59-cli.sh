@@ -24,13 +24,29 @@ IT_CLEANUP_HOOKS+=(kill_oauth)
 wait_until 10 grep -q listening "$IT_TMP/oauth.out" ||
 	bail "the fake token endpoint did not start: $(cat "$IT_TMP/oauth.out")"
 
+# A private git server on loopback (tests/git-server) with one repository.
+GIT_TOKEN=gt-$RANDOM$RANDOM$RANDOM
+GROOT=$IT_TMP/git
+G=(git -c safe.directory='*' -c user.name=dev -c user.email=dev@example.com -c init.defaultBranch=main)
+"${G[@]}" init -q "$IT_TMP/seed" && printf 'hello from the remote\n' >"$IT_TMP/seed/index.html" &&
+	"${G[@]}" -C "$IT_TMP/seed" add -A && "${G[@]}" -C "$IT_TMP/seed" commit -q -m first &&
+	mkdir -p "$GROOT" && "${G[@]}" clone -q --bare "$IT_TMP/seed" "$GROOT/app.git" ||
+	bail "cannot make the test repository"
+GPORT=$(free_port)
+python3 "$IT_ROOT/tests/git-server/server.py" --root "$GROOT" --port "$GPORT" \
+	--log "$IT_TMP/git.log" --token "$GIT_TOKEN" >/dev/null 2>&1 &
+GIT_PID=$!
+kill_git() { kill "$GIT_PID" 2>/dev/null; }
+IT_CLEANUP_HOOKS+=(kill_git)
+wait_until 5 bash -c "exec 3<>/dev/tcp/127.0.0.1/$GPORT" 2>/dev/null || bail "the git server did not come up"
+
 EDGE_PORT=$(free_port)
 API_PORT=$(free_port)
 boot() {
 	start_daemon SANDBOXD_IMAGE="$TEST_IMAGE" HTTP_PORT=$EDGE_PORT \
 		SANDBOXD_EDGE_ADDR=127.0.0.1 SANDBOXD_API_ADDR=127.0.0.1:$API_PORT \
 		SANDBOXD_CLAUDE_TOKEN_URL="http://127.0.0.1:$OPORT/v1/oauth/token" \
-		-SANDBOXD_API_TOKENS ||
+		SANDBOXD_GIT_ALLOW_HTTP=1 -SANDBOXD_API_TOKENS ||
 		bail "the daemon did not start: $(tail -n 5 "$DAEMON_ERR")"
 }
 boot
@@ -222,6 +238,25 @@ sbd git commit "$APP" -m "from the cli" | grep -qE '^committed [0-9a-f]{40}$' ||
 one_error 1 no_repo_url git push "$APP"
 t_end
 
+t_begin "app create --git with a credential (token on stdin), then git push to a new branch"
+CIDG=$(printf '%s\n' "$GIT_TOKEN" | sbd git credential add local --host "127.0.0.1:$GPORT" --username importer -q)
+ulid_ok "$CIDG" || t_err "credential add -q: '$CIDG'"
+GAPP=$(sbd app create imported --git "http://127.0.0.1:$GPORT/app.git" --credential "$CIDG" -q)
+ulid_ok "$GAPP" || t_err "app create --git -q: '$GAPP'"
+GSB=$(sbd sandbox create "$GAPP" -q)
+ulid_ok "$GSB" || t_err "sandbox create of the import: '$GSB'"
+[[ $(sbd sandbox cat "$GSB" index.html) == "hello from the remote" ]] || t_err "the clone's file"
+printf 'from the cli\n' | sbd sandbox put "$GSB" cli.txt -q
+SHA=$(sbd git commit "$GAPP" -m "cli change" -q)
+[[ $SHA =~ ^[0-9a-f]{40}$ ]] || t_err "commit -q: '$SHA'"
+out=$(sbd git push "$GAPP" --branch cli/feature)
+[[ $out == "pushed branch cli/feature to http://127.0.0.1:$GPORT/app.git" ]] || t_err "push: '$out'"
+[[ $(git --git-dir="$GROOT/app.git" rev-parse cli/feature 2>&1) == "$SHA" ]] || t_err "the remote's branch is not the commit"
+one_error 6 refuses_default_branch git push "$GAPP" --branch main
+grep -q -- "$GIT_TOKEN" "$DAEMON_OUT" "$DAEMON_ERR" && t_err "the git token is in the daemon's output"
+sbd app delete "$GAPP" --yes -q || t_err "delete the import"
+t_end
+
 t_begin "settings get and set (a dotted key), null clears"
 sbd settings set agents.default_models.opencode openai/gpt-cli -q || t_err "set"
 [[ $(sbd settings get agents.default_models.opencode) == openai/gpt-cli ]] || t_err "get: $(sbd settings get agents.default_models.opencode)"
@@ -238,7 +273,8 @@ ulid_ok "$CID" || t_err "add -q: '$CID'"
 sbd git credential list | grep -qE "^$CID +gh +github\.com +bot$" || t_err "list: $(sbd git credential list)"
 sbd git credential list --json | grep -q -- "$GTOK" && t_err "the token is in the list"
 sbd git credential delete "$CID" -q || t_err "delete"
-[[ -z $(sbd git credential list -q) ]] || t_err "still listed"
+sbd git credential list -q | grep -qx "$CID" && t_err "still listed"
+[[ $(sbd git credential list -q) == "$CIDG" ]] || t_err "the other credential went too: $(sbd git credential list)"
 t_end
 
 t_begin "agent login claude-code: prints the authorize URL, reads the code, signs in"

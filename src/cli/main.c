@@ -1,7 +1,8 @@
 /*
- * sandboxd: the daemon ("sandboxd serve") and, in later stages, the
- * command-line client.  serve wires the modules together in dependency
- * order and takes them down in reverse; signals are blocked in every
+ * sandboxd: the daemon ("sandboxd serve") and the command-line client
+ * (src/cli/commands.c, handed argv when it names a client command).
+ * serve wires the modules together in dependency order and takes them
+ * down in reverse; signals are blocked in every
  * thread and taken synchronously here with sigwait, so no handler ever
  * runs in the middle of anything.  The master keys are loaded after the
  * store is open (they are checked against what it holds) and before
@@ -22,6 +23,7 @@
 #include "api/auth.h"
 #include "api/server.h"
 #include "api/session.h"
+#include "cli/commands.h"
 #include "core/config.h"
 #include "core/core.h"
 #include "core/credentials.h"
@@ -582,6 +584,7 @@ usage(FILE *f)
 	}
 	fprintf(f, "Configuration comes from the environment and .env; see "
 	           "README.md.\n");
+	cli_usage(f);
 }
 
 static const struct command *
@@ -604,7 +607,11 @@ command_find(int argc, char **argv)
 int
 main(int argc, char **argv)
 {
-	const struct command *c = command_find(argc, argv);
+	const struct command *c;
+
+	if (cli_handles(argc, argv))
+		return cli_main(argc, argv);
+	c = command_find(argc, argv);
 
 	if (c == NULL) {
 		usage(stderr);

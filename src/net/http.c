@@ -39,6 +39,8 @@ progress(void *arg, curl_off_t dt, curl_off_t dn, curl_off_t ut, curl_off_t un)
 	struct http_call *c = arg;
 
 	(void)dt, (void)dn, (void)ut, (void)un;
+	if (c->on_tick)
+		c->on_tick(c->arg);
 	return c->stop && atomic_load(c->stop) ? 1 : 0;
 }
 
@@ -80,7 +82,7 @@ http_perform(struct http_call *c)
 	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
 	curl_easy_setopt(h, CURLOPT_HEADERDATA, c);
 	curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
-	if (c->stop) {
+	if (c->stop || c->on_tick) {
 		curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, progress);
 		curl_easy_setopt(h, CURLOPT_XFERINFODATA, c);
 		curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);

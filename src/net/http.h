@@ -2,8 +2,8 @@
  * http: the HTTP client, over libcurl (the only module that includes it).
  * One call is one transfer on its own handle, so calls from several
  * threads stay independent.  Used for the Docker Engine API (a unix
- * socket, plain HTTP) and by the credential proxy towards the model
- * providers (HTTPS).
+ * socket, plain HTTP), by the credential proxy towards the model
+ * providers (HTTPS) and by the command-line client towards the API.
  *
  * libcurl is initialised without its TLS globals (CURL_GLOBAL_NOTHING;
  * TLS is set up on first use) to keep the daemon's resident memory
@@ -37,6 +37,8 @@ struct http_call {
 	size_t (*on_header)(const char *p, size_t n, void *arg);
 	void *arg;
 	const atomic_bool *stop; /* aborts the transfer when it turns true */
+	/* Called often while the transfer runs (a client's spinner). */
+	void (*on_tick)(void *arg);
 	/* Out: */
 	long status;            /* 0 when no HTTP answer came */
 	char err[HTTP_ERR_LEN]; /* set when the transfer failed */

@@ -1,0 +1,563 @@
+/*
+ * The client's command table and dispatch.  A row's words ("sandbox
+ * create") are matched against argv[1..]; the row with the most
+ * matching words wins, so "git credential add" and "git status" live
+ * side by side.  What follows the words is parsed with the row's
+ * option table and the global one (args.h) and checked against the
+ * row's count of positional words.  The same table prints the usage,
+ * `help CMD` and the shell completion, so they cannot drift apart.
+ */
+#include "cli/commands.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "net/http.h"
+
+static const struct cli_opt no_opts[] = {{0}};
+static const struct cli_opt yes_opts[] = {
+    {.name = "yes", .short_name = 'y', .help = "do not ask"},
+    {0},
+};
+static const struct cli_opt new_opts[] = {
+    {.name = "preset",
+     .value = true,
+     .help = "P: the runtime preset (react-vite)"},
+    {.name = "name", .value = true, .help = "N: the app's name"},
+    {.name = "agent", .value = true, .help = "A: opencode or claude-code"},
+    {.name = "model", .value = true, .help = "M: the model"},
+    {.name = "timeout", .value = true, .help = "S: the task's timeout"},
+    {0},
+};
+static const struct cli_opt app_create_opts[] = {
+    {.name = "preset",
+     .value = true,
+     .help = "P: react-vite, fastapi, node-express, static"},
+    {.name = "git", .value = true, .help = "URL: import this https repository"},
+    {.name = "branch", .value = true, .help = "B: the import branch"},
+    {.name = "credential", .value = true, .help = "C: a git credential's id"},
+    {.name = "description", .value = true, .help = "D: a description"},
+    {0},
+};
+static const struct cli_opt wait_opts[] = {
+    {.name = "wait", .help = "until the preview answers (at most 90 s)"},
+    {0},
+};
+static const struct cli_opt sb_create_opts[] = {
+    {.name = "wait", .help = "until the preview answers (at most 90 s)"},
+    {.name = "port",
+     .short_name = 'p',
+     .value = true,
+     .help = "N: a port (repeat; the first is the preview's)"},
+    {0},
+};
+static const struct cli_opt logs_opts[] = {
+    {.name = "follow", .short_name = 'f', .help = "keep printing new lines"},
+    {.name = "tail",
+     .short_name = 'n',
+     .value = true,
+     .help = "N: the last N lines (200)"},
+    {0},
+};
+static const struct cli_opt files_opts[] = {
+    {.name = "recursive", .short_name = 'r', .help = "the whole tree"},
+    {0},
+};
+static const struct cli_opt task_run_opts[] = {
+    {.name = "agent", .value = true, .help = "A: opencode or claude-code"},
+    {.name = "model", .value = true, .help = "M: the model"},
+    {.name = "continue", .help = "continue the agent's previous session"},
+    {.name = "no-continue", .help = "start a new session"},
+    {.name = "timeout", .value = true, .help = "S: seconds (0: the default)"},
+    {.name = "follow", .short_name = 'f', .help = "follow the task to its end"},
+    {0},
+};
+static const struct cli_opt follow_opts[] = {
+    {.name = "since", .value = true, .help = "N: only events after N"},
+    {0},
+};
+static const struct cli_opt commit_opts[] = {
+    {.name = "message",
+     .short_name = 'm',
+     .value = true,
+     .help = "MSG: the commit message"},
+    {0},
+};
+static const struct cli_opt push_opts[] = {
+    {.name = "branch", .value = true, .help = "B: the new remote branch"},
+    {0},
+};
+static const struct cli_opt cred_opts[] = {
+    {.name = "host", .value = true, .help = "H: the git server (host[:port])"},
+    {.name = "username", .value = true, .help = "U: the user name"},
+    {0},
+};
+static const struct cli_opt scope_opts[] = {
+    {.name = "instance", .help = "the instance-wide default (operators)"},
+    {0},
+};
+
+const struct cli_cmd cli_cmds[] = {
+    {"new", "\"PROMPT\" [--preset P] [--name N] [--agent A] [--model M]", 1, 1,
+     cmd_new, new_opts,
+     "an app, its sandbox and a task, followed live; the preview URL",
+     "Does the whole quickstart: makes an app (preset react-vite unless\n"
+     "--preset), its sandbox, runs the prompt as a task, follows it to its\n"
+     "end and prints the preview URL once the preview is ready.  The exit\n"
+     "status is the task's (see `sandboxd help task follow`).  With -q it\n"
+     "prints the app, sandbox and task ids, one a line."},
+    {"apps", "", 0, 0, cmd_apps, no_opts, "list the apps", NULL},
+    {"app create",
+     "NAME [--preset P | --git URL [--branch B] [--credential C]]", 1, 1,
+     cmd_app_create, app_create_opts, "make an app", NULL},
+    {"app show", "APP", 1, 1, cmd_app_show, no_opts, "show an app", NULL},
+    {"app delete", "APP [--yes]", 1, 1, cmd_app_delete, yes_opts,
+     "delete an app, its sandbox and its files",
+     "The sandbox's workspace is the only copy of the app's files unless\n"
+     "they were pushed (`sandboxd git push APP`): it asks first, unless\n"
+     "--yes.  Without a terminal to ask on, --yes is required."},
+    {"sandbox create", "APP [--port N]… [--wait]", 1, 1, cmd_sb_create,
+     sb_create_opts, "make and start the app's sandbox", NULL},
+    {"sandbox show", "SB", 1, 1, cmd_sb_show, no_opts, "show a sandbox", NULL},
+    {"sandbox start", "SB [--wait]", 1, 1, cmd_sb_start, wait_opts,
+     "start a stopped sandbox", NULL},
+    {"sandbox stop", "SB", 1, 1, cmd_sb_stop, no_opts,
+     "stop a sandbox (frees RAM, keeps files)", NULL},
+    {"sandbox delete", "SB [--yes]", 1, 1, cmd_sb_delete, yes_opts,
+     "delete a sandbox and its workspace", NULL},
+    {"sandbox logs", "SB [PROCESS] [--follow] [--tail N]", 1, 2, cmd_sb_logs,
+     logs_opts, "a process's log (default: web)",
+     "--follow asks again every second and prints the lines that came\n"
+     "since; Ctrl-C ends it."},
+    {"sandbox files", "SB [PATH] [--recursive]", 1, 2, cmd_sb_files, files_opts,
+     "list the app's files", NULL},
+    {"sandbox cat", "SB PATH", 2, 2, cmd_sb_cat, no_opts, "print a file", NULL},
+    {"sandbox put", "SB PATH < FILE", 2, 2, cmd_sb_put, no_opts,
+     "write a file from stdin (at most 16 MiB)", NULL},
+    {"sandbox url", "SB", 1, 1, cmd_sb_url, no_opts, "print the preview URL",
+     NULL},
+    {"task run",
+     "SB \"PROMPT\" [--agent A] [--model M] [--continue] [--timeout S] "
+     "[--follow]",
+     2, 2, cmd_task_run, task_run_opts, "give a prompt to the sandbox's agent",
+     NULL},
+    {"task list", "SB", 1, 1, cmd_task_list, no_opts,
+     "the sandbox's tasks, newest first", NULL},
+    {"task show", "SB TASK", 2, 2, cmd_task_show, no_opts, "show a task", NULL},
+    {"task cancel", "SB TASK", 2, 2, cmd_task_cancel, no_opts,
+     "cancel a running task", NULL},
+    {"task revert", "SB TASK", 2, 2, cmd_task_revert, no_opts,
+     "restore the files to before the task", NULL},
+    {"task follow", "SB TASK [--since N]", 2, 2, cmd_task_follow, follow_opts,
+     "follow a task's events live to its end",
+     "Prints the phases, the agent's text, its tool calls and the files\n"
+     "they touch, the build's result and the token use as they come; a\n"
+     "dropped connection is resumed where it stopped (Last-Event-ID).\n"
+     "Exit status: 0 succeeded, 10 failed, 11 cancelled, 12 timed out,\n"
+     "13 the stream could not be resumed, 130 Ctrl-C (the task runs on).\n"
+     "--json prints each event's data, one JSON object a line."},
+    {"git status", "APP", 1, 1, cmd_git_status, no_opts,
+     "the app repository's changes", NULL},
+    {"git diff", "APP", 1, 1, cmd_git_diff, no_opts, "the diff against HEAD",
+     NULL},
+    {"git commit", "APP -m MESSAGE", 1, 1, cmd_git_commit, commit_opts,
+     "commit every change", NULL},
+    {"git push", "APP [--branch B]", 1, 1, cmd_git_push, push_opts,
+     "push HEAD to a new branch of the app's remote", NULL},
+    {"git credential add", "NAME --host H [--username U] < TOKEN", 1, 1,
+     cmd_cred_add, cred_opts,
+     "store a token for https remotes (from stdin or a prompt)", NULL},
+    {"git credential list", "", 0, 0, cmd_cred_list, no_opts,
+     "the stored git credentials", NULL},
+    {"git credential delete", "ID", 1, 1, cmd_cred_delete, no_opts,
+     "delete a git credential", NULL},
+    {"agents", "[--instance]", 0, 0, cmd_agents, scope_opts,
+     "the coding agents and their credentials", NULL},
+    {"agent key", "AGENT [--instance] < KEY", 1, 1, cmd_agent_key, scope_opts,
+     "store an agent's API key (from stdin or a prompt, never argv)", NULL},
+    {"agent login", "claude-code [--instance]", 1, 1, cmd_agent_login,
+     scope_opts,
+     "sign in with a Claude subscription (prints a URL, reads the code)", NULL},
+    {"agent disconnect", "AGENT [--instance]", 1, 1, cmd_agent_disconnect,
+     scope_opts, "remove an agent's key or sign-in", NULL},
+    {"settings", "", 0, 0, cmd_settings_get, no_opts, "show the settings",
+     NULL},
+    {"settings get", "[KEY]", 0, 1, cmd_settings_get, no_opts,
+     "show the settings (or one)", NULL},
+    {"settings set", "KEY VALUE [--instance]", 2, 2, cmd_settings_set,
+     scope_opts,
+     "change a setting (a dotted key: agents.default_models.opencode)", NULL},
+    {"login", "[--api URL]", 0, 0, cmd_login, no_opts,
+     "store the API's URL and a token in the client's config file", NULL},
+    {"completion", "bash|zsh", 1, 1, NULL, no_opts,
+     "print the shell completion script", NULL},
+    {NULL},
+};
+
+/* How many words of row's words match argv[1..]; 0 unless all do. */
+static int
+match(const char *words, int argc, char **argv)
+{
+	char buf[64], *save = NULL, *w;
+	int n = 0;
+
+	snprintf(buf, sizeof(buf), "%s", words);
+	for (w = strtok_r(buf, " ", &save); w; w = strtok_r(NULL, " ", &save)) {
+		if (1 + n >= argc || strcmp(argv[1 + n], w) != 0)
+			return 0;
+		n++;
+	}
+	return n;
+}
+
+const struct cli_cmd *
+cli_cmd_find(int argc, char **argv, int *nwords)
+{
+	const struct cli_cmd *best = NULL;
+	int most = 0;
+
+	for (const struct cli_cmd *c = cli_cmds; c->words; c++) {
+		int n = match(c->words, argc, argv);
+		if (n > most) {
+			most = n;
+			best = c;
+		}
+	}
+	*nwords = most;
+	return best;
+}
+
+static bool cli_handles_words(int argc, char **argv);
+
+/* Whether word is the first word of a row. */
+static bool
+is_first_word(const char *word)
+{
+	size_t n = strlen(word);
+
+	for (const struct cli_cmd *c = cli_cmds; c->words; c++)
+		if (strncmp(c->words, word, n) == 0 &&
+		    (c->words[n] == ' ' || c->words[n] == '\0'))
+			return true;
+	return false;
+}
+
+/*
+ * Global options may come before the command (`sandboxd --json apps`):
+ * they are moved after its words, into moved (argc + 1 slots).  The
+ * number of words argv then has.
+ */
+static int
+leading_opts(int argc, char **argv, char **moved)
+{
+	int i = 1, n = 1;
+
+	while (i < argc && argv[i][0] == '-' && argv[i][1] != '\0') {
+		const struct cli_opt *o = cli_global_opts;
+		const char *w = argv[i] + (argv[i][1] == '-' ? 2 : 1);
+
+		for (; o->name; o++)
+			if (argv[i][1] == '-'
+			        ? strncmp(w, o->name, strlen(o->name)) == 0 &&
+			              (w[strlen(o->name)] == '\0' ||
+			               w[strlen(o->name)] == '=')
+			        : (w[0] == o->short_name && w[1] == '\0'))
+				break;
+		if (o->name == NULL)
+			break;
+		i += o->value && strchr(w, '=') == NULL ? 2 : 1;
+	}
+	if (i > argc)
+		i = argc;
+	moved[0] = argv[0];
+	for (int k = i; k < argc; k++)
+		moved[n++] = argv[k];
+	for (int k = 1; k < i; k++)
+		moved[n++] = argv[k];
+	moved[n] = NULL;
+	return i;
+}
+
+bool
+cli_handles(int argc, char **argv)
+{
+	char **moved = calloc((size_t)argc + 1, sizeof(*moved));
+	bool yes;
+
+	if (moved == NULL)
+		return false;
+	if (leading_opts(argc, argv, moved) > 1) {
+		yes = cli_handles_words(argc, moved);
+		free(moved);
+		return yes;
+	}
+	free(moved);
+	return cli_handles_words(argc, argv);
+}
+
+static bool
+cli_handles_words(int argc, char **argv)
+{
+	if (argc < 2)
+		return false;
+	if (strcmp(argv[1], "help") == 0)
+		return argc >= 3 && is_first_word(argv[2]);
+	return is_first_word(argv[1]);
+}
+
+#define SYN_COL 38
+
+static void
+usage_row(FILE *f, const struct cli_cmd *c)
+{
+	int n = fprintf(f, "       sandboxd %s", c->words);
+
+	if (n + 2 > SYN_COL)
+		fprintf(f, "\n%*s", SYN_COL, "");
+	else
+		fprintf(f, "%*s", SYN_COL - n, "");
+	fprintf(f, "%s\n", c->help);
+}
+
+void
+cli_usage(FILE *f)
+{
+	fprintf(f, "client commands (talk to the API; `sandboxd help CMD` for "
+	           "more):\n");
+	for (const struct cli_cmd *c = cli_cmds; c->words; c++)
+		usage_row(f, c);
+	fprintf(f, "client options: --api URL, --token TOKEN, --json, -q, "
+	           "--no-color; exit codes in docs/cli.md\n");
+}
+
+static void
+print_opts(FILE *f, const struct cli_opt *o, const char *title)
+{
+	if (o == NULL || o->name == NULL)
+		return;
+	fprintf(f, "%s:\n", title);
+	for (; o->name; o++) {
+		char lead[64];
+		int n;
+		const char *h = o->help ? o->help : "";
+		const char *colon = o->value ? strstr(h, ": ") : NULL;
+
+		n = snprintf(lead, sizeof(lead),
+		             o->short_name ? "-%c, " : "%c   ",
+		             o->short_name ? o->short_name : ' ');
+		snprintf(lead + n, sizeof(lead) - (size_t)n, "--%s%s%.*s",
+		         o->name, colon ? " " : "",
+		         colon ? (int)(colon - h) : 0, h);
+		fprintf(f, "  %-26s %s\n", lead, colon ? colon + 2 : h);
+	}
+}
+
+/* `help CMD…` or `CMD --help`: one row, or every row of a group. */
+static int
+help(FILE *f, int argc, char **argv)
+{
+	int nw = 0;
+	const struct cli_cmd *c = cli_cmd_find(argc, argv, &nw);
+	size_t glen = strlen(argv[1]);
+
+	if (c) {
+		fprintf(f, "usage: sandboxd %s %s\n%s\n", c->words, c->synopsis,
+		        c->help);
+		if (c->more)
+			fprintf(f, "\n%s\n", c->more);
+		print_opts(f, c->opts, "\noptions");
+		print_opts(f, cli_global_opts, "\nclient options");
+		return 0;
+	}
+	fprintf(f, "usage:\n");
+	for (c = cli_cmds; c->words; c++)
+		if (strncmp(c->words, argv[1], glen) == 0 &&
+		    c->words[glen] == ' ')
+			fprintf(f, "  sandboxd %s %s\n      %s\n", c->words,
+			        c->synopsis, c->help);
+	return 0;
+}
+
+/* --- completion ----------------------------------------------------------- */
+
+static void
+words_after(FILE *f, const char *prefix)
+{
+	size_t plen = strlen(prefix);
+	const char *seen[64];
+	int nseen = 0;
+
+	for (const struct cli_cmd *c = cli_cmds; c->words; c++) {
+		const char *w = c->words, *end;
+		char word[32];
+		bool dup = false;
+
+		if (plen && (strncmp(w, prefix, plen) != 0 || w[plen] != ' '))
+			continue;
+		w += plen ? plen + 1 : 0;
+		end = strchr(w, ' ');
+		snprintf(word, sizeof(word), "%.*s",
+		         (int)(end ? (size_t)(end - w) : strlen(w)), w);
+		for (int i = 0; i < nseen; i++)
+			dup = dup || strncmp(seen[i], w, strlen(word)) == 0;
+		if (dup || nseen >= 64)
+			continue;
+		seen[nseen++] = w;
+		fprintf(f, " %s", word);
+	}
+}
+
+static int
+completion(const char *shell)
+{
+	static const char *const daemon_words =
+	    "serve token secrets network version help";
+
+	if (strcmp(shell, "bash") != 0 && strcmp(shell, "zsh") != 0)
+		return cli_fail(CLI_EUSAGE, "usage",
+		                "completion: bash or zsh, not %s", shell);
+	if (strcmp(shell, "zsh") == 0)
+		printf(
+		    "# zsh: sandboxd completion zsh > ~/.zsh/_sandboxd-bash; "
+		    "source it from .zshrc\nautoload -U +X bashcompinit && "
+		    "bashcompinit\n");
+	printf("# bash completion for sandboxd (sandboxd completion bash)\n"
+	       "_sandboxd() {\n"
+	       "\tlocal cur=${COMP_WORDS[COMP_CWORD]} words\n"
+	       "\tlocal path=\"${COMP_WORDS[*]:1:COMP_CWORD-1}\"\n"
+	       "\tcase $path in\n");
+	printf("\t\"\") words=\"%s", daemon_words);
+	words_after(stdout, "");
+	printf("\" ;;\n");
+	/* Every group of rows: its next words, then each row's options. */
+	for (const struct cli_cmd *c = cli_cmds; c->words; c++) {
+		const char *sp = strchr(c->words, ' ');
+		const char *sp2 = sp ? strchr(sp + 1, ' ') : NULL;
+
+		if (sp && (c == cli_cmds ||
+		           strncmp(c[-1].words, c->words,
+		                   (size_t)(sp - c->words) + 1) != 0)) {
+			char g[32];
+			snprintf(g, sizeof(g), "%.*s", (int)(sp - c->words),
+			         c->words);
+			printf("\t%s) words=\"", g);
+			words_after(stdout, g);
+			printf("\" ;;\n");
+		}
+		if (sp2 && strncmp(c[-1].words, c->words,
+		                   (size_t)(sp2 - c->words) + 1) != 0) {
+			char g[48];
+			snprintf(g, sizeof(g), "%.*s", (int)(sp2 - c->words),
+			         c->words);
+			printf("\t\"%s\") words=\"", g);
+			words_after(stdout, g);
+			printf("\" ;;\n");
+		}
+	}
+	for (const struct cli_cmd *c = cli_cmds; c->words; c++) {
+		printf("\t\"%s\"*) words=\"", c->words);
+		for (const struct cli_opt *o = c->opts; o && o->name; o++)
+			printf("--%s ", o->name);
+		for (const struct cli_opt *o = cli_global_opts; o->name; o++)
+			printf("--%s ", o->name);
+		printf("\" ;;\n");
+	}
+	printf("\tsecrets) words=\"rotate check\" ;;\n"
+	       "\tnetwork) words=\"show remove\" ;;\n"
+	       "\thelp) words=\"");
+	words_after(stdout, "");
+	printf("\" ;;\n\tesac\n"
+	       "\tCOMPREPLY=($(compgen -W \"$words\" -- \"$cur\"))\n"
+	       "}\n"
+	       "complete -o default -F _sandboxd sandboxd\n");
+	return 0;
+}
+
+static int cli_run(int argc, char **argv);
+
+int
+cli_main(int argc, char **argv)
+{
+	char **moved = calloc((size_t)argc + 1, sizeof(*moved));
+	int rc;
+
+	if (moved == NULL)
+		return cli_fail(CLI_EFAIL, "internal", "out of memory");
+	leading_opts(argc, argv, moved);
+	rc = cli_run(argc, moved);
+	free(moved);
+	return rc;
+}
+
+static int
+cli_run(int argc, char **argv)
+{
+	const struct cli_cmd *cmd;
+	struct cli_args a;
+	struct cli c;
+	char err[256];
+	int nw = 0, rc;
+
+	if (strcmp(argv[1], "help") == 0)
+		return help(stdout, argc - 1, argv + 1);
+	cmd = cli_cmd_find(argc, argv, &nw);
+	if (cmd == NULL || nw == 0) {
+		/* A group's word alone or with an unknown verb. */
+		if (argc >= 3 && (strcmp(argv[argc - 1], "--help") == 0 ||
+		                  strcmp(argv[argc - 1], "-h") == 0))
+			return help(stdout, 2, argv);
+		if (argc >= 3)
+			return cli_fail(CLI_EUSAGE, "usage",
+			                "%s %s: no such command; see `sandboxd "
+			                "help %s`",
+			                argv[1], argv[2], argv[1]);
+		return cli_fail(CLI_EUSAGE, "usage",
+		                "%s: what to do? see `sandboxd help %s`",
+		                argv[1], argv[1]);
+	}
+	if (cli_args_parse(cmd->opts, cli_global_opts, argc - 1 - nw,
+	                   argv + 1 + nw, &a, err, sizeof(err)) < 0)
+		return cli_fail(CLI_EUSAGE, "usage",
+		                "%s; usage: sandboxd %s %s", err, cmd->words,
+		                cmd->synopsis);
+	if (cli_args_has(&a, "help"))
+		return help(stdout, 1 + nw, argv);
+	if (a.npos < cmd->min_args || a.npos > cmd->max_args)
+		return cli_fail(CLI_EUSAGE, "usage",
+		                "%s arguments; usage: sandboxd %s %s",
+		                a.npos < cmd->min_args ? "missing" : "too many",
+		                cmd->words, cmd->synopsis);
+	if (cmd->run == NULL)
+		return completion(a.pos[0]);
+	rc = cli_setup(&c, &a);
+	if (rc != 0)
+		return rc;
+	if (http_global_init() < 0)
+		return cli_fail(CLI_EFAIL, "internal", "cannot start libcurl");
+	rc = cmd->run(&c, &a);
+	explicit_bzero(c.token, sizeof(c.token));
+	http_global_cleanup();
+	fflush(stdout);
+	return rc;
+}
+
+int
+cli_show_answer(struct cli *c, struct cli_resp *r, const char *done)
+{
+	const struct jv *id = r->json ? jv_get(r->json, "id") : NULL;
+
+	if (c->json)
+		cli_print_raw(r);
+	else if (c->quiet) {
+		if (jv_str(id))
+			printf("%s\n", jv_str(id));
+	} else if (done && jv_str(id))
+		printf("%s %s\n", done, jv_str(id));
+	else if (done)
+		printf("%s\n", done);
+	else if (r->json)
+		cli_print_object(c, r->json);
+	else
+		cli_print_raw(r);
+	return CLI_OK;
+}

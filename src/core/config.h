@@ -80,6 +80,7 @@ struct config {
 	int64_t nofile_limit;
 	int64_t workspace_max_mb; /* 0: no cap */
 	char docker_socket[PATH_MAX];
+	char log_format[8]; /* text or json (lib/log.h) */
 	/*
 	 * The master key's text (SANDBOXD_SECRETS_KEY) and the previous
 	 * one during a rotation; NULL when unset.  The vault parses them;

@@ -43,6 +43,9 @@ int vault_init(void);
 void vault_token_new(char out[VAULT_TOKEN_LEN + 1]);
 /* SHA-256 of s as lower-case hex and its NUL. */
 void vault_hash_hex(const char *s, size_t len, char out[VAULT_HASH_HEX + 1]);
+/* The SHA-256 (hex) and size of the file at path; 0 or -1 (errno). */
+int vault_sha256_file(const char *path, char out[VAULT_HASH_HEX + 1],
+                      int64_t *bytes);
 /* Compares n bytes in time independent of their contents. */
 bool vault_equal(const void *a, const void *b, size_t n);
 void vault_wipe(void *p, size_t n);

@@ -682,6 +682,8 @@ static const struct config_var vars[] = {
     INT("SANDBOXD_PIDS_LIMIT", pids_limit, 1024, 16, 1 << 22),
     INT("SANDBOXD_NOFILE_LIMIT", nofile_limit, 8192, 64, 1 << 20),
     INT("SANDBOXD_WORKSPACE_MAX_MB", workspace_max_mb, 20480, 0, 1 << 30),
+    INT("SANDBOXD_DISK_USAGE_INTERVAL_SECONDS", disk_usage_interval_s, 300, 5,
+        86400),
     HOOK(parse_docker_host),
     {.name = "SANDBOXD_LOG_FORMAT",
      .kind = CONFIG_WORD,

@@ -35,8 +35,6 @@ static const struct metric_def defs[METRIC_COUNT] = {
                              NULL},
     [METRIC_TASKS_CANCELLED] = {"sandboxd_tasks_total", "outcome=\"cancelled\"",
                                 NULL},
-    [METRIC_TASKS_TIMED_OUT] = {"sandboxd_tasks_total", "outcome=\"timed_out\"",
-                                NULL},
     [METRIC_PROXY_REQUESTS] = {"sandboxd_proxy_requests_total",
                                "result=\"forwarded\"",
                                "Credential proxy requests from sandboxes."},
@@ -66,8 +64,8 @@ struct hist_def {
 
 static const struct hist_def hdefs[METRIC_HIST_COUNT] = {
     [METRIC_WAKE_SECONDS] = {"sandboxd_wake_seconds",
-                             "Time from a preview request to the woken "
-                             "app listening.",
+                             "Time a wake took, from the preview request "
+                             "to its sandbox started.",
                              {100, 250, 500, 1000, 2500, 5000, 10000, 20000,
                               30000, 60000}},
 };

@@ -279,6 +279,21 @@ socket_owner(unsigned long ino, char *name, size_t len, long *pid_out)
 	return found;
 }
 
+/* pid runs sandboxd: by its name, or the same program as this one. */
+static bool
+is_sandboxd(long pid, const char *comm)
+{
+	char path[64], exe[PATH_MAX], self[PATH_MAX];
+	ssize_t a, b;
+
+	if (strcmp(comm, "sandboxd") == 0)
+		return true;
+	snprintf(path, sizeof(path), "/proc/%ld/exe", pid);
+	a = readlink(path, exe, sizeof(exe) - 1);
+	b = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	return a > 0 && a == b && memcmp(exe, self, (size_t)a) == 0;
+}
+
 /* The inode of a socket listening on TCP port, 0 when none. */
 static unsigned long
 listener(unsigned port)
@@ -392,7 +407,7 @@ check_port(struct doctor_report *r, unsigned port, const char *what)
 		    port);
 		return;
 	}
-	if (strcmp(who, "sandboxd") == 0) {
+	if (is_sandboxd(pid, who)) {
 		SAY(c, DOCTOR_OK, "port %u (%s) is sandboxd's own (pid %ld)",
 		    port, what, pid);
 		return;

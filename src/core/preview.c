@@ -110,8 +110,16 @@ wake_main(void *arg)
 
 	rc = core_sandbox_start(job->c, job->id, &sb, &e);
 	metric_inc(rc < 0 ? METRIC_WAKES_FAILED : METRIC_WAKES_OK);
-	if (rc == 0)
-		metric_observe(METRIC_WAKE_SECONDS, clock_mono_ms() - t0);
+	if (rc == 0) {
+		int64_t ms = clock_mono_ms() - t0;
+		char num[24];
+		const char *kv[] = {"sandbox", job->id, "wake_ms", num, NULL};
+
+		snprintf(num, sizeof(num), "%lld", (long long)ms);
+		metric_observe(METRIC_WAKE_SECONDS, ms);
+		log_with("info", kv, "sandbox %s: woke in %lld ms", job->id,
+		         (long long)ms);
+	}
 	pthread_mutex_lock(&job->c->pv->mu);
 	if ((pe = slot(job->c, job->id, true)) != NULL) {
 		pe->waking = false;

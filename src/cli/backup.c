@@ -37,15 +37,17 @@ args(int argc, char **argv, const char *flag, const char **dir, bool *set)
 {
 	*dir = NULL;
 	*set = false;
-	for (int i = 2; i < argc; i++) {
+	bool bad = false;
+
+	for (int i = 2; i < argc && !bad; i++) {
 		if (strcmp(argv[i], flag) == 0)
 			*set = true;
 		else if (argv[i][0] != '-' && *dir == NULL)
 			*dir = argv[i];
 		else
-			*dir = NULL, i = argc;
+			bad = true;
 	}
-	if (*dir == NULL || (*dir)[0] == '\0') {
+	if (bad || *dir == NULL || (*dir)[0] == '\0') {
 		fprintf(stderr, "usage: sandboxd %s DIR [%s]\n", argv[1], flag);
 		return -1;
 	}

@@ -91,8 +91,8 @@ sweep_image(const struct docker_image *im, void *arg)
 	       (long long)(im->size >> 20),
 	       im->dangling ? "a dangling layer of an old base image"
 	                    : "a base image no sandbox uses");
-	if (s->yes && docker_image_remove(s->d, im->dangling ? im->id : im->tag,
-	                                  msg) != DOCKER_OK) {
+	/* By id: an image with another tag too is refused, not untagged. */
+	if (s->yes && docker_image_remove(s->d, im->id, msg) != DOCKER_OK) {
 		printf("  not removed: %s\n", msg);
 		s->failed++;
 	}

@@ -323,11 +323,15 @@ add_file(struct backup_manifest *m, const char *dir, const char *name)
 	return 0;
 }
 
+/* Sandboxes past it are copied running, with a warning. */
+#define BACKUP_PAUSE_MAX 1024
+
 struct running {
 	const char *instance;
-	char ids[256][ULID_LEN + 1]; /* sandboxes whose container runs */
-	char cids[256][72];
+	char ids[BACKUP_PAUSE_MAX][ULID_LEN + 1]; /* their container runs */
+	char cids[BACKUP_PAUSE_MAX][72];
 	size_t n;
+	bool more; /* some did not fit */
 };
 
 static void
@@ -335,12 +339,16 @@ note_running(const struct docker_container *c, void *arg)
 {
 	struct running *r = arg;
 
-	if (r->n < 256 && strcmp(c->instance, r->instance) == 0 &&
-	    strcmp(c->state, "running") == 0 && c->sandbox[0]) {
-		snprintf(r->ids[r->n], sizeof(r->ids[0]), "%s", c->sandbox);
-		snprintf(r->cids[r->n], sizeof(r->cids[0]), "%s", c->id);
-		r->n++;
+	if (strcmp(c->instance, r->instance) != 0 ||
+	    strcmp(c->state, "running") != 0 || c->sandbox[0] == '\0')
+		return;
+	if (r->n == BACKUP_PAUSE_MAX) {
+		r->more = true;
+		return;
 	}
+	snprintf(r->ids[r->n], sizeof(r->ids[0]), "%s", c->sandbox);
+	snprintf(r->cids[r->n], sizeof(r->cids[0]), "%s", c->id);
+	r->n++;
 }
 
 static const char *
@@ -372,6 +380,12 @@ copy_workspaces(const struct backup_opts *o, const char *instance,
 		        "warning: %s; running sandboxes are copied "
 		        "without a pause\n",
 		        msg);
+	if (r->more)
+		fprintf(
+		    out,
+		    "warning: more than %d sandboxes run; those past it are "
+		    "copied without a pause\n",
+		    BACKUP_PAUSE_MAX);
 	snprintf(src, sizeof(src), "%s/workspaces", o->cfg->data_dir);
 	if (mkdir(dst, 0711) < 0 || (d = opendir(src)) == NULL)
 		goto out;

@@ -7,7 +7,9 @@
 # the workspace of the backup, while the first daemon's sandbox on the
 # same engine is left alone.  Restore refuses to run next to a daemon,
 # onto a data directory that has a database (without --force), and a
-# backup whose files do not match their checksums.
+# backup whose files do not match their checksums.  With the master key
+# in SANDBOXD_SECRETS_KEY the manifest says it is external, and restore
+# needs the same key.
 . "$(dirname "$0")/lib.sh"
 need_test_image
 
@@ -149,6 +151,41 @@ api GET "/v1/sandboxes/$SB/files/content?path=before.txt"
 expect_status 200 && [[ $BODY == "from the first task" ]] || t_err "before.txt: $(short_body)"
 [[ $(dinspect "$OLD_CONTAINER" '{{.State.Status}}') == running ]] ||
 	t_err "the first daemon's container was touched: $(dinspect "$OLD_CONTAINER" '{{.State.Status}}')"
+t_end
+
+# --- the master key in SANDBOXD_SECRETS_KEY: not in the backup ----------------
+new_data_dir
+EKEY=$(head -c 32 /dev/urandom | base64)
+start_daemon SANDBOXD_NETWORK=none SANDBOXD_SECRETS_KEY="$EKEY" ||
+	bail "the daemon did not start: $(tail -n 5 "$DAEMON_ERR")"
+create_app external-key
+api PUT "/v1/apps/$APP_ID/config/API_SECRET" '{"value":"sealed-under-the-env-key","sensitive":true}'
+expect_status 201
+
+t_begin "with SANDBOXD_SECRETS_KEY the manifest says the key is external"
+BK2=$IT_TMP/backup-ext
+env -i "PATH=$PATH" SANDBOXD_DATA_DIR="$DATA" SANDBOXD_ENV_FILE="$IT_TMP/empty.env" \
+	SANDBOXD_SECRETS_KEY="$EKEY" "$SANDBOXD_BIN" backup "$BK2" >"$IT_TMP/bk2.out" 2>&1 ||
+	t_err "backup: $(cat "$IT_TMP/bk2.out")"
+BODY=$(cat "$BK2/manifest.json")
+REQ=manifest.json
+expect_json .secrets_key external && expect_json '[.files[].name] | join(",")' sandboxd.db
+[[ ! -e $BK2/secret.key ]] || t_err "a secret.key is in the backup"
+grep -q "external: keep it with the backup yourself" "$IT_TMP/bk2.out" || t_err "output: $(cat "$IT_TMP/bk2.out")"
+t_end
+
+stop_daemon
+t_begin "restoring it needs the same SANDBOXD_SECRETS_KEY; then every secret opens"
+new_data_dir
+sbd restore "$BK2" >"$IT_TMP/r4.out" 2>&1 && t_err "restore without the key succeeded"
+grep -q "set it to the same key" "$IT_TMP/r4.out" || t_err "message: $(cat "$IT_TMP/r4.out")"
+env -i "PATH=$PATH" SANDBOXD_DATA_DIR="$DATA" SANDBOXD_ENV_FILE="$IT_TMP/empty.env" \
+	SANDBOXD_SECRETS_KEY="$EKEY" "$SANDBOXD_BIN" restore "$BK2" >"$IT_TMP/r5.out" 2>&1 ||
+	t_err "restore with the key: $(cat "$IT_TMP/r5.out")"
+env -i "PATH=$PATH" SANDBOXD_DATA_DIR="$DATA" SANDBOXD_ENV_FILE="$IT_TMP/empty.env" \
+	SANDBOXD_SECRETS_KEY="$EKEY" "$SANDBOXD_BIN" secrets check >"$IT_TMP/sc2.out" 2>&1
+grep -q "secrets: 1 stored, 1 open, 0 do not" "$IT_TMP/sc2.out" || t_err "secrets check: $(cat "$IT_TMP/sc2.out")"
+[[ ! -e $DATA/secret.key ]] || t_err "restore wrote a secret.key"
 t_end
 
 finish

@@ -5,8 +5,8 @@
 # SANDBOXD_LOG_FORMAT=json (every line of the daemon's log one JSON
 # object); and `sandboxd gc`: its dry run lists a base image no container
 # uses and removes nothing, never lists the image a stopped (sleeping)
-# sandbox still uses nor the configured one, and --yes removes only what
-# it listed.  gc runs with --repo limited to this test's own images: the
+# sandbox still uses nor the configured one, lists the trash, and --yes
+# removes only what it listed.  gc runs with --repo limited to this test's own images: the
 # engine is shared, and other images are not this test's to remove.
 . "$(dirname "$0")/lib.sh"
 need_test_image
@@ -174,10 +174,21 @@ grep -q "$(docker image inspect -f '{{.Id}}' "$TEST_IMAGE" | cut -c1-19)" "$IT_T
 	t_err "gc lists the configured image"
 t_end
 
+t_begin "gc lists the trash (a removal that was interrupted) and --yes empties it"
+mkdir -p "$DATA/trash/01LEFTOVER/workspace"
+head -c 2000000 /dev/urandom >"$DATA/trash/01LEFTOVER/workspace/blob"
+gc --repo "$REPO" || t_err "gc exited $?"
+grep -q "^would remove trash $DATA/trash/01LEFTOVER (1 MiB)" "$IT_TMP/gc.out" || t_err "trash not listed: $(cat "$IT_TMP/gc.out")"
+grep -q "and 1 trash entry" "$IT_TMP/gc.out" || t_err "summary: $(tail -1 "$IT_TMP/gc.out")"
+[[ -e $DATA/trash/01LEFTOVER/workspace/blob ]] || t_err "the dry run removed the trash"
+t_end
+
 t_begin "gc --yes removes what it listed and keeps the sleeping sandbox's image"
 gc --repo "$REPO" --yes || t_err "gc --yes exited $?: $(cat "$IT_TMP/gc.out")"
 docker image inspect "$REPO:unused" >/dev/null 2>&1 && t_err "$REPO:unused is still there"
 docker image inspect "$REPO:used" >/dev/null 2>&1 || t_err "$REPO:used was removed"
+[[ ! -e $DATA/trash/01LEFTOVER ]] || t_err "the trash is still there"
+[[ -d $DATA/trash ]] || t_err "the trash directory itself is gone"
 api POST "/v1/sandboxes/$SB/start"
 expect_status 200 && expect_json .status running
 t_end

@@ -68,11 +68,15 @@ cmd_backup(int argc, char **argv)
 		return 2;
 	o.cfg = &cfg;
 	if (vault_lock(cfg.data_dir, false) < 0) {
-		log_error(
-		    "`sandboxd secrets rotate` or `restore` is running on "
-		    "%s (or it cannot be locked: %s); back up when it has "
-		    "finished",
-		    cfg.data_dir, strerror(errno));
+		if (errno == EWOULDBLOCK)
+			log_error("`sandboxd secrets rotate` or `restore` is "
+			          "running on %s; back up when it has finished",
+			          cfg.data_dir);
+		else
+			log_error("cannot lock %s/%s: %s (is SANDBOXD_DATA_DIR "
+			          "right?)",
+			          cfg.data_dir, VAULT_LOCK_FILE,
+			          strerror(errno));
 		goto out;
 	}
 	if (o.workspaces && docker_new(&o.docker, cfg.docker_socket) < 0)

@@ -98,7 +98,12 @@ store_backup(const char *src, const char *dst, struct store_db_info *info,
 		snprintf(err, errlen, "%s exists", dst);
 		return -1;
 	}
-	if (sqlite3_open_v2(src, &from, SQLITE_OPEN_READONLY, NULL) !=
+	/*
+	 * Read-write (never created) only so that, when no daemon has it
+	 * open, closing it as its last connection removes the -wal and
+	 * -shm that opening a WAL database makes; nothing is written.
+	 */
+	if (sqlite3_open_v2(src, &from, SQLITE_OPEN_READWRITE, NULL) !=
 	    SQLITE_OK) {
 		snprintf(err, errlen, "cannot open %s: %s", src,
 		         sqlite3_errmsg(from));

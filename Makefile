@@ -93,7 +93,7 @@ FUZZ_LIB     := src/lib/jv.c src/lib/buf.c src/lib/ulid.c src/lib/utf8.c \
                 src/ws/wsfs.c src/task/derive.c src/task/result.c \
                 src/store/states.c src/core/supanswer.c src/core/manifest.c \
                 src/proxy/providers.c src/edge/head.c src/edge/pool.c \
-                src/edge/host.c src/core/oauthparse.c
+                src/edge/host.c src/core/oauthparse.c src/core/bkmanifest.c
 fuzz:
 	@mkdir -p build-fuzz
 	@set -o pipefail; for f in $(FUZZ_SRC); do \

@@ -233,6 +233,11 @@ manifest_refusals(void)
 	     "\"sha256\":\"" HEX_A "\",\"bytes\":1},{\"name\":\"sandboxd.db\","
 	     "\"sha256\":\"" HEX_A "\",\"bytes\":1}]}",
 	     "listed twice"},
+	    /* No "files" at all (the fuzzer's first find). */
+	    {"{\"format\":1,\"version\":\"x\",\"created_at\":\"t\","
+	     "\"data_dir\":\"/d\",\"secrets_key\":\"file\",\"schema_version\":"
+	     "7}",
+	     "files must be an array"},
 	    {"{\"format\":1", NULL},
 	};
 	struct backup_manifest m;

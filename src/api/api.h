@@ -106,6 +106,7 @@ int api_load_sandbox(struct req *r, struct resp *w, struct sandbox *sb);
 /* Handlers, one file per resource. */
 void health_get(struct req *, struct resp *);
 void status_get(struct req *, struct resp *);
+void metrics_get(struct req *, struct resp *);
 void apps_create(struct req *, struct resp *);
 void apps_list(struct req *, struct resp *);
 void apps_get(struct req *, struct resp *);

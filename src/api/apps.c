@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "api/api.h"
+#include "core/diskuse.h"
 #include "core/presets.h"
 #include "lib/clock.h"
 #include "lib/limits.h"
@@ -16,6 +17,7 @@ struct jv *
 api_app_json(const struct app *a)
 {
 	struct jv *o = jv_obj(), *tags;
+	struct diskuse du;
 	char err[64];
 
 	jv_set_str(o, "id", a->id);
@@ -39,6 +41,15 @@ api_app_json(const struct app *a)
 		if (a->last_import_at)
 			api_set_time(g, "last_import_at", a->last_import_at);
 		jv_set(o, "git", g);
+	}
+	if (diskuse_get(a->id, &du)) {
+		struct jv *d = jv_obj();
+
+		jv_set_int(d, "bytes", du.bytes);
+		api_set_time(d, "measured_at", du.measured_at);
+		if (du.partial)
+			jv_set_bool(d, "partial", true);
+		jv_set(o, "disk", d);
 	}
 	api_set_time(o, "created_at", a->created_at);
 	api_set_time(o, "updated_at", a->updated_at);

@@ -71,6 +71,7 @@ static const struct route routes[] = {
     {.method = "POST", .pattern = "/v1/auth/logout", .fn = signin_logout},
     {.method = "POST", .pattern = "/v1/auth/password", .fn = signin_password},
     {.method = "GET", .pattern = "/v1/status", .fn = status_get},
+    {.method = "GET", .pattern = "/metrics", .fn = metrics_get},
     {.method = "GET", .pattern = "/v1/presets", .fn = presets_list},
     {.method = "GET", .pattern = "/v1/apps", .fn = apps_list},
     {.method = "POST", .pattern = "/v1/apps", .fn = apps_create},
@@ -454,10 +455,12 @@ route_find(struct req *r, bool *path_known, bool *bad_id, char *allow,
 	return NULL;
 }
 
+/* /metrics too: it tells a stranger how busy the host is. */
 static bool
 needs_token(const char *path)
 {
-	return strcmp(path, "/v1") == 0 || strncmp(path, "/v1/", 4) == 0;
+	return strcmp(path, "/v1") == 0 || strncmp(path, "/v1/", 4) == 0 ||
+	       strcmp(path, "/metrics") == 0;
 }
 /*
  * While the data filesystem is full, a call that would write answers

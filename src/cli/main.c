@@ -24,6 +24,7 @@
 #include "api/server.h"
 #include "api/session.h"
 #include "cli/commands.h"
+#include "cli/cli.h"
 #include "core/config.h"
 #include "core/core.h"
 #include "core/credentials.h"
@@ -512,6 +513,7 @@ struct command {
 	const char *sub;
 	bool exact;
 	int (*run)(void);
+	int (*run_args)(int argc, char **argv); /* instead of run */
 	const char *help;
 };
 
@@ -543,6 +545,19 @@ static const struct command commands[] = {
      .run = cmd_network_remove,
      .help = "remove the egress rules and the sandbox network\n"
              "(when sandboxd made it and no sandbox is on it)"},
+    {.name = "backup",
+     .run_args = cmd_backup,
+     .help = "DIR [--workspaces]: a consistent backup, also while\n"
+             "the daemon runs (docs/operations.md)"},
+    {.name = "restore",
+     .run_args = cmd_restore,
+     .help = "DIR [--force]: restore a backup (the daemon stopped)"},
+    {.name = "doctor",
+     .run_args = cmd_doctor,
+     .help = "[--json]: check the host and name a fix for each problem"},
+    {.name = "gc",
+     .run_args = cmd_gc,
+     .help = "[--yes]: list (with --yes remove) unused images and trash"},
     /* internal: the daemon runs it for pushes and imports */
     {.name = "git-helper", .exact = true, .run = gitws_helper_main},
     {.name = "version", .run = cmd_version, .help = "print the version"},
@@ -617,5 +632,5 @@ main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	return c->run();
+	return c->run_args ? c->run_args(argc, argv) : c->run();
 }

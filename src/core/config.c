@@ -28,6 +28,7 @@
 
 #include "agent/agents.h"
 #include "lib/buf.h"
+#include "lib/log.h"
 
 #define ENV_MAX_ENTRIES 256
 
@@ -545,6 +546,18 @@ parse_egress(const struct envfile *f, struct config *c, char *err,
 	return 0;
 }
 
+/* SANDBOXD_LOG_FORMAT, once read as a word: text or json. */
+static int
+check_log_format(const struct envfile *f, struct config *c, char *err,
+                 size_t errlen)
+{
+	(void)f;
+	if (log_format_parse(c->log_format) < 0)
+		FAIL("SANDBOXD_LOG_FORMAT: \"%s\" is not text or json",
+		     c->log_format);
+	return 0;
+}
+
 static int
 check_rotation(const struct envfile *f, struct config *c, char *err,
                size_t errlen)
@@ -706,7 +719,15 @@ static const struct config_var vars[] = {
     INT("SANDBOXD_PIDS_LIMIT", pids_limit, 1024, 16, 1 << 22),
     INT("SANDBOXD_NOFILE_LIMIT", nofile_limit, 8192, 64, 1 << 20),
     INT("SANDBOXD_WORKSPACE_MAX_MB", workspace_max_mb, 20480, 0, 1 << 30),
+    INT("SANDBOXD_DISK_USAGE_INTERVAL_SECONDS", disk_usage_interval_s, 300, 5,
+        86400),
     HOOK(parse_docker_host),
+    {.name = "SANDBOXD_LOG_FORMAT",
+     .kind = CONFIG_WORD,
+     FIELD(log_format, char *),
+     .def = "text",
+     .extra = "",
+     .hook = check_log_format},
     /* Secrets: the vault parses them at start-up. */
     SECRET("SANDBOXD_SECRETS_KEY", secrets_key),
     {.name = "SANDBOXD_SECRETS_KEY_PREVIOUS",
@@ -787,6 +808,10 @@ config_load(struct config *c, char *err, size_t errlen)
 		c->env_file_loaded = true;
 	}
 	rc = parse_all(&f, c, err, errlen);
+	/* Every command logs in the configured format from here on. */
+	if (rc == 0)
+		log_set_format(
+		    (enum log_format)log_format_parse(c->log_format));
 out:
 	if (f.text.data)
 		explicit_bzero(f.text.data, f.text.len);

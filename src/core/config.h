@@ -79,8 +79,10 @@ struct config {
 	int64_t memory_mb;
 	int64_t pids_limit;
 	int64_t nofile_limit;
-	int64_t workspace_max_mb; /* 0: no cap */
+	int64_t workspace_max_mb;      /* 0: no cap */
+	int64_t disk_usage_interval_s; /* core/diskuse.c's period */
 	char docker_socket[PATH_MAX];
+	char log_format[8]; /* text or json (lib/log.h) */
 	/*
 	 * The master key's text (SANDBOXD_SECRETS_KEY) and the previous
 	 * one during a rotation; NULL when unset.  The vault parses them;

@@ -27,6 +27,7 @@
 #include "core/routes.h"
 #include "lib/hash.h"
 #include "lib/clock.h"
+#include "lib/metrics.h"
 #include "lib/log.h"
 #include "lib/meminfo.h"
 
@@ -104,9 +105,21 @@ wake_main(void *arg)
 	struct sandbox sb;
 	struct err e = {0};
 	struct pv_entry *pe;
+	int64_t t0 = clock_mono_ms();
 	int rc;
 
 	rc = core_sandbox_start(job->c, job->id, &sb, &e);
+	metric_inc(rc < 0 ? METRIC_WAKES_FAILED : METRIC_WAKES_OK);
+	if (rc == 0) {
+		int64_t ms = clock_mono_ms() - t0;
+		char num[24];
+		const char *kv[] = {"sandbox", job->id, "wake_ms", num, NULL};
+
+		snprintf(num, sizeof(num), "%lld", (long long)ms);
+		metric_observe(METRIC_WAKE_SECONDS, ms);
+		log_with("info", kv, "sandbox %s: woke in %lld ms", job->id,
+		         (long long)ms);
+	}
 	pthread_mutex_lock(&job->c->pv->mu);
 	if ((pe = slot(job->c, job->id, true)) != NULL) {
 		pe->waking = false;

@@ -15,11 +15,13 @@
 #include <unistd.h>
 
 #include "core/activity.h"
+#include "core/diskuse.h"
 #include "task/task.h"
 #include "git/git.h"
 #include "lib/clock.h"
 #include "lib/log.h"
 #include "lib/meminfo.h"
+#include "lib/metrics.h"
 
 /* The later of the store's and the edge's idea of the last activity. */
 static int64_t
@@ -56,6 +58,8 @@ idle_one(const struct sandbox *sb, void *arg)
 	         sb->id, (long long)idle, (long long)s->threshold);
 	if (core_sandbox_stop_why(s->c, sb->id, "idle", &out, &e) < 0)
 		log_warn("idle reaper: sandbox %s: %s", sb->id, e.msg);
+	else
+		metric_inc(METRIC_REAPER_IDLE_STOPS);
 	return 0;
 }
 
@@ -127,6 +131,8 @@ reaper_pressure_pass(struct core *c)
 	         (long long)(clock_now() - v.best_active));
 	if (core_sandbox_stop_why(c, v.best.id, "pressure", &out, &e) < 0)
 		log_warn("pressure reaper: sandbox %s: %s", v.best.id, e.msg);
+	else
+		metric_inc(METRIC_REAPER_PRESSURE_STOPS);
 }
 
 static void *
@@ -151,19 +157,21 @@ reaper_main(void *arg)
 	return NULL;
 }
 
+/* The disk-usage thread (core/diskuse.c) starts and stops with it. */
 int
 reaper_start(struct core *c)
 {
 	if (pthread_create(&c->reaper, NULL, reaper_main, c) != 0)
 		return -1;
 	c->reaper_started = true;
-	return 0;
+	return diskuse_start(c);
 }
 
 void
 reaper_stop(struct core *c)
 {
 	c->stopping = true;
+	diskuse_stop(c);
 	if (c->reaper_started)
 		pthread_join(c->reaper, NULL);
 	c->reaper_started = false;

@@ -691,7 +691,7 @@ sbnet_blocked(struct core *c, const char *ip)
 	struct sbnet_state st;
 
 	sbnet_state(c, &st);
-	if (!st.rules || ip[0] == '\0')
+	if (!st.rules || (ip && ip[0] == '\0'))
 		return st.mode == EGRESS_OPEN ? 0 : -1;
 	return egress_blocked(st.table, ip);
 }

@@ -65,7 +65,8 @@ int sbnet_proxy_down(struct core *c, char *why, size_t len);
 
 /* A sandbox's container got address ip: its refusal count starts anew. */
 void sbnet_container_started(struct core *c, const char *ip);
-/* Refusals counted for a sandbox address; -1 unknown. */
+/* Refusals counted for a sandbox address (NULL: every address); -1
+ * unknown. */
 int64_t sbnet_blocked(struct core *c, const char *ip);
 
 /*

@@ -28,6 +28,7 @@
 #include "lib/limits.h"
 #include "lib/log.h"
 #include "net/http.h"
+#include "docker/internal.h"
 
 struct docker {
 	char socket_path[4096];
@@ -193,10 +194,10 @@ request(struct docker *d, const char *method, const char *path, bool versioned,
 }
 
 /* A plain call: the response body (if wanted) is parsed into *out. */
-static int
-call_json(struct docker *d, const char *method, const char *path,
-          const struct jv *body, long timeout_s, struct jv **out,
-          char msg[DOCKER_MSG_LEN])
+int
+docker_call_json(struct docker *d, const char *method, const char *path,
+                 const struct jv *body, long timeout_s, struct jv **out,
+                 char msg[DOCKER_MSG_LEN])
 {
 	struct call c = {0};
 	char err[128];
@@ -327,8 +328,8 @@ docker_create(struct docker *d, const struct docker_spec *s, char id[72],
 	jv_set(body, "Labels", labels);
 	jv_set(body, "HostConfig", host_config(s));
 	snprintf(path, sizeof(path), "/containers/create?name=%s", s->name);
-	rc =
-	    call_json(d, "POST", path, body, DOCKER_CALL_TIMEOUT_S, &resp, msg);
+	rc = docker_call_json(d, "POST", path, body, DOCKER_CALL_TIMEOUT_S,
+	                      &resp, msg);
 	if (rc == DOCKER_OK)
 		snprintf(id, 72, "%s",
 		         jv_str(jv_get(resp, "Id")) ? jv_str(jv_get(resp, "Id"))
@@ -349,7 +350,7 @@ simple(struct docker *d, const char *method, long timeout_s,
 	va_start(ap, fmt);
 	vsnprintf(path, sizeof(path), fmt, ap);
 	va_end(ap);
-	return call_json(d, method, path, NULL, timeout_s, NULL, msg);
+	return docker_call_json(d, method, path, NULL, timeout_s, NULL, msg);
 }
 
 int
@@ -366,8 +367,8 @@ docker_stop(struct docker *d, const char *id, int grace_s,
 	char path[512];
 
 	snprintf(path, sizeof(path), "/containers/%s/stop?t=%d", id, grace_s);
-	return call_json(d, "POST", path, NULL, grace_s + DOCKER_CALL_TIMEOUT_S,
-	                 NULL, msg);
+	return docker_call_json(d, "POST", path, NULL,
+	                        grace_s + DOCKER_CALL_TIMEOUT_S, NULL, msg);
 }
 
 int
@@ -411,7 +412,8 @@ docker_inspect(struct docker *d, const char *id, struct docker_state *st,
 
 	memset(st, 0, sizeof(*st));
 	snprintf(path, sizeof(path), "/containers/%s/json", id);
-	rc = call_json(d, "GET", path, NULL, DOCKER_CALL_TIMEOUT_S, &resp, msg);
+	rc = docker_call_json(d, "GET", path, NULL, DOCKER_CALL_TIMEOUT_S,
+	                      &resp, msg);
 	if (rc != DOCKER_OK)
 		return rc;
 	state = jv_get(resp, "State");
@@ -458,7 +460,8 @@ docker_network_inspect(struct docker *d, const char *name,
 	if (http_escape(name, esc, sizeof(esc)) < 0)
 		return DOCKER_ERROR;
 	snprintf(path, sizeof(path), "/networks/%s", esc);
-	rc = call_json(d, "GET", path, NULL, DOCKER_CALL_TIMEOUT_S, &resp, msg);
+	rc = docker_call_json(d, "GET", path, NULL, DOCKER_CALL_TIMEOUT_S,
+	                      &resp, msg);
 	if (rc != DOCKER_OK)
 		return rc;
 	opts = jv_get(resp, "Options");
@@ -509,8 +512,8 @@ docker_network_create(struct docker *d, const struct docker_network_spec *s,
 	jv_set_str(labels, "sandboxd.network", "true");
 	jv_set_str(labels, "sandboxd.instance", s->instance);
 	jv_set(body, "Labels", labels);
-	rc = call_json(d, "POST", "/networks/create", body,
-	               DOCKER_CALL_TIMEOUT_S, NULL, msg);
+	rc = docker_call_json(d, "POST", "/networks/create", body,
+	                      DOCKER_CALL_TIMEOUT_S, NULL, msg);
 	jv_free(body);
 	return rc;
 }
@@ -534,8 +537,8 @@ docker_network_subnets(struct docker *d, void (*fn)(const char *, void *),
 	struct jv *resp = NULL;
 	int rc;
 
-	rc = call_json(d, "GET", "/networks", NULL, DOCKER_CALL_TIMEOUT_S,
-	               &resp, msg);
+	rc = docker_call_json(d, "GET", "/networks", NULL,
+	                      DOCKER_CALL_TIMEOUT_S, &resp, msg);
 	for (size_t i = 0; rc == DOCKER_OK && i < jv_len(resp); i++) {
 		struct jv *cfg =
 		    jv_get(jv_get(jv_at(resp, i), "IPAM"), "Config");
@@ -574,7 +577,8 @@ docker_list(struct docker *d, const char *label, const char *value,
 	if (filters_query(label, value, false, q, sizeof(q)) < 0)
 		return DOCKER_ERROR;
 	snprintf(path, sizeof(path), "/containers/json?all=true&filters=%s", q);
-	rc = call_json(d, "GET", path, NULL, DOCKER_CALL_TIMEOUT_S, &resp, msg);
+	rc = docker_call_json(d, "GET", path, NULL, DOCKER_CALL_TIMEOUT_S,
+	                      &resp, msg);
 	for (size_t i = 0; rc == DOCKER_OK && i < jv_len(resp); i++) {
 		struct jv *c = jv_at(resp, i);
 		const char *id = jv_str(jv_get(c, "Id"));

@@ -130,4 +130,43 @@ int docker_events(struct docker *d, const char *label, const char *value,
                   int64_t since, void (*fn)(const struct jv *ev, void *),
                   void *arg, const atomic_bool *stop);
 
+/* images.c: what doctor, gc and backup ask. */
+struct docker_image {
+	char id[80];    /* "sha256:…" */
+	char tag[256];  /* the first RepoTag, "" when dangling */
+	char label[32]; /* its sandboxd.image label ("base"), or "" */
+	bool dangling;  /* no tag */
+	int64_t size;
+	int64_t created;
+};
+
+struct docker_container {
+	char id[72];
+	char image_id[80];
+	char state[32];    /* running exited paused … */
+	char instance[32]; /* label sandboxd.instance, or "" */
+	char sandbox[32];  /* label sandboxd.sandbox, or "" */
+};
+
+/* The id ("sha256:…") of the image name names; DOCKER_NOT_FOUND. */
+int docker_image_id(struct docker *d, const char *name, char id[80],
+                    char msg[DOCKER_MSG_LEN]);
+/* Every top-level image. */
+int docker_images(struct docker *d,
+                  void (*fn)(const struct docker_image *, void *), void *arg,
+                  char msg[DOCKER_MSG_LEN]);
+/* Removes an image (never forced: DOCKER_CONFLICT while it is used). */
+int docker_image_remove(struct docker *d, const char *id,
+                        char msg[DOCKER_MSG_LEN]);
+/* Every container, running or not, whoever made it. */
+int docker_containers_all(struct docker *d,
+                          void (*fn)(const struct docker_container *, void *),
+                          void *arg, char msg[DOCKER_MSG_LEN]);
+/* Freezes (pause true) or thaws a container's processes. */
+int docker_pause(struct docker *d, const char *id, bool pause,
+                 char msg[DOCKER_MSG_LEN]);
+/* The engine's clock as it reports it (/info SystemTime, RFC 3339). */
+int docker_system_time(struct docker *d, char out[64],
+                       char msg[DOCKER_MSG_LEN]);
+
 #endif

@@ -50,6 +50,7 @@
 #include <unistd.h>
 
 #include "edge/internal.h"
+#include "lib/metrics.h"
 
 /* The client's address for X-Forwarded-For; IPv4 on a dual-stack
  * listener shows as IPv4, not ::ffff:a.b.c.d. */
@@ -345,6 +346,7 @@ request_ready(struct edge_conn *c)
 	c->req_body =
 	    (c->req.flags & F_CHUNKED) ||
 	    (c->req.content_length > 0 && c->req.content_length != ULLONG_MAX);
+	metric_inc(METRIC_EDGE_REQUESTS);
 	edge_upstream_route(c);
 }
 

@@ -45,6 +45,7 @@
 #include "lib/clock.h"
 #include "lib/hash.h"
 #include "lib/log.h"
+#include "lib/metrics.h"
 
 _Static_assert(EDGE_MAX_CLIENT_CONNECTIONS * 8 <= EDGE_MAX_CONNECTIONS,
                "one client address must not fill the edge");
@@ -235,6 +236,7 @@ edge_accept(struct edge *e)
 		fd = accept4(e->lfd, (struct sockaddr *)&peer, &len,
 		             SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (fd >= 0) {
+			metric_inc(METRIC_EDGE_CONNECTIONS);
 			edge_add(e, fd, &peer);
 			continue;
 		}

@@ -425,8 +425,8 @@ egress_blocked(const char *table, const char *ip)
 		for (size_t k = 0; k < jv_len(elems); k++) {
 			struct jv *e = jv_get(jv_at(elems, k), "elem");
 			const char *val = jv_str(jv_get(e, "val"));
-			if (val && strcmp(val, ip) == 0)
-				n = jv_int(
+			if (val && (ip == NULL || strcmp(val, ip) == 0))
+				n += jv_int(
 				    jv_get(jv_get(e, "counter"), "packets"));
 		}
 	}

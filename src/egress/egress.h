@@ -80,7 +80,8 @@ int egress_apply(const struct egress_policy *p, char *err, size_t errlen);
 int egress_remove(const char *table, char *err, size_t errlen);
 bool egress_installed(const char *table);
 
-/* Refusals counted for one sandbox address; -1 when unknown. */
+/* Refusals counted for one sandbox address (ip NULL: all of them, for
+ * as long as each address has been counted); -1 when unknown. */
 int64_t egress_blocked(const char *table, const char *ip);
 /* Forgets an address's count (its new container starts from zero). */
 void egress_reset(const char *table, const char *ip);

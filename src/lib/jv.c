@@ -68,9 +68,12 @@ jv_free(struct jv *v)
 	json_decref(J(v));
 }
 
+/* A missing value (jv_get of an absent key, NULL) is null. */
 enum jv_type
 jv_type(const struct jv *v)
 {
+	if (v == NULL)
+		return JV_NULL;
 	switch (json_typeof(J(v))) {
 	case JSON_OBJECT:
 		return JV_OBJECT;

@@ -59,6 +59,7 @@
 #include "lib/jv.h"
 #include "lib/limits.h"
 #include "lib/log.h"
+#include "lib/metrics.h"
 #include "net/http.h"
 #include "proxy/internal.h"
 #include "proxy/wire.h"
@@ -367,6 +368,8 @@ read_body(void *cls, uint64_t pos, char *buf, size_t max)
 		n = 0;
 	}
 	pthread_mutex_unlock(&r->mu);
+	if (n > 0)
+		metric_add(METRIC_PROXY_BYTES_DOWN, (uint64_t)n);
 	return n;
 }
 
@@ -430,6 +433,7 @@ reply_err(struct MHD_Connection *conn, unsigned status, const char *type,
 	enum MHD_Result ret;
 	struct buf b;
 
+	metric_inc(METRIC_PROXY_REFUSED);
 	buf_init(&b, 0);
 	proxy_error_json(type, msg, &b);
 	mr = MHD_create_response_from_buffer(b.len, b.data ? b.data : "",
@@ -641,6 +645,8 @@ begin(struct preq *r)
 	r->suspended = true;
 	MHD_suspend_connection(conn);
 	pthread_mutex_unlock(&r->mu);
+	metric_inc(METRIC_PROXY_REQUESTS);
+	metric_add(METRIC_PROXY_BYTES_UP, r->body.len);
 	upstream_start(r);
 	return MHD_YES;
 }

@@ -34,6 +34,7 @@
 #include "ws/workspace.h"
 #include "ws/wsfs.h"
 #include "lib/clock.h"
+#include "lib/metrics.h"
 #include "lib/log.h"
 #include "task/derive.h"
 #include "task/evlog.h"
@@ -165,6 +166,7 @@ finish(struct tasks *ts, struct core *c, struct live *lv)
 	struct jv *r;
 	struct buf text;
 	int64_t fin;
+	enum task_state outcome;
 	int rc;
 
 	if (!lv->log.done) {
@@ -191,10 +193,15 @@ finish(struct tasks *ts, struct core *c, struct live *lv)
 	}
 	buf_init(&text, 0);
 	jv_dump(r, &text);
-	rc = store_task_finish(c->store, lv->row.id, result_state(r),
+	outcome = result_state(r);
+	rc = store_task_finish(c->store, lv->row.id, outcome,
 	                       jv_str(jv_get(r, "failure_reason")) ?: "",
 	                       jv_str(jv_get(r, "checkpoint_id")) ?: "",
 	                       text.data ? text.data : "{}", clock_now_ms());
+	if (rc == 0)
+		metric_inc(outcome == TASK_SUCCEEDED   ? METRIC_TASKS_SUCCEEDED
+		           : outcome == TASK_CANCELLED ? METRIC_TASKS_CANCELLED
+		                                       : METRIC_TASKS_FAILED);
 	buf_release(&text);
 	log_info("task %s: %s%s%s", lv->row.id,
 	         jv_str(jv_get(r, "status")) ?: "?",

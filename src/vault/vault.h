@@ -52,6 +52,9 @@ struct vault_sha256;
 struct vault_sha256 *vault_sha256_new(void);
 void vault_sha256_update(struct vault_sha256 *h, const void *p, size_t n);
 void vault_sha256_end(struct vault_sha256 *h, char out[VAULT_HASH_HEX + 1]);
+/* The SHA-256 (hex) and size of the file at path; 0 or -1 (errno). */
+int vault_sha256_file(const char *path, char out[VAULT_HASH_HEX + 1],
+                      int64_t *bytes);
 /* Compares n bytes in time independent of their contents. */
 bool vault_equal(const void *a, const void *b, size_t n);
 void vault_wipe(void *p, size_t n);

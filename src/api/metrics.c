@@ -1,0 +1,86 @@
+/*
+ * GET /metrics: the Prometheus text format (version 0.0.4), behind the
+ * API token like every /v1 call (docs/operations.md lists the metrics).
+ * The counters and histograms are lib/metrics.c's, read without a lock;
+ * the gauges are counted here, on the scraping request's thread: the
+ * sandboxes by state from the store (one pass over its rows), the
+ * egress refusals from the nft set's counters (one libnftables list),
+ * whether Docker answers.  Nothing here runs on a hot path.
+ */
+#include "api/api.h"
+#include "core/sbnet.h"
+#include "lib/metrics.h"
+
+#define METRICS_BODY_BYTES (1u << 20) /* the text is a few KiB */
+
+static int
+count_state(const struct sandbox *sb, void *arg)
+{
+	int64_t *by = arg;
+
+	if ((unsigned)sb->status <= SANDBOX_ERROR)
+		by[sb->status]++;
+	return 0;
+}
+
+static int
+count_app(const struct app *a, void *arg)
+{
+	(void)a;
+	(*(int64_t *)arg)++;
+	return 0;
+}
+
+static int
+gauges(struct req *r, struct buf *b)
+{
+	int64_t by[SANDBOX_ERROR + 1] = {0}, apps = 0, refused;
+	char labels[64];
+	int rc;
+
+	store_sandbox_list(r->core->store, count_state, by);
+	store_app_list(r->core->store, NULL, count_app, &apps);
+	rc = metrics_family(b, "sandboxd_sandboxes", "gauge",
+	                    "Sandboxes by state.");
+	for (int st = SANDBOX_CREATING; rc == 0 && st <= SANDBOX_ERROR; st++) {
+		snprintf(labels, sizeof(labels), "state=\"%s\"",
+		         sandbox_state_name((enum sandbox_state)st));
+		rc = metrics_sample(b, "sandboxd_sandboxes", labels, by[st]);
+	}
+	if (rc == 0)
+		rc = metrics_family(b, "sandboxd_apps", "gauge", "Apps.");
+	if (rc == 0)
+		rc = metrics_sample(b, "sandboxd_apps", "", apps);
+	refused = sbnet_blocked(r->core, NULL);
+	if (rc == 0 && refused >= 0)
+		rc = metrics_family(
+		         b, "sandboxd_egress_refused_packets", "gauge",
+		         "Packets the egress rules refused, summed over the "
+		         "addresses sandboxes have now (an address's count "
+		         "starts anew when a sandbox gets it).") ||
+		     metrics_sample(b, "sandboxd_egress_refused_packets", "",
+		                    refused);
+	if (rc == 0)
+		rc =
+		    metrics_family(b, "sandboxd_docker_up", "gauge",
+		                   "1 when the Docker engine answered last.") ||
+		    metrics_sample(b, "sandboxd_docker_up", "",
+		                   docker_is_up(r->core->docker));
+	return rc;
+}
+
+void
+metrics_get(struct req *r, struct resp *w)
+{
+	struct buf b;
+
+	buf_init(&b, METRICS_BODY_BYTES);
+	if (metrics_write(&b) < 0 || gauges(r, &b) < 0) {
+		buf_release(&b);
+		api_fail(w, 500, "internal", "the metrics do not fit");
+		return;
+	}
+	api_reply_bytes(w, 200, "text/plain; version=0.0.4; charset=utf-8",
+	                b.data ? b.data : "", b.len);
+	buf_release(&b);
+}

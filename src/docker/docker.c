@@ -423,8 +423,27 @@ docker_inspect(struct docker *d, const char *id, struct docker_state *st,
 	s = jv_str(jv_get(state, "Status"));
 	snprintf(st->status, sizeof(st->status), "%s", s ? s : "");
 	state_ip(jv_get(resp, "NetworkSettings"), st);
+	copy_str(st->image_id, sizeof(st->image_id), jv_get(resp, "Image"));
 	jv_free(resp);
 	return DOCKER_OK;
+}
+
+int
+docker_image_id(struct docker *d, const char *ref, char id[80],
+                char msg[DOCKER_MSG_LEN])
+{
+	struct jv *resp = NULL;
+	char path[512];
+	int rc;
+
+	id[0] = '\0';
+	snprintf(path, sizeof(path), "/images/%s/json", ref);
+	rc = call_json(d, "GET", path, NULL, DOCKER_CALL_TIMEOUT_S, &resp, msg);
+	if (rc != DOCKER_OK)
+		return rc;
+	copy_str(id, 80, jv_get(resp, "Id"));
+	jv_free(resp);
+	return id[0] ? DOCKER_OK : DOCKER_ERROR;
 }
 
 /* The first IPv4 entry of a network's IPAM configuration. */

@@ -60,6 +60,7 @@ struct docker_state {
 	char status[32]; /* created running exited … */
 	char ip[64];
 	char network_id[72]; /* the first network it is attached to */
+	char image_id[80];   /* "sha256:…": the image it was made from */
 };
 
 /* A network as the engine describes it (the first IPv4 IPAM entry). */
@@ -100,6 +101,9 @@ int docker_stop(struct docker *d, const char *id, int grace_s,
 int docker_remove(struct docker *d, const char *id, char msg[DOCKER_MSG_LEN]);
 int docker_inspect(struct docker *d, const char *id, struct docker_state *st,
                    char msg[DOCKER_MSG_LEN]);
+/* The id ("sha256:…") of the image a name or tag refers to now. */
+int docker_image_id(struct docker *d, const char *ref, char id[80],
+                    char msg[DOCKER_MSG_LEN]);
 int docker_network_inspect(struct docker *d, const char *name,
                            struct docker_network *out,
                            char msg[DOCKER_MSG_LEN]);

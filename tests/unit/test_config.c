@@ -45,6 +45,7 @@ static const char *const vars[] = {
     "SANDBOXD_MEM_REFUSE_WAKES_PCT",
     "SANDBOXD_WAKE_READY_SECONDS",
     "SANDBOXD_EDGE_ADDR",
+    "SANDBOXD_EDGE_PORT",
     "SANDBOXD_OPENCODE_FREE_MODEL",
     "SANDBOXD_OPENCODE_MODEL",
     "SANDBOXD_CLAUDE_MODEL",
@@ -330,7 +331,31 @@ bounds_empties_and_order(void)
 	clean_env();
 }
 
+/* The edge listens on HTTP_PORT unless SANDBOXD_EDGE_PORT says where. */
+static void
+edge_port_follows_http_port(void)
+{
+	struct config c;
+	char err[256];
+
+	clean_env();
+	setenv("HTTP_PORT", "8080", 1);
+	CHECK(config_load(&c, err, sizeof(err)) == 0);
+	CHECK(c.http_port == 8080);
+	CHECK(c.edge_port == 8080);
+	config_release(&c);
+	setenv("SANDBOXD_EDGE_PORT", "8480", 1);
+	CHECK(config_load(&c, err, sizeof(err)) == 0);
+	CHECK(c.http_port == 8080);
+	CHECK(c.edge_port == 8480);
+	config_release(&c);
+	expect_error("SANDBOXD_EDGE_PORT", "65536");
+	expect_error("SANDBOXD_EDGE_PORT", "http");
+	clean_env();
+}
+
 static const struct unit_test tests[] = {
+    {"the edge's port follows HTTP_PORT", edge_port_follows_http_port},
     {"defaults are the documented ones", defaults_are_documented_ones},
     {"bad values name the variable", bad_values_name_the_variable},
     {"auth disabled only by true or 1", auth_disabled_fails_closed},

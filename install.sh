@@ -316,14 +316,17 @@ resolve_ref() {
 	return 1
 }
 
-# The data directory must be a directory of its own: never /, a top-level
-# system directory or a home.
+# The data directory must be sandboxd's own: never empty, /, a top-level
+# system directory or a home directory (as scripts/deploy-lib.sh).
 check_data_dir() {
 	local d=${1%/}
-	[[ $d == /* ]] || die "SANDBOXD_DATA_DIR=\"$1\" is not an absolute path"
+	[[ -n $d && $d == /* ]] || die "SANDBOXD_DATA_DIR=\"$1\" is not an absolute path"
+	[[ $d != *..* ]] || die "SANDBOXD_DATA_DIR=\"$1\" contains .."
 	case $d in
-	"" | /bin | /boot | /dev | /etc | /home | /lib | /lib64 | /opt | /proc | /root | /run | /sbin | /srv | /sys | /tmp | /usr | /var | /var/lib | "$HOME")
-		die "SANDBOXD_DATA_DIR=\"$1\" is not a directory of sandboxd's own" ;;
+	"" | /bin | /boot | /dev | /etc | /home | /home/* | /lib | /lib64 | /media | /mnt | /opt | \
+		/proc | /root | /run | /sbin | /srv | /sys | /tmp | /usr | /usr/* | /var | /var/lib | "$HOME")
+		[[ $d == /home/*/* && $d != "$HOME" ]] ||
+			die "SANDBOXD_DATA_DIR=\"$1\" is not a directory of sandboxd's own: refused" ;;
 	esac
 }
 

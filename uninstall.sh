@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
-# uninstall.sh [--purge] [--yes]: remove what install.sh made.
+# uninstall.sh [--purge] [--images] [--yes]: remove what install.sh made.
 #
 # Always: the compose services (the daemon, Traefik), the sandboxes'
 # containers (those mounting a workspace of this data directory), the
 # sandbox network and its nftables table (`sandboxd network remove`), the
 # daemon's image and the rollback tags upgrade.sh left.
 # Kept unless --purge: the data directory (apps, workspaces, the database,
-# secret.key, backups), the sandbox image and this checkout with its .env.
-# --purge removes those too, after typing "yes" (or with --yes); it refuses
+# secret.key, backups) and this checkout with its .env; unless --images:
+# the sandbox image (SANDBOXD_IMAGE; other installs may use it too).
+# --purge removes those, after typing "yes" (or with --yes); it refuses
 # a data directory that is not sandboxd's own (empty, /, a system
 # directory, a home directory) or does not look like one.
 set -euo pipefail
@@ -15,12 +16,13 @@ PROG=uninstall
 . "$(dirname "${BASH_SOURCE[0]}")/scripts/deploy-lib.sh"
 
 main() {
-	local purge=0 yes=0 a ids answer
+	local purge=0 images=0 yes=0 a ids answer
 	for a in "$@"; do
 		case $a in
 		--purge) purge=1 ;;
+		--images) images=1 ;;
 		--yes | -y) yes=1 ;;
-		*) die "usage: uninstall.sh [--purge] [--yes]" ;;
+		*) die "usage: uninstall.sh [--purge] [--images] [--yes]" ;;
 		esac
 	done
 	deploy_init
@@ -63,15 +65,15 @@ main() {
 		"${SUDO[@]}" docker rmi "$a" >/dev/null 2>&1 || true
 	done
 
+	((images)) && remove_image "$BASE_IMAGE"
 	if ((purge)); then
-		remove_image "$BASE_IMAGE"
 		say "removing $DATA"
 		"${SUDO[@]}" rm -rf --one-file-system -- "$DATA"
 		say "removing $SRC"
 		cd /
 		rm -rf -- "$SRC"
 	else
-		say "kept: $DATA (data), $SRC (checkout and .env), the image $BASE_IMAGE; --purge removes them"
+		say "kept: $DATA (data) and $SRC (checkout and .env); --purge removes them"
 	fi
 	say "done"
 }

@@ -186,6 +186,8 @@ sandboxd_install() {
 	image=$(env_value "$src/.env" SANDBOXD_IMAGE)
 	daemon_image=$(env_value "$src/.env" SANDBOXD_DAEMON_IMAGE)
 	profiles=$(env_value "$src/.env" COMPOSE_PROFILES)
+	project=$(env_value "$src/.env" COMPOSE_PROJECT_NAME)
+	project=${project:-$(basename "$src")}
 	check_data_dir "$data"
 	"${sudo[@]}" mkdir -p "$data" "$data/traefik"
 
@@ -225,6 +227,15 @@ sandboxd_install() {
 	say "waiting for $api_url/healthz (up to ${health_timeout}s)"
 	for ((i = 0; i < health_timeout; i++)); do
 		[[ $(curl -s --max-time 2 "$api_url/healthz" 2>/dev/null) == ok ]] && break
+		sleep 1
+	done
+	# and Docker's own health check says so too (what compose ps shows,
+	# and what Traefik's depends_on waits for)
+	local cid
+	cid=$("${sudo[@]}" docker ps -q --filter "label=com.docker.compose.project=$project" \
+		--filter label=com.docker.compose.service=sandboxd | head -n 1)
+	for (( ; i < health_timeout; i++)); do
+		[[ -n $cid && $("${sudo[@]}" docker inspect -f '{{.State.Health.Status}}' "$cid" 2>/dev/null) != starting ]] && break
 		sleep 1
 	done
 	if ((i >= health_timeout)); then

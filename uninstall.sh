@@ -60,8 +60,7 @@ main() {
 		warn "sandboxd network remove failed (remove the network $(setting SANDBOXD_NETWORK sandboxd) by hand if it is left)"
 
 	remove_image "$DAEMON_IMAGE"
-	for a in $("${SUDO[@]}" docker images --format '{{.Repository}}:{{.Tag}}' |
-		grep -E '^sandboxd-rollback-(daemon|base):' || true); do
+	for a in $("${SUDO[@]}" docker images --format '{{.Repository}}:{{.Tag}}' "sandboxd-rollback-$PROJECT"); do
 		"${SUDO[@]}" docker rmi "$a" >/dev/null 2>&1 || true
 	done
 

@@ -3,8 +3,8 @@
 # default: SANDBOXD_REF, else main), or put the previous version back.
 #
 #   1. notes what runs now: the commit, and the daemon's and the sandbox
-#      image's ids (tagged sandboxd-rollback-*:<time>, so that nothing
-#      prunes them);
+#      image's ids (tagged sandboxd-rollback-<project>:daemon-<time> and
+#      :base-<time>, so that nothing prunes them);
 #   2. fetches REF and checks it out; builds the new daemon image and the
 #      sandbox image while the old daemon keeps serving;
 #   3. takes a consistent backup into <data>/backups/<time>-<commit>/ with
@@ -45,8 +45,8 @@ main() {
 	prev=$(git -C "$SRC" rev-parse HEAD)
 	prev_daemon=$(image_id "$DAEMON_IMAGE") || die "no image $DAEMON_IMAGE"
 	prev_base=$(image_id "$BASE_IMAGE") || die "no sandbox image $BASE_IMAGE"
-	rb_daemon=sandboxd-rollback-daemon:$stamp
-	rb_base=sandboxd-rollback-base:$stamp
+	rb_daemon=sandboxd-rollback-$PROJECT:daemon-$stamp
+	rb_base=sandboxd-rollback-$PROJECT:base-$stamp
 	"${SUDO[@]}" docker tag "$prev_daemon" "$rb_daemon"
 	"${SUDO[@]}" docker tag "$prev_base" "$rb_base"
 	say "now: ${prev:0:12}, daemon image ${prev_daemon:7:12}, sandbox image ${prev_base:7:12}"
@@ -196,8 +196,8 @@ restore_backup() {
 # Rollback tags of earlier upgrades than this one.
 drop_old_rollback_tags() {
 	local t
-	for t in $("${SUDO[@]}" docker images --format '{{.Repository}}:{{.Tag}}' |
-		grep -E '^sandboxd-rollback-(daemon|base):' | grep -v ":$1\$"); do
+	for t in $("${SUDO[@]}" docker images --format '{{.Repository}}:{{.Tag}}' "sandboxd-rollback-$PROJECT" |
+		grep -vE ":(daemon|base)-$1\$"); do
 		"${SUDO[@]}" docker rmi "$t" >/dev/null 2>&1 || true
 	done
 }

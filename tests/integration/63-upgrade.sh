@@ -46,7 +46,7 @@ state_is_kept() {
 	expect_status 200 && expect_json '.apps | length' 2
 	api GET "/v1/apps/$APP/config/DB_PASSWORD"
 	expect_status 200 && expect_json .value_set true && expect_json .sensitive true
-	api GET "/v1/sandboxes/$SB/files?path=keep.txt"
+	api GET "/v1/sandboxes/$SB/files/content?path=keep.txt"
 	expect_status 200
 	[[ $(cat "$BODY_FILE") == "kept across upgrades $$" ]] || t_err "keep.txt: $(short_body)"
 	api GET /v1/agents
@@ -131,7 +131,7 @@ c=$(container_of "$SB")
 	t_err "after a start the sandbox runs $(dinspect "$c" '{{.Image}}'), not the new $INST_BASE_IMAGE ($B2)"
 inst_compose logs --no-color sandboxd | grep -q "sandbox $SB: its container was made from image" ||
 	t_err "no log line about making the container again"
-api GET "/v1/sandboxes/$SB/files?path=keep.txt"
+api GET "/v1/sandboxes/$SB/files/content?path=keep.txt"
 [[ $(cat "$BODY_FILE") == "kept across upgrades $$" ]] || t_err "keep.txt after the new container: $(short_body)"
 ok=0
 for ((i = 0; i < 600; i++)); do

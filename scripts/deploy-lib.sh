@@ -1,3 +1,4 @@
+# shellcheck shell=bash disable=SC2034
 # scripts/deploy-lib.sh: what upgrade.sh and uninstall.sh share (sourced;
 # install.sh keeps its own copy, since it runs before there is a checkout).
 # Sets SRC (the checkout), SUDO (an array: empty as root, else sudo),

@@ -9,7 +9,7 @@
 # against it, with the preview served through HTTP_PORT; docker-compose
 # ps and logs show the service; a second run changes nothing and keeps
 # .env; uninstall.sh removes the services and the network and keeps the
-# data.  Times of each step are printed as "# time: …".
+# data; a daemon that cannot start makes install.sh say what to run.  Times of each step are printed as "# time: …".
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/deploy-lib.sh"
 need_docker
@@ -182,6 +182,17 @@ docker network inspect "$INST_NETWORK" >/dev/null 2>&1 && t_err "network $INST_N
 docker image inspect "$INST_DAEMON_IMAGE" >/dev/null 2>&1 && t_err "daemon image left"
 [[ -f $INST_DATA/secret.key && -f $INST_DATA/state/sandboxd.db && -f $INST_SRC/.env ]] ||
 	t_err "data or .env gone: $(ls "$INST_DATA" "$INST_SRC/.env" 2>&1)"
+t_end
+
+t_begin "a daemon that does not become healthy: install.sh says what to run"
+echo 'SANDBOXD_MEMORY_MB=lots' >>"$INST_SRC/.env"
+run_install SANDBOXD_HEALTH_TIMEOUT=15
+((INSTALL_RC == 1)) || t_err "install.sh exited with $INSTALL_RC, expected 1: $(tail -n 5 "$INSTALL_OUT")"
+grep -q "did not answer http://$INST_API/healthz within 15s" "$INSTALL_OUT" || t_err "no health failure message: $(tail -n 5 "$INSTALL_OUT")"
+grep -q "cd $INST_SRC && docker-compose ps && docker-compose logs sandboxd" "$INSTALL_OUT" ||
+	t_err "the message does not say what to run: $(tail -n 3 "$INSTALL_OUT")"
+grep -q 'SANDBOXD_MEMORY_MB' "$INSTALL_OUT" || t_err "the daemon's own complaint is not shown: $(tail -n 12 "$INSTALL_OUT")"
+inst_compose down >/dev/null 2>&1
 t_end
 
 t_begin "uninstall.sh --purge refuses a data dir that is not sandboxd's own"

@@ -9,8 +9,9 @@
 # console and every preview host go to the edge, the API nowhere); what
 # the generator refuses; that the checker fails on broken files; that
 # Traefik's environment gets the provider's credentials and not the
-# daemon's token; and that docker-compose accepts the compose file with and
-# without the traefik profile.
+# daemon's token; that docker-compose accepts the compose file with and
+# without the traefik profile; and that systemd-analyze accepts the unit
+# of native installs.
 . "$(dirname "$0")/lib.sh"
 
 python3 -c 'import yaml' 2>/dev/null || bail "python3-yaml is not installed (apt-get install python3-yaml)"
@@ -139,6 +140,19 @@ if command -v docker-compose >/dev/null; then
 	grep -q 'SANDBOXD_DATA_DIR must be set' <<<"$out" || t_err "message: $out"
 else
 	t_err "docker-compose is not installed"
+fi
+t_end
+
+t_begin "the systemd unit for native installs passes systemd-analyze verify"
+if command -v systemd-analyze >/dev/null; then
+	# The binary is not installed here; every other complaint fails.
+	out=$(systemd-analyze verify "$IT_ROOT/packaging/sandboxd.service" 2>&1 |
+		grep -v 'Command /usr/local/bin/sandboxd is not executable')
+	[[ -z $out ]] || t_err "systemd-analyze verify: $out"
+	grep -q '^Environment=SANDBOXD_ENV_FILE=/etc/sandboxd/sandboxd.env$' "$IT_ROOT/packaging/sandboxd.service" ||
+		t_err "the unit does not name its env file"
+else
+	t_err "systemd-analyze is not installed"
 fi
 t_end
 

@@ -282,7 +282,7 @@ serve(void)
 		    cfg.preview_domain, cfg.http_port);
 		fflush(stdout);
 		log_info("listening on http://%s; previews on %s:%u",
-		         cfg.api_addr, cfg.edge_addr, cfg.http_port);
+		         cfg.api_addr, cfg.edge_addr, (unsigned)cfg.edge_port);
 		wait_for_signal();
 		rc = 0;
 	}

@@ -355,6 +355,24 @@ parse_docker_host(const struct envfile *f, struct config *c, char *err,
 	return 0;
 }
 
+/*
+ * The edge listens on HTTP_PORT unless SANDBOXD_EDGE_PORT names another
+ * port: behind a proxy that owns HTTP_PORT (Traefik in the compose
+ * deployment), preview URLs keep the public port while the edge listens
+ * on a port of its own.
+ */
+static int
+set_edge_port(const struct envfile *f, struct config *c, char *err,
+              size_t errlen)
+{
+	(void)f;
+	(void)err;
+	(void)errlen;
+	if (c->edge_port == 0)
+		c->edge_port = c->http_port;
+	return 0;
+}
+
 /* SANDBOXD_DEFAULT_AGENT, once read as a word, must name an agent. */
 static int
 check_agent(const struct envfile *f, struct config *c, char *err, size_t errlen)
@@ -704,6 +722,13 @@ static const struct config_var vars[] = {
     INT("SANDBOXD_WAKE_READY_SECONDS", wake_ready_s, 30, 1, 3600),
     WORD("SANDBOXD_EDGE_ADDR", edge_addr, "0.0.0.0", ".:"),
     HOOK(parse_console_dir),
+    {.name = "SANDBOXD_EDGE_PORT",
+     .kind = CONFIG_INT,
+     FIELD(edge_port, int64_t),
+     .idef = 0,
+     .min = 0,
+     .max = 65535,
+     .hook = set_edge_port},
     /* Containers. */
     WORD("SANDBOXD_RUNTIME", runtime, "runc", "-_."),
     WORD("SANDBOXD_IMAGE", image, "sandboxd-base:" SANDBOXD_VERSION, "-_.:/@"),

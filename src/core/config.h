@@ -31,6 +31,7 @@ struct config {
 	uint16_t http_port;
 	char edge_addr[64];         /* where the preview edge listens */
 	char console_dir[PATH_MAX]; /* the console's built files */
+	int64_t edge_port; /* its port: SANDBOXD_EDGE_PORT, else HTTP_PORT */
 	char preview_domain[256];
 	char preview_entrypoint[64];
 	bool preview_tls;

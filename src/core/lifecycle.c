@@ -155,26 +155,39 @@ container_started(struct core *c, struct sandbox *sb)
 }
 
 /*
- * A stopped container attached to another network than the sandboxes'
- * (made before the network existed, or before dockerd lost its state)
- * is removed, to be made again: its root filesystem is read-only and its
- * files are in the workspace, so nothing is lost.
+ * A stopped container is removed, to be made again, when it is attached
+ * to another network than the sandboxes' (made before the network
+ * existed, or before dockerd lost its state) or was made from another
+ * image than the one SANDBOXD_IMAGE names now (an upgrade rebuilt the
+ * image under the same tag: the ids differ, the tags do not).  Its root
+ * filesystem is read-only and its files are in the workspace, so nothing
+ * is lost.  When the image cannot be looked up, the container stays.
  */
 static void
-container_renetwork(struct core *c, const struct sandbox *sb, const char *name)
+container_refresh(struct core *c, const struct sandbox *sb, const char *name)
 {
-	char want[72], msg[DOCKER_MSG_LEN];
+	char want[72], image[80], msg[DOCKER_MSG_LEN];
 	struct docker_state st;
 
-	sbnet_network_id(c, want, sizeof(want));
-	if (want[0] == '\0' ||
-	    docker_inspect(c->docker, name, &st, msg) != DOCKER_OK ||
-	    st.running || strcmp(st.network_id, want) == 0)
+	if (docker_inspect(c->docker, name, &st, msg) != DOCKER_OK ||
+	    st.running)
 		return;
-	log_info("sandbox %s: its container is on another network; making it "
-	         "again",
-	         sb->id);
-	docker_remove(c->docker, name, msg);
+	sbnet_network_id(c, want, sizeof(want));
+	if (want[0] && strcmp(st.network_id, want) != 0) {
+		log_info("sandbox %s: its container is on another network; "
+		         "making it again",
+		         sb->id);
+		docker_remove(c->docker, name, msg);
+		return;
+	}
+	if (docker_image_id(c->docker, c->cfg->image, image, msg) ==
+	        DOCKER_OK &&
+	    image[0] && st.image_id[0] && strcmp(st.image_id, image) != 0) {
+		log_info("sandbox %s: its container was made from image %.19s, "
+		         "%s is %.19s now; making it again",
+		         sb->id, st.image_id, c->cfg->image, image);
+		docker_remove(c->docker, name, msg);
+	}
 }
 
 /* Starts the sandbox's container, creating it first when it is missing. */
@@ -185,7 +198,7 @@ container_run(struct core *c, struct sandbox *sb, char *msg)
 	int rc;
 
 	core_container_name(c, sb->id, name, sizeof(name));
-	container_renetwork(c, sb, name);
+	container_refresh(c, sb, name);
 	rc = docker_start(c->docker, name, msg);
 	if (rc == DOCKER_NOT_FOUND) {
 		log_info("sandbox %s: container missing, recreating", sb->id);

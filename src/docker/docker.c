@@ -425,6 +425,7 @@ docker_inspect(struct docker *d, const char *id, struct docker_state *st,
 	s = jv_str(jv_get(state, "Status"));
 	snprintf(st->status, sizeof(st->status), "%s", s ? s : "");
 	state_ip(jv_get(resp, "NetworkSettings"), st);
+	copy_str(st->image_id, sizeof(st->image_id), jv_get(resp, "Image"));
 	jv_free(resp);
 	return DOCKER_OK;
 }

@@ -60,6 +60,7 @@ struct docker_state {
 	char status[32]; /* created running exited … */
 	char ip[64];
 	char network_id[72]; /* the first network it is attached to */
+	char image_id[80];   /* "sha256:…": the image it was made from */
 };
 
 /* A network as the engine describes it (the first IPv4 IPAM entry). */

@@ -399,7 +399,7 @@ edge_setup(struct edge *e)
 	const struct config *cfg = e->core->cfg;
 	struct epoll_event ev = {.events = EPOLLIN | EPOLLET};
 
-	if (edge_listen(e, cfg->edge_addr, cfg->http_port) < 0)
+	if (edge_listen(e, cfg->edge_addr, (uint16_t)cfg->edge_port) < 0)
 		return -1;
 	e->efd = epoll_create1(EPOLL_CLOEXEC);
 	e->wfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
@@ -473,7 +473,7 @@ edge_start(struct edge **out, struct core *core)
 	if (pthread_create(&e->thread, NULL, edge_main, e) != 0)
 		goto fail;
 	log_info("preview edge listening on %s port %u", core->cfg->edge_addr,
-	         core->cfg->http_port);
+	         (unsigned)core->cfg->edge_port);
 	*out = e;
 	return 0;
 fail:

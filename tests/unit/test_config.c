@@ -3,6 +3,7 @@
  * that every bad value is an error naming its variable, in words that
  * stay the same for each kind of row of config.c's table.
  */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,6 +46,7 @@ static const char *const vars[] = {
     "SANDBOXD_MEM_REFUSE_WAKES_PCT",
     "SANDBOXD_WAKE_READY_SECONDS",
     "SANDBOXD_EDGE_ADDR",
+    "SANDBOXD_EDGE_PORT",
     "SANDBOXD_OPENCODE_FREE_MODEL",
     "SANDBOXD_OPENCODE_MODEL",
     "SANDBOXD_CLAUDE_MODEL",
@@ -330,7 +332,66 @@ bounds_empties_and_order(void)
 	clean_env();
 }
 
+/* The edge listens on HTTP_PORT unless SANDBOXD_EDGE_PORT says where. */
+static void
+edge_port_follows_http_port(void)
+{
+	struct config c;
+	char err[256];
+
+	clean_env();
+	setenv("HTTP_PORT", "8080", 1);
+	CHECK(config_load(&c, err, sizeof(err)) == 0);
+	CHECK(c.http_port == 8080);
+	CHECK(c.edge_port == 8080);
+	config_release(&c);
+	setenv("SANDBOXD_EDGE_PORT", "8480", 1);
+	CHECK(config_load(&c, err, sizeof(err)) == 0);
+	CHECK(c.http_port == 8080);
+	CHECK(c.edge_port == 8480);
+	config_release(&c);
+	expect_error("SANDBOXD_EDGE_PORT", "65536");
+	expect_error("SANDBOXD_EDGE_PORT", "http");
+	clean_env();
+}
+
+/*
+ * .env.example, which install.sh copies to .env, holds the defaults: the
+ * configuration loaded from it is the one loaded from an empty file,
+ * field by field (config_load zeroes the struct first, so padding is
+ * equal too).  scripts/lint checks it names every setting.
+ */
+static void
+env_example_holds_the_defaults(void)
+{
+	struct config a, b;
+	char err[256], path[PATH_MAX];
+	const char *slash = strrchr(__FILE__, '/');
+	int n = slash ? (int)(slash - __FILE__) : 0;
+
+	snprintf(path, sizeof(path), "%.*s%s../../.env.example", n, __FILE__,
+	         n ? "/" : "");
+	clean_env();
+	CHECK(config_load(&a, err, sizeof(err)) == 0);
+	setenv("SANDBOXD_ENV_FILE", path, 1);
+	if (config_load(&b, err, sizeof(err)) != 0) {
+		fprintf(stderr, "  %s: %s\n", path, err);
+		unit_failed = 1;
+		config_release(&a);
+		return;
+	}
+	CHECK(b.env_file_loaded);
+	memcpy(b.env_file, a.env_file, sizeof(a.env_file));
+	b.env_file_loaded = a.env_file_loaded;
+	CHECK(memcmp(&a, &b, sizeof(a)) == 0);
+	config_release(&a);
+	config_release(&b);
+	clean_env();
+}
+
 static const struct unit_test tests[] = {
+    {".env.example holds the defaults", env_example_holds_the_defaults},
+    {"the edge's port follows HTTP_PORT", edge_port_follows_http_port},
     {"defaults are the documented ones", defaults_are_documented_ones},
     {"bad values name the variable", bad_values_name_the_variable},
     {"auth disabled only by true or 1", auth_disabled_fails_closed},

@@ -398,7 +398,7 @@ await step('settings: the Claude subscription sign-in, then disconnect', async (
 	await card().getByLabel('Code from the sign-in page').fill(`${env.OAUTH_CODE}#${state}`);
 	await card().getByRole('button', {name: 'Finish sign-in'}).click();
 	await page.getByText('Signed in with the subscription.').waitFor();
-	await card().getByText(/with a Claude subscription/).waitFor();
+	await card().locator('p', {hasText: 'with a Claude subscription'}).waitFor();
 	const a = (await api('GET', '/v1/agents')).json().agents.find((x) => x.id === 'claude-code');
 	assert(a.status === 'connected' && a.method === 'oauth', 'agent ' + JSON.stringify(a));
 	await card().getByRole('button', {name: 'Disconnect'}).click();

@@ -24,6 +24,7 @@
 
 #include <arpa/inet.h>
 #include <ctype.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -106,9 +107,42 @@ is_ip(const char *s)
 	return inet_pton(AF_INET, s, a) == 1 || inet_pton(AF_INET6, s, a) == 1;
 }
 
+static void client_addr(const char *peer, bool peer_loopback, const char *xff,
+                        char *out, size_t len);
+
+/* An IPv6 address counts by its /64 (what one host is routinely given),
+ * as the edge counts connections. */
+static void
+limit_key(const char *addr, char *out, size_t len)
+{
+	unsigned char a[16];
+	char text[INET6_ADDRSTRLEN];
+
+	if (inet_pton(AF_INET6, addr, a) != 1 ||
+	    IN6_IS_ADDR_V4MAPPED((const struct in6_addr *)a)) {
+		snprintf(out, len, "%s", addr);
+		return;
+	}
+	memset(a + 8, 0, 8);
+	if (inet_ntop(AF_INET6, a, text, sizeof(text)) == NULL)
+		snprintf(out, len, "%s", addr);
+	else
+		snprintf(out, len, "%s/64", text);
+}
+
 void
 session_client_addr(const char *peer, bool peer_loopback, const char *xff,
                     char *out, size_t len)
+{
+	char addr[64];
+
+	client_addr(peer, peer_loopback, xff, addr, sizeof(addr));
+	limit_key(addr, out, len);
+}
+
+static void
+client_addr(const char *peer, bool peer_loopback, const char *xff, char *out,
+            size_t len)
 {
 	char hop[64];
 	const char *last;

@@ -56,6 +56,7 @@ bool session_origin_ok(const char *origin, const char *host, bool https);
  * The client address the rate limit counts: the peer's, or, when the
  * peer is loopback (the edge, or the TLS proxy in front of it), the last
  * hop of X-Forwarded-For (what the edge wrote), if it is an IP address.
+ * An IPv6 address counts by its /64 ("2001:db8::/64").
  */
 void session_client_addr(const char *peer, bool peer_loopback, const char *xff,
                          char *out, size_t len);

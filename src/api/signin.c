@@ -292,8 +292,7 @@ reply_signed_in(struct req *r, struct resp *w)
 }
 
 static int
-setup_checks(struct req *r, struct resp *w, const char *code, const char *pw,
-             size_t pwlen)
+setup_checks(struct req *r, struct resp *w, const char *code, size_t pwlen)
 {
 	char stored[SESSION_CODE_LEN + 1], hash[VAULT_PWHASH_LEN];
 	const char *dir = auth_data_dir(api_auth(r));
@@ -321,7 +320,6 @@ setup_checks(struct req *r, struct resp *w, const char *code, const char *pw,
 		         "again on the host");
 		return -1;
 	}
-	(void)pw;
 	return 0;
 }
 
@@ -339,7 +337,7 @@ signin_setup(struct req *r, struct resp *w)
 		return;
 	if ((code = field(body, w, "setup_code", &clen)) == NULL ||
 	    (pw = field(body, w, "password", &pwlen)) == NULL ||
-	    setup_checks(r, w, code, pw, pwlen) < 0 ||
+	    setup_checks(r, w, code, pwlen) < 0 ||
 	    hash_password(r, w, pw, pwlen, hash) < 0) {
 		jv_free(body);
 		return;

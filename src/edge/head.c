@@ -30,7 +30,9 @@
  * peer's address), X-Forwarded-Proto (https when PREVIEW_TLS says a TLS
  * proxy is in front, else http) and X-Forwarded-Host; the client's
  * X-Forwarded-*, Forwarded and X-Real-IP are dropped, never trusted:
- * the edge is the first hop it knows of.  Responses lose X-Frame-Options
+ * the edge is the first hop it knows of (but for the console's host
+ * behind the TLS proxy, whose X-Forwarded-For names the browser:
+ * put_client).  Responses lose X-Frame-Options
  * and get "Content-Security-Policy: frame-ancestors <console origin>"
  * instead (the console's origin on the port the request came to), so
  * only the console may show the app in a frame; an app's
@@ -38,6 +40,7 @@
  * replaces.  Everything else is passed as it came, Connection and
  * Upgrade included.
  */
+#include <arpa/inet.h>
 #include <limits.h>
 #include <string.h>
 #include <strings.h>
@@ -417,6 +420,47 @@ put_framing(struct out *o, const http_parser *p)
 	}
 }
 
+/*
+ * The client's address for X-Forwarded-For: the peer's.  Only on the
+ * console's host behind the TLS proxy (PREVIEW_TLS, a loopback peer: the
+ * proxy) is the last hop of the proxy's X-Forwarded-For taken instead,
+ * when it is an IP address, so that the API's sign-in limit counts
+ * browsers, not the proxy.
+ */
+static void
+put_client(const struct edge_conn *c, struct out *o)
+{
+	const char *v = NULL, *last;
+	size_t n = 0, k;
+	char hop[INET6_ADDRSTRLEN];
+	unsigned char a[16];
+
+	if (!c->console || !c->e->tls_proxy_exempt ||
+	    !(strncmp(c->ip, "127.", 4) == 0 || strcmp(c->ip, "::1") == 0) ||
+	    edge_head_find(c->head, "x-forwarded-for", &v, &n) != 1) {
+		puts_(o, c->ip);
+		return;
+	}
+	last = v + n;
+	while (last > v && last[-1] != ',')
+		last--;
+	k = (size_t)(v + n - last);
+	while (k && (*last == ' ' || *last == '\t'))
+		last++, k--;
+	while (k && (last[k - 1] == ' ' || last[k - 1] == '\t'))
+		k--;
+	if (k == 0 || k >= sizeof(hop)) {
+		puts_(o, c->ip);
+		return;
+	}
+	memcpy(hop, last, k);
+	hop[k] = '\0';
+	if (inet_pton(AF_INET, hop, a) == 1 || inet_pton(AF_INET6, hop, a) == 1)
+		puts_(o, hop);
+	else
+		puts_(o, c->ip);
+}
+
 int
 edge_head_request(struct edge_conn *c, const char *host, size_t hostlen)
 {
@@ -443,7 +487,7 @@ edge_head_request(struct edge_conn *c, const char *host, size_t hostlen)
 			put_header(&o, h, i);
 	put_framing(&o, &c->req);
 	puts_(&o, "X-Forwarded-For: ");
-	puts_(&o, c->ip);
+	put_client(c, &o);
 	puts_(&o, c->e->tls ? "\r\nX-Forwarded-Proto: https\r\n"
 	                    : "\r\nX-Forwarded-Proto: http\r\n");
 	puts_(&o, "X-Forwarded-Host: ");

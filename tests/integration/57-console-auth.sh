@@ -307,6 +307,19 @@ fi
 note "$n events; first at +$(awk -v a="$first" -v s="$start" 'BEGIN{printf "%.2f", a-s}') s, done at +$(awk -v a="$done_at" -v s="$start" 'BEGIN{printf "%.2f", a-s}') s"
 t_end
 
+t_begin "console host: a 12 MiB file upload passes the edge to the API's own cap"
+head -c $((12 << 20)) /dev/urandom >"$IT_TMP/big.bin"
+ereq PUT "/v1/sandboxes/$SB/files?path=big.bin" "@$IT_TMP/big.bin" -H "$CK" \
+	-H "X-CSRF-Token: $CSRF1" -H "Origin: $ORIGIN"
+expect_status 200
+cmp -s "$DATA/workspaces/$SB/workspace/app/big.bin" "$IT_TMP/big.bin" ||
+	t_err "the file in the workspace differs from what was sent"
+head -c $((17 << 20)) /dev/zero >"$IT_TMP/huge.bin"
+ereq PUT "/v1/sandboxes/$SB/files?path=huge.bin" "@$IT_TMP/huge.bin" -H "$CK" \
+	-H "X-CSRF-Token: $CSRF1"
+expect_status 413
+t_end
+
 t_begin "previews carry frame-ancestors: the console's origin on the request's port"
 h=$(ecurl "$HOST" / -D - -o /dev/null | tr -d '\r')
 grep -qx "Content-Security-Policy: frame-ancestors http://console.localhost:$EDGE_PORT" <<<"$h" ||
@@ -368,6 +381,28 @@ t_begin "keep-alive: files and API answers share one connection"
 out=$(curl -s -o /dev/null -o /dev/null -o /dev/null -w '%{num_connects}\n' -H "Host: $CH" -H "$CK" \
 	"$EDGE/" "$EDGE/v1/apps" "$EDGE/assets/app-3f2a1b.js" | paste -sd' ')
 [[ $out == "1 0 0" ]] || t_err "connections per request: $out"
+t_end
+
+# --- behind a TLS proxy (PREVIEW_TLS) ----------------------------------------------
+
+new_data_dir
+start_daemon -SANDBOXD_API_TOKENS PREVIEW_TLS=true SANDBOXD_NETWORK=none HTTP_PORT=$EDGE_PORT \
+	SANDBOXD_EDGE_ADDR=127.0.0.1 SANDBOXD_CONSOLE_DIR="$CON" ||
+	bail "the daemon did not start: $(tail -n 5 "$DAEMON_ERR")"
+CODE=$(sed -nE 's/^Console setup code \(shown once\): (.*)$/\1/p' "$DAEMON_OUT" | head -n 1)
+
+t_begin "PREVIEW_TLS: the cookie is Secure; the proxy's X-Forwarded-For names the browser"
+ereq POST /v1/auth/setup "{\"setup_code\":\"$CODE\",\"password\":\"$PW1\"}" \
+	-H 'X-Forwarded-For: 192.0.2.1' -H "Origin: https://$CH"
+expect_status 200 && expect_json .via session
+[[ $(cookie_of) == *"; Secure"* ]] || t_err "no Secure under PREVIEW_TLS: $(cookie_of)"
+for i in 1 2 3 4 5; do
+	ereq POST /v1/auth/login '{"password":"guess guess"}' -H 'X-Forwarded-For: 192.0.2.7'
+done
+ereq POST /v1/auth/login "{\"password\":\"$PW1\"}" -H 'X-Forwarded-For: 192.0.2.7'
+expect_status 429
+ereq POST /v1/auth/login "{\"password\":\"$PW1\"}" -H 'X-Forwarded-For: 10.9.9.9, 192.0.2.8'
+expect_status 200
 t_end
 
 # --- auth disabled, no console built ---------------------------------------------

@@ -71,9 +71,17 @@ operators(void)
 	auth_free(a);
 	memset(&cfg, 0, sizeof(cfg));
 	cfg.auth_disabled = true;
+	snprintf(cfg.preview_domain, sizeof(cfg.preview_domain), "localhost");
 	CHECK(auth_init(&a, &cfg, NULL) == 0);
-	if (a)
+	if (a) {
 		CHECK(auth_operator(a, "alice"));
+		/* The Host guard: loopback names and the console's host. */
+		CHECK(auth_host_allowed(a, "127.0.0.1:9090"));
+		CHECK(auth_host_allowed(a, "console.localhost:8080"));
+		CHECK(!auth_host_allowed(a, "console.evil.example"));
+		CHECK(!auth_host_allowed(a, "evil.example"));
+		CHECK(!auth_host_allowed(a, NULL));
+	}
 	auth_free(a);
 }
 

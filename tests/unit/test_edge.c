@@ -494,6 +494,44 @@ console_request_keeps_host(void)
 	done(e);
 }
 
+/* Behind the TLS proxy, the console's X-Forwarded-For is the proxy's
+ * last hop; anywhere else, the peer's address. */
+static void
+console_behind_tls_proxy_names_the_browser(void)
+{
+	static const struct {
+		bool exempt, console;
+		const char *ip, *xff, *want;
+	} cases[] = {
+	    {true, true, "127.0.0.1", "10.1.1.1, 192.0.2.7 ", "192.0.2.7"},
+	    {true, true, "127.0.0.1", "not-an-ip", "127.0.0.1"},
+	    {true, true, "10.0.0.5", "192.0.2.7", "10.0.0.5"},
+	    {false, true, "127.0.0.1", "192.0.2.7", "127.0.0.1"},
+	    {true, false, "127.0.0.1", "192.0.2.7", "127.0.0.1"},
+	};
+	const char *h = "console.localhost";
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
+		struct edge *e = edge_new();
+		struct edge_conn *c = conn_new(e);
+		char in[256], want[128];
+
+		snprintf(in, sizeof(in),
+		         "GET /v1/apps HTTP/1.1\r\nHost: %s\r\n"
+		         "X-Forwarded-For: %s\r\n\r\n",
+		         h, cases[i].xff);
+		CHECK(feed_head(c, &c->req, in, 0) == HPE_PAUSED);
+		e->tls_proxy_exempt = cases[i].exempt;
+		c->console = cases[i].console;
+		snprintf(c->ip, sizeof(c->ip), "%s", cases[i].ip);
+		CHECK(edge_head_request(c, h, strlen(h)) == 0);
+		snprintf(want, sizeof(want), "\r\nX-Forwarded-For: %s\r\n",
+		         cases[i].want);
+		CHECK(strstr(out_text(&c->rq.out), want) != NULL);
+		done(e);
+	}
+}
+
 static void
 console_response_gets_security_headers(void)
 {
@@ -669,6 +707,8 @@ main(void)
 	     pages_close_when_they_must},
 	    {"console: API requests keep Host; X-Forwarded-* are the edge's",
 	     console_request_keeps_host},
+	    {"console: behind the TLS proxy, its X-Forwarded-For's last hop",
+	     console_behind_tls_proxy_names_the_browser},
 	    {"console: answers carry the console's security headers",
 	     console_response_gets_security_headers},
 	    {"preview: frame-ancestors is the console on the request's port",

@@ -84,7 +84,12 @@ client_address(void)
 	                    sizeof(out));
 	CHECK_STR(out, "1.2.3.4"); /* the last hop: what the edge wrote */
 	session_client_addr("127.0.0.1", true, "2001:db8::1", out, sizeof(out));
-	CHECK_STR(out, "2001:db8::1");
+	CHECK_STR(out, "2001:db8::/64");
+	session_client_addr("2001:db8:1:2:3:4:5:6", false, NULL, out,
+	                    sizeof(out));
+	CHECK_STR(out, "2001:db8:1:2::/64");
+	session_client_addr("::ffff:10.0.0.1", false, NULL, out, sizeof(out));
+	CHECK_STR(out, "::ffff:10.0.0.1");
 	session_client_addr("127.0.0.1", true, "1.2.3.4, garbage", out,
 	                    sizeof(out));
 	CHECK_STR(out, "127.0.0.1");

@@ -36,7 +36,8 @@ const struct err_code err_codes[] = {
     {.code = "operator_only",
      .status = 403,
      .meaning = "scope=instance (the instance-wide agent credentials "
-                "and default models) from a token that is no operator's"},
+                "and default models), a lifecycle setting or an API "
+                "token call from a token that is no operator's"},
     {.code = "setup_code_invalid",
      .status = 403,
      .meaning = "the console's first password with a wrong or no setup "

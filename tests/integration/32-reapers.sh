@@ -45,6 +45,8 @@ field() {
 	api GET "/v1/sandboxes/$1"
 	if [[ $STATUS == 200 ]]; then j "$2"; else echo "HTTP $STATUS"; fi
 }
+# (Read with grep -q through <(daemon_log), not a pipe: under pipefail,
+# cat's SIGPIPE after grep -q found its line would fail the check.)
 daemon_log() { cat "$DAEMON_ERR" "$DAEMON_OUT" 2>/dev/null; }
 
 # new_sb NAME: an app with the static preset and its sandbox -> SB_ID, SB_CONTAINER
@@ -153,7 +155,7 @@ for name in idle polled; do
 	r=$(field "${SB[$name]}" .status_reason)
 	[[ $r == idle ]] || t_err "$name: status_reason is '$r', expected idle"
 	container_running "${CT[$name]}" && t_err "$name: the container still runs"
-	daemon_log | grep -q "idle reaper: sandbox ${SB[$name]}" ||
+	grep -q "idle reaper: sandbox ${SB[$name]}" <(daemon_log) ||
 		t_err "$name: no 'idle reaper: sandbox ${SB[$name]} …' line in the daemon log"
 done
 t_end
@@ -274,7 +276,7 @@ for name in A B C D; do
 	r=$(field "${P[$name]}" .status_reason)
 	[[ $r == pressure ]] || t_err "$name: status_reason is '$r', expected pressure"
 	container_running "${PC[$name]}" && t_err "$name: the container still runs"
-	daemon_log | grep "pressure reaper: " | grep -q "${P[$name]}" ||
+	grep "pressure reaper: " <(daemon_log) | grep -F "${P[$name]}" >/dev/null ||
 		t_err "$name: the daemon log has no pressure reaper line naming ${P[$name]}"
 done
 t_end

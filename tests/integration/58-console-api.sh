@@ -166,6 +166,22 @@ expect_status 200
 [[ $(cat "$DIR/notes.txt") == merged ]] || t_err "after the merge: $(cat "$DIR/notes.txt")"
 t_end
 
+t_begin "files: ten saves at once with the same If-Match: exactly one wins, nine get 412"
+api PUT "/v1/sandboxes/$SB/files?path=race.txt" 'base'
+BASE=$(header ETag)
+pids=()
+for i in 0 1 2 3 4 5 6 7 8 9; do
+	curl -s -o /dev/null -w '%{http_code}\n' --max-time 30 -X PUT -H "Authorization: Bearer $TOKEN" \
+		-H "If-Match: $BASE" --data-binary "writer $i" "$API_URL/v1/sandboxes/$SB/files?path=race.txt" \
+		>"$IT_TMP/race.$i" &
+	pids+=($!)
+done
+wait "${pids[@]}"
+codes=$(cat "$IT_TMP"/race.* | sort | uniq -c | tr -s ' ' | tr '\n' ';')
+[[ $codes == " 1 200; 9 412;" ]] || t_err "status codes of the ten saves: $codes"
+[[ $(cat "$DIR/race.txt") == "writer "[0-9] ]] || t_err "race.txt: $(cat "$DIR/race.txt")"
+t_end
+
 t_begin "files: If-Match lists, *, weak tags; If-Match on a deleted file is 412 without an ETag"
 api_hdr "If-Match: \"nope\", \"$(sha merged)\"" PUT "/v1/sandboxes/$SB/files?path=notes.txt" 'listed'
 expect_status 200
@@ -309,6 +325,23 @@ api_as "$BOB" PATCH "/v1/apps/$APP" '{"git":null}'
 expect_status 404
 api GET "/v1/apps/$APP"
 expect_json .git.repo_url "http://127.0.0.1:$GPORT/app.git" && expect_json .git.credential_id "$CRED"
+t_end
+
+t_begin "git: the app's next sandbox is cloned from the remote PATCH gave it"
+# (the remote's HEAD names main, which it lacks: name the pushed branch)
+git --git-dir="$ROOT/app.git" symbolic-ref HEAD refs/heads/console/first
+api PATCH "/v1/apps/$APP" "{\"git\":{\"repo_url\":\"http://127.0.0.1:$GPORT/app.git\",\"branch\":\"console/first\",\"credential_id\":\"$CRED\"}}"
+expect_status 200 && expect_json .git.branch console/first
+api DELETE "/v1/sandboxes/$SB"
+expect_status 204
+create_sandbox "$APP" && {
+	NEWDIR=$DATA/workspaces/$SB_ID/workspace/app
+	[[ $(cat "$NEWDIR/src/app.js" 2>&1) == 'console.log(1)' && $(cat "$NEWDIR/staged.txt" 2>&1) == staged ]] ||
+		t_err "the clone lacks the pushed files: $(ls -A "$NEWDIR" 2>&1 | tr '\n' ' ')"
+	[[ $("${G[@]}" -C "$NEWDIR" log --format=%s -1 2>&1) == "the rest" ]] || t_err "the clone's HEAD is not the pushed commit"
+}
+api GET "/v1/apps/$APP"
+expect_jq '.git.last_import_at | test("Z$")' 'last_import_at after the clone'
 t_end
 
 t_begin "git: PATCH git null clears the remote: a push says no_repo_url"

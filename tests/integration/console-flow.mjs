@@ -543,6 +543,10 @@ await step('account: change the password, log in with the new one, log out every
 	assert(r.status === 401, 'another session survived log out everywhere: ' + r.status);
 	await page.getByLabel('Password').fill(NEW);
 	await page.getByRole('button', {name: 'Sign in'}).click();
+	// Back where the user was.
+	await page.waitForURL(/\/settings\/account$/);
+	await page.getByRole('heading', {name: 'Change the password'}).waitFor();
+	await page.goto(CONSOLE + '/apps');
 	await page.getByRole('heading', {name: 'Apps'}).waitFor();
 });
 

@@ -443,6 +443,24 @@ await step('stop and start the sandbox', async () => {
 	await page.getByLabel('Log of web').getByText(/vite|VITE|Local/).first().waitFor({timeout: T});
 });
 
+await step('cancel a running task, then revert it', async () => {
+	await page.goto(CONSOLE + appPath);
+	await page.getByLabel('What should the agent do?').fill('a long one [[fake:sleep=60]]');
+	await page.getByRole('button', {name: 'Send'}).click();
+	await page.locator('.current').getByText('working… 1').waitFor({timeout: T});
+	await page.getByRole('button', {name: 'Cancel the task'}).click();
+	await page.locator('.current .outcome').getByText('Cancelled').waitFor({timeout: T});
+	const tasks = (await api('GET', `/v1/sandboxes/${sbId}/tasks`)).json().tasks;
+	assert(tasks[0].status === 'cancelled', 'newest task ' + tasks[0].status);
+	const reverted = page.waitForResponse((r) => r.request().method() === 'POST' && /\/revert$/.test(r.url()), {timeout: T});
+	await page.getByRole('button', {name: 'Revert this task'}).click();
+	const rv = await reverted;
+	assert(rv.status() === 200, 'revert: ' + rv.status() + ' ' + (await rv.text()));
+	// The earlier tasks are listed above, with their final message.
+	await page.locator('.history .past').first().waitFor();
+	assert(await page.locator('.history .past').count() >= 1, 'no earlier task listed');
+});
+
 await step('prompt-first create: describe an app, land in its chat with the task done', async () => {
 	await page.goto(CONSOLE + '/apps');
 	await page.getByLabel('What your app should do').fill('A greeting page [[fake:write=hello.txt]] [[fake:content=hi there]]');

@@ -268,9 +268,17 @@ export function Chat({sandbox, onChange}) {
 	}, [newest]);
 	const running = !!taskId && !stream.done && (current ? current.status === 'running' : true);
 	const listRef = useRef(null);
+	const scrollQueued = useRef(false);
+	// Down to the newest row, once a frame however many events came (a
+	// scroll per event would lay the whole log out each time).
 	useEffect(() => {
-		const el = listRef.current;
-		if (el) el.scrollTop = el.scrollHeight;
+		if (scrollQueued.current) return;
+		scrollQueued.current = true;
+		requestAnimationFrame(() => {
+			scrollQueued.current = false;
+			const el = listRef.current;
+			if (el) el.scrollTop = el.scrollHeight;
+		});
 	}, [stream.rows.length, taskId, !!stream.done, list.length]);
 	const cancel = async () => {
 		setError(null);

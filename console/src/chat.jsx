@@ -1,3 +1,4 @@
+import {Component} from 'preact';
 import {useEffect, useRef, useState} from 'preact/hooks';
 import {get, post, enc} from './api.js';
 import {useLoad, ErrorText, when} from './ui.jsx';
@@ -57,7 +58,7 @@ export function Outcome({t}) {
 			{t.model && <span> · model {t.model}</span>}
 			<Tokens t={t.tokens} />
 			{t.duration_ms != null && <span> · {(t.duration_ms / 1000).toFixed(1)} s</span>}
-			{t.error_message && <p class="error">{t.error_message}</p>}
+			{t.error_message && t.status !== 'cancelled' && <p class="error">{t.error_message}</p>}
 			{t.files_changed && t.files_changed.length > 0 && (
 				<p>Files changed: {t.files_changed.map((f) => <code key={f}>{f}</code>).reduce((a, b) => [a, ', ', b])}</p>
 			)}
@@ -96,6 +97,18 @@ function Row({r}) {
 		return <li class="done" data-ev={r.id}><Outcome t={d} /></li>;
 	default:
 		return <li class="phase" data-ev={r.id}>{r.type}</li>;
+	}
+}
+
+// A row renders again only when its event changed (fold keeps the other
+// rows' objects), so a long task's stream costs one row per event.
+class MemoRow extends Component {
+	shouldComponentUpdate(next) {
+		return next.r !== this.props.r;
+	}
+
+	render({r}) {
+		return <Row r={r} />;
 	}
 }
 
@@ -230,7 +243,7 @@ function PastTask({t, sbId, onReverted, canRevert}) {
 
 function Replay({sbId, taskId}) {
 	const s = useTaskStream(sbId, taskId);
-	return <ol class="events">{s.rows.map((r) => <Row r={r} key={r.key} />)}</ol>;
+	return <ol class="events">{s.rows.map((r) => <MemoRow r={r} key={r.key} />)}</ol>;
 }
 
 export function Chat({sandbox, onChange}) {
@@ -255,9 +268,17 @@ export function Chat({sandbox, onChange}) {
 	}, [newest]);
 	const running = !!taskId && !stream.done && (current ? current.status === 'running' : true);
 	const listRef = useRef(null);
+	const scrollQueued = useRef(false);
+	// Down to the newest row, once a frame however many events came (a
+	// scroll per event would lay the whole log out each time).
 	useEffect(() => {
-		const el = listRef.current;
-		if (el) el.scrollTop = el.scrollHeight;
+		if (scrollQueued.current) return;
+		scrollQueued.current = true;
+		requestAnimationFrame(() => {
+			scrollQueued.current = false;
+			const el = listRef.current;
+			if (el) el.scrollTop = el.scrollHeight;
+		});
 	}, [stream.rows.length, taskId, !!stream.done, list.length]);
 	const cancel = async () => {
 		setError(null);
@@ -280,7 +301,7 @@ export function Chat({sandbox, onChange}) {
 					<div class="current" aria-live="polite">
 						{current && <div class="prompt-bubble">{current.prompt}</div>}
 						<ol class="events" aria-label="What the agent does">
-							{stream.rows.map((r) => <Row r={r} key={r.key} />)}
+							{stream.rows.map((r) => <MemoRow r={r} key={r.key} />)}
 						</ol>
 						{stream.conn === 'reconnecting' && <p class="note" role="status">Connection lost; reconnecting…</p>}
 						{stream.conn === 'failed' && (

@@ -38,11 +38,12 @@ function sorted(node) {
 
 function Tree({node, open, setOpen, selected, onSelect, depth}) {
 	return (
-		<ul role={depth ? 'group' : 'tree'} aria-label={depth ? undefined : 'Files'}>
+		<ul aria-label={depth ? undefined : 'Files'}>
 			{sorted(node).map((c) => (
-				<li key={c.path} role="treeitem" aria-expanded={c.type === 'dir' ? !!open[c.path] : undefined}
-					aria-selected={selected === c.path}>
+				<li key={c.path}>
 					<button class={'tree-item' + (selected === c.path ? ' sel' : '')} style={{paddingLeft: 0.4 + depth * 0.9 + 'em'}}
+						aria-expanded={c.type === 'dir' ? !!open[c.path] : undefined}
+						aria-current={selected === c.path ? 'true' : undefined}
 						onClick={() => (c.type === 'dir' ? setOpen({...open, [c.path]: !open[c.path]}) : onSelect(c.path))}>
 						{c.type === 'dir' ? (open[c.path] ? '▾ ' : '▸ ') : '  '}{c.name}{c.type === 'dir' ? '/' : ''}
 					</button>

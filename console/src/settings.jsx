@@ -1,4 +1,4 @@
-import {useState} from 'preact/hooks';
+import {useEffect, useState} from 'preact/hooks';
 import {get, post, patch, del, enc, authState, signOut, request} from './api.js';
 import {useLoad, ErrorText, Note, when, setTitle} from './ui.jsx';
 
@@ -37,6 +37,7 @@ const agentStatus = {connected: 'Connected', needs_login: 'Needs a new sign-in',
 function Agent({a, onChange}) {
 	const [key, setKey] = useState('');
 	const [model, setModel] = useState(a.default_model || '');
+	useEffect(() => { setModel(a.default_model || ''); }, [a.default_model]);
 	const [oauth, setOauth] = useState(null);
 	const [code, setCode] = useState('');
 	const [error, setError] = useState(null);
@@ -101,7 +102,7 @@ function Agents() {
 		<>
 			<p class="muted">Connect the coding agents that build your apps. Keys are stored sealed and never shown again.</p>
 			<ErrorText error={agents.error} />
-			{agents.data && agents.data.agents.map((a) => <Agent key={a.id + (a.status || '') + (a.default_model || '')} a={a} onChange={agents.reload} />)}
+			{agents.data && agents.data.agents.map((a) => <Agent key={a.id} a={a} onChange={agents.reload} />)}
 		</>
 	);
 }

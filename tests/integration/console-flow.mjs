@@ -323,6 +323,27 @@ await step('files: new file, rename, delete', async () => {
 	assert(r.status === 404, 'deleted file: ' + r.status);
 });
 
+await step('files: upload a text and a binary file; the binary one is not opened as text', async () => {
+	const png = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 0x0d, 0x49, 0x48, 0x44, 0x52, 0, 1, 2, 3]);
+	await page.locator('input[type=file]').setInputFiles([
+		{name: 'logo.png', mimeType: 'image/png', buffer: png},
+		{name: 'notes.md', mimeType: 'text/markdown', buffer: Buffer.from('# Notes\n')},
+	]);
+	await page.getByText('Uploaded 2 files.').waitFor();
+	const r = await api('GET', `/v1/sandboxes/${sbId}/files/content?path=logo.png`);
+	assert(r.status === 200, 'uploaded file: ' + r.status);
+	await page.getByRole('button', {name: /logo\.png$/}).click();
+	await page.getByText(/This is a binary file/).waitFor();
+	assert(!(await page.locator('.cm-content').isVisible().catch(() => false)), 'the binary file opened in the editor');
+	await page.getByRole('button', {name: /notes\.md$/}).click();
+	await page.locator('.cm-content').getByText('# Notes').waitFor();
+	await page.getByRole('button', {name: 'Delete file'}).click();
+	await page.getByText('Deleted notes.md.').waitFor();
+	await page.getByRole('button', {name: /logo\.png$/}).click();
+	await page.getByRole('button', {name: 'Delete file'}).click();
+	await page.getByText('Deleted logo.png.').waitFor();
+});
+
 await step('settings: a git credential with a user name', async () => {
 	await page.getByRole('link', {name: 'Settings'}).click();
 	await page.getByRole('link', {name: 'Git credentials'}).click();
@@ -344,6 +365,7 @@ await step('git: set the remote, commit the selected files, push to a named bran
 	await page.getByRole('button', {name: 'Save remote'}).click();
 	await page.getByText('The remote was saved.').waitFor();
 	await page.getByRole('checkbox').first().waitFor();
+	await page.getByLabel('Diff').getByText('Todo list').first().waitFor();
 	await shot('git');
 	await page.getByLabel('Commit message').fill('todo list from the console');
 	await page.getByRole('button', {name: /^Commit \d+ file/}).click();
@@ -398,7 +420,7 @@ await step('settings: the Claude subscription sign-in, then disconnect', async (
 	await card().getByLabel('Code from the sign-in page').fill(`${env.OAUTH_CODE}#${state}`);
 	await card().getByRole('button', {name: 'Finish sign-in'}).click();
 	await page.getByText('Signed in with the subscription.').waitFor();
-	await card().getByText(/with a Claude subscription/).waitFor();
+	await card().locator('p', {hasText: 'with a Claude subscription'}).waitFor();
 	const a = (await api('GET', '/v1/agents')).json().agents.find((x) => x.id === 'claude-code');
 	assert(a.status === 'connected' && a.method === 'oauth', 'agent ' + JSON.stringify(a));
 	await card().getByRole('button', {name: 'Disconnect'}).click();
@@ -416,6 +438,45 @@ await step('stop and start the sandbox', async () => {
 	await page.getByRole('button', {name: 'Start', exact: true}).click();
 	await page.locator('.app-head .badge').getByText('Running').waitFor({timeout: T});
 	await page.frameLocator('iframe[title^="Preview"]').getByRole('heading', {name: 'Todo list'}).waitFor({timeout: T});
+	// The web process's log.
+	await page.getByRole('button', {name: 'Show log of web'}).click();
+	await page.getByLabel('Log of web').getByText(/vite|VITE|Local/).first().waitFor({timeout: T});
+});
+
+await step('cancel a running task, then revert it', async () => {
+	await page.goto(CONSOLE + appPath);
+	await page.getByLabel('What should the agent do?').fill('a long one [[fake:sleep=60]]');
+	await page.getByRole('button', {name: 'Send'}).click();
+	await page.locator('.current').getByText('working… 1').waitFor({timeout: T});
+	await page.getByRole('button', {name: 'Cancel the task'}).click();
+	await page.locator('.current .outcome').getByText('Cancelled', {exact: true}).waitFor({timeout: T});
+	const tasks = (await api('GET', `/v1/sandboxes/${sbId}/tasks`)).json().tasks;
+	assert(tasks[0].status === 'cancelled', 'newest task ' + tasks[0].status);
+	const reverted = page.waitForResponse((r) => r.request().method() === 'POST' && /\/revert$/.test(r.url()), {timeout: T});
+	reverted.catch(() => {});
+	await page.locator('.current').getByRole('button', {name: 'Revert this task'}).click();
+	const rv = await reverted;
+	assert(rv.status() === 200, 'revert: ' + rv.status() + ' ' + (await rv.text()));
+	// The earlier tasks are listed above, with their final message.
+	await page.locator('.history .past').first().waitFor();
+	assert(await page.locator('.history .past').count() >= 1, 'no earlier task listed');
+});
+
+await step('prompt-first create: describe an app, land in its chat with the task done', async () => {
+	await page.goto(CONSOLE + '/apps');
+	await page.getByLabel('What your app should do').fill('A greeting page [[fake:write=hello.txt]] [[fake:content=hi there]]');
+	await page.locator('#pc-preset').selectOption('static');
+	await page.getByRole('button', {name: 'Build it'}).click();
+	await page.waitForURL((u) => /^\/apps\/[0-9A-Z]{26}$/.test(u.pathname) && u.pathname !== appPath, {timeout: T});
+	await page.locator('.current .outcome').getByText('Done').waitFor({timeout: T});
+	await page.locator('.current .tool').filter({hasText: 'hello.txt'}).first().waitFor();
+	const id = new URL(page.url()).pathname.split('/')[2];
+	const app = (await api('GET', '/v1/apps/' + id)).json();
+	assert(app.name === 'A greeting page', 'app name ' + app.name);
+	const f = await api('GET', `/v1/sandboxes/${app.current_sandbox_id}/files/content?path=hello.txt`);
+	assert(f.text === 'hi there', 'hello.txt: ' + f.text);
+	await page.getByRole('button', {name: 'Delete app'}).click();
+	await page.waitForURL(/\/apps$/);
 });
 
 await step('apps list and instance screens', async () => {
@@ -480,6 +541,32 @@ await step('lifecycle: the idle threshold and an app kept always on', async () =
 	await page.getByLabel('When console test is unused').selectOption('always_on');
 	assert(await until(async () => (await api('GET', '/v1/sandboxes/' + sbId)).json().idle_policy === 'always_on'),
 		'the sandbox did not become always_on');
+});
+
+await step('account: change the password, log in with the new one, log out everywhere', async () => {
+	const NEW = PASSWORD + '-2';
+	await page.goto(CONSOLE + '/settings/account');
+	await page.getByLabel('Current password').fill(PASSWORD);
+	await page.getByLabel(/^New password/).fill(NEW);
+	await page.getByLabel('Repeat the new password').fill(NEW);
+	await page.getByRole('button', {name: 'Change password'}).click();
+	await page.getByText(/The password was changed/).waitFor();
+	const other = await viaConsole('POST', '/v1/auth/login', {body: JSON.stringify({password: PASSWORD}), originHdr: origin.origin});
+	assert(other.status === 401, 'the old password still signs in: ' + other.status);
+	const fresh = await viaConsole('POST', '/v1/auth/login', {body: JSON.stringify({password: NEW}), originHdr: origin.origin});
+	assert(fresh.status === 200, 'the new password: ' + fresh.status + ' ' + fresh.text);
+	const freshCookie = /sbx_session=[^;]+/.exec([].concat(fresh.headers['set-cookie']).join('\n'))[0];
+	await page.getByRole('button', {name: 'Log out everywhere'}).click();
+	await page.getByRole('heading', {name: 'Sign in to sandboxd'}).waitFor();
+	const r = await viaConsole('GET', '/v1/apps', {cookie: freshCookie});
+	assert(r.status === 401, 'another session survived log out everywhere: ' + r.status);
+	await page.getByLabel('Password').fill(NEW);
+	await page.getByRole('button', {name: 'Sign in'}).click();
+	// Back where the user was.
+	await page.waitForURL(/\/settings\/account$/);
+	await page.getByRole('heading', {name: 'Change the password'}).waitFor();
+	await page.goto(CONSOLE + '/apps');
+	await page.getByRole('heading', {name: 'Apps'}).waitFor();
 });
 
 await step('log out: the API refuses the old cookie', async () => {

@@ -8,49 +8,23 @@
 #include <string.h>
 
 #include "cli/commands.h"
-#include "cli/table.h"
 
 int
 cmd_apps(struct cli *c, const struct cli_args *a)
 {
-	static const char *const head[] = {"ID",      "NAME",    "PRESET",
-	                                   "SANDBOX", "CREATED", NULL};
+	static const struct cli_col cols[] = {
+	    {.head = "ID", .field = "id"},
+	    {.head = "NAME", .field = "name"},
+	    {.head = "PRESET", .field = "runtime_preset"},
+	    {.head = "SANDBOX", .field = "current_sandbox_id"},
+	    {.head = "CREATED", .field = "created_at", .kind = CLI_COL_TIME},
+	};
 	struct cli_resp r;
-	struct table tab;
-	const struct jv *apps;
-	char when[64];
-	int rc = cli_call(c, "GET", "/v1/apps", NULL, &r);
+	int rc = cli_get_list(c, "/v1/apps", "apps", cols, 5, 0, &r);
 
 	(void)a;
-	if (rc != 0 || c->json) {
-		if (rc == 0)
-			cli_print_raw(&r);
-		cli_resp_release(&r);
-		return rc;
-	}
-	apps = jv_get(r.json, "apps");
-	table_init(&tab, head);
-	for (size_t i = 0; i < jv_len(apps); i++) {
-		const struct jv *o = jv_at(apps, i);
-		char t[4][64];
-		const char *row[5] = {
-		    cli_field(o, "id", t[0], sizeof(t[0])),
-		    cli_field(o, "name", t[1], sizeof(t[1])),
-		    cli_field(o, "runtime_preset", t[2], sizeof(t[2])),
-		    cli_field(o, "current_sandbox_id", t[3], sizeof(t[3])),
-		    cli_short_time(jv_str(jv_get(o, "created_at")), when,
-		                   sizeof(when))};
-
-		if (c->quiet)
-			printf("%s\n", row[0]);
-		else
-			table_add(&tab, row);
-	}
-	if (!c->quiet)
-		cli_print_table(c, &tab);
-	table_release(&tab);
 	cli_resp_release(&r);
-	return CLI_OK;
+	return rc;
 }
 
 int

@@ -83,6 +83,18 @@ renew_due(const struct store_session *ss, int64_t now)
 	return now - ss->renewed_at >= SESSION_RENEW_SECONDS;
 }
 
+/* r is the operator's, signed in by the session hash (the cookie's). */
+static void
+signed_in(struct req *r, const char *hash, const struct store_session *ss)
+{
+	r->via = API_VIA_SESSION;
+	snprintf(r->owner, sizeof(r->owner), "%s", AUTH_FIRST_TOKEN_NAME);
+	r->operator= auth_operator(api_auth(r), r->owner);
+	snprintf(r->session, sizeof(r->session), "%s", hash);
+	snprintf(r->csrf, sizeof(r->csrf), "%s", ss->csrf);
+	r->session_expires = ss->expires_at;
+}
+
 int
 signin_session(struct req *r, const char *cookie)
 {
@@ -105,12 +117,7 @@ signin_session(struct req *r, const char *cookie)
 		                   r->https);
 	}
 	vault_wipe(token, sizeof(token));
-	r->via = API_VIA_SESSION;
-	snprintf(r->owner, sizeof(r->owner), "%s", AUTH_FIRST_TOKEN_NAME);
-	r->operator= auth_operator(api_auth(r), r->owner);
-	memcpy(r->session, hash, sizeof(hash));
-	snprintf(r->csrf, sizeof(r->csrf), "%s", ss.csrf);
-	r->session_expires = ss.expires_at;
+	signed_in(r, hash, &ss);
 	return 0;
 }
 
@@ -167,12 +174,7 @@ session_new(struct req *r)
 	session_set_cookie(r->set_cookie, sizeof(r->set_cookie), token,
 	                   r->https);
 	vault_wipe(token, sizeof(token));
-	r->via = API_VIA_SESSION;
-	snprintf(r->owner, sizeof(r->owner), "%s", AUTH_FIRST_TOKEN_NAME);
-	r->operator= auth_operator(api_auth(r), r->owner);
-	memcpy(r->session, hash, sizeof(hash));
-	snprintf(r->csrf, sizeof(r->csrf), "%s", ss.csrf);
-	r->session_expires = ss.expires_at;
+	signed_in(r, hash, &ss);
 	return 0;
 }
 

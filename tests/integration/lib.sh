@@ -767,6 +767,29 @@ sandbox_status() {
 
 # --- cleanup --------------------------------------------------------------------
 
+# seeds_quickstart API TOKEN: the user's guide's first steps, verbatim
+# (only the values of API and SANDBOXD_TOKEN differ): exports API,
+# SANDBOXD_TOKEN and AUTH as the guide does and sets APP and SB from its
+# commands, for the guide's later commands to use.
+seeds_quickstart() {
+	export API=$1
+	export SANDBOXD_TOKEN=$2
+	export AUTH="Authorization: Bearer $SANDBOXD_TOKEN"
+
+	# --- the seeds, verbatim ---------------------------------------------------
+	APP=$(curl -s -XPOST $API/v1/apps -H "$AUTH" \
+	  -H 'content-type: application/json' \
+	  -d '{"name":"todo","runtime_preset":"react-vite"}' \
+	  | sed -E 's/.*"id":"([^"]+)".*/\1/')
+
+	SB=$(curl -s -XPOST $API/v1/apps/$APP/sandbox -H "$AUTH" \
+	  -H 'content-type: application/json' -d '{"ports":[3000]}' \
+	  | sed -E 's/.*"id":"([^"]+)".*/\1/')
+
+	echo "# app=$APP sandbox=$SB"
+	# --- end of the seeds -----------------------------------------------------
+}
+
 it_cleanup() {
 	local rc=$? hook
 	trap - EXIT TERM INT HUP

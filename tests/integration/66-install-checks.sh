@@ -125,4 +125,14 @@ t_begin "--check changes nothing"
 [[ ! -e $home/.sandboxd ]] || t_err "--check made $home/.sandboxd: $(ls -R "$home/.sandboxd" | head)"
 t_end
 
+t_begin "install.sh's own copies of env_value and check_data_dir are scripts/deploy-lib.sh's to the letter"
+# install.sh runs alone (piped, before there is a checkout), so it cannot
+# source deploy-lib.sh; the copies it keeps must not drift apart.
+for f in env_value check_data_dir; do
+	a=$(sed -n "/^$f() {/,/^}/p" "$IT_ROOT/install.sh")
+	b=$(sed -n "/^$f() {/,/^}/p" "$IT_ROOT/scripts/deploy-lib.sh")
+	[[ -n $a && $a == "$b" ]] || t_err "$f differs: $(diff <(echo "$a") <(echo "$b") | head -n 20)"
+done
+t_end
+
 finish

@@ -71,43 +71,23 @@ int
 cmd_app_show(struct cli *c, const struct cli_args *a)
 {
 	char path[512];
-	struct cli_resp r;
-	int rc;
 
 	if (cli_pathf(path, sizeof(path), "/v1/apps/%s", a->pos[0]) < 0)
 		return cli_fail(CLI_EUSAGE, "usage", "the id is too long");
-	rc = cli_call(c, "GET", path, NULL, &r);
-	if (rc == 0)
-		cli_show_answer(c, &r, NULL);
-	cli_resp_release(&r);
-	return rc;
+	return cli_get_show(c, path);
 }
 
 int
 cmd_app_delete(struct cli *c, const struct cli_args *a)
 {
-	char path[512], q[512];
-	struct cli_resp r;
-	int rc;
+	char path[512], warn[1536];
 
 	if (cli_pathf(path, sizeof(path), "/v1/apps/%s", a->pos[0]) < 0)
 		return cli_fail(CLI_EUSAGE, "usage", "the id is too long");
-	if (!cli_args_has(a, "yes")) {
-		fprintf(stderr,
-		        "warning: this deletes app %s, its sandbox and its "
-		        "workspace; the workspace is the only copy of the "
-		        "app's files unless you pushed them (sandboxd git "
-		        "push %s)\n",
-		        a->pos[0], a->pos[0]);
-		snprintf(q, sizeof(q), "Delete app %s?", a->pos[0]);
-		if (!cli_confirm(q))
-			return cli_fail(CLI_EUSAGE, "not_confirmed",
-			                "not deleted (pass --yes to delete "
-			                "without asking)");
-	}
-	rc = cli_call(c, "DELETE", path, NULL, &r);
-	if (rc == 0 && !c->json && !c->quiet)
-		printf("deleted app %s\n", a->pos[0]);
-	cli_resp_release(&r);
-	return rc;
+	snprintf(warn, sizeof(warn),
+	         "this deletes app %s, its sandbox and its workspace; the "
+	         "workspace is the only copy of the app's files unless you "
+	         "pushed them (sandboxd git push %s)",
+	         a->pos[0], a->pos[0]);
+	return cli_delete(c, a, path, "app", warn);
 }

@@ -231,15 +231,10 @@ int
 cmd_cred_delete(struct cli *c, const struct cli_args *a)
 {
 	char path[512];
-	struct cli_resp r;
 	int rc =
 	    app_path(path, sizeof(path), "/v1/git-credentials/%s", a->pos[0]);
 
 	if (rc)
 		return rc;
-	rc = cli_call(c, "DELETE", path, NULL, &r);
-	if (rc == 0 && !c->json && !c->quiet)
-		printf("deleted git credential %s\n", a->pos[0]);
-	cli_resp_release(&r);
-	return rc;
+	return cli_delete(c, a, path, "git credential", NULL);
 }

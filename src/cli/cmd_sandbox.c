@@ -197,16 +197,11 @@ int
 cmd_sb_show(struct cli *c, const struct cli_args *a)
 {
 	char path[512];
-	struct cli_resp r;
 	int rc = sb_path(path, sizeof(path), "/v1/sandboxes/%s", a->pos[0]);
 
 	if (rc)
 		return rc;
-	rc = cli_call(c, "GET", path, NULL, &r);
-	if (rc == 0)
-		cli_show_answer(c, &r, NULL);
-	cli_resp_release(&r);
-	return rc;
+	return cli_get_show(c, path);
 }
 
 int
@@ -226,29 +221,16 @@ cmd_sb_stop(struct cli *c, const struct cli_args *a)
 int
 cmd_sb_delete(struct cli *c, const struct cli_args *a)
 {
-	char path[512], q[256];
-	struct cli_resp r;
+	char path[512], warn[1024];
 	int rc = sb_path(path, sizeof(path), "/v1/sandboxes/%s", a->pos[0]);
 
 	if (rc)
 		return rc;
-	if (!cli_args_has(a, "yes")) {
-		fprintf(stderr,
-		        "warning: this deletes sandbox %s with its "
-		        "workspace, the only copy of the app's files "
-		        "unless you pushed them\n",
-		        a->pos[0]);
-		snprintf(q, sizeof(q), "Delete sandbox %s?", a->pos[0]);
-		if (!cli_confirm(q))
-			return cli_fail(CLI_EUSAGE, "not_confirmed",
-			                "not deleted (pass --yes to delete "
-			                "without asking)");
-	}
-	rc = cli_call(c, "DELETE", path, NULL, &r);
-	if (rc == 0 && !c->json && !c->quiet)
-		printf("deleted sandbox %s\n", a->pos[0]);
-	cli_resp_release(&r);
-	return rc;
+	snprintf(warn, sizeof(warn),
+	         "this deletes sandbox %s with its workspace, the only copy "
+	         "of the app's files unless you pushed them",
+	         a->pos[0]);
+	return cli_delete(c, a, path, "sandbox", warn);
 }
 
 int

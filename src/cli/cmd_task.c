@@ -153,17 +153,12 @@ int
 cmd_task_show(struct cli *c, const struct cli_args *a)
 {
 	char path[512];
-	struct cli_resp r;
 	int rc = task_path(path, sizeof(path), "/v1/sandboxes/%s/tasks/%s",
 	                   a->pos[0], a->pos[1]);
 
 	if (rc)
 		return rc;
-	rc = cli_call(c, "GET", path, NULL, &r);
-	if (rc == 0)
-		cli_show_answer(c, &r, NULL);
-	cli_resp_release(&r);
-	return rc;
+	return cli_get_show(c, path);
 }
 
 static int

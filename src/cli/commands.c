@@ -636,3 +636,38 @@ cli_get_list(struct cli *c, const char *path, const char *key,
 		cli_print_list(c, jv_get(r->json, key), cols, ncols, quiet);
 	return CLI_OK;
 }
+
+int
+cli_get_show(struct cli *c, const char *path)
+{
+	struct cli_resp r;
+	int rc = cli_call(c, "GET", path, NULL, &r);
+
+	if (rc == 0)
+		cli_show_answer(c, &r, NULL);
+	cli_resp_release(&r);
+	return rc;
+}
+
+int
+cli_delete(struct cli *c, const struct cli_args *a, const char *path,
+           const char *what, const char *warning)
+{
+	char q[1024];
+	struct cli_resp r;
+	int rc;
+
+	if (warning && !cli_args_has(a, "yes")) {
+		fprintf(stderr, "warning: %s\n", warning);
+		snprintf(q, sizeof(q), "Delete %s %s?", what, a->pos[0]);
+		if (!cli_confirm(q))
+			return cli_fail(CLI_EUSAGE, "not_confirmed",
+			                "not deleted (pass --yes to delete "
+			                "without asking)");
+	}
+	rc = cli_call(c, "DELETE", path, NULL, &r);
+	if (rc == 0 && !c->json && !c->quiet)
+		printf("deleted %s %s\n", what, a->pos[0]);
+	cli_resp_release(&r);
+	return rc;
+}

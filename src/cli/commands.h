@@ -83,6 +83,16 @@ int cmd_login(struct cli *c, const struct cli_args *a);
 /* Shared by the commands: the object or list of an answer, per mode. */
 int cli_show_answer(struct cli *c, struct cli_resp *r, const char *done);
 
+/* GET path and show the answer (cli_show_answer, nothing done). */
+int cli_get_show(struct cli *c, const char *path);
+/*
+ * DELETE path, the thing a->pos[0] names (what: "app"), and say so.
+ * With a warning (without the "warning: "), unless --yes, the warning is
+ * printed and the user asked first; no terminal to ask on refuses.
+ */
+int cli_delete(struct cli *c, const struct cli_args *a, const char *path,
+               const char *what, const char *warning);
+
 /*
  * A list command's columns: each a header and the item's field shown
  * under it.  TEXT: the field as text ("-" when absent), or the alt field

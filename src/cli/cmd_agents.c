@@ -72,12 +72,8 @@ cmd_agent_key(struct cli *c, const struct cli_args *a)
 	explicit_bzero(key, sizeof(key));
 	rc = cli_call(c, "POST", path, body, &r);
 	jv_free(body);
-	if (rc == 0) {
-		if (c->json)
-			cli_print_raw(&r);
-		else if (!c->quiet)
-			printf("%s: connected with an API key\n", a->pos[0]);
-	}
+	if (rc == 0)
+		cli_done(c, &r, "%s: connected with an API key\n", a->pos[0]);
 	cli_resp_release(&r);
 	return rc;
 }
@@ -116,14 +112,9 @@ cmd_agent_login(struct cli *c, const struct cli_args *a)
 	explicit_bzero(code, sizeof(code));
 	rc = cli_call(c, "POST", path, body, &r);
 	jv_free(body);
-	if (rc == 0) {
-		if (c->json)
-			cli_print_raw(&r);
-		else if (!c->quiet)
-			printf(
-			    "%s: signed in (expires %s)\n", a->pos[0],
-			    cli_field(r.json, "expires_at", tmp, sizeof(tmp)));
-	}
+	if (rc == 0)
+		cli_done(c, &r, "%s: signed in (expires %s)\n", a->pos[0],
+		         cli_field(r.json, "expires_at", tmp, sizeof(tmp)));
 	cli_resp_release(&r);
 	return rc;
 }
@@ -254,12 +245,8 @@ cmd_settings_set(struct cli *c, const struct cli_args *a)
 	snprintf(path, sizeof(path), "/v1/settings%s", scope(a));
 	rc = cli_call(c, "PATCH", path, body, &r);
 	jv_free(body);
-	if (rc == 0) {
-		if (c->json)
-			cli_print_raw(&r);
-		else if (!c->quiet)
-			printf("%s = %s\n", a->pos[0], v);
-	}
+	if (rc == 0)
+		cli_done(c, &r, "%s = %s\n", a->pos[0], v);
 	cli_resp_release(&r);
 	return rc;
 }

@@ -411,13 +411,9 @@ cmd_sb_put(struct cli *c, const struct cli_args *a)
 	}
 	rc = cli_call_raw(c, "PUT", path, in.data ? in.data : "", in.len, &r);
 	buf_release(&in);
-	if (rc == 0) {
-		if (c->json)
-			cli_print_raw(&r);
-		else if (!c->quiet)
-			printf("wrote %s (%s bytes)\n", a->pos[1],
-			       cli_field(r.json, "size", chunk, 64));
-	}
+	if (rc == 0)
+		cli_done(c, &r, "wrote %s (%s bytes)\n", a->pos[1],
+		         cli_field(r.json, "size", chunk, 64));
 	cli_resp_release(&r);
 	return rc;
 }

@@ -9,6 +9,7 @@
  */
 #include "cli/commands.h"
 
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -670,4 +671,20 @@ cli_delete(struct cli *c, const struct cli_args *a, const char *path,
 		printf("deleted %s %s\n", what, a->pos[0]);
 	cli_resp_release(&r);
 	return rc;
+}
+
+void
+cli_done(struct cli *c, const struct cli_resp *r, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (c->json) {
+		cli_print_raw(r);
+		return;
+	}
+	if (c->quiet)
+		return;
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
 }

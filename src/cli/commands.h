@@ -83,6 +83,9 @@ int cmd_login(struct cli *c, const struct cli_args *a);
 /* Shared by the commands: the object or list of an answer, per mode. */
 int cli_show_answer(struct cli *c, struct cli_resp *r, const char *done);
 
+/* --json: the answer unchanged; else, unless -q, the line fmt makes. */
+void cli_done(struct cli *c, const struct cli_resp *r, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 /* GET path and show the answer (cli_show_answer, nothing done). */
 int cli_get_show(struct cli *c, const char *path);
 /*

@@ -231,6 +231,18 @@ password_ok(struct resp *w, const char *key, size_t len)
 	return false;
 }
 
+/* Takes one of l's hashing slots; false (429 in w) when all are busy. */
+static bool
+hash_slot(struct session_limiter *l, struct resp *w)
+{
+	if (session_hash_enter(l))
+		return true;
+	api_fail(w, 429, "rate_limited",
+	         "too many sign-ins at once; try again in a second");
+	w->retry_after = 1;
+	return false;
+}
+
 /* Hashes pw in a hashing slot: 0, or -1 with the answer in w. */
 static int
 hash_password(struct req *r, struct resp *w, const char *pw, size_t len,
@@ -239,12 +251,8 @@ hash_password(struct req *r, struct resp *w, const char *pw, size_t len,
 	struct session_limiter *l = auth_limiter(api_auth(r));
 	int rc;
 
-	if (!session_hash_enter(l)) {
-		api_fail(w, 429, "rate_limited",
-		         "too many sign-ins at once; try again in a second");
-		w->retry_after = 1;
+	if (!hash_slot(l, w))
 		return -1;
-	}
 	rc = vault_pwhash(pw, len, out);
 	session_hash_leave(l);
 	if (rc < 0)
@@ -272,12 +280,8 @@ verify_password(struct req *r, struct resp *w, const char *pw, size_t len)
 		api_fail(w, 500, "internal", "cannot read the password");
 		return -1;
 	}
-	if (!session_hash_enter(l)) {
-		api_fail(w, 429, "rate_limited",
-		         "too many sign-ins at once; try again in a second");
-		w->retry_after = 1;
+	if (!hash_slot(l, w))
 		return -1;
-	}
 	ok = vault_pwverify(hash, pw, len);
 	session_hash_leave(l);
 	return ok ? 1 : 0;

@@ -1,6 +1,8 @@
 # shellcheck shell=bash disable=SC2034
 # scripts/deploy-lib.sh: what upgrade.sh and uninstall.sh share (sourced;
-# install.sh keeps its own copy, since it runs before there is a checkout).
+# install.sh keeps its own copy, since it runs before there is a checkout;
+# tests/integration/66-install-checks.sh holds env_value and check_data_dir
+# the same in both).
 # Sets SRC (the checkout), SUDO (an array: empty as root, else sudo),
 # COMPOSE (the compose command: the plugin, else docker-compose) and
 # COMPOSE_NAME; reads settings from $SRC/.env with env_value.

@@ -83,6 +83,18 @@ renew_due(const struct store_session *ss, int64_t now)
 	return now - ss->renewed_at >= SESSION_RENEW_SECONDS;
 }
 
+/* r is the operator's, signed in by the session hash (the cookie's). */
+static void
+signed_in(struct req *r, const char *hash, const struct store_session *ss)
+{
+	r->via = API_VIA_SESSION;
+	snprintf(r->owner, sizeof(r->owner), "%s", AUTH_FIRST_TOKEN_NAME);
+	r->operator= auth_operator(api_auth(r), r->owner);
+	snprintf(r->session, sizeof(r->session), "%s", hash);
+	snprintf(r->csrf, sizeof(r->csrf), "%s", ss->csrf);
+	r->session_expires = ss->expires_at;
+}
+
 int
 signin_session(struct req *r, const char *cookie)
 {
@@ -105,12 +117,7 @@ signin_session(struct req *r, const char *cookie)
 		                   r->https);
 	}
 	vault_wipe(token, sizeof(token));
-	r->via = API_VIA_SESSION;
-	snprintf(r->owner, sizeof(r->owner), "%s", AUTH_FIRST_TOKEN_NAME);
-	r->operator= auth_operator(api_auth(r), r->owner);
-	memcpy(r->session, hash, sizeof(hash));
-	snprintf(r->csrf, sizeof(r->csrf), "%s", ss.csrf);
-	r->session_expires = ss.expires_at;
+	signed_in(r, hash, &ss);
 	return 0;
 }
 
@@ -167,12 +174,7 @@ session_new(struct req *r)
 	session_set_cookie(r->set_cookie, sizeof(r->set_cookie), token,
 	                   r->https);
 	vault_wipe(token, sizeof(token));
-	r->via = API_VIA_SESSION;
-	snprintf(r->owner, sizeof(r->owner), "%s", AUTH_FIRST_TOKEN_NAME);
-	r->operator= auth_operator(api_auth(r), r->owner);
-	memcpy(r->session, hash, sizeof(hash));
-	snprintf(r->csrf, sizeof(r->csrf), "%s", ss.csrf);
-	r->session_expires = ss.expires_at;
+	signed_in(r, hash, &ss);
 	return 0;
 }
 
@@ -229,6 +231,18 @@ password_ok(struct resp *w, const char *key, size_t len)
 	return false;
 }
 
+/* Takes one of l's hashing slots; false (429 in w) when all are busy. */
+static bool
+hash_slot(struct session_limiter *l, struct resp *w)
+{
+	if (session_hash_enter(l))
+		return true;
+	api_fail(w, 429, "rate_limited",
+	         "too many sign-ins at once; try again in a second");
+	w->retry_after = 1;
+	return false;
+}
+
 /* Hashes pw in a hashing slot: 0, or -1 with the answer in w. */
 static int
 hash_password(struct req *r, struct resp *w, const char *pw, size_t len,
@@ -237,12 +251,8 @@ hash_password(struct req *r, struct resp *w, const char *pw, size_t len,
 	struct session_limiter *l = auth_limiter(api_auth(r));
 	int rc;
 
-	if (!session_hash_enter(l)) {
-		api_fail(w, 429, "rate_limited",
-		         "too many sign-ins at once; try again in a second");
-		w->retry_after = 1;
+	if (!hash_slot(l, w))
 		return -1;
-	}
 	rc = vault_pwhash(pw, len, out);
 	session_hash_leave(l);
 	if (rc < 0)
@@ -270,12 +280,8 @@ verify_password(struct req *r, struct resp *w, const char *pw, size_t len)
 		api_fail(w, 500, "internal", "cannot read the password");
 		return -1;
 	}
-	if (!session_hash_enter(l)) {
-		api_fail(w, 429, "rate_limited",
-		         "too many sign-ins at once; try again in a second");
-		w->retry_after = 1;
+	if (!hash_slot(l, w))
 		return -1;
-	}
 	ok = vault_pwverify(hash, pw, len);
 	session_hash_leave(l);
 	return ok ? 1 : 0;

@@ -14,7 +14,6 @@
 #include <string.h>
 
 #include "cli/commands.h"
-#include "cli/table.h"
 
 static const char *
 scope(const struct cli_args *a)
@@ -25,45 +24,21 @@ scope(const struct cli_args *a)
 int
 cmd_agents(struct cli *c, const struct cli_args *a)
 {
-	static const char *const head[] = {"AGENT",  "STATUS", "METHOD",
-	                                   "SOURCE", "MODEL",  NULL};
+	static const struct cli_col cols[] = {
+	    {.head = "AGENT", .field = "id"},
+	    {.head = "STATUS", .field = "status"},
+	    {.head = "METHOD", .field = "method"},
+	    {.head = "SOURCE", .field = "source"},
+	    {.head = "MODEL", .field = "default_model", .alt = "free_model"},
+	};
 	char path[128];
 	struct cli_resp r;
-	struct table t;
-	const struct jv *l;
 	int rc;
 
 	snprintf(path, sizeof(path), "/v1/agents%s", scope(a));
-	rc = cli_call(c, "GET", path, NULL, &r);
-	if (rc != 0 || c->json) {
-		if (rc == 0)
-			cli_print_raw(&r);
-		cli_resp_release(&r);
-		return rc;
-	}
-	l = jv_get(r.json, "agents");
-	table_init(&t, head);
-	for (size_t i = 0; i < jv_len(l); i++) {
-		const struct jv *o = jv_at(l, i);
-		char f[5][256];
-		const char *row[5] = {
-		    cli_field(o, "id", f[0], sizeof(f[0])),
-		    cli_field(o, "status", f[1], sizeof(f[1])),
-		    cli_field(o, "method", f[2], sizeof(f[2])),
-		    cli_field(o, "source", f[3], sizeof(f[3])),
-		    jv_str(jv_get(o, "default_model"))
-		        ? jv_str(jv_get(o, "default_model"))
-		        : cli_field(o, "free_model", f[4], sizeof(f[4]))};
-		if (c->quiet)
-			printf("%s\n", row[0]);
-		else
-			table_add(&t, row);
-	}
-	if (!c->quiet)
-		cli_print_table(c, &t);
-	table_release(&t);
+	rc = cli_get_list(c, path, "agents", cols, 5, 0, &r);
 	cli_resp_release(&r);
-	return CLI_OK;
+	return rc;
 }
 
 static int
@@ -97,12 +72,8 @@ cmd_agent_key(struct cli *c, const struct cli_args *a)
 	explicit_bzero(key, sizeof(key));
 	rc = cli_call(c, "POST", path, body, &r);
 	jv_free(body);
-	if (rc == 0) {
-		if (c->json)
-			cli_print_raw(&r);
-		else if (!c->quiet)
-			printf("%s: connected with an API key\n", a->pos[0]);
-	}
+	if (rc == 0)
+		cli_done(c, &r, "%s: connected with an API key\n", a->pos[0]);
 	cli_resp_release(&r);
 	return rc;
 }
@@ -141,14 +112,9 @@ cmd_agent_login(struct cli *c, const struct cli_args *a)
 	explicit_bzero(code, sizeof(code));
 	rc = cli_call(c, "POST", path, body, &r);
 	jv_free(body);
-	if (rc == 0) {
-		if (c->json)
-			cli_print_raw(&r);
-		else if (!c->quiet)
-			printf(
-			    "%s: signed in (expires %s)\n", a->pos[0],
-			    cli_field(r.json, "expires_at", tmp, sizeof(tmp)));
-	}
+	if (rc == 0)
+		cli_done(c, &r, "%s: signed in (expires %s)\n", a->pos[0],
+		         cli_field(r.json, "expires_at", tmp, sizeof(tmp)));
 	cli_resp_release(&r);
 	return rc;
 }
@@ -279,12 +245,8 @@ cmd_settings_set(struct cli *c, const struct cli_args *a)
 	snprintf(path, sizeof(path), "/v1/settings%s", scope(a));
 	rc = cli_call(c, "PATCH", path, body, &r);
 	jv_free(body);
-	if (rc == 0) {
-		if (c->json)
-			cli_print_raw(&r);
-		else if (!c->quiet)
-			printf("%s = %s\n", a->pos[0], v);
-	}
+	if (rc == 0)
+		cli_done(c, &r, "%s = %s\n", a->pos[0], v);
 	cli_resp_release(&r);
 	return rc;
 }

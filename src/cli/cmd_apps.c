@@ -8,49 +8,23 @@
 #include <string.h>
 
 #include "cli/commands.h"
-#include "cli/table.h"
 
 int
 cmd_apps(struct cli *c, const struct cli_args *a)
 {
-	static const char *const head[] = {"ID",      "NAME",    "PRESET",
-	                                   "SANDBOX", "CREATED", NULL};
+	static const struct cli_col cols[] = {
+	    {.head = "ID", .field = "id"},
+	    {.head = "NAME", .field = "name"},
+	    {.head = "PRESET", .field = "runtime_preset"},
+	    {.head = "SANDBOX", .field = "current_sandbox_id"},
+	    {.head = "CREATED", .field = "created_at", .kind = CLI_COL_TIME},
+	};
 	struct cli_resp r;
-	struct table tab;
-	const struct jv *apps;
-	char when[64];
-	int rc = cli_call(c, "GET", "/v1/apps", NULL, &r);
+	int rc = cli_get_list(c, "/v1/apps", "apps", cols, 5, 0, &r);
 
 	(void)a;
-	if (rc != 0 || c->json) {
-		if (rc == 0)
-			cli_print_raw(&r);
-		cli_resp_release(&r);
-		return rc;
-	}
-	apps = jv_get(r.json, "apps");
-	table_init(&tab, head);
-	for (size_t i = 0; i < jv_len(apps); i++) {
-		const struct jv *o = jv_at(apps, i);
-		char t[4][64];
-		const char *row[5] = {
-		    cli_field(o, "id", t[0], sizeof(t[0])),
-		    cli_field(o, "name", t[1], sizeof(t[1])),
-		    cli_field(o, "runtime_preset", t[2], sizeof(t[2])),
-		    cli_field(o, "current_sandbox_id", t[3], sizeof(t[3])),
-		    cli_short_time(jv_str(jv_get(o, "created_at")), when,
-		                   sizeof(when))};
-
-		if (c->quiet)
-			printf("%s\n", row[0]);
-		else
-			table_add(&tab, row);
-	}
-	if (!c->quiet)
-		cli_print_table(c, &tab);
-	table_release(&tab);
 	cli_resp_release(&r);
-	return CLI_OK;
+	return rc;
 }
 
 int
@@ -97,43 +71,23 @@ int
 cmd_app_show(struct cli *c, const struct cli_args *a)
 {
 	char path[512];
-	struct cli_resp r;
-	int rc;
 
 	if (cli_pathf(path, sizeof(path), "/v1/apps/%s", a->pos[0]) < 0)
 		return cli_fail(CLI_EUSAGE, "usage", "the id is too long");
-	rc = cli_call(c, "GET", path, NULL, &r);
-	if (rc == 0)
-		cli_show_answer(c, &r, NULL);
-	cli_resp_release(&r);
-	return rc;
+	return cli_get_show(c, path);
 }
 
 int
 cmd_app_delete(struct cli *c, const struct cli_args *a)
 {
-	char path[512], q[512];
-	struct cli_resp r;
-	int rc;
+	char path[512], warn[1536];
 
 	if (cli_pathf(path, sizeof(path), "/v1/apps/%s", a->pos[0]) < 0)
 		return cli_fail(CLI_EUSAGE, "usage", "the id is too long");
-	if (!cli_args_has(a, "yes")) {
-		fprintf(stderr,
-		        "warning: this deletes app %s, its sandbox and its "
-		        "workspace; the workspace is the only copy of the "
-		        "app's files unless you pushed them (sandboxd git "
-		        "push %s)\n",
-		        a->pos[0], a->pos[0]);
-		snprintf(q, sizeof(q), "Delete app %s?", a->pos[0]);
-		if (!cli_confirm(q))
-			return cli_fail(CLI_EUSAGE, "not_confirmed",
-			                "not deleted (pass --yes to delete "
-			                "without asking)");
-	}
-	rc = cli_call(c, "DELETE", path, NULL, &r);
-	if (rc == 0 && !c->json && !c->quiet)
-		printf("deleted app %s\n", a->pos[0]);
-	cli_resp_release(&r);
-	return rc;
+	snprintf(warn, sizeof(warn),
+	         "this deletes app %s, its sandbox and its workspace; the "
+	         "workspace is the only copy of the app's files unless you "
+	         "pushed them (sandboxd git push %s)",
+	         a->pos[0], a->pos[0]);
+	return cli_delete(c, a, path, "app", warn);
 }

@@ -9,7 +9,6 @@
 #include <string.h>
 
 #include "cli/commands.h"
-#include "cli/table.h"
 
 static int
 app_path(char *out, size_t len, const char *fmt, const char *app)
@@ -35,10 +34,13 @@ unavailable(struct cli *c, const struct cli_resp *r)
 int
 cmd_git_status(struct cli *c, const struct cli_args *a)
 {
-	static const char *const head[] = {"STATUS", "STAGED", "PATH", NULL};
-	char path[512], t0[32], t1[8], t2[4096];
+	static const struct cli_col cols[] = {
+	    {.head = "STATUS", .field = "status"},
+	    {.head = "STAGED", .field = "staged", .kind = CLI_COL_YESNO},
+	    {.head = "PATH", .field = "path"},
+	};
+	char path[512], t0[32], t2[4096];
 	struct cli_resp r;
-	struct table t;
 	const struct jv *files;
 	int rc =
 	    app_path(path, sizeof(path), "/v1/apps/%s/git/status", a->pos[0]);
@@ -61,22 +63,8 @@ cmd_git_status(struct cli *c, const struct cli_args *a)
 		       cli_field(r.json, "head_sha", t2, sizeof(t2)),
 		       jv_is_true(jv_get(r.json, "clean")) ? "clean"
 		                                           : "changed");
-	table_init(&t, head);
-	for (size_t i = 0; i < jv_len(files); i++) {
-		const struct jv *f = jv_at(files, i);
-		const char *row[3] = {cli_field(f, "status", t0, sizeof(t0)),
-		                      jv_is_true(jv_get(f, "staged")) ? "yes"
-		                                                      : "no",
-		                      cli_field(f, "path", t2, sizeof(t2))};
-		(void)t1;
-		if (c->quiet)
-			printf("%s\n", row[2]);
-		else
-			table_add(&t, row);
-	}
-	if (!c->quiet && jv_len(files) > 0)
-		cli_print_table(c, &t);
-	table_release(&t);
+	if (jv_len(files) > 0)
+		cli_print_list(c, files, cols, 3, 2);
 	cli_resp_release(&r);
 	return CLI_OK;
 }
@@ -224,55 +212,29 @@ cmd_cred_add(struct cli *c, const struct cli_args *a)
 int
 cmd_cred_list(struct cli *c, const struct cli_args *a)
 {
-	static const char *const head[] = {"ID", "NAME", "HOST", "USERNAME",
-	                                   NULL};
+	static const struct cli_col cols[] = {
+	    {.head = "ID", .field = "id"},
+	    {.head = "NAME", .field = "name"},
+	    {.head = "HOST", .field = "host"},
+	    {.head = "USERNAME", .field = "username"},
+	};
 	struct cli_resp r;
-	struct table t;
-	const struct jv *l;
-	int rc = cli_call(c, "GET", "/v1/git-credentials", NULL, &r);
+	int rc = cli_get_list(c, "/v1/git-credentials", "credentials", cols, 4,
+	                      0, &r);
 
 	(void)a;
-	if (rc != 0 || c->json) {
-		if (rc == 0)
-			cli_print_raw(&r);
-		cli_resp_release(&r);
-		return rc;
-	}
-	l = jv_get(r.json, "credentials");
-	table_init(&t, head);
-	for (size_t i = 0; i < jv_len(l); i++) {
-		const struct jv *o = jv_at(l, i);
-		char f[4][256];
-		const char *row[4] = {
-		    cli_field(o, "id", f[0], sizeof(f[0])),
-		    cli_field(o, "name", f[1], sizeof(f[1])),
-		    cli_field(o, "host", f[2], sizeof(f[2])),
-		    cli_field(o, "username", f[3], sizeof(f[3]))};
-		if (c->quiet)
-			printf("%s\n", row[0]);
-		else
-			table_add(&t, row);
-	}
-	if (!c->quiet)
-		cli_print_table(c, &t);
-	table_release(&t);
 	cli_resp_release(&r);
-	return CLI_OK;
+	return rc;
 }
 
 int
 cmd_cred_delete(struct cli *c, const struct cli_args *a)
 {
 	char path[512];
-	struct cli_resp r;
 	int rc =
 	    app_path(path, sizeof(path), "/v1/git-credentials/%s", a->pos[0]);
 
 	if (rc)
 		return rc;
-	rc = cli_call(c, "DELETE", path, NULL, &r);
-	if (rc == 0 && !c->json && !c->quiet)
-		printf("deleted git credential %s\n", a->pos[0]);
-	cli_resp_release(&r);
-	return rc;
+	return cli_delete(c, a, path, "git credential", NULL);
 }

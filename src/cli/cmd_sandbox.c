@@ -13,7 +13,6 @@
 #include <unistd.h>
 
 #include "cli/commands.h"
-#include "cli/table.h"
 
 #define CLI_LOG_MATCH_LINES 20 /* lines compared to find where to go on */
 #define CLI_PREVIEW_WAIT_S  90 /* --wait, `new`: for the preview, at most */
@@ -198,16 +197,11 @@ int
 cmd_sb_show(struct cli *c, const struct cli_args *a)
 {
 	char path[512];
-	struct cli_resp r;
 	int rc = sb_path(path, sizeof(path), "/v1/sandboxes/%s", a->pos[0]);
 
 	if (rc)
 		return rc;
-	rc = cli_call(c, "GET", path, NULL, &r);
-	if (rc == 0)
-		cli_show_answer(c, &r, NULL);
-	cli_resp_release(&r);
-	return rc;
+	return cli_get_show(c, path);
 }
 
 int
@@ -227,29 +221,16 @@ cmd_sb_stop(struct cli *c, const struct cli_args *a)
 int
 cmd_sb_delete(struct cli *c, const struct cli_args *a)
 {
-	char path[512], q[256];
-	struct cli_resp r;
+	char path[512], warn[1024];
 	int rc = sb_path(path, sizeof(path), "/v1/sandboxes/%s", a->pos[0]);
 
 	if (rc)
 		return rc;
-	if (!cli_args_has(a, "yes")) {
-		fprintf(stderr,
-		        "warning: this deletes sandbox %s with its "
-		        "workspace, the only copy of the app's files "
-		        "unless you pushed them\n",
-		        a->pos[0]);
-		snprintf(q, sizeof(q), "Delete sandbox %s?", a->pos[0]);
-		if (!cli_confirm(q))
-			return cli_fail(CLI_EUSAGE, "not_confirmed",
-			                "not deleted (pass --yes to delete "
-			                "without asking)");
-	}
-	rc = cli_call(c, "DELETE", path, NULL, &r);
-	if (rc == 0 && !c->json && !c->quiet)
-		printf("deleted sandbox %s\n", a->pos[0]);
-	cli_resp_release(&r);
-	return rc;
+	snprintf(warn, sizeof(warn),
+	         "this deletes sandbox %s with its workspace, the only copy "
+	         "of the app's files unless you pushed them",
+	         a->pos[0]);
+	return cli_delete(c, a, path, "sandbox", warn);
 }
 
 int
@@ -360,11 +341,13 @@ cmd_sb_logs(struct cli *c, const struct cli_args *a)
 int
 cmd_sb_files(struct cli *c, const struct cli_args *a)
 {
-	static const char *const head[] = {"TYPE", "SIZE", "PATH", NULL};
+	static const struct cli_col cols[] = {
+	    {.head = "TYPE", .field = "type"},
+	    {.head = "SIZE", .field = "size"},
+	    {.head = "PATH", .field = "path"},
+	};
 	char path[2048];
 	struct cli_resp r;
-	struct table t;
-	const struct jv *ents;
 	int rc;
 
 	if (cli_pathf(path, sizeof(path), "/v1/sandboxes/%s/files?path=%s",
@@ -373,33 +356,11 @@ cmd_sb_files(struct cli *c, const struct cli_args *a)
 	if (cli_args_has(a, "recursive"))
 		snprintf(path + strlen(path), sizeof(path) - strlen(path),
 		         "&recursive=true");
-	rc = cli_call(c, "GET", path, NULL, &r);
-	if (rc != 0 || c->json) {
-		if (rc == 0)
-			cli_print_raw(&r);
-		cli_resp_release(&r);
-		return rc;
-	}
-	ents = jv_get(r.json, "entries");
-	table_init(&t, head);
-	for (size_t i = 0; i < jv_len(ents); i++) {
-		const struct jv *e = jv_at(ents, i);
-		char t0[32], t1[32], t2[4096];
-		const char *row[3] = {cli_field(e, "type", t0, sizeof(t0)),
-		                      cli_field(e, "size", t1, sizeof(t1)),
-		                      cli_field(e, "path", t2, sizeof(t2))};
-		if (c->quiet)
-			printf("%s\n", row[2]);
-		else
-			table_add(&t, row);
-	}
-	if (!c->quiet)
-		cli_print_table(c, &t);
-	if (jv_is_true(jv_get(r.json, "truncated")))
+	rc = cli_get_list(c, path, "entries", cols, 3, 2, &r);
+	if (rc == 0 && !c->json && jv_is_true(jv_get(r.json, "truncated")))
 		fprintf(stderr, "(the list was cut at 10,000 entries)\n");
-	table_release(&t);
 	cli_resp_release(&r);
-	return CLI_OK;
+	return rc;
 }
 
 int
@@ -450,13 +411,9 @@ cmd_sb_put(struct cli *c, const struct cli_args *a)
 	}
 	rc = cli_call_raw(c, "PUT", path, in.data ? in.data : "", in.len, &r);
 	buf_release(&in);
-	if (rc == 0) {
-		if (c->json)
-			cli_print_raw(&r);
-		else if (!c->quiet)
-			printf("wrote %s (%s bytes)\n", a->pos[1],
-			       cli_field(r.json, "size", chunk, 64));
-	}
+	if (rc == 0)
+		cli_done(c, &r, "wrote %s (%s bytes)\n", a->pos[1],
+		         cli_field(r.json, "size", chunk, 64));
 	cli_resp_release(&r);
 	return rc;
 }

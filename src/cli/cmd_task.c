@@ -13,7 +13,6 @@
 
 #include "cli/commands.h"
 #include "cli/follow.h"
-#include "cli/table.h"
 
 #define CLI_NAME_BYTES 40 /* an app name made from the prompt */
 
@@ -54,19 +53,17 @@ task_body(const char *prompt, const struct cli_args *a, int *rc)
 	return b;
 }
 
-/* POST the task; its id into id.  The answer is shown per mode. */
+/*
+ * POST body to path; the answer's id into id.  --json prints the answer,
+ * -q the id when quiet_ok; the human line is the caller's.
+ */
 static int
-submit(struct cli *c, const char *sb, struct jv *body, char *id, size_t len,
-       bool quiet_ok)
+post_for_id(struct cli *c, const char *path, const struct jv *body, char *id,
+            size_t len, bool quiet_ok)
 {
-	char path[512];
 	struct cli_resp r;
-	int rc =
-	    task_path(path, sizeof(path), "/v1/sandboxes/%s/tasks", sb, NULL);
+	int rc = cli_call(c, "POST", path, body, &r);
 
-	if (rc)
-		return rc;
-	rc = cli_call(c, "POST", path, body, &r);
 	if (rc == 0) {
 		snprintf(id, len, "%s", jv_str(jv_get(r.json, "id")) ?: "");
 		if (c->json)
@@ -76,6 +73,20 @@ submit(struct cli *c, const char *sb, struct jv *body, char *id, size_t len,
 	}
 	cli_resp_release(&r);
 	return rc;
+}
+
+/* POST the task; its id into id.  The answer is shown per mode. */
+static int
+submit(struct cli *c, const char *sb, struct jv *body, char *id, size_t len,
+       bool quiet_ok)
+{
+	char path[512];
+	int rc =
+	    task_path(path, sizeof(path), "/v1/sandboxes/%s/tasks", sb, NULL);
+
+	if (rc)
+		return rc;
+	return post_for_id(c, path, body, id, len, quiet_ok);
 }
 
 int
@@ -119,69 +130,35 @@ cmd_task_follow(struct cli *c, const struct cli_args *a)
 int
 cmd_task_list(struct cli *c, const struct cli_args *a)
 {
-	static const char *const head[] = {"ID",      "STATUS", "AGENT",
-	                                   "CREATED", "PROMPT", NULL};
-	char path[512], when[64];
+	static const struct cli_col cols[] = {
+	    {.head = "ID", .field = "id"},
+	    {.head = "STATUS", .field = "status"},
+	    {.head = "AGENT", .field = "agent"},
+	    {.head = "CREATED", .field = "created_at", .kind = CLI_COL_TIME},
+	    {.head = "PROMPT", .field = "prompt", .kind = CLI_COL_LINE},
+	};
+	char path[512];
 	struct cli_resp r;
-	struct table t;
-	const struct jv *tasks;
 	int rc = task_path(path, sizeof(path), "/v1/sandboxes/%s/tasks",
 	                   a->pos[0], NULL);
 
 	if (rc)
 		return rc;
-	rc = cli_call(c, "GET", path, NULL, &r);
-	if (rc != 0 || c->json) {
-		if (rc == 0)
-			cli_print_raw(&r);
-		cli_resp_release(&r);
-		return rc;
-	}
-	tasks = jv_get(r.json, "tasks");
-	table_init(&t, head);
-	for (size_t i = 0; i < jv_len(tasks); i++) {
-		const struct jv *o = jv_at(tasks, i);
-		char f[4][128], prompt[160];
-		const char *row[5];
-
-		snprintf(prompt, sizeof(prompt), "%s",
-		         cli_field(o, "prompt", f[3], sizeof(f[3])));
-		for (char *p = prompt; *p; p++)
-			if (*p == '\n')
-				*p = ' ';
-		row[0] = cli_field(o, "id", f[0], sizeof(f[0]));
-		row[1] = cli_field(o, "status", f[1], sizeof(f[1]));
-		row[2] = cli_field(o, "agent", f[2], sizeof(f[2]));
-		row[3] = cli_short_time(jv_str(jv_get(o, "created_at")), when,
-		                        sizeof(when));
-		row[4] = prompt;
-		if (c->quiet)
-			printf("%s\n", row[0]);
-		else
-			table_add(&t, row);
-	}
-	if (!c->quiet)
-		cli_print_table(c, &t);
-	table_release(&t);
+	rc = cli_get_list(c, path, "tasks", cols, 5, 0, &r);
 	cli_resp_release(&r);
-	return CLI_OK;
+	return rc;
 }
 
 int
 cmd_task_show(struct cli *c, const struct cli_args *a)
 {
 	char path[512];
-	struct cli_resp r;
 	int rc = task_path(path, sizeof(path), "/v1/sandboxes/%s/tasks/%s",
 	                   a->pos[0], a->pos[1]);
 
 	if (rc)
 		return rc;
-	rc = cli_call(c, "GET", path, NULL, &r);
-	if (rc == 0)
-		cli_show_answer(c, &r, NULL);
-	cli_resp_release(&r);
-	return rc;
+	return cli_get_show(c, path);
 }
 
 static int
@@ -255,7 +232,6 @@ cmd_new(struct cli *c, const struct cli_args *a)
 	char gen[64], app[64] = "", sb[64] = "", task[64] = "", path[512],
 	              url[1024];
 	struct jv *body = jv_obj(), *tb;
-	struct cli_resp r;
 	int rc, trc;
 
 	if (name == NULL) {
@@ -265,39 +241,21 @@ cmd_new(struct cli *c, const struct cli_args *a)
 	jv_set_str(body, "name", name);
 	jv_set_str(body, "runtime_preset",
 	           cli_args_get(a, "preset") ?: "react-vite");
-	rc = cli_call(c, "POST", "/v1/apps", body, &r);
+	rc = post_for_id(c, "/v1/apps", body, app, sizeof(app), true);
 	jv_free(body);
-	if (rc == 0) {
-		snprintf(app, sizeof(app), "%s",
-		         jv_str(jv_get(r.json, "id")) ?: "");
-		if (c->json)
-			cli_print_raw(&r);
-		else if (c->quiet)
-			printf("%s\n", app);
-		else
-			printf("app %s%s%s (%s)\n", cli_sgr(c, "1"), name,
-			       CLI_RESET(c), app);
-	}
-	cli_resp_release(&r);
 	if (rc != 0)
 		return rc;
+	if (!c->json && !c->quiet)
+		printf("app %s%s%s (%s)\n", cli_sgr(c, "1"), name, CLI_RESET(c),
+		       app);
 
 	cli_pathf(path, sizeof(path), "/v1/apps/%s/sandbox", app);
 	cli_spin_start(c, "creating the sandbox");
-	rc = cli_call(c, "POST", path, NULL, &r);
-	if (rc == 0) {
-		snprintf(sb, sizeof(sb), "%s",
-		         jv_str(jv_get(r.json, "id")) ?: "");
-		if (c->json)
-			cli_print_raw(&r);
-		else if (c->quiet)
-			printf("%s\n", sb);
-		else
-			printf("sandbox %s running\n", sb);
-	}
-	cli_resp_release(&r);
+	rc = post_for_id(c, path, NULL, sb, sizeof(sb), true);
 	if (rc != 0)
 		return rc;
+	if (!c->json && !c->quiet)
+		printf("sandbox %s running\n", sb);
 
 	tb = task_body(a->pos[0], a, &rc);
 	if (tb == NULL)

@@ -42,6 +42,7 @@
 
 #include "lib/buf.h"
 #include "lib/clock.h"
+#include "lib/fileio.h"
 #include "lib/jv.h"
 #include "lib/ulid.h"
 #include "ws/usage.h"
@@ -58,18 +59,6 @@
 static const char *const known_files[] = {"sandboxd.db", VAULT_KEY_FILE,
                                           VAULT_NEXT_FILE};
 
-static int
-fsync_dir(const char *dir)
-{
-	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), rc;
-
-	if (fd < 0)
-		return -1;
-	rc = fsync(fd);
-	close(fd);
-	return rc;
-}
-
 /* src to a new file dst (mode), fsynced. */
 static int
 copy_file(const char *src, const char *dst, mode_t mode)
@@ -85,12 +74,8 @@ copy_file(const char *src, const char *dst, mode_t mode)
 	if (out < 0)
 		goto out;
 	while ((n = read(in, chunk, sizeof(chunk))) > 0)
-		for (ssize_t off = 0; off < n;) {
-			ssize_t w = write(out, chunk + off, (size_t)(n - off));
-			if (w < 0 && errno != EINTR)
-				goto out;
-			off += w > 0 ? w : 0;
-		}
+		if (fileio_write_all(out, chunk, (size_t)n) < 0)
+			goto out;
 	if (n == 0 && fsync(out) == 0)
 		rc = 0;
 out:
@@ -265,7 +250,7 @@ write_manifest(const char *dir, const struct backup_manifest *m)
 	if (write(fd, b.data, b.len) == (ssize_t)b.len && fsync(fd) == 0)
 		rc = 0;
 	close(fd);
-	if (rc == 0 && (rename(tmp, path) < 0 || fsync_dir(dir) < 0))
+	if (rc == 0 && (rename(tmp, path) < 0 || fileio_sync_dir(dir) < 0))
 		rc = -1;
 out:
 	buf_release(&b);
@@ -478,8 +463,8 @@ commit(struct step *s, size_t n, const char *data_dir, bool force,
 			FAIL("rename %s: %s", s[i].staged, strerror(errno));
 	}
 	snprintf(from, sizeof(from), "%s/state", data_dir);
-	fsync_dir(from);
-	fsync_dir(data_dir);
+	fileio_sync_dir(from);
+	fileio_sync_dir(data_dir);
 	return 0;
 fail:
 	return -1;

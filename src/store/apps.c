@@ -42,22 +42,16 @@ app_from_row(sqlite3_stmt *st, void *out)
 int
 store_app_insert(struct store *s, const struct app *a)
 {
-	int rc;
-
-	LOCK(s);
-	rc = store_run(s, store_prep(s,
-	                             "INSERT INTO app (id, owner, name, "
-	                             "description, tags, runtime_preset, "
-	                             "created_at, updated_at, git_repo_url, "
-	                             "git_branch, git_credential_id) "
-	                             "VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-	                             "ssssssiisss", a->id, a->owner, a->name,
-	                             a->description, a->tags_json,
-	                             a->runtime_preset, a->created_at,
-	                             a->updated_at, a->git_repo_url,
-	                             a->git_branch, a->git_credential_id));
-	UNLOCK(s);
-	return rc;
+	return store_exec(s,
+	                  "INSERT INTO app (id, owner, name, "
+	                  "description, tags, runtime_preset, "
+	                  "created_at, updated_at, git_repo_url, "
+	                  "git_branch, git_credential_id) "
+	                  "VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+	                  "ssssssiisss", a->id, a->owner, a->name,
+	                  a->description, a->tags_json, a->runtime_preset,
+	                  a->created_at, a->updated_at, a->git_repo_url,
+	                  a->git_branch, a->git_credential_id);
 }
 
 int
@@ -79,51 +73,35 @@ store_app_get(struct store *s, const char *owner, const char *id,
 int
 store_app_update(struct store *s, const struct app *a)
 {
-	int rc;
-
-	LOCK(s);
-	rc = store_run(s, store_prep(s,
-	                             "UPDATE app SET name = ?, description = ?,"
-	                             " tags = ?, updated_at = ? WHERE id = ?",
-	                             "sssis", a->name, a->description,
-	                             a->tags_json, a->updated_at, a->id));
-	UNLOCK(s);
-	return rc;
+	return store_exec(s,
+	                  "UPDATE app SET name = ?, description = ?,"
+	                  " tags = ?, updated_at = ? WHERE id = ?",
+	                  "sssis", a->name, a->description, a->tags_json,
+	                  a->updated_at, a->id);
 }
 
 int
 store_app_set_git(struct store *s, const struct app *a)
 {
-	int rc;
-
-	LOCK(s);
-	rc = store_run(
-	    s, store_prep(s,
+	return store_exec(s,
 	                  "UPDATE app SET last_import_at = CASE git_repo_url "
 	                  "WHEN ?1 THEN last_import_at ELSE 0 END, "
 	                  "git_repo_url = ?1, git_branch = ?2, "
 	                  "git_credential_id = ?3, updated_at = ?4 "
 	                  "WHERE id = ?5",
 	                  "sssis", a->git_repo_url, a->git_branch,
-	                  a->git_credential_id, a->updated_at, a->id));
-	UNLOCK(s);
-	return rc;
+	                  a->git_credential_id, a->updated_at, a->id);
 }
 
 int
 store_app_imported(struct store *s, const char *id, const char *branch,
                    int64_t at)
 {
-	int rc;
-
-	LOCK(s);
-	rc = store_run(s, store_prep(s,
-	                             "UPDATE app SET last_import_at = ?, "
-	                             "git_branch = CASE git_branch WHEN '' "
-	                             "THEN ? ELSE git_branch END WHERE id = ?",
-	                             "iss", at, branch, id));
-	UNLOCK(s);
-	return rc;
+	return store_exec(s,
+	                  "UPDATE app SET last_import_at = ?, "
+	                  "git_branch = CASE git_branch WHEN '' "
+	                  "THEN ? ELSE git_branch END WHERE id = ?",
+	                  "iss", at, branch, id);
 }
 
 /* The app's config and its sealed values go in the same transaction. */

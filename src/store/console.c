@@ -25,15 +25,10 @@ store_console_password(struct store *s, char *hash, size_t len)
 int
 store_console_password_init(struct store *s, const char *hash)
 {
-	int rc;
-
-	LOCK(s);
-	rc = store_run(s, store_prep(s,
-	                             "INSERT INTO console_password "
-	                             "(id, hash, updated_at) VALUES (1, ?, ?)",
-	                             "si", hash, clock_now()));
-	UNLOCK(s);
-	return rc;
+	return store_exec(s,
+	                  "INSERT INTO console_password "
+	                  "(id, hash, updated_at) VALUES (1, ?, ?)",
+	                  "si", hash, clock_now());
 }
 
 int
@@ -118,15 +113,10 @@ int
 store_session_renew(struct store *s, const char *token_hash, int64_t now,
                     int64_t expires_at)
 {
-	int rc;
-
-	LOCK(s);
-	rc = store_run(s, store_prep(s,
-	                             "UPDATE console_session SET renewed_at = "
-	                             "?, expires_at = ? WHERE token_hash = ?",
-	                             "iis", now, expires_at, token_hash));
-	UNLOCK(s);
-	return rc;
+	return store_exec(s,
+	                  "UPDATE console_session SET renewed_at = "
+	                  "?, expires_at = ? WHERE token_hash = ?",
+	                  "iis", now, expires_at, token_hash);
 }
 
 int

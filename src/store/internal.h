@@ -2,6 +2,7 @@
 #ifndef STORE_INTERNAL_H
 #define STORE_INTERNAL_H
 
+#include <stdarg.h>
 #include <pthread.h>
 #include <sqlite3.h>
 #include <stddef.h>
@@ -38,8 +39,12 @@ int store_secret_write(struct store *s, const char *kind, const char *owner,
 /* Prepares sql and binds: 's' text (NULL binds NULL), 'i' int64, 'n' int. */
 sqlite3_stmt *store_prep(struct store *s, const char *sql, const char *fmt,
                          ...);
+sqlite3_stmt *store_vprep(struct store *s, const char *sql, const char *fmt,
+                          va_list ap);
 /* Steps and finalizes a statement that returns no rows. */
 int store_run(struct store *s, sqlite3_stmt *st);
+/* store_run(store_prep(...)) under the lock. */
+int store_exec(struct store *s, const char *sql, const char *fmt, ...);
 void store_col_text(sqlite3_stmt *st, int col, char *dst, size_t len);
 /* A text destination for store_one(): fills buf from column 0. */
 struct store_text {

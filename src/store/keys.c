@@ -110,11 +110,5 @@ store_apikey_list(struct store *s, int (*fn)(const struct apikey *, void *),
 int
 store_apikey_delete(struct store *s, const char *name)
 {
-	int rc;
-
-	LOCK(s);
-	rc = store_run(
-	    s, store_prep(s, "DELETE FROM api_key WHERE name = ?", "s", name));
-	UNLOCK(s);
-	return rc;
+	return store_exec(s, "DELETE FROM api_key WHERE name = ?", "s", name);
 }

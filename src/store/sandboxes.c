@@ -92,22 +92,16 @@ int
 store_sandbox_insert(struct store *s, const struct sandbox *sb)
 {
 	char ports[128];
-	int rc;
-
 	ports_format(sb, ports, sizeof(ports));
-	LOCK(s);
-	rc = store_run(s, store_prep(s,
-	                             "INSERT INTO sandbox (id, app_id, status, "
-	                             "image, ports, idle_policy, preset, "
-	                             "created_at, updated_at, last_active_at) "
-	                             "VALUES (?,?,?,?,?,?,?,?,?,?)",
-	                             "sssssssiii", sb->id, sb->app_id,
-	                             sandbox_state_name(sb->status), sb->image,
-	                             ports, sb->idle_policy, sb->preset,
-	                             sb->created_at, sb->updated_at,
-	                             sb->last_active_at));
-	UNLOCK(s);
-	return rc;
+	return store_exec(s,
+	                  "INSERT INTO sandbox (id, app_id, status, "
+	                  "image, ports, idle_policy, preset, "
+	                  "created_at, updated_at, last_active_at) "
+	                  "VALUES (?,?,?,?,?,?,?,?,?,?)",
+	                  "sssssssiii", sb->id, sb->app_id,
+	                  sandbox_state_name(sb->status), sb->image, ports,
+	                  sb->idle_policy, sb->preset, sb->created_at,
+	                  sb->updated_at, sb->last_active_at);
 }
 
 static int
@@ -176,13 +170,7 @@ store_sandbox_update(struct store *s, struct sandbox *sb)
 int
 store_sandbox_delete(struct store *s, const char *id)
 {
-	int rc;
-
-	LOCK(s);
-	rc = store_run(
-	    s, store_prep(s, "DELETE FROM sandbox WHERE id = ?", "s", id));
-	UNLOCK(s);
-	return rc;
+	return store_exec(s, "DELETE FROM sandbox WHERE id = ?", "s", id);
 }
 
 int
@@ -214,11 +202,7 @@ store_sandbox_mark_exited(struct store *s, const char *id, int exit_code,
                           bool oom_killed)
 {
 	int64_t now = clock_now();
-	int rc;
-
-	LOCK(s);
-	rc = store_run(
-	    s, store_prep(s,
+	return store_exec(s,
 	                  "UPDATE sandbox SET status = ?, "
 	                  "status_reason = ?, exit_code = ?, "
 	                  "oom_killed = oom_killed OR ?, container_ip = '', "
@@ -227,80 +211,53 @@ store_sandbox_mark_exited(struct store *s, const char *id, int exit_code,
 	                  "ssnniiss", sandbox_state_name(SANDBOX_STOPPED),
 	                  oom_killed ? "oom_killed" : "exited", exit_code,
 	                  (int)oom_killed, now, now, id,
-	                  sandbox_state_name(SANDBOX_RUNNING)));
-	UNLOCK(s);
-	return rc;
+	                  sandbox_state_name(SANDBOX_RUNNING));
 }
 
 int
 store_sandbox_mark_oom(struct store *s, const char *id)
 {
-	int rc;
-
-	LOCK(s);
-	rc = store_run(s, store_prep(s,
-	                             "UPDATE sandbox SET oom_killed = 1, "
-	                             "updated_at = ? WHERE id = ?",
-	                             "is", clock_now(), id));
-	UNLOCK(s);
-	return rc;
+	return store_exec(s,
+	                  "UPDATE sandbox SET oom_killed = 1, "
+	                  "updated_at = ? WHERE id = ?",
+	                  "is", clock_now(), id);
 }
 
 int
 store_sandbox_set_manifest(struct store *s, const char *id, const char *source,
                            const char *error)
 {
-	int rc;
-
-	LOCK(s);
-	rc = store_run(s, store_prep(s,
-	                             "UPDATE sandbox SET manifest_source = ?, "
-	                             "manifest_error = ? WHERE id = ?",
-	                             "sss", source, error, id));
-	UNLOCK(s);
-	return rc;
+	return store_exec(s,
+	                  "UPDATE sandbox SET manifest_source = ?, "
+	                  "manifest_error = ? WHERE id = ?",
+	                  "sss", source, error, id);
 }
 
 int
 store_sandbox_touch(struct store *s, const char *id, int64_t at)
 {
-	int rc;
-
-	LOCK(s);
-	rc = store_run(s, store_prep(s,
-	                             "UPDATE sandbox SET last_active_at = ?1 "
-	                             "WHERE id = ?2 AND last_active_at < ?1",
-	                             "is", at, id));
-	UNLOCK(s);
-	return rc;
+	return store_exec(s,
+	                  "UPDATE sandbox SET last_active_at = ?1 "
+	                  "WHERE id = ?2 AND last_active_at < ?1",
+	                  "is", at, id);
 }
 
 int
 store_sandbox_set_policy(struct store *s, const char *id, const char *policy)
 {
-	int rc;
-
-	LOCK(s);
-	rc = store_run(s, store_prep(s,
-	                             "UPDATE sandbox SET idle_policy = ?, "
-	                             "updated_at = ? WHERE id = ?",
-	                             "sis", policy, clock_now(), id));
-	UNLOCK(s);
-	return rc;
+	return store_exec(s,
+	                  "UPDATE sandbox SET idle_policy = ?, "
+	                  "updated_at = ? WHERE id = ?",
+	                  "sis", policy, clock_now(), id);
 }
 
 int
 store_sandbox_set_proxy_token(struct store *s, const char *id, const char *hash)
 {
-	int rc;
-
-	LOCK(s);
-	rc = store_run(s, store_prep(s,
-	                             "UPDATE sandbox SET proxy_token_hash = ? "
-	                             "WHERE id = ?",
-	                             "ss", hash, id));
-	UNLOCK(s);
-	return rc;
+	return store_exec(s,
+	                  "UPDATE sandbox SET proxy_token_hash = ? "
+	                  "WHERE id = ?",
+	                  "ss", hash, id);
 }
 
 /*

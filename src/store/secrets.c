@@ -248,15 +248,10 @@ int
 store_secret_delete(struct store *s, const char *kind, const char *owner,
                     const char *name)
 {
-	int rc;
-
-	LOCK(s);
-	rc = store_run(s, store_prep(s,
-	                             "DELETE FROM secret WHERE kind = ? AND "
-	                             "owner = ? AND name = ?",
-	                             "sss", kind, owner, name));
-	UNLOCK(s);
-	return rc;
+	return store_exec(s,
+	                  "DELETE FROM secret WHERE kind = ? AND "
+	                  "owner = ? AND name = ?",
+	                  "sss", kind, owner, name);
 }
 
 static int

@@ -131,17 +131,15 @@ store_close(struct store *s)
  * 's' text (NULL binds NULL), 'i' int64, 'n' int.
  */
 sqlite3_stmt *
-store_prep(struct store *s, const char *sql, const char *fmt, ...)
+store_vprep(struct store *s, const char *sql, const char *fmt, va_list ap)
 {
 	sqlite3_stmt *st;
-	va_list ap;
 	int i = 1;
 
 	if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK) {
 		log_error("sqlite: prepare: %s", sqlite3_errmsg(s->db));
 		return NULL;
 	}
-	va_start(ap, fmt);
 	for (const char *f = fmt; *f; f++, i++) {
 		if (*f == 's')
 			sqlite3_bind_text(st, i, va_arg(ap, const char *), -1,
@@ -151,8 +149,33 @@ store_prep(struct store *s, const char *sql, const char *fmt, ...)
 		else
 			sqlite3_bind_int(st, i, va_arg(ap, int));
 	}
+	return st;
+}
+
+sqlite3_stmt *
+store_prep(struct store *s, const char *sql, const char *fmt, ...)
+{
+	sqlite3_stmt *st;
+	va_list ap;
+
+	va_start(ap, fmt);
+	st = store_vprep(s, sql, fmt, ap);
 	va_end(ap);
 	return st;
+}
+
+int
+store_exec(struct store *s, const char *sql, const char *fmt, ...)
+{
+	va_list ap;
+	int rc;
+
+	LOCK(s);
+	va_start(ap, fmt);
+	rc = store_run(s, store_vprep(s, sql, fmt, ap));
+	va_end(ap);
+	UNLOCK(s);
+	return rc;
 }
 
 int
@@ -241,14 +264,8 @@ store_meta_get(struct store *s, const char *key, char *val, size_t len)
 int
 store_meta_set(struct store *s, const char *key, const char *val)
 {
-	int rc;
-
-	LOCK(s);
-	rc = store_run(
-	    s, store_prep(s, "INSERT OR REPLACE INTO meta VALUES (?, ?)", "ss",
-	                  key, val));
-	UNLOCK(s);
-	return rc;
+	return store_exec(s, "INSERT OR REPLACE INTO meta VALUES (?, ?)", "ss",
+	                  key, val);
 }
 
 int

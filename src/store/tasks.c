@@ -65,19 +65,13 @@ store_task_release(struct task *t)
 int
 store_task_insert(struct store *s, const struct task *t)
 {
-	int rc;
-
-	LOCK(s);
-	rc = store_run(
-	    s, store_prep(s,
+	return store_exec(s,
 	                  "INSERT INTO task (id, sandbox_id, agent, "
 	                  "model, timeout_s, status, prompt, "
 	                  "created_at) VALUES (?,?,?,?,?,?,?,?)",
 	                  "ssssissi", t->id, t->sandbox_id, t->agent, t->model,
 	                  t->timeout_s, task_state_name(t->status),
-	                  t->prompt ? t->prompt : "", t->created_at));
-	UNLOCK(s);
-	return rc;
+	                  t->prompt ? t->prompt : "", t->created_at);
 }
 
 int
@@ -175,11 +169,6 @@ store_task_finish(struct store *s, const char *id, enum task_state status,
 int
 store_task_delete_sandbox(struct store *s, const char *sandbox_id)
 {
-	int rc;
-
-	LOCK(s);
-	rc = store_run(s, store_prep(s, "DELETE FROM task WHERE sandbox_id = ?",
-	                             "s", sandbox_id));
-	UNLOCK(s);
-	return rc;
+	return store_exec(s, "DELETE FROM task WHERE sandbox_id = ?", "s",
+	                  sandbox_id);
 }

@@ -37,6 +37,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "lib/fileio.h"
 #include "lib/log.h"
 #include "vault/vault.h"
 
@@ -55,18 +56,6 @@ path_of(char *out, size_t len, const char *dir, const char *name)
 	snprintf(out, len, "%s/%s", dir, name);
 }
 
-static int
-fsync_dir(const char *dir)
-{
-	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), rc;
-
-	if (fd < 0)
-		return -1;
-	rc = fsync(fd);
-	close(fd);
-	return rc;
-}
-
 static ssize_t
 read_all(int fd, char *buf, size_t len)
 {
@@ -81,23 +70,6 @@ read_all(int fd, char *buf, size_t len)
 		off += (size_t)n;
 	}
 	return (ssize_t)off;
-}
-
-static int
-write_all(int fd, const char *buf, size_t len)
-{
-	ssize_t n;
-
-	while (len) {
-		n = write(fd, buf, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		buf += n;
-		len -= (size_t)n;
-	}
-	return 0;
 }
 
 /* Reads a key file: 0, 1 when it does not exist, -1 with the reason. */
@@ -168,7 +140,8 @@ key_file_create(const char *dir, const char *name,
 	vault_key_text(key, text);
 	text[VAULT_KEY_TEXT_LEN] = '\n';
 	if (fchmod(fd, 0600) < 0 ||
-	    write_all(fd, text, VAULT_KEY_TEXT_LEN + 1) < 0 || fsync(fd) < 0) {
+	    fileio_write_all(fd, text, VAULT_KEY_TEXT_LEN + 1) < 0 ||
+	    fsync(fd) < 0) {
 		snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
 		close(fd);
 		goto out;
@@ -178,7 +151,7 @@ key_file_create(const char *dir, const char *name,
 		snprintf(err, errlen, "%s: %s", path, strerror(errno));
 		goto out;
 	}
-	if (fsync_dir(dir) < 0) {
+	if (fileio_sync_dir(dir) < 0) {
 		snprintf(err, errlen, "%s: fsync: %s", dir, strerror(errno));
 		goto out;
 	}
@@ -437,7 +410,7 @@ vault_rotate_finish(const char *data_dir, char *err, size_t errlen)
 		         strerror(errno));
 		return -1;
 	}
-	if (fsync_dir(data_dir) < 0) {
+	if (fileio_sync_dir(data_dir) < 0) {
 		snprintf(err, errlen, "%s: fsync: %s", data_dir,
 		         strerror(errno));
 		return -1;

@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #include "lib/clock.h"
+#include "lib/fileio.h"
 #include "lib/ulid.h"
 
 #define RESOLVE_SAFE                                                           \
@@ -246,23 +247,6 @@ make_parents(int dirfd, const char *parent, int uid, int gid, struct err *e)
 	return fd;
 }
 
-static int
-write_all(int fd, const void *data, size_t len)
-{
-	const char *p = data;
-
-	while (len) {
-		ssize_t n = write(fd, p, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 static bool
 same_file(const struct stat *a, const struct stat *b)
 {
@@ -396,7 +380,7 @@ write_file(int dirfd, const char *rel, const void *data, size_t len, int uid,
 		return lookup_err(errno, rel, e);
 	}
 	if (fchown(fd, (uid_t)uid, (gid_t)gid) < 0 ||
-	    write_all(fd, data, len) < 0 || fsync(fd) < 0)
+	    fileio_write_all(fd, data, len) < 0 || fsync(fd) < 0)
 		ERR_INTERNAL(e, "writing %s failed: %s", rel, strerror(errno));
 	else if (c)
 		rc = rename_checked(pfd, tmp, leaf, rel, c, e);

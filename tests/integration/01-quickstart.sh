@@ -30,22 +30,7 @@ api_as "${FIRST_TOKEN}x" GET /v1/apps
 expect_status 401
 t_end
 
-# --- the seeds, verbatim (only the values of API and SANDBOXD_TOKEN differ) ---
-export API=$API_URL
-export SANDBOXD_TOKEN=$FIRST_TOKEN
-export AUTH="Authorization: Bearer $SANDBOXD_TOKEN"
-
-APP=$(curl -s -XPOST $API/v1/apps -H "$AUTH" \
-  -H 'content-type: application/json' \
-  -d '{"name":"todo","runtime_preset":"react-vite"}' \
-  | sed -E 's/.*"id":"([^"]+)".*/\1/')
-
-SB=$(curl -s -XPOST $API/v1/apps/$APP/sandbox -H "$AUTH" \
-  -H 'content-type: application/json' -d '{"ports":[3000]}' \
-  | sed -E 's/.*"id":"([^"]+)".*/\1/')
-
-echo "# app=$APP sandbox=$SB"
-# --- end of the seeds ----------------------------------------------------------
+seeds_quickstart "$API_URL" "$FIRST_TOKEN"
 
 t_begin "APP from the seeds' command is a 26-character id"
 ulid_ok "$APP" || t_err "APP is not a ULID: '${APP:0:200}'"

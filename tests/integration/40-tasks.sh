@@ -49,21 +49,8 @@ restart_daemon() {
 EDGE_PORT=$(free_port)
 restart_daemon
 
-# --- the seeds, verbatim (only the values of API and SANDBOXD_TOKEN differ) ---
-export API=$API_URL
-export SANDBOXD_TOKEN=$FIRST_TOKEN
-export AUTH="Authorization: Bearer $SANDBOXD_TOKEN"
-
-APP=$(curl -s -XPOST $API/v1/apps -H "$AUTH" \
-  -H 'content-type: application/json' \
-  -d '{"name":"todo","runtime_preset":"react-vite"}' \
-  | sed -E 's/.*"id":"([^"]+)".*/\1/')
-
-SB=$(curl -s -XPOST $API/v1/apps/$APP/sandbox -H "$AUTH" \
-  -H 'content-type: application/json' -d '{"ports":[3000]}' \
-  | sed -E 's/.*"id":"([^"]+)".*/\1/')
-
-echo "# app=$APP sandbox=$SB"
+seeds_quickstart "$API_URL" "$FIRST_TOKEN"
+# --- the seeds go on, verbatim ---
 
 TASK_OUT=$(curl -s -XPOST $API/v1/sandboxes/$SB/tasks -H "$AUTH" \
   -H 'content-type: application/json' \

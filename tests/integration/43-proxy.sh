@@ -31,18 +31,9 @@ daemon_gateway || bail "GET /v1/status shows no gateway for the sandbox network:
 wait_until 10 grep -q "credential proxy listening on $GW:$PROXY_PORT" "$DAEMON_ERR" ||
 	bail "the proxy does not listen on $GW:$PROXY_PORT: $(grep -i proxy "$DAEMON_ERR")"
 
-# In-sandbox HTTP through python (the image has no curl): prints the status.
+# In-sandbox HTTP (lib.sh): prints the status.
 from_sandbox() { # CONTAINER TOKEN-HEADER-VALUE PATH
-	docker exec "$1" python3 -c '
-import sys, urllib.request, urllib.error
-req = urllib.request.Request(sys.argv[1], data=b"{}", method="POST")
-if sys.argv[2]: req.add_header("x-api-key", sys.argv[2])
-req.add_header("content-type", "application/json")
-try:
-    print(urllib.request.urlopen(req, timeout=10).status)
-except urllib.error.HTTPError as e:
-    print(e.code)
-' "http://$GW:$PROXY_PORT$3" "$2" 2>&1
+	sandbox_post "$1" "http://$GW:$PROXY_PORT$3" "$2" '{}'
 }
 
 t_begin "the agents' keys are stored through the API"

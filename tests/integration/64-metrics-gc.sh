@@ -107,16 +107,8 @@ submit "$SB" '{"prompt":"[[fake:write=metrics.txt]]","agent":"opencode"}'
 wait_task "$SB" "$TASK_ID" 60 && expect_json .status succeeded
 TOK=$(jq -r '.provider.sandboxd.options.apiKey' <<<"$(tr '\0' '\n' <"$DATA/workspaces/$SB/.sandboxd/tasks/$TASK_ID/env" | sed -n 's/^OPENCODE_CONFIG_CONTENT=//p')")
 proxy_post() { # TOKEN: a POST to the proxy from inside the sandbox; prints the status
-	docker exec "$C" python3 -c '
-import sys, urllib.request, urllib.error
-req = urllib.request.Request(sys.argv[1], data=b"{\"model\":\"m\",\"max_tokens\":5,\"messages\":[]}", method="POST")
-if sys.argv[2]: req.add_header("x-api-key", sys.argv[2])
-req.add_header("content-type", "application/json")
-try:
-    print(urllib.request.urlopen(req, timeout=10).status)
-except urllib.error.HTTPError as e:
-    print(e.code)
-' "http://$GW:$PROXY_PORT/claude-code/anthropic/v1/messages" "$1" 2>&1
+	sandbox_post "$C" "http://$GW:$PROXY_PORT/claude-code/anthropic/v1/messages" "$1" \
+		'{"model":"m","max_tokens":5,"messages":[]}'
 }
 [[ $(proxy_post "$TOK") == 200 ]] || t_err "a request with the sandbox's token was not forwarded"
 [[ $(proxy_post "") == 401 ]] || t_err "a request without a token was not refused"

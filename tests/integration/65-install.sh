@@ -12,11 +12,7 @@
 # data; a daemon that cannot start makes install.sh say what to run.  Times of each step are printed as "# time: …".
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/deploy-lib.sh"
-need_docker
-command -v docker-compose >/dev/null || bail "docker-compose is not installed"
-
-snapshot_repo || bail "cannot make the snapshot repository"
-install_env
+deploy_setup
 
 t_begin "install.sh from a clean HOME installs and waits for health"
 start=$SECONDS
@@ -93,25 +89,11 @@ else
 fi
 t_end
 
-# --- the seeds, verbatim (only the values of API and SANDBOXD_TOKEN differ) ---
-export API=http://$INST_API
-export SANDBOXD_TOKEN=$TOKEN
-export AUTH="Authorization: Bearer $SANDBOXD_TOKEN"
-
+# the guide's health check (its $API is this install's)
 curl http://$INST_API/healthz >"$IT_TMP/healthz" 2>/dev/null
 
 start=$SECONDS
-APP=$(curl -s -XPOST $API/v1/apps -H "$AUTH" \
-  -H 'content-type: application/json' \
-  -d '{"name":"todo","runtime_preset":"react-vite"}' \
-  | sed -E 's/.*"id":"([^"]+)".*/\1/')
-
-SB=$(curl -s -XPOST $API/v1/apps/$APP/sandbox -H "$AUTH" \
-  -H 'content-type: application/json' -d '{"ports":[3000]}' \
-  | sed -E 's/.*"id":"([^"]+)".*/\1/')
-
-echo "# app=$APP sandbox=$SB"
-# --- end of the seeds ----------------------------------------------------------
+seeds_quickstart "http://$INST_API" "$TOKEN"
 
 t_begin "the seeds' quickstart against the compose-deployed daemon"
 [[ $(cat "$IT_TMP/healthz") == ok ]] || t_err "curl \$API/healthz said '$(cat "$IT_TMP/healthz")'"

@@ -62,34 +62,36 @@ check() {
 	CHECK_RC=$?
 }
 
+# expect_check RC PATTERN: check exited RC and a line of its output
+# matches PATTERN (grep's).
+expect_check() {
+	((CHECK_RC == $1)) || t_err "exit $CHECK_RC, expected $1: $CHECK_OUT"
+	grep -q -- "$2" <<<"$CHECK_OUT" || t_err "output: $CHECK_OUT"
+}
+
 t_begin "the Compose plugin is used when docker compose answers"
 check "$IT_TMP/plugin:$PATH"
-((CHECK_RC == 0)) || t_err "exit $CHECK_RC: $CHECK_OUT"
-grep -q '^sandboxd: Compose: docker compose (2.99.0)$' <<<"$CHECK_OUT" || t_err "output: $CHECK_OUT"
+expect_check 0 '^sandboxd: Compose: docker compose (2.99.0)$'
 t_end
 
 t_begin "without the plugin, the standalone docker-compose"
 check "$IT_TMP/fallback:$PATH"
-((CHECK_RC == 0)) || t_err "exit $CHECK_RC: $CHECK_OUT"
-grep -q '^sandboxd: Compose: docker-compose (1\.' <<<"$CHECK_OUT" || t_err "output: $CHECK_OUT"
+expect_check 0 '^sandboxd: Compose: docker-compose (1\.'
 t_end
 
 t_begin "with neither: Docker Compose not found"
 check "$IT_TMP/fallback:$IT_TMP/bare"
-((CHECK_RC == 1)) || t_err "exit $CHECK_RC, expected 1: $CHECK_OUT"
-grep -q 'Docker Compose not found' <<<"$CHECK_OUT" || t_err "output: $CHECK_OUT"
+expect_check 1 'Docker Compose not found'
 t_end
 
 t_begin "an engine that does not answer stops it"
 check "$IT_TMP/fallback:$PATH" DOCKER_HOST=unix://$IT_TMP/no-such.sock
-((CHECK_RC == 1)) || t_err "exit $CHECK_RC, expected 1: $CHECK_OUT"
-grep -q 'the Docker engine does not answer' <<<"$CHECK_OUT" || t_err "output: $CHECK_OUT"
+expect_check 1 'the Docker engine does not answer'
 t_end
 
 t_begin "git missing stops it"
 check "$IT_TMP/fallback:$IT_TMP/nogit"
-((CHECK_RC == 1)) || t_err "exit $CHECK_RC, expected 1: $CHECK_OUT"
-grep -q 'git is required' <<<"$CHECK_OUT" || t_err "output: $CHECK_OUT"
+expect_check 1 'git is required'
 t_end
 
 t_begin "HTTP_PORT in use stops it"
@@ -99,8 +101,7 @@ wait_until 5 bash -c "ss -Hltn 'sport = :$port' | grep -q ." || t_err "the test'
 check "$IT_TMP/fallback:$PATH"
 kill "$listener" 2>/dev/null
 wait "$listener" 2>/dev/null
-((CHECK_RC == 1)) || t_err "exit $CHECK_RC, expected 1: $CHECK_OUT"
-grep -q "port $port is in use" <<<"$CHECK_OUT" || t_err "output: $CHECK_OUT"
+expect_check 1 "port $port is in use"
 t_end
 
 t_begin "a data directory on a disk with less than 40 GB free is warned about"
@@ -110,8 +111,7 @@ if mount -t tmpfs -o size=16m tmpfs "$IT_TMP/small" 2>/dev/null; then
 	umount_small() { umount "$IT_TMP/small" 2>/dev/null; }
 	check "$IT_TMP/fallback:$PATH" SANDBOXD_DATA_DIR="$IT_TMP/small/data"
 	umount "$IT_TMP/small"
-	((CHECK_RC == 0)) || t_err "exit $CHECK_RC: $CHECK_OUT"
-	grep -q "warning: 0 GB free on $IT_TMP/small: plan 40 GB" <<<"$CHECK_OUT" || t_err "output: $CHECK_OUT"
+	expect_check 0 "warning: 0 GB free on $IT_TMP/small: plan 40 GB"
 	check "$IT_TMP/fallback:$PATH"
 	if (($(df -Pk "$IT_TMP" | awk 'NR == 2 { print $4 }') > 40 * 1024 * 1024)); then
 		grep -q 'plan 40 GB' <<<"$CHECK_OUT" && t_err "warned although the disk has room: $CHECK_OUT"
@@ -123,6 +123,16 @@ t_end
 
 t_begin "--check changes nothing"
 [[ ! -e $home/.sandboxd ]] || t_err "--check made $home/.sandboxd: $(ls -R "$home/.sandboxd" | head)"
+t_end
+
+t_begin "install.sh's own copies of env_value and check_data_dir are scripts/deploy-lib.sh's to the letter"
+# install.sh runs alone (piped, before there is a checkout), so it cannot
+# source deploy-lib.sh; the copies it keeps must not drift apart.
+for f in env_value check_data_dir; do
+	a=$(sed -n "/^$f() {/,/^}/p" "$IT_ROOT/install.sh")
+	b=$(sed -n "/^$f() {/,/^}/p" "$IT_ROOT/scripts/deploy-lib.sh")
+	[[ -n $a && $a == "$b" ]] || t_err "$f differs: $(diff <(echo "$a") <(echo "$b") | head -n 20)"
+done
 t_end
 
 finish

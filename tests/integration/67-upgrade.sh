@@ -12,11 +12,7 @@
 # "# measure: …".
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/deploy-lib.sh"
-need_docker
-command -v docker-compose >/dev/null || bail "docker-compose is not installed"
-
-snapshot_repo || bail "cannot make the snapshot repository"
-install_env
+deploy_setup
 run_install || bail "install.sh failed: $(tail -n 25 "$INSTALL_OUT")"
 API_URL=http://$INST_API
 TOKEN=$(printed_install_token)

@@ -18,6 +18,15 @@
 # daemon's image and the stand-in's), the rollback tags upgrade.sh made for
 # this project, and the network; lib.sh's own cleanup removes the temp dir.
 
+# deploy_setup: what each deployment test does first: the engine and
+# docker-compose are there, the snapshot repository is made, install_env.
+deploy_setup() {
+	need_docker
+	command -v docker-compose >/dev/null || bail "docker-compose is not installed"
+	snapshot_repo || bail "cannot make the snapshot repository"
+	install_env
+}
+
 snapshot_repo() {
 	local r=$IT_TMP/repo f
 	mkdir -p "$r"

@@ -767,6 +767,45 @@ sandbox_status() {
 
 # --- cleanup --------------------------------------------------------------------
 
+# sandbox_post CONTAINER URL KEY BODY: a POST of the JSON BODY to URL from
+# inside the sandbox's container (python: the image has no curl), with
+# x-api-key KEY unless it is empty; prints the HTTP status.
+sandbox_post() {
+	docker exec "$1" python3 -c '
+import sys, urllib.request, urllib.error
+req = urllib.request.Request(sys.argv[1], data=sys.argv[3].encode(), method="POST")
+if sys.argv[2]: req.add_header("x-api-key", sys.argv[2])
+req.add_header("content-type", "application/json")
+try:
+    print(urllib.request.urlopen(req, timeout=10).status)
+except urllib.error.HTTPError as e:
+    print(e.code)
+' "$2" "$3" "$4" 2>&1
+}
+
+# seeds_quickstart API TOKEN: the user's guide's first steps, verbatim
+# (only the values of API and SANDBOXD_TOKEN differ): exports API,
+# SANDBOXD_TOKEN and AUTH as the guide does and sets APP and SB from its
+# commands, for the guide's later commands to use.
+seeds_quickstart() {
+	export API=$1
+	export SANDBOXD_TOKEN=$2
+	export AUTH="Authorization: Bearer $SANDBOXD_TOKEN"
+
+	# --- the seeds, verbatim ---------------------------------------------------
+	APP=$(curl -s -XPOST $API/v1/apps -H "$AUTH" \
+	  -H 'content-type: application/json' \
+	  -d '{"name":"todo","runtime_preset":"react-vite"}' \
+	  | sed -E 's/.*"id":"([^"]+)".*/\1/')
+
+	SB=$(curl -s -XPOST $API/v1/apps/$APP/sandbox -H "$AUTH" \
+	  -H 'content-type: application/json' -d '{"ports":[3000]}' \
+	  | sed -E 's/.*"id":"([^"]+)".*/\1/')
+
+	echo "# app=$APP sandbox=$SB"
+	# --- end of the seeds -----------------------------------------------------
+}
+
 it_cleanup() {
 	local rc=$? hook
 	trap - EXIT TERM INT HUP

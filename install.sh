@@ -420,11 +420,17 @@ build_sandbox_image() {
 		die "building the sandbox image failed"
 }
 
+# npm_registry: the registry this machine's npm is set up with (empty when
+# npm is not here): the console's build inside the daemon's image uses it.
+npm_registry() {
+	command -v npm >/dev/null 2>&1 && npm config get registry 2>/dev/null || true
+}
+
 # run_compose ARGS…: compose in the checkout with a clean environment, so
 # that what it reads is the .env file and nothing from this shell.
 run_compose() {
 	(cd "$src" && env -i PATH="$PATH" HOME="$HOME" ${DOCKER_HOST:+DOCKER_HOST="$DOCKER_HOST"} \
-		SANDBOXD_GIT_COMMIT="$(git -C "$src" rev-parse HEAD)" "${compose[@]}" "$@")
+		SANDBOXD_GIT_COMMIT="$(git -C "$src" rev-parse HEAD)" SANDBOXD_NPM_REGISTRY="$(npm_registry)" "${compose[@]}" "$@")
 }
 
 # local_addr HOST:PORT: an address to reach it from this host.

@@ -103,6 +103,21 @@ api GET "/v1/sandboxes/$SB"
 expect_json .status running && expect_json .workspace "$INST_DATA/workspaces/$SB"
 t_end
 
+t_begin "the console is served at console.localhost through HTTP_PORT, and signs in with the printed setup code"
+EDGE=http://127.0.0.1:$INST_HTTP_PORT
+code=$(ecurl "console.localhost:$INST_HTTP_PORT" /apps -D "$IT_TMP/console.h" -o "$IT_TMP/console.html" -w '%{http_code}')
+[[ $code == 200 ]] || t_err "GET /apps of the console: $code $(head -c 300 "$IT_TMP/console.html")"
+grep -q '<script type="module"' "$IT_TMP/console.html" || t_err "not the console's index.html: $(head -c 300 "$IT_TMP/console.html")"
+grep -qi "^content-security-policy: .*frame-ancestors 'none'" "$IT_TMP/console.h" || t_err "no CSP on the console"
+asset=$(grep -oE '/assets/[^"]+\.js' "$IT_TMP/console.html" | head -n 1)
+code=$(ecurl "console.localhost:$INST_HTTP_PORT" "$asset" -o /dev/null -w '%{http_code}')
+[[ -n $asset && $code == 200 ]] || t_err "the console's script $asset: $code"
+setup=$(sed -n 's/^Setup code: *//p' "$INSTALL_OUT" | head -n 1)
+code=$(ecurl "console.localhost:$INST_HTTP_PORT" /v1/auth/setup -o "$IT_TMP/setup.json" -w '%{http_code}' \
+	-H 'content-type: application/json' -d "{\"setup_code\":\"$setup\",\"password\":\"install-test-pw\"}")
+[[ $code == 200 ]] || t_err "setup with the printed code '$setup': $code $(head -c 300 "$IT_TMP/setup.json")"
+t_end
+
 t_begin "the preview is served through HTTP_PORT"
 EDGE=http://127.0.0.1:$INST_HTTP_PORT
 host=s-$SB-3000.preview.localhost:$INST_HTTP_PORT

@@ -1,11 +1,11 @@
 # The sandboxd daemon's image, for the compose deployment (docker-compose.yml).
 #
-# Three stages on the same Debian 12 base: the first builds build/sandboxd
+# Two stages on the same Debian 12 base: the first builds build/sandboxd
 # (and the static in-sandbox supervisor, build/sandboxd-init, which
-# scripts/build-image puts into the sandbox image) from this checkout, the
-# second the web console from its lockfile; the last holds the daemon and
-# the console's files with only the daemon's runtime libraries, curl for
-# the health check, and the CA bundle that pushes and imports trust.
+# scripts/build-image puts into the sandbox image) from this checkout; the
+# second holds the daemon and the web console's files (build/console, built
+# on the host beforehand) with only the daemon's runtime libraries, curl
+# for the health check, and the CA bundle that pushes and imports trust.
 #
 # BASE is debian:bookworm-slim where an image registry is reachable; where
 # none is, install.sh passes the local Debian root filesystem that
@@ -27,25 +27,6 @@ COPY src ./src
 ARG JOBS=2
 RUN make -s -j"${JOBS}" all
 
-# The web console (console/, Preact + Vite) from its lockfile, with the
-# base's own Node.js (Debian 12's 18 will do).  NPM_REGISTRY is the npm
-# registry of the machine that builds (install.sh passes its npm
-# configuration's); empty: npm's default.
-FROM ${BASE} AS console
-RUN apt-get update -qq && \
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-        nodejs npm ca-certificates >/dev/null && \
-    rm -rf /var/lib/apt/lists/*
-WORKDIR /console
-COPY console/package.json console/package-lock.json ./
-ARG NPM_REGISTRY=
-RUN if [ -n "$NPM_REGISTRY" ]; then npm config set registry "$NPM_REGISTRY"; fi && \
-    npm ci --no-audit --no-fund --loglevel=error
-COPY console/index.html console/vite.config.js ./
-COPY console/src ./src
-COPY console/public ./public
-RUN CONSOLE_OUT=/out node node_modules/vite/bin/vite.js build --logLevel warn
-
 FROM ${BASE}
 RUN apt-get update -qq && \
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
@@ -55,7 +36,9 @@ RUN apt-get update -qq && \
     rm -rf /var/lib/apt/lists/*
 COPY --from=build /src/build/sandboxd /usr/local/bin/sandboxd
 COPY --from=build /src/build/sandboxd-init /usr/local/lib/sandboxd/sandboxd-init
-COPY --from=console /out /usr/local/share/sandboxd/console
+# The web console, built on the host from its lockfile (install.sh and
+# upgrade.sh run npm there, with the machine's own npm registry and CAs).
+COPY build/console /usr/local/share/sandboxd/console
 # The environment wins over .env, where SANDBOXD_CONSOLE_DIR is empty.
 ENV SANDBOXD_CONSOLE_DIR=/usr/local/share/sandboxd/console
 ARG GIT_COMMIT=unknown

@@ -202,6 +202,7 @@ sandboxd_install() {
 		say "without Traefik: the edge publishes port $(env_value "$src/.env" HTTP_PORT)"
 	fi
 
+	build_console "$src"
 	say "building the daemon's image ($daemon_image)"
 	run_compose build sandboxd >"$home/build.log" 2>&1 || {
 		tail -n 30 "$home/build.log" >&2
@@ -399,17 +400,36 @@ daemon_base() {
 	fi
 }
 
+# need_npm: node and npm on this host (Debian's will do), for the web
+# console and the sandbox image's npm packages, which are built here.
+need_npm() {
+	command -v npm >/dev/null && return 0
+	command -v apt-get >/dev/null ||
+		die "building the console and the sandbox image needs node and npm on this host: install them"
+	say "installing nodejs and npm (the console and the sandbox image's npm packages are built on the host)"
+	"${sudo[@]}" apt-get install -y -qq --no-install-recommends nodejs npm >/dev/null
+}
+
+# build_console SRC: the web console (SRC/console, from its lockfile) into
+# SRC/build/console, which the daemon's image copies.  npm runs here, so
+# it uses this machine's npm registry and certificate authorities.
+build_console() {
+	local src=$1
+	need_npm
+	say "building the web console"
+	(cd "$src/console" && npm ci --no-audit --no-fund --loglevel=error >"$home/console-build.log" 2>&1 &&
+		CONSOLE_OUT="$src/build/console" npm run --silent build >>"$home/console-build.log" 2>&1) || {
+		tail -n 20 "$home/console-build.log" >&2
+		die "building the web console failed (log: $home/console-build.log)"
+	}
+}
+
 # build_sandbox_image SRC IMAGE DAEMON-IMAGE: scripts/build-image with the
 # supervisor binary built inside the daemon's image (no compiler needed
 # here); it needs node and npm on this host for the templates' packages.
 build_sandbox_image() {
 	local src=$1 image=$2 daemon_image=$3
-	if ! command -v npm >/dev/null; then
-		command -v apt-get >/dev/null ||
-			die "the sandbox image needs node and npm on this host: install them"
-		say "installing nodejs and npm (the sandbox image's npm packages are installed on the host)"
-		"${sudo[@]}" apt-get install -y -qq --no-install-recommends nodejs npm >/dev/null
-	fi
+	need_npm
 	mkdir -p "$src/build"
 	"${sudo[@]}" docker run --rm --entrypoint cat "$daemon_image" \
 		/usr/local/lib/sandboxd/sandboxd-init >"$src/build/sandboxd-init.new"
@@ -420,17 +440,11 @@ build_sandbox_image() {
 		die "building the sandbox image failed"
 }
 
-# npm_registry: the registry this machine's npm is set up with (empty when
-# npm is not here): the console's build inside the daemon's image uses it.
-npm_registry() {
-	command -v npm >/dev/null 2>&1 && npm config get registry 2>/dev/null || true
-}
-
 # run_compose ARGS…: compose in the checkout with a clean environment, so
 # that what it reads is the .env file and nothing from this shell.
 run_compose() {
 	(cd "$src" && env -i PATH="$PATH" HOME="$HOME" ${DOCKER_HOST:+DOCKER_HOST="$DOCKER_HOST"} \
-		SANDBOXD_GIT_COMMIT="$(git -C "$src" rev-parse HEAD)" SANDBOXD_NPM_REGISTRY="$(npm_registry)" "${compose[@]}" "$@")
+		SANDBOXD_GIT_COMMIT="$(git -C "$src" rev-parse HEAD)" "${compose[@]}" "$@")
 }
 
 # local_addr HOST:PORT: an address to reach it from this host.

@@ -110,6 +110,14 @@ resolve_ref() {
 
 build_all() {
 	mkdir -p "$SRC/build"
+	# The web console, on this host (its npm registry and CAs), for the
+	# daemon's image to copy.
+	say "building the web console"
+	(cd "$SRC/console" && npm ci --no-audit --no-fund --loglevel=error >"$SRC/build/upgrade-console.log" 2>&1 &&
+		CONSOLE_OUT="$SRC/build/console" npm run --silent build >>"$SRC/build/upgrade-console.log" 2>&1) || {
+		tail -n 20 "$SRC/build/upgrade-console.log" >&2
+		return 1
+	}
 	say "building the daemon's image"
 	run_compose build sandboxd >"$SRC/build/upgrade-build.log" 2>&1 || {
 		tail -n 20 "$SRC/build/upgrade-build.log" >&2

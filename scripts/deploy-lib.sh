@@ -64,12 +64,6 @@ deploy_init() {
 	PROJECT=$(setting COMPOSE_PROJECT_NAME sandboxd)
 }
 
-# npm_registry: the registry this machine's npm is set up with (empty when
-# npm is not here): the console's build inside the daemon's image uses it.
-npm_registry() {
-	command -v npm >/dev/null 2>&1 && npm config get registry 2>/dev/null || true
-}
-
 # run_compose ARGS…: compose in the checkout with a clean environment (it
 # reads .env, nothing of this shell).  COMPOSE_PROFILES_ALL=1 adds every
 # profile (for down).
@@ -78,7 +72,6 @@ run_compose() {
 	[[ ${COMPOSE_PROFILES_ALL:-0} == 1 ]] && extra=(COMPOSE_PROFILES=traefik)
 	(cd "$SRC" && env -i PATH="$PATH" HOME="$HOME" ${DOCKER_HOST:+DOCKER_HOST="$DOCKER_HOST"} \
 		SANDBOXD_GIT_COMMIT="$(git -C "$SRC" rev-parse HEAD 2>/dev/null || echo unknown)" \
-		SANDBOXD_NPM_REGISTRY="$(npm_registry)" \
 		"${extra[@]}" "${COMPOSE[@]}" "$@")
 }
 

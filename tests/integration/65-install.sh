@@ -150,7 +150,10 @@ t_end
 t_begin "docker-compose ps and logs sandboxd show the service"
 ps=$(inst_compose ps)
 grep -qE "${INST_PROJECT}_sandboxd_1 .*Up \(healthy\)" <<<"$ps" || t_err "docker-compose ps: $ps"
-inst_compose logs --no-color sandboxd | grep -q "listening on http://$INST_API" ||
+# Read whole, then searched: grep -q closing the pipe early would make
+# docker-compose die of SIGPIPE, a failure under pipefail.
+logs=$(inst_compose logs --no-color sandboxd)
+grep -q "listening on http://$INST_API" <<<"$logs" ||
 	t_err "docker-compose logs sandboxd has no 'listening on http://$INST_API'"
 t_end
 

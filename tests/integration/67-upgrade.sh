@@ -125,7 +125,8 @@ expect_status 200 && expect_json .status running
 c=$(container_of "$SB")
 [[ $(dinspect "$c" '{{.Image}}') == "$B2" ]] ||
 	t_err "after a start the sandbox runs $(dinspect "$c" '{{.Image}}'), not the new $INST_BASE_IMAGE ($B2)"
-inst_compose logs --no-color sandboxd | grep -q "sandbox $SB: its container was made from image" ||
+logs=$(inst_compose logs --no-color sandboxd) # whole: grep -q on a pipe risks SIGPIPE
+grep -q "sandbox $SB: its container was made from image" <<<"$logs" ||
 	t_err "no log line about making the container again"
 api GET "/v1/sandboxes/$SB/files/content?path=keep.txt"
 [[ $(cat "$BODY_FILE") == "kept across upgrades $$" ]] || t_err "keep.txt after the new container: $(short_body)"

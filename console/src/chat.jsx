@@ -212,8 +212,8 @@ function Composer({sandbox, running, onSubmitted}) {
 	);
 }
 
-function PastTask({t, sbId, onReverted, canRevert}) {
-	const [open, setOpen] = useState(false);
+// Reverting a finished task (after a confirmation): its state and action.
+function useRevert(sbId, t, onDone) {
 	const [busy, setBusy] = useState(false);
 	const [error, setError] = useState(null);
 	const revert = async () => {
@@ -222,9 +222,15 @@ function PastTask({t, sbId, onReverted, canRevert}) {
 		setError(null);
 		try {
 			await post(`/v1/sandboxes/${enc(sbId)}/tasks/${enc(t.id)}/revert`, {});
-			onReverted();
+			onDone();
 		} catch (e) { setError(e); } finally { setBusy(false); }
 	};
+	return {busy, error, revert};
+}
+
+function PastTask({t, sbId, onReverted, canRevert}) {
+	const [open, setOpen] = useState(false);
+	const {busy, error, revert} = useRevert(sbId, t, onReverted);
 	return (
 		<li class="past">
 			<div class="prompt-bubble">{t.prompt}</div>
@@ -324,16 +330,6 @@ export function Chat({sandbox, onChange}) {
 }
 
 function PastRevert({sbId, t, onDone}) {
-	const [busy, setBusy] = useState(false);
-	const [error, setError] = useState(null);
-	const revert = async () => {
-		if (!confirm('Put the files back as they were before this task? Changes made since are lost.')) return;
-		setBusy(true);
-		setError(null);
-		try {
-			await post(`/v1/sandboxes/${enc(sbId)}/tasks/${enc(t.id)}/revert`, {});
-			onDone();
-		} catch (e) { setError(e); } finally { setBusy(false); }
-	};
+	const {busy, error, revert} = useRevert(sbId, t, onDone);
 	return <>{<button disabled={busy} onClick={revert}>Revert this task</button>}<ErrorText error={error} /></>;
 }

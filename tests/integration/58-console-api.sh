@@ -17,14 +17,7 @@ GIT_TOKEN=ghp-test-$RANDOM$RANDOM$RANDOM
 ROOT=$IT_TMP/remote
 mkdir -p "$ROOT"
 git init -q --bare "$ROOT/app.git"
-GPORT=$(free_port)
-python3 "$IT_ROOT/tests/git-server/server.py" --root "$ROOT" --port "$GPORT" \
-	--token "$GIT_TOKEN" --log "$IT_TMP/git-server.log" >/dev/null 2>&1 &
-SRV_PID=$!
-stop_git_server() { kill "$SRV_PID" 2>/dev/null; wait "$SRV_PID" 2>/dev/null; }
-IT_CLEANUP_HOOKS+=(stop_git_server)
-wait_until 5 bash -c "exec 3<>/dev/tcp/127.0.0.1/$GPORT" 2>/dev/null ||
-	bail "the git server did not come up"
+start_git_server "$ROOT" "$GIT_TOKEN"
 
 DAEMON_ARGS=(SANDBOXD_API_TOKENS="it=$IT_TOKEN,bob=$BOB" SANDBOXD_OPERATORS=it,ops2
 	SANDBOXD_IDLE_THRESHOLD_SECONDS=3600 SANDBOXD_IDLE_REAP_INTERVAL_SECONDS=1

@@ -15,14 +15,7 @@ command -v tmux >/dev/null || bail "tmux is not installed"
 
 # The subscription sign-in's token endpoint (tests/fake-provider/oauth.py).
 OCODE=code-$RANDOM$RANDOM$RANDOM
-OPORT=$(free_port)
-python3 "$IT_ROOT/tests/fake-provider/oauth.py" --port "$OPORT" --log "$IT_TMP/oauth.log" \
-	--code "$OCODE" --access-token "sk-ant-oat01-cli-$RANDOM$RANDOM" >"$IT_TMP/oauth.out" 2>&1 &
-OAUTH_PID=$!
-kill_oauth() { kill "$OAUTH_PID" 2>/dev/null; }
-IT_CLEANUP_HOOKS+=(kill_oauth)
-wait_until 10 grep -q listening "$IT_TMP/oauth.out" ||
-	bail "the fake token endpoint did not start: $(cat "$IT_TMP/oauth.out")"
+start_fake_oauth "$OCODE" "sk-ant-oat01-cli-$RANDOM$RANDOM"
 
 # A private git server on loopback (tests/git-server) with one repository.
 GIT_TOKEN=gt-$RANDOM$RANDOM$RANDOM

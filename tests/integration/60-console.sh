@@ -28,25 +28,11 @@ GIT_TOKEN=ghp-console-$RANDOM$RANDOM$RANDOM
 ROOT=$IT_TMP/remote
 mkdir -p "$ROOT"
 git init -q --bare "$ROOT/app.git"
-GPORT=$(free_port)
-python3 "$IT_ROOT/tests/git-server/server.py" --root "$ROOT" --port "$GPORT" \
-	--token "$GIT_TOKEN" --log "$IT_TMP/git-server.log" >/dev/null 2>&1 &
-SRV_PID=$!
-stop_git_server() { kill "$SRV_PID" 2>/dev/null; wait "$SRV_PID" 2>/dev/null; }
-IT_CLEANUP_HOOKS+=(stop_git_server)
-wait_until 5 bash -c "exec 3<>/dev/tcp/127.0.0.1/$GPORT" 2>/dev/null ||
-	bail "the git server did not come up"
+start_git_server "$ROOT" "$GIT_TOKEN"
 
 # The Claude subscription sign-in's token endpoint (tests/fake-provider).
 OAUTH_CODE=code-$RANDOM$RANDOM$RANDOM
-OPORT=$(free_port)
-python3 "$IT_ROOT/tests/fake-provider/oauth.py" --port "$OPORT" --log "$IT_TMP/oauth.log" \
-	--code "$OAUTH_CODE" --access-token "sk-ant-oat01-console-$RANDOM$RANDOM" >"$IT_TMP/oauth.out" 2>&1 &
-OAUTH_PID=$!
-stop_oauth() { kill "$OAUTH_PID" 2>/dev/null; }
-IT_CLEANUP_HOOKS+=(stop_oauth)
-wait_until 10 grep -q listening "$IT_TMP/oauth.out" ||
-	bail "the fake token endpoint did not start: $(cat "$IT_TMP/oauth.out")"
+start_fake_oauth "$OAUTH_CODE" "sk-ant-oat01-console-$RANDOM$RANDOM"
 
 EDGE_PORT=$(free_port)
 EDGE=http://127.0.0.1:$EDGE_PORT

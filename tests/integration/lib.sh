@@ -614,6 +614,36 @@ start_fake_provider() {
 }
 kill_fake_provider() { kill "$PROV_PID" 2>/dev/null; }
 
+# start_git_server ROOT TOKEN: tests/git-server on 127.0.0.1:$GPORT (a
+# free port) serving the bare repositories under ROOT to TOKEN, logging to
+# $IT_TMP/git-server.log, stopped at cleanup.  Bails when it does not
+# come up.
+start_git_server() {
+	GPORT=$(free_port)
+	python3 "$IT_ROOT/tests/git-server/server.py" --root "$1" --port "$GPORT" \
+		--token "$2" --log "$IT_TMP/git-server.log" >/dev/null 2>&1 &
+	GIT_SRV_PID=$!
+	IT_CLEANUP_HOOKS+=(stop_git_server)
+	wait_until 5 bash -c "exec 3<>/dev/tcp/127.0.0.1/$GPORT" 2>/dev/null ||
+		bail "the git server did not come up"
+}
+stop_git_server() { kill "$GIT_SRV_PID" 2>/dev/null; wait "$GIT_SRV_PID" 2>/dev/null; }
+
+# start_fake_oauth CODE ACCESS-TOKEN: the subscription sign-in's token
+# endpoint (tests/fake-provider/oauth.py) on 127.0.0.1:$OPORT, taking CODE
+# and answering ACCESS-TOKEN, logging to $IT_TMP/oauth.log, stopped at
+# cleanup.  Bails when it does not come up.
+start_fake_oauth() {
+	OPORT=$(free_port)
+	python3 "$IT_ROOT/tests/fake-provider/oauth.py" --port "$OPORT" --log "$IT_TMP/oauth.log" \
+		--code "$1" --access-token "$2" >"$IT_TMP/oauth.out" 2>&1 &
+	OAUTH_PID=$!
+	IT_CLEANUP_HOOKS+=(stop_fake_oauth)
+	wait_until 10 grep -q listening "$IT_TMP/oauth.out" ||
+		bail "the fake token endpoint did not start: $(cat "$IT_TMP/oauth.out")"
+}
+stop_fake_oauth() { kill "$OAUTH_PID" 2>/dev/null; }
+
 # --- restarting dockerd (tests that stop the engine) ---------------------------
 
 proc_gone() { [[ ! -e /proc/$1 || $(awk '{print $3}' "/proc/$1/stat" 2>/dev/null) == Z ]]; }

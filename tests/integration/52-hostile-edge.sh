@@ -18,10 +18,7 @@
 need_docker
 command -v python3 >/dev/null || bail "python3 is needed for the raw-socket clients"
 
-EDGE_PORT=$(free_port)
-start_daemon "HTTP_PORT=$EDGE_PORT" SANDBOXD_EDGE_ADDR=127.0.0.1 ||
-	bail "the daemon did not come up"
-EDGE=http://127.0.0.1:$EDGE_PORT
+start_edge_daemon
 pyclient() { timeout 120 python3 - "$EDGE_PORT" "$@"; }
 rss_kb() { awk '/^VmRSS:/ { print $2 }' "/proc/$DAEMON_PID/status"; }
 

@@ -15,10 +15,7 @@
 need_docker
 command -v python3 >/dev/null || bail "python3 is needed for the clients"
 
-EDGE_PORT=$(free_port)
-start_daemon "HTTP_PORT=$EDGE_PORT" SANDBOXD_EDGE_ADDR=127.0.0.1 ||
-	bail "the daemon did not come up"
-EDGE=http://127.0.0.1:$EDGE_PORT
+start_edge_daemon
 
 t_begin "setup: the Node app serves through the edge"
 serve_edge_app edge-routes

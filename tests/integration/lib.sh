@@ -614,6 +614,16 @@ start_fake_provider() {
 }
 kill_fake_provider() { kill "$PROV_PID" 2>/dev/null; }
 
+# start_edge_daemon [SETTING=VALUE…]: a daemon whose preview edge listens
+# on 127.0.0.1:$EDGE_PORT (a free port), $EDGE its URL.  Bails when it does
+# not come up.
+start_edge_daemon() {
+	EDGE_PORT=$(free_port)
+	start_daemon "HTTP_PORT=$EDGE_PORT" SANDBOXD_EDGE_ADDR=127.0.0.1 "$@" ||
+		bail "the daemon did not come up"
+	EDGE=http://127.0.0.1:$EDGE_PORT
+}
+
 # start_git_server ROOT TOKEN: tests/git-server on 127.0.0.1:$GPORT (a
 # free port) serving the bare repositories under ROOT to TOKEN, logging to
 # $IT_TMP/git-server.log, stopped at cleanup.  Bails when it does not

@@ -161,6 +161,20 @@ wake_begin(struct core *c, struct pv_entry *pe)
 	pthread_attr_destroy(&attr);
 }
 
+/* A frozen sandbox: a wake thread thaws it (one at a time). */
+static void
+thaw_begin(struct core *c, const char *id)
+{
+	struct pv_entry *pe;
+
+	pthread_mutex_lock(&c->pv->mu);
+	if ((pe = slot(c, id, true)) != NULL) {
+		pe->used_ms = clock_mono_ms();
+		wake_begin(c, pe);
+	}
+	pthread_mutex_unlock(&c->pv->mu);
+}
+
 static bool
 port_declared(const struct route *rt, int port)
 {
@@ -227,6 +241,13 @@ preview_resolve(struct core *c, const char *id, int port,
 		t->state = PREVIEW_FAILED;
 		snprintf(t->message, sizeof(t->message), "%s", rt.error);
 	} else if (rt.state == SANDBOX_RUNNING && rt.has_addr) {
+		/*
+		 * Frozen: proxied at once all the same.  The kernel accepts
+		 * the connection into the frozen app's backlog and the request
+		 * waits there for the thaw (milliseconds), so no warming page.
+		 */
+		if (rt.frozen)
+			thaw_begin(c, id);
 		t->state = PREVIEW_UP;
 		t->addr.sin_family = AF_INET;
 		t->addr.sin_addr = rt.addr;

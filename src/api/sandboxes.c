@@ -298,6 +298,22 @@ sandboxes_start(struct req *r, struct resp *w)
 	run_op(r, w, core_sandbox_start);
 }
 
+static int
+freeze_op(struct core *c, const char *id, struct sandbox *sb, struct err *e)
+{
+	if (core_sandbox_freeze(c, id, e) < 0)
+		return -1;
+	if (store_sandbox_get(c->store, id, sb) != 0)
+		return ERR_INTERNAL(e, "database error");
+	return 0;
+}
+
+void
+sandboxes_freeze(struct req *r, struct resp *w)
+{
+	run_op(r, w, freeze_op);
+}
+
 void
 sandboxes_delete(struct req *r, struct resp *w)
 {

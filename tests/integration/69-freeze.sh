@@ -100,6 +100,9 @@ if ms=$(wait_field "$A" .frozen true 12); then
 	expect_json .status running && expect_json .preview.status frozen
 	[[ $(paused "$ACT") == true ]] || t_err "docker inspect: Paused is $(paused "$ACT")"
 	grep -q "sandbox $A: frozen" <(daemon_log) || t_err "no 'sandbox $A: frozen' line in the log"
+	api GET /metrics
+	grep -qE '^sandboxd_sandboxes_frozen [1-9]' <<<"$BODY" ||
+		t_err "/metrics: $(grep sandboxd_sandboxes_frozen <<<"$BODY" | tail -n 1)"
 else
 	t_err "not frozen after 12 s: $(short_body)"
 fi
@@ -164,6 +167,19 @@ first_answer "$D"
 [[ $E_STATUS == 200 && $E_BODY == "app d" ]] || t_err "HTTP $E_STATUS (${E_STATE:-}): $E_BODY"
 wait_field "$D" .frozen false 3 >/dev/null || t_err "still frozen after the request"
 [[ $(paused "$DCT") == false ]] || t_err "docker inspect: Paused is $(paused "$DCT")"
+t_end
+
+t_begin "POST …/freeze freezes at once, POST …/start thaws; a stopped sandbox cannot be frozen"
+api POST "/v1/sandboxes/$D/freeze"
+expect_status 200 && expect_json .frozen true && expect_json .status running
+[[ $(paused "$DCT") == true ]] || t_err "docker inspect: Paused is $(paused "$DCT") after freeze"
+api POST "/v1/sandboxes/$D/freeze"
+expect_status 200 && expect_json .frozen true
+api POST "/v1/sandboxes/$D/start"
+expect_status 200 && expect_json .frozen false && expect_json .status running
+[[ $(paused "$DCT") == false ]] || t_err "docker inspect: Paused is $(paused "$DCT") after start"
+api POST "/v1/sandboxes/$A/freeze"
+expect_status 409 && expect_envelope conflict
 t_end
 
 # ---------------------------------------------------------------------------

@@ -400,7 +400,7 @@ thaw_locked(struct core *c, struct sandbox *sb, struct err *e)
 	sb->frozen = false;
 	sb->last_active_at = clock_now();
 	rc = row_update(c, sb);
-	log_info("sandbox %s: thawed in %lld ms", sb->id,
+	log_info("sandbox %s: unpaused in %lld ms", sb->id,
 	         (long long)(clock_mono_ms() - t0));
 	return rc ? ERR_INTERNAL(e, "database error") : 0;
 }

@@ -105,7 +105,9 @@ wake_main(void *arg)
 	struct sandbox sb;
 	struct err e = {0};
 	struct pv_entry *pe;
+	struct route rt;
 	int64_t t0 = clock_mono_ms();
+	bool thaw = routes_get(job->c->routes, job->id, &rt) && rt.frozen;
 	int rc;
 
 	rc = core_sandbox_start(job->c, job->id, &sb, &e);
@@ -117,8 +119,8 @@ wake_main(void *arg)
 
 		snprintf(num, sizeof(num), "%lld", (long long)ms);
 		metric_observe(METRIC_WAKE_SECONDS, ms);
-		log_with("info", kv, "sandbox %s: woke in %lld ms", job->id,
-		         (long long)ms);
+		log_with("info", kv, "sandbox %s: %s in %lld ms", job->id,
+		         thaw ? "thawed" : "woke", (long long)ms);
 	}
 	pthread_mutex_lock(&job->c->pv->mu);
 	if ((pe = slot(job->c, job->id, true)) != NULL) {

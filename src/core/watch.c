@@ -177,10 +177,17 @@ on_event(const struct jv *ev, void *arg)
 	if (action == NULL || sid == NULL)
 		return;
 	if (strcmp(action, "pause") == 0 || strcmp(action, "unpause") == 0) {
-		/* Under the lock: a freeze or thaw in flight writes first. */
+		/*
+		 * Under the lock, so a freeze or thaw in flight writes first,
+		 * and from what the container is now, not from the event:
+		 * an event read late (a pause, then an unpause, then a freeze)
+		 * must not set the flag back to a state long gone.
+		 */
+		core_container_name(c, sid, name, sizeof(name));
 		core_sandbox_lock(c, sid);
-		if (store_sandbox_set_frozen(c->store, sid, action[0] == 'p') ==
-		    0)
+		if (docker_inspect(c->docker, name, &st, msg) == DOCKER_OK &&
+		    st.running &&
+		    store_sandbox_set_frozen(c->store, sid, st.paused) == 0)
 			core_route_refresh(c, sid);
 		core_sandbox_unlock(c, sid);
 	} else if (strcmp(action, "oom") == 0) {

@@ -228,6 +228,14 @@ idle_policy_known(const char *p)
 	return false;
 }
 
+static bool
+freezes(const struct core *c, const struct sandbox *sb)
+{
+	const char *policy = core_sleep_policy(c, sb);
+
+	return policy && strcmp(policy, "freeze") == 0;
+}
+
 void
 sandboxes_patch(struct req *r, struct resp *w)
 {
@@ -257,6 +265,15 @@ sandboxes_patch(struct req *r, struct resp *w)
 	}
 	jv_free(body);
 	store_sandbox_get(r->core->store, sb.id, &sb);
+	/* A policy that never freezes ("stop", "always_on") thaws it now. */
+	if (p && sb.frozen && !freezes(r->core, &sb)) {
+		struct err e = {0};
+		if (core_sandbox_thaw(r->core, sb.id, &e) < 0) {
+			api_reply_err(w, &e);
+			return;
+		}
+		store_sandbox_get(r->core->store, sb.id, &sb);
+	}
 	api_reply_json(w, 200, api_sandbox_json(r->core, &sb));
 }
 

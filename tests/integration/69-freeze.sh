@@ -192,8 +192,9 @@ R= F=
 app r && R=$SB_ID RCT=$SB_CONTAINER
 app f && F=$SB_ID FCT=$SB_CONTAINER
 if [[ -n $R && -n $F ]]; then
+	# (R may have been frozen while F was made: "stop" thaws it.)
 	api PATCH "/v1/sandboxes/$R" '{"idle_policy":"stop"}'
-	expect_status 200 && expect_json .idle_policy stop
+	expect_status 200 && expect_json .idle_policy stop && expect_json .frozen false
 	sleep 1.5
 	api PATCH "/v1/sandboxes/$F" '{"idle_policy":"freeze"}'
 	expect_status 200

@@ -11,11 +11,13 @@
 # A container paused behind the daemon's back shows as frozen at once (the
 # engine's events), and one paused while the daemon was down shows as
 # frozen after the restart (reconcile); a preview request thaws it.
+# POST …/freeze freezes at once (idempotent), POST …/start thaws, a
+# stopped sandbox cannot be frozen (409); /metrics counts frozen ones.
 #
 # Pressure (SANDBOXD_MEM_HEADROOM_PCT=100 after a restart): a frozen
 # sandbox is stopped before a running one that was less recently active,
 # and the log says "stopping frozen sandbox".  A sandbox with idle_policy
-# "stop" is never frozen.
+# "stop" is never frozen (and setting it thaws a frozen one).
 #
 # Policy stop (SANDBOXD_SLEEP_POLICY=stop): never frozen, stopped at the
 # threshold (today's behaviour).

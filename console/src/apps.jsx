@@ -177,7 +177,7 @@ export function AppsList() {
 							<tr key={a.id}>
 								<td><a href={'/apps/' + enc(a.id)}>{a.name}</a>
 									{a.git && <span class="muted"> · from {a.git.repo_url}</span>}</td>
-								<td><StatusBadge status={a.sandbox ? a.sandbox.status : 'none'} /></td>
+								<td><StatusBadge status={a.sandbox ? (a.sandbox.frozen ? 'frozen' : a.sandbox.status) : 'none'} /></td>
 								<td>{a.sandbox && a.sandbox.preview ? previewWords(a.sandbox.preview.status) : ''}</td>
 								<td>{when(a.updated_at)}</td>
 							</tr>

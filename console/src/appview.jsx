@@ -29,7 +29,8 @@ export function AppShell({params}) {
 	const st = useLoad(() => loadApp(id), [id]);
 	const {app, sandbox} = st.data || {};
 	const settling = sandbox && (sandbox.status === 'creating' || sandbox.active_task_id ||
-		(sandbox.status === 'running' && sandbox.preview && sandbox.preview.status !== 'ready'));
+		(sandbox.status === 'running' && sandbox.preview && sandbox.preview.status !== 'ready' &&
+		sandbox.preview.status !== 'frozen'));
 	usePoll(st.reload, settling ? 1500 : 5000, !!st.data);
 	setTitle(app ? app.name : 'App');
 	if (st.error && !st.data)
@@ -41,7 +42,7 @@ export function AppShell({params}) {
 		<main class="app">
 			<div class="app-head">
 				<h1>{app.name}</h1>
-				{sandbox ? <StatusBadge status={sandbox.status} /> : <StatusBadge status="none" />}
+				{sandbox ? <StatusBadge status={sandbox.frozen ? 'frozen' : sandbox.status} /> : <StatusBadge status="none" />}
 				<nav aria-label="App sections" class="tabs">
 					{tabs.map(([t, label]) => (
 						<a key={t} href={'/apps/' + enc(id) + (t ? '/' + t : '')} aria-current={t === tab ? 'page' : undefined}>{label}</a>
@@ -154,16 +155,18 @@ export function Preview({sandbox, onChange}) {
 		setTimeout(() => setCopied(''), 3000);
 	};
 	const notListening = p.status === 'starting' && p.detail;
+	// A frozen app is shown as it is: loading it thaws it in milliseconds.
+	const live = p.status === 'ready' || p.status === 'frozen';
 	return (
 		<section class="preview" aria-label="Preview">
 			<div class="preview-bar">
 				<input aria-label="Preview address" readOnly value={p.url || ''} onFocus={(e) => e.currentTarget.select()} />
-				<button onClick={() => setN(n + 1)} disabled={p.status !== 'ready'} aria-label="Reload the preview">Reload</button>
+				<button onClick={() => setN(n + 1)} disabled={!live} aria-label="Reload the preview">Reload</button>
 				<a class="button" href={p.url} target="_blank" rel="noopener noreferrer" aria-label="Open the preview in a new tab">Open</a>
 				<button onClick={copy} disabled={!p.url}>Copy URL</button>
 			</div>
 			{copied && <p class="note" role="status">{copied}</p>}
-			{p.status === 'ready' ? (
+			{live ? (
 				<iframe key={n} ref={frame} src={p.url} title={'Preview of the app on port ' + p.port}
 					sandbox="allow-scripts allow-same-origin allow-forms allow-popups allow-modals allow-downloads" />
 			) : (

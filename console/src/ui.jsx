@@ -71,6 +71,7 @@ export function bytes(n) {
 export const statusWords = {
 	creating: 'Creating',
 	running: 'Running',
+	frozen: 'Frozen',
 	stopped: 'Stopped',
 	error: 'Failed',
 	none: 'No sandbox',

@@ -117,6 +117,7 @@ void sandboxes_get(struct req *, struct resp *);
 void sandboxes_delete(struct req *, struct resp *);
 void sandboxes_stop(struct req *, struct resp *);
 void sandboxes_start(struct req *, struct resp *);
+void sandboxes_freeze(struct req *, struct resp *);
 void sandboxes_patch(struct req *, struct resp *);
 void presets_list(struct req *, struct resp *);
 void processes_logs(struct req *, struct resp *);

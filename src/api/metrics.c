@@ -20,6 +20,8 @@ count_state(const struct sandbox *sb, void *arg)
 
 	if ((unsigned)sb->status <= SANDBOX_ERROR)
 		by[sb->status]++;
+	if (sb->status == SANDBOX_RUNNING && sb->frozen)
+		by[SANDBOX_ERROR + 1]++; /* the frozen ones among the running */
 	return 0;
 }
 
@@ -34,7 +36,7 @@ count_app(const struct app *a, void *arg)
 static int
 gauges(struct req *r, struct buf *b)
 {
-	int64_t by[SANDBOX_ERROR + 1] = {0}, apps = 0, refused;
+	int64_t by[SANDBOX_ERROR + 2] = {0}, apps = 0, refused;
 	char labels[64];
 	int rc;
 
@@ -47,6 +49,12 @@ gauges(struct req *r, struct buf *b)
 		         sandbox_state_name((enum sandbox_state)st));
 		rc = metrics_sample(b, "sandboxd_sandboxes", labels, by[st]);
 	}
+	if (rc == 0)
+		rc = metrics_family(b, "sandboxd_sandboxes_frozen", "gauge",
+		                    "Running sandboxes that are frozen (paused "
+		                    "by the idle reaper's first tier).") ||
+		     metrics_sample(b, "sandboxd_sandboxes_frozen", "",
+		                    by[SANDBOX_ERROR + 1]);
 	if (rc == 0)
 		rc = metrics_family(b, "sandboxd_apps", "gauge", "Apps.");
 	if (rc == 0)

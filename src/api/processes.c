@@ -141,6 +141,10 @@ processes_restart(struct req *r, struct resp *w)
 		         sandbox_state_name(sb.status));
 		return;
 	}
+	if (core_sandbox_thaw(r->core, sb.id, &e) < 0) {
+		api_reply_err(w, &e);
+		return;
+	}
 	workspace_path(r->core->cfg->data_dir, sb.id, ws, sizeof(ws));
 	snprintf(line, sizeof(line), "restart %s\n", r->name);
 	if (runtime_request(ws, line, RUNTIME_TIMEOUT_MS, &ans, &e) < 0) {

@@ -44,6 +44,8 @@ preview_json(const struct core *c, const struct sandbox *sb,
 	 */
 	if (sb->status != SANDBOX_RUNNING)
 		health = "down";
+	else if (sb->frozen)
+		health = "frozen"; /* not asked: its supervisor is frozen too */
 	else if (sb->manifest_error[0])
 		health = "error";
 	else if (rt == NULL && rt_err->status)
@@ -79,7 +81,7 @@ api_sandbox_json(struct core *c, const struct sandbox *sb)
 	struct err re = {0};
 	int64_t blocked;
 
-	if (sb->status == SANDBOX_RUNNING)
+	if (sb->status == SANDBOX_RUNNING && !sb->frozen)
 		rt = runtime_status(c, sb->id, &re);
 
 	jv_set_str(o, "id", sb->id);
@@ -92,6 +94,7 @@ api_sandbox_json(struct core *c, const struct sandbox *sb)
 	if (sb->has_exit_code)
 		jv_set_int(o, "exit_code", sb->exit_code);
 	jv_set_bool(o, "oom_killed", sb->oom_killed);
+	jv_set_bool(o, "frozen", sb->status == SANDBOX_RUNNING && sb->frozen);
 	jv_set_str(o, "image", sb->image);
 	if (sb->container_id[0])
 		jv_set_str(o, "container_id", sb->container_id);
@@ -212,6 +215,27 @@ api_load_sandbox(struct req *r, struct resp *w, struct sandbox *sb)
 	return rc == 0 ? 0 : -1;
 }
 
+/* "sleep" follows the server's SANDBOXD_SLEEP_POLICY. */
+static bool
+idle_policy_known(const char *p)
+{
+	static const char *const known[] = {"sleep", "freeze", "stop",
+	                                    "always_on"};
+
+	for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
+		if (strcmp(p, known[i]) == 0)
+			return true;
+	return false;
+}
+
+static bool
+freezes(const struct core *c, const struct sandbox *sb)
+{
+	const char *policy = core_sleep_policy(c, sb);
+
+	return policy && strcmp(policy, "freeze") == 0;
+}
+
 void
 sandboxes_patch(struct req *r, struct resp *w)
 {
@@ -227,11 +251,11 @@ sandboxes_patch(struct req *r, struct resp *w)
 	}
 	v = jv_get(body, "idle_policy");
 	p = v ? jv_str(v) : NULL;
-	if (v &&
-	    (p == NULL || (strcmp(p, "sleep") && strcmp(p, "always_on")))) {
+	if (v && (p == NULL || !idle_policy_known(p))) {
 		jv_free(body);
 		api_fail(w, 400, "invalid_request",
-		         "idle_policy must be \"sleep\" or \"always_on\"");
+		         "idle_policy must be \"sleep\", \"freeze\", "
+		         "\"stop\" or \"always_on\"");
 		return;
 	}
 	if (p && store_sandbox_set_policy(r->core->store, sb.id, p) != 0) {
@@ -241,6 +265,15 @@ sandboxes_patch(struct req *r, struct resp *w)
 	}
 	jv_free(body);
 	store_sandbox_get(r->core->store, sb.id, &sb);
+	/* A policy that never freezes ("stop", "always_on") thaws it now. */
+	if (p && sb.frozen && !freezes(r->core, &sb)) {
+		struct err e = {0};
+		if (core_sandbox_thaw(r->core, sb.id, &e) < 0) {
+			api_reply_err(w, &e);
+			return;
+		}
+		store_sandbox_get(r->core->store, sb.id, &sb);
+	}
 	api_reply_json(w, 200, api_sandbox_json(r->core, &sb));
 }
 
@@ -280,6 +313,22 @@ void
 sandboxes_start(struct req *r, struct resp *w)
 {
 	run_op(r, w, core_sandbox_start);
+}
+
+static int
+freeze_op(struct core *c, const char *id, struct sandbox *sb, struct err *e)
+{
+	if (core_sandbox_freeze(c, id, e) < 0)
+		return -1;
+	if (store_sandbox_get(c->store, id, sb) != 0)
+		return ERR_INTERNAL(e, "database error");
+	return 0;
+}
+
+void
+sandboxes_freeze(struct req *r, struct resp *w)
+{
+	run_op(r, w, freeze_op);
 }
 
 void

@@ -52,7 +52,7 @@ cli_wait_preview(struct cli *c, const char *sb, char *url, size_t len)
 		}
 	}
 	cli_spin_stop(c);
-	return strcmp(st, "ready") == 0 ? 0 : -1;
+	return strcmp(st, "ready") == 0 || strcmp(st, "frozen") == 0 ? 0 : -1;
 }
 
 static int wait_then_show(struct cli *c, struct cli_resp *r);
@@ -71,11 +71,12 @@ print_sandbox(struct cli *c, const struct jv *sb)
 	const struct jv *pv = jv_get(sb, "preview");
 	const char *st = jv_str(jv_get(sb, "status"));
 	const char *ps = jv_str(jv_get(pv, "status"));
+	bool frozen = jv_is_true(jv_get(sb, "frozen"));
 
-	printf("sandbox %s%s%s  %s%s%s\n", cli_sgr(c, "1"),
+	printf("sandbox %s%s%s  %s%s%s%s\n", cli_sgr(c, "1"),
 	       jv_str(jv_get(sb, "id")), CLI_RESET(c),
 	       cli_sgr(c, st && strcmp(st, "running") == 0 ? "32" : "33"),
-	       st ? st : "-", CLI_RESET(c));
+	       st ? st : "-", frozen ? " (frozen)" : "", CLI_RESET(c));
 	if (jv_str(jv_get(pv, "url")))
 		printf("preview %s (%s)\n", jv_str(jv_get(pv, "url")),
 		       ps ? ps : "-");

@@ -406,6 +406,24 @@ parse_git_ca(const struct envfile *f, struct config *c, char *err,
 }
 
 /*
+ * How an idle sandbox sleeps: "freeze" (paused first, stopped at the
+ * idle threshold) or "stop" (stopped at the threshold, nothing before).
+ */
+static int
+parse_sleep_policy(const struct envfile *f, struct config *c, char *err,
+                   size_t errlen)
+{
+	const char *v = lookup(f, "SANDBOXD_SLEEP_POLICY");
+
+	if (v == NULL || *v == '\0')
+		v = "freeze";
+	if (strcmp(v, "freeze") != 0 && strcmp(v, "stop") != 0)
+		FAIL("SANDBOXD_SLEEP_POLICY: \"%s\" is not freeze or stop", v);
+	snprintf(c->sleep_policy, sizeof(c->sleep_policy), "%s", v);
+	return 0;
+}
+
+/*
  * The console's files: SANDBOXD_CONSOLE_DIR (an absolute path), else
  * the directory "console" beside the executable (build/console for
  * build/sandboxd).  A missing directory is no error: the edge then
@@ -715,6 +733,8 @@ static const struct config_var vars[] = {
     /* The reapers and wakes. */
     INT("SANDBOXD_IDLE_THRESHOLD_SECONDS", idle_threshold_s, 2100, 10,
         31536000),
+    HOOK(parse_sleep_policy),
+    INT("SANDBOXD_FREEZE_AFTER_SECONDS", freeze_after_s, 300, 1, 31536000),
     INT("SANDBOXD_IDLE_REAP_INTERVAL_SECONDS", idle_interval_s, 30, 1, 3600),
     INT("SANDBOXD_PRESSURE_INTERVAL_SECONDS", pressure_interval_s, 10, 1, 3600),
     INT("SANDBOXD_MEM_HEADROOM_PCT", mem_headroom_pct, 15, 0, 100),

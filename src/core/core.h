@@ -126,6 +126,20 @@ int core_sandbox_stop(struct core *c, const char *id, struct sandbox *out,
 int core_sandbox_stop_why(struct core *c, const char *id, const char *why,
                           struct sandbox *out, struct err *e);
 int core_sandbox_delete(struct core *c, const char *id, struct err *e);
+/*
+ * Two-tier sleep.  Freeze pauses a running sandbox's container (the
+ * cgroup freezer: its processes keep their memory and get no CPU); the
+ * row stays "running" with frozen set.  Thaw undoes it; a no-op (0) when
+ * the sandbox is not frozen.  core_sandbox_start thaws a frozen sandbox
+ * instead of starting it, and stop and delete thaw before they act.
+ */
+int core_sandbox_freeze(struct core *c, const char *id, struct err *e);
+int core_sandbox_thaw(struct core *c, const char *id, struct err *e);
+/*
+ * How an idle sandbox sleeps: "freeze", "stop", or NULL when it never
+ * sleeps (idle_policy "always_on").  "sleep" follows SANDBOXD_SLEEP_POLICY.
+ */
+const char *core_sleep_policy(const struct core *c, const struct sandbox *sb);
 /* Deletes the app's sandbox (if any), then the app. */
 int core_app_delete(struct core *c, const struct app *app, struct err *e);
 

@@ -377,6 +377,90 @@ unlock_with(pthread_mutex_t *mu, int rc)
 	return rc;
 }
 
+/*
+ * Thaws a frozen row's container, under the sandbox's lock.  An unpause
+ * the engine refuses because the container is not paused (unpaused
+ * behind our back) still clears the row.
+ */
+static int
+thaw_locked(struct core *c, struct sandbox *sb, struct err *e)
+{
+	char name[128], msg[DOCKER_MSG_LEN];
+	struct docker_state st;
+	int64_t t0 = clock_mono_ms();
+	int rc;
+
+	core_container_name(c, sb->id, name, sizeof(name));
+	rc = docker_pause(c->docker, name, false, msg);
+	if (rc != DOCKER_OK &&
+	    (rc == DOCKER_DOWN ||
+	     docker_inspect(c->docker, name, &st, msg) != DOCKER_OK ||
+	     st.paused))
+		return docker_err(rc, msg, e);
+	sb->frozen = false;
+	sb->last_active_at = clock_now();
+	rc = row_update(c, sb);
+	log_info("sandbox %s: unpaused in %lld ms", sb->id,
+	         (long long)(clock_mono_ms() - t0));
+	return rc ? ERR_INTERNAL(e, "database error") : 0;
+}
+
+int
+core_sandbox_thaw(struct core *c, const char *id, struct err *e)
+{
+	struct sandbox sb;
+	pthread_mutex_t *mu;
+	int rc = 0;
+
+	/* Unlocked first: the common case (not frozen) takes no lock. */
+	if (store_sandbox_get(c->store, id, &sb) == 0 && !sb.frozen)
+		return 0;
+	if ((mu = lock_row(c, id, &sb, e)) == NULL)
+		return -1;
+	if (sb.status == SANDBOX_RUNNING && sb.frozen)
+		rc = thaw_locked(c, &sb, e);
+	pthread_mutex_unlock(mu);
+	return rc;
+}
+
+int
+core_sandbox_freeze(struct core *c, const char *id, struct err *e)
+{
+	char name[128], msg[DOCKER_MSG_LEN];
+	struct sandbox sb;
+	pthread_mutex_t *mu = lock_row(c, id, &sb, e);
+	int rc;
+
+	if (mu == NULL)
+		return -1;
+	if (sb.frozen)
+		return unlock_with(mu, 0);
+	if (sb.status != SANDBOX_RUNNING)
+		return unlock_with(
+		    mu, ERR_CONFLICT(e, "sandbox is %s; cannot freeze it",
+		                     sandbox_state_name(sb.status)));
+	core_container_name(c, id, name, sizeof(name));
+	rc = docker_pause(c->docker, name, true, msg);
+	if (rc != DOCKER_OK)
+		return unlock_with(mu, docker_err(rc, msg, e));
+	sb.frozen = true;
+	rc = row_update(c, &sb);
+	pthread_mutex_unlock(mu);
+	log_info("sandbox %s: frozen", id);
+	return rc ? ERR_INTERNAL(e, "database error") : 0;
+}
+
+const char *
+core_sleep_policy(const struct core *c, const struct sandbox *sb)
+{
+	if (strcmp(sb->idle_policy, "always_on") == 0)
+		return NULL;
+	if (strcmp(sb->idle_policy, "freeze") == 0 ||
+	    strcmp(sb->idle_policy, "stop") == 0)
+		return sb->idle_policy;
+	return c->cfg->sleep_policy;
+}
+
 int
 core_sandbox_start(struct core *c, const char *id, struct sandbox *sb,
                    struct err *e)
@@ -404,6 +488,11 @@ core_sandbox_start(struct core *c, const char *id, struct sandbox *sb,
 		                     sandbox_state_name(sb->status)));
 	if (sb->status == SANDBOX_STOPPED && sbnet_check_ready(c, e) < 0)
 		return unlock_with(mu, -1);
+	if (sb->status == SANDBOX_RUNNING && sb->frozen) {
+		rc = thaw_locked(c, sb, e);
+		pthread_mutex_unlock(mu);
+		return rc;
+	}
 	/*
 	 * Even a "running" row gets a real start: the row can be stale for
 	 * a moment after the engine came back (its containers were stopped
@@ -413,6 +502,7 @@ core_sandbox_start(struct core *c, const char *id, struct sandbox *sb,
 	if (rc != DOCKER_OK)
 		return unlock_with(mu, docker_err(rc, msg, e));
 	mark(sb, SANDBOX_RUNNING, "");
+	sb->frozen = false;
 	sb->has_exit_code = false;
 	sb->oom_killed = false;
 	sb->stopped_at = 0;
@@ -448,12 +538,16 @@ core_sandbox_stop_why(struct core *c, const char *id, const char *why,
 		    mu, ERR_CONFLICT(e, "sandbox is %s; cannot stop it",
 		                     sandbox_state_name(sb->status)));
 	core_container_name(c, id, name, sizeof(name));
+	/* A paused container's processes would not see the SIGTERM. */
+	if (sb->frozen)
+		docker_pause(c->docker, name, false, msg);
 	rc = docker_stop(c->docker, name, DOCKER_STOP_GRACE_S, msg);
 	if (rc != DOCKER_OK && rc != DOCKER_NOT_FOUND)
 		return unlock_with(mu, docker_err(rc, msg, e));
 	/* The die event may have marked it already; ours is the reason. */
 	store_sandbox_get(c->store, id, sb);
 	mark(sb, SANDBOX_STOPPED, why);
+	sb->frozen = false;
 	sb->container_ip[0] = '\0';
 	sb->stopped_at = clock_now();
 	rc = row_update(c, sb);
@@ -473,6 +567,8 @@ core_sandbox_delete(struct core *c, const char *id, struct err *e)
 	if (mu == NULL)
 		return -1;
 	core_container_name(c, id, name, sizeof(name));
+	if (sb.frozen)
+		docker_pause(c->docker, name, false, msg);
 	rc = docker_remove(c->docker, name, msg);
 	if (rc != DOCKER_OK && rc != DOCKER_NOT_FOUND)
 		return unlock_with(mu, docker_err(rc, msg, e));

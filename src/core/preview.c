@@ -105,7 +105,9 @@ wake_main(void *arg)
 	struct sandbox sb;
 	struct err e = {0};
 	struct pv_entry *pe;
+	struct route rt;
 	int64_t t0 = clock_mono_ms();
+	bool thaw = routes_get(job->c->routes, job->id, &rt) && rt.frozen;
 	int rc;
 
 	rc = core_sandbox_start(job->c, job->id, &sb, &e);
@@ -117,8 +119,8 @@ wake_main(void *arg)
 
 		snprintf(num, sizeof(num), "%lld", (long long)ms);
 		metric_observe(METRIC_WAKE_SECONDS, ms);
-		log_with("info", kv, "sandbox %s: woke in %lld ms", job->id,
-		         (long long)ms);
+		log_with("info", kv, "sandbox %s: %s in %lld ms", job->id,
+		         thaw ? "thawed" : "woke", (long long)ms);
 	}
 	pthread_mutex_lock(&job->c->pv->mu);
 	if ((pe = slot(job->c, job->id, true)) != NULL) {
@@ -159,6 +161,20 @@ wake_begin(struct core *c, struct pv_entry *pe)
 		free(job);
 	}
 	pthread_attr_destroy(&attr);
+}
+
+/* A frozen sandbox: a wake thread thaws it (one at a time). */
+static void
+thaw_begin(struct core *c, const char *id)
+{
+	struct pv_entry *pe;
+
+	pthread_mutex_lock(&c->pv->mu);
+	if ((pe = slot(c, id, true)) != NULL) {
+		pe->used_ms = clock_mono_ms();
+		wake_begin(c, pe);
+	}
+	pthread_mutex_unlock(&c->pv->mu);
 }
 
 static bool
@@ -227,6 +243,13 @@ preview_resolve(struct core *c, const char *id, int port,
 		t->state = PREVIEW_FAILED;
 		snprintf(t->message, sizeof(t->message), "%s", rt.error);
 	} else if (rt.state == SANDBOX_RUNNING && rt.has_addr) {
+		/*
+		 * Frozen: proxied at once all the same.  The kernel accepts
+		 * the connection into the frozen app's backlog and the request
+		 * waits there for the thaw (milliseconds), so no warming page.
+		 */
+		if (rt.frozen)
+			thaw_begin(c, id);
 		t->state = PREVIEW_UP;
 		t->addr.sin_family = AF_INET;
 		t->addr.sin_addr = rt.addr;

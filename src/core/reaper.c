@@ -42,24 +42,30 @@ static int
 idle_one(const struct sandbox *sb, void *arg)
 {
 	struct idle_scan *s = arg;
+	const char *policy = core_sleep_policy(s->c, sb);
 	struct sandbox out;
 	struct err e = {0};
 	int64_t idle;
 
-	if (sb->status != SANDBOX_RUNNING ||
-	    strcmp(sb->idle_policy, "sleep") != 0 ||
+	if (sb->status != SANDBOX_RUNNING || policy == NULL ||
 	    task_running_on(s->c, sb->id))
 		return 0;
 	idle = s->now - last_active(s->c, sb);
-	if (idle <= s->threshold)
-		return 0;
-	log_info("idle reaper: sandbox %s idle for %llds (threshold %llds); "
-	         "stopping",
-	         sb->id, (long long)idle, (long long)s->threshold);
-	if (core_sandbox_stop_why(s->c, sb->id, "idle", &out, &e) < 0)
-		log_warn("idle reaper: sandbox %s: %s", sb->id, e.msg);
-	else
-		metric_inc(METRIC_REAPER_IDLE_STOPS);
+	if (idle > s->threshold) {
+		log_info("idle reaper: sandbox %s idle for %llds (threshold "
+		         "%llds); stopping",
+		         sb->id, (long long)idle, (long long)s->threshold);
+		if (core_sandbox_stop_why(s->c, sb->id, "idle", &out, &e) < 0)
+			log_warn("idle reaper: sandbox %s: %s", sb->id, e.msg);
+		else
+			metric_inc(METRIC_REAPER_IDLE_STOPS);
+	} else if (!sb->frozen && strcmp(policy, "freeze") == 0 &&
+	           idle > s->c->cfg->freeze_after_s) {
+		log_info("idle reaper: sandbox %s idle for %llds; freezing",
+		         sb->id, (long long)idle);
+		if (core_sandbox_freeze(s->c, sb->id, &e) < 0)
+			log_warn("idle reaper: sandbox %s: %s", sb->id, e.msg);
+	}
 	return 0;
 }
 
@@ -82,14 +88,16 @@ struct victim {
 };
 
 /*
- * Ranks candidates: sandboxes running a task go last, then "always_on";
- * within a rank the least recently active goes first.
+ * Ranks candidates: frozen sandboxes go first (nobody is using them),
+ * sandboxes running a task go last, then "always_on"; within a rank the
+ * least recently active goes first.
  */
 static int
 rank(struct core *c, const struct sandbox *sb)
 {
-	return (task_running_on(c, sb->id) ? 2 : 0) +
-	       (strcmp(sb->idle_policy, "always_on") == 0 ? 1 : 0);
+	return (task_running_on(c, sb->id) ? 4 : 0) +
+	       (strcmp(sb->idle_policy, "always_on") == 0 ? 2 : 0) +
+	       (sb->frozen ? 0 : 1);
 }
 
 static int
@@ -126,8 +134,9 @@ reaper_pressure_pass(struct core *c)
 	if (!v.found)
 		return;
 	log_warn("pressure reaper: %d%% of memory available (< %lld%%); "
-	         "stopping sandbox %s (last active %llds ago)",
-	         avail, (long long)c->cfg->mem_headroom_pct, v.best.id,
+	         "stopping %ssandbox %s (last active %llds ago)",
+	         avail, (long long)c->cfg->mem_headroom_pct,
+	         v.best.frozen ? "frozen " : "", v.best.id,
 	         (long long)(clock_now() - v.best_active));
 	if (core_sandbox_stop_why(c, v.best.id, "pressure", &out, &e) < 0)
 		log_warn("pressure reaper: sandbox %s: %s", v.best.id, e.msg);

@@ -1,13 +1,15 @@
 /*
  * reaper: the idle and pressure reapers, on one thread.  Idle: a running
- * sandbox whose idle_policy is "sleep" and whose last activity (proxied
- * traffic, a change made through the API) is older than
- * core_idle_threshold() (the lifecycle setting, else
+ * sandbox that sleeps (core_sleep_policy: idle_policy not "always_on") and
+ * whose last activity (proxied traffic, a change made through the API) is
+ * older than core_idle_threshold() (the lifecycle setting, else
  * SANDBOXD_IDLE_THRESHOLD_SECONDS; read at every pass) is stopped, reason
- * "idle".  Pressure: while the host's available memory is under
- * SANDBOXD_MEM_HEADROOM_PCT, one running sandbox per period is stopped, reason
- * "pressure": the least recently active first, "always_on" ones last.  Neither
- * ever wakes a sandbox.
+ * "idle", frozen or not; one whose sleep policy is "freeze" is frozen
+ * before that, once idle for SANDBOXD_FREEZE_AFTER_SECONDS.  Pressure:
+ * while the host's available memory is under SANDBOXD_MEM_HEADROOM_PCT, one
+ * running sandbox per period is stopped, reason "pressure": frozen ones
+ * first, then the least recently active first, "always_on" ones last.
+ * Neither ever wakes a sandbox.
  */
 #ifndef CORE_REAPER_H
 #define CORE_REAPER_H

@@ -84,6 +84,7 @@ route_from(struct route *rt, const struct sandbox *sb, bool had)
 	memset(rt, 0, sizeof(*rt));
 	snprintf(rt->id, sizeof(rt->id), "%s", sb->id);
 	rt->state = sb->status;
+	rt->frozen = sb->status == SANDBOX_RUNNING && sb->frozen;
 	rt->has_addr = sb->container_ip[0] &&
 	               inet_pton(AF_INET, sb->container_ip, &rt->addr) == 1;
 	rt->nports = sb->nports < API_MAX_PORTS ? sb->nports : API_MAX_PORTS;

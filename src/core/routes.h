@@ -29,6 +29,7 @@ struct route {
 	char id[ULID_LEN + 1];
 	enum sandbox_state state;
 	bool has_addr;       /* the row had a container address */
+	bool frozen;         /* running, its container paused */
 	struct in_addr addr; /* its bridge address, while running */
 	int ports[API_MAX_PORTS];
 	int nports;

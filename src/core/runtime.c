@@ -571,8 +571,12 @@ runtime_app_config_changed(struct core *c, const char *app_id)
 {
 	struct sandbox sb;
 
+	struct err e = {0};
+
+	/* A frozen supervisor would not answer: a change wakes it. */
 	if (store_sandbox_by_app(c->store, app_id, &sb) == 0 &&
-	    sb.status == SANDBOX_RUNNING)
+	    sb.status == SANDBOX_RUNNING &&
+	    core_sandbox_thaw(c, sb.id, &e) == 0)
 		runtime_send_env(c, sb.id);
 }
 
@@ -683,6 +687,10 @@ runtime_schedule(struct core *c, const char *id)
 	pthread_t t;
 	int i;
 
+	struct err e = {0};
+
+	/* A manifest changed in a frozen sandbox: it is reloaded awake. */
+	core_sandbox_thaw(c, id, &e);
 	quiet_forget(id); /* a new container: its supervisor is new */
 	pthread_mutex_lock(&rt->mu);
 	if (c->stopping)

@@ -6,11 +6,13 @@
  * "creating" by a crash become "error" (their container removed, their
  * workspace kept until the sandbox is deleted); a "running" row whose
  * container is gone or dead becomes "stopped" with the reason; a
- * "stopped" row whose container runs gets it stopped.
+ * "stopped" row whose container runs gets it stopped; a running row
+ * takes its frozen flag from the container's Paused state.
  *
  * The watcher thread follows the engine's event stream, filtered to this
  * instance's label, so a container that dies (or is OOM-killed) shows in
- * its sandbox's status within a second.  When the stream breaks, the
+ * its sandbox's status within a second, and a pause or unpause (ours,
+ * a backup's, an operator's) in its frozen flag.  When the stream breaks, the
  * engine is presumed down: the thread pings once a second and, when the
  * engine answers again, reconciles (events were missed meanwhile) and
  * resubscribes.  Each row written here is copied into the routing table
@@ -74,6 +76,12 @@ reconcile_running(struct core *c, struct sandbox *sb)
 		if (store_sandbox_update(c->store, sb) == 0)
 			routes_put(c->routes, sb);
 		log_info("reconcile: sandbox %s: container missing", sb->id);
+	} else if (rc == DOCKER_OK && st.running && st.paused != sb->frozen) {
+		/* Paused or thawed while we were not looking. */
+		if (store_sandbox_set_frozen(c->store, sb->id, st.paused) == 0)
+			core_route_refresh(c, sb->id);
+		log_info("reconcile: sandbox %s: container %s", sb->id,
+		         st.paused ? "paused (frozen)" : "not paused");
 	} else if (rc == DOCKER_OK && !st.running) {
 		store_sandbox_mark_exited(c->store, sb->id, st.exit_code,
 		                          st.oom_killed);
@@ -168,7 +176,21 @@ on_event(const struct jv *ev, void *arg)
 
 	if (action == NULL || sid == NULL)
 		return;
-	if (strcmp(action, "oom") == 0) {
+	if (strcmp(action, "pause") == 0 || strcmp(action, "unpause") == 0) {
+		/*
+		 * Under the lock, so a freeze or thaw in flight writes first,
+		 * and from what the container is now, not from the event:
+		 * an event read late (a pause, then an unpause, then a freeze)
+		 * must not set the flag back to a state long gone.
+		 */
+		core_container_name(c, sid, name, sizeof(name));
+		core_sandbox_lock(c, sid);
+		if (docker_inspect(c->docker, name, &st, msg) == DOCKER_OK &&
+		    st.running &&
+		    store_sandbox_set_frozen(c->store, sid, st.paused) == 0)
+			core_route_refresh(c, sid);
+		core_sandbox_unlock(c, sid);
+	} else if (strcmp(action, "oom") == 0) {
 		store_sandbox_mark_oom(c->store, sid);
 		log_warn("sandbox %s: a process was killed at the memory limit",
 		         sid);

@@ -420,6 +420,7 @@ docker_inspect(struct docker *d, const char *id, struct docker_state *st,
 	s = jv_str(jv_get(resp, "Id"));
 	snprintf(st->id, sizeof(st->id), "%s", s ? s : "");
 	st->running = jv_is_true(jv_get(state, "Running"));
+	st->paused = jv_is_true(jv_get(state, "Paused"));
 	st->oom_killed = jv_is_true(jv_get(state, "OOMKilled"));
 	st->exit_code = (int)jv_int(jv_get(state, "ExitCode"));
 	s = jv_str(jv_get(state, "Status"));

@@ -55,6 +55,7 @@ struct docker_spec {
 struct docker_state {
 	char id[72];
 	bool running;
+	bool paused; /* running, and frozen by the cgroup freezer */
 	bool oom_killed;
 	int exit_code;
 	char status[32]; /* created running exited … */

@@ -5,7 +5,12 @@
  * for people and a status plus X-Sandboxd-Preview for machines, so a
  * script can tell the warming answer from the app's own 503.  Warming
  * pages reload themselves after Retry-After seconds, which lands a
- * browser in the app with no step of its own.
+ * browser in the app with no step of its own; the waking and starting
+ * pages also ask again on their own every 25-100 ms (a fetch of the same
+ * address: a refused connect to a port nobody listens on yet costs the
+ * edge next to nothing) and reload the moment the answer is the app's
+ * (no X-Sandboxd-Preview), so the page turns into the app within a
+ * tenth of a second of the port answering, not a Retry-After later.
  *
  * The connection stays open after an answer when the request allows it
  * and was read to its end; a request whose body is still arriving gets
@@ -26,7 +31,19 @@ struct page_spec {
 	const char *text;  /* HTML */
 	bool with_port;
 	bool retry; /* Retry-After and a self-refresh after as many seconds */
+	bool watch; /* the page asks again itself, fast (WATCH_SCRIPT) */
 };
+
+/*
+ * The fast re-ask of a warming page.  The meta refresh stays as the way
+ * without scripts.
+ */
+#define WATCH_SCRIPT                                                           \
+	"<script>(function(){var d=25;function a(){fetch(location.href,"       \
+	"{cache:'no-store',credentials:'same-origin'}).then(function(r){"      \
+	"if(!r.headers.get('X-Sandboxd-Preview'))location.reload();"           \
+	"else again()},again)}function again(){d=Math.min(d*1.5,100);"         \
+	"setTimeout(a,d)}setTimeout(a,d)})()</script>"
 
 static const struct page_spec edge_pages[] = {
     [EDGE_PAGE_NO_PREVIEW] = {404, "Not Found", "unknown", "No such preview",
@@ -58,12 +75,12 @@ static const struct page_spec edge_state_pages[] = {
                         "The app was asleep and is starting now. This page "
                         "reloads by itself and shows the app as soon as it "
                         "answers.",
-                        false, true},
+                        false, true, true},
     [PREVIEW_STARTING] = {503, "Service Unavailable", "starting",
                           "Starting the app",
                           "The app is starting. This page reloads by itself "
                           "and shows the app as soon as it answers.",
-                          false, true},
+                          false, true, true},
     [PREVIEW_NOT_LISTENING] = {502, "Bad Gateway", "not-listening",
                                "Nothing listens on port",
                                "The sandbox is running, but nothing answers "
@@ -148,6 +165,8 @@ page_body(struct edge_pw *w, const struct page_spec *s, const char *title,
 	pw_put(w, "</h1>\n<p>");
 	pw_put(w, s->text);
 	pw_put(w, "</p>\n");
+	if (s->watch && refresh_s > 0)
+		pw_put(w, WATCH_SCRIPT "\n");
 	if (detail && *detail) {
 		pw_put(w, "<p>");
 		pw_escape(w, detail);

@@ -189,6 +189,13 @@ static const struct migration store_migrations[] = {
                "  renewed_at INTEGER NOT NULL,"
                "  expires_at INTEGER NOT NULL);",
     },
+    {
+        .version = 9,
+        .name = "sandbox_frozen",
+        /* A running sandbox whose container is paused (the freezer). */
+        .sql = "ALTER TABLE sandbox ADD COLUMN frozen INTEGER NOT NULL"
+               "  DEFAULT 0;",
+    },
 };
 
 #endif

@@ -18,7 +18,7 @@
 	"s.error_message, s.container_id, s.image, s.exit_code, "              \
 	"s.oom_killed, s.ports, s.idle_policy, s.created_at, s.updated_at, "   \
 	"s.last_active_at, s.stopped_at, s.preset, s.manifest_source, "        \
-	"s.manifest_error, s.container_ip"
+	"s.manifest_error, s.container_ip, s.frozen"
 #define SB_FROM " FROM sandbox s JOIN app a ON a.id = s.app_id "
 
 static void
@@ -85,6 +85,7 @@ sandbox_from_row(sqlite3_stmt *st, void *out)
 	               sizeof(sb->manifest_source));
 	store_col_text(st, 18, sb->manifest_error, sizeof(sb->manifest_error));
 	store_col_text(st, 19, sb->container_ip, sizeof(sb->container_ip));
+	sb->frozen = sqlite3_column_int(st, 20) != 0;
 	return 0;
 }
 
@@ -145,7 +146,8 @@ store_sandbox_update(struct store *s, struct sandbox *sb)
 	                "error_message = ?, container_id = ?, image = ?, "
 	                "exit_code = ?, oom_killed = ?, ports = ?, "
 	                "idle_policy = ?, updated_at = ?, last_active_at = ?, "
-	                "stopped_at = ?, container_ip = ? WHERE id = ?",
+	                "stopped_at = ?, container_ip = ?, frozen = ? "
+	                "WHERE id = ?",
 	                "sssss", sandbox_state_name(sb->status),
 	                sb->status_reason, sb->error_message, sb->container_id,
 	                sb->image);
@@ -160,7 +162,8 @@ store_sandbox_update(struct store *s, struct sandbox *sb)
 		sqlite3_bind_int64(st, 12, sb->stopped_at);
 		sqlite3_bind_text(st, 13, sb->container_ip, -1,
 		                  SQLITE_TRANSIENT);
-		sqlite3_bind_text(st, 14, sb->id, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_int(st, 14, sb->frozen);
+		sqlite3_bind_text(st, 15, sb->id, -1, SQLITE_TRANSIENT);
 	}
 	rc = store_run(s, st);
 	UNLOCK(s);
@@ -206,11 +209,21 @@ store_sandbox_mark_exited(struct store *s, const char *id, int exit_code,
 	                  "UPDATE sandbox SET status = ?, "
 	                  "status_reason = ?, exit_code = ?, "
 	                  "oom_killed = oom_killed OR ?, container_ip = '', "
-	                  "stopped_at = ?, updated_at = ? "
+	                  "frozen = 0, stopped_at = ?, updated_at = ? "
 	                  "WHERE id = ? AND status = ?",
 	                  "ssnniiss", sandbox_state_name(SANDBOX_STOPPED),
 	                  oom_killed ? "oom_killed" : "exited", exit_code,
 	                  (int)oom_killed, now, now, id,
+	                  sandbox_state_name(SANDBOX_RUNNING));
+}
+
+int
+store_sandbox_set_frozen(struct store *s, const char *id, bool frozen)
+{
+	return store_exec(s,
+	                  "UPDATE sandbox SET frozen = ?, updated_at = ? "
+	                  "WHERE id = ? AND status = ?",
+	                  "niss", (int)frozen, clock_now(), id,
 	                  sandbox_state_name(SANDBOX_RUNNING));
 }
 

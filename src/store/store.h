@@ -91,6 +91,7 @@ struct sandbox {
 	int64_t updated_at;
 	int64_t last_active_at;
 	int64_t stopped_at; /* 0 when not stopped */
+	bool frozen;        /* running, its container paused (two-tier sleep) */
 };
 
 int store_open(struct store **out, const char *path);
@@ -141,6 +142,11 @@ int store_sandbox_set_policy(struct store *s, const char *id,
 /* Records what the last read of the app's manifest found. */
 int store_sandbox_set_manifest(struct store *s, const char *id,
                                const char *source, const char *error);
+/*
+ * Records that a running sandbox's container is paused (or not), as the
+ * engine's events and inspect say; a no-op unless the row is running.
+ */
+int store_sandbox_set_frozen(struct store *s, const char *id, bool frozen);
 /* Records an OOM kill inside the sandbox (the container may live on). */
 int store_sandbox_mark_oom(struct store *s, const char *id);
 /*

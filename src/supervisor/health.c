@@ -16,8 +16,11 @@
  * getifaddrs() every 250 ms costs nothing worth caching.
  *
  * Policy, in health_note(): until the first pass the state is "starting"
- * whatever fails; after it, HEALTH_FAILS failures in a row make it
- * "error", and any pass makes it "ready" again.
+ * whatever fails, and checks come HEALTH_FIRST_MS after the spawn, then
+ * twice as far apart each time up to HEALTH_STARTING_MS (5, 10, 20, 40,
+ * 50, 50 … ms), so readiness is seen within tens of milliseconds of the
+ * port answering rather than a fixed period later; after it, HEALTH_FAILS
+ * failures in a row make it "error", and any pass makes it "ready" again.
  *
  * Rejected: a blocking connect with a socket timeout (stalls the loop);
  * a loopback-only check (see above); keep-alive (one request per check
@@ -69,7 +72,8 @@ void
 health_start(struct health *h, long long now)
 {
 	health_set(h, HEALTH_STARTING, "waiting for the first check");
-	h->next_at = now + HEALTH_STARTING_MS;
+	h->gap_ms = HEALTH_FIRST_MS;
+	h->next_at = now + h->gap_ms;
 }
 
 bool
@@ -86,8 +90,18 @@ health_note(struct health *h, bool ok, long long now)
 	}
 	if (!ok && h->was_ready && h->fails >= HEALTH_FAILS)
 		h->state = HEALTH_ERROR;
-	h->next_at =
-	    now + (h->was_ready ? HEALTH_READY_MS : HEALTH_STARTING_MS);
+	if (h->was_ready) {
+		h->next_at = now + HEALTH_READY_MS;
+		return first;
+	}
+	/*
+	 * Until the first pass, a tight retry with a short backoff: a
+	 * refused connect to our own address costs next to nothing, and the
+	 * first pass is what says "ready" to the edge's status and to a task.
+	 */
+	h->gap_ms = h->gap_ms * 2 < HEALTH_STARTING_MS ? h->gap_ms * 2
+	                                               : HEALTH_STARTING_MS;
+	h->next_at = now + h->gap_ms;
 	return first;
 }
 

@@ -1,7 +1,8 @@
 /*
  * health.h - the web process's health check (docs/supervisor.md,
  * "Process states"): an HTTP/1.0 GET of the health path on the container's
- * own address, every HEALTH_STARTING_MS until it first passes, then every
+ * own address, HEALTH_FIRST_MS after the spawn and then twice as far apart
+ * up to HEALTH_STARTING_MS until it first passes, then every
  * HEALTH_READY_MS.
  *
  * Driven by the main loop like the other modules; never blocks.  The
@@ -35,6 +36,7 @@ struct health {
 	bool was_ready;    /* passed since the web process was spawned */
 	unsigned fails;    /* failed checks in a row */
 	long long next_at; /* next check (CLOCK_MONOTONIC ms); -1: none */
+	int gap_ms;        /* until the first pass: the next interval */
 	char detail[192];
 	/* the check in flight */
 	enum health_phase phase;

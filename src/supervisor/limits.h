@@ -41,7 +41,8 @@
 
 /* health check */
 #define HEALTH_TIMEOUT_MS  2000 /* connect + answer */
-#define HEALTH_STARTING_MS 250  /* interval until first ready */
+#define HEALTH_FIRST_MS    5    /* first check after a spawn; doubles */
+#define HEALTH_STARTING_MS 50   /* longest interval until first ready */
 #define HEALTH_READY_MS    5000 /* interval once ready */
 #define HEALTH_FAILS       3    /* failures in a row: error */
 #define HEALTH_LINE_MAX    256  /* status line bytes read */

@@ -23,6 +23,8 @@ static const char *const vars[] = {
     "SANDBOXD_API_TOKENS",
     "SANDBOXD_DEFAULT_AGENT",
     "SANDBOXD_IDLE_THRESHOLD_SECONDS",
+    "SANDBOXD_SLEEP_POLICY",
+    "SANDBOXD_FREEZE_AFTER_SECONDS",
     "SANDBOXD_RUNTIME",
     "SANDBOXD_IMAGE",
     "SANDBOXD_NETWORK",
@@ -85,6 +87,8 @@ defaults_are_documented_ones(void)
 	CHECK_STR(c.preview_domain, "localhost");
 	CHECK_STR(c.default_agent, "opencode");
 	CHECK(c.idle_threshold_s == 2100);
+	CHECK_STR(c.sleep_policy, "freeze");
+	CHECK(c.freeze_after_s == 300);
 	CHECK_STR(c.runtime, "runc");
 	CHECK(!c.auth_disabled);
 	CHECK(c.ntokens == 0);
@@ -133,6 +137,9 @@ expect_error(const char *var, const char *value)
 static void
 bad_values_name_the_variable(void)
 {
+	expect_error("SANDBOXD_SLEEP_POLICY", "nap");
+	expect_error("SANDBOXD_SLEEP_POLICY", "Freeze");
+	expect_error("SANDBOXD_FREEZE_AFTER_SECONDS", "0");
 	expect_error("SANDBOXD_MEMORY_MB", "abc");
 	expect_error("SANDBOXD_MEMORY_MB", "12x");
 	expect_error("SANDBOXD_MEMORY_MB", "-5");

@@ -140,6 +140,34 @@ exit_marks_only_running_rows(void)
 	store_fixture_close(s);
 }
 
+/* The frozen flag: kept by updates, set only on running rows, cleared
+ * when the container exits. */
+static void
+frozen_follows_running_rows(void)
+{
+	struct store *s = store_fixture_open();
+	struct sandbox sb, got;
+	struct app a;
+
+	make_app(&a, "alice", "one");
+	store_app_insert(s, &a);
+	make_sandbox(&sb, a.id);
+	store_sandbox_insert(s, &sb);
+	CHECK(store_sandbox_set_frozen(s, sb.id, true) == STORE_NOT_FOUND);
+	sb.status = SANDBOX_RUNNING;
+	CHECK(store_sandbox_update(s, &sb) == 0);
+	CHECK(store_sandbox_get(s, sb.id, &got) == 0 && !got.frozen);
+	CHECK(store_sandbox_set_frozen(s, sb.id, true) == 0);
+	CHECK(store_sandbox_get(s, sb.id, &got) == 0 && got.frozen);
+	got.last_active_at += 5; /* another write keeps it */
+	CHECK(store_sandbox_update(s, &got) == 0);
+	CHECK(store_sandbox_get(s, sb.id, &got) == 0 && got.frozen);
+	CHECK(store_sandbox_mark_exited(s, sb.id, 137, false) == 0);
+	CHECK(store_sandbox_get(s, sb.id, &got) == 0 && !got.frozen);
+	CHECK(store_sandbox_set_frozen(s, sb.id, true) == STORE_NOT_FOUND);
+	store_fixture_close(s);
+}
+
 static void
 api_keys_by_hash(void)
 {
@@ -823,6 +851,7 @@ static const struct unit_test tests[] = {
     {"apps are scoped by owner", apps_are_scoped_by_owner},
     {"one sandbox per app", one_sandbox_per_app},
     {"exit marks only running rows", exit_marks_only_running_rows},
+    {"frozen follows running rows", frozen_follows_running_rows},
     {"api keys are found by hash", api_keys_by_hash},
     {"state names round trip", state_names_round_trip},
     {"unknown state names are refused", unknown_state_names_refused},

@@ -635,12 +635,19 @@ health_policy(void)
 	health_init(&h);
 	CHECK(h.state == HEALTH_NONE && h.next_at == -1);
 	health_start(&h, 1000);
-	CHECK(h.state == HEALTH_STARTING && h.next_at == 1250);
-	/* Failures before the first pass keep it starting. */
-	CHECK(!health_note(&h, false, 1250));
-	CHECK(!health_note(&h, false, 1500));
-	CHECK(!health_note(&h, false, 1750));
-	CHECK(!health_note(&h, false, 2000));
+	CHECK(h.state == HEALTH_STARTING &&
+	      h.next_at == 1000 + HEALTH_FIRST_MS);
+	/* Failures before the first pass keep it starting; the checks come
+	 * closer than a period: 5, 10, 20, 40, then 50 ms apart. */
+	CHECK(!health_note(&h, false, 1005));
+	CHECK(h.next_at == 1015);
+	CHECK(!health_note(&h, false, 1015));
+	CHECK(h.next_at == 1035);
+	CHECK(!health_note(&h, false, 1035));
+	CHECK(h.next_at == 1075);
+	CHECK(!health_note(&h, false, 1075));
+	CHECK(h.next_at == 1075 + HEALTH_STARTING_MS);
+	CHECK(!health_note(&h, false, 2200));
 	CHECK(h.state == HEALTH_STARTING && h.next_at == 2250);
 	CHECK(health_note(&h, true, 2250));
 	CHECK(h.state == HEALTH_READY && h.next_at == 2250 + HEALTH_READY_MS);

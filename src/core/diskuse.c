@@ -9,6 +9,8 @@
  */
 #include "core/diskuse.h"
 
+#include "core/dedup.h"
+
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -92,6 +94,10 @@ diskuse_pass(struct core *c)
 		b = ws_usage_walk_shared(path, &shared_set, &shared, &partial);
 		if (s == NULL || b < 0)
 			continue;
+		/* Also a dedup pass now and then: one missed at a boot (the
+		 * supervisor slow to answer) or files installed outside a
+		 * task.  Over a done tree it only reads directories. */
+		dedup_kick(c, rows.r[i].id);
 		memcpy(s->app, rows.r[i].app, sizeof(s->app));
 		s->v.bytes = b;
 		s->v.shared = shared;

@@ -4,7 +4,8 @@
 # three apps take about the disk of one; inside a sandbox a shared file
 # cannot be written or chmodded (and another sandbox's copy does not
 # change), but it can be removed and recreated, npm can install and
-# uninstall a package (a local tarball: no network), Vite starts and the
+# uninstall a package (a local tarball: no network), pip install --user
+# of a hand-made wheel, uninstall and reinstall work, Vite starts and the
 # preview answers.  A leftover temporary name from a crashed pass is
 # removed by the next one; `sandboxd gc` removes unused store entries and
 # keeps used ones; the app's disk object shows own and shared; backup
@@ -126,6 +127,26 @@ wait_until 30 eval "[[ \$(sb_http '$c' http://127.0.0.1:3000/src/App.jsx) == 200
 [[ -d ${WS[1]}/workspace/app/node_modules/.vite ]] || note "(no node_modules/.vite yet)"
 t_end
 
+# A wheel made by hand (no network, no build backend): pip install --user
+# into ~/.local (Debian's pip needs --break-system-packages for --user).
+MKWHEEL='import zipfile, hashlib, base64
+files = {"sbx_tiny.py": "VALUE = 42\n" + "# padding\n" * 100,
+         "sbx_tiny-1.0.dist-info/METADATA": "Metadata-Version: 2.1\nName: sbx-tiny\nVersion: 1.0\n",
+         "sbx_tiny-1.0.dist-info/WHEEL": "Wheel-Version: 1.0\nGenerator: hand\nRoot-Is-Purelib: true\nTag: py3-none-any\n"}
+rec = []
+with zipfile.ZipFile("/home/sandbox/sbx_tiny-1.0-py3-none-any.whl", "w") as z:
+    for n, t in files.items():
+        z.writestr(n, t)
+        h = base64.urlsafe_b64encode(hashlib.sha256(t.encode()).digest()).rstrip(b"=").decode()
+        rec.append("%s,sha256=%s,%d" % (n, h, len(t)))
+    rec.append("sbx_tiny-1.0.dist-info/RECORD,,")
+    z.writestr("sbx_tiny-1.0.dist-info/RECORD", "\n".join(rec) + "\n")'
+PIP='python3 -m pip install -q --user --no-index --break-system-packages'
+t_begin "pip install --user: installs, and after a pass its files are shared"
+out=$(in_sb "${SBS[2]}" "python3 -c '$MKWHEEL' && $PIP /home/sandbox/sbx_tiny-1.0-py3-none-any.whl &&
+	python3 -c 'import sbx_tiny; assert sbx_tiny.VALUE == 42'" 2>&1) || t_err "pip install --user: $out"
+t_end
+
 t_begin "crash safety: a leftover temporary name is removed by the next pass"
 d=${WS[2]}/workspace/app/node_modules/react
 ln "$DATA/store/$h" "$d/.sandboxd-dedup-999-1"
@@ -137,6 +158,15 @@ dedup_done "${SBS[2]}" $((n + 1)) || t_err "no second pass"
 [[ ! -e $d/.sandboxd-dedup-999-1 ]] || t_err "the leftover is still there"
 grep "dedup: sandbox ${SBS[2]}" "$DAEMON_ERR" | tail -n 1 | grep -q "1 leftovers removed" ||
 	t_err "$(grep "dedup: sandbox ${SBS[2]}" "$DAEMON_ERR" | tail -n 1)"
+t_end
+
+t_begin "pip's files in ~/.local are shared, and pip uninstall and reinstall work"
+py=${WS[2]}/.local/lib/python3.11/site-packages/sbx_tiny.py
+[[ $(stat -c '%u %a %h' "$py" 2>/dev/null) == "0 444 2" ]] || t_err "sbx_tiny.py: $(stat -c '%u %a %h' "$py" 2>&1)"
+out=$(in_sb "${SBS[2]}" "python3 -m pip uninstall -q -y --break-system-packages sbx-tiny &&
+	! python3 -c 'import sbx_tiny' 2>/dev/null && $PIP /home/sandbox/sbx_tiny-1.0-py3-none-any.whl &&
+	$PIP --force-reinstall /home/sandbox/sbx_tiny-1.0-py3-none-any.whl &&
+	python3 -c 'import sbx_tiny; assert sbx_tiny.VALUE == 42'" 2>&1) || t_err "pip: $out"
 t_end
 
 t_begin "gc removes store entries no workspace links and keeps the others"

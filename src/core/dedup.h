@@ -13,8 +13,8 @@
  * A pass runs on the dedup thread, never on a request: after each
  * configure at a start (the preset's dependencies after the first
  * boot), after each task, and with each disk-usage pass (core/diskuse.h)
- * for what the others missed.  It holds no lock while it walks.  Crash-safe: a new store
- * entry is written under <data>/store/.tmp, synced, then linked into
+ * for what the others missed.  It holds no lock while it walks.  Crash-safe: a
+ * new store entry is written under <data>/store/.tmp, synced, then linked into
  * place; a workspace file is replaced by linking the entry under a
  * temporary name beside it and renaming that over the file, so a crash
  * leaves the old file or the link, plus at most a temporary name that

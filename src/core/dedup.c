@@ -46,8 +46,12 @@
 enum dedup_dir
 dedup_dir_kind(const char *name, bool in_deps)
 {
+	/* node_modules/.vite is shared: Vite writes a new optimized-deps
+	 * directory and renames it over the old one, never a file in place,
+	 * and apps with the same dependencies get the same bytes.  .cache
+	 * (babel, eslint and the like) is rewritten in place: never. */
 	if (strcmp(name, ".git") == 0 || strcmp(name, ".sandboxd") == 0 ||
-	    strcmp(name, ".vite") == 0 || strcmp(name, ".cache") == 0)
+	    strcmp(name, ".cache") == 0)
 		return DEDUP_DIR_SKIP;
 	if (in_deps || strcmp(name, "node_modules") == 0 ||
 	    strcmp(name, "site-packages") == 0 ||

@@ -19,8 +19,8 @@
  * temporary name beside it and renaming that over the file, so a crash
  * leaves the old file or the link, plus at most a temporary name that
  * the next pass removes.  Bounded: DEDUP_MAX_FILES files per pass, each
- * DEDUP_MIN_BYTES to DEDUP_MAX_BYTES, no .git, no .sandboxd, no caches
- * (.vite, .cache), no symlinks, no other filesystem.
+ * DEDUP_MIN_BYTES to DEDUP_MAX_BYTES, no .git, no .sandboxd, no .cache, no
+ * symlinks, no other filesystem.
  *
  * An entry whose link count is 1 is no longer used by any workspace:
  * `sandboxd gc` removes it (dedup_gc).

@@ -160,6 +160,16 @@ grep "dedup: sandbox ${SBS[2]}" "$DAEMON_ERR" | tail -n 1 | grep -q "1 leftovers
 	t_err "$(grep "dedup: sandbox ${SBS[2]}" "$DAEMON_ERR" | tail -n 1)"
 t_end
 
+t_begin "Vite keeps working once its node_modules/.vite is shared"
+c=$(container_of "${SBS[2]}")
+wait_until 60 eval "[[ \$(sb_http '$c' http://127.0.0.1:3000/src/App.jsx) == 200 ]]" || t_err "App.jsx does not compile"
+api POST "/v1/sandboxes/${SBS[2]}/stop"
+api POST "/v1/sandboxes/${SBS[2]}/start"
+c=$(container_of "${SBS[2]}")
+wait_until 60 eval "[[ \$(sb_http '$c' http://127.0.0.1:3000/src/App.jsx) == 200 ]]" || t_err "App.jsx does not compile after a restart"
+note ".vite: $(find "${WS[2]}/workspace/app/node_modules/.vite" -type f -user 0 2>/dev/null | wc -l) shared files of $(find "${WS[2]}/workspace/app/node_modules/.vite" -type f 2>/dev/null | wc -l)"
+t_end
+
 t_begin "pip's files in ~/.local are shared, and pip uninstall and reinstall work"
 py=${WS[2]}/.local/lib/python3.11/site-packages/sbx_tiny.py
 [[ $(stat -c '%u %a %h' "$py" 2>/dev/null) == "0 444 2" ]] || t_err "sbx_tiny.py: $(stat -c '%u %a %h' "$py" 2>&1)"

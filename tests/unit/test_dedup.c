@@ -54,7 +54,7 @@ names(void)
 {
 	CHECK(dedup_dir_kind(".git", false) == DEDUP_DIR_SKIP);
 	CHECK(dedup_dir_kind(".git", true) == DEDUP_DIR_SKIP);
-	CHECK(dedup_dir_kind(".vite", true) == DEDUP_DIR_SKIP);
+	CHECK(dedup_dir_kind(".vite", true) == DEDUP_DIR_DEPS);
 	CHECK(dedup_dir_kind(".cache", true) == DEDUP_DIR_SKIP);
 	CHECK(dedup_dir_kind(".sandboxd", false) == DEDUP_DIR_SKIP);
 	CHECK(dedup_dir_kind("src", false) == DEDUP_DIR_PLAIN);
@@ -113,8 +113,8 @@ pass(void)
 		put(rel, "#!/bin/sh\n", 0755);
 		snprintf(rel, sizeof(rel), "w%d/app/src/main.js", i);
 		put(rel, "module.exports = 1;\n", 0644);
-		snprintf(rel, sizeof(rel),
-		         "w%d/app/node_modules/.vite/deps/x.js", i);
+		snprintf(rel, sizeof(rel), "w%d/app/node_modules/.cache/x.js",
+		         i);
 		put(rel, "cached\n", 0644);
 		snprintf(rel, sizeof(rel), "w%d/app/node_modules/pkg/.git/x",
 		         i);
@@ -139,7 +139,7 @@ pass(void)
 	CHECK((a.st_mode & 07777) == 0555);
 	/* Not dependencies, caches and .git: left as they were. */
 	CHECK(st_of("w1/app/src/main.js").st_nlink == 1);
-	CHECK(st_of("w1/app/node_modules/.vite/deps/x.js").st_nlink == 1);
+	CHECK(st_of("w1/app/node_modules/.cache/x.js").st_nlink == 1);
 	CHECK(st_of("w1/app/node_modules/pkg/.git/x").st_nlink == 1);
 	CHECK(st_of("w2/app/node_modules/pkg/" DEDUP_TMP_PREFIX "9-9").st_ino ==
 	      0);

@@ -46,6 +46,8 @@ api_app_json(const struct app *a)
 		struct jv *d = jv_obj();
 
 		jv_set_int(d, "bytes", du.bytes);
+		jv_set_int(d, "own", du.bytes - du.shared);
+		jv_set_int(d, "shared", du.shared);
 		api_set_time(d, "measured_at", du.measured_at);
 		if (du.partial)
 			jv_set_bool(d, "partial", true);

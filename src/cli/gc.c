@@ -16,6 +16,9 @@
  *
  * The trash (<data>/trash: workspaces of deleted sandboxes whose
  * removal was interrupted) is listed and, with --yes, emptied.
+ * The dependency store (<data>/store, core/dedup.h): an entry whose
+ * link count is 1 is linked by no workspace any more and goes, with a
+ * temporary a crashed pass left behind over an hour ago.
  * Exit status: 0, 1 when a removal failed, 2 usage or configuration.
  */
 #include <dirent.h>
@@ -25,6 +28,7 @@
 
 #include "cli/cli.h"
 #include "core/config.h"
+#include "core/dedup.h"
 #include "docker/docker.h"
 #include "ws/usage.h"
 #include "ws/workspace.h"
@@ -131,8 +135,8 @@ gc(const struct config *cfg, bool yes, const char *repo)
 	struct used u = {.ids = calloc(GC_IDS_MAX, 80)};
 	struct sweep s = {.used = &u, .repo = repo, .yes = yes};
 	char keep[80], msg[DOCKER_MSG_LEN];
-	int64_t trash = 0;
-	int ntrash = 0, rc = 1;
+	int64_t trash = 0, store = 0;
+	int ntrash = 0, nstore = 0, rc = 1;
 
 	if (u.ids == NULL || docker_new(&s.d, cfg->docker_socket) < 0)
 		goto out;
@@ -152,6 +156,12 @@ gc(const struct config *cfg, bool yes, const char *repo)
 		goto out;
 	}
 	sweep_trash(cfg, yes, &trash, &ntrash);
+	if (dedup_gc(cfg->data_dir, yes, &nstore, &store) < 0)
+		fprintf(stderr, "sandboxd gc: cannot read %s/store\n",
+		        cfg->data_dir);
+	printf("%s %d unused store entr%s (%lld KiB)\n",
+	       yes ? "removed" : "would remove", nstore,
+	       nstore == 1 ? "y" : "ies", (long long)(store >> 10));
 	printf("%s %d image%s (%lld MiB) and %d trash entr%s (%lld MiB)%s\n",
 	       yes ? "removed" : "would remove", s.listed - s.failed,
 	       s.listed - s.failed == 1 ? "" : "s", (long long)(s.bytes >> 20),

@@ -766,6 +766,7 @@ static const struct config_var vars[] = {
     INT("SANDBOXD_WORKSPACE_MAX_MB", workspace_max_mb, 20480, 0, 1 << 30),
     INT("SANDBOXD_DISK_USAGE_INTERVAL_SECONDS", disk_usage_interval_s, 300, 5,
         86400),
+    BOOL("SANDBOXD_DEDUP", dedup, true),
     HOOK(parse_docker_host),
     {.name = "SANDBOXD_LOG_FORMAT",
      .kind = CONFIG_WORD,

@@ -9,6 +9,8 @@
  */
 #include "core/diskuse.h"
 
+#include "core/dedup.h"
+
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -74,23 +76,31 @@ diskuse_pass(struct core *c)
 {
 	struct rows rows = {.r = calloc(DISKUSE_SLOTS, sizeof(*rows.r))};
 	struct slot *next = calloc(DISKUSE_SLOTS, sizeof(*next));
+	struct ws_inoset shared_set = {0};
 	char path[PATH_MAX + 64];
 
 	if (rows.r == NULL || next == NULL ||
 	    store_sandbox_list(c->store, copy_row, &rows) < 0)
 		goto out;
+	snprintf(path, sizeof(path), "%s/store", c->cfg->data_dir);
+	ws_inoset_load(path, &shared_set);
 	for (size_t i = 0; i < rows.n && !c->stopping; i++) {
 		struct slot *s = find(next, rows.r[i].app, true);
 		bool partial = false;
-		int64_t b;
+		int64_t b, shared = 0;
 
 		workspace_path(c->cfg->data_dir, rows.r[i].id, path,
 		               sizeof(path));
-		b = ws_usage_walk(path, &partial);
+		b = ws_usage_walk_shared(path, &shared_set, &shared, &partial);
 		if (s == NULL || b < 0)
 			continue;
+		/* Also a dedup pass now and then: one missed at a boot (the
+		 * supervisor slow to answer) or files installed outside a
+		 * task.  Over a done tree it only reads directories. */
+		dedup_kick(c, rows.r[i].id);
 		memcpy(s->app, rows.r[i].app, sizeof(s->app));
 		s->v.bytes = b;
+		s->v.shared = shared;
 		s->v.partial = partial;
 		s->v.measured_at = clock_now();
 	}
@@ -98,6 +108,7 @@ diskuse_pass(struct core *c)
 	memcpy(tab.s, next, sizeof(tab.s));
 	pthread_mutex_unlock(&tab.mu);
 out:
+	ws_inoset_release(&shared_set);
 	free(rows.r);
 	free(next);
 }

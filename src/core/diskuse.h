@@ -22,6 +22,7 @@ void diskuse_pass(struct core *c);
 
 struct diskuse {
 	int64_t bytes;
+	int64_t shared;      /* of bytes: links of the dependency store */
 	int64_t measured_at; /* unix seconds */
 	bool partial;        /* the walk hit its bound: a lower bound */
 };

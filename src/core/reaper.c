@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "core/activity.h"
+#include "core/dedup.h"
 #include "core/diskuse.h"
 #include "task/task.h"
 #include "git/git.h"
@@ -173,6 +174,8 @@ reaper_start(struct core *c)
 	if (pthread_create(&c->reaper, NULL, reaper_main, c) != 0)
 		return -1;
 	c->reaper_started = true;
+	if (dedup_start(c) < 0)
+		return -1;
 	return diskuse_start(c);
 }
 
@@ -181,6 +184,7 @@ reaper_stop(struct core *c)
 {
 	c->stopping = true;
 	diskuse_stop(c);
+	dedup_stop(c);
 	if (c->reaper_started)
 		pthread_join(c->reaper, NULL);
 	c->reaper_started = false;

@@ -49,6 +49,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "core/dedup.h"
 #include "core/manifest.h"
 #include "core/supanswer.h"
 #include "core/activity.h"
@@ -403,6 +404,9 @@ runtime_configure(struct core *c, const char *id, bool reload)
 		close(wsfd);
 		return 0; /* first boot still to come: nothing to read yet */
 	}
+	/* Seeded: the preset's dependencies are there to share. */
+	if (reload)
+		dedup_kick(c, id);
 	appfd = wsfs_openat(wsfd, "workspace/app", O_PATH | O_DIRECTORY, 0);
 	if (appfd < 0)
 		snprintf(err, sizeof(err),

@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "agent/agent.h"
+#include "core/dedup.h"
 #include "core/activity.h"
 #include "core/runtime.h"
 #include "ws/workspace.h"
@@ -211,6 +212,7 @@ finish(struct tasks *ts, struct core *c, struct live *lv)
 	if (rc < 0)
 		return -1; /* database trouble: keep it and retry */
 	evlog_subs_finish(ts, lv->row.id);
+	dedup_kick(c, lv->row.sandbox_id); /* what the agent installed */
 	return 0;
 }
 

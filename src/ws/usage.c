@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
@@ -19,6 +20,8 @@
 
 struct walk {
 	int64_t bytes;
+	int64_t shared;
+	const struct ws_inoset *store;
 	int64_t entries;
 	int64_t deadline_ms;
 	dev_t dev;
@@ -54,6 +57,9 @@ walk_dir(struct walk *w, int dfd, int depth)
 		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 			continue;
 		w->bytes += (int64_t)st.st_blocks * 512;
+		if (S_ISREG(st.st_mode) && st.st_nlink > 1 &&
+		    ws_inoset_has(w->store, st.st_dev, st.st_ino))
+			w->shared += (int64_t)st.st_blocks * 512;
 		if (!S_ISDIR(st.st_mode) || st.st_dev != w->dev)
 			continue;
 		if (depth >= WS_USAGE_DEPTH) {
@@ -72,7 +78,15 @@ walk_dir(struct walk *w, int dfd, int depth)
 int64_t
 ws_usage_walk(const char *path, bool *partial)
 {
-	struct walk w = {.deadline_ms = clock_now_ms() + WS_USAGE_MAX_MS};
+	return ws_usage_walk_shared(path, NULL, NULL, partial);
+}
+
+int64_t
+ws_usage_walk_shared(const char *path, const struct ws_inoset *store,
+                     int64_t *shared, bool *partial)
+{
+	struct walk w = {.deadline_ms = clock_now_ms() + WS_USAGE_MAX_MS,
+	                 .store = store};
 	struct stat st;
 	int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 
@@ -86,7 +100,79 @@ ws_usage_walk(const char *path, bool *partial)
 	walk_dir(&w, fd, 0);
 	if (partial)
 		*partial = w.partial;
+	if (shared)
+		*shared = w.shared;
 	return w.bytes;
+}
+
+static int
+ino_cmp(const void *a, const void *b)
+{
+	ino_t x = *(const ino_t *)a, y = *(const ino_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+int
+ws_inoset_load(const char *dir, struct ws_inoset *s)
+{
+	size_t cap = 0;
+	struct dirent *de;
+	struct stat st;
+	DIR *d = opendir(dir);
+
+	*s = (struct ws_inoset){0};
+	if (d == NULL || fstat(dirfd(d), &st) < 0) {
+		if (d)
+			closedir(d);
+		return -1;
+	}
+	s->dev = st.st_dev;
+	while ((de = readdir(d)) != NULL && s->n < WS_INOSET_MAX) {
+		if (de->d_name[0] == '.' ||
+		    (de->d_type != DT_REG && de->d_type != DT_UNKNOWN))
+			continue;
+		if (s->n == cap) {
+			size_t ncap = cap ? cap * 2 : 1024;
+			ino_t *v = realloc(s->v, ncap * sizeof(*v));
+			if (v == NULL)
+				break;
+			s->v = v;
+			cap = ncap;
+		}
+		s->v[s->n++] = de->d_ino;
+	}
+	closedir(d);
+	if (s->n)
+		qsort(s->v, s->n, sizeof(*s->v), ino_cmp);
+	return 0;
+}
+
+bool
+ws_inoset_has(const struct ws_inoset *s, dev_t dev, ino_t ino)
+{
+	size_t lo = 0, hi;
+
+	if (s == NULL || s->n == 0 || dev != s->dev)
+		return false;
+	hi = s->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (s->v[mid] == ino)
+			return true;
+		if (s->v[mid] < ino)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return false;
+}
+
+void
+ws_inoset_release(struct ws_inoset *s)
+{
+	free(s->v);
+	*s = (struct ws_inoset){0};
 }
 
 static struct {

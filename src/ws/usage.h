@@ -12,6 +12,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #define WS_USAGE_MAX_ENTRIES 1000000
 #define WS_USAGE_MAX_MS      2000
@@ -22,6 +23,26 @@
 
 /* Bytes allocated under path (st_blocks); -1 when it cannot be read. */
 int64_t ws_usage_walk(const char *path, bool *partial);
+
+/*
+ * A set of inode numbers (the dependency store's entries, core/dedup.h):
+ * sorted, searched by bisection.  ws_inoset_load reads the regular files
+ * of one directory, at most WS_INOSET_MAX; it returns -1 when the
+ * directory cannot be read (the set is then empty).
+ */
+#define WS_INOSET_MAX 2000000
+struct ws_inoset {
+	ino_t *v;
+	size_t n;
+	dev_t dev;
+};
+int ws_inoset_load(const char *dir, struct ws_inoset *s);
+bool ws_inoset_has(const struct ws_inoset *s, dev_t dev, ino_t ino);
+void ws_inoset_release(struct ws_inoset *s);
+/* ws_usage_walk that also adds, into *shared, the bytes of files whose
+ * inode is in store (NULL: none): those are counted in the result too. */
+int64_t ws_usage_walk_shared(const char *path, const struct ws_inoset *store,
+                             int64_t *shared, bool *partial);
 /* The same, cached by id for WS_USAGE_CACHE_S. */
 int64_t ws_usage(const char *id, const char *path);
 /* Forgets id's cached figure (after a delete, say). */

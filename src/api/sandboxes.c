@@ -318,7 +318,7 @@ sandboxes_start(struct req *r, struct resp *w)
 static int
 freeze_op(struct core *c, const char *id, struct sandbox *sb, struct err *e)
 {
-	if (core_sandbox_freeze(c, id, e) < 0)
+	if (core_sandbox_freeze(c, id, -1, e) < 0)
 		return -1;
 	if (store_sandbox_get(c->store, id, sb) != 0)
 		return ERR_INTERNAL(e, "database error");

@@ -132,9 +132,17 @@ int core_sandbox_delete(struct core *c, const char *id, struct err *e);
  * row stays "running" with frozen set.  Thaw undoes it; a no-op (0) when
  * the sandbox is not frozen.  core_sandbox_start thaws a frozen sandbox
  * instead of starting it, and stop and delete thaw before they act.
+ *
+ * idle_since (the reaper's; -1 for none) is when the sandbox was last
+ * active as the caller saw it: activity after it leaves the sandbox
+ * awake (1, checked under the sandbox's lock and again once paused), so
+ * a request or task racing the freeze never waits on a frozen app.
+ * core_sandbox_thaw_wait also waits for a freeze in flight.
  */
-int core_sandbox_freeze(struct core *c, const char *id, struct err *e);
+int core_sandbox_freeze(struct core *c, const char *id, int64_t idle_since,
+                        struct err *e);
 int core_sandbox_thaw(struct core *c, const char *id, struct err *e);
+int core_sandbox_thaw_wait(struct core *c, const char *id, struct err *e);
 /*
  * How an idle sandbox sleeps: "freeze", "stop", or NULL when it never
  * sleeps (idle_policy "always_on").  "sleep" follows SANDBOXD_SLEEP_POLICY.

@@ -7,12 +7,11 @@
  * read through the descriptor we opened and checked.  The content we
  * hash is the content we store: a new entry is copied from that
  * descriptor into <data>/store/.tmp (root's, 0700) while it is hashed a
- * second time, and kept only when both hashes agree.  Before the link
- * is renamed over the workspace file, the file must still be the inode
- * we read with the same size and ctime (any write moves ctime); a write
- * in the few microseconds between that check and the rename would be
- * lost, which is why a pass runs after a task ends, when the agent's
- * installs are over, and not while one runs.
+ * second time, and kept only when both hashes agree.  The file is held
+ * under a read lease while it is read and replaced (dedup_one), so a
+ * file some process has open for writing is left alone, and one opened
+ * for writing meanwhile is put back.  Passes run after a task ends and
+ * after first boot, when the agent's installs are over, not during one.
  *
  * Rejected: making the workspace's own inode the store entry (chown to
  * root in place): a process of the sandbox may hold it open for
@@ -26,6 +25,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -96,6 +96,7 @@ struct pass {
 	struct dedup_stats *st;
 	int64_t files;
 	unsigned seq;
+	bool no_lease; /* said once: the filesystem grants no leases */
 };
 
 /* Hashes fd from its start; optionally copies it to out.  -1 on error. */
@@ -168,11 +169,19 @@ store_add(struct pass *p, int fd, const char *hex, const char *sname,
 	return rc;
 }
 
-/* Replaces dfd/name (which st describes) by a link of the store. */
+/*
+ * Replaces dfd/name (which st describes) by a link of the store.  The
+ * read lease is what makes it safe: the kernel grants it only while no
+ * process has the file open for writing, and breaks it as soon as one
+ * opens or truncates it, so a write can neither be under way while the
+ * file is read nor begin unseen before the link replaces it.  A lease
+ * broken by the time the link is in place puts the file back (its
+ * opener, held by the kernel until we let go, then writes to it).
+ */
 static void
 dedup_one(struct pass *p, int dfd, const char *name, const struct stat *st)
 {
-	char hex[VAULT_HASH_HEX + 1], sname[80], tmp[64];
+	char hex[VAULT_HASH_HEX + 1], sname[80], tmp[64], aside[64];
 	struct stat a, b, e;
 	int64_t bytes;
 	int fd;
@@ -180,6 +189,15 @@ dedup_one(struct pass *p, int dfd, const char *name, const struct stat *st)
 	fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
 		goto skip;
+	if (fcntl(fd, F_SETLEASE, F_RDLCK) < 0) {
+		if (errno != EAGAIN && !p->no_lease) {
+			log_warn("dedup: no file leases here (%s); nothing is "
+			         "shared",
+			         strerror(errno));
+			p->no_lease = true;
+		}
+		goto skip_fd;
+	}
 	if (fstat(fd, &a) < 0 || !S_ISREG(a.st_mode) ||
 	    a.st_ino != st->st_ino || hash_fd(fd, -1, hex, &bytes) < 0 ||
 	    fstat(fd, &b) < 0 || !same_file(&a, &b) || bytes != a.st_size)
@@ -190,13 +208,29 @@ dedup_one(struct pass *p, int dfd, const char *name, const struct stat *st)
 		goto skip_fd;
 	snprintf(tmp, sizeof(tmp), DEDUP_TMP_PREFIX "%d-%u", (int)getpid(),
 	         p->seq++);
+	snprintf(aside, sizeof(aside), DEDUP_TMP_PREFIX "%d-%u", (int)getpid(),
+	         p->seq++);
 	if (linkat(p->storefd, sname, dfd, tmp, 0) < 0)
 		goto skip_fd; /* EXDEV: the store is on another filesystem */
+	/* The link moves ctime: the name must be our inode as it is now. */
+	if (linkat(fd, "", dfd, aside, AT_EMPTY_PATH) < 0 ||
+	    fstat(fd, &a) < 0) {
+		unlinkat(dfd, tmp, 0);
+		unlinkat(dfd, aside, 0);
+		goto skip_fd;
+	}
 	if (fstatat(dfd, name, &b, AT_SYMLINK_NOFOLLOW) < 0 ||
 	    !same_file(&a, &b) || renameat(dfd, tmp, dfd, name) < 0) {
 		unlinkat(dfd, tmp, 0);
+		unlinkat(dfd, aside, 0);
 		goto skip_fd;
 	}
+	if (fcntl(fd, F_GETLEASE) != F_RDLCK) {
+		renameat(dfd, aside, dfd, name); /* somebody is writing it */
+		p->st->raced++;
+		goto skip_fd;
+	}
+	unlinkat(dfd, aside, 0);
 	close(fd);
 	p->st->linked++;
 	p->st->bytes += bytes;
@@ -360,6 +394,8 @@ dedup_start(struct core *c)
 {
 	if (!c->cfg->dedup)
 		return 0;
+	/* A broken lease signals its holder; nobody here wants SIGIO. */
+	signal(SIGIO, SIG_IGN);
 	if (dedup_store_init(c->cfg->data_dir) < 0)
 		log_warn("dedup: cannot make %s/store", c->cfg->data_dir);
 	dq.stop = false;

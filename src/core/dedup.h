@@ -43,6 +43,7 @@ struct dedup_stats {
 	int64_t linked;  /* files now links of the store */
 	int64_t added;   /* new store entries */
 	int64_t skipped; /* candidates left as they were */
+	int64_t raced;   /* of those, opened for writing while replaced */
 	int64_t cleaned; /* leftover temporary names removed */
 	int64_t bytes;   /* bytes of the files linked */
 	bool partial;    /* a bound ended the pass */

@@ -405,15 +405,15 @@ thaw_locked(struct core *c, struct sandbox *sb, struct err *e)
 	return rc ? ERR_INTERNAL(e, "database error") : 0;
 }
 
-int
-core_sandbox_thaw(struct core *c, const char *id, struct err *e)
+static int
+thaw(struct core *c, const char *id, bool wait, struct err *e)
 {
 	struct sandbox sb;
 	pthread_mutex_t *mu;
 	int rc = 0;
 
 	/* Unlocked first: the common case (not frozen) takes no lock. */
-	if (store_sandbox_get(c->store, id, &sb) == 0 && !sb.frozen)
+	if (!wait && store_sandbox_get(c->store, id, &sb) == 0 && !sb.frozen)
 		return 0;
 	if ((mu = lock_row(c, id, &sb, e)) == NULL)
 		return -1;
@@ -424,7 +424,27 @@ core_sandbox_thaw(struct core *c, const char *id, struct err *e)
 }
 
 int
-core_sandbox_freeze(struct core *c, const char *id, struct err *e)
+core_sandbox_thaw(struct core *c, const char *id, struct err *e)
+{
+	return thaw(c, id, false, e);
+}
+
+int
+core_sandbox_thaw_wait(struct core *c, const char *id, struct err *e)
+{
+	return thaw(c, id, true, e);
+}
+
+/* Activity on id after the reaper saw it idle at idle_since. */
+static bool
+busy_since(struct core *c, const char *id, int64_t idle_since)
+{
+	return idle_since >= 0 && activity_last_active(c->act, id) > idle_since;
+}
+
+int
+core_sandbox_freeze(struct core *c, const char *id, int64_t idle_since,
+                    struct err *e)
 {
 	char name[128], msg[DOCKER_MSG_LEN];
 	struct sandbox sb;
@@ -439,12 +459,26 @@ core_sandbox_freeze(struct core *c, const char *id, struct err *e)
 		return unlock_with(
 		    mu, ERR_CONFLICT(e, "sandbox is %s; cannot freeze it",
 		                     sandbox_state_name(sb.status)));
+	if (busy_since(c, id, idle_since))
+		return unlock_with(mu, 1);
 	core_container_name(c, id, name, sizeof(name));
 	rc = docker_pause(c->docker, name, true, msg);
 	if (rc != DOCKER_OK)
 		return unlock_with(mu, docker_err(rc, msg, e));
 	sb.frozen = true;
 	rc = row_update(c, &sb);
+	/*
+	 * A request or a task that came while the engine paused it read the
+	 * route before it said frozen, so nobody else would thaw it: thaw it
+	 * here.  One that comes later finds the route frozen and thaws it
+	 * itself (a task waits for this lock: core_sandbox_thaw_wait).
+	 */
+	if (rc == 0 && busy_since(c, id, idle_since)) {
+		log_info("sandbox %s: used while it froze; thawing", id);
+		rc = thaw_locked(c, &sb, e) < 0 ? -1 : 1;
+		pthread_mutex_unlock(mu);
+		return rc;
+	}
 	pthread_mutex_unlock(mu);
 	log_info("sandbox %s: frozen", id);
 	return rc ? ERR_INTERNAL(e, "database error") : 0;

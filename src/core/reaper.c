@@ -46,12 +46,13 @@ idle_one(const struct sandbox *sb, void *arg)
 	const char *policy = core_sleep_policy(s->c, sb);
 	struct sandbox out;
 	struct err e = {0};
-	int64_t idle;
+	int64_t idle, seen;
 
 	if (sb->status != SANDBOX_RUNNING || policy == NULL ||
 	    task_running_on(s->c, sb->id))
 		return 0;
-	idle = s->now - last_active(s->c, sb);
+	seen = last_active(s->c, sb);
+	idle = s->now - seen;
 	if (idle > s->threshold) {
 		log_info("idle reaper: sandbox %s idle for %llds (threshold "
 		         "%llds); stopping",
@@ -64,7 +65,7 @@ idle_one(const struct sandbox *sb, void *arg)
 	           idle > s->c->cfg->freeze_after_s) {
 		log_info("idle reaper: sandbox %s idle for %llds; freezing",
 		         sb->id, (long long)idle);
-		if (core_sandbox_freeze(s->c, sb->id, &e) < 0)
+		if (core_sandbox_freeze(s->c, sb->id, seen, &e) < 0)
 			log_warn("idle reaper: sandbox %s: %s", sb->id, e.msg);
 	}
 	return 0;

@@ -127,9 +127,12 @@ task_submit(struct core *c, const char *sandbox_id,
 	if (validate(c, sb.owner, r, out, e) < 0 ||
 	    core_workspace_room(c, sandbox_id, e) < 0)
 		return -1;
-	if (sb.status == SANDBOX_RUNNING && sb.frozen) {
-		/* Frozen: a thaw, in milliseconds (and no memory to find). */
-		if (core_sandbox_start(c, sandbox_id, &sb, e) < 0)
+	/* A freeze not yet begun sees this and stays off; one in flight is
+	 * waited for and undone. */
+	activity_touch(c->act, sandbox_id);
+	if (sb.status == SANDBOX_RUNNING) {
+		/* Frozen, or freezing now: a thaw, in milliseconds. */
+		if (core_sandbox_thaw_wait(c, sandbox_id, e) < 0)
 			return -1;
 	} else if (sb.status == SANDBOX_STOPPED) {
 		int avail = meminfo_available_pct();
@@ -244,8 +247,11 @@ task_revert(struct core *c, const char *sandbox_id, const char *id,
 		               "another task is running in this sandbox");
 	if (store_sandbox_get(c->store, sandbox_id, &sb) != 0)
 		return ERR_NOTFOUND(e, "no such sandbox");
-	if ((sb.status == SANDBOX_STOPPED || sb.frozen) &&
-	    core_sandbox_start(c, sandbox_id, &sb, e) < 0)
+	activity_touch(c->act, sandbox_id);
+	if (sb.status == SANDBOX_RUNNING
+	        ? core_sandbox_thaw_wait(c, sandbox_id, e) < 0
+	        : sb.status == SANDBOX_STOPPED &&
+	              core_sandbox_start(c, sandbox_id, &sb, e) < 0)
 		return -1;
 	if (!runtime_wait(c, sandbox_id, TASK_START_WAIT_MS))
 		return err_set(e, 502, "sandbox_unavailable",

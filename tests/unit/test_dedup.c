@@ -158,10 +158,41 @@ pass(void)
 	CHECK(st_of("w2/app/node_modules/pkg/index.js").st_nlink == 3);
 }
 
+/* A file some process has open for writing is never replaced. */
+static void
+writer(void)
+{
+	char data[128], ws[128], path[192];
+	struct dedup_stats st;
+	struct stat a;
+	int fd;
+
+	snprintf(data, sizeof(data), "%s/data", root);
+	mkdir(data, 0755);
+	put("w3/app/node_modules/pkg/index.js", "module.exports = 1;\n", 0644);
+	put("w3/app/node_modules/pkg/busy.js", "module.exports = 1;\n", 0644);
+	snprintf(path, sizeof(path), "%s/w3/app/node_modules/pkg/busy.js",
+	         root);
+	fd = open(path, O_WRONLY | O_APPEND);
+	CHECK(fd >= 0);
+	snprintf(ws, sizeof(ws), "%s/w3", root);
+	CHECK(dedup_tree(data, ws, &st) == 0);
+	CHECK(st.linked == 1 && st.skipped == 1);
+	CHECK(write(fd, "x", 1) == 1);
+	close(fd);
+	a = st_of("w3/app/node_modules/pkg/busy.js");
+	CHECK(a.st_nlink == 1 && a.st_size == 21 && a.st_uid == getuid());
+	CHECK(st_of("w3/app/node_modules/pkg/index.js").st_uid == 0);
+	/* Closed, it is taken by the next pass. */
+	CHECK(dedup_tree(data, ws, &st) == 0);
+	CHECK(st.linked == 1);
+}
+
 static const struct unit_test tests[] = {
     {"which directories and files a pass takes", names},
     {"the store's inode set", inoset},
     {"a pass links equal files of two workspaces to one read-only entry", pass},
+    {"a file open for writing is left alone", writer},
 };
 
 int

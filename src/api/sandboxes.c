@@ -7,7 +7,6 @@
 #include <string.h>
 
 #include "api/api.h"
-#include "task/task.h"
 #include "core/activity.h"
 #include "core/runtime.h"
 #include "core/sbnet.h"
@@ -318,6 +317,11 @@ sandboxes_start(struct req *r, struct resp *w)
 static int
 freeze_op(struct core *c, const char *id, struct sandbox *sb, struct err *e)
 {
+	/* A frozen agent would run out its task's timeout. */
+	if (task_running_on(c, id))
+		return err_set(e, 409, "task_in_progress",
+		               "a task is running in this sandbox; it is not "
+		               "frozen");
 	if (core_sandbox_freeze(c, id, -1, e) < 0)
 		return -1;
 	if (store_sandbox_get(c->store, id, sb) != 0)

@@ -7,7 +7,9 @@
 # seconds after its last activity; a preview request through the edge is
 # answered by the app itself (200 with its body, no warming page) and thaws
 # it; frozen again, it is stopped (reason idle) at the threshold, counted
-# from its last activity.  A task on a frozen sandbox thaws it and runs.
+# from its last activity.  A task on a frozen sandbox thaws it and runs;
+# tasks submitted just as the reaper freezes all run, and POST …/freeze is
+# refused (409) while a task runs.
 # A container paused behind the daemon's back shows as frozen at once (the
 # engine's events), and one paused while the daemon was down shows as
 # frozen after the restart (reconcile); a preview request thaws it.
@@ -149,6 +151,37 @@ if submit "$B" '{"prompt":"[[fake:write=thawed.txt]] [[fake:content=yes]]"}'; th
 		t_err "the task's file is not in the workspace"
 	[[ $(field "$B" .frozen) == false ]] || t_err "b is still frozen after the task"
 	[[ $(paused "$BCT") == false ]] || t_err "b's container is still paused"
+fi
+t_end
+
+t_begin "tasks submitted just as the reaper freezes the sandbox all run (no 502, no wait on a frozen agent)"
+# Each task ends its activity; the next comes 2.9-3.9 s later, around the
+# 3 s freeze threshold, so submits and freezes meet.
+n_ok=0
+for i in 0 1 2 3 4 5; do
+	sleep "$(awk -v i="$i" 'BEGIN { printf "%.2f", 2.9 + i * 0.2 }')"
+	submit "$B" "{\"prompt\":\"[[fake:write=race$i.txt]] [[fake:content=$i]]\"}" || { t_err "submit $i: HTTP $STATUS $(short_body)"; continue; }
+	t0=$(now_ms)
+	wait_task "$B" "$TASK_ID" 30
+	if [[ $(j .status) == succeeded ]]; then
+		n_ok=$((n_ok + 1))
+	else
+		t_err "task $i: $(j .status) $(j .failure_reason)"
+	fi
+	(($(now_ms) - t0 < 15000)) || t_err "task $i took $(($(now_ms) - t0)) ms"
+done
+note "$n_ok of 6 tasks succeeded; freezes meanwhile: $(daemon_log | grep -c "$B: frozen")"
+((n_ok == 6)) || t_err "only $n_ok of 6 tasks succeeded"
+t_end
+
+t_begin "POST …/freeze is refused while a task runs"
+if submit "$B" '{"prompt":"[[fake:sleep=3]] done"}'; then
+	long=$TASK_ID
+	api POST "/v1/sandboxes/$B/freeze"
+	expect_status 409 && expect_envelope task_in_progress
+	[[ $(paused "$BCT") == false ]] || t_err "b's container is paused during its task"
+	wait_task "$B" "$long" 30
+	expect_json .status succeeded
 fi
 t_end
 

@@ -21,7 +21,8 @@ command -v python3 >/dev/null || bail "python3 is needed for the raw-socket clie
 
 # The console's session is the tenant "default": the token is its, so
 # that the apps are the console's too.
-start_edge_daemon "SANDBOXD_API_TOKENS=default=$IT_TOKEN"
+CONSOLE_DIR=$IT_ROOT/build/console
+start_edge_daemon "SANDBOXD_API_TOKENS=default=$IT_TOKEN" SANDBOXD_CONSOLE_DIR="$CONSOLE_DIR"
 
 # edge_get HOST PATH [curl args]: E_STATUS, E_HEADERS (CRs removed), E_BODY.
 edge_get() {
@@ -288,6 +289,33 @@ edge_get "$HA" / -b "$JAR"
 st=$(curl -s -o /dev/null -w '%{http_code}' -b "$JAR" -H "Host: $CH" -X POST "$EDGE/v1/apps/$A/preview-link")
 [[ $st == 403 ]] || t_err "mint without CSRF: $st"
 t_end
+
+# --- a real browser ---------------------------------------------------------------
+
+CHROMIUM=${CHROMIUM:-/usr/bin/chromium}
+for block in 0 1; do
+	if [[ ! -x $CHROMIUM || ! -f $CONSOLE_DIR/index.html || ! -d $IT_ROOT/console/node_modules/playwright-core ]]; then
+		t_begin "Chromium: the console frames the private preview"
+		t_err "needs $CHROMIUM, make console and console/node_modules (scripts/bootstrap)"
+		t_end
+		break
+	fi
+	CONSOLE_URL=http://$CH APP_ID=$A PASSWORD='private previews' CHROMIUM=$CHROMIUM BLOCK_3PC=$block \
+		PREVIEW_URL=http://${HA,,} timeout -k 10 300 node "$IT_ROOT/tests/integration/private-preview.mjs" \
+		>"$IT_TMP/browser.$block.out" 2>&1
+	while IFS= read -r line; do
+		case $line in
+		"ok "*) t_begin "Chromium: ${line#ok }"; t_end ;;
+		"not ok "*) t_begin "Chromium: ${line#not ok }"; t_err "see below"; t_end ;;
+		"# "*) note "${line#\# }" ;;
+		esac
+	done <"$IT_TMP/browser.$block.out"
+	grep -q '^ok ' "$IT_TMP/browser.$block.out" || {
+		t_begin "Chromium: the private preview flow ran"
+		t_err "$(tail -n 20 "$IT_TMP/browser.$block.out")"
+		t_end
+	}
+done
 
 t_begin "revocation: DELETE preview-links and visibility changes end cookies and codes"
 link_for "$A"

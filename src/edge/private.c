@@ -34,7 +34,6 @@
 #include "edge/internal.h"
 #include "lib/clock.h"
 
-
 static bool
 starts_with(const char *p, size_t n, const char *prefix)
 {

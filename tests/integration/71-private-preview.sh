@@ -317,6 +317,25 @@ for block in 0 1; do
 	}
 done
 
+t_begin "CLI: app visibility, app link, app unlink, the PREVIEW column"
+sbd() { env -i PATH="$PATH" HOME="$IT_TMP" XDG_CONFIG_HOME="$IT_TMP/xdg" SANDBOXD_API="$API_URL" \
+	SANDBOXD_TOKEN="$IT_TOKEN" "$SANDBOXD_BIN" "$@" </dev/null; }
+out=$(sbd app visibility "$B" public) || t_err "app visibility: $out"
+[[ $out == *"preview public"* ]] || t_err "app visibility said: $out"
+out=$(sbd app visibility "$B" secret 2>&1) && t_err "a bad visibility passed: $out"
+sbd app visibility "$B" private >/dev/null || t_err "app visibility private"
+out=$(sbd apps)
+grep -E "^$B .* private " <<<"$out" >/dev/null || t_err "apps: $out"
+url=$(sbd -q app link "$B" --path /headers --ttl 600) || t_err "app link: $url"
+[[ $url == http://s-*"/__sandboxd/auth?code="*"&next=%2Fheaders" ]] || t_err "app link printed: $url"
+redeem "$HB" "/${url#*://*/}"
+[[ $E_STATUS == 302 && $(eh Location) == /headers ]] || t_err "the CLI's link: $E_STATUS $(eh Location)"
+cookie_b=$COOKIE
+out=$(sbd app unlink "$B") || t_err "app unlink: $out"
+edge_get "$HB" / -H "Cookie: $cookie_b"
+[[ $E_STATUS == 404 ]] || t_err "a cookie after app unlink: $E_STATUS"
+t_end
+
 t_begin "revocation: DELETE preview-links and visibility changes end cookies and codes"
 link_for "$A"
 pending=$LINK_PATH

@@ -240,6 +240,11 @@ const struct edge_file *edge_console_find(const struct edge_console *k,
 /* private.c: private previews.  0: the request goes on; -1: answered
  * (the unknown-host page, or the code exchange on /__sandboxd/auth). */
 int edge_private_gate(struct edge_conn *c, const char *id);
+/* A query parameter of a request target, raw; false when absent. */
+bool edge_query_param(const char *url, size_t n, const char *name,
+                      const char **v, size_t *vlen);
+/* next=, percent-decoded, when it is a path on this host; else "/". */
+void edge_next_path(const char *v, size_t n, char out[PVAUTH_PATH_MAX + 1]);
 
 /* upstream.c */
 void edge_upstream_connect(struct edge_conn *c, const struct sockaddr *sa,

@@ -43,9 +43,9 @@ starts_with(const char *p, size_t n, const char *prefix)
 }
 
 /* The value of the request's query parameter name, raw; false: none. */
-static bool
-query_param(const char *url, size_t n, const char *name, const char **v,
-            size_t *vlen)
+bool
+edge_query_param(const char *url, size_t n, const char *name, const char **v,
+                 size_t *vlen)
 {
 	const char *q = memchr(url, '?', n), *end = url + n;
 	size_t k = strlen(name);
@@ -83,8 +83,8 @@ hexval(char ch)
  * second "/" or "\" (which browsers read as another host), printable
  * ASCII without spaces.  Else "/".
  */
-static void
-next_path(const char *v, size_t n, char out[PVAUTH_PATH_MAX + 1])
+void
+edge_next_path(const char *v, size_t n, char out[PVAUTH_PATH_MAX + 1])
 {
 	size_t k = 0;
 
@@ -143,14 +143,14 @@ exchange(struct edge_conn *c, const char *id, const char *url, size_t n)
 	bool keep, https = over_https(c);
 	int bad = 0;
 
-	if (!query_param(url, n, "code", &code, &clen) ||
+	if (!edge_query_param(url, n, "code", &code, &clen) ||
 	    !pvauth_view(core, id, &view) ||
 	    !pvauth_redeem(core, code, clen, view.app_id, &exp)) {
 		edge_page(c, EDGE_PAGE_NO_PREVIEW, NULL);
 		return;
 	}
-	if (query_param(url, n, "next", &nv, &nlen))
-		next_path(nv, nlen, next);
+	if (edge_query_param(url, n, "next", &nv, &nlen))
+		edge_next_path(nv, nlen, next);
 	else
 		snprintf(next, sizeof(next), "/");
 	pvauth_cookie(core, view.app_id, view.epoch, exp, cookie);

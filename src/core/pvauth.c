@@ -269,7 +269,7 @@ pvauth_cookie(struct core *c, const char *app_id, int64_t epoch,
 
 bool
 pvauth_cookie_ok(struct core *c, const char *app_id, int64_t epoch,
-                 const char *v, size_t len, int64_t now)
+                 const char *v, size_t len, int64_t now, int64_t *expires_at)
 {
 	char want[PVAUTH_COOKIE_MAX], mac[VAULT_B64URL_32_LEN + 1];
 	const char *dot;
@@ -298,7 +298,11 @@ pvauth_cookie_ok(struct core *c, const char *app_id, int64_t epoch,
 	    len - clen - 1 != VAULT_B64URL_32_LEN)
 		return false;
 	cookie_mac(c->pa, want, n, mac);
-	return vault_equal(mac, dot + 1, VAULT_B64URL_32_LEN);
+	if (!vault_equal(mac, dot + 1, VAULT_B64URL_32_LEN))
+		return false;
+	if (expires_at)
+		*expires_at = exp;
+	return true;
 }
 
 /* --- start ------------------------------------------------------------ */

@@ -84,8 +84,10 @@ void pvauth_forget_codes(struct core *c, const char *app_id);
 /* The cookie value for app_id at epoch until expires_at. */
 void pvauth_cookie(struct core *c, const char *app_id, int64_t epoch,
                    int64_t expires_at, char out[PVAUTH_COOKIE_MAX]);
-/* Whether a cookie value is valid now for app_id at epoch. */
+/* Whether a cookie value is valid now for app_id at epoch; its expiry
+ * in *expires_at (NULL: not wanted). */
 bool pvauth_cookie_ok(struct core *c, const char *app_id, int64_t epoch,
-                      const char *v, size_t len, int64_t now);
+                      const char *v, size_t len, int64_t now,
+                      int64_t *expires_at);
 
 #endif

@@ -131,6 +131,11 @@ struct edge_conn {
 	char view_sb[ULID_LEN + 1];
 	uint64_t view_gen;
 	bool view_found;
+	/* the preview cookie this connection last proved, under view_gen */
+	char ck[PVAUTH_COOKIE_MAX];
+	size_t ck_len;
+	int64_t ck_exp;
+	uint64_t ck_gen;
 };
 
 /* One file of the console, in memory for the edge's lifetime. */

@@ -258,6 +258,10 @@ out=$(curl -s -o /dev/null -w '%{http_code} ' -H "Host: $HA" -H "Cookie: $A_COOK
 	--next -s -o /dev/null -w '%{http_code} ' -H "Host: $HA" "$EDGE/" \
 	--next -s -o /dev/null -w '%{http_code}' -H "Host: $HA" -H "Cookie: $A_COOKIE" "$EDGE/")
 [[ $out == "200 404 200" ]] || t_err "keep-alive sequence: $out"
+# one connection, two apps' hosts: A's cookie, proved on A, is no key to B
+out=$(curl -s -o /dev/null -w '%{http_code} ' -H "Host: $HA" -H "Cookie: $A_COOKIE" "$EDGE/" \
+	--next -s -o /dev/null -w '%{http_code}' -H "Host: $HB" -H "Cookie: $A_COOKIE" "$EDGE/")
+[[ $out == "200 404" ]] || t_err "A's cookie then B on one connection: $out"
 t_end
 
 t_begin "signed in to the console: its link opens the app; its cookie has no Domain"

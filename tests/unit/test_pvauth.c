@@ -98,32 +98,33 @@ cookie_checks(void)
 	n = strlen(ck);
 	CHECK(n < PVAUTH_COOKIE_MAX - 1);
 	CHECK(strncmp(ck, sb.app_id, ULID_LEN) == 0 && ck[ULID_LEN] == '.');
-	CHECK(pvauth_cookie_ok(&c, sb.app_id, 7, ck, n, now));
+	CHECK(pvauth_cookie_ok(&c, sb.app_id, 7, ck, n, now, NULL));
 	/* another app, another epoch, after the expiry */
 	ulid_new(other);
-	CHECK(!pvauth_cookie_ok(&c, other, 7, ck, n, now));
-	CHECK(!pvauth_cookie_ok(&c, sb.app_id, 8, ck, n, now));
-	CHECK(!pvauth_cookie_ok(&c, sb.app_id, 7, ck, n, exp));
+	CHECK(!pvauth_cookie_ok(&c, other, 7, ck, n, now, NULL));
+	CHECK(!pvauth_cookie_ok(&c, sb.app_id, 8, ck, n, now, NULL));
+	CHECK(!pvauth_cookie_ok(&c, sb.app_id, 7, ck, n, exp, NULL));
 	/* a flipped MAC byte, cut short, longer, a moved expiry */
 	memcpy(bad, ck, n + 1);
 	bad[n - 1] = bad[n - 1] == 'A' ? 'B' : 'A';
-	CHECK(!pvauth_cookie_ok(&c, sb.app_id, 7, bad, n, now));
-	CHECK(!pvauth_cookie_ok(&c, sb.app_id, 7, ck, n - 1, now));
+	CHECK(!pvauth_cookie_ok(&c, sb.app_id, 7, bad, n, now, NULL));
+	CHECK(!pvauth_cookie_ok(&c, sb.app_id, 7, ck, n - 1, now, NULL));
 	snprintf(bad, sizeof(bad), "%sA", ck);
-	CHECK(!pvauth_cookie_ok(&c, sb.app_id, 7, bad, n + 1, now));
+	CHECK(!pvauth_cookie_ok(&c, sb.app_id, 7, bad, n + 1, now, NULL));
 	snprintf(bad, sizeof(bad), "%s.7.%lld.%s", sb.app_id,
 	         (long long)exp + 1000, strrchr(ck, '.') + 1);
-	CHECK(!pvauth_cookie_ok(&c, sb.app_id, 7, bad, strlen(bad), now));
+	CHECK(!pvauth_cookie_ok(&c, sb.app_id, 7, bad, strlen(bad), now, NULL));
 	snprintf(bad, sizeof(bad), "%s.7.99999999999999999999999.%s", sb.app_id,
 	         strrchr(ck, '.') + 1);
-	CHECK(!pvauth_cookie_ok(&c, sb.app_id, 7, bad, strlen(bad), now));
-	CHECK(!pvauth_cookie_ok(&c, sb.app_id, 7, "", 0, now));
-	CHECK(!pvauth_cookie_ok(&c, sb.app_id, 7, sb.app_id, ULID_LEN, now));
+	CHECK(!pvauth_cookie_ok(&c, sb.app_id, 7, bad, strlen(bad), now, NULL));
+	CHECK(!pvauth_cookie_ok(&c, sb.app_id, 7, "", 0, now, NULL));
+	CHECK(!pvauth_cookie_ok(&c, sb.app_id, 7, sb.app_id, ULID_LEN, now,
+	                        NULL));
 	teardown();
 
 	/* The key is the vault's: another store (another key) refuses it. */
 	setup("public");
-	CHECK(!pvauth_cookie_ok(&c, sb.app_id, 7, ck, n, now));
+	CHECK(!pvauth_cookie_ok(&c, sb.app_id, 7, ck, n, now, NULL));
 	teardown();
 }
 

@@ -139,7 +139,9 @@ pvauth_view(const struct core *c, const char *sandbox_id,
 	if (!routes_get(c->routes, sandbox_id, &rt))
 		return false;
 	memcpy(out->app_id, rt.app_id, sizeof(out->app_id));
-	if (p == NULL)
+	/* A route without its app cannot be checked: closed, not open. */
+	out->private_ = rt.app_id[0] == '\0';
+	if (p == NULL || out->private_)
 		return true;
 	pthread_rwlock_rdlock(&p->mu);
 	a = find(p, rt.app_id);

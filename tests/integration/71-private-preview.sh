@@ -13,8 +13,13 @@
 # revoke cookies; /__sandboxd/ never reaches the app; the console's
 # session cookie has no Domain; behind nginx as the front proxy
 # (X-Forwarded-Proto https, Host kept) the cookie is Secure and
-# everything works the same; the instance default and a restart (the
-# cookie key survives it).
+# everything works the same; the CLI's app visibility, link and unlink;
+# in real Chromium (private-preview.mjs), with third-party cookies allowed
+# and blocked, the console signed in frames the private app, its
+# WebSocket works there, the cookie is HttpOnly, a direct visit is the
+# sign-in page and the console's Open button opens the app; the instance
+# default and a restart (the cookie key survives it, links die with it);
+# a deleted app's links.
 . "$(dirname "$0")/lib.sh"
 need_docker
 command -v python3 >/dev/null || bail "python3 is needed for the raw-socket clients"
@@ -22,6 +27,10 @@ command -v python3 >/dev/null || bail "python3 is needed for the raw-socket clie
 # The console's session is the tenant "default": the token is its, so
 # that the apps are the console's too.
 CONSOLE_DIR=$IT_ROOT/build/console
+if [[ ! -f $CONSOLE_DIR/index.html || ! -d $IT_ROOT/console/node_modules/playwright-core ]]; then
+	make -s -C "$IT_ROOT" console >"$IT_TMP/make-console.log" 2>&1 ||
+		note "make console failed: $(tail -n 5 "$IT_TMP/make-console.log")"
+fi
 start_edge_daemon "SANDBOXD_API_TOKENS=default=$IT_TOKEN" SANDBOXD_CONSOLE_DIR="$CONSOLE_DIR"
 
 # edge_get HOST PATH [curl args]: E_STATUS, E_HEADERS (CRs removed), E_BODY.

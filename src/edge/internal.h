@@ -245,6 +245,9 @@ const struct edge_file *edge_console_find(const struct edge_console *k,
 /* private.c: private previews.  0: the request goes on; -1: answered
  * (the unknown-host page, or the code exchange on /__sandboxd/auth). */
 int edge_private_gate(struct edge_conn *c, const char *id);
+/* The path (and query) of a request target, also of an absolute-form
+ * one ("http://host/path?q"). */
+void edge_target_path(const char **url, size_t *n);
 /* A query parameter of a request target, raw; false when absent. */
 bool edge_query_param(const char *url, size_t n, const char *name,
                       const char **v, size_t *vlen);

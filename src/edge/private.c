@@ -42,6 +42,23 @@ starts_with(const char *p, size_t n, const char *prefix)
 	return n >= k && memcmp(p, prefix, k) == 0;
 }
 
+void
+edge_target_path(const char **url, size_t *n)
+{
+	const char *p = *url, *end = *url + *n, *s;
+
+	if (*n == 0 || *p == '/')
+		return;
+	/* absolute-form, "http://host/path": the path */
+	s = memchr(p, ':', *n);
+	if (s == NULL || end - s < 3 || s[1] != '/' || s[2] != '/')
+		return;
+	for (s += 3; s < end && *s != '/' && *s != '?'; s++)
+		;
+	*url = s;
+	*n = (size_t)(end - s);
+}
+
 /* The value of the request's query parameter name, raw; false: none. */
 bool
 edge_query_param(const char *url, size_t n, const char *name, const char **v,
@@ -234,6 +251,7 @@ edge_private_gate(struct edge_conn *c, const char *id)
 
 	if (c->e->core == NULL)
 		return 0; /* unit tests: no control plane */
+	edge_target_path(&url, &n);
 	if (starts_with(url, n, PVAUTH_PATH)) {
 		size_t k = strlen(PVAUTH_AUTH_PATH);
 		if (n >= k && memcmp(url, PVAUTH_AUTH_PATH, k) == 0 &&

@@ -253,6 +253,8 @@ edge_get "$HA" /__sandboxd/other -H "Cookie: $A_COOKIE"
 [[ $E_STATUS == 404 ]] || t_err "/__sandboxd/other: $E_STATUS"
 edge_get "$HA" "/__sandboxd/auth?code=nonsense" -H "Cookie: $A_COOKIE"
 [[ $E_STATUS == 404 ]] || t_err "a bad code: $E_STATUS"
+edge_get "$HA" / --request-target "http://$HA/__sandboxd/absolute" -H "Cookie: $A_COOKIE"
+[[ $E_STATUS == 404 ]] || t_err "absolute-form /__sandboxd/: $E_STATUS"
 edge_get "$HA" /seen -H "Cookie: $A_COOKIE"
 [[ $E_BODY == *__sandboxd* ]] && t_err "the app saw /__sandboxd/: $E_BODY"
 t_end

@@ -728,6 +728,30 @@ private_link_lands_on_this_host(void)
 }
 
 static void
+private_target_paths(void)
+{
+	static const struct {
+		const char *in, *want;
+	} cases[] = {
+	    {"/__sandboxd/auth?code=x", "/__sandboxd/auth?code=x"},
+	    {"http://h.example:8080/__sandboxd/auth?code=x",
+	     "/__sandboxd/auth?code=x"},
+	    {"HTTPS://h/x", "/x"},
+	    {"http://h", ""},
+	    {"http://h?q", "?q"},
+	    {"*", "*"},
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *u = cases[i].in;
+		size_t n = strlen(u);
+		edge_target_path(&u, &n);
+		CHECK(n == strlen(cases[i].want) &&
+		      memcmp(u, cases[i].want, n) == 0);
+	}
+}
+
+static void
 private_query_params(void)
 {
 	const char *u = "/__sandboxd/auth?codex=1&code=abc&next=%2F&code=2";
@@ -772,6 +796,8 @@ main(void)
 	    {"private: a link lands on a path of this host only",
 	     private_link_lands_on_this_host},
 	    {"private: query parameters", private_query_params},
+	    {"private: the path of origin- and absolute-form targets",
+	     private_target_paths},
 	    {"private: the unknown page links to sign-in, says no why",
 	     unknown_page_links_to_sign_in},
 	    {"request head: Host and X-Forwarded-*, in any pieces",

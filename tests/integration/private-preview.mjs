@@ -86,7 +86,7 @@ try {
 		assert(src.includes('/__sandboxd/auth?code='), 'the frame was not opened through a link: ' + src);
 	});
 
-	await step('in the frame: the cookie is HttpOnly, a WebSocket to the app works', async () => {
+	await step('in the frame: the cookie is HttpOnly, a WebSocket to the app works, the session cookie stays on the console', async () => {
 		const f = page.frames().find((x) => x.url().startsWith(env.PREVIEW_URL));
 		assert(f, 'no frame at ' + env.PREVIEW_URL + ': ' + page.frames().map((x) => x.url()).join(' '));
 		assert(new URL(f.url()).pathname === '/', 'the frame landed on ' + f.url());
@@ -102,6 +102,11 @@ try {
 		assert(echo === 'hmr ping', 'echo: ' + echo);
 		const headers = await f.evaluate(() => fetch('/headers').then((r) => r.json()));
 		assert(!(headers.cookie || '').includes('sbx_preview'), 'the app received the cookie: ' + headers.cookie);
+		// The console's session is host-only: the browser would not send it here.
+		const sent = await ctx.cookies(env.PREVIEW_URL + '/');
+		assert(!sent.some((k) => k.name === 'sbx_session'), 'the session cookie would go to the preview host');
+		const mine = await ctx.cookies(CONSOLE + '/');
+		assert(mine.some((k) => k.name === 'sbx_session'), 'no session cookie on the console (the check above proves nothing)');
 	});
 
 	await step('opened directly in a tab without a link: the sign-in page', async () => {

@@ -1,6 +1,6 @@
-import {useState, useRef} from 'preact/hooks';
+import {useState, useRef, useEffect} from 'preact/hooks';
 import {useLocation} from 'preact-iso';
-import {get, post, del, enc} from './api.js';
+import {get, post, patch, del, enc} from './api.js';
 import {useLoad, usePoll, ErrorText, Note, StatusBadge, setTitle} from './ui.jsx';
 import {Chat} from './chat.jsx';
 import {Files} from './files.jsx';
@@ -48,6 +48,7 @@ export function AppShell({params}) {
 						<a key={t} href={'/apps/' + enc(id) + (t ? '/' + t : '')} aria-current={t === tab ? 'page' : undefined}>{label}</a>
 					))}
 				</nav>
+				<Visibility app={app} onChange={st.reload} />
 				<SandboxControls app={app} sandbox={sandbox} onChange={st.reload} />
 			</div>
 			{sandbox && sandbox.status === 'error' && (
@@ -100,6 +101,31 @@ function NoSandbox({app, onChange}) {
 	);
 }
 
+// Who may see the preview: the app's own choice, or the instance default.
+function Visibility({app, onChange}) {
+	const [busy, setBusy] = useState(false);
+	const [error, setError] = useState(null);
+	const value = app.preview_visibility || '';
+	const eff = app.preview_visibility_effective || 'public';
+	const set = async (v) => {
+		setBusy(true);
+		setError(null);
+		try { await patch('/v1/apps/' + enc(app.id), {preview_visibility: v || null}); onChange(); } catch (e) { setError(e); } finally { setBusy(false); }
+	};
+	return (
+		<div class="visibility">
+			<label>Preview{' '}
+				<select aria-label="Who can see the preview" disabled={busy} value={value} onChange={(e) => set(e.currentTarget.value)}>
+					<option value="">{'Server default' + (value === '' ? ' (' + eff + ')' : '')}</option>
+					<option value="public">Public: anyone with the address</option>
+					<option value="private">Private: signed-in console and preview links</option>
+				</select>
+			</label>
+			<ErrorText error={error} />
+		</div>
+	);
+}
+
 function SandboxControls({app, sandbox, onChange}) {
 	const {route} = useLocation();
 	const [busy, setBusy] = useState(false);
@@ -140,35 +166,71 @@ const previewState = {
 	none: 'This app has no web page (it declares no web process).',
 };
 
+// A one-time link to a private preview (POST /v1/apps/{id}/preview-link):
+// opened once, it gives the browser the preview's cookie on that host.
+const mintLink = (sandbox, ttl) =>
+	post('/v1/apps/' + enc(sandbox.app_id) + '/preview-link', {ttl_seconds: ttl}).then((l) => l.url);
+
 export function Preview({sandbox, onChange}) {
 	const p = sandbox.preview || {status: 'down'};
 	const frame = useRef(null);
 	const [n, setN] = useState(0);
 	const [copied, setCopied] = useState('');
-	const copy = async () => {
-		try {
-			await navigator.clipboard.writeText(p.url);
-			setCopied('Copied the address.');
-		} catch (_) {
-			setCopied('Copy failed: select the address and copy it.');
-		}
-		setTimeout(() => setCopied(''), 3000);
-	};
+	const [src, setSrc] = useState(null);
+	const [linkError, setLinkError] = useState(null);
+	const priv = p.visibility === 'private';
 	const notListening = p.status === 'starting' && p.detail;
 	// A frozen app is shown as it is: loading it thaws it in milliseconds.
 	const live = p.status === 'ready' || p.status === 'frozen';
+	// A private preview is framed through a fresh link (each reload too).
+	useEffect(() => {
+		setLinkError(null);
+		if (!live || !priv) { setSrc(p.url || null); return; }
+		let gone = false;
+		setSrc(null);
+		mintLink(sandbox, 43200).then((u) => { if (!gone) setSrc(u); }, (e) => { if (!gone) setLinkError(e); });
+		return () => { gone = true; };
+	}, [n, p.url, priv, live, sandbox.app_id]);
+	const note = (t) => { setCopied(t); setTimeout(() => setCopied(''), 3000); };
+	const copy = async (text, what) => {
+		try {
+			await navigator.clipboard.writeText(text);
+			note('Copied ' + what + '.');
+		} catch (_) {
+			note('Copy failed: ' + text);
+		}
+	};
+	const share = async () => {
+		try { await copy(await mintLink(sandbox, 86400), 'a link for one person (it works once, for 24 hours)'); } catch (e) { setLinkError(e); }
+	};
+	const open = async () => {
+		const w = window.open('about:blank', '_blank');
+		try {
+			const u = await mintLink(sandbox, 43200);
+			if (w) { w.opener = null; w.location = u; }
+		} catch (e) { if (w) w.close(); setLinkError(e); }
+	};
 	return (
 		<section class="preview" aria-label="Preview">
 			<div class="preview-bar">
 				<input aria-label="Preview address" readOnly value={p.url || ''} onFocus={(e) => e.currentTarget.select()} />
 				<button onClick={() => setN(n + 1)} disabled={!live} aria-label="Reload the preview">Reload</button>
-				<a class="button" href={p.url} target="_blank" rel="noopener noreferrer" aria-label="Open the preview in a new tab">Open</a>
-				<button onClick={copy} disabled={!p.url}>Copy URL</button>
+				{priv ? (
+					<button onClick={open} disabled={!p.url} aria-label="Open the preview in a new tab">Open</button>
+				) : (
+					<a class="button" href={p.url} target="_blank" rel="noopener noreferrer" aria-label="Open the preview in a new tab">Open</a>
+				)}
+				<button onClick={() => copy(p.url, 'the address')} disabled={!p.url}>Copy URL</button>
+				{priv && <button onClick={share} disabled={!p.url}>Share link</button>}
 			</div>
+			{priv && <p class="muted">Private preview: only you (signed in here) and people you send a link to can see it.</p>}
 			{copied && <p class="note" role="status">{copied}</p>}
+			<ErrorText error={linkError} />
 			{live ? (
-				<iframe key={n} ref={frame} src={p.url} title={'Preview of the app on port ' + p.port}
-					sandbox="allow-scripts allow-same-origin allow-forms allow-popups allow-modals allow-downloads" />
+				src ? (
+					<iframe key={n + src} ref={frame} src={src} title={'Preview of the app on port ' + p.port}
+						sandbox="allow-scripts allow-same-origin allow-forms allow-popups allow-modals allow-downloads" />
+				) : <div class="preview-state" role="status"><p>Opening the private preview…</p></div>
 			) : (
 				<div class={'preview-state ps-' + p.status} role="status">
 					{p.status === 'error' ? (

@@ -148,6 +148,8 @@ void config_delete(struct req *, struct resp *);
 void apps_git_status(struct req *, struct resp *);
 void apps_git_diff(struct req *, struct resp *);
 void apps_git_commit(struct req *, struct resp *);
+void apps_preview_link(struct req *, struct resp *);
+void apps_preview_revoke(struct req *, struct resp *);
 void apps_git_push(struct req *, struct resp *);
 void gitcreds_create(struct req *, struct resp *);
 void gitcreds_list(struct req *, struct resp *);
@@ -205,7 +207,10 @@ bool api_git_branch_ok(const char *branch, size_t len);
 int api_etag_listed(const char *value, const char *etag, bool weak);
 
 /* JSON of the objects, shared by handlers. */
-struct jv *api_app_json(const struct app *a);
+struct jv *api_app_json(const struct core *c, const struct app *a);
+/* A preview URL of sandbox id on port (the edge's host name). */
+void api_preview_url(const struct core *c, const char *id, int port, char *out,
+                     size_t len);
 /* Asks a running sandbox's supervisor for its processes and health. */
 struct jv *api_sandbox_json(struct core *c, const struct sandbox *sb);
 

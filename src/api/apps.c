@@ -10,11 +10,12 @@
 #include "api/api.h"
 #include "core/diskuse.h"
 #include "core/presets.h"
+#include "core/pvauth.h"
 #include "lib/clock.h"
 #include "lib/limits.h"
 
 struct jv *
-api_app_json(const struct app *a)
+api_app_json(const struct core *c, const struct app *a)
 {
 	struct jv *o = jv_obj(), *tags;
 	struct diskuse du;
@@ -53,6 +54,12 @@ api_app_json(const struct app *a)
 			jv_set_bool(d, "partial", true);
 		jv_set(o, "disk", d);
 	}
+	if (a->preview_visibility[0])
+		jv_set_str(o, "preview_visibility", a->preview_visibility);
+	else
+		jv_set(o, "preview_visibility", jv_new_null());
+	jv_set_str(o, "preview_visibility_effective",
+	           pvauth_effective(c, a->preview_visibility));
 	api_set_time(o, "created_at", a->created_at);
 	api_set_time(o, "updated_at", a->updated_at);
 	return o;
@@ -162,6 +169,7 @@ app_fields(const struct jv *body, struct app *a, bool create, struct err *e)
 	struct jv *name = jv_get(body, "name"),
 	          *desc = jv_get(body, "description");
 	struct jv *tags = jv_get(body, "tags"), *preset;
+	struct jv *vis = jv_get(body, "preview_visibility");
 
 	if (name == NULL && create)
 		return ERR_BAD(e, "name is required");
@@ -183,6 +191,14 @@ app_fields(const struct jv *body, struct app *a, bool create, struct err *e)
 		snprintf(a->runtime_preset, sizeof(a->runtime_preset), "%s",
 		         jv_str(preset));
 	}
+	if (vis && jv_type(vis) != JV_NULL &&
+	    (jv_type(vis) != JV_STRING || !pvauth_visibility_ok(jv_str(vis)) ||
+	     jv_str_len(vis) == 0))
+		return ERR_BAD(e, "preview_visibility must be \"public\", "
+		                  "\"private\" or null (the instance default)");
+	if (vis)
+		snprintf(a->preview_visibility, sizeof(a->preview_visibility),
+		         "%s", jv_type(vis) == JV_NULL ? "" : jv_str(vis));
 	if (name)
 		snprintf(a->name, sizeof(a->name), "%s", jv_str(name));
 	if (desc)
@@ -216,11 +232,13 @@ apps_create(struct req *r, struct resp *w)
 		api_fail(w, 500, "internal", "cannot store the app");
 		return;
 	}
-	api_reply_json(w, 201, api_app_json(&a));
+	pvauth_put(r->core, a.id, a.preview_visibility, a.preview_epoch);
+	api_reply_json(w, 201, api_app_json(r->core, &a));
 }
 
 struct list_ctx {
 	struct jv *arr;
+	const struct core *c;
 };
 
 static int
@@ -228,14 +246,14 @@ list_one(const struct app *a, void *arg)
 {
 	struct list_ctx *l = arg;
 
-	jv_push(l->arr, api_app_json(a));
+	jv_push(l->arr, api_app_json(l->c, a));
 	return 0;
 }
 
 void
 apps_list(struct req *r, struct resp *w)
 {
-	struct list_ctx l = {.arr = jv_arr()};
+	struct list_ctx l = {.arr = jv_arr(), .c = r->core};
 	struct jv *o;
 
 	if (store_app_list(r->core->store, r->owner, list_one, &l) < 0) {
@@ -267,7 +285,7 @@ apps_get(struct req *r, struct resp *w)
 	struct app a;
 
 	if (load_app(r, w, &a) == 0)
-		api_reply_json(w, 200, api_app_json(&a));
+		api_reply_json(w, 200, api_app_json(r->core, &a));
 }
 
 /*
@@ -290,12 +308,17 @@ apps_patch(struct req *r, struct resp *w)
 	struct err e = {0};
 	struct jv *body, *g;
 	struct app a;
+	char vis[sizeof(a.preview_visibility)];
 
 	if (api_body_object(r, w, false, &body) < 0)
 		return;
 	g = jv_get(body, "git");
-	if (load_app(r, w, &a) < 0 || app_fields(body, &a, false, &e) < 0 ||
+	if (load_app(r, w, &a) < 0)
+		goto fail;
+	memcpy(vis, a.preview_visibility, sizeof(vis));
+	if (app_fields(body, &a, false, &e) < 0 ||
 	    (g && patch_git(r->core->store, g, &a, &e) < 0)) {
+	fail:
 		jv_free(body);
 		if (e.status)
 			api_reply_err(w, &e);
@@ -303,17 +326,27 @@ apps_patch(struct req *r, struct resp *w)
 	}
 	jv_free(body);
 	a.updated_at = clock_now();
+	/* Any change of visibility ends the links and cookies given so far. */
+	if (strcmp(vis, a.preview_visibility) != 0)
+		a.preview_epoch++;
 	if (store_app_update(r->core->store, &a) != 0 ||
-	    (g && store_app_set_git(r->core->store, &a) != 0)) {
+	    (g && store_app_set_git(r->core->store, &a) != 0) ||
+	    (strcmp(vis, a.preview_visibility) != 0 &&
+	     store_app_set_preview(r->core->store, &a) != 0)) {
 		api_fail(w, 500, "internal", "cannot store the app");
 		return;
+	}
+	if (strcmp(vis, a.preview_visibility) != 0) {
+		pvauth_put(r->core, a.id, a.preview_visibility,
+		           a.preview_epoch);
+		pvauth_forget_codes(r->core, a.id);
 	}
 	/* what the store keeps of the import (last_import_at) */
 	if (g && store_app_get(r->core->store, r->owner, a.id, &a) != 0) {
 		api_fail(w, 500, "internal", "cannot read the app");
 		return;
 	}
-	api_reply_json(w, 200, api_app_json(&a));
+	api_reply_json(w, 200, api_app_json(r->core, &a));
 }
 
 void

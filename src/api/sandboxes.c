@@ -8,33 +8,47 @@
 
 #include "api/api.h"
 #include "core/activity.h"
+#include "core/pvauth.h"
 #include "core/runtime.h"
 #include "core/sbnet.h"
 #include "lib/limits.h"
 #include "task/task.h"
+
+void
+api_preview_url(const struct core *c, const char *id, int port, char *out,
+                size_t len)
+{
+	const struct config *cfg = c->cfg;
+	char host_id[ULID_LEN + 1], p[16] = "";
+	bool default_port = cfg->http_port == (cfg->preview_tls ? 443 : 80);
+
+	for (int i = 0; i <= ULID_LEN; i++)
+		host_id[i] =
+		    (char)(id[i] >= 'A' && id[i] <= 'Z' ? id[i] - 'A' + 'a'
+		                                        : id[i]);
+	if (!default_port)
+		snprintf(p, sizeof(p), ":%u", cfg->http_port);
+	snprintf(out, len, "%s://s-%s-%d.preview.%s%s",
+	         cfg->preview_tls ? "https" : "http", host_id, port,
+	         cfg->preview_domain, p);
+}
 
 static struct jv *
 preview_json(const struct core *c, const struct sandbox *sb,
              const struct jv *rt, const struct err *rt_err)
 {
 	const char *health = rt ? jv_str(jv_get(rt, "health")) : NULL;
-	const struct config *cfg = c->cfg;
 	struct jv *p = jv_obj();
-	char url[512], host_id[ULID_LEN + 1], port[16] = "";
+	char url[512];
 	int web = sb->nports ? sb->ports[0] : 3000;
-	bool default_port = cfg->http_port == (cfg->preview_tls ? 443 : 80);
+	struct pvauth_view view;
 
-	for (int i = 0; i <= ULID_LEN; i++)
-		host_id[i] = (char)(sb->id[i] >= 'A' && sb->id[i] <= 'Z'
-		                        ? sb->id[i] - 'A' + 'a'
-		                        : sb->id[i]);
-	if (!default_port)
-		snprintf(port, sizeof(port), ":%u", cfg->http_port);
-	snprintf(url, sizeof(url), "%s://s-%s-%d.preview.%s%s",
-	         cfg->preview_tls ? "https" : "http", host_id, web,
-	         cfg->preview_domain, port);
+	api_preview_url(c, sb->id, web, url, sizeof(url));
 	jv_set_str(p, "url", url);
 	jv_set_int(p, "port", web);
+	if (pvauth_view(c, sb->id, &view))
+		jv_set_str(p, "visibility",
+		           view.private_ ? "private" : "public");
 	/*
 	 * The supervisor's health check when it answers; a running
 	 * container whose supervisor is still booting is "starting"; a

@@ -1,10 +1,12 @@
 /*
- * The app commands: apps, app create|show|delete.  Deleting asks first
+ * The app commands: apps, app create|show|delete|visibility|link|unlink.
+ * Deleting asks first
  * (the workspace is the only copy of the files unless pushed) unless
  * --yes; with no terminal to ask on, it refuses without --yes rather
  * than guess.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/commands.h"
@@ -17,10 +19,11 @@ cmd_apps(struct cli *c, const struct cli_args *a)
 	    {.head = "NAME", .field = "name"},
 	    {.head = "PRESET", .field = "runtime_preset"},
 	    {.head = "SANDBOX", .field = "current_sandbox_id"},
+	    {.head = "PREVIEW", .field = "preview_visibility_effective"},
 	    {.head = "CREATED", .field = "created_at", .kind = CLI_COL_TIME},
 	};
 	struct cli_resp r;
-	int rc = cli_get_list(c, "/v1/apps", "apps", cols, 5, 0, &r);
+	int rc = cli_get_list(c, "/v1/apps", "apps", cols, 6, 0, &r);
 
 	(void)a;
 	cli_resp_release(&r);
@@ -52,6 +55,7 @@ cmd_app_create(struct cli *c, const struct cli_args *a)
 	jv_set_str(body, "name", a->pos[0]);
 	jv_set_str(body, "runtime_preset", preset);
 	jv_set_str(body, "description", desc);
+	jv_set_str(body, "preview_visibility", cli_args_get(a, "visibility"));
 	if (git) {
 		struct jv *g = jv_obj();
 		jv_set_str(g, "repo_url", git);
@@ -90,4 +94,97 @@ cmd_app_delete(struct cli *c, const struct cli_args *a)
 	         "pushed them (sandboxd git push %s)",
 	         a->pos[0], a->pos[0]);
 	return cli_delete(c, a, path, "app", warn);
+}
+
+/* app visibility APP public|private|default: PATCH preview_visibility. */
+int
+cmd_app_visibility(struct cli *c, const struct cli_args *a)
+{
+	const char *v = a->pos[1];
+	struct jv *body;
+	struct cli_resp r;
+	char path[512];
+	int rc;
+
+	if (strcmp(v, "public") && strcmp(v, "private") && strcmp(v, "default"))
+		return cli_fail(CLI_EUSAGE, "usage",
+		                "app visibility: public, private or default");
+	if (cli_pathf(path, sizeof(path), "/v1/apps/%s", a->pos[0]) < 0)
+		return cli_fail(CLI_EUSAGE, "usage", "the id is too long");
+	body = jv_obj();
+	if (strcmp(v, "default") == 0)
+		jv_set(body, "preview_visibility", jv_new_null());
+	else
+		jv_set_str(body, "preview_visibility", v);
+	rc = cli_call(c, "PATCH", path, body, &r);
+	jv_free(body);
+	if (rc == 0)
+		cli_done(c, &r,
+		         "app %s: preview %s%s (links and cookies given "
+		         "before are revoked)",
+		         a->pos[0],
+		         jv_str(jv_get(r.json, "preview_visibility_effective")),
+		         strcmp(v, "default") == 0 ? " (the server's default)"
+		                                   : "");
+	cli_resp_release(&r);
+	return rc;
+}
+
+/* app link APP [--ttl S] [--path P]: a one-time preview link, its URL. */
+int
+cmd_app_link(struct cli *c, const struct cli_args *a)
+{
+	const char *ttl = cli_args_get(a, "ttl"), *p = cli_args_get(a, "path");
+	struct jv *body = jv_obj();
+	struct cli_resp r;
+	char path[512], *end = NULL;
+	long long n = 0;
+	int rc;
+
+	if (ttl && ((n = strtoll(ttl, &end, 10)) <= 0 || *end != '\0')) {
+		jv_free(body);
+		return cli_fail(CLI_EUSAGE, "usage",
+		                "app link: --ttl takes seconds");
+	}
+	if (cli_pathf(path, sizeof(path), "/v1/apps/%s/preview-link",
+	              a->pos[0]) < 0) {
+		jv_free(body);
+		return cli_fail(CLI_EUSAGE, "usage", "the id is too long");
+	}
+	if (ttl)
+		jv_set_int(body, "ttl_seconds", n);
+	jv_set_str(body, "path", p);
+	rc = cli_call(c, "POST", path, body, &r);
+	jv_free(body);
+	if (rc == 0 && c->json)
+		cli_print_raw(&r);
+	else if (rc == 0 && c->quiet)
+		printf("%s\n", jv_str(jv_get(r.json, "url")));
+	else if (rc == 0)
+		printf("%s\n(opens once, in one browser, until %s; the preview "
+		       "is %s)\n",
+		       jv_str(jv_get(r.json, "url")),
+		       jv_str(jv_get(r.json, "expires_at")),
+		       jv_str(jv_get(r.json, "visibility")));
+	cli_resp_release(&r);
+	return rc;
+}
+
+/* app unlink APP: every link and preview cookie of the app ends. */
+int
+cmd_app_unlink(struct cli *c, const struct cli_args *a)
+{
+	struct cli_resp r;
+	char path[512];
+	int rc;
+
+	if (cli_pathf(path, sizeof(path), "/v1/apps/%s/preview-links",
+	              a->pos[0]) < 0)
+		return cli_fail(CLI_EUSAGE, "usage", "the id is too long");
+	rc = cli_call(c, "DELETE", path, NULL, &r);
+	if (rc == 0)
+		cli_done(c, &r, "app %s: every preview link and cookie revoked",
+		         a->pos[0]);
+	cli_resp_release(&r);
+	return rc;
 }

@@ -39,6 +39,16 @@ static const struct cli_opt app_create_opts[] = {
     {.name = "branch", .value = true, .help = "B: the import branch"},
     {.name = "credential", .value = true, .help = "C: a git credential's id"},
     {.name = "description", .value = true, .help = "D: a description"},
+    {.name = "visibility",
+     .value = true,
+     .help = "V: the preview, public or private (default: the server's)"},
+    {0},
+};
+static const struct cli_opt link_opts[] = {
+    {.name = "ttl",
+     .value = true,
+     .help = "S: seconds the link and its cookie last (86400)"},
+    {.name = "path", .value = true, .help = "P: where it lands (/)"},
     {0},
 };
 static const struct cli_opt wait_opts[] = {
@@ -110,14 +120,30 @@ const struct cli_cmd cli_cmds[] = {
      "prints the app, sandbox and task ids, one a line."},
     {"apps", "", 0, 0, cmd_apps, no_opts, "list the apps", NULL},
     {"app create",
-     "NAME [--preset P | --git URL [--branch B] [--credential C]]", 1, 1,
-     cmd_app_create, app_create_opts, "make an app", NULL},
+     "NAME [--preset P | --git URL [--branch B] [--credential C]] "
+     "[--visibility V]",
+     1, 1, cmd_app_create, app_create_opts, "make an app", NULL},
     {"app show", "APP", 1, 1, cmd_app_show, no_opts, "show an app", NULL},
     {"app delete", "APP [--yes]", 1, 1, cmd_app_delete, yes_opts,
      "delete an app, its sandbox and its files",
      "The sandbox's workspace is the only copy of the app's files unless\n"
      "they were pushed (`sandboxd git push APP`): it asks first, unless\n"
      "--yes.  Without a terminal to ask on, --yes is required."},
+    {"app visibility", "APP public|private|default", 2, 2, cmd_app_visibility,
+     no_opts, "who may see the app's preview",
+     "private: only a browser signed in to the console, or one that opened\n"
+     "a link of `sandboxd app link`, sees the preview; anyone else gets the\n"
+     "page of an unknown address.  default: the server's\n"
+     "SANDBOXD_PREVIEW_VISIBILITY.  A change revokes the links and cookies\n"
+     "given before."},
+    {"app link", "APP [--ttl S] [--path P]", 1, 1, cmd_app_link, link_opts,
+     "a one-time link to the app's private preview, for one person",
+     "The link opens once, in one browser, which then sees the preview\n"
+     "until the link's time is up (--ttl, 10 to 604800 seconds, default a\n"
+     "day).  A restart of the server voids links not opened yet.  -q prints\n"
+     "the URL only."},
+    {"app unlink", "APP", 1, 1, cmd_app_unlink, no_opts,
+     "revoke every preview link and cookie of the app", NULL},
     {"sandbox create", "APP [--port N]… [--wait]", 1, 1, cmd_sb_create,
      sb_create_opts, "make and start the app's sandbox", NULL},
     {"sandbox show", "SB", 1, 1, cmd_sb_show, no_opts, "show a sandbox", NULL},

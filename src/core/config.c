@@ -423,6 +423,23 @@ parse_sleep_policy(const struct envfile *f, struct config *c, char *err,
 	return 0;
 }
 
+/* Previews of apps without a visibility of their own: public or private. */
+static int
+parse_preview_visibility(const struct envfile *f, struct config *c, char *err,
+                         size_t errlen)
+{
+	const char *v = lookup(f, "SANDBOXD_PREVIEW_VISIBILITY");
+
+	if (v == NULL || *v == '\0')
+		v = "public";
+	if (strcmp(v, "public") != 0 && strcmp(v, "private") != 0)
+		FAIL("SANDBOXD_PREVIEW_VISIBILITY: \"%s\" is not public or "
+		     "private",
+		     v);
+	snprintf(c->preview_visibility, sizeof(c->preview_visibility), "%s", v);
+	return 0;
+}
+
 /*
  * The console's files: SANDBOXD_CONSOLE_DIR (an absolute path), else
  * the directory "console" beside the executable (build/console for
@@ -683,6 +700,7 @@ static const struct config_var vars[] = {
     WORD("PREVIEW_DOMAIN", preview_domain, "localhost", ".-"),
     WORD("PREVIEW_ENTRYPOINT", preview_entrypoint, "web", "-_"),
     BOOL("PREVIEW_TLS", preview_tls, false),
+    HOOK(parse_preview_visibility),
     HOOK(parse_auth_disabled),
     HOOK(parse_tokens),
     WORD("SANDBOXD_OPERATORS", operators, "", ",-_. "),

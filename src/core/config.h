@@ -35,6 +35,7 @@ struct config {
 	char preview_domain[256];
 	char preview_entrypoint[64];
 	bool preview_tls;
+	char preview_visibility[8]; /* "public" or "private": apps' default */
 	bool auth_disabled;
 	bool auth_disabled_invalid; /* set but neither true/1 nor false/0 */
 	struct config_token tokens[CONFIG_MAX_TOKENS];

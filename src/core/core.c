@@ -14,6 +14,7 @@
 #include <sys/random.h>
 
 #include "core/activity.h"
+#include "core/pvauth.h"
 #include "core/routes.h"
 #include "core/runtime.h"
 #include "lib/log.h"
@@ -102,6 +103,8 @@ core_init(struct core *c, const struct config *cfg, struct store *store,
 		log_error("cannot read the sandboxes for the edge's routing "
 		          "table: previews of the others say \"no such "
 		          "sandbox\" until they are started or stopped");
+	if (pvauth_init(c) < 0)
+		return -1;
 	return instance_load(c);
 }
 
@@ -113,6 +116,7 @@ core_release(struct core *c)
 	c->act = NULL;
 	routes_free(c->routes);
 	c->routes = NULL;
+	pvauth_release(c);
 	pthread_mutex_destroy(&c->proxy_mu);
 	for (int i = 0; i < CORE_LOCK_STRIPES; i++)
 		pthread_mutex_destroy(&c->locks[i]);

@@ -24,6 +24,7 @@
 
 struct activity;
 struct preview;
+struct pvauth;
 struct routes;
 struct runtime;
 struct sbnet;
@@ -57,6 +58,7 @@ struct core {
 	struct activity *act;  /* activity.c: last use and start, in memory */
 	struct preview *pv;    /* preview.c: wakes (made by serve) */
 	struct routes *routes; /* routes.c: the edge's view of each sandbox */
+	struct pvauth *pa;     /* pvauth.c: private previews */
 	struct tasks *tasks;   /* task.c: tasks being followed (serve) */
 	struct sbnet *net;     /* sbnet.c: the sandbox network and its rules */
 	struct runtime *rt;    /* runtime.c: sandboxes to configure */

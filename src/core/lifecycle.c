@@ -24,6 +24,7 @@
 #include "core/gitops.h"
 #include "core/manifest.h"
 #include "core/activity.h"
+#include "core/pvauth.h"
 #include "core/routes.h"
 #include "core/runtime.h"
 #include "core/sbnet.h"
@@ -635,6 +636,7 @@ core_app_delete(struct core *c, const struct app *app, struct err *e)
 	rc = store_app_delete(c->store, app->id);
 	if (rc < 0)
 		return ERR_INTERNAL(e, "database error");
+	pvauth_drop(c, app->id); /* its links and cookies end with it */
 	log_info("app %s: deleted", app->id);
 	return 0;
 }

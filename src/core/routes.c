@@ -83,6 +83,7 @@ route_from(struct route *rt, const struct sandbox *sb, bool had)
 
 	memset(rt, 0, sizeof(*rt));
 	snprintf(rt->id, sizeof(rt->id), "%s", sb->id);
+	snprintf(rt->app_id, sizeof(rt->app_id), "%s", sb->app_id);
 	rt->state = sb->status;
 	rt->frozen = sb->status == SANDBOX_RUNNING && sb->frozen;
 	rt->has_addr = sb->container_ip[0] &&

@@ -27,6 +27,7 @@
 
 struct route {
 	char id[ULID_LEN + 1];
+	char app_id[ULID_LEN + 1]; /* whose preview it is (private previews) */
 	enum sandbox_state state;
 	bool has_addr;       /* the row had a container address */
 	bool frozen;         /* running, its container paused */

@@ -461,6 +461,49 @@ put_client(const struct edge_conn *c, struct out *o)
 		puts_(o, c->ip);
 }
 
+static bool
+our_cookie(const char *p, size_t n)
+{
+	static const char *const names[] = {PVAUTH_COOKIE "=", "sbx_session="};
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		size_t k = strlen(names[i]);
+		if (n >= k && memcmp(p, names[i], k) == 0)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * A Cookie line for an app: without our cookies (the preview cookie and
+ * the console's session, which its host-only scope keeps away anyway),
+ * dropped when nothing else is left.  The app never sees a credential
+ * of ours.
+ */
+static void
+put_cookies(struct out *o, const struct edge_head *h, int i)
+{
+	const char *v = h->bytes + h->value[i].off, *end = v + h->value[i].len;
+	bool any = false;
+
+	for (const char *p = v; p < end;) {
+		const char *semi = memchr(p, ';', (size_t)(end - p));
+		const char *stop = semi ? semi : end, *last = stop;
+		while (p < stop && (*p == ' ' || *p == '\t'))
+			p++;
+		while (last > p && (last[-1] == ' ' || last[-1] == '\t'))
+			last--;
+		if (last > p && !our_cookie(p, (size_t)(last - p))) {
+			puts_(o, any ? "; " : "Cookie: ");
+			put(o, p, (size_t)(last - p));
+			any = true;
+		}
+		p = stop + 1;
+	}
+	if (any)
+		put(o, "\r\n", 2);
+}
+
 int
 edge_head_request(struct edge_conn *c, const char *host, size_t hostlen)
 {
@@ -482,9 +525,14 @@ edge_head_request(struct edge_conn *c, const char *host, size_t hostlen)
 		put_uint(&o, (unsigned)c->t.port);
 	}
 	put(&o, "\r\n", 2);
-	for (int i = 0; i < h->n; i++)
-		if (!is_ours(h, h->name[i]))
+	for (int i = 0; i < h->n; i++) {
+		if (is_ours(h, h->name[i]))
+			continue;
+		if (!c->console && span_is(h, h->name[i], "cookie"))
+			put_cookies(&o, h, i);
+		else
 			put_header(&o, h, i);
+	}
 	put_framing(&o, &c->req);
 	puts_(&o, "X-Forwarded-For: ");
 	put_client(c, &o);

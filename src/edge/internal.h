@@ -17,6 +17,7 @@
 
 #include "core/config.h"
 #include "core/preview.h"
+#include "core/pvauth.h"
 #include "lib/buf.h"
 #include "lib/limits.h"
 
@@ -125,6 +126,16 @@ struct edge_conn {
 	bool console; /* the request is for the console's host */
 	bool up_api;  /* the upstream connection is to the API */
 	char port[8]; /* ":port" of the request's Host, or "" */
+	/* private.c: what the gate last learnt of a sandbox's app */
+	struct pvauth_view view;
+	char view_sb[ULID_LEN + 1];
+	uint64_t view_gen;
+	bool view_found;
+	/* the preview cookie this connection last proved, under view_gen */
+	char ck[PVAUTH_COOKIE_MAX];
+	size_t ck_len;
+	int64_t ck_exp;
+	uint64_t ck_gen;
 };
 
 /* One file of the console, in memory for the edge's lifetime. */
@@ -230,6 +241,18 @@ void edge_console_route(struct edge_conn *c, const char *host, size_t hostlen);
 /* The file for a request path (no query), SPA fallback included. */
 const struct edge_file *edge_console_find(const struct edge_console *k,
                                           const char *path, size_t len);
+
+/* private.c: private previews.  0: the request goes on; -1: answered
+ * (the unknown-host page, or the code exchange on /__sandboxd/auth). */
+int edge_private_gate(struct edge_conn *c, const char *id);
+/* The path (and query) of a request target, also of an absolute-form
+ * one ("http://host/path?q"). */
+void edge_target_path(const char **url, size_t *n);
+/* A query parameter of a request target, raw; false when absent. */
+bool edge_query_param(const char *url, size_t n, const char *name,
+                      const char **v, size_t *vlen);
+/* next=, percent-decoded, when it is a path on this host; else "/". */
+void edge_next_path(const char *v, size_t n, char out[PVAUTH_PATH_MAX + 1]);
 
 /* upstream.c */
 void edge_upstream_connect(struct edge_conn *c, const struct sockaddr *sa,

@@ -30,8 +30,9 @@ struct page_spec {
 	const char *title; /* " <port>" follows when with_port */
 	const char *text;  /* HTML */
 	bool with_port;
-	bool retry; /* Retry-After and a self-refresh after as many seconds */
-	bool watch; /* the page asks again itself, fast (WATCH_SCRIPT) */
+	bool retry;  /* Retry-After and a self-refresh after as many seconds */
+	bool watch;  /* the page asks again itself, fast (WATCH_SCRIPT) */
+	bool signin; /* links to the console's sign-in (private previews) */
 };
 
 /*
@@ -46,9 +47,19 @@ struct page_spec {
 	"setTimeout(a,d)}setTimeout(a,d)})()</script>"
 
 static const struct page_spec edge_pages[] = {
-    [EDGE_PAGE_NO_PREVIEW] = {404, "Not Found", "unknown", "No such preview",
-                              "There is no preview at this address.", false,
-                              false},
+    /*
+     * An unknown host, an undeclared port and a private preview without
+     * a valid cookie: one page, so that it says nothing of whether the
+     * app exists (private.c).
+     */
+    [EDGE_PAGE_NO_PREVIEW] = {404, "Not Found", "unknown",
+                              "No such preview, or a private one",
+                              "There is no public preview at this address. "
+                              "If it is a private preview, sign in to the "
+                              "console and open it from there, or open "
+                              "again the link you were given (a link works "
+                              "once, in one browser).",
+                              false, false, false, true},
     [EDGE_PAGE_BAD_REQUEST] = {400, "Bad Request", NULL, "Bad request",
                                "The request could not be read.", false, false},
     [EDGE_PAGE_TOO_LARGE] = {431, "Request Header Fields Too Large", NULL,
@@ -143,9 +154,25 @@ pw_escape(struct edge_pw *w, const char *s)
 	}
 }
 
+/* The console's origin for this request: scheme, console.<domain>, the
+ * port the request came to (as head.c writes frame-ancestors). */
+static void
+console_origin(const struct edge_conn *c, char *out, size_t len)
+{
+	const struct edge *e = c->e;
+	bool dflt = strcmp(c->port, e->tls ? ":443" : ":80") == 0;
+
+	if (c->port[0] == '\0' || e->domain[0] == '\0')
+		snprintf(out, len, "%s", e->console_origin);
+	else
+		snprintf(out, len, "%s://console.%s%s",
+		         e->tls ? "https" : "http", e->domain,
+		         dflt ? "" : c->port);
+}
+
 static void
 page_body(struct edge_pw *w, const struct page_spec *s, const char *title,
-          int refresh_s, const char *detail)
+          int refresh_s, const char *detail, const char *signin)
 {
 	char meta[80];
 
@@ -165,6 +192,11 @@ page_body(struct edge_pw *w, const struct page_spec *s, const char *title,
 	pw_put(w, "</h1>\n<p>");
 	pw_put(w, s->text);
 	pw_put(w, "</p>\n");
+	if (signin && *signin) {
+		pw_put(w, "<p><a href=\"");
+		pw_escape(w, signin);
+		pw_put(w, "/\">Sign in to the console</a></p>\n");
+	}
 	if (s->watch && refresh_s > 0)
 		pw_put(w, WATCH_SCRIPT "\n");
 	if (detail && *detail) {
@@ -192,7 +224,7 @@ page_render(struct edge_conn *c, const struct page_spec *s, bool keep,
 {
 	struct edge_pw *w = &c->e->page;
 	struct buf *o = &c->rs.out;
-	char title[96];
+	char title[96], origin[320] = "";
 	int retry =
 	    s->retry ? (c->t.retry_after_s > 0 ? c->t.retry_after_s : 1) : 0;
 	bool v10 = c->req.http_major == 1 && c->req.http_minor == 0;
@@ -201,7 +233,9 @@ page_render(struct edge_conn *c, const struct page_spec *s, bool keep,
 	snprintf(title, sizeof(title), s->with_port ? "%s %d" : "%s", s->title,
 	         c->t.port);
 	w->len = 0;
-	page_body(w, s, title, retry, detail);
+	if (s->signin)
+		console_origin(c, origin, sizeof(origin));
+	page_body(w, s, title, retry, detail, origin);
 	bad |= buf_appendf(o,
 	                   "HTTP/1.1 %d %s\r\nContent-Type: text/html; "
 	                   "charset=utf-8\r\nContent-Length: %zu\r\n"
@@ -223,7 +257,7 @@ page_render(struct edge_conn *c, const struct page_spec *s, bool keep,
 void
 edge_page(struct edge_conn *c, enum edge_page page, const char *detail)
 {
-	const struct page_spec *s = page_spec(c, page);
+	const struct page_spec *s;
 	/* After these three the stream cannot be trusted to go on. */
 	bool fatal = page == EDGE_PAGE_BAD_REQUEST ||
 	             page == EDGE_PAGE_TOO_LARGE ||
@@ -231,8 +265,14 @@ edge_page(struct edge_conn *c, enum edge_page page, const char *detail)
 	bool keep = c->req_done && !c->cl.eof && !fatal &&
 	            http_should_keep_alive(&c->req);
 
-	if (page == EDGE_PAGE_TARGET && detail == NULL)
+	/* No word on why: an unknown sandbox, port or private app alike. */
+	if (page == EDGE_PAGE_TARGET && c->t.state == PREVIEW_UNKNOWN)
+		page = EDGE_PAGE_NO_PREVIEW;
+	if (page == EDGE_PAGE_NO_PREVIEW)
+		detail = NULL;
+	else if (page == EDGE_PAGE_TARGET && detail == NULL)
 		detail = c->t.message;
+	s = page_spec(c, page);
 	if (page_render(c, s, keep, detail) < 0)
 		keep = false; /* cannot happen with our sizes; close cleanly */
 	edge_local_finish(c, keep);

@@ -135,6 +135,8 @@ edge_upstream_route(struct edge_conn *c)
 		edge_page(c, EDGE_PAGE_NO_PREVIEW, NULL);
 		return;
 	}
+	if (edge_private_gate(c, id) < 0)
+		return;
 	reuse = c->up.fd >= 0 && !c->up.eof && !c->up_api &&
 	        c->t.port == port && strcmp(c->t.id, id) == 0;
 	if (reuse)

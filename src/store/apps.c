@@ -14,7 +14,9 @@
 	"a.id, a.owner, a.name, a.description, a.tags, a.runtime_preset, "     \
 	"a.created_at, a.updated_at, "                                         \
 	"(SELECT id FROM sandbox WHERE app_id = a.id), "                       \
-	"a.git_repo_url, a.git_branch, a.git_credential_id, a.last_import_at"
+	"a.git_repo_url, a.git_branch, a.git_credential_id, "                  \
+	"a.last_import_at, "                                                   \
+	"a.preview_visibility, a.preview_epoch"
 
 static int
 app_from_row(sqlite3_stmt *st, void *out)
@@ -36,6 +38,9 @@ app_from_row(sqlite3_stmt *st, void *out)
 	store_col_text(st, 11, a->git_credential_id,
 	               sizeof(a->git_credential_id));
 	a->last_import_at = sqlite3_column_int64(st, 12);
+	store_col_text(st, 13, a->preview_visibility,
+	               sizeof(a->preview_visibility));
+	a->preview_epoch = sqlite3_column_int64(st, 14);
 	return 0;
 }
 
@@ -46,12 +51,24 @@ store_app_insert(struct store *s, const struct app *a)
 	                  "INSERT INTO app (id, owner, name, "
 	                  "description, tags, runtime_preset, "
 	                  "created_at, updated_at, git_repo_url, "
-	                  "git_branch, git_credential_id) "
-	                  "VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-	                  "ssssssiisss", a->id, a->owner, a->name,
+	                  "git_branch, git_credential_id, "
+	                  "preview_visibility) "
+	                  "VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+	                  "ssssssiissss", a->id, a->owner, a->name,
 	                  a->description, a->tags_json, a->runtime_preset,
 	                  a->created_at, a->updated_at, a->git_repo_url,
-	                  a->git_branch, a->git_credential_id);
+	                  a->git_branch, a->git_credential_id,
+	                  a->preview_visibility);
+}
+
+int
+store_app_set_preview(struct store *s, const struct app *a)
+{
+	return store_exec(s,
+	                  "UPDATE app SET preview_visibility = ?, "
+	                  "preview_epoch = ?, updated_at = ? WHERE id = ?",
+	                  "siis", a->preview_visibility, a->preview_epoch,
+	                  a->updated_at, a->id);
 }
 
 int

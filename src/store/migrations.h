@@ -196,6 +196,19 @@ static const struct migration store_migrations[] = {
         .sql = "ALTER TABLE sandbox ADD COLUMN frozen INTEGER NOT NULL"
                "  DEFAULT 0;",
     },
+    {
+        .version = 10,
+        .name = "app_preview_visibility",
+        /*
+         * Private previews: the app's visibility ('' follows the
+         * instance default, else 'public' or 'private') and the epoch
+         * its preview cookies carry; bumping it revokes them all.
+         */
+        .sql = "ALTER TABLE app ADD COLUMN preview_visibility TEXT NOT NULL"
+               "  DEFAULT '';"
+               "ALTER TABLE app ADD COLUMN preview_epoch INTEGER NOT NULL"
+               "  DEFAULT 0;",
+    },
 };
 
 #endif

@@ -116,6 +116,12 @@ store_set_vault(struct store *s, const struct vault *v)
 	s->vault = v;
 }
 
+int
+store_derive_key(struct store *s, const char *context, unsigned char out[32])
+{
+	return vault_derive(s->vault, context, out);
+}
+
 void
 store_close(struct store *s)
 {

@@ -47,6 +47,10 @@ struct app {
 	char git_branch[GIT_BRANCH_MAX + 1];
 	char git_credential_id[ULID_LEN + 1];
 	int64_t last_import_at; /* 0: never imported */
+	/* Private previews: "" (the instance default), "public", "private";
+	 * the epoch every preview cookie of the app carries. */
+	char preview_visibility[8];
+	int64_t preview_epoch;
 	int64_t created_at;
 	int64_t updated_at;
 };
@@ -111,6 +115,8 @@ int store_app_update(struct store *s, const struct app *a);
  * the same, else reset to 0.
  */
 int store_app_set_git(struct store *s, const struct app *a);
+/* The app's preview_visibility, preview_epoch and updated_at. */
+int store_app_set_preview(struct store *s, const struct app *a);
 /* After an import: last_import_at, and git_branch when it was "". */
 int store_app_imported(struct store *s, const char *id, const char *branch,
                        int64_t at);
@@ -292,6 +298,10 @@ int store_session_end(struct store *s, const char *token_hash);
 
 /* The keyring that seals and opens secrets; not owned, set at start. */
 void store_set_vault(struct store *s, const struct vault *v);
+/* A key for one purpose derived from that vault's sealing key
+ * (vault_derive): 0, or -1 without a vault. */
+int store_derive_key(struct store *s, const char *context,
+                     unsigned char out[32]);
 /* Seals len bytes of value and inserts or replaces the row. */
 int store_secret_put(struct store *s, const char *kind, const char *owner,
                      const char *name, const void *value, size_t len);

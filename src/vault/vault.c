@@ -126,6 +126,17 @@ vault_random_below(uint32_t n)
 }
 
 void
+vault_hmac_b64url(const unsigned char key[VAULT_KEY_BYTES], const void *m,
+                  size_t n, char out[VAULT_B64URL_32_LEN + 1])
+{
+	unsigned char h[crypto_auth_hmacsha256_BYTES];
+
+	crypto_auth_hmacsha256(h, m, n, key);
+	sodium_bin2base64(out, VAULT_B64URL_32_LEN + 1, h, sizeof(h),
+	                  sodium_base64_VARIANT_URLSAFE_NO_PADDING);
+}
+
+void
 vault_random_b64url(char out[VAULT_B64URL_32_LEN + 1])
 {
 	unsigned char rnd[32];
@@ -192,6 +203,17 @@ vault_key_id_of(const unsigned char key[VAULT_KEY_BYTES],
 	crypto_generichash(h, sizeof(h), (const unsigned char *)label,
 	                   sizeof(label) - 1, key, VAULT_KEY_BYTES);
 	sodium_bin2hex(out, VAULT_KEY_ID_LEN + 1, h, VAULT_KEY_ID_LEN / 2);
+}
+
+int
+vault_derive(const struct vault *v, const char *context,
+             unsigned char out[VAULT_KEY_BYTES])
+{
+	if (v == NULL || v->n == 0)
+		return -1;
+	crypto_generichash(out, VAULT_KEY_BYTES, (const unsigned char *)context,
+	                   strlen(context), v->keys, VAULT_KEY_BYTES);
+	return 0;
 }
 
 static int

@@ -85,6 +85,9 @@ int vault_pwhash(const char *pw, size_t len, char out[VAULT_PWHASH_LEN]);
 bool vault_pwverify(const char *hash, const char *pw, size_t len);
 /* A uniformly random number below n (n > 0). */
 uint32_t vault_random_below(uint32_t n);
+/* HMAC-SHA-256 of m under key, as unpadded base64url (43 characters). */
+void vault_hmac_b64url(const unsigned char key[VAULT_KEY_BYTES], const void *m,
+                       size_t n, char out[VAULT_B64URL_32_LEN + 1]);
 
 /* --- keys ---------------------------------------------------------------- */
 
@@ -108,6 +111,13 @@ bool vault_has_key(const struct vault *v, const char *key_id);
 
 /* 32 random bytes. */
 void vault_key_random(unsigned char key[VAULT_KEY_BYTES]);
+/*
+ * A key for one purpose (context, e.g. "preview cookies"), derived from
+ * the sealing key by keyed BLAKE2b: the same after a restart, another
+ * after a rotation.  0, or -1 when the ring is empty.
+ */
+int vault_derive(const struct vault *v, const char *context,
+                 unsigned char out[VAULT_KEY_BYTES]);
 /*
  * Parses a key's text: standard base64, padded, of exactly 32 bytes;
  * white space around it is ignored.  0, or -1 with the reason in err

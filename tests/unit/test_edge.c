@@ -678,10 +678,128 @@ console_files(void)
 	done(e);
 }
 
+/* Private previews (private.c, head.c): what reaches the app, where a
+ * link lands, the unknown-host page with its sign-in link. */
+static void
+private_cookies_never_reach_the_app(void)
+{
+	request_rewrite(
+	    3,
+	    "GET / HTTP/1.1\r\nHost: " HOST "\r\n"
+	    "Cookie: a=1; sbx_preview=01X.0.9.mac;  sbx_session=s ; b=2\r\n"
+	    "Cookie: sbx_preview=only\r\n"
+	    "Cookie: sbx_previewer=kept\r\n\r\n",
+	    "GET / HTTP/1.1\r\nHost: localhost:3000\r\n"
+	    "Cookie: a=1; b=2\r\n"
+	    "Cookie: sbx_previewer=kept\r\n"
+	    "X-Forwarded-For: 10.0.0.5\r\nX-Forwarded-Proto: http\r\n"
+	    "X-Forwarded-Host: " HOST "\r\n\r\n");
+}
+
+static void
+private_link_lands_on_this_host(void)
+{
+	static const struct {
+		const char *in, *want;
+	} cases[] = {
+	    {"%2Fheaders%3Fx%3D1", "/headers?x=1"},
+	    {"/a/b", "/a/b"},
+	    {"", "/"},
+	    {"headers", "/"},
+	    {"//evil.example/", "/"},
+	    {"%2F%2Fevil.example", "/"},
+	    {"/\\evil.example", "/"},
+	    {"%2F%5Cevil", "/"},
+	    {"/a%0d%0aSet-Cookie:%20x", "/"},
+	    {"/a b", "/"},
+	    {"/%7e%", "/~%"},
+	    {"/%zz", "/%zz"},
+	};
+	char out[PVAUTH_PATH_MAX + 1], big[PVAUTH_PATH_MAX + 8];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		edge_next_path(cases[i].in, strlen(cases[i].in), out);
+		CHECK_STR(out, cases[i].want);
+	}
+	memset(big, 'a', sizeof(big));
+	big[0] = '/';
+	edge_next_path(big, sizeof(big), out);
+	CHECK_STR(out, "/"); /* too long: not cut into another path */
+}
+
+static void
+private_target_paths(void)
+{
+	static const struct {
+		const char *in, *want;
+	} cases[] = {
+	    {"/__sandboxd/auth?code=x", "/__sandboxd/auth?code=x"},
+	    {"http://h.example:8080/__sandboxd/auth?code=x",
+	     "/__sandboxd/auth?code=x"},
+	    {"HTTPS://h/x", "/x"},
+	    {"http://h", ""},
+	    {"http://h?q", "?q"},
+	    {"*", "*"},
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *u = cases[i].in;
+		size_t n = strlen(u);
+		edge_target_path(&u, &n);
+		CHECK(n == strlen(cases[i].want) &&
+		      memcmp(u, cases[i].want, n) == 0);
+	}
+}
+
+static void
+private_query_params(void)
+{
+	const char *u = "/__sandboxd/auth?codex=1&code=abc&next=%2F&code=2";
+	const char *v = NULL;
+	size_t n = 0;
+
+	CHECK(edge_query_param(u, strlen(u), "code", &v, &n));
+	CHECK(n == 3 && memcmp(v, "abc", 3) == 0);
+	CHECK(edge_query_param(u, strlen(u), "next", &v, &n));
+	CHECK(n == 3 && memcmp(v, "%2F", 3) == 0);
+	CHECK(!edge_query_param(u, strlen(u), "cod", &v, &n));
+	CHECK(!edge_query_param("/x", 2, "code", &v, &n));
+	CHECK(!edge_query_param("/x?code", 7, "code", &v, &n));
+}
+
+static void
+unknown_page_links_to_sign_in(void)
+{
+	struct edge *e = edge_new();
+	struct edge_conn *c = page_conn(e, "GET / HTTP/1.1\r\nHost: x\r\n\r\n");
+	const char *t;
+
+	c->t.state = PREVIEW_UNKNOWN;
+	snprintf(c->t.message, sizeof(c->t.message), "no such sandbox");
+	edge_page(c, EDGE_PAGE_TARGET, NULL);
+	t = out_text(&c->rs.out);
+	CHECK(starts(t, "HTTP/1.1 404 Not Found\r\n"));
+	CHECK(strstr(t, "X-Sandboxd-Preview: unknown"));
+	CHECK(strstr(t, "<a href=\"http://console.localhost:8080/\">Sign in "
+	                "to the console</a>"));
+	/* nothing says why: not the sandbox, not the port */
+	CHECK(strstr(t, "no such sandbox") == NULL);
+	done(e);
+}
+
 int
 main(void)
 {
 	static const struct unit_test tests[] = {
+	    {"private: the preview and session cookies never reach the app",
+	     private_cookies_never_reach_the_app},
+	    {"private: a link lands on a path of this host only",
+	     private_link_lands_on_this_host},
+	    {"private: query parameters", private_query_params},
+	    {"private: the path of origin- and absolute-form targets",
+	     private_target_paths},
+	    {"private: the unknown page links to sign-in, says no why",
+	     unknown_page_links_to_sign_in},
 	    {"request head: Host and X-Forwarded-*, in any pieces",
 	     request_head_is_rewritten},
 	    {"request head: the client's X-Forwarded-* and Forwarded replaced",

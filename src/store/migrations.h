@@ -196,6 +196,38 @@ static const struct migration store_migrations[] = {
         .sql = "ALTER TABLE sandbox ADD COLUMN frozen INTEGER NOT NULL"
                "  DEFAULT 0;",
     },
+    {
+        .version = 12,
+        .name = "trash",
+        /*
+         * Deleted apps kept for a while (core/trash.c).  The app row
+         * stays, marked by trashed_at (every listing and lookup of live
+         * apps skips it); its sandbox row goes (the container is gone)
+         * and what a new one needs is copied here.  state is the
+         * journal of the move: "deleting" and "purging" are finished at
+         * start, "restoring" is rolled back.
+         */
+        .sql = "ALTER TABLE app ADD COLUMN trashed_at INTEGER NOT NULL"
+               "  DEFAULT 0;"
+               "CREATE TABLE trash ("
+               "  id TEXT PRIMARY KEY,"
+               "  owner TEXT NOT NULL,"
+               "  app_id TEXT NOT NULL UNIQUE REFERENCES app(id),"
+               "  state TEXT NOT NULL CHECK (state IN"
+               "    ('deleting','trashed','restoring','purging')),"
+               "  sandbox_id TEXT NOT NULL DEFAULT '',"
+               "  sb_image TEXT NOT NULL DEFAULT '',"
+               "  sb_ports TEXT NOT NULL DEFAULT '',"
+               "  sb_idle_policy TEXT NOT NULL DEFAULT 'sleep',"
+               "  sb_preset TEXT NOT NULL DEFAULT '',"
+               "  sb_created_at INTEGER NOT NULL DEFAULT 0,"
+               "  bytes INTEGER NOT NULL DEFAULT -1,"
+               "  restore_name TEXT NOT NULL DEFAULT '',"
+               "  deleted_at INTEGER NOT NULL,"
+               "  purge_at INTEGER NOT NULL);"
+               "CREATE INDEX trash_owner ON trash(owner, deleted_at);"
+               "CREATE INDEX trash_purge ON trash(purge_at);",
+    },
 };
 
 #endif

@@ -232,6 +232,35 @@ out:
 	return rc;
 }
 
+/*
+ * The trash (<data>/trash/kept, core/trash.h) is not backed up: a backup
+ * is of the apps that are live.  Its entries stay in the database copy;
+ * restored, an entry whose workspace is missing restores as an empty
+ * workspace, so the backup says so, naming how many there are.
+ */
+static void
+note_trash(const char *data_dir, FILE *out)
+{
+	char path[PATH_MAX + 32];
+	struct dirent *de;
+	int n = 0;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "%s/trash/" WORKSPACE_KEPT_DIR, data_dir);
+	if ((d = opendir(path)) == NULL)
+		return;
+	while ((de = readdir(d)) != NULL)
+		n += de->d_name[0] != '.';
+	closedir(d);
+	if (n)
+		fprintf(out,
+		        "trash: not backed up: %d deleted app%s in the trash "
+		        "(sandboxd trash) would come back without files; "
+		        "restore %s first to back %s up\n",
+		        n, n == 1 ? "" : "s", n == 1 ? "it" : "them",
+		        n == 1 ? "it" : "them");
+}
+
 static int
 write_manifest(const char *dir, const struct backup_manifest *m)
 {
@@ -326,6 +355,7 @@ backup_run(const struct backup_opts *o, FILE *out, char *err, size_t errlen)
 		        (long long)m.workspaces_count,
 		        (long long)m.workspaces_bytes);
 	}
+	note_trash(o->cfg->data_dir, out);
 	if (write_manifest(o->dir, &m) < 0)
 		FAIL("cannot write %s/manifest.json: %s", o->dir,
 		     strerror(errno));

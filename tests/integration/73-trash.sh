@@ -215,7 +215,7 @@ whole_app "$A1" "$S1" || t_err "the restore after the crash is not whole"
 t_end
 
 t_begin "kill -9 at a random moment of real deletes and restores: always one whole copy"
-for delay in 0.05 0.2 0.4 0.05 0.3; do
+for delay in 0.005 0.02 0.05 0.1 0.2; do
 	curl -s -o /dev/null -X DELETE -H "Authorization: Bearer $TOKEN" "$API_URL/v1/apps/$A1" &
 	CURL=$!
 	sleep "$delay"
@@ -249,6 +249,19 @@ for delay in 0.05 0.2 0.4 0.05 0.3; do
 	fi
 	[[ $(cat "$DATA/workspaces/$S1/workspace/app/k.txt" 2>/dev/null) == keep ]] || t_err "delay $delay: k.txt lost"
 done
+t_end
+
+t_begin "CLI: app delete prints how to restore; trash lists; trash restore brings it back"
+export SANDBOXD_API=$API_URL SANDBOXD_TOKEN=$TOKEN
+out=$("$SANDBOXD_BIN" app delete "$A1" --yes 2>&1)
+TID=$(sql "SELECT id FROM trash WHERE app_id = '$A1'")
+[[ -n $TID && $out == *"sandboxd trash restore $TID"* ]] || t_err "app delete printed: $out"
+out=$("$SANDBOXD_BIN" trash 2>&1)
+[[ $out == *"$TID"* && $out == *crash1* ]] || t_err "trash printed: $out"
+out=$("$SANDBOXD_BIN" trash restore "$TID" 2>&1)
+[[ $out == *"restored app $A1"* ]] || t_err "trash restore printed: $out"
+whole_app "$A1" "$S1" || t_err "not whole after the CLI restore"
+out=$("$SANDBOXD_BIN" trash restore "$TID" 2>&1) && t_err "a second restore succeeded: $out"
 t_end
 
 t_begin "retention: an entry past SANDBOXD_TRASH_RETENTION_SECONDS is purged by the trash pass"

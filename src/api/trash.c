@@ -18,6 +18,7 @@ entry_json(const struct trash_entry *t)
 
 	jv_set_str(o, "id", t->id);
 	jv_set_str(o, "app_id", t->app_id);
+	jv_set_str(o, "kind", t->sandbox_only ? "sandbox" : "app");
 	jv_set_str(o, "name", t->name);
 	jv_set_str(o, "state", trash_state_name(t->state));
 	jv_set(o, "sandbox_id",

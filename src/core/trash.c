@@ -97,6 +97,68 @@ finish_delete(struct core *c, const struct trash_entry *t, bool recovering,
 	return rc;
 }
 
+static int finish_purge(struct core *c, const struct trash_entry *t,
+                        struct err *e);
+static void purge_sandboxes_of(struct core *c, const char *app_id);
+
+struct of_app {
+	struct core *c;
+	const char *app_id;
+};
+
+static int
+purge_one_of(const struct trash_entry *t, void *arg)
+{
+	struct of_app *o = arg;
+	struct err e = {0};
+
+	if (!t->sandbox_only || strcmp(t->app_id, o->app_id) != 0 ||
+	    store_trash_claim(o->c->store, t->id, TRASH_PURGING, "") != 0)
+		return 0;
+	if (finish_purge(o->c, t, &e) < 0)
+		log_warn("trash %s: %s", t->id, e.msg);
+	return 0;
+}
+
+/* The kept sandboxes of an app that goes for good go with it. */
+static void
+purge_sandboxes_of(struct core *c, const char *app_id)
+{
+	struct of_app o = {c, app_id};
+
+	store_trash_list(c->store, NULL, purge_one_of, &o);
+}
+
+int
+trash_sandbox(struct core *c, const char *sandbox_id,
+              char trash_id[ULID_LEN + 1], struct err *e)
+{
+	struct trash_entry t;
+	int64_t now = clock_now();
+	int rc;
+
+	trash_id[0] = '\0';
+	if (c->cfg->trash_retention_s == 0)
+		return core_sandbox_delete(c, sandbox_id, e);
+	ulid_new(trash_id);
+	rc = store_trash_begin_sandbox(c->store, trash_id, sandbox_id, now,
+	                               now + c->cfg->trash_retention_s);
+	if (rc == STORE_NOT_FOUND || rc == STORE_CONFLICT)
+		return ERR_NOTFOUND(e, "no such sandbox");
+	if (rc != 0 || store_trash_get(c->store, NULL, trash_id, &t) != 0)
+		return ERR_INTERNAL(e, "database error");
+	if (finish_delete(c, &t, false, e) < 0) {
+		if (store_trash_undo_begin(c->store, t.id, t.app_id) != 0)
+			log_error("trash %s: cannot undo the delete of sandbox "
+			          "%s; the next start finishes it",
+			          t.id, sandbox_id);
+		trash_id[0] = '\0';
+		return -1;
+	}
+	log_info("sandbox %s: moved to the trash as %s", sandbox_id, t.id);
+	return 0;
+}
+
 int
 trash_app(struct core *c, const struct app *app, char trash_id[ULID_LEN + 1],
           struct err *e)
@@ -106,8 +168,10 @@ trash_app(struct core *c, const struct app *app, char trash_id[ULID_LEN + 1],
 	int rc;
 
 	trash_id[0] = '\0';
-	if (c->cfg->trash_retention_s == 0)
+	if (c->cfg->trash_retention_s == 0) {
+		purge_sandboxes_of(c, app->id);
 		return core_app_delete(c, app, e);
+	}
 	ulid_new(trash_id);
 	rc = store_trash_begin(c->store, trash_id, app->id, now,
 	                       now + c->cfg->trash_retention_s);
@@ -208,7 +272,15 @@ trash_restore(struct core *c, const char *owner, const char *id,
 
 	*has_sb = false;
 	rc = store_trash_get(c->store, owner, id, &t);
-	if (rc == 0 && check_name(c, &t, name, e) < 0)
+	if (rc == 0 && t.sandbox_only &&
+	    store_app_get(c->store, NULL, t.app_id, app) != 0)
+		return ERR_CONFLICT(e,
+		                    "the sandbox's app is in the trash itself; "
+		                    "restore the app first");
+	if (rc == 0 && t.sandbox_only && name)
+		return ERR_BAD(e,
+		               "name is for an app; this entry is a sandbox");
+	if (rc == 0 && !t.sandbox_only && check_name(c, &t, name, e) < 0)
 		return -1;
 	if (claim(c, owner, id, TRASH_RESTORING, name, &t, e) < 0)
 		return -1;
@@ -229,6 +301,11 @@ trash_restore(struct core *c, const char *owner, const char *id,
 		restore_undo(c, &t);
 		if (t.sandbox_id[0])
 			core_sandbox_unlock(c, t.sandbox_id);
+		if (rc == STORE_CONFLICT)
+			return ERR_CONFLICT(e,
+			                    "the app has a sandbox now; delete "
+			                    "it (DELETE /v1/sandboxes/{id}), "
+			                    "then restore this one");
 		return err_set(e, 507, "insufficient_storage",
 		               "cannot write to the database (is the disk "
 		               "full?); the app stays in the trash, whole");
@@ -251,6 +328,8 @@ trash_restore(struct core *c, const char *owner, const char *id,
 static int
 finish_purge(struct core *c, const struct trash_entry *t, struct err *e)
 {
+	if (!t->sandbox_only)
+		purge_sandboxes_of(c, t->app_id);
 	/* The rows again: before task_init (recovery) the hook does not. */
 	if (t->sandbox_id[0]) {
 		task_forget_sandbox(c, t->sandbox_id);
@@ -258,9 +337,11 @@ finish_purge(struct core *c, const struct trash_entry *t, struct err *e)
 	}
 	if (workspace_kept_remove(c->cfg->data_dir, t->id) < 0)
 		return ERR_INTERNAL(e, "cannot remove the workspace");
-	if (store_trash_purged(c->store, t->id, t->app_id) != 0)
+	if (store_trash_purged(c->store, t->id, t->app_id, t->sandbox_only) !=
+	    0)
 		return ERR_INTERNAL(e, "database error");
-	log_info("app %s: purged from the trash (%s)", t->app_id, t->id);
+	log_info("%s of app %s: purged from the trash (%s)",
+	         t->sandbox_only ? "a sandbox" : "the app", t->app_id, t->id);
 	return 0;
 }
 

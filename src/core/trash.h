@@ -24,6 +24,13 @@
 int trash_app(struct core *c, const struct app *app,
               char trash_id[ULID_LEN + 1], struct err *e);
 /*
+ * Deletes the sandbox alone (DELETE /v1/sandboxes/{id}), the same way:
+ * its app stays; a restore gives the app this sandbox back while it has
+ * no other (409 conflict otherwise).
+ */
+int trash_sandbox(struct core *c, const char *sandbox_id,
+                  char trash_id[ULID_LEN + 1], struct err *e);
+/*
  * Restores the entry (owner's; NULL any) under its name, or name when
  * not NULL; fills app and, when it had one, sb (*has_sb), whose
  * container is started (a start that fails leaves it "stopped" and sets

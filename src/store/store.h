@@ -144,6 +144,7 @@ struct trash_entry {
 	char restore_name[API_MAX_NAME_BYTES + 1]; /* "" keeps the name */
 	int64_t deleted_at;
 	int64_t purge_at;
+	bool sandbox_only; /* a deleted sandbox of a live app, not an app */
 };
 
 /*
@@ -153,6 +154,11 @@ struct trash_entry {
  */
 int store_trash_begin(struct store *s, const char *trash_id, const char *app_id,
                       int64_t now, int64_t purge_at);
+/* The same for a sandbox alone (DELETE /v1/sandboxes/{id}): the app
+ * stays live.  STORE_NOT_FOUND when the sandbox is gone. */
+int store_trash_begin_sandbox(struct store *s, const char *trash_id,
+                              const char *sandbox_id, int64_t now,
+                              int64_t purge_at);
 /* Drops the sandbox row (sandbox_id "" none) and marks it "trashed". */
 int store_trash_deleted(struct store *s, const char *trash_id,
                         const char *sandbox_id);
@@ -183,11 +189,15 @@ int store_trash_usage(struct store *s, const char *owner, int64_t *entries,
 /*
  * Ends a restore: the sandbox row again (same id, "stopped", reason
  * "restored"), the app live under restore_name or its name, the entry
- * gone; one transaction.
+ * gone; one transaction.  STORE_CONFLICT when the app has a sandbox.
  */
 int store_trash_restored(struct store *s, const char *id, int64_t now);
-/* Ends a purge: the app's config and secrets, the app and the entry. */
-int store_trash_purged(struct store *s, const char *id, const char *app_id);
+/*
+ * Ends a purge: the app's config and secrets, the app and the entry; of
+ * a sandbox's entry only the entry.
+ */
+int store_trash_purged(struct store *s, const char *id, const char *app_id,
+                       bool sandbox_only);
 /* 1 when a live app of owner other than except_id has this name. */
 int store_app_name_taken(struct store *s, const char *owner, const char *name,
                          const char *except_id);

@@ -6,6 +6,7 @@
  * are keyed by it).  Each step of a move is one transaction here; the
  * order of the steps and the files between them is core/trash.c's.
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,7 +16,7 @@
 
 #define TRASH_COLS                                                             \
 	"t.id, t.owner, t.app_id, a.name, t.state, t.sandbox_id, t.bytes, "    \
-	"t.restore_name, t.deleted_at, t.purge_at"
+	"t.restore_name, t.deleted_at, t.purge_at, t.kind"
 #define TRASH_FROM " FROM trash t JOIN app a ON a.id = t.app_id "
 
 static const char *const state_names[] = {
@@ -55,6 +56,8 @@ trash_from_row(sqlite3_stmt *st, void *out)
 	store_col_text(st, 7, t->restore_name, sizeof(t->restore_name));
 	t->deleted_at = sqlite3_column_int64(st, 8);
 	t->purge_at = sqlite3_column_int64(st, 9);
+	store_col_text(st, 10, state, sizeof(state));
+	t->sandbox_only = strcmp(state, "sandbox") == 0;
 	return 0;
 }
 
@@ -92,6 +95,22 @@ store_trash_begin(struct store *s, const char *trash_id, const char *app_id,
 	rc = store_end(s, rc);
 	UNLOCK(s);
 	return rc;
+}
+
+int
+store_trash_begin_sandbox(struct store *s, const char *trash_id,
+                          const char *sandbox_id, int64_t now, int64_t purge_at)
+{
+	return store_exec(s,
+	                  "INSERT INTO trash (id, owner, app_id, kind, state, "
+	                  "sandbox_id, sb_image, sb_ports, sb_idle_policy, "
+	                  "sb_preset, sb_created_at, deleted_at, purge_at) "
+	                  "SELECT ?1, a.owner, a.id, 'sandbox', 'deleting', "
+	                  "s.id, s.image, s.ports, s.idle_policy, s.preset, "
+	                  "s.created_at, ?3, ?4 FROM sandbox s JOIN app a "
+	                  "ON a.id = s.app_id WHERE s.id = ?2 AND "
+	                  "a.trashed_at = 0",
+	                  "ssii", trash_id, sandbox_id, now, purge_at);
 }
 
 int
@@ -294,10 +313,13 @@ store_trash_restored(struct store *s, const char *id, int64_t now)
 
 /* The app's config and its sealed values, the app and the entry. */
 int
-store_trash_purged(struct store *s, const char *id, const char *app_id)
+store_trash_purged(struct store *s, const char *id, const char *app_id,
+                   bool sandbox_only)
 {
 	int rc;
 
+	if (sandbox_only)
+		return store_exec(s, "DELETE FROM trash WHERE id = ?", "s", id);
 	LOCK(s);
 	rc = store_begin(s);
 	if (rc == 0)

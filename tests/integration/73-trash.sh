@@ -161,6 +161,41 @@ api POST "/v1/trash/$TID/restore"
 expect_status 404
 t_end
 
+t_begin "a sandbox alone: DELETE keeps it in the trash, the app stays; a restore gives it back"
+create_app solo && create_sandbox "$APP_ID"
+A3=$APP_ID S3=$SB_ID C3=$SB_CONTAINER
+echo mine >"$DATA/workspaces/$S3/workspace/app/solo.txt"
+api DELETE "/v1/sandboxes/$S3"
+expect_status 204
+T3=$(header Sandboxd-Trash-Id)
+ulid_ok "$T3" || t_err "no Sandboxd-Trash-Id: $HEADERS"
+container_exists "$C3" && t_err "the container is still there"
+api GET "/v1/apps/$A3"
+expect_status 200 && expect_jq '.current_sandbox_id == null' 'the app has no sandbox'
+api GET "/v1/trash/$T3"
+expect_json .kind sandbox && expect_json .sandbox_id "$S3"
+# a newer sandbox of the app blocks the restore
+create_sandbox "$A3"
+api POST "/v1/trash/$T3/restore"
+expect_status 409 && expect_envelope conflict
+api DELETE "/v1/sandboxes/$SB_ID"
+expect_status 204
+api DELETE "/v1/trash/$(header Sandboxd-Trash-Id)"
+expect_status 204
+api POST "/v1/trash/$T3/restore"
+expect_status 200 && expect_json .sandbox.id "$S3" && expect_json .sandbox.status running
+[[ $(cat "$DATA/workspaces/$S3/workspace/app/solo.txt" 2>/dev/null) == mine ]] || t_err "solo.txt is not back"
+# the app deleted for good takes its kept sandboxes with it
+api DELETE "/v1/sandboxes/$S3"
+T3=$(header Sandboxd-Trash-Id)
+delete_app "$A3"
+api DELETE "/v1/trash/$TID"
+expect_status 204
+api GET "/v1/trash/$T3"
+expect_status 404
+[[ ! -e $DATA/trash/kept/$T3 ]] || t_err "the app's kept sandbox is still there"
+t_end
+
 # --- crashes ----------------------------------------------------------------------
 
 # whole_app APP SB: listed, workspace in place, no trash entry.

@@ -932,11 +932,32 @@ trash_moves(void)
 	CHECK(store_trash_deleted(s, "01JTRASH000000000000000003", sb.id) == 0);
 	CHECK(store_trash_claim(s, "01JTRASH000000000000000003", TRASH_PURGING,
 	                        "") == 0);
-	CHECK(store_trash_purged(s, "01JTRASH000000000000000003", a.id) == 0);
+	CHECK(store_trash_purged(s, "01JTRASH000000000000000003", a.id,
+	                         false) == 0);
 	CHECK(store_trash_get(s, NULL, "01JTRASH000000000000000003", &t) ==
 	      STORE_NOT_FOUND);
 	CHECK(store_app_get(s, NULL, a.id, &got) == STORE_NOT_FOUND);
 	CHECK(store_app_get(s, NULL, b.id, &got) == 0);
+
+	/* A sandbox alone: its app stays listed; a second sandbox blocks
+	 * the restore (one per app). */
+	make_sandbox(&sb, b.id);
+	CHECK(store_sandbox_insert(s, &sb) == 0);
+	CHECK(store_trash_begin_sandbox(s, "01JTRASH000000000000000004", sb.id,
+	                                60, 70) == 0);
+	CHECK(store_trash_deleted(s, "01JTRASH000000000000000004", sb.id) == 0);
+	CHECK(store_app_get(s, "t1", b.id, &got) == 0);
+	CHECK(got.current_sandbox_id[0] == '\0');
+	CHECK(store_trash_get(s, NULL, "01JTRASH000000000000000004", &t) == 0);
+	CHECK(t.sandbox_only);
+	make_sandbox(&back, b.id);
+	CHECK(store_sandbox_insert(s, &back) == 0);
+	CHECK(store_trash_restored(s, "01JTRASH000000000000000004", 80) ==
+	      STORE_CONFLICT);
+	CHECK(store_sandbox_delete(s, back.id) == 0);
+	CHECK(store_trash_restored(s, "01JTRASH000000000000000004", 80) == 0);
+	CHECK(store_app_get(s, "t1", b.id, &got) == 0);
+	CHECK_STR(got.current_sandbox_id, sb.id);
 	store_fixture_close(s);
 }
 

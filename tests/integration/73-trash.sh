@@ -161,6 +161,24 @@ api POST "/v1/trash/$TID/restore"
 expect_status 404
 t_end
 
+t_begin "a running task ends cancelled (app_deleted) with the delete; after the restore a new task runs"
+create_app busy && create_sandbox "$APP_ID"
+A4=$APP_ID S4=$SB_ID
+submit "$S4" '{"prompt":"long one [[fake:sleep=60]]","agent":"opencode"}'
+T4=$TASK_ID
+sleep 3 # the agent is at work
+api GET "/v1/sandboxes/$S4/tasks/$T4"
+expect_json .status running
+delete_app "$A4"
+api POST "/v1/trash/$TID/restore"
+expect_status 200
+api GET "/v1/sandboxes/$S4/tasks/$T4"
+expect_status 200 && expect_json .status cancelled && expect_json .failure_reason app_deleted
+submit "$S4" '{"prompt":"after the restore","agent":"opencode"}'
+wait_task "$S4" "$TASK_ID" 60
+expect_json .status succeeded
+t_end
+
 t_begin "a sandbox alone: DELETE keeps it in the trash, the app stays; a restore gives it back"
 create_app solo && create_sandbox "$APP_ID"
 A3=$APP_ID S3=$SB_ID C3=$SB_CONTAINER

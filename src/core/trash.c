@@ -74,9 +74,13 @@ take_sandbox(struct core *c, const char *trash_id, const char *sbid,
 	routes_drop(c->routes, sbid);
 	cred_drop_proxy_token(c, sbid);
 	task_trash_sandbox(c, sbid);
-	if (workspace_keep(c->cfg->data_dir, sbid, trash_id) < 0)
+	if (workspace_keep(c->cfg->data_dir, sbid, trash_id) < 0) {
+		/* The row stays: its route again (the next start makes the
+		 * container again). */
+		core_route_refresh(c, sbid);
 		return ERR_INTERNAL(e, "cannot move the workspace to the "
 		                       "trash");
+	}
 	return 0;
 }
 

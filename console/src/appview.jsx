@@ -151,8 +151,8 @@ function SandboxControls({app, sandbox, onChange}) {
 				}}>Delete sandbox</button>
 			)}
 			<button disabled={busy} class="danger" onClick={() => {
-				if (confirm(`Delete the app “${app.name}” with its sandbox, files and settings?`))
-					act(async () => { await del('/v1/apps/' + enc(app.id)); route('/apps'); });
+				if (confirm(`Delete the app “${app.name}”? Its sandbox stops and the app moves to the Trash, where you can restore it (files, settings and history) until it is removed for good.`))
+					act(async () => { await del('/v1/apps/' + enc(app.id)); route('/trash'); });
 			}}>Delete app</button>
 			{busy && <span class="muted" role="status">Working…</span>}
 			<ErrorText error={error} />

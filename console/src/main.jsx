@@ -6,6 +6,7 @@ import {SignIn} from './signin.jsx';
 import {AppsList} from './apps.jsx';
 import {AppShell} from './appview.jsx';
 import {Settings} from './settings.jsx';
+import {Trash} from './trash.jsx';
 import './style.css';
 
 function Redirect({to}) {
@@ -38,6 +39,7 @@ function Header({auth}) {
 			<a class="brand" href="/apps">sandboxd</a>
 			<nav aria-label="Main">
 				<a href="/apps" aria-current={cur('/apps')}>Apps</a>
+				<a href="/trash" aria-current={cur('/trash')}>Trash</a>
 				<a href="/settings/agents" aria-current={cur('/settings')}>Settings</a>
 			</nav>
 			{auth.auth_enabled && auth.via === 'session' && (
@@ -76,6 +78,7 @@ function Shell() {
 				<Route path="/apps" component={AppsList} />
 				<Route path="/apps/:id" component={AppShell} />
 				<Route path="/apps/:id/:tab" component={AppShell} />
+				<Route path="/trash" component={Trash} />
 				<Route path="/settings" component={() => <Redirect to="/settings/agents" />} />
 				<Route path="/settings/:section" component={Settings} />
 				<Route default component={NotFound} />

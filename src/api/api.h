@@ -51,6 +51,7 @@ struct resp {
 	char etag[72];  /* an ETag header ("" none), quotes included */
 	struct evlog_sub *stream; /* an event stream to send instead of body */
 	int retry_after;          /* seconds, for 429; 0: none */
+	char trash_id[ULID_LEN + 1]; /* a delete kept in the trash, or "" */
 };
 
 typedef void (*api_handler)(struct req *, struct resp *);
@@ -112,6 +113,10 @@ void apps_list(struct req *, struct resp *);
 void apps_get(struct req *, struct resp *);
 void apps_patch(struct req *, struct resp *);
 void apps_delete(struct req *, struct resp *);
+void trash_list(struct req *, struct resp *);
+void trash_get(struct req *, struct resp *);
+void trash_restore_post(struct req *, struct resp *);
+void trash_delete(struct req *, struct resp *);
 void sandboxes_create(struct req *, struct resp *);
 void sandboxes_get(struct req *, struct resp *);
 void sandboxes_delete(struct req *, struct resp *);

@@ -11,6 +11,7 @@
 #include "core/diskuse.h"
 #include "core/presets.h"
 #include "core/pvauth.h"
+#include "core/trash.h"
 #include "lib/clock.h"
 #include "lib/limits.h"
 
@@ -357,7 +358,8 @@ apps_delete(struct req *r, struct resp *w)
 
 	if (load_app(r, w, &a) < 0)
 		return;
-	if (core_app_delete(r->core, &a, &e) < 0) {
+	/* 204 as before the trash; the headers say how to undo it. */
+	if (trash_app(r->core, &a, w->trash_id, &e) < 0) {
 		api_reply_err(w, &e);
 		return;
 	}

@@ -7,12 +7,13 @@
 #include <string.h>
 
 #include "api/api.h"
+#include "core/trash.h"
+#include "task/task.h"
 #include "core/activity.h"
 #include "core/pvauth.h"
 #include "core/runtime.h"
 #include "core/sbnet.h"
 #include "lib/limits.h"
-#include "task/task.h"
 
 void
 api_preview_url(const struct core *c, const char *id, int port, char *out,
@@ -357,7 +358,8 @@ sandboxes_delete(struct req *r, struct resp *w)
 
 	if (api_load_sandbox(r, w, &sb) < 0)
 		return;
-	if (core_sandbox_delete(r->core, sb.id, &e) < 0)
+	/* Into the trash, as an app's delete: the headers say how to undo. */
+	if (trash_sandbox(r->core, sb.id, w->trash_id, &e) < 0)
 		api_reply_err(w, &e);
 	else
 		api_reply_empty(w, 204);

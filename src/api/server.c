@@ -78,6 +78,12 @@ static const struct route routes[] = {
     {.method = "GET", .pattern = "/v1/apps/{id}", .fn = apps_get},
     {.method = "PATCH", .pattern = "/v1/apps/{id}", .fn = apps_patch},
     {.method = "DELETE", .pattern = "/v1/apps/{id}", .fn = apps_delete},
+    {.method = "GET", .pattern = "/v1/trash", .fn = trash_list},
+    {.method = "GET", .pattern = "/v1/trash/{id}", .fn = trash_get},
+    {.method = "POST",
+     .pattern = "/v1/trash/{id}/restore",
+     .fn = trash_restore_post},
+    {.method = "DELETE", .pattern = "/v1/trash/{id}", .fn = trash_delete},
     {.method = "POST",
      .pattern = "/v1/apps/{id}/preview-link",
      .fn = apps_preview_link},
@@ -710,6 +716,15 @@ send_resp(struct MHD_Connection *conn, struct req *r, struct resp *w)
 		MHD_add_response_header(mr, MHD_HTTP_HEADER_ALLOW, w->allow);
 	if (w->etag[0])
 		MHD_add_response_header(mr, MHD_HTTP_HEADER_ETAG, w->etag);
+	if (w->trash_id[0]) {
+		char link[96];
+		snprintf(link, sizeof(link),
+		         "</v1/trash/%s/restore>; "
+		         "rel=\"restore\"",
+		         w->trash_id);
+		MHD_add_response_header(mr, "Sandboxd-Trash-Id", w->trash_id);
+		MHD_add_response_header(mr, "Link", link);
+	}
 	if (w->status == 401)
 		MHD_add_response_header(mr, MHD_HTTP_HEADER_WWW_AUTHENTICATE,
 		                        "Bearer");

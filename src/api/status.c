@@ -12,6 +12,21 @@ error_field(struct jv *o, const char *why)
 	return o;
 }
 
+/* The trash: the tenant's, or the whole instance's for an operator. */
+static struct jv *
+trash_json(struct req *r)
+{
+	struct jv *t = jv_obj();
+	int64_t n = 0, bytes = 0;
+
+	store_trash_usage(r->core->store, r->operator? NULL : r->owner, &n,
+	                  &bytes);
+	jv_set_int(t, "entries", n);
+	jv_set_int(t, "bytes", bytes);
+	jv_set_int(t, "retention_seconds", r->core->cfg->trash_retention_s);
+	return t;
+}
+
 void
 status_get(struct req *r, struct resp *w)
 {
@@ -44,5 +59,6 @@ status_get(struct req *r, struct resp *w)
 	else
 		jv_set(o, "data_dir", jv_new_null());
 	jv_set_int(o, "idle_threshold_seconds", core_idle_threshold(r->core));
+	jv_set(o, "trash", trash_json(r));
 	api_reply_json(w, 200, o);
 }

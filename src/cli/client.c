@@ -303,6 +303,16 @@ header(const char *p, size_t n, void *arg)
 			l--;
 		snprintf(r->etag, sizeof(r->etag), "%.*s", (int)l, v);
 	}
+	if (n > 18 && strncasecmp(p, "Sandboxd-Trash-Id:", 18) == 0) {
+		const char *v = p + 18;
+		size_t l = n - 18;
+
+		while (l > 0 && (*v == ' ' || *v == '\t'))
+			v++, l--;
+		while (l > 0 && (v[l - 1] == '\r' || v[l - 1] == '\n'))
+			l--;
+		snprintf(r->trash_id, sizeof(r->trash_id), "%.*s", (int)l, v);
+	}
 	return n;
 }
 

@@ -66,6 +66,7 @@ struct cli_resp {
 	struct buf body;
 	struct jv *json; /* the body parsed, when it is JSON */
 	char etag[128];
+	char trash_id[32]; /* Sandboxd-Trash-Id of a delete, or "" */
 };
 
 /* The options every command takes (--api, --token, --json, -q, …). */

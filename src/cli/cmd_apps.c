@@ -1,7 +1,7 @@
 /*
- * The app commands: apps, app create|show|delete|visibility|link|unlink.
- * Deleting asks first
- * (the workspace is the only copy of the files unless pushed) unless
+ * The app commands: apps, app create|show|delete|visibility|link|unlink,
+ * and the trash of deleted apps: trash, trash restore|purge.  Deleting asks
+ * first (the workspace is the only copy of the files unless pushed) unless
  * --yes; with no terminal to ask on, it refuses without --yes rather
  * than guess.
  */
@@ -84,16 +84,112 @@ cmd_app_show(struct cli *c, const struct cli_args *a)
 int
 cmd_app_delete(struct cli *c, const struct cli_args *a)
 {
-	char path[512], warn[1536];
+	char path[512], warn[1536], q[640];
+	struct cli_resp r;
+	int rc;
 
 	if (cli_pathf(path, sizeof(path), "/v1/apps/%s", a->pos[0]) < 0)
 		return cli_fail(CLI_EUSAGE, "usage", "the id is too long");
 	snprintf(warn, sizeof(warn),
-	         "this deletes app %s, its sandbox and its workspace; the "
-	         "workspace is the only copy of the app's files unless you "
-	         "pushed them (sandboxd git push %s)",
+	         "this deletes app %s and its sandbox; the workspace goes "
+	         "to the trash, restorable until the retention ends "
+	         "(sandboxd trash), unless the daemon keeps no trash: then "
+	         "it is gone at once, and it is the only copy of the app's "
+	         "files unless you pushed them (sandboxd git push %s)",
 	         a->pos[0], a->pos[0]);
-	return cli_delete(c, a, path, "app", warn);
+	if (!cli_args_has(a, "yes")) {
+		fprintf(stderr, "warning: %s\n", warn);
+		snprintf(q, sizeof(q), "Delete app %s?", a->pos[0]);
+		if (!cli_confirm(q))
+			return cli_fail(CLI_EUSAGE, "not_confirmed",
+			                "not deleted (pass --yes to delete "
+			                "without asking)");
+	}
+	rc = cli_call(c, "DELETE", path, NULL, &r);
+	if (rc == 0 && c->json)
+		printf("{\"deleted\":\"%s\",\"trash_id\":%s%s%s}\n", a->pos[0],
+		       r.trash_id[0] ? "\"" : "",
+		       r.trash_id[0] ? r.trash_id : "null",
+		       r.trash_id[0] ? "\"" : "");
+	else if (rc == 0 && c->quiet && r.trash_id[0])
+		printf("%s\n", r.trash_id);
+	else if (rc == 0 && !c->quiet && r.trash_id[0])
+		printf("deleted app %s; it is in the trash as %s\n"
+		       "undo with: sandboxd trash restore %s\n",
+		       a->pos[0], r.trash_id, r.trash_id);
+	else if (rc == 0 && !c->quiet)
+		printf("deleted app %s (no trash: gone for good)\n", a->pos[0]);
+	cli_resp_release(&r);
+	return rc;
+}
+
+int
+cmd_trash(struct cli *c, const struct cli_args *a)
+{
+	static const struct cli_col cols[] = {
+	    {.head = "ID", .field = "id"},
+	    {.head = "NAME", .field = "name"},
+	    {.head = "APP", .field = "app_id"},
+	    {.head = "BYTES", .field = "bytes"},
+	    {.head = "DELETED", .field = "deleted_at", .kind = CLI_COL_TIME},
+	    {.head = "PURGED AT", .field = "purge_at", .kind = CLI_COL_TIME},
+	};
+	struct cli_resp r;
+	int rc = cli_get_list(c, "/v1/trash", "trash", cols, 6, 0, &r);
+
+	(void)a;
+	cli_resp_release(&r);
+	return rc;
+}
+
+int
+cmd_trash_restore(struct cli *c, const struct cli_args *a)
+{
+	const char *name = cli_args_get(a, "name");
+	const struct jv *app, *sb;
+	struct jv *body = jv_obj();
+	struct cli_resp r;
+	char path[512], tmp[64];
+	int rc;
+
+	if (cli_pathf(path, sizeof(path), "/v1/trash/%s/restore", a->pos[0]) <
+	    0) {
+		jv_free(body);
+		return cli_fail(CLI_EUSAGE, "usage", "the id is too long");
+	}
+	jv_set_str(body, "name", name);
+	rc = cli_call(c, "POST", path, body, &r);
+	jv_free(body);
+	if (rc == 0) {
+		app = jv_get(r.json, "app");
+		sb = jv_get(r.json, "sandbox");
+		cli_done(
+		    c, &r, "restored app %s (%s)%s%s\n",
+		    cli_field(app, "id", tmp, sizeof(tmp)),
+		    jv_str(jv_get(app, "name")) ? jv_str(jv_get(app, "name"))
+		                                : "",
+		    jv_type(sb) == JV_OBJECT ? ", sandbox " : "",
+		    jv_type(sb) == JV_OBJECT ? jv_str(jv_get(sb, "id")) : "");
+		if (!c->json && jv_get(r.json, "start_error"))
+			fprintf(stderr,
+			        "warning: the sandbox did not start: %s\n",
+			        jv_str(jv_get(jv_get(r.json, "start_error"),
+			                      "message")));
+	}
+	cli_resp_release(&r);
+	return rc;
+}
+
+int
+cmd_trash_purge(struct cli *c, const struct cli_args *a)
+{
+	char path[512];
+
+	if (cli_pathf(path, sizeof(path), "/v1/trash/%s", a->pos[0]) < 0)
+		return cli_fail(CLI_EUSAGE, "usage", "the id is too long");
+	return cli_delete(c, a, path, "trash entry",
+	                  "this removes the app, its workspace and its task "
+	                  "history for good");
 }
 
 /* app visibility APP public|private|default: PATCH preview_visibility. */

@@ -21,6 +21,12 @@ static const struct cli_opt yes_opts[] = {
     {.name = "yes", .short_name = 'y', .help = "do not ask"},
     {0},
 };
+static const struct cli_opt restore_opts[] = {
+    {.name = "name",
+     .value = true,
+     .help = "N: restore under this name (a newer app has its name)"},
+    {0},
+};
 static const struct cli_opt new_opts[] = {
     {.name = "preset",
      .value = true,
@@ -125,10 +131,13 @@ const struct cli_cmd cli_cmds[] = {
      1, 1, cmd_app_create, app_create_opts, "make an app", NULL},
     {"app show", "APP", 1, 1, cmd_app_show, no_opts, "show an app", NULL},
     {"app delete", "APP [--yes]", 1, 1, cmd_app_delete, yes_opts,
-     "delete an app, its sandbox and its files",
-     "The sandbox's workspace is the only copy of the app's files unless\n"
-     "they were pushed (`sandboxd git push APP`): it asks first, unless\n"
-     "--yes.  Without a terminal to ask on, --yes is required."},
+     "delete an app and its sandbox (into the trash: restorable)",
+     "The app goes to the trash for the daemon's retention\n"
+     "(SANDBOXD_TRASH_RETENTION_SECONDS, default 72 hours) and the command\n"
+     "prints how to restore it (`sandboxd trash restore ID`).  With a\n"
+     "retention of 0 it is gone at once, and the workspace is the only\n"
+     "copy of the app's files unless they were pushed.  It asks first,\n"
+     "unless --yes.  Without a terminal to ask on, --yes is required."},
     {"app visibility", "APP public|private|default", 2, 2, cmd_app_visibility,
      no_opts, "who may see the app's preview",
      "private: only a browser signed in to the console, or one that opened\n"
@@ -144,6 +153,12 @@ const struct cli_cmd cli_cmds[] = {
      "the URL only."},
     {"app unlink", "APP", 1, 1, cmd_app_unlink, no_opts,
      "revoke every preview link and cookie of the app", NULL},
+    {"trash", "", 0, 0, cmd_trash, no_opts,
+     "list deleted apps that can be restored", NULL},
+    {"trash restore", "ID [--name N]", 1, 1, cmd_trash_restore, restore_opts,
+     "bring a deleted app back, with a new sandbox from its workspace", NULL},
+    {"trash purge", "ID [--yes]", 1, 1, cmd_trash_purge, yes_opts,
+     "remove a deleted app for good now", NULL},
     {"sandbox create", "APP [--port N]… [--wait]", 1, 1, cmd_sb_create,
      sb_create_opts, "make and start the app's sandbox", NULL},
     {"sandbox show", "SB", 1, 1, cmd_sb_show, no_opts, "show a sandbox", NULL},

@@ -15,7 +15,12 @@
  * --repo NAME limits the images to those tagged NAME:<tag>.
  *
  * The trash (<data>/trash: workspaces of deleted sandboxes whose
- * removal was interrupted) is listed and, with --yes, emptied.
+ * removal was interrupted) is listed and, with --yes, emptied.  The
+ * kept workspaces of deleted apps (<data>/trash/kept, core/trash.h) are
+ * counted, never removed here: the daemon purges them after the
+ * retention, `sandboxd trash purge` at once (gc runs without the
+ * daemon, which owns their database rows).  The dependency store files
+ * they link stay in use (their link count is above 1).
  * The dependency store (<data>/store, core/dedup.h): an entry whose
  * link count is 1 is linked by no workspace any more and goes, with a
  * temporary a crashed pass left behind over an hour ago.
@@ -114,7 +119,8 @@ sweep_trash(const struct config *cfg, bool yes, int64_t *bytes, int *n)
 		return;
 	while ((de = readdir(d)) != NULL) {
 		int64_t b;
-		if (de->d_name[0] == '.')
+		if (de->d_name[0] == '.' ||
+		    strcmp(de->d_name, WORKSPACE_KEPT_DIR) == 0)
 			continue;
 		snprintf(entry, sizeof(entry), "%s/%s", path, de->d_name);
 		b = ws_usage_walk(entry, NULL);
@@ -127,6 +133,37 @@ sweep_trash(const struct config *cfg, bool yes, int64_t *bytes, int *n)
 	closedir(d);
 	if (yes && *n)
 		workspace_empty_trash(cfg->data_dir);
+}
+
+static void
+count_kept(const struct config *cfg)
+{
+	char path[PATH_MAX + 32], entry[PATH_MAX + 300];
+	int64_t bytes = 0;
+	struct dirent *de;
+	int n = 0;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "%s/trash/" WORKSPACE_KEPT_DIR,
+	         cfg->data_dir);
+	if ((d = opendir(path)) == NULL)
+		return;
+	while ((de = readdir(d)) != NULL) {
+		int64_t b;
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(entry, sizeof(entry), "%s/%s", path, de->d_name);
+		b = ws_usage_walk(entry, NULL);
+		bytes += b > 0 ? b : 0;
+		n++;
+	}
+	closedir(d);
+	if (n)
+		printf("keeping %d deleted app%s in the trash (%lld MiB): "
+		       "purged after SANDBOXD_TRASH_RETENTION_SECONDS "
+		       "(%llds), or now with `sandboxd trash purge ID`\n",
+		       n, n == 1 ? "" : "s", (long long)(bytes >> 20),
+		       (long long)cfg->trash_retention_s);
 }
 
 static int
@@ -156,6 +193,7 @@ gc(const struct config *cfg, bool yes, const char *repo)
 		goto out;
 	}
 	sweep_trash(cfg, yes, &trash, &ntrash);
+	count_kept(cfg);
 	if (dedup_gc(cfg->data_dir, yes, &nstore, &store) < 0)
 		fprintf(stderr, "sandboxd gc: cannot read %s/store\n",
 		        cfg->data_dir);

@@ -30,6 +30,7 @@
 #include "core/credentials.h"
 #include "core/preview.h"
 #include "core/reaper.h"
+#include "core/trash.h"
 #include "core/runtime.h"
 #include "core/sbnet.h"
 #include "task/task.h"
@@ -205,6 +206,7 @@ start_all(struct daemon *d)
 
 	if (sbnet_start(c) < 0 || core_watch_start(c) < 0 ||
 	    runtime_start(c) < 0 || reaper_start(c) < 0 || task_init(c) < 0 ||
+	    trash_start(c) < 0 ||
 	    core_hook_add(c, CORE_SANDBOX_DELETED, task_forget_sandbox) < 0 ||
 	    api_start(&d->api, c) < 0 || proxy_start(&d->proxy, c) < 0 ||
 	    cred_refresher_start(&d->refresher, c) < 0 || preview_init(c) < 0 ||
@@ -231,6 +233,7 @@ stop_all(struct daemon *d)
 	proxy_stop(d->proxy);
 	task_shutdown(c); /* ends event streams, so the API can stop */
 	api_stop(d->api);
+	trash_stop(c);
 	reaper_stop(c);
 	runtime_stop(c);
 	core_watch_stop(c);
@@ -271,6 +274,8 @@ serve(void)
 	         how);
 	if (core_init(&d.core, &cfg, store, docker) < 0)
 		goto out_core;
+	/* Interrupted trash moves first: reconcile then sees whole rows. */
+	trash_recover(&d.core);
 	if (docker_ping(docker, msg) == DOCKER_OK)
 		core_reconcile(&d.core);
 	else

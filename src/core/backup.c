@@ -54,6 +54,9 @@
 		goto fail;                                                     \
 	} while (0)
 
+/* The kept workspaces of the trash, beside workspaces/ (copy_trash). */
+#define BACKUP_TRASH_DIR "trash-kept"
+
 /* The files of a backup, in the order they are copied: the database
  * first, then the key (and a rotation's next key). */
 static const char *const known_files[] = {"sandboxd.db", VAULT_KEY_FILE,
@@ -232,6 +235,45 @@ out:
 	return rc;
 }
 
+/*
+ * The trash (<data>/trash/kept, core/trash.h): with the workspaces, its
+ * kept workspaces are copied to trash-kept/ (nothing runs in them, so
+ * nothing is paused), and restore puts them back, so a deleted app can
+ * still be restored after a restore of the backup.  Without the
+ * workspaces neither is copied, and the output says so.  Their rows are
+ * in the database copy either way.
+ */
+static int
+copy_trash(const struct backup_opts *o, FILE *out)
+{
+	char src[PATH_MAX + 32], dst[PATH_MAX + 32];
+	struct dirent *de;
+	int n = 0;
+	DIR *d;
+
+	snprintf(src, sizeof(src), "%s/trash/" WORKSPACE_KEPT_DIR,
+	         o->cfg->data_dir);
+	if ((d = opendir(src)) == NULL)
+		return 0;
+	while ((de = readdir(d)) != NULL)
+		n += de->d_name[0] != '.';
+	closedir(d);
+	if (n == 0)
+		return 0;
+	if (!o->workspaces) {
+		fprintf(out,
+		        "trash: not copied (no --workspaces): %d deleted "
+		        "app%s in the trash would come back without files\n",
+		        n, n == 1 ? "" : "s");
+		return 0;
+	}
+	snprintf(dst, sizeof(dst), "%s/" BACKUP_TRASH_DIR, o->dir);
+	if (copy_tree(src, dst) < 0)
+		return -1;
+	fprintf(out, "trash: %d deleted app%s copied\n", n, n == 1 ? "" : "s");
+	return 0;
+}
+
 static int
 write_manifest(const char *dir, const struct backup_manifest *m)
 {
@@ -326,6 +368,9 @@ backup_run(const struct backup_opts *o, FILE *out, char *err, size_t errlen)
 		        (long long)m.workspaces_count,
 		        (long long)m.workspaces_bytes);
 	}
+	if (copy_trash(o, out) < 0)
+		FAIL("copying the trash into %s/" BACKUP_TRASH_DIR " failed",
+		     o->dir);
 	if (write_manifest(o->dir, &m) < 0)
 		FAIL("cannot write %s/manifest.json: %s", o->dir,
 		     strerror(errno));
@@ -510,7 +555,7 @@ restore_run(const struct config *cfg, const char *dir, bool force, FILE *out,
 {
 	const char *dd = cfg->data_dir;
 	struct backup_manifest m;
-	struct step steps[BACKUP_FILES + 1];
+	struct step steps[BACKUP_FILES + 2];
 	char src[PATH_MAX + 64], stamp[32];
 	size_t n = 0;
 	struct tm tm;
@@ -539,6 +584,15 @@ restore_run(const struct config *cfg, const char *dir, bool force, FILE *out,
 	if (m.workspaces && stage(&steps[n++], dir, "workspaces", dd,
 	                          "workspaces", true, err, errlen) < 0)
 		goto fail;
+	snprintf(src, sizeof(src), "%s/" BACKUP_TRASH_DIR, dir);
+	if (m.workspaces && access(src, F_OK) == 0) {
+		snprintf(src, sizeof(src), "%s/trash", dd);
+		if (mkdir(src, 0755) < 0 && errno != EEXIST)
+			FAIL("cannot make %s: %s", src, strerror(errno));
+		if (stage(&steps[n++], dir, BACKUP_TRASH_DIR, dd,
+		          "trash/" WORKSPACE_KEPT_DIR, true, err, errlen) < 0)
+			goto fail;
+	}
 	if (stage(&steps[n++], dir, "sandboxd.db", dd, "state/sandboxd.db",
 	          false, err, errlen) < 0)
 		goto fail;

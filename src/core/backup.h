@@ -2,11 +2,11 @@
  * backup: `sandboxd backup DIR` and `sandboxd restore DIR`
  * (docs/operations.md).  A backup directory holds sandboxd.db (SQLite's
  * online backup: one committed state, taken while the daemon runs),
- * secret.key when the master key is that file, workspaces/ with
- * --workspaces, and manifest.json, written last: a directory without it
- * is an unfinished backup.  Restore checks the manifest, the checksums
- * and PRAGMA integrity_check before it touches the data directory, and
- * never runs next to a daemon on it.
+ * secret.key when the master key is that file, workspaces/ (and the
+ * trash's kept workspaces, trash-kept/) with --workspaces, and manifest.json,
+ * written last: a directory without it is an unfinished backup.  Restore checks
+ * the manifest, the checksums and PRAGMA integrity_check before it touches the
+ * data directory, and never runs next to a daemon on it.
  */
 #ifndef CORE_BACKUP_H
 #define CORE_BACKUP_H

@@ -758,6 +758,10 @@ static const struct config_var vars[] = {
     INT("SANDBOXD_MEM_HEADROOM_PCT", mem_headroom_pct, 15, 0, 100),
     INT("SANDBOXD_MEM_REFUSE_WAKES_PCT", mem_refuse_pct, 10, 0, 100),
     INT("SANDBOXD_WAKE_READY_SECONDS", wake_ready_s, 30, 1, 3600),
+    /* The trash of deleted apps (core/trash.c). */
+    INT("SANDBOXD_TRASH_RETENTION_SECONDS", trash_retention_s, 259200, 0,
+        31536000),
+    INT("SANDBOXD_TRASH_PASS_INTERVAL_SECONDS", trash_interval_s, 60, 1, 3600),
     WORD("SANDBOXD_EDGE_ADDR", edge_addr, "0.0.0.0", ".:"),
     HOOK(parse_console_dir),
     {.name = "SANDBOXD_EDGE_PORT",

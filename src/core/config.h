@@ -66,9 +66,11 @@ struct config {
 	char claude_scopes[256]; /* space-separated */
 	int64_t oauth_refresh_s; /* how often logins are checked for expiry */
 	int64_t idle_threshold_s;
-	char sleep_policy[8];    /* "freeze" or "stop" */
-	int64_t freeze_after_s;  /* idle this long: frozen (policy freeze) */
-	int64_t idle_interval_s; /* idle reaper period */
+	char sleep_policy[8];      /* "freeze" or "stop" */
+	int64_t trash_retention_s; /* a deleted app is kept this long; 0 none */
+	int64_t trash_interval_s;  /* the trash pass (purge, measure) period */
+	int64_t freeze_after_s;    /* idle this long: frozen (policy freeze) */
+	int64_t idle_interval_s;   /* idle reaper period */
 	int64_t pressure_interval_s; /* pressure reaper period */
 	int64_t mem_headroom_pct;    /* below: stop sandboxes */
 	int64_t mem_refuse_pct;      /* below: refuse wakes */

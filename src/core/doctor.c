@@ -36,6 +36,7 @@
 #include "lib/jv.h"
 #include "net/http.h"
 #include "store/backup.h"
+#include "ws/usage.h"
 #include "ws/workspace.h"
 
 #define DOCTOR_PROGRAM_TIMEOUT_MS 5000   /* docker compose version */
@@ -651,6 +652,46 @@ check_disk(struct ctx *x, struct doctor_report *r)
 		       "per app adds up)");
 }
 
+/*
+ * The trash of deleted apps (<data>/trash/kept): what it holds.  A warn
+ * only when the disk is short as well (the trash is room to win back).
+ */
+static void
+check_trash(struct ctx *x, struct doctor_report *r, enum doctor_level disk)
+{
+	struct doctor_check *c = add(r, "trash");
+	char path[PATH_MAX + 32];
+	int64_t bytes = 0;
+	struct dirent *de;
+	int n = 0;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "%s/trash/" WORKSPACE_KEPT_DIR,
+	         x->cfg->data_dir);
+	if ((d = opendir(path)) != NULL) {
+		char entry[PATH_MAX + 300];
+		while ((de = readdir(d)) != NULL) {
+			int64_t b;
+			if (de->d_name[0] == '.')
+				continue;
+			snprintf(entry, sizeof(entry), "%s/%s", path,
+			         de->d_name);
+			b = ws_usage_walk(entry, NULL);
+			bytes += b > 0 ? b : 0;
+			n++;
+		}
+		closedir(d);
+	}
+	SAY(c, n && disk != DOCTOR_OK ? DOCTOR_WARN : DOCTOR_OK,
+	    "%d deleted app%s in the trash, %lld MiB; kept %lld s "
+	    "(SANDBOXD_TRASH_RETENTION_SECONDS)",
+	    n, n == 1 ? "" : "s", (long long)(bytes >> 20),
+	    (long long)x->cfg->trash_retention_s);
+	if (c->level != DOCTOR_OK)
+		FIX(c, "the disk is short: `sandboxd trash` lists them, "
+		       "`sandboxd trash purge ID` removes one now");
+}
+
 static int64_t
 meminfo_mb(const char *key)
 {
@@ -794,6 +835,7 @@ doctor_run(const struct config *cfg, struct doctor_report *r)
 	check_daemon(&x, r);
 	check_egress(&x, r);
 	check_disk(&x, r);
+	check_trash(&x, r, r->n ? r->c[r->n - 1].level : DOCTOR_OK);
 	check_memory(&x, r);
 	check_clock(&x, r);
 	check_datadir(&x, r);

@@ -72,6 +72,14 @@ const struct err_code err_codes[] = {
     {.code = "task_in_progress",
      .status = 409,
      .meaning = "a task already runs in the sandbox"},
+    {.code = "trash_busy",
+     .status = 409,
+     .meaning = "a restore or purge of a trash entry another call is "
+                "moving"},
+    {.code = "trash_name_taken",
+     .status = 409,
+     .meaning = "a restore whose app name a newer app has; restore "
+                "with another name"},
     {.code = "unsafe_repo",
      .status = 409,
      .meaning = "the app's repository is not laid out as it should be"},

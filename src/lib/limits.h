@@ -59,6 +59,9 @@
 #define EDGE_ACTIVITY_INTERVAL_MS   1000 /* preview_activity while streaming */
 #define EDGE_LISTEN_BACKLOG         1024
 
+/* Trash (core/trash.c) */
+#define TRASH_LIST_MAX 1000 /* entries one listing or purge pass reads */
+
 /* Configuration */
 #define CONFIG_ENV_FILE_BYTES (64u << 10)
 #define CONFIG_MAX_TOKENS     64

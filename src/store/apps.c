@@ -2,7 +2,8 @@
  * App rows.  current_sandbox_id is not stored on the app: it is read from
  * the sandbox table (an app has at most one sandbox, enforced by a UNIQUE
  * index), so the two can never disagree.  Deleting an app deletes its
- * config rows and their sealed values with it (appconfig.c).
+ * config rows and their sealed values with it (appconfig.c).  An app in
+ * the trash (trashed_at set, store/trash.c) is neither got nor listed.
  */
 #include <stdint.h>
 #include <string.h>
@@ -80,7 +81,8 @@ store_app_get(struct store *s, const char *owner, const char *id,
 	LOCK(s);
 	rc = store_one(store_prep(s,
 	                          "SELECT " APP_COLS " FROM app a WHERE "
-	                          "a.id = ? AND (?2 IS NULL OR a.owner = ?2)",
+	                          "a.id = ? AND (?2 IS NULL OR a.owner = ?2) "
+	                          "AND a.trashed_at = 0",
 	                          "ss", id, owner),
 	               app_from_row, out);
 	UNLOCK(s);
@@ -160,6 +162,7 @@ store_app_list(struct store *s, const char *owner,
 	st = store_prep(s,
 	                "SELECT " APP_COLS " FROM app a "
 	                "WHERE (?1 IS NULL OR a.owner = ?1) "
+	                "AND a.trashed_at = 0 "
 	                "ORDER BY a.created_at DESC, a.id DESC",
 	                "s", owner);
 	if (st == NULL)

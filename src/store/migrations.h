@@ -209,6 +209,42 @@ static const struct migration store_migrations[] = {
                "ALTER TABLE app ADD COLUMN preview_epoch INTEGER NOT NULL"
                "  DEFAULT 0;",
     },
+    {
+        .version = 12,
+        .name = "trash",
+        /*
+         * Deleted apps and sandboxes kept for a while (core/trash.c).
+         * A trashed app's row stays, marked by trashed_at (every listing
+         * and lookup of live apps skips it); the sandbox row goes (the
+         * container is gone) and what a new one needs is copied here.  state is
+         * the journal of the move: "deleting" and "purging" are finished at
+         * start, "restoring" is rolled back.
+         */
+        .sql = "ALTER TABLE app ADD COLUMN trashed_at INTEGER NOT NULL"
+               "  DEFAULT 0;"
+               "CREATE TABLE trash ("
+               "  id TEXT PRIMARY KEY,"
+               "  owner TEXT NOT NULL,"
+               "  app_id TEXT NOT NULL REFERENCES app(id),"
+               "  kind TEXT NOT NULL DEFAULT 'app' CHECK (kind IN"
+               "    ('app','sandbox')),"
+               "  state TEXT NOT NULL CHECK (state IN"
+               "    ('deleting','trashed','restoring','purging')),"
+               "  sandbox_id TEXT NOT NULL DEFAULT '',"
+               "  sb_image TEXT NOT NULL DEFAULT '',"
+               "  sb_ports TEXT NOT NULL DEFAULT '',"
+               "  sb_idle_policy TEXT NOT NULL DEFAULT 'sleep',"
+               "  sb_preset TEXT NOT NULL DEFAULT '',"
+               "  sb_created_at INTEGER NOT NULL DEFAULT 0,"
+               "  bytes INTEGER NOT NULL DEFAULT -1,"
+               "  restore_name TEXT NOT NULL DEFAULT '',"
+               "  deleted_at INTEGER NOT NULL,"
+               "  purge_at INTEGER NOT NULL);"
+               "CREATE UNIQUE INDEX trash_one_app ON trash(app_id)"
+               "  WHERE kind = 'app';"
+               "CREATE INDEX trash_owner ON trash(owner, deleted_at);"
+               "CREATE INDEX trash_purge ON trash(purge_at);",
+    },
 };
 
 #endif

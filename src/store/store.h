@@ -125,6 +125,89 @@ int store_app_delete(struct store *s, const char *id);
 int store_app_list(struct store *s, const char *owner,
                    int (*fn)(const struct app *, void *), void *arg);
 
+/*
+ * The trash (trash.c): apps deleted with a retention.  state is the
+ * journal of a move (core/trash.c): "deleting" until the container and
+ * the workspace are gone, "restoring" while a restore runs, "purging"
+ * while it is removed for good.
+ */
+enum trash_state {
+	TRASH_DELETING,
+	TRASH_TRASHED,
+	TRASH_RESTORING,
+	TRASH_PURGING,
+};
+const char *trash_state_name(enum trash_state st);
+
+struct trash_entry {
+	char id[ULID_LEN + 1];
+	char owner[64];
+	char app_id[ULID_LEN + 1];
+	char name[API_MAX_NAME_BYTES + 1]; /* the app's name */
+	enum trash_state state;
+	char sandbox_id[ULID_LEN + 1]; /* "" when the app had none */
+	int64_t bytes;                 /* -1 until measured */
+	char restore_name[API_MAX_NAME_BYTES + 1]; /* "" keeps the name */
+	int64_t deleted_at;
+	int64_t purge_at;
+	bool sandbox_only; /* a deleted sandbox of a live app, not an app */
+};
+
+/*
+ * Journals the delete ("deleting") and marks the app trashed, in one
+ * transaction; copies the sandbox row's settings into the entry.
+ * STORE_NOT_FOUND when the app is gone or trashed already.
+ */
+int store_trash_begin(struct store *s, const char *trash_id, const char *app_id,
+                      int64_t now, int64_t purge_at);
+/* The same for a sandbox alone (DELETE /v1/sandboxes/{id}): the app
+ * stays live.  STORE_NOT_FOUND when the sandbox is gone. */
+int store_trash_begin_sandbox(struct store *s, const char *trash_id,
+                              const char *sandbox_id, int64_t now,
+                              int64_t purge_at);
+/* Drops the sandbox row (sandbox_id "" none) and marks it "trashed". */
+int store_trash_deleted(struct store *s, const char *trash_id,
+                        const char *sandbox_id);
+/* Rolls a "deleting" entry back: the app is live again, the entry gone. */
+int store_trash_undo_begin(struct store *s, const char *trash_id,
+                           const char *app_id);
+/* owner NULL matches any owner. */
+int store_trash_get(struct store *s, const char *owner, const char *id,
+                    struct trash_entry *out);
+/*
+ * Newest first; owner NULL lists every entry (recovery), else at most
+ * TRASH_LIST_MAX.  fn runs outside the store's lock.
+ */
+int store_trash_list(struct store *s, const char *owner,
+                     int (*fn)(const struct trash_entry *, void *), void *arg);
+/* "trashed" entries past purge_at or not measured yet (TRASH_LIST_MAX). */
+int store_trash_due(struct store *s, int64_t now,
+                    int (*fn)(const struct trash_entry *, void *), void *arg);
+int store_trash_set_state(struct store *s, const char *id, enum trash_state st,
+                          const char *restore_name);
+/* "trashed" -> to, or STORE_NOT_FOUND when it is not "trashed" now. */
+int store_trash_claim(struct store *s, const char *id, enum trash_state to,
+                      const char *restore_name);
+int store_trash_set_bytes(struct store *s, const char *id, int64_t bytes);
+/* Entries and measured bytes (owner NULL: all). */
+int store_trash_usage(struct store *s, const char *owner, int64_t *entries,
+                      int64_t *bytes);
+/*
+ * Ends a restore: the sandbox row again (same id, "stopped", reason
+ * "restored"), the app live under restore_name or its name, the entry
+ * gone; one transaction.  STORE_CONFLICT when the app has a sandbox.
+ */
+int store_trash_restored(struct store *s, const char *id, int64_t now);
+/*
+ * Ends a purge: the app's config and secrets, the app and the entry; of
+ * a sandbox's entry only the entry.
+ */
+int store_trash_purged(struct store *s, const char *id, const char *app_id,
+                       bool sandbox_only);
+/* 1 when a live app of owner other than except_id has this name. */
+int store_app_name_taken(struct store *s, const char *owner, const char *name,
+                         const char *except_id);
+
 /* STORE_CONFLICT when the app already has a sandbox. */
 int store_sandbox_insert(struct store *s, const struct sandbox *sb);
 int store_sandbox_get(struct store *s, const char *id, struct sandbox *out);

@@ -350,6 +350,28 @@ task_forget_sandbox(struct core *c, const char *sandbox_id)
 	store_task_delete_sandbox(c->store, sandbox_id);
 }
 
+static int
+end_running(const struct task *t, void *arg)
+{
+	struct forget *f = arg;
+
+	if (t->status == TASK_RUNNING)
+		store_task_finish(f->c->store, t->id, TASK_CANCELLED,
+		                  "app_deleted", t->checkpoint_id, NULL,
+		                  clock_now_ms());
+	return 0;
+}
+
+void
+task_trash_sandbox(struct core *c, const char *sandbox_id)
+{
+	struct forget f = {c};
+
+	if (c->tasks)
+		follow_forget_sandbox(c, sandbox_id);
+	store_task_list(c->store, sandbox_id, 64, end_running, &f);
+}
+
 struct jv *
 task_json(const struct task *t)
 {

@@ -78,6 +78,12 @@ void task_provider_error(struct core *c, const char *sandbox_id,
                          const char *msg);
 /* The sandbox is being deleted: its tasks and their logs go too. */
 void task_forget_sandbox(struct core *c, const char *sandbox_id);
+/*
+ * The sandbox goes to the trash (core/trash.c): its tasks are no longer
+ * followed and a running one ends "cancelled", reason "app_deleted";
+ * the rows and logs stay.  Safe before task_init (recovery).
+ */
+void task_trash_sandbox(struct core *c, const char *sandbox_id);
 
 /* A task's result as the API shows it (a new object). */
 struct jv *task_json(const struct task *t);

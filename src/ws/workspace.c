@@ -6,9 +6,11 @@
  */
 #include "ws/workspace.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -119,12 +121,99 @@ workspace_remove(const char *data_dir, const char *id)
 	return 0;
 }
 
+/*
+ * Removes every entry of <data>/trash but kept/ (the trash of deleted
+ * apps that may still be restored, core/trash.c).
+ */
 void
 workspace_empty_trash(const char *data_dir)
 {
-	char path[4200];
+	char path[4200], entry[4500];
+	struct dirent *de;
+	DIR *d;
 
 	snprintf(path, sizeof(path), "%s/trash", data_dir);
-	remove_tree(path);
 	mkdir_owned(path, 0755, false);
+	if ((d = opendir(path)) == NULL)
+		return;
+	while ((de = readdir(d)) != NULL) {
+		if (strcmp(de->d_name, ".") == 0 ||
+		    strcmp(de->d_name, "..") == 0 ||
+		    strcmp(de->d_name, WORKSPACE_KEPT_DIR) == 0)
+			continue;
+		snprintf(entry, sizeof(entry), "%s/%s", path, de->d_name);
+		remove_tree(entry);
+	}
+	closedir(d);
+	snprintf(path, sizeof(path), "%s/trash/" WORKSPACE_KEPT_DIR, data_dir);
+	mkdir_owned(path, 0700, false);
+}
+
+void
+workspace_kept_path(const char *data_dir, const char *trash_id, char *out,
+                    size_t len)
+{
+	snprintf(out, len, "%s/trash/" WORKSPACE_KEPT_DIR "/%s", data_dir,
+	         trash_id);
+}
+
+static bool
+exists(const char *path)
+{
+	struct stat st;
+
+	return lstat(path, &st) == 0;
+}
+
+/* rename(2) only: never a copy, so no step needs room on the disk. */
+static int
+move(const char *src, const char *dst)
+{
+	if (rename(src, dst) == 0)
+		return 0;
+	if (errno == ENOENT && !exists(src) && exists(dst))
+		return 0; /* done before a crash */
+	if (errno == ENOENT && !exists(src))
+		return 1;
+	log_error("workspace: move %s to %s: %s", src, dst, strerror(errno));
+	return -1;
+}
+
+int
+workspace_keep(const char *data_dir, const char *id, const char *trash_id)
+{
+	char src[4200], dst[4300];
+
+	workspace_path(data_dir, id, src, sizeof(src));
+	workspace_kept_path(data_dir, trash_id, dst, sizeof(dst));
+	return move(src, dst);
+}
+
+int
+workspace_unkeep(const char *data_dir, const char *trash_id, const char *id)
+{
+	char src[4300], dst[4200];
+
+	workspace_kept_path(data_dir, trash_id, src, sizeof(src));
+	workspace_path(data_dir, id, dst, sizeof(dst));
+	return move(src, dst);
+}
+
+int
+workspace_kept_remove(const char *data_dir, const char *trash_id)
+{
+	char src[4300], dst[4300], tag[ULID_LEN + 1];
+
+	workspace_kept_path(data_dir, trash_id, src, sizeof(src));
+	ulid_new(tag);
+	snprintf(dst, sizeof(dst), "%s/trash/%s-%s", data_dir, trash_id, tag);
+	if (rename(src, dst) < 0) {
+		if (errno == ENOENT)
+			return 0;
+		log_error("workspace: move %s out of the trash: %s", src,
+		          strerror(errno));
+		return -1;
+	}
+	remove_tree(dst);
+	return 0;
 }

@@ -227,9 +227,16 @@ cli secrets check
 before=$(sed -nE 's/^secrets: ([0-9]+) stored.*/\1/p' <<<"$CLI_OUT")
 api DELETE "/v1/apps/$GONE"
 expect_status 204
+# In the trash the sealed value is kept (a restore brings it back) ...
+cli secrets check
+kept=$(sed -nE 's/^secrets: ([0-9]+) stored.*/\1/p' <<<"$CLI_OUT")
+[[ -n $before && $kept == "$before" ]] || t_err "stored secrets before/in the trash: ${before:-?}/${kept:-?} ($CLI_OUT)"
+# ... and goes with the purge.
+api DELETE "/v1/trash/$(header Sandboxd-Trash-Id)"
+expect_status 204
 cli secrets check
 after=$(sed -nE 's/^secrets: ([0-9]+) stored.*/\1/p' <<<"$CLI_OUT")
-[[ -n $before && $after == $((before - 1)) ]] || t_err "stored secrets before/after the app's delete: ${before:-?}/${after:-?} ($CLI_OUT)"
+[[ -n $before && $after == $((before - 1)) ]] || t_err "stored secrets before/after the app's purge: ${before:-?}/${after:-?} ($CLI_OUT)"
 t_end
 
 # --- disconnect ---------------------------------------------------------------

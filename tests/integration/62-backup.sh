@@ -35,6 +35,15 @@ api POST /v1/agents/opencode/api-key '{"api_key":"sk-backup-test-0123456789"}'
 expect_status 200
 api PUT "/v1/apps/$APP_ID/config/DB_PASSWORD" '{"value":"hunter2-secret","sensitive":true}'
 expect_status 201
+KEEP_APP=$APP_ID
+# one app deleted into the trash: the backup carries it
+create_app binned && create_sandbox "$APP_ID" || bail "setup: ${T_ERRS[*]}"
+BIN_APP=$APP_ID
+echo "in the trash" >"$DATA/workspaces/$SB_ID/workspace/app/binned.txt"
+api DELETE "/v1/apps/$BIN_APP"
+expect_status 204
+BIN_TID=$(header Sandboxd-Trash-Id)
+APP_ID=$KEEP_APP
 t_end
 
 t_begin "backup while a task writes and apps are being created"
@@ -65,8 +74,11 @@ BODY=$(cat "$BK/manifest.json")
 REQ="manifest.json"
 expect_json .format 1 && expect_json .secrets_key file &&
 	expect_json .data_dir "$DATA1" && expect_json .workspaces.included true
-apps_in_copy=$(sqlite3 "$BK/sandboxd.db" 'SELECT count(*) FROM app')
-expect_json .counts.apps "$apps_in_copy"
+expect_json .counts.apps "$(sqlite3 "$BK/sandboxd.db" 'SELECT count(*) FROM app')"
+apps_in_copy=$(sqlite3 "$BK/sandboxd.db" 'SELECT count(*) FROM app WHERE trashed_at = 0')
+[[ $(cat "$BK/trash-kept/$BIN_TID/workspace/app/binned.txt" 2>/dev/null) == "in the trash" ]] ||
+	t_err "the trash is not in the backup: $(ls "$BK" 2>&1)"
+grep -q "^trash: 1 deleted app copied" "$IT_TMP/backup.out" || t_err "backup output: $(cat "$IT_TMP/backup.out")"
 expect_json .counts.tasks "$(sqlite3 "$BK/sandboxd.db" 'SELECT count(*) FROM task')"
 expect_json .schema_version "$(sqlite3 "$BK/sandboxd.db" 'SELECT max(version) FROM schema_migration')"
 for f in sandboxd.db secret.key; do
@@ -151,6 +163,13 @@ api GET "/v1/sandboxes/$SB/files/content?path=before.txt"
 expect_status 200 && [[ $BODY == "from the first task" ]] || t_err "before.txt: $(short_body)"
 [[ $(dinspect "$OLD_CONTAINER" '{{.State.Status}}') == running ]] ||
 	t_err "the first daemon's container was touched: $(dinspect "$OLD_CONTAINER" '{{.State.Status}}')"
+t_end
+
+t_begin "after restore: the app deleted before the backup restores from the trash, files and all"
+api POST "/v1/trash/$BIN_TID/restore"
+expect_status 200 && expect_json .app.id "$BIN_APP" && expect_json .sandbox.status running
+api GET "/v1/sandboxes/$(j .sandbox.id)/files/content?path=binned.txt"
+expect_status 200 && [[ $BODY == "in the trash" ]] || t_err "binned.txt: $(short_body)"
 t_end
 
 # --- the master key in SANDBOXD_SECRETS_KEY: not in the backup ----------------

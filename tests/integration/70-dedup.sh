@@ -36,6 +36,7 @@ start_daemon SANDBOXD_IMAGE="$TEST_IMAGE" SANDBOXD_DISK_USAGE_INTERVAL_SECONDS=5
 	bail "the daemon did not start: $(tail -n 5 "$DAEMON_ERR")"
 
 APPS=()
+TRASHED=()
 SBS=()
 t_begin "three react-vite apps: each first boot is deduplicated"
 for i in 1 2 3; do
@@ -186,6 +187,14 @@ hd=$(sha256sum "${WS[1]}/$RD" | cut -c1-64)
 for k in 1 2; do
 	api DELETE "/v1/apps/${APPS[$k]}"
 	[[ $STATUS == 20[04] ]] || t_err "delete app $k: $STATUS"
+	TRASHED[$k]=$(header Sandboxd-Trash-Id)
+done
+# In the trash their workspaces still link the entry (so gc keeps it);
+# the purge unlinks it.
+(($(stat -c %h "$DATA/store/$hd") > 1)) || t_err "react-dom's entry lost the trash's links"
+for k in 1 2; do
+	api DELETE "/v1/trash/${TRASHED[$k]}"
+	[[ $STATUS == 204 ]] || t_err "purge app $k: $STATUS"
 done
 [[ $(stat -c %h "$DATA/store/$hd") == 1 ]] || t_err "react-dom's entry has $(stat -c %h "$DATA/store/$hd") links"
 out=$(gc_store 2>&1) || t_err "gc dry run: $out"

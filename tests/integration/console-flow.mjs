@@ -475,8 +475,20 @@ await step('prompt-first create: describe an app, land in its chat with the task
 	assert(app.name === 'A greeting page', 'app name ' + app.name);
 	const f = await api('GET', `/v1/sandboxes/${app.current_sandbox_id}/files/content?path=hello.txt`);
 	assert(f.text === 'hi there', 'hello.txt: ' + f.text);
+	// The delete can be undone: the app lands in the Trash, restorable.
 	await page.getByRole('button', {name: 'Delete app'}).click();
-	await page.waitForURL(/\/apps$/);
+	await page.waitForURL(/\/trash$/);
+	const row = page.getByRole('row').filter({hasText: 'A greeting page'});
+	await row.waitFor();
+	await row.getByRole('button', {name: 'Restore'}).click();
+	await page.waitForURL((u) => u.pathname === '/apps/' + id, {timeout: T});
+	const back = await api('GET', `/v1/sandboxes/${app.current_sandbox_id}/files/content?path=hello.txt`);
+	assert(back.text === 'hi there', 'hello.txt after the restore: ' + back.text);
+	await page.getByRole('button', {name: 'Delete app'}).click();
+	await page.waitForURL(/\/trash$/);
+	await page.getByRole('row').filter({hasText: 'A greeting page'}).getByRole('button', {name: 'Delete for good'}).click();
+	await page.getByText('The trash is empty.').waitFor();
+	assert((await api('GET', '/v1/apps/' + id)).status === 404, 'the app is gone');
 });
 
 await step('apps list and instance screens', async () => {

@@ -837,7 +837,132 @@ unknown_state_in_database(void)
 	store_fixture_close(s);
 }
 
+static int
+count_trash(const struct trash_entry *t, void *arg)
+{
+	(void)t;
+	(*(int *)arg)++;
+	return 0;
+}
+
+/*
+ * The trash's steps: begin hides the app and copies the sandbox's
+ * settings, deleted drops the row, a claim lets one mover through,
+ * restored makes the row again under the same id (the tasks are still
+ * its), purged removes the app and its config.
+ */
+static void
+trash_moves(void)
+{
+	struct store *s = store_fixture_open();
+	struct app a, b, got;
+	struct sandbox sb, back;
+	struct trash_entry t;
+	struct task task = {0};
+	int n = 0;
+
+	CHECK(s != NULL);
+	make_app(&a, "t1", "todo");
+	CHECK(store_app_insert(s, &a) == 0);
+	make_sandbox(&sb, a.id);
+	CHECK(store_sandbox_insert(s, &sb) == 0);
+	ulid_new(task.id);
+	snprintf(task.sandbox_id, sizeof(task.sandbox_id), "%s", sb.id);
+	snprintf(task.agent, sizeof(task.agent), "opencode");
+	task.prompt = "p";
+	task.timeout_s = 60;
+	CHECK(store_task_insert(s, &task) == 0);
+	bool created;
+	CHECK(store_app_config_put(s, a.id, "K", "v", false, false, &created) ==
+	      0);
+
+	CHECK(store_trash_begin(s, "01JTRASH000000000000000001", a.id, 10,
+	                        20) == 0);
+	/* A second delete of the same app finds nothing to delete. */
+	CHECK(store_trash_begin(s, "01JTRASH000000000000000002", a.id, 10,
+	                        20) == STORE_NOT_FOUND);
+	CHECK(store_app_get(s, NULL, a.id, &got) == STORE_NOT_FOUND);
+	CHECK(store_app_list(s, "t1", count_app, &n) == 0 && n == 0);
+	CHECK(store_trash_get(s, "t1", "01JTRASH000000000000000001", &t) == 0);
+	CHECK(t.state == TRASH_DELETING && t.bytes == -1);
+	CHECK_STR(t.sandbox_id, sb.id);
+	CHECK_STR(t.name, "todo");
+	CHECK(store_trash_get(s, "t2", t.id, &t) == STORE_NOT_FOUND);
+	/* Not claimable while deleting. */
+	CHECK(store_trash_claim(s, "01JTRASH000000000000000001",
+	                        TRASH_RESTORING, "") == STORE_NOT_FOUND);
+	CHECK(store_trash_deleted(s, "01JTRASH000000000000000001", sb.id) == 0);
+	CHECK(store_sandbox_get(s, sb.id, &back) == STORE_NOT_FOUND);
+	n = 0;
+	CHECK(store_trash_list(s, "t1", count_trash, &n) == 0 && n == 1);
+	n = 0;
+	CHECK(store_trash_due(s, 19, count_trash, &n) == 0 && n == 1);
+	CHECK(store_trash_set_bytes(s, "01JTRASH000000000000000001", 5) == 0);
+	n = 0;
+	CHECK(store_trash_due(s, 19, count_trash, &n) == 0 && n == 0);
+	n = 0;
+	CHECK(store_trash_due(s, 20, count_trash, &n) == 0 && n == 1);
+
+	/* A newer app with the name: taken; the trashed one is not counted. */
+	CHECK(store_app_name_taken(s, "t1", "todo", a.id) == 0);
+	make_app(&b, "t1", "todo");
+	CHECK(store_app_insert(s, &b) == 0);
+	CHECK(store_app_name_taken(s, "t1", "todo", a.id) == 1);
+	CHECK(store_app_name_taken(s, "t2", "todo", a.id) == 0);
+
+	/* One mover: the second claim fails. */
+	CHECK(store_trash_claim(s, "01JTRASH000000000000000001",
+	                        TRASH_RESTORING, "todo 2") == 0);
+	CHECK(store_trash_claim(s, "01JTRASH000000000000000001", TRASH_PURGING,
+	                        "") == STORE_NOT_FOUND);
+	CHECK(store_trash_restored(s, "01JTRASH000000000000000001", 30) == 0);
+	CHECK(store_app_get(s, "t1", a.id, &got) == 0);
+	CHECK_STR(got.name, "todo 2");
+	CHECK_STR(got.current_sandbox_id, sb.id);
+	CHECK(store_sandbox_get(s, sb.id, &back) == 0);
+	CHECK(back.status == SANDBOX_STOPPED && back.nports == 2 &&
+	      back.ports[1] == 5173);
+	CHECK_STR(back.image, "img:1");
+	n = 0;
+	CHECK(store_task_list(s, sb.id, 10, count_task, &n) >= 0 && n == 1);
+
+	/* Again, then purged: app, config and entry gone. */
+	CHECK(store_trash_begin(s, "01JTRASH000000000000000003", a.id, 40,
+	                        50) == 0);
+	CHECK(store_trash_deleted(s, "01JTRASH000000000000000003", sb.id) == 0);
+	CHECK(store_trash_claim(s, "01JTRASH000000000000000003", TRASH_PURGING,
+	                        "") == 0);
+	CHECK(store_trash_purged(s, "01JTRASH000000000000000003", a.id,
+	                         false) == 0);
+	CHECK(store_trash_get(s, NULL, "01JTRASH000000000000000003", &t) ==
+	      STORE_NOT_FOUND);
+	CHECK(store_app_get(s, NULL, a.id, &got) == STORE_NOT_FOUND);
+	CHECK(store_app_get(s, NULL, b.id, &got) == 0);
+
+	/* A sandbox alone: its app stays listed; a second sandbox blocks
+	 * the restore (one per app). */
+	make_sandbox(&sb, b.id);
+	CHECK(store_sandbox_insert(s, &sb) == 0);
+	CHECK(store_trash_begin_sandbox(s, "01JTRASH000000000000000004", sb.id,
+	                                60, 70) == 0);
+	CHECK(store_trash_deleted(s, "01JTRASH000000000000000004", sb.id) == 0);
+	CHECK(store_app_get(s, "t1", b.id, &got) == 0);
+	CHECK(got.current_sandbox_id[0] == '\0');
+	CHECK(store_trash_get(s, NULL, "01JTRASH000000000000000004", &t) == 0);
+	CHECK(t.sandbox_only);
+	make_sandbox(&back, b.id);
+	CHECK(store_sandbox_insert(s, &back) == 0);
+	CHECK(store_trash_restored(s, "01JTRASH000000000000000004", 80) ==
+	      STORE_CONFLICT);
+	CHECK(store_sandbox_delete(s, back.id) == 0);
+	CHECK(store_trash_restored(s, "01JTRASH000000000000000004", 80) == 0);
+	CHECK(store_app_get(s, "t1", b.id, &got) == 0);
+	CHECK_STR(got.current_sandbox_id, sb.id);
+	store_fixture_close(s);
+}
+
 static const struct unit_test tests[] = {
+    {"trash moves", trash_moves},
     {"secret rows", secret_rows},
     {"agent credentials per tenant, the instance's as fallback", agent_tenancy},
     {"agent credentials", agent_credentials},

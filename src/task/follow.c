@@ -298,6 +298,29 @@ live_tick(struct core *c, struct live *lv)
 	}
 }
 
+/*
+ * A task failed by a reason of ours whose agent still runs (a budget
+ * reached): the supervisor is asked to stop it, once, so no more model
+ * calls are made.  Other reasons already stopped it or cannot reach it.
+ */
+static void
+stop_agent(struct tasks *ts, struct live *lv)
+{
+	struct jv *ans = NULL;
+	struct err e;
+	char line[96];
+	bool budget;
+
+	pthread_mutex_lock(&ts->mu);
+	budget = strcmp(lv->sh.fail_reason, "budget_reached") == 0;
+	pthread_mutex_unlock(&ts->mu);
+	if (!budget)
+		return;
+	snprintf(line, sizeof(line), "task cancel %s\n", lv->row.id);
+	if (runtime_request(lv->ws, line, RUNTIME_SHARED_MS, &ans, &e) == 0)
+		jv_free(ans);
+}
+
 /* Works on one live task; true when it is done with. */
 static bool
 live_turn(struct core *c, struct live *lv, bool tick)
@@ -333,6 +356,8 @@ live_turn(struct core *c, struct live *lv, bool tick)
 		if (lv->d.corrupt && !failing)
 			set_fail(ts, lv, "internal",
 			         "the task's step records are malformed");
+		if (failing && !lv->d.ended)
+			stop_agent(ts, lv);
 		/* From here on the reason is ours to read without the lock. */
 		pthread_mutex_lock(&ts->mu);
 		memcpy(lv->end.reason, lv->sh.fail_reason,

@@ -301,6 +301,17 @@ task_provider_error(struct core *c, const char *sandbox_id, const char *msg)
 	follow_provider_error(c, sandbox_id, msg);
 }
 
+void
+task_budget_reached(struct core *c, const char *sandbox_id, const char *msg)
+{
+	char id[ULID_LEN + 1];
+
+	if (c->tasks == NULL || !follow_active_id(c, sandbox_id, id))
+		return;
+	follow_provider_error(c, sandbox_id, msg);
+	follow_fail(c, id, "budget_reached", msg);
+}
+
 bool
 task_active_id(struct core *c, const char *sandbox_id, char id[ULID_LEN + 1])
 {

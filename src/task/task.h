@@ -76,6 +76,14 @@ bool task_active_id(struct core *c, const char *sandbox_id,
  * its running task reports that message if it fails. */
 void task_provider_error(struct core *c, const char *sandbox_id,
                          const char *msg);
+/*
+ * A spend budget is reached (the proxy refused, or an answer crossed
+ * it): the sandbox's running task ends as failed, failure_reason
+ * budget_reached, with msg ("budget reached: app X spent …"); its agent
+ * is stopped.  Never blocks: the follower stops the agent.
+ */
+void task_budget_reached(struct core *c, const char *sandbox_id,
+                         const char *msg);
 /* The sandbox is being deleted: its tasks and their logs go too. */
 void task_forget_sandbox(struct core *c, const char *sandbox_id);
 

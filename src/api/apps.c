@@ -10,6 +10,7 @@
 #include "api/api.h"
 #include "core/diskuse.h"
 #include "core/presets.h"
+#include "core/spend.h"
 #include "lib/clock.h"
 #include "lib/limits.h"
 
@@ -221,6 +222,7 @@ apps_create(struct req *r, struct resp *w)
 
 struct list_ctx {
 	struct jv *arr;
+	struct core *core;
 };
 
 static int
@@ -228,14 +230,17 @@ list_one(const struct app *a, void *arg)
 {
 	struct list_ctx *l = arg;
 
-	jv_push(l->arr, api_app_json(a));
+	struct jv *o = api_app_json(a);
+
+	jv_set(o, "spend", api_app_spend_json(l->core, a->id));
+	jv_push(l->arr, o);
 	return 0;
 }
 
 void
 apps_list(struct req *r, struct resp *w)
 {
-	struct list_ctx l = {.arr = jv_arr()};
+	struct list_ctx l = {.arr = jv_arr(), .core = r->core};
 	struct jv *o;
 
 	if (store_app_list(r->core->store, r->owner, list_one, &l) < 0) {
@@ -265,9 +270,13 @@ void
 apps_get(struct req *r, struct resp *w)
 {
 	struct app a;
+	struct jv *o;
 
-	if (load_app(r, w, &a) == 0)
-		api_reply_json(w, 200, api_app_json(&a));
+	if (load_app(r, w, &a) < 0)
+		return;
+	o = api_app_json(&a);
+	jv_set(o, "spend", api_app_spend_json(r->core, a.id));
+	api_reply_json(w, 200, o);
 }
 
 /*
@@ -288,14 +297,19 @@ void
 apps_patch(struct req *r, struct resp *w)
 {
 	struct err e = {0};
-	struct jv *body, *g;
+	struct jv *body, *g, *budget, *o;
+	struct store_budget b;
+	char why[160];
 	struct app a;
 
 	if (api_body_object(r, w, false, &body) < 0)
 		return;
 	g = jv_get(body, "git");
+	budget = jv_get(body, "budget");
 	if (load_app(r, w, &a) < 0 || app_fields(body, &a, false, &e) < 0 ||
-	    (g && patch_git(r->core->store, g, &a, &e) < 0)) {
+	    (g && patch_git(r->core->store, g, &a, &e) < 0) ||
+	    (budget && spend_budget_parse(budget, &b, why, sizeof(why)) < 0 &&
+	     ERR_BAD(&e, "budget: %s", why) < 0)) {
 		jv_free(body);
 		if (e.status)
 			api_reply_err(w, &e);
@@ -304,7 +318,9 @@ apps_patch(struct req *r, struct resp *w)
 	jv_free(body);
 	a.updated_at = clock_now();
 	if (store_app_update(r->core->store, &a) != 0 ||
-	    (g && store_app_set_git(r->core->store, &a) != 0)) {
+	    (g && store_app_set_git(r->core->store, &a) != 0) ||
+	    (budget &&
+	     store_budget_set(r->core->store, "app", a.id, &b) != 0)) {
 		api_fail(w, 500, "internal", "cannot store the app");
 		return;
 	}
@@ -313,7 +329,9 @@ apps_patch(struct req *r, struct resp *w)
 		api_fail(w, 500, "internal", "cannot read the app");
 		return;
 	}
-	api_reply_json(w, 200, api_app_json(&a));
+	o = api_app_json(&a);
+	jv_set(o, "spend", api_app_spend_json(r->core, a.id));
+	api_reply_json(w, 200, o);
 }
 
 void

@@ -222,7 +222,6 @@ apps_create(struct req *r, struct resp *w)
 
 struct list_ctx {
 	struct jv *arr;
-	struct core *core;
 };
 
 static int
@@ -230,23 +229,28 @@ list_one(const struct app *a, void *arg)
 {
 	struct list_ctx *l = arg;
 
-	struct jv *o = api_app_json(a);
-
-	jv_set(o, "spend", api_app_spend_json(l->core, a->id));
-	jv_push(l->arr, o);
+	jv_push(l->arr, api_app_json(a));
 	return 0;
 }
 
 void
 apps_list(struct req *r, struct resp *w)
 {
-	struct list_ctx l = {.arr = jv_arr(), .core = r->core};
+	struct list_ctx l = {.arr = jv_arr()};
 	struct jv *o;
 
 	if (store_app_list(r->core->store, r->owner, list_one, &l) < 0) {
 		jv_free(l.arr);
 		api_fail(w, 500, "internal", "cannot read apps");
 		return;
+	}
+	/* The spend after the list: its callback runs under the store's
+	 * lock, which a spend read takes too. */
+	for (size_t i = 0; i < jv_len(l.arr); i++) {
+		struct jv *a = jv_at(l.arr, i);
+		const char *id = jv_str(jv_get(a, "id"));
+		if (id)
+			jv_set(a, "spend", api_app_spend_json(r->core, id));
 	}
 	o = jv_obj();
 	jv_set(o, "apps", l.arr);

@@ -304,12 +304,10 @@ task_provider_error(struct core *c, const char *sandbox_id, const char *msg)
 void
 task_budget_reached(struct core *c, const char *sandbox_id, const char *msg)
 {
-	char id[ULID_LEN + 1];
-
-	if (c->tasks == NULL || !follow_active_id(c, sandbox_id, id))
+	if (c->tasks == NULL)
 		return;
 	follow_provider_error(c, sandbox_id, msg);
-	follow_fail(c, id, "budget_reached", msg);
+	follow_budget(c, sandbox_id, msg);
 }
 
 bool

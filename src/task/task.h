@@ -78,9 +78,9 @@ void task_provider_error(struct core *c, const char *sandbox_id,
                          const char *msg);
 /*
  * A spend budget is reached (the proxy refused, or an answer crossed
- * it): the sandbox's running task ends as failed, failure_reason
- * budget_reached, with msg ("budget reached: app X spent …"); its agent
- * is stopped.  Never blocks: the follower stops the agent.
+ * it): the supervisor is asked to stop the sandbox's running task, which
+ * then fails with failure_reason budget_reached and msg ("budget
+ * reached: app X spent …").  Never blocks: the follower does the rest.
  */
 void task_budget_reached(struct core *c, const char *sandbox_id,
                          const char *msg);

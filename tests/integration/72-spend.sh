@@ -207,6 +207,26 @@ api_as "$TB" GET /v1/spend
 expect_json .budget null
 t_end
 
+t_begin "OpenCode (the real CLI) under the instance default for apps: refused at once"
+api_as "$TO" PATCH /v1/spend '{"default_app_budget":{"tokens":1}}'
+expect_status 200 && expect_jq '.default_app_budget.tokens == 1' "the default is shown"
+api_as "$TB" GET "/v1/apps/$APPB"
+expect_jq '.spend.budget.tokens == 1 and .spend.budget_source == "instance"' "b's app has the instance default"
+before=$(wc -l <"$PLOG")
+start=$SECONDS
+TOKEN=$TB submit "$SBB" '{"prompt":"hello [[provider:usage=5,5,0,0]]","agent":"opencode","model":"openai/fake-model"}'
+TOKEN=$TB wait_task "$SBB" "$TASK_ID" 120
+took=$((SECONDS - start))
+expect_json .status failed && expect_json .failure_reason budget_reached &&
+	expect_jq '.error_message | test("^budget reached: app spend-b spent [0-9]+ of 1 tokens")' "the reason names b's app"
+n=$(tail -n +"$((before + 1))" "$PLOG" | jq -s '[.[] | select(.kind == "chat")] | length')
+((n == 0)) || t_err "OpenCode reached the provider $n times over budget"
+((took < 30)) || t_err "OpenCode's task took ${took}s to end"
+note "OpenCode's task ended after ${took}s: $(j .error_message)"
+api_as "$TO" PATCH /v1/spend '{"default_app_budget":null}'
+expect_status 200 && expect_json .default_app_budget null
+t_end
+
 t_begin "a restart, and a kill -9, keep the counts"
 sa=$(spent "$TA")
 sb=$(spent "$TB")

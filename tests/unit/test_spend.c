@@ -6,7 +6,7 @@
 #include "unit.h"
 
 /* Prices here are whole or exact in binary: compare as integers. */
-#define EQ(d, n) ((long long)((d) * 1000) == (long long)(n) * 1000)
+#define EQ(d, n) ((long long)((d)*1000) == (long long)(n)*1000)
 
 static struct core core;
 

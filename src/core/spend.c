@@ -181,24 +181,26 @@ budget_of(struct core *c, const char *scope, const char *id,
 	return store_budget_get(c->store, "instance", scope, b) == 0;
 }
 
-/* 1 with why when s is at or over b. */
-static int
-over(const struct store_spend *s, const struct store_budget *b,
-     const char *what, char *why, size_t len)
+static bool
+reached(const struct store_spend *s, const struct store_budget *b)
 {
-	if (b->max_micro >= 0 && s->cost_micro >= b->max_micro) {
+	return (b->max_micro >= 0 && s->cost_micro >= b->max_micro) ||
+	       (b->max_tokens >= 0 && tokens_of(s) >= b->max_tokens);
+}
+
+/* Why: the dollar limit first, as it is the one people set. */
+static void
+reason(const struct store_spend *s, const struct store_budget *b,
+       const char *what, char *why, size_t len)
+{
+	if (b->max_micro >= 0 && s->cost_micro >= b->max_micro)
 		snprintf(why, len, "budget reached: %s spent $%.2f of $%.2f",
 		         what, (double)s->cost_micro / 1e6,
 		         (double)b->max_micro / 1e6);
-		return 1;
-	}
-	if (b->max_tokens >= 0 && tokens_of(s) >= b->max_tokens) {
+	else
 		snprintf(why, len,
 		         "budget reached: %s spent %lld of %lld tokens", what,
 		         (long long)tokens_of(s), (long long)b->max_tokens);
-		return 1;
-	}
-	return 0;
 }
 
 int
@@ -211,19 +213,22 @@ spend_check(struct core *c, const char *app_id, const char *tenant, char *why,
 	struct app a;
 
 	if (app_id[0] && budget_of(c, "app", app_id, &b) &&
-	    store_spend_get(c->store, "app", app_id, &s) == 0) {
+	    store_spend_get(c->store, "app", app_id, &s) == 0 &&
+	    reached(&s, &b)) {
+		/* The name only now: the check itself reads two rows. */
 		if (store_app_get(c->store, NULL, app_id, &a) == 0)
 			snprintf(what, sizeof(what), "app %s", a.name);
 		else
 			snprintf(what, sizeof(what), "app %s", app_id);
-		if (over(&s, &b, what, why, len))
-			return 1;
+		reason(&s, &b, what, why, len);
+		return 1;
 	}
 	if (budget_of(c, "tenant", tenant, &b) &&
-	    store_spend_get(c->store, "tenant", tenant, &s) == 0) {
+	    store_spend_get(c->store, "tenant", tenant, &s) == 0 &&
+	    reached(&s, &b)) {
 		snprintf(what, sizeof(what), "tenant %s", tenant);
-		if (over(&s, &b, what, why, len))
-			return 1;
+		reason(&s, &b, what, why, len);
+		return 1;
 	}
 	return 0;
 }

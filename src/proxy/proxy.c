@@ -642,13 +642,14 @@ begin(struct preq *r)
 		                 true);
 	if (r->px->core->cfg->spend_counting && model_call(&r->path)) {
 		char reached[SPEND_REASON_MAX];
-		/* A budget reached: 400, which no agent CLI retries, and the
-		 * task ends saying which budget. */
+		/* A budget reached: 403 permission_error, which neither CLI
+		 * re-sends (Claude Code re-sends a 400 up to five times at
+		 * once), and the task ends saying which budget. */
 		if (spend_check(r->px->core, r->app, r->owner, reached,
 		                sizeof(reached)) == 1) {
 			log_warn("proxy: sandbox %s: %s", r->sandbox, reached);
 			task_budget_reached(r->px->core, r->sandbox, reached);
-			return reply_now(conn, 400, "invalid_request_error",
+			return reply_now(conn, 403, "permission_error",
 			                 reached);
 		}
 		r->metered = true;

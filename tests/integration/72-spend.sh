@@ -184,9 +184,9 @@ took=$((SECONDS - start))
 expect_json .status failed && expect_json .failure_reason budget_reached
 ((NREQ == 0)) || t_err "a model request reached the provider over budget"
 ((took < 30)) || t_err "the refused task took ${took}s to end"
-# The 400 is not retried: Claude Code made one call (at most a second).
+# The 403 is not sent again: Claude Code made one call.
 tries=$(($(refusals) - r0))
-((tries >= 1 && tries <= 2)) || t_err "Claude Code made $tries calls the proxy refused"
+((tries == 1)) || t_err "Claude Code made $tries calls the proxy refused"
 note "refused after ${took}s; Claude Code's calls refused: $tries"
 api_as "$TA" PATCH "/v1/apps/$APPA" '{"budget":{"tokens":100000000,"usd":1000}}'
 expect_status 200

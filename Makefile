@@ -114,7 +114,8 @@ FUZZ_LIB     := src/lib/jv.c src/lib/buf.c src/lib/ulid.c src/lib/utf8.c \
                 src/lib/clock.c src/lib/err.c $(wildcard src/agent/*.c) \
                 src/ws/wsfs.c src/task/derive.c src/task/result.c \
                 src/store/states.c src/core/supanswer.c src/core/manifest.c \
-                src/proxy/providers.c src/edge/head.c src/edge/pool.c \
+                src/proxy/providers.c src/proxy/meter.c src/edge/head.c \
+                src/edge/pool.c \
                 src/edge/host.c src/core/oauthparse.c src/api/session.c \
                 src/core/console.c src/vault/vault.c \
                 src/core/bkmanifest.c

@@ -6,6 +6,7 @@ import {Chat} from './chat.jsx';
 import {Files} from './files.jsx';
 import {Git} from './git.jsx';
 import {Config} from './config.jsx';
+import {Spend, SpendLine} from './spend.jsx';
 
 async function loadApp(id) {
 	const app = await get('/v1/apps/' + enc(id));
@@ -21,6 +22,7 @@ const tabs = [
 	['files', 'Files'],
 	['git', 'Git'],
 	['config', 'Config'],
+	['spend', 'Spend'],
 ];
 
 export function AppShell({params}) {
@@ -49,6 +51,7 @@ export function AppShell({params}) {
 					))}
 				</nav>
 				<Visibility app={app} onChange={st.reload} />
+				<SpendLine app={app} />
 				<SandboxControls app={app} sandbox={sandbox} onChange={st.reload} />
 			</div>
 			{sandbox && sandbox.status === 'error' && (
@@ -70,6 +73,7 @@ export function AppShell({params}) {
 			{sandbox && tab === 'files' && <Files sandbox={sandbox} />}
 			{tab === 'git' && <Git app={app} sandbox={sandbox} onChange={st.reload} />}
 			{tab === 'config' && <Config app={app} />}
+			{tab === 'spend' && <Spend app={app} onChange={st.reload} />}
 		</main>
 	);
 }

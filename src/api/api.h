@@ -144,6 +144,10 @@ void agents_delete_key(struct req *, struct resp *);
 void agents_disconnect(struct req *, struct resp *);
 void agents_oauth_start(struct req *, struct resp *);
 void agents_oauth_finish(struct req *, struct resp *);
+void spend_get(struct req *, struct resp *);
+void spend_patch(struct req *, struct resp *);
+/* {"spent":…,"budget":…|null,"budget_source":…} of an app (spend.c). */
+struct jv *api_app_spend_json(struct core *c, const char *app_id);
 void settings_get(struct req *, struct resp *);
 void settings_patch(struct req *, struct resp *);
 void config_list(struct req *, struct resp *);

@@ -12,6 +12,7 @@
 #include "core/presets.h"
 #include "core/pvauth.h"
 #include "core/trash.h"
+#include "core/spend.h"
 #include "lib/clock.h"
 #include "lib/limits.h"
 
@@ -262,6 +263,14 @@ apps_list(struct req *r, struct resp *w)
 		api_fail(w, 500, "internal", "cannot read apps");
 		return;
 	}
+	/* The spend after the list: its callback runs under the store's
+	 * lock, which a spend read takes too. */
+	for (size_t i = 0; i < jv_len(l.arr); i++) {
+		struct jv *a = jv_at(l.arr, i);
+		const char *id = jv_str(jv_get(a, "id"));
+		if (id)
+			jv_set(a, "spend", api_app_spend_json(r->core, id));
+	}
 	o = jv_obj();
 	jv_set(o, "apps", l.arr);
 	api_reply_json(w, 200, o);
@@ -284,9 +293,13 @@ void
 apps_get(struct req *r, struct resp *w)
 {
 	struct app a;
+	struct jv *o;
 
-	if (load_app(r, w, &a) == 0)
-		api_reply_json(w, 200, api_app_json(r->core, &a));
+	if (load_app(r, w, &a) < 0)
+		return;
+	o = api_app_json(r->core, &a);
+	jv_set(o, "spend", api_app_spend_json(r->core, a.id));
+	api_reply_json(w, 200, o);
 }
 
 /*
@@ -307,7 +320,9 @@ void
 apps_patch(struct req *r, struct resp *w)
 {
 	struct err e = {0};
-	struct jv *body, *g;
+	struct jv *body, *g, *budget, *o;
+	struct store_budget b;
+	char why[160];
 	struct app a;
 	char vis[sizeof(a.preview_visibility)];
 
@@ -317,8 +332,11 @@ apps_patch(struct req *r, struct resp *w)
 	if (load_app(r, w, &a) < 0)
 		goto fail;
 	memcpy(vis, a.preview_visibility, sizeof(vis));
+	budget = jv_get(body, "budget");
 	if (app_fields(body, &a, false, &e) < 0 ||
-	    (g && patch_git(r->core->store, g, &a, &e) < 0)) {
+	    (g && patch_git(r->core->store, g, &a, &e) < 0) ||
+	    (budget && spend_budget_parse(budget, &b, why, sizeof(why)) < 0 &&
+	     ERR_BAD(&e, "budget: %s", why) < 0)) {
 	fail:
 		jv_free(body);
 		if (e.status)
@@ -333,7 +351,9 @@ apps_patch(struct req *r, struct resp *w)
 	if (store_app_update(r->core->store, &a) != 0 ||
 	    (g && store_app_set_git(r->core->store, &a) != 0) ||
 	    (strcmp(vis, a.preview_visibility) != 0 &&
-	     store_app_set_preview(r->core->store, &a) != 0)) {
+	     store_app_set_preview(r->core->store, &a) != 0) ||
+	    (budget &&
+	     store_budget_set(r->core->store, "app", a.id, &b) != 0)) {
 		api_fail(w, 500, "internal", "cannot store the app");
 		return;
 	}
@@ -347,7 +367,9 @@ apps_patch(struct req *r, struct resp *w)
 		api_fail(w, 500, "internal", "cannot read the app");
 		return;
 	}
-	api_reply_json(w, 200, api_app_json(r->core, &a));
+	o = api_app_json(r->core, &a);
+	jv_set(o, "spend", api_app_spend_json(r->core, a.id));
+	api_reply_json(w, 200, o);
 }
 
 void

@@ -162,6 +162,8 @@ static const struct route routes[] = {
      .pattern = "/v1/agents/{name}/oauth/finish",
      .fn = agents_oauth_finish,
      .max_body = AGENT_KEY_BODY_BYTES},
+    {.method = "GET", .pattern = "/v1/spend", .fn = spend_get},
+    {.method = "PATCH", .pattern = "/v1/spend", .fn = spend_patch},
     {.method = "GET", .pattern = "/v1/settings", .fn = settings_get},
     {.method = "PATCH", .pattern = "/v1/settings", .fn = settings_patch},
     {.method = "GET", .pattern = "/v1/apps/{id}/config", .fn = config_list},

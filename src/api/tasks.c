@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "api/api.h"
+#include "core/spend.h"
 #include "task/evlog.h"
 #include "task/task.h"
 
@@ -121,9 +122,17 @@ tasks_get(struct req *r, struct resp *w)
 {
 	struct task t;
 
+	struct store_spend s;
+	struct jv *o;
+
 	if (load_task(r, w, &t) < 0)
 		return;
-	api_reply_json(w, 200, task_json(&t));
+	o = task_json(&t);
+	/* What the proxy counted for it (the agent's own figures are in
+	 * "tokens"). */
+	if (store_spend_get(r->core->store, "task", t.id, &s) == 0)
+		jv_set(o, "spend", spend_json(&s));
+	api_reply_json(w, 200, o);
 	store_task_release(&t);
 }
 

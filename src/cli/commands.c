@@ -115,6 +115,13 @@ static const struct cli_opt scope_opts[] = {
     {0},
 };
 
+static const struct cli_opt budget_opts[] = {
+    {.name = "tokens", .value = true, .help = "N: at most N tokens"},
+    {.name = "usd", .value = true, .help = "X: at most X US dollars"},
+    {.name = "none", .help = "no budget of its own"},
+    {0},
+};
+
 const struct cli_cmd cli_cmds[] = {
     {"new", "\"PROMPT\" [--preset P] [--name N] [--agent A] [--model M]", 1, 1,
      cmd_new, new_opts,
@@ -130,6 +137,13 @@ const struct cli_cmd cli_cmds[] = {
      "[--visibility V]",
      1, 1, cmd_app_create, app_create_opts, "make an app", NULL},
     {"app show", "APP", 1, 1, cmd_app_show, no_opts, "show an app", NULL},
+    {"spend", "", 0, 0, cmd_spend, no_opts,
+     "what the tenant and each app spent on models, and their budgets",
+     "Tokens and dollars the credential proxy counted from the providers'\n"
+     "usage fields, for the tenant and each app, with the budgets that\n"
+     "stop model calls when reached (docs/api.md, Spend)."},
+    {"spend budget", "APP (--tokens N | --usd X)… | APP --none", 1, 1,
+     cmd_spend_budget, budget_opts, "set an app's spend budget", NULL},
     {"app delete", "APP [--yes]", 1, 1, cmd_app_delete, yes_opts,
      "delete an app and its sandbox (into the trash: restorable)",
      "The app goes to the trash for the daemon's retention\n"

@@ -33,6 +33,10 @@ void cli_usage(FILE *f);
 /* The command words of argv[1..] matched against the table, or NULL. */
 const struct cli_cmd *cli_cmd_find(int argc, char **argv, int *nwords);
 
+/* cmd_spend.c */
+int cmd_spend(struct cli *c, const struct cli_args *a);
+int cmd_spend_budget(struct cli *c, const struct cli_args *a);
+
 /* cmd_apps.c */
 int cmd_apps(struct cli *c, const struct cli_args *a);
 int cmd_app_create(struct cli *c, const struct cli_args *a);

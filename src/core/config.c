@@ -733,6 +733,7 @@ static const struct config_var vars[] = {
         "https://api.openai.com/v1"),
     URL("SANDBOXD_ZEN_BASE_URL", zen_base_url, "https://opencode.ai/zen/v1"),
     URL("SANDBOXD_OPENAI_COMPAT_BASE_URL", compat_base_url, ""),
+    BOOL("SANDBOXD_SPEND_COUNTING", spend_counting, true),
     /*
      * The Claude subscription sign-in.  The defaults are what the real
      * `claude setup-token` uses; tests point the URLs at a fake.

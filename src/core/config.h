@@ -87,7 +87,8 @@ struct config {
 	int64_t nofile_limit;
 	int64_t workspace_max_mb;      /* 0: no cap */
 	int64_t disk_usage_interval_s; /* core/diskuse.c's period */
-	bool dedup; /* core/dedup.c: dependencies stored once */
+	bool dedup;          /* core/dedup.c: dependencies stored once */
+	bool spend_counting; /* the proxy counts tokens and keeps budgets */
 	char docker_socket[PATH_MAX];
 	char log_format[8]; /* text or json (lib/log.h) */
 	/*

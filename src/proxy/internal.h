@@ -15,6 +15,7 @@
 #include "core/core.h"
 #include "lib/buf.h"
 #include "lib/limits.h"
+#include "proxy/meter.h"
 #include "proxy/providers.h"
 #include "proxy/proxy.h"
 
@@ -70,7 +71,12 @@ struct preq {
 	char **hdrs; /* upstream request headers, NULL-terminated */
 	size_t nhdrs;
 	char sandbox[ULID_LEN + 1];
-	char owner[64]; /* the sandbox's tenant: whose credential */
+	char owner[64];          /* the sandbox's tenant: whose credential */
+	char app[ULID_LEN + 1];  /* the sandbox's app: whose spend */
+	char task[ULID_LEN + 1]; /* its running task ("" none) */
+	/* A model call: its answer is counted (the worker's alone). */
+	bool metered;
+	struct meter meter;
 	char method[16];
 	/* The answer (under mu). */
 	struct buf head; /* upstream header lines */

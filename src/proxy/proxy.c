@@ -56,6 +56,7 @@
 
 #include "core/credentials.h"
 #include "core/sbnet.h"
+#include "core/spend.h"
 #include "lib/jv.h"
 #include "lib/limits.h"
 #include "lib/log.h"
@@ -63,6 +64,7 @@
 #include "net/http.h"
 #include "proxy/internal.h"
 #include "proxy/wire.h"
+#include "task/task.h"
 
 /* ---- what each address holds (under px->mu) ------------------------- */
 
@@ -571,6 +573,7 @@ admit(struct preq *r, const char *path)
 		                 "token");
 	snprintf(r->sandbox, sizeof(r->sandbox), "%s", sb.id);
 	snprintf(r->owner, sizeof(r->owner), "%s", sb.owner);
+	snprintf(r->app, sizeof(r->app), "%s", sb.app_id);
 	st = provider_path(r->px->core->cfg, r->method, path, &r->path, msg,
 	                   sizeof(msg));
 	if (st != 0) {
@@ -611,7 +614,16 @@ take_body(struct preq *r, const char *data, size_t n)
 		r->over_budget = true;
 }
 
-/* The body is in: the credential, the URL, then the transfer. */
+/* The endpoints whose answers cost tokens (not counting, not listing). */
+static bool
+model_call(const struct proxy_path *p)
+{
+	return strcmp(p->rest, "/v1/messages") == 0 ||
+	       strcmp(p->rest, "/chat/completions") == 0 ||
+	       strcmp(p->rest, "/responses") == 0;
+}
+
+/* The body is in: the budgets, the credential, the URL, the transfer. */
 static enum MHD_Result
 begin(struct preq *r)
 {
@@ -628,6 +640,22 @@ begin(struct preq *r)
 	if (r->over_budget)
 		return reply_err(conn, 429, "rate_limit_error", over_budget_msg,
 		                 true);
+	if (r->px->core->cfg->spend_counting && model_call(&r->path)) {
+		char reached[SPEND_REASON_MAX];
+		/* A budget reached: 403 permission_error, which neither CLI
+		 * re-sends (Claude Code re-sends a 400 up to five times at
+		 * once), and the task ends saying which budget. */
+		if (spend_check(r->px->core, r->app, r->owner, reached,
+		                sizeof(reached)) == 1) {
+			log_warn("proxy: sandbox %s: %s", r->sandbox, reached);
+			task_budget_reached(r->px->core, r->sandbox, reached);
+			return reply_now(conn, 403, "permission_error",
+			                 reached);
+		}
+		r->metered = true;
+		meter_init(&r->meter, false);
+		task_active_id(r->px->core, r->sandbox, r->task);
+	}
 	MHD_get_connection_values(conn, MHD_HEADER_KIND, join_beta, &beta);
 	if (cred_for(r->px->core, r->owner, r->path.agent, &r->path.up,
 	             beta.n ? beta.s : NULL, &cred, msg, sizeof(msg)) < 0)

@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/spend.h"
 #include "task/task.h"
 #include "lib/limits.h"
 #include "lib/log.h"
@@ -56,6 +57,8 @@ on_up_header(const char *p, size_t n, void *arg)
 		pthread_mutex_unlock(&r->mu);
 		return 0;
 	}
+	if (r->metered && meter_is_stream(p, n))
+		r->meter.sse = true;
 	if ((n == 2 && p[0] == '\r') || (n == 1 && p[0] == '\n')) {
 		if (r->status >= 200 && r->status < 400) {
 			r->head_ready = true;
@@ -74,6 +77,10 @@ on_up_body(const char *p, size_t n, void *arg)
 	struct preq *r = arg;
 	size_t rc = n;
 
+	/* Counted as it goes by, on the worker, outside the lock: the
+	 * meter is the worker's alone and looks at each byte once. */
+	if (r->metered && !r->errored)
+		meter_feed(&r->meter, p, n);
 	pthread_mutex_lock(&r->mu);
 	if (r->errored) {
 		/* Kept to classify; beyond the cap only counted. */
@@ -140,6 +147,41 @@ finish(struct preq *r, int rc, const char *err)
 	wake_conn(r);
 }
 
+/*
+ * The answer's tokens, once the client has all of it (off the stream's
+ * path): added to the task's, app's and tenant's counts in one
+ * transaction, so a restart keeps them and a kill loses at most the
+ * answers in flight.  An answer that crosses a budget ends the task.
+ */
+static void
+count_answer(struct preq *r, long status)
+{
+	struct meter_usage u;
+	struct store_spend d = {0};
+	struct meter req;
+	char why[SPEND_REASON_MAX];
+	const char *model = r->meter.model;
+
+	if (!r->metered || status < 200 || status >= 300 ||
+	    !meter_result(&r->meter, &u))
+		return;
+	if (model[0] == '\0') {
+		/* The answer named no model: the request's. */
+		meter_init(&req, false);
+		meter_feed(&req, r->body.data ? r->body.data : "", r->body.len);
+		model = req.model[0] ? req.model : "unknown";
+	}
+	d.input = u.input;
+	d.output = u.output;
+	d.cache_write = u.cache_write;
+	d.cache_read = u.cache_read;
+	if (spend_record(r->px->core, r->task, r->app, r->owner, model, &d, why,
+	                 sizeof(why)) == 1) {
+		log_warn("proxy: sandbox %s: %s", r->sandbox, why);
+		task_budget_reached(r->px->core, r->sandbox, why);
+	}
+}
+
 /* The worker's last acts: out of the list, its reference, the count. */
 static void
 worker_done(struct preq *r)
@@ -166,6 +208,7 @@ worker_main(void *arg)
 {
 	struct preq *r = arg;
 	struct http_call h = {0};
+	long status;
 	int rc;
 
 	h.method = r->method;
@@ -184,8 +227,10 @@ worker_main(void *arg)
 	h.stop = &r->px->halt;
 	rc = http_perform(&h);
 	pthread_mutex_lock(&r->mu);
+	status = r->errored || (rc < 0 && !r->head_ready) ? 0 : r->status;
 	finish(r, rc, h.err);
 	pthread_mutex_unlock(&r->mu);
+	count_answer(r, status);
 	worker_done(r);
 	return NULL;
 }

@@ -210,6 +210,37 @@ static const struct migration store_migrations[] = {
                "  DEFAULT 0;",
     },
     {
+        .version = 11,
+        .name = "spend_budgets",
+        /*
+         * What the credential proxy counted, per task, per app and per
+         * tenant (scope, id): tokens by kind, the price in millionths
+         * of a US dollar, answers counted.  Budgets per app and per
+         * tenant, and the instance's defaults for each (scope
+         * 'instance', id 'app' or 'tenant'); a NULL limit is none.
+         */
+        .sql = "CREATE TABLE spend ("
+               "  scope TEXT NOT NULL CHECK (scope IN"
+               "    ('task','app','tenant')),"
+               "  id TEXT NOT NULL,"
+               "  input INTEGER NOT NULL DEFAULT 0,"
+               "  output INTEGER NOT NULL DEFAULT 0,"
+               "  cache_write INTEGER NOT NULL DEFAULT 0,"
+               "  cache_read INTEGER NOT NULL DEFAULT 0,"
+               "  cost_micro INTEGER NOT NULL DEFAULT 0,"
+               "  requests INTEGER NOT NULL DEFAULT 0,"
+               "  updated_at INTEGER NOT NULL,"
+               "  PRIMARY KEY (scope, id));"
+               "CREATE TABLE budget ("
+               "  scope TEXT NOT NULL CHECK (scope IN"
+               "    ('app','tenant','instance')),"
+               "  id TEXT NOT NULL,"
+               "  max_tokens INTEGER,"
+               "  max_micro INTEGER,"
+               "  updated_at INTEGER NOT NULL,"
+               "  PRIMARY KEY (scope, id));",
+    },
+    {
         .version = 12,
         .name = "trash",
         /*

@@ -571,4 +571,36 @@ int store_gitcred_delete(struct store *s, const char *owner, const char *id);
 int store_gitcred_token(struct store *s, const char *owner, const char *id,
                         struct vault_secret *out);
 
+/*
+ * Spend (spend.c): what the credential proxy counted, by scope ("task",
+ * "app", "tenant") and id, and the budgets ("app", "tenant", and
+ * "instance" with id "app" or "tenant": the defaults).
+ */
+struct store_spend {
+	int64_t input, output, cache_write, cache_read; /* tokens */
+	int64_t cost_micro; /* millionths of a US dollar */
+	int64_t requests;   /* answers counted */
+	int64_t updated_at; /* ms; 0 when nothing was counted */
+};
+
+/* A limit of -1 is none. */
+struct store_budget {
+	int64_t max_tokens;
+	int64_t max_micro;
+};
+
+/* Adds d to the task's (when task_id is not ""), app's and tenant's
+ * rows, in one transaction. */
+int store_spend_add(struct store *s, const char *task_id, const char *app_id,
+                    const char *tenant, const struct store_spend *d);
+/* Zeros (and 0) when nothing was counted. */
+int store_spend_get(struct store *s, const char *scope, const char *id,
+                    struct store_spend *out);
+/* STORE_NOT_FOUND when none is set. */
+int store_budget_get(struct store *s, const char *scope, const char *id,
+                     struct store_budget *out);
+/* b NULL (or both limits -1) removes it. */
+int store_budget_set(struct store *s, const char *scope, const char *id,
+                     const struct store_budget *b);
+
 #endif

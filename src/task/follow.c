@@ -53,6 +53,7 @@ struct live_shared {
 	char fail_reason[32];
 	char fail_msg[384];
 	char provider_err[384]; /* the proxy's, for the sandbox */
+	char budget_msg[384];   /* a spend budget reached (the proxy) */
 };
 
 struct live {
@@ -69,6 +70,7 @@ struct live {
 	struct evlog log;
 	int wd; /* inotify watch, -1 */
 	int64_t deadline_mono;
+	int64_t budget_asked_mono; /* the agent was asked to stop (0: not) */
 	bool finished;
 	struct jv *done_result; /* the log's done event after a restart */
 	/* Copied from sh once the task ends. */
@@ -298,6 +300,44 @@ live_tick(struct core *c, struct live *lv)
 	}
 }
 
+/*
+ * A spend budget was reached (follow_budget): the supervisor is asked
+ * once to stop the agent, and the task fails with budget_reached when
+ * the supervisor says the agent ended, so the sandbox is free for the
+ * next task when this one is over.  If the supervisor does not take the
+ * cancel, or the agent has not ended BUDGET_STOP_MS later, it fails
+ * here and now.
+ */
+#define BUDGET_STOP_MS 10000
+
+static void
+budget_turn(struct tasks *ts, struct live *lv)
+{
+	struct jv *ans = NULL;
+	struct err e;
+	char line[96], msg[sizeof(lv->sh.budget_msg)];
+	bool send, now_fail = false;
+
+	pthread_mutex_lock(&ts->mu);
+	memcpy(msg, lv->sh.budget_msg, sizeof(msg));
+	send = msg[0] && lv->budget_asked_mono == 0;
+	pthread_mutex_unlock(&ts->mu);
+	if (msg[0] == '\0')
+		return;
+	if (send) {
+		lv->budget_asked_mono = clock_mono_ms();
+		snprintf(line, sizeof(line), "task cancel %s\n", lv->row.id);
+		if (runtime_request(lv->ws, line, RUNTIME_SHARED_MS, &ans, &e) <
+		        0 ||
+		    !jv_is_true(jv_get(ans, "ok")))
+			now_fail = true;
+		jv_free(ans);
+	}
+	if (now_fail || lv->d.ended ||
+	    clock_mono_ms() - lv->budget_asked_mono > BUDGET_STOP_MS)
+		set_fail(ts, lv, "budget_reached", "%s", msg);
+}
+
 /* Works on one live task; true when it is done with. */
 static bool
 live_turn(struct core *c, struct live *lv, bool tick)
@@ -326,6 +366,7 @@ live_turn(struct core *c, struct live *lv, bool tick)
 		step(ts, lv);
 	if (tick)
 		live_tick(c, lv);
+	budget_turn(ts, lv);
 	pthread_mutex_lock(&ts->mu);
 	failing = lv->sh.fail_reason[0] != '\0';
 	pthread_mutex_unlock(&ts->mu);
@@ -541,6 +582,19 @@ follow_provider_error(struct core *c, const char *sandbox_id, const char *msg)
 			snprintf(lv->sh.provider_err,
 			         sizeof(lv->sh.provider_err), "%s", msg);
 	pthread_mutex_unlock(&c->tasks->mu);
+}
+
+void
+follow_budget(struct core *c, const char *sandbox_id, const char *msg)
+{
+	pthread_mutex_lock(&c->tasks->mu);
+	for (struct live *lv = c->tasks->lives; lv; lv = lv->next)
+		if (strcmp(lv->row.sandbox_id, sandbox_id) == 0 &&
+		    lv->sh.budget_msg[0] == '\0')
+			snprintf(lv->sh.budget_msg, sizeof(lv->sh.budget_msg),
+			         "%s", msg);
+	pthread_mutex_unlock(&c->tasks->mu);
+	follow_wake(c->tasks);
 }
 
 bool

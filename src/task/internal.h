@@ -60,6 +60,9 @@ void follow_cancel(struct core *c, const char *id);
 void follow_provider_error(struct core *c, const char *sandbox_id,
                            const char *msg);
 /* The id of the task the sandbox runs, if any. */
+/* A spend budget was reached: the sandbox's live task stops its agent
+ * and fails with budget_reached and msg once the agent ended. */
+void follow_budget(struct core *c, const char *sandbox_id, const char *msg);
 bool follow_active_id(struct core *c, const char *sandbox_id,
                       char id[ULID_LEN + 1]);
 /* The sandbox is being deleted: its tasks stop being followed. */

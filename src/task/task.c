@@ -307,6 +307,15 @@ task_provider_error(struct core *c, const char *sandbox_id, const char *msg)
 	follow_provider_error(c, sandbox_id, msg);
 }
 
+void
+task_budget_reached(struct core *c, const char *sandbox_id, const char *msg)
+{
+	if (c->tasks == NULL)
+		return;
+	follow_provider_error(c, sandbox_id, msg);
+	follow_budget(c, sandbox_id, msg);
+}
+
 bool
 task_active_id(struct core *c, const char *sandbox_id, char id[ULID_LEN + 1])
 {

@@ -76,6 +76,14 @@ bool task_active_id(struct core *c, const char *sandbox_id,
  * its running task reports that message if it fails. */
 void task_provider_error(struct core *c, const char *sandbox_id,
                          const char *msg);
+/*
+ * A spend budget is reached (the proxy refused, or an answer crossed
+ * it): the supervisor is asked to stop the sandbox's running task, which
+ * then fails with failure_reason budget_reached and msg ("budget
+ * reached: app X spent …").  Never blocks: the follower does the rest.
+ */
+void task_budget_reached(struct core *c, const char *sandbox_id,
+                         const char *msg);
 /* The sandbox is being deleted: its tasks and their logs go too. */
 void task_forget_sandbox(struct core *c, const char *sandbox_id);
 /*

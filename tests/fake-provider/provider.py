@@ -317,6 +317,27 @@ def tokens_of(size):
     return max(1, size // 4)
 
 
+class Cut(Exception):
+    """Raised by sse() when a [[provider:cut=N]] stream has sent N deltas."""
+
+
+def delta_bytes(obj):
+    """The bytes of a streamed event's text, thinking and tool-input
+    deltas as they are on the wire (JSON-escaped, quotes not counted)."""
+    def wire(s):
+        return len(jdump(s).encode()) - 2 if isinstance(s, str) else 0
+    if obj.get("type") == "content_block_delta":
+        d = obj.get("delta") or {}
+        return sum(wire(d.get(k)) for k in ("text", "partial_json", "thinking")), True
+    if obj.get("object") == "chat.completion.chunk" and obj.get("choices"):
+        d = obj["choices"][0].get("delta") or {}
+        n = wire(d.get("content"))
+        for tc in d.get("tool_calls") or []:
+            n += wire((tc.get("function") or {}).get("arguments"))
+        return n, bool(d)
+    return 0, False
+
+
 # --- the handler ----------------------------------------------------------------
 
 
@@ -389,14 +410,23 @@ class Handler(BaseHTTPRequestHandler):
         data = text.encode()
         self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
         self.wfile.flush()
-        if delay and self.st.args.chunk_delay_ms > 0:
-            time.sleep(self.st.args.chunk_delay_ms / 1000.0)
+        ms = getattr(self, "delay_ms", None)
+        if ms is None:
+            ms = self.st.args.chunk_delay_ms
+        if delay and ms > 0:
+            time.sleep(ms / 1000.0)
 
     def end_stream(self):
         self.wfile.write(b"0\r\n\r\n")
         self.wfile.flush()
 
     def sse(self, event, obj):
+        n, is_delta = delta_bytes(obj)
+        if is_delta and getattr(self, "cut_left", None) is not None:
+            if self.cut_left <= 0:
+                raise Cut()
+            self.cut_left -= 1
+            self.cut_bytes += n
         if event:
             self.chunk("event: %s\ndata: %s\n\n" % (event, jdump(obj)))
         else:
@@ -471,8 +501,21 @@ class Handler(BaseHTTPRequestHandler):
         rec["api"] = api
         rec["kind"] = kind
 
+        self.cut_left = None
+        self.cut_bytes = 0
+        self.delay_ms = None
         try:
             self.answer(rec, api, kind, body, headers, raw)
+        except Cut:
+            # The stream ends in the middle: no last chunk, no usage.
+            self.close_connection = True
+            try:
+                self.wfile.flush()
+                self.connection.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            st.log({"seq": seq, "ts": round(time.time(), 3), "cut": True,
+                    "delta_bytes": self.cut_bytes, "input_tokens": self.cut_input})
         except (BrokenPipeError, ConnectionResetError):
             pass
 
@@ -591,12 +634,34 @@ class Handler(BaseHTTPRequestHandler):
         model = conv.model or st.args.model
         in_tok = tokens_of(len(raw))
         out_tok = max(1, len(text) // 4 + 20 * len(calls))
+        cache_w = cache_r = 0
+        usage = conv.get("usage")
+        if usage:
+            try:
+                nums = [int(x) for x in usage.split(",")] + [0, 0]
+                in_tok, out_tok, cache_w, cache_r = nums[:4]
+            except ValueError:
+                pass
+        if conv.get("text"):
+            text = conv.get("text").replace("\\n", "\n")
+        if conv.get("cut") is not None:
+            try:
+                self.cut_left = int(conv.get("cut"))
+            except ValueError:
+                self.cut_left = 0
+        self.cut_input = in_tok
+        if conv.get("delay-ms"):
+            try:
+                self.delay_ms = float(conv.get("delay-ms"))
+            except ValueError:
+                pass
         if api == "anthropic":
-            self.anthropic_reply(conv.stream, model, text, calls, in_tok, out_tok)
+            self.anthropic_reply(conv.stream, model, text, calls, in_tok, out_tok,
+                                 cache_w, cache_r)
         else:
             opts = body.get("stream_options") if isinstance(body.get("stream_options"), dict) else {}
             self.openai_reply(conv.stream, model, text, calls, in_tok, out_tok,
-                              bool(opts.get("include_usage")))
+                              bool(opts.get("include_usage")), cache_r)
 
     def models_body(self, api):
         ids = [self.st.args.model] + [m for m in self.st.args.extra_model if m != self.st.args.model]
@@ -612,11 +677,11 @@ class Handler(BaseHTTPRequestHandler):
                     "created_at": "2025-01-01T00:00:00Z"}
         return {"id": mid, "object": "model", "created": 1735689600, "owned_by": "fake-provider"}
 
-    def anthropic_reply(self, stream, model, text, calls, in_tok, out_tok):
+    def anthropic_reply(self, stream, model, text, calls, in_tok, out_tok, cache_w=0, cache_r=0):
         mid = "msg_01" + uuid.uuid4().hex[:22]
         stop = "tool_use" if calls else "end_turn"
-        usage = {"input_tokens": in_tok, "cache_creation_input_tokens": 0,
-                 "cache_read_input_tokens": 0, "output_tokens": out_tok}
+        usage = {"input_tokens": in_tok, "cache_creation_input_tokens": cache_w,
+                 "cache_read_input_tokens": cache_r, "output_tokens": out_tok}
         blocks = [{"type": "text", "text": text}]
         for name, inp in calls:
             blocks.append({"type": "tool_use", "id": "toolu_01" + uuid.uuid4().hex[:22],
@@ -656,12 +721,15 @@ class Handler(BaseHTTPRequestHandler):
         self.sse("message_stop", {"type": "message_stop"})
         self.end_stream()
 
-    def openai_reply(self, stream, model, text, calls, in_tok, out_tok, include_usage):
+    def openai_reply(self, stream, model, text, calls, in_tok, out_tok, include_usage, cache_r=0):
         cid = "chatcmpl-" + uuid.uuid4().hex[:24]
         created = int(time.time())
         finish = "tool_calls" if calls else "stop"
-        usage = {"prompt_tokens": in_tok, "completion_tokens": out_tok,
-                 "total_tokens": in_tok + out_tok}
+        # OpenAI counts cached input inside prompt_tokens.
+        usage = {"prompt_tokens": in_tok + cache_r, "completion_tokens": out_tok,
+                 "total_tokens": in_tok + cache_r + out_tok}
+        if cache_r:
+            usage["prompt_tokens_details"] = {"cached_tokens": cache_r}
         tcs = [{"id": "call_" + uuid.uuid4().hex[:24], "type": "function",
                 "function": {"name": n, "arguments": jdump(i)}} for n, i in calls]
         if not stream:

@@ -521,6 +521,20 @@ await step('config: a secret is write-only and reaches the app', async () => {
 	await shot('config');
 });
 
+await step('spend: the budget of an app is set on its Spend tab', async () => {
+	await page.goto(CONSOLE + appPath + '/spend');
+	await page.getByRole('heading', {name: 'Model spend'}).waitFor();
+	await page.getByLabel('Budget in US dollars').fill('5');
+	await page.getByRole('button', {name: 'Save budget'}).click();
+	await page.getByText('Budget saved.').waitFor();
+	await page.getByText(/Model spend \$[0-9.]+ of \$5\.00/).waitFor();
+	const b = (await api('GET', '/v1/apps/' + appId)).json().spend.budget;
+	assert(b && b.usd === 5 && b.tokens === null, 'the budget: ' + JSON.stringify(b));
+	await page.getByRole('button', {name: 'Remove'}).click();
+	await page.getByText('Budget removed.').waitFor();
+	assert((await api('GET', '/v1/apps/' + appId)).json().spend.budget === null, 'the budget is still set');
+});
+
 await step('tokens: a new token is shown once and works; deleting it ends it', async () => {
 	await page.goto(CONSOLE + '/settings/tokens');
 	await page.getByLabel(/New token name/).fill('ci-bot');

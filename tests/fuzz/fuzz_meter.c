@@ -1,0 +1,62 @@
+/*
+ * libFuzzer target: the proxy's meter on a hostile provider's answer.
+ * The first byte picks SSE or JSON and the size of the pieces the answer
+ * is fed in; the rest is the answer.  Whatever the bytes, the counts
+ * stay within [0, METER_TOKENS_MAX], the model name is a string of
+ * printable bytes, the nesting depth never goes negative, and feeding
+ * the same bytes in other pieces gives the same counts.
+ */
+#include <stdint.h>
+#include <string.h>
+
+#include "proxy/meter.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static void
+run(struct meter *m, bool sse, const uint8_t *p, size_t n, size_t step)
+{
+	meter_init(m, sse);
+	for (size_t i = 0; i < n; i += step)
+		meter_feed(m, (const char *)p + i, n - i < step ? n - i : step);
+}
+
+static void
+check(const struct meter *m)
+{
+	struct meter_usage u;
+
+	meter_result(m, &u);
+	if (u.input < 0 || u.input > METER_TOKENS_MAX || u.output < 0 ||
+	    u.cache_read < 0 || u.cache_read > METER_TOKENS_MAX ||
+	    u.cache_write < 0 || u.cache_write > METER_TOKENS_MAX ||
+	    m->depth < 0 || m->model_n > METER_MODEL_MAX ||
+	    memchr(m->model, '\0', sizeof(m->model)) == NULL)
+		__builtin_trap();
+	for (size_t i = 0; i < m->model_n; i++)
+		if ((unsigned char)m->model[i] < 0x20)
+			__builtin_trap();
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static struct meter a, b;
+	struct meter_usage ua, ub;
+	bool sse;
+	size_t step;
+
+	if (size == 0)
+		return 0;
+	sse = data[0] & 1;
+	step = 1 + (data[0] >> 1) % 16;
+	run(&a, sse, data + 1, size - 1, size);
+	run(&b, sse, data + 1, size - 1, step);
+	check(&a);
+	check(&b);
+	meter_result(&a, &ua);
+	meter_result(&b, &ub);
+	if (memcmp(&ua, &ub, sizeof(ua)) != 0)
+		__builtin_trap();
+	return 0;
+}

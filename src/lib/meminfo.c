@@ -14,6 +14,7 @@
  */
 #include "lib/meminfo.h"
 
+#include <dirent.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -74,32 +75,70 @@ stat_value(const char *path, const char *want)
 	return found;
 }
 
+/*
+ * The cgroup directory under parent whose name is pre<id…>post, where
+ * id may be a prefix of the full id (the store keeps Docker's 12-digit
+ * short form).  0 and the path in out, or -1.
+ */
+static int
+find_cgroup(const char *parent, const char *pre, const char *post,
+            const char *id, char *out, size_t n)
+{
+	size_t lpre = strlen(pre), lid = strlen(id), lpost = strlen(post);
+	struct dirent *de;
+	DIR *d = opendir(parent);
+	int rc = -1;
+
+	if (d == NULL)
+		return -1;
+	while ((de = readdir(d)) != NULL) {
+		size_t l = strlen(de->d_name);
+		if (l < lpre + lid + lpost ||
+		    strncmp(de->d_name, pre, lpre) != 0 ||
+		    strncmp(de->d_name + lpre, id, lid) != 0 ||
+		    strcmp(de->d_name + l - lpost, post) != 0)
+			continue;
+		snprintf(out, n, "%s/%s", parent, de->d_name);
+		rc = 0;
+		break;
+	}
+	closedir(d);
+	return rc;
+}
+
 long long
 meminfo_container_bytes(const char *container_id)
 {
 	static const struct layout {
-		const char *pre, *post; /* the cgroup directory: pre<id>post */
+		const char *parent;
+		const char *pre, *post; /* the cgroup's name: pre<id>post */
 		const char *usage;      /* the file with the usage in bytes */
 		const char *inactive;   /* the key in memory.stat */
 	} layouts[] = {
-	    {"/sys/fs/cgroup/system.slice/docker-", ".scope", "memory.current",
+	    {"/sys/fs/cgroup/system.slice", "docker-", ".scope",
+	     "memory.current", "inactive_file"},
+	    {"/sys/fs/cgroup/docker", "", "", "memory.current",
 	     "inactive_file"},
-	    {"/sys/fs/cgroup/docker/", "", "memory.current", "inactive_file"},
-	    {"/sys/fs/cgroup/memory/docker/", "", "memory.usage_in_bytes",
+	    {"/sys/fs/cgroup/memory/docker", "", "", "memory.usage_in_bytes",
 	     "total_inactive_file"},
-	    {"/sys/fs/cgroup/memory/system.slice/docker-", ".scope",
+	    {"/sys/fs/cgroup/memory/system.slice", "docker-", ".scope",
 	     "memory.usage_in_bytes", "total_inactive_file"},
 	};
-	char dir[256], path[320];
+	char dir[512], path[600];
 	long long usage, inactive;
-	size_t i;
+	size_t i, n;
 
-	if (container_id == NULL || container_id[0] == '\0' ||
-	    strchr(container_id, '/') != NULL || strlen(container_id) > 128)
+	if (container_id == NULL)
+		return -1;
+	n = strlen(container_id);
+	/* Hex digits only, at least Docker's short form. */
+	if (n < 12 || n > 64 || strspn(container_id, "0123456789abcdef") != n)
 		return -1;
 	for (i = 0; i < sizeof(layouts) / sizeof(layouts[0]); i++) {
-		snprintf(dir, sizeof(dir), "%s%s%s", layouts[i].pre,
-		         container_id, layouts[i].post);
+		if (find_cgroup(layouts[i].parent, layouts[i].pre,
+		                layouts[i].post, container_id, dir,
+		                sizeof(dir)) < 0)
+			continue;
 		snprintf(path, sizeof(path), "%s/%s", dir, layouts[i].usage);
 		usage = read_number(path);
 		if (usage < 0)

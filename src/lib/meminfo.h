@@ -11,7 +11,8 @@
 int meminfo_available_pct(void);
 
 /*
- * What the container (its full id) holds in its memory cgroup, in bytes:
+ * What the container (its id, or a prefix of 12 or more hex digits)
+ * holds in its memory cgroup, in bytes:
  * usage minus the inactive file pages (as `docker stats` shows it), or
  * -1 when its cgroup is not found (not running, or an unknown layout).
  */

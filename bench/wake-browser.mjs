@@ -5,9 +5,10 @@
 // connections), for an app that is (a) running: the reference, what
 // the page costs awake; (b) frozen; (c) stopped (the edge's warming page
 // turns into the app by itself).  Prints "browser KIND MS" per round,
-// after one warm-up round of each.  Run by bench/wake, which sets:
+// after one warm-up round of each, and "stall KIND …" for a round whose
+// heading did not show within 20 s (not timed; what was still waiting).  Run by bench/wake, which sets:
 // API_URL, TOKEN, SB (sandbox id), PREVIEW_URL, EDGE_PORT, HOST, N,
-// CHROMIUM.
+// CHROMIUM, APP_IP (the container's address, for a stall's diagnosis).
 import http from 'node:http';
 
 const {chromium} = await import(new URL('../console/node_modules/playwright-core/index.mjs', import.meta.url));
@@ -59,15 +60,52 @@ const browser = await chromium.launch({
 		'--disable-background-networking', '--disable-component-update', '--disable-sync'],
 });
 
-async function visit() {
+// One GET of path on a new connection, to host:port with a Host header:
+// "status in ms" or what went wrong, within 5 s.
+function probe(host, port, hosthdr, path) {
+	const t0 = now();
+	return new Promise((resolve) => {
+		const req = http.get({host, port, path, headers: {host: hosthdr, connection: 'close'}, timeout: 5000}, (res) => {
+			res.resume();
+			res.on('end', () => resolve(`${res.statusCode} in ${(now() - t0).toFixed(0)} ms`));
+		});
+		req.on('error', (e) => resolve(e.code || e.message));
+		req.on('timeout', () => {
+			resolve('no answer in 5 s');
+			req.destroy();
+		});
+	});
+}
+
+// Navigation start -> SELECTOR visible, in ms, or null for a stall: the
+// heading not visible within STALL_MS.  A stall is printed ("stall KIND
+// …": the requests still without an answer, and each asked again through
+// the edge and straight from the container) and the round is not timed.
+const STALL_MS = 20000;
+async function visit(kind) {
 	const ctx = await browser.newContext({viewport: {width: 1280, height: 800}});
 	const page = await ctx.newPage();
+	const pending = new Map();
+	page.on('request', (r) => pending.set(r, r.url()));
+	page.on('requestfinished', (r) => pending.delete(r));
+	page.on('requestfailed', (r) => pending.delete(r));
+	const t0 = now();
 	try {
-		const t0 = now();
-		await page.goto(env.PREVIEW_URL, {waitUntil: 'commit', timeout: 120000});
+		await page.goto(env.PREVIEW_URL, {waitUntil: 'commit', timeout: STALL_MS});
 		// Survives the warming page's reload into the app.
-		await page.locator(SELECTOR).waitFor({state: 'visible', timeout: 120000});
+		await page.locator(SELECTOR).waitFor({state: 'visible', timeout: STALL_MS});
 		return now() - t0;
+	} catch (e) {
+		const waiting = [...pending.values()].map((u) => new URL(u).pathname);
+		const again = [];
+		for (const p of waiting.slice(0, 4)) {
+			const viaEdge = await probe('127.0.0.1', Number(env.EDGE_PORT), env.HOST, p);
+			const direct = env.APP_IP ? await probe(env.APP_IP, 3000, 'localhost:3000', p) : '-';
+			again.push(`${p}: edge ${viaEdge}, direct ${direct}`);
+		}
+		console.log(`stall ${kind} ${(now() - t0).toFixed(0)} ms: ${e.message.split('\n')[0]}; ` +
+			`no answer yet to: ${waiting.join(' ') || '-'}; asked again: ${again.join('; ') || '-'}`);
+		return null;
 	} finally {
 		await ctx.close();
 	}
@@ -77,7 +115,7 @@ const rounds = {
 	async running() {
 		await settleRunning();
 		await sleep(2000); // idle, as before a freeze
-		return visit();
+		return visit('running');
 	},
 	async frozen() {
 		await settleRunning();
@@ -85,7 +123,7 @@ const rounds = {
 		const sb = await api('POST', `/v1/sandboxes/${env.SB}/freeze`, 10);
 		if (!sb.frozen) throw new Error('freeze did not freeze: ' + JSON.stringify(sb));
 		await sleep(300);
-		return visit();
+		return visit('frozen');
 	},
 	async stopped() {
 		await api('POST', `/v1/sandboxes/${env.SB}/stop`);
@@ -95,7 +133,7 @@ const rounds = {
 			await sleep(50);
 		}
 		await sleep(300);
-		return visit();
+		return visit('stopped');
 	},
 };
 
@@ -105,7 +143,7 @@ try {
 		const order = i % 2 ? kinds : [...kinds].reverse();
 		for (const k of order) {
 			const ms = await rounds[k]();
-			if (i) console.log(`browser ${k} ${ms.toFixed(1)}`);
+			if (i && ms !== null) console.log(`browser ${k} ${ms.toFixed(1)}`);
 		}
 	}
 	await settleRunning();

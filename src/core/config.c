@@ -758,6 +758,7 @@ static const struct config_var vars[] = {
     INT("SANDBOXD_PRESSURE_INTERVAL_SECONDS", pressure_interval_s, 10, 1, 3600),
     INT("SANDBOXD_MEM_HEADROOM_PCT", mem_headroom_pct, 15, 0, 100),
     INT("SANDBOXD_MEM_REFUSE_WAKES_PCT", mem_refuse_pct, 10, 0, 100),
+    INT("SANDBOXD_MEM_BUDGET_MB", mem_budget_mb, 0, 0, 1 << 30),
     INT("SANDBOXD_WAKE_READY_SECONDS", wake_ready_s, 30, 1, 3600),
     /* The trash of deleted apps (core/trash.c). */
     INT("SANDBOXD_TRASH_RETENTION_SECONDS", trash_retention_s, 259200, 0,

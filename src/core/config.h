@@ -74,7 +74,8 @@ struct config {
 	int64_t pressure_interval_s; /* pressure reaper period */
 	int64_t mem_headroom_pct;    /* below: stop sandboxes */
 	int64_t mem_refuse_pct;      /* below: refuse wakes */
-	int64_t wake_ready_s; /* how long a woken app may take to listen */
+	int64_t mem_budget_mb; /* 0: the host's memory; else the sandboxes' */
+	int64_t wake_ready_s;  /* how long a woken app may take to listen */
 	char runtime[64];
 	char image[256];
 	char network[128]; /* the sandboxes' Docker network */

@@ -24,12 +24,12 @@
 #include <string.h>
 
 #include "core/activity.h"
+#include "core/membudget.h"
 #include "core/routes.h"
 #include "lib/hash.h"
 #include "lib/clock.h"
 #include "lib/metrics.h"
 #include "lib/log.h"
-#include "lib/meminfo.h"
 
 struct pv_entry {
 	char id[ULID_LEN + 1]; /* "" when free */
@@ -191,7 +191,7 @@ static void
 resolve_asleep(struct core *c, struct preview_target *t)
 {
 	struct pv_entry *pe;
-	int avail = meminfo_available_pct();
+	int avail = membudget_available_pct(c, NULL);
 
 	pthread_mutex_lock(&c->pv->mu);
 	pe = slot(c, t->id, true);

@@ -6,7 +6,7 @@
  * the store, so the decision and the deadline that survives a restart are
  * the same number.  Stops go through core_sandbox_stop_why(), which takes
  * the sandbox's lock, so a reaper never races an API start or delete.
- * Memory is read from /proc/meminfo (lib/meminfo.h).
+ * Memory is the host's, or the daemon's own budget (core/membudget.h).
  */
 #include "core/reaper.h"
 
@@ -16,12 +16,12 @@
 
 #include "core/activity.h"
 #include "core/dedup.h"
+#include "core/membudget.h"
 #include "core/diskuse.h"
 #include "task/task.h"
 #include "git/git.h"
 #include "lib/clock.h"
 #include "lib/log.h"
-#include "lib/meminfo.h"
 #include "lib/metrics.h"
 
 /* The later of the store's and the edge's idea of the last activity. */
@@ -128,16 +128,23 @@ reaper_pressure_pass(struct core *c)
 	struct victim v = {.c = c};
 	struct sandbox out;
 	struct err e = {0};
-	int avail = meminfo_available_pct();
+	struct membudget m;
+	int avail = membudget_available_pct(c, &m);
+	char budget[96] = "";
 
 	if (avail < 0 || avail >= c->cfg->mem_headroom_pct)
 		return;
+	if (c->cfg->mem_budget_mb > 0)
+		snprintf(budget, sizeof(budget),
+		         " of the %lld MiB budget (%d sandboxes hold %lld MiB)",
+		         (long long)c->cfg->mem_budget_mb, m.sandboxes,
+		         (long long)(m.used_kb / 1024));
 	store_sandbox_list(c->store, pressure_one, &v);
 	if (!v.found)
 		return;
-	log_warn("pressure reaper: %d%% of memory available (< %lld%%); "
+	log_warn("pressure reaper: %d%% of memory available%s (< %lld%%); "
 	         "stopping %ssandbox %s (last active %llds ago)",
-	         avail, (long long)c->cfg->mem_headroom_pct,
+	         avail, budget, (long long)c->cfg->mem_headroom_pct,
 	         v.best.frozen ? "frozen " : "", v.best.id,
 	         (long long)(clock_now() - v.best_active));
 	if (core_sandbox_stop_why(c, v.best.id, "pressure", &out, &e) < 0)

@@ -20,13 +20,13 @@
 
 #include "agent/agents.h"
 #include "core/activity.h"
+#include "core/membudget.h"
 #include "core/runtime.h"
 #include "core/sbnet.h"
 #include "ws/workspace.h"
 #include "ws/wsfs.h"
 #include "lib/clock.h"
 #include "lib/log.h"
-#include "lib/meminfo.h"
 #include "task/evlog.h"
 #include "task/internal.h"
 #include "task/result.h"
@@ -135,11 +135,11 @@ task_submit(struct core *c, const char *sandbox_id,
 		if (core_sandbox_thaw_wait(c, sandbox_id, e) < 0)
 			return -1;
 	} else if (sb.status == SANDBOX_STOPPED) {
-		int avail = meminfo_available_pct();
+		int avail = membudget_available_pct(c, NULL);
 		if (avail >= 0 && avail < c->cfg->mem_refuse_pct)
 			return err_set(e, 503, "no_headroom",
-			               "only %d%% of the host's memory is "
-			               "available; the sandbox stays stopped",
+			               "only %d%% of the memory is available; "
+			               "the sandbox stays stopped",
 			               avail);
 		if (core_sandbox_start(c, sandbox_id, &sb, e) < 0)
 			return -1;

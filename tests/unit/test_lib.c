@@ -1,4 +1,4 @@
-/* Unit tests of the lib/ leaves: ulid, buf, jv, utf8, clock, err. */
+/* Unit tests of the lib/ leaves: ulid, buf, jv, utf8, clock, err, meminfo. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,6 +7,7 @@
 #include "lib/clock.h"
 #include "lib/err.h"
 #include "lib/jv.h"
+#include "lib/meminfo.h"
 #include "lib/ulid.h"
 #include "lib/utf8.h"
 #include "unit.h"
@@ -264,6 +265,20 @@ err_macros_answer_their_rows(void)
 	CHECK(ERR_BAD(NULL, "nothing to fill") == -1);
 }
 
+static void
+meminfo_reads_the_host_and_refuses_odd_ids(void)
+{
+	int pct = meminfo_available_pct();
+
+	CHECK(pct >= 0 && pct <= 100);
+	/* No cgroup of these: a bad id never leaves the cgroup directory. */
+	CHECK(meminfo_container_bytes(NULL) == -1);
+	CHECK(meminfo_container_bytes("") == -1);
+	CHECK(meminfo_container_bytes("../../..") == -1);
+	CHECK(meminfo_container_bytes("0000000000000000000000000000000000000"
+	                              "000000000000000000000000000") == -1);
+}
+
 static const struct unit_test tests[] = {
     {"ulid_new is valid and unique", ulid_new_is_valid_and_unique},
     {"ulid_parse is strict", ulid_parse_is_strict},
@@ -279,6 +294,8 @@ static const struct unit_test tests[] = {
     {"err codes are unique, sorted and sane",
      err_codes_are_unique_sorted_and_sane},
     {"err macros answer their rows", err_macros_answer_their_rows},
+    {"meminfo reads the host and refuses odd ids",
+     meminfo_reads_the_host_and_refuses_odd_ids},
 };
 
 int

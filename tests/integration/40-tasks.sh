@@ -382,14 +382,18 @@ api GET "/v1/sandboxes/$SB2/tasks"
 expect_jq '[.tasks[] | select(.status == "running")] | length == 0' 'no task left running'
 t_end
 
-t_begin "a task on a deleted sandbox is 404, and its tasks are gone"
+t_begin "a task on a deleted sandbox is 404; its tasks are kept in the trash and gone once purged"
 api DELETE "/v1/sandboxes/$SB2"
 expect_status 204
+TRASH_ID=$(header Sandboxd-Trash-Id)
 api POST "/v1/sandboxes/$SB2/tasks" '{"prompt":"x"}'
 expect_status 404 && expect_envelope not_found
 api GET "/v1/sandboxes/$SB2/tasks/$T9"
 expect_status 404
-[[ ! -e $DATA/tasks/$T9.events ]] || t_err "the event log of a deleted sandbox's task is left"
+[[ -e $DATA/tasks/$T9.events ]] || t_err "the event log of a trashed sandbox's task is gone before the purge"
+api DELETE "/v1/trash/$TRASH_ID"
+expect_status 204
+[[ ! -e $DATA/tasks/$T9.events ]] || t_err "the event log of a purged sandbox's task is left"
 t_end
 
 t_begin "an agent killed for memory ends the task as oom_killed"

@@ -233,9 +233,14 @@ bench_remove_networks() {
 	[[ -s $BENCH_TMP/.networks ]] || return 0
 	while IFS= read -r net; do
 		[[ -n $net ]] || continue
-		# From the daemons' cwd, which has no .env.
-		out=$(cd "$BENCH_TMP/cwd" && env -i "PATH=$PATH" ${DOCKER_HOST:+"DOCKER_HOST=$DOCKER_HOST"} \
-			"SANDBOXD_NETWORK=$net" timeout 60 "$BENCH_BIN" network remove 2>&1 </dev/null) ||
+		# From the daemons' cwd, which has no .env.  The engine may list
+		# an endpoint of a container removed a moment ago: asked again.
+		local try
+		for try in 1 2 3; do
+			out=$(cd "$BENCH_TMP/cwd" && env -i "PATH=$PATH" ${DOCKER_HOST:+"DOCKER_HOST=$DOCKER_HOST"} \
+				"SANDBOXD_NETWORK=$net" timeout 60 "$BENCH_BIN" network remove 2>&1 </dev/null) && break
+			((try < 3)) && sleep 2
+		done ||
 			echo "bench: sandboxd network remove of $net failed: $(tail -n 2 <<<"$out")" >&2
 	done <"$BENCH_TMP/.networks"
 }

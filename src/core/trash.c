@@ -315,12 +315,21 @@ trash_restore(struct core *c, const char *owner, const char *id,
 		               "cannot write to the database (is the disk "
 		               "full?); the app stays in the trash, whole");
 	}
+	/*
+	 * The edge's view of the app before its route: a private app must
+	 * not be seen public for a moment (a trashed app is not among those
+	 * the view loads at start).
+	 */
+	rc = store_app_get(c->store, NULL, t.app_id, app);
+	if (rc == 0)
+		pvauth_put(c, app->id, app->preview_visibility,
+		           app->preview_epoch);
 	if (t.sandbox_id[0]) {
 		core_route_refresh(c, t.sandbox_id);
 		core_sandbox_unlock(c, t.sandbox_id);
 	}
 	log_info("app %s: restored from the trash (%s)", t.app_id, t.id);
-	if (store_app_get(c->store, NULL, t.app_id, app) != 0)
+	if (rc != 0)
 		return ERR_INTERNAL(e, "database error");
 	if (t.sandbox_id[0]) {
 		*has_sb = true;

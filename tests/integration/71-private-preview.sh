@@ -19,7 +19,8 @@
 # WebSocket works there, the cookie is HttpOnly, a direct visit is the
 # sign-in page and the console's Open button opens the app; the instance
 # default and a restart (the cookie key survives it, links die with it);
-# a deleted app's links.
+# a deleted app's links; a private app restored from the trash after a
+# restart stays private while the instance default is public.
 . "$(dirname "$0")/lib.sh"
 need_docker
 command -v python3 >/dev/null || bail "python3 is needed for the raw-socket clients"
@@ -486,6 +487,28 @@ expect_status 204
 a=$(answer_of "$HB" "$LINK_PATH")
 b=$(answer_of "$UNKNOWN" "$LINK_PATH")
 [[ ${a%%$'\n'*} == *404* ]] || t_err "deleted app's link: ${a%%$'\n'*}"
+t_end
+
+
+t_begin "a private app restored from the trash after a restart stays private (instance default public)"
+api PATCH "/v1/apps/$A" '{"preview_visibility":"private"}'
+expect_status 200
+api DELETE "/v1/apps/$A"
+expect_status 204
+TID=$(header Sandboxd-Trash-Id)
+start_edge_daemon "SANDBOXD_API_TOKENS=default=$IT_TOKEN"
+HA=s-${SA,,}-3000.preview.localhost:$EDGE_PORT
+UNKNOWN=${UNKNOWN%:*}:$EDGE_PORT
+api POST "/v1/trash/$TID/restore"
+expect_status 200 && expect_json .app.preview_visibility private
+# Up first (through a link), so the anonymous 404 below is the gate's.
+link_for "$A"
+redeem "$HA" "$LINK_PATH"
+wait_until 60 bash -c "[[ \$(curl -s -o /dev/null -w '%{http_code}' -H 'Host: $HA' -H 'Cookie: $COOKIE' $EDGE/) == 200 ]]" ||
+	t_err "the restored app does not answer its viewer: $(ecurl "$HA" / -H "Cookie: $COOKIE" -i | head -n 1)"
+priv=$(answer_of "$HA" /)
+unk=$(answer_of "$UNKNOWN" /)
+[[ $priv == "$unk" ]] || t_err "the restored private app answers anonymous visitors: ${priv%%$'\n'*}"
 t_end
 
 finish

@@ -21,19 +21,7 @@ command -v python3 >/dev/null || bail "python3 is needed for the raw-socket clie
 start_edge_daemon
 
 
-# edge_get HOST PATH: sets E_STATUS, E_HEADERS (CRs removed), E_BODY.
-edge_get() {
-	: >"$IT_TMP/e.body"
-	: >"$IT_TMP/e.head"
-	E_STATUS=$(ecurl "$1" "$2" -o "$IT_TMP/e.body" -D "$IT_TMP/e.head" -w '%{http_code}')
-	[[ -n $E_STATUS ]] || E_STATUS=000
-	E_HEADERS=$(tr -d '\r' <"$IT_TMP/e.head")
-	E_BODY=$(cat "$IT_TMP/e.body")
-}
-eh() { grep -i "^$1:" <<<"$E_HEADERS" | tail -n 1 | sed -E 's/^[^:]+:[[:space:]]*//'; }
-
-# The raw-socket clients below: python3 with the socket module only.
-pyclient() { timeout 60 python3 - "$EDGE_PORT" "$@"; }
+# edge_get, eh and pyclient (the raw-socket clients below) are lib.sh's.
 
 # --- setup: the app in a sandbox ---------------------------------------------
 

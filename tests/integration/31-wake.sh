@@ -35,7 +35,6 @@ edge() {
 	E_BODY=$(cat "$f.body")
 	E_REQ="GET $path (Host: $host)"
 }
-eh() { grep -i "^$1:" <<<"$E_HEADERS" | tail -n 1 | sed -E 's/^[^:]+:[[:space:]]*//'; }
 e_short() {
 	local b=${E_BODY:0:300}
 	((${#E_BODY} > 300)) && b+="…"

@@ -19,7 +19,7 @@ need_docker
 command -v python3 >/dev/null || bail "python3 is needed for the raw-socket clients"
 
 start_edge_daemon
-pyclient() { timeout 120 python3 - "$EDGE_PORT" "$@"; }
+PYCLIENT_TIMEOUT=120 # pyclient (lib.sh): the slow clients take their time
 rss_kb() { awk '/^VmRSS:/ { print $2 }' "/proc/$DAEMON_PID/status"; }
 
 t_begin "setup: the Node app serves through the edge"

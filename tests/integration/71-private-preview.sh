@@ -34,22 +34,9 @@ if [[ ! -f $CONSOLE_DIR/index.html || ! -d $IT_ROOT/console/node_modules/playwri
 fi
 start_edge_daemon "SANDBOXD_API_TOKENS=default=$IT_TOKEN" SANDBOXD_CONSOLE_DIR="$CONSOLE_DIR"
 
-# edge_get HOST PATH [curl args]: E_STATUS, E_HEADERS (CRs removed), E_BODY.
-edge_get() {
-	local host=$1 path=$2
-	shift 2
-	: >"$IT_TMP/e.body"
-	: >"$IT_TMP/e.head"
-	E_STATUS=$(ecurl "$host" "$path" -o "$IT_TMP/e.body" -D "$IT_TMP/e.head" -w '%{http_code}' "$@")
-	[[ -n $E_STATUS ]] || E_STATUS=000
-	E_HEADERS=$(tr -d '\r' <"$IT_TMP/e.head")
-	E_BODY=$(cat "$IT_TMP/e.body")
-}
-eh() { grep -i "^$1:" <<<"$E_HEADERS" | tail -n 1 | sed -E 's/^[^:]+:[[:space:]]*//'; }
+# edge_get, eh and pyclient are lib.sh's.
 # The whole answer (head and body) to compare two answers byte for byte.
 answer_of() { edge_get "$@"; printf '%s\n\n%s' "$E_HEADERS" "$E_BODY"; }
-
-pyclient() { timeout 60 python3 - "$EDGE_PORT" "$@"; }
 
 # ws_try HOST [COOKIE]: prints the status line of a WebSocket handshake,
 # then the echo of one frame when it was 101.

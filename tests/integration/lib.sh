@@ -716,6 +716,24 @@ ecurl() {
 	curl -s --max-time 30 -H "Host: $host" "$@" "$EDGE$path"
 }
 
+# edge_get HOST PATH [curl args]: one request through the edge (ecurl);
+# sets E_STATUS (000 when none came), E_HEADERS (CRs removed), E_BODY.
+edge_get() {
+	local host=$1 path=$2
+	shift 2
+	: >"$IT_TMP/e.body"
+	: >"$IT_TMP/e.head"
+	E_STATUS=$(ecurl "$host" "$path" -o "$IT_TMP/e.body" -D "$IT_TMP/e.head" -w '%{http_code}' "$@")
+	[[ -n $E_STATUS ]] || E_STATUS=000
+	E_HEADERS=$(tr -d '\r' <"$IT_TMP/e.head")
+	E_BODY=$(cat "$IT_TMP/e.body")
+}
+# eh NAME: the last value of header NAME in E_HEADERS.
+eh() { grep -i "^$1:" <<<"$E_HEADERS" | tail -n 1 | sed -E 's/^[^:]+:[[:space:]]*//'; }
+# pyclient ARGS… <<'EOF': a raw-socket client in python3 (socket module
+# only), given the edge port and ARGS, under PYCLIENT_TIMEOUT (60) seconds.
+pyclient() { timeout "${PYCLIENT_TIMEOUT:-60}" python3 - "$EDGE_PORT" "$@"; }
+
 # serve_edge_app NAME: an app whose sandbox runs tests/integration/
 # edge-app.js as its web process, answering through the edge ($EDGE,
 # $EDGE_PORT) -> SB, HOST.  Bails when it does not come up.

@@ -19,27 +19,34 @@
 #include "core/membudget.h"
 
 #include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "lib/meminfo.h"
 
+/* The running sandboxes' container ids, gathered under the store's lock
+ * and read after it: cgroup files are no reading for a shared lock. */
 struct tally {
-	long long bytes;
-	int n;
+	char (*ids)[sizeof(((struct sandbox *)0)->container_id)];
+	size_t n, cap;
 };
 
 static int
 add_one(const struct sandbox *sb, void *arg)
 {
 	struct tally *t = arg;
-	long long b;
 
 	if (sb->status != SANDBOX_RUNNING || sb->container_id[0] == '\0')
 		return 0;
-	b = meminfo_container_bytes(sb->container_id);
-	if (b > 0)
-		t->bytes += b;
-	t->n++;
+	if (t->n == t->cap) {
+		size_t cap = t->cap ? t->cap * 2 : 64;
+		void *p = realloc(t->ids, cap * sizeof(*t->ids));
+		if (p == NULL)
+			return 0; /* counted short: the next pass asks again */
+		t->ids = p;
+		t->cap = cap;
+	}
+	memcpy(t->ids[t->n++], sb->container_id, sizeof(*t->ids));
 	return 0;
 }
 
@@ -53,12 +60,20 @@ membudget_available_pct(struct core *c, struct membudget *out)
 	if (budget <= 0) {
 		m.avail_pct = meminfo_available_pct();
 	} else {
+		long long bytes = 0;
+
 		store_sandbox_list(c->store, add_one, &t);
-		m.used_kb = t.bytes / 1024;
-		m.sandboxes = t.n;
-		m.avail_pct = t.bytes >= budget
+		for (size_t i = 0; i < t.n; i++) {
+			long long b = meminfo_container_bytes(t.ids[i]);
+			if (b > 0)
+				bytes += b;
+		}
+		free(t.ids);
+		m.used_kb = bytes / 1024;
+		m.sandboxes = (int)t.n;
+		m.avail_pct = bytes >= budget
 		                  ? 0
-		                  : (int)((budget - t.bytes) * 100 / budget);
+		                  : (int)((budget - bytes) * 100 / budget);
 	}
 	if (out)
 		*out = m;

@@ -28,7 +28,9 @@ LDLIBS     := $(shell pkg-config --libs $(PKGS)) -lhttp_parser -lpthread
 # Every component directory but the supervisor's, which is its own binary.
 DAEMON_SRC := $(filter-out src/supervisor/%,$(wildcard src/*/*.c))
 DAEMON_OBJ := $(DAEMON_SRC:%.c=$(BUILD)/%.o)
-LIB_OBJ    := $(filter-out $(BUILD)/src/cli/%,$(DAEMON_OBJ))
+# The command line and its client are not linked into the unit tests
+# (test_cli includes the client's sources itself).
+LIB_OBJ    := $(filter-out $(BUILD)/src/cli/% $(BUILD)/src/client/%,$(DAEMON_OBJ))
 SUP_SRC    := $(wildcard src/supervisor/*.c)
 UNIT_SRC   := $(wildcard tests/unit/test_*.c)
 UNIT_BIN   := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
@@ -113,12 +115,12 @@ FUZZ_SRC     := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_LIB     := src/lib/jv.c src/lib/buf.c src/lib/ulid.c src/lib/utf8.c \
                 src/lib/clock.c src/lib/err.c $(wildcard src/agent/*.c) \
                 src/ws/wsfs.c src/task/derive.c src/task/result.c \
-                src/store/states.c src/core/supanswer.c src/core/manifest.c \
+                src/store/states.c src/sandbox/supanswer.c src/sandbox/manifest.c \
                 src/proxy/providers.c src/proxy/meter.c src/edge/head.c \
                 src/edge/pool.c \
-                src/edge/host.c src/core/oauthparse.c src/api/session.c \
-                src/core/console.c src/vault/vault.c \
-                src/core/bkmanifest.c
+                src/edge/host.c src/cred/oauthparse.c src/api/session.c \
+                src/config/hosts.c src/vault/vault.c \
+                src/ops/backup_manifest.c
 fuzz:
 	@mkdir -p build-fuzz
 	@set -o pipefail; for f in $(FUZZ_SRC); do \

@@ -22,7 +22,7 @@
  * PKCE, the flow of `claude setup-token`.  start makes a verifier and a
  * state and answers the provider's authorize URL; the user approves
  * there and pastes back "code#state", which finish exchanges for tokens
- * (core/credentials.c, which also refreshes them).  Sign-ins started and
+ * (cred/credentials.c, which also refreshes them).  Sign-ins started and
  * not finished live only in memory: at most AGENT_OAUTH_PENDING_MAX (a
  * new one pushes out the oldest), each for AGENT_OAUTH_PENDING_S; a
  * restart forgets them, which costs a user one more click.  Each is
@@ -35,7 +35,7 @@
 
 #include "agent/agents.h"
 #include "api/api.h"
-#include "core/credentials.h"
+#include "cred/credentials.h"
 #include "lib/clock.h"
 #include "lib/log.h"
 

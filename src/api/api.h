@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "core/core.h"
+#include "sandbox/core.h"
 #include "lib/buf.h"
 #include "lib/err.h"
 #include "lib/jv.h"

@@ -8,11 +8,11 @@
 #include <string.h>
 
 #include "api/api.h"
-#include "core/diskuse.h"
-#include "core/presets.h"
-#include "core/pvauth.h"
-#include "core/trash.h"
-#include "core/spend.h"
+#include "disk/diskuse.h"
+#include "sandbox/presets.h"
+#include "preview/pvauth.h"
+#include "trash/trash.h"
+#include "spend/spend.h"
 #include "lib/clock.h"
 #include "lib/limits.h"
 

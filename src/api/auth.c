@@ -25,7 +25,7 @@
 #include <strings.h>
 
 #include "api/session.h"
-#include "core/console.h"
+#include "config/hosts.h"
 #include "lib/log.h"
 #include "vault/vault.h"
 

@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "core/config.h"
+#include "config/config.h"
 #include "store/store.h"
 #include "vault/vault.h"
 
@@ -64,7 +64,7 @@ bool auth_name_listed(const char *list, const char *name);
  * none) is served.  Always with authentication on; with it off only a
  * loopback name (auth_loopback_host), so that a web page whose name was
  * made to resolve to 127.0.0.1 cannot drive an open API from a browser.
- * The console's host (console.<PREVIEW_DOMAIN>, core/console.h) is
+ * The console's host (console.<PREVIEW_DOMAIN>, config/hosts.h) is
  * served too: the operator named that domain, so no stranger's page can.
  */
 bool auth_host_allowed(const struct auth *a, const char *host);

@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "api/api.h"
-#include "core/runtime.h"
+#include "sandbox/runtime.h"
 
 /* The key in the path, checked; 400 otherwise. */
 static int

@@ -22,7 +22,7 @@
 #include <unistd.h>
 
 #include "api/api.h"
-#include "core/runtime.h"
+#include "sandbox/runtime.h"
 #include "lib/hash.h"
 #include "vault/vault.h"
 #include "ws/workspace.h"

@@ -18,7 +18,7 @@
 #include <string.h>
 
 #include "api/api.h"
-#include "core/gitops.h"
+#include "sandbox/gitops.h"
 #include "lib/clock.h"
 
 static bool

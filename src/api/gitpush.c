@@ -18,7 +18,7 @@
 #include <strings.h>
 
 #include "api/api.h"
-#include "core/gitops.h"
+#include "sandbox/gitops.h"
 #include "ws/workspace.h"
 #include "git/git.h"
 

@@ -8,7 +8,7 @@
  * whether Docker answers.  Nothing here runs on a hot path.
  */
 #include "api/api.h"
-#include "core/sbnet.h"
+#include "sbnet/sbnet.h"
 #include "lib/metrics.h"
 
 #define METRICS_BODY_BYTES (1u << 20) /* the text is a few KiB */

@@ -1,6 +1,6 @@
 /* GET /v1/presets: the runtime presets an app can be created with. */
 #include "api/api.h"
-#include "core/presets.h"
+#include "sandbox/presets.h"
 
 void
 presets_list(struct req *r, struct resp *w)

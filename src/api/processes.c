@@ -9,8 +9,8 @@
 #include <unistd.h>
 
 #include "api/api.h"
-#include "core/activity.h"
-#include "core/runtime.h"
+#include "sandbox/activity.h"
+#include "sandbox/runtime.h"
 #include "ws/workspace.h"
 #include "ws/wsfs.h"
 

@@ -1,5 +1,5 @@
 /*
- * Private previews' links (core/pvauth.h).  POST
+ * Private previews' links (preview/pvauth.h).  POST
  * /v1/apps/{id}/preview-link mints a one-time code and answers the URL
  * on the app's preview host that exchanges it for a cookie there: the
  * console opens it in its preview frame, a user may send it to one
@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "api/api.h"
-#include "core/pvauth.h"
+#include "preview/pvauth.h"
 #include "lib/clock.h"
 
 /* next=: the path the link lands on, percent-encoded for the query. */

@@ -7,12 +7,12 @@
 #include <string.h>
 
 #include "api/api.h"
-#include "core/trash.h"
+#include "trash/trash.h"
 #include "task/task.h"
-#include "core/activity.h"
-#include "core/pvauth.h"
-#include "core/runtime.h"
-#include "core/sbnet.h"
+#include "sandbox/activity.h"
+#include "preview/pvauth.h"
+#include "sandbox/runtime.h"
+#include "sbnet/sbnet.h"
 #include "lib/limits.h"
 
 void

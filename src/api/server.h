@@ -6,7 +6,7 @@
 #ifndef API_SERVER_H
 #define API_SERVER_H
 
-#include "core/core.h"
+#include "sandbox/core.h"
 
 struct api;
 

@@ -1,6 +1,6 @@
 /*
  * /v1/spend: what the credential proxy counted and the budgets it
- * enforces (core/spend.h).  GET shows the caller's tenant's spend and
+ * enforces (spend/spend.h).  GET shows the caller's tenant's spend and
  * budget, the instance defaults and the price table; an operator may
  * ask for another tenant's with ?tenant=.  PATCH (operators only) sets
  * a tenant's budget, the instance defaults for apps and tenants, and
@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "api/api.h"
-#include "core/spend.h"
+#include "spend/spend.h"
 
 #define TENANT_LEN 63
 

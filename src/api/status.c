@@ -3,7 +3,7 @@
  * why a task or a sandbox does not work.  /healthz stays liveness only.
  */
 #include "api/api.h"
-#include "core/sbnet.h"
+#include "sbnet/sbnet.h"
 
 static struct jv *
 error_field(struct jv *o, const char *why)

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "api/api.h"
-#include "core/spend.h"
+#include "spend/spend.h"
 #include "task/evlog.h"
 #include "task/task.h"
 

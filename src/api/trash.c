@@ -1,13 +1,13 @@
 /*
  * /v1/trash: deleted apps kept for SANDBOXD_TRASH_RETENTION_SECONDS
- * (core/trash.h).  An entry belongs to the tenant of its app; another
+ * (trash/trash.h).  An entry belongs to the tenant of its app; another
  * tenant gets 404, as for the app itself.
  */
 #include <stdio.h>
 #include <string.h>
 
 #include "api/api.h"
-#include "core/trash.h"
+#include "trash/trash.h"
 #include "lib/limits.h"
 
 static struct jv *

@@ -1,6 +1,6 @@
 /*
  * `sandboxd backup DIR [--workspaces]` and `sandboxd restore DIR
- * [--force]` (core/backup.h does the work).  Backup runs next to the
+ * [--force]` (ops/backup.h does the work).  Backup runs next to the
  * daemon and takes the secrets lock shared, as the daemon does, so no
  * `secrets rotate` changes the key between the database and the key
  * file; restore takes it exclusively, so it refuses while a daemon (or
@@ -12,8 +12,8 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "core/backup.h"
-#include "core/config.h"
+#include "ops/backup.h"
+#include "config/config.h"
 #include "docker/docker.h"
 #include "lib/log.h"
 #include "vault/vault.h"

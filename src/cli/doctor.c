@@ -1,5 +1,5 @@
 /*
- * `sandboxd doctor [--json]`: the checks of core/doctor.c, one line each
+ * `sandboxd doctor [--json]`: the checks of ops/doctor.c, one line each
  * ("ok    engine    what it saw", then " -- fix: …" when one is
  * needed), or one JSON object.  Exit status: 0 every check ok, 1 a
  * warning and no failure, 2 a failure (also for a usage or
@@ -10,8 +10,8 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "core/config.h"
-#include "core/doctor.h"
+#include "config/config.h"
+#include "ops/doctor.h"
 #include "lib/buf.h"
 #include "lib/jv.h"
 

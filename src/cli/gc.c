@@ -16,12 +16,12 @@
  *
  * The trash (<data>/trash: workspaces of deleted sandboxes whose
  * removal was interrupted) is listed and, with --yes, emptied.  The
- * kept workspaces of deleted apps (<data>/trash/kept, core/trash.h) are
+ * kept workspaces of deleted apps (<data>/trash/kept, trash/trash.h) are
  * counted, never removed here: the daemon purges them after the
  * retention, `sandboxd trash purge` at once (gc runs without the
  * daemon, which owns their database rows).  The dependency store files
  * they link stay in use (their link count is above 1).
- * The dependency store (<data>/store, core/dedup.h): an entry whose
+ * The dependency store (<data>/store, disk/dedup.h): an entry whose
  * link count is 1 is linked by no workspace any more and goes, with a
  * temporary a crashed pass left behind over an hour ago.
  * Exit status: 0, 1 when a removal failed, 2 usage or configuration.
@@ -32,8 +32,8 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "core/config.h"
-#include "core/dedup.h"
+#include "config/config.h"
+#include "disk/dedup.h"
 #include "docker/docker.h"
 #include "ws/usage.h"
 #include "ws/workspace.h"

@@ -1,6 +1,6 @@
 /*
  * sandboxd: the daemon ("sandboxd serve") and the command-line client
- * (src/cli/commands.c, handed argv when it names a client command).
+ * (src/client/commands.c, handed argv when it names a client command).
  * serve wires the modules together in dependency order and takes them
  * down in reverse; signals are blocked in every
  * thread and taken synchronously here with sigwait, so no handler ever
@@ -23,16 +23,16 @@
 #include "api/auth.h"
 #include "api/server.h"
 #include "api/session.h"
-#include "cli/commands.h"
+#include "client/commands.h"
 #include "cli/cli.h"
-#include "core/config.h"
-#include "core/core.h"
-#include "core/credentials.h"
-#include "core/preview.h"
-#include "core/reaper.h"
-#include "core/trash.h"
-#include "core/runtime.h"
-#include "core/sbnet.h"
+#include "config/config.h"
+#include "sandbox/core.h"
+#include "cred/credentials.h"
+#include "preview/preview.h"
+#include "reaper/reaper.h"
+#include "trash/trash.h"
+#include "sandbox/runtime.h"
+#include "sbnet/sbnet.h"
 #include "task/task.h"
 #include "ws/workspace.h"
 #include "docker/docker.h"

@@ -2,7 +2,7 @@
  * The edge's loop: one thread, one epoll set, edge-triggered.  It owns
  * the listener, every client connection and every connection to an app;
  * nothing else touches them, so nothing is locked.  The control plane is
- * reached only through core/preview.h, which never blocks.
+ * reached only through preview/preview.h, which never blocks.
  *
  * Every socket is registered once (in, out, rdhup; edge-triggered) and
  * never modified: readiness is remembered per socket (conn.c), which

@@ -15,9 +15,9 @@
 #include <stdint.h>
 #include <sys/epoll.h>
 
-#include "core/config.h"
-#include "core/preview.h"
-#include "core/pvauth.h"
+#include "config/config.h"
+#include "preview/preview.h"
+#include "preview/pvauth.h"
 #include "lib/buf.h"
 #include "lib/limits.h"
 

@@ -1,5 +1,5 @@
 /*
- * Private previews at the edge (core/pvauth.h): the gate before a
+ * Private previews at the edge (preview/pvauth.h): the gate before a
  * request for a preview host is routed, and the code exchange on the
  * edge's own path, /__sandboxd/auth?code=…&next=/path.
  *
@@ -30,7 +30,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "core/pvauth.h"
+#include "preview/pvauth.h"
 #include "edge/internal.h"
 #include "lib/clock.h"
 

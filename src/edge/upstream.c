@@ -25,7 +25,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "core/console.h"
+#include "config/hosts.h"
 #include "edge/internal.h"
 
 void

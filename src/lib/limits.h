@@ -59,7 +59,7 @@
 #define EDGE_ACTIVITY_INTERVAL_MS   1000 /* preview_activity while streaming */
 #define EDGE_LISTEN_BACKLOG         1024
 
-/* Trash (core/trash.c) */
+/* Trash (trash/trash.c) */
 #define TRASH_LIST_MAX 1000 /* entries one listing or purge pass reads */
 
 /* Configuration */

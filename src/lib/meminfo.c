@@ -4,7 +4,7 @@
  * wakes and task submission all decide on it, so it lives below them.
  *
  * Also a container's charge in its memory cgroup, for a memory budget of
- * the daemon's own (core/membudget.c): usage minus the inactive file
+ * the daemon's own (sandbox/membudget.c): usage minus the inactive file
  * pages, the figure `docker stats` shows.  The cgroup is found by the
  * container id under the four layouts Docker uses (cgroup v2 or v1, the
  * cgroupfs or the systemd driver); a rootless engine's are not looked

@@ -12,7 +12,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 
-#include "core/core.h"
+#include "sandbox/core.h"
 #include "lib/buf.h"
 #include "lib/limits.h"
 #include "proxy/meter.h"

@@ -16,7 +16,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "core/config.h"
+#include "config/config.h"
 
 enum provider_auth {
 	PROVIDER_AUTH_X_API_KEY, /* x-api-key: <key> (Anthropic) */

@@ -54,9 +54,9 @@
 #include <strings.h>
 #include <unistd.h>
 
-#include "core/credentials.h"
-#include "core/sbnet.h"
-#include "core/spend.h"
+#include "cred/credentials.h"
+#include "sbnet/sbnet.h"
+#include "spend/spend.h"
 #include "lib/jv.h"
 #include "lib/limits.h"
 #include "lib/log.h"

@@ -6,7 +6,7 @@
 #ifndef PROXY_PROXY_H
 #define PROXY_PROXY_H
 
-#include "core/core.h"
+#include "sandbox/core.h"
 
 struct proxy;
 

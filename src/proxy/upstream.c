@@ -24,7 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/spend.h"
+#include "spend/spend.h"
 #include "task/task.h"
 #include "lib/limits.h"
 #include "lib/log.h"

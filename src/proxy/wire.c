@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "agent/agents.h"
-#include "core/credentials.h"
+#include "cred/credentials.h"
 #include "lib/clock.h"
 #include "vault/vault.h"
 

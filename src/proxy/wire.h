@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "core/core.h"
+#include "sandbox/core.h"
 #include "proxy/providers.h"
 
 #define CRED_VALUE_MAX  8192

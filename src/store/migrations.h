@@ -244,7 +244,7 @@ static const struct migration store_migrations[] = {
         .version = 12,
         .name = "trash",
         /*
-         * Deleted apps and sandboxes kept for a while (core/trash.c).
+         * Deleted apps and sandboxes kept for a while (trash/trash.c).
          * A trashed app's row stays, marked by trashed_at (every listing
          * and lookup of live apps skips it); the sandbox row goes (the
          * container is gone) and what a new one needs is copied here.  state is

@@ -127,7 +127,7 @@ int store_app_list(struct store *s, const char *owner,
 
 /*
  * The trash (trash.c): apps deleted with a retention.  state is the
- * journal of a move (core/trash.c): "deleting" until the container and
+ * journal of a move (trash/trash.c): "deleting" until the container and
  * the workspace are gone, "restoring" while a restore runs, "purging"
  * while it is removed for good.
  */

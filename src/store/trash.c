@@ -4,7 +4,7 @@
  * sandbox row held, so a restore can make the sandbox row again under
  * the same id (the workspace path, the task history and the event logs
  * are keyed by it).  Each step of a move is one transaction here; the
- * order of the steps and the files between them is core/trash.c's.
+ * order of the steps and the files between them is trash/trash.c's.
  */
 #include <stdbool.h>
 #include <stdio.h>

@@ -9,7 +9,7 @@
 #include <stdbool.h>
 
 #include "agent/agent.h"
-#include "core/manifest.h"
+#include "sandbox/manifest.h"
 #include "lib/buf.h"
 
 #define AGENTCMD_APP_DIR "/home/sandbox/workspace/app"

@@ -18,7 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/core.h"
+#include "sandbox/core.h"
 #include "lib/buf.h"
 #include "lib/clock.h"
 #include "lib/log.h"

@@ -29,9 +29,9 @@
 #include <unistd.h>
 
 #include "agent/agent.h"
-#include "core/dedup.h"
-#include "core/activity.h"
-#include "core/runtime.h"
+#include "disk/dedup.h"
+#include "sandbox/activity.h"
+#include "sandbox/runtime.h"
 #include "ws/workspace.h"
 #include "ws/wsfs.h"
 #include "lib/clock.h"

@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "core/core.h"
+#include "sandbox/core.h"
 #include "lib/ulid.h"
 #include "store/store.h"
 

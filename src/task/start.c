@@ -17,9 +17,9 @@
 #include <unistd.h>
 
 #include "agent/agent.h"
-#include "core/credentials.h"
-#include "core/manifest.h"
-#include "core/runtime.h"
+#include "cred/credentials.h"
+#include "sandbox/manifest.h"
+#include "sandbox/runtime.h"
 #include "ws/workspace.h"
 #include "ws/wsfs.h"
 #include "lib/buf.h"

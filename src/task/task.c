@@ -19,10 +19,10 @@
 #include <unistd.h>
 
 #include "agent/agents.h"
-#include "core/activity.h"
-#include "core/membudget.h"
-#include "core/runtime.h"
-#include "core/sbnet.h"
+#include "sandbox/activity.h"
+#include "sandbox/membudget.h"
+#include "sandbox/runtime.h"
+#include "sbnet/sbnet.h"
 #include "ws/workspace.h"
 #include "ws/wsfs.h"
 #include "lib/clock.h"

@@ -24,7 +24,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "core/core.h"
+#include "sandbox/core.h"
 #include "lib/err.h"
 #include "store/store.h"
 
@@ -87,7 +87,7 @@ void task_budget_reached(struct core *c, const char *sandbox_id,
 /* The sandbox is being deleted: its tasks and their logs go too. */
 void task_forget_sandbox(struct core *c, const char *sandbox_id);
 /*
- * The sandbox goes to the trash (core/trash.c): its tasks are no longer
+ * The sandbox goes to the trash (trash/trash.c): its tasks are no longer
  * followed and a running one ends "cancelled", reason "app_deleted";
  * the rows and logs stay.  Safe before task_init (recovery).
  */

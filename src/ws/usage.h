@@ -25,7 +25,7 @@
 int64_t ws_usage_walk(const char *path, bool *partial);
 
 /*
- * A set of inode numbers (the dependency store's entries, core/dedup.h):
+ * A set of inode numbers (the dependency store's entries, disk/dedup.h):
  * sorted, searched by bisection.  ws_inoset_load reads the regular files
  * of one directory, at most WS_INOSET_MAX; it returns -1 when the
  * directory cannot be read (the set is then empty).

@@ -123,7 +123,7 @@ workspace_remove(const char *data_dir, const char *id)
 
 /*
  * Removes every entry of <data>/trash but kept/ (the trash of deleted
- * apps that may still be restored, core/trash.c).
+ * apps that may still be restored, trash/trash.c).
  */
 void
 workspace_empty_trash(const char *data_dir)

@@ -27,7 +27,7 @@ void workspace_empty_trash(const char *data_dir);
 
 /*
  * Kept workspaces: a deleted app's workspace while it may be restored,
- * <data>/trash/kept/<trash id> (core/trash.c).  Moves are one rename on
+ * <data>/trash/kept/<trash id> (trash/trash.c).  Moves are one rename on
  * the same filesystem; each returns 0 when moved (or found moved
  * already, as after a crash), 1 when neither end exists, -1 on error.
  */

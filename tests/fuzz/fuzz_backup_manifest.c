@@ -1,6 +1,6 @@
 /*
  * libFuzzer target: a backup's manifest.json as restore reads it
- * (core/bkmanifest.c, jansson), at most BACKUP_MANIFEST_BYTES.  The
+ * (ops/backup_manifest.c, jansson), at most BACKUP_MANIFEST_BYTES.  The
  * directory is input like any other: a parse either fails with a
  * message or gives a manifest that names only files a backup holds
  * (never a path) with well-formed checksums, and that dumps and parses
@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/backup.h"
+#include "ops/backup.h"
 #include "lib/buf.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

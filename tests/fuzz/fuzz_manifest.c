@@ -1,6 +1,6 @@
 /*
  * libFuzzer target: sandbox.yaml as the control plane parses it
- * (core/manifest.c, libyaml).  The file is the sandbox's: the input is
+ * (sandbox/manifest.c, libyaml).  The file is the sandbox's: the input is
  * its bytes, at most MANIFEST_MAX_BYTES as the daemon reads them.  A
  * parse either fails with a message or gives a manifest within its
  * limits, which must render as run.conf (no TAB or newline inside a
@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/manifest.h"
+#include "sandbox/manifest.h"
 #include "lib/buf.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -1,6 +1,6 @@
 /*
  * libFuzzer target: the token endpoint's answers and the stored login
- * row (src/core/oauthparse.c).  The endpoint's answer comes from the
+ * row (src/cred/oauthparse.c).  The endpoint's answer comes from the
  * network: whatever the bytes, parsing must not crash, leak or read out
  * of bounds, a token it accepts is printable ASCII within its bound
  * (it goes into a header line), and a refusal leaves nothing behind.
@@ -9,8 +9,8 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "core/credentials.h"
-#include "core/oauth_internal.h"
+#include "cred/credentials.h"
+#include "cred/oauth_internal.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

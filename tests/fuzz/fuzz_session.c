@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "api/session.h"
-#include "core/console.h"
+#include "config/hosts.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

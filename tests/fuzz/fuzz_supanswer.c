@@ -1,6 +1,6 @@
 /*
  * libFuzzer target: the supervisor's answers as the control plane reads
- * them (core/supanswer.c).  The socket is in the workspace, so any
+ * them (sandbox/supanswer.c).  The socket is in the workspace, so any
  * program of the sandbox's can answer in its place: the input is one
  * answer's bytes.  A parsed answer must be an object; the status made
  * from it must be an object with a known health, at most
@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/supanswer.h"
+#include "sandbox/supanswer.h"
 #include "lib/buf.h"
 #include "lib/jv.h"
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The edge routes from its in-memory table (src/core/routes.c), never
+# The edge routes from its in-memory table (src/sandbox/routes.c), never
 # from the store: 20,000 requests for unknown sandboxes and for a port a
 # running sandbox does not declare all get their 404 quickly, while an
 # API storm (apps created and deleted, apps listed: every call behind

@@ -8,7 +8,7 @@
 #include "agent/agents.h"
 #include "api/api.h"
 #include "task/agentcmd.h"
-#include "core/config.h"
+#include "config/config.h"
 #include "proxy/providers.h"
 #include "store_fixture.h"
 #include "unit.h"

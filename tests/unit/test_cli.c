@@ -11,11 +11,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../../src/cli/args.c"
-#include "../../src/cli/client.c"
-#include "../../src/cli/follow.c"
-#include "../../src/cli/sse.c"
-#include "../../src/cli/table.c"
+#include "../../src/client/args.c"
+#include "../../src/client/client.c"
+#include "../../src/client/follow.c"
+#include "../../src/client/sse.c"
+#include "../../src/client/table.c"
 #include "unit.h"
 
 static const struct cli_opt globals[] = {

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/config.h"
+#include "config/config.h"
 #include "unit.h"
 
 static const char *const vars[] = {

@@ -1,5 +1,5 @@
 /*
- * Unit tests of the dependency store (core/dedup.h): which names the walk
+ * Unit tests of the dependency store (disk/dedup.h): which names the walk
  * enters and takes, and a pass over two real workspaces in a temporary
  * data directory (same inode afterwards, read-only, leftovers removed,
  * source files and .git left alone, gc of unused entries).
@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/dedup.h"
+#include "disk/dedup.h"
 #include "vault/vault.h"
 #include "ws/usage.h"
 #include "unit.h"

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/sbnet.h"
+#include "sbnet/sbnet.h"
 #include "egress/egress.h"
 #include "unit.h"
 

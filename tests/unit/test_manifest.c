@@ -4,7 +4,7 @@
  */
 #include <string.h>
 
-#include "core/manifest.h"
+#include "sandbox/manifest.h"
 #include "unit.h"
 
 static int

@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "core/credentials.h"
+#include "cred/credentials.h"
 #include "lib/clock.h"
 #include "proxy/wire.h"
 #include "store_fixture.h"

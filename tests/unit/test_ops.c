@@ -7,9 +7,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "core/backup.h"
-#include "core/config.h"
-#include "core/doctor.h"
+#include "ops/backup.h"
+#include "config/config.h"
+#include "ops/doctor.h"
 #include "lib/buf.h"
 #include "lib/jv.h"
 #include "lib/log.h"

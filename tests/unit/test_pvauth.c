@@ -1,5 +1,5 @@
 /*
- * Unit tests of private previews' core (src/core/pvauth.c): the view the
+ * Unit tests of private previews' core (src/preview/pvauth.c): the view the
  * edge asks for, the cookie's format and checks, the one-time codes.  A
  * real store (sealed, so the cookie key is derived from its vault) and
  * a real routing table.
@@ -7,9 +7,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "core/config.h"
-#include "core/pvauth.h"
-#include "core/routes.h"
+#include "config/config.h"
+#include "preview/pvauth.h"
+#include "sandbox/routes.h"
 #include "lib/clock.h"
 #include "store_fixture.h"
 #include "unit.h"

@@ -1,6 +1,6 @@
 /*
- * Unit tests of the routing table (src/core/routes.c) and of the
- * preview answers built on it (src/core/preview.c).  The preview tests
+ * Unit tests of the routing table (src/sandbox/routes.c) and of the
+ * preview answers built on it (src/preview/preview.c).  The preview tests
  * run with no store at all (c.store is NULL), so a store call on the
  * resolve path would crash them: that is the promise the edge's loop
  * relies on.
@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/preview.h"
-#include "core/routes.h"
+#include "preview/preview.h"
+#include "sandbox/routes.h"
 #include "lib/clock.h"
 #include "store_fixture.h"
 #include "unit.h"

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "api/session.h"
-#include "core/console.h"
+#include "config/hosts.h"
 #include "lib/clock.h"
 #include "store/store.h"
 #include "store_fixture.h"

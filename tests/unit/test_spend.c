@@ -1,7 +1,7 @@
 /* Spend: prices, costs, budgets and the counts in a real store. */
 #include <stdio.h>
 
-#include "core/spend.h"
+#include "spend/spend.h"
 #include "store_fixture.h"
 #include "unit.h"
 

@@ -1,0 +1,745 @@
+/*
+ * The client's command table and dispatch.  A row's words ("sandbox
+ * create") are matched against argv[1..]; the row with the most
+ * matching words wins, so "git credential add" and "git status" live
+ * side by side.  What follows the words is parsed with the row's
+ * option table and the global one (args.h) and checked against the
+ * row's count of positional words.  The same table prints the usage,
+ * `help CMD` and the shell completion, so they cannot drift apart.
+ */
+#include "client/commands.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "client/table.h"
+#include "net/http.h"
+
+static const struct cli_opt no_opts[] = {{0}};
+static const struct cli_opt yes_opts[] = {
+    {.name = "yes", .short_name = 'y', .help = "do not ask"},
+    {0},
+};
+static const struct cli_opt restore_opts[] = {
+    {.name = "name",
+     .value = true,
+     .help = "N: restore under this name (a newer app has its name)"},
+    {0},
+};
+static const struct cli_opt new_opts[] = {
+    {.name = "preset",
+     .value = true,
+     .help = "P: the runtime preset (react-vite)"},
+    {.name = "name", .value = true, .help = "N: the app's name"},
+    {.name = "agent", .value = true, .help = "A: opencode or claude-code"},
+    {.name = "model", .value = true, .help = "M: the model"},
+    {.name = "timeout", .value = true, .help = "S: the task's timeout"},
+    {0},
+};
+static const struct cli_opt app_create_opts[] = {
+    {.name = "preset",
+     .value = true,
+     .help = "P: react-vite, fastapi, node-express, static"},
+    {.name = "git", .value = true, .help = "URL: import this https repository"},
+    {.name = "branch", .value = true, .help = "B: the import branch"},
+    {.name = "credential", .value = true, .help = "C: a git credential's id"},
+    {.name = "description", .value = true, .help = "D: a description"},
+    {.name = "visibility",
+     .value = true,
+     .help = "V: the preview, public or private (default: the server's)"},
+    {0},
+};
+static const struct cli_opt link_opts[] = {
+    {.name = "ttl",
+     .value = true,
+     .help = "S: seconds the link and its cookie last (86400)"},
+    {.name = "path", .value = true, .help = "P: where it lands (/)"},
+    {0},
+};
+static const struct cli_opt wait_opts[] = {
+    {.name = "wait", .help = "until the preview answers (at most 90 s)"},
+    {0},
+};
+static const struct cli_opt sb_create_opts[] = {
+    {.name = "wait", .help = "until the preview answers (at most 90 s)"},
+    {.name = "port",
+     .short_name = 'p',
+     .value = true,
+     .help = "N: a port (repeat; the first is the preview's)"},
+    {0},
+};
+static const struct cli_opt logs_opts[] = {
+    {.name = "follow", .short_name = 'f', .help = "keep printing new lines"},
+    {.name = "tail",
+     .short_name = 'n',
+     .value = true,
+     .help = "N: the last N lines (200)"},
+    {0},
+};
+static const struct cli_opt files_opts[] = {
+    {.name = "recursive", .short_name = 'r', .help = "the whole tree"},
+    {0},
+};
+static const struct cli_opt task_run_opts[] = {
+    {.name = "agent", .value = true, .help = "A: opencode or claude-code"},
+    {.name = "model", .value = true, .help = "M: the model"},
+    {.name = "continue", .help = "continue the agent's previous session"},
+    {.name = "no-continue", .help = "start a new session"},
+    {.name = "timeout", .value = true, .help = "S: seconds (0: the default)"},
+    {.name = "follow", .short_name = 'f', .help = "follow the task to its end"},
+    {0},
+};
+static const struct cli_opt follow_opts[] = {
+    {.name = "since", .value = true, .help = "N: only events after N"},
+    {0},
+};
+static const struct cli_opt commit_opts[] = {
+    {.name = "message",
+     .short_name = 'm',
+     .value = true,
+     .help = "MSG: the commit message"},
+    {0},
+};
+static const struct cli_opt push_opts[] = {
+    {.name = "branch", .value = true, .help = "B: the new remote branch"},
+    {0},
+};
+static const struct cli_opt cred_opts[] = {
+    {.name = "host", .value = true, .help = "H: the git server (host[:port])"},
+    {.name = "username", .value = true, .help = "U: the user name"},
+    {0},
+};
+static const struct cli_opt scope_opts[] = {
+    {.name = "instance", .help = "the instance-wide default (operators)"},
+    {0},
+};
+
+static const struct cli_opt budget_opts[] = {
+    {.name = "tokens", .value = true, .help = "N: at most N tokens"},
+    {.name = "usd", .value = true, .help = "X: at most X US dollars"},
+    {.name = "none", .help = "no budget of its own"},
+    {0},
+};
+
+const struct cli_cmd cli_cmds[] = {
+    {"new", "\"PROMPT\" [--preset P] [--name N] [--agent A] [--model M]", 1, 1,
+     cmd_new, new_opts,
+     "an app, its sandbox and a task, followed live; the preview URL",
+     "Does the whole quickstart: makes an app (preset react-vite unless\n"
+     "--preset), its sandbox, runs the prompt as a task, follows it to its\n"
+     "end and prints the preview URL once the preview is ready.  The exit\n"
+     "status is the task's (see `sandboxd help task follow`).  With -q it\n"
+     "prints the app, sandbox and task ids, one a line."},
+    {"apps", "", 0, 0, cmd_apps, no_opts, "list the apps", NULL},
+    {"app create",
+     "NAME [--preset P | --git URL [--branch B] [--credential C]] "
+     "[--visibility V]",
+     1, 1, cmd_app_create, app_create_opts, "make an app", NULL},
+    {"app show", "APP", 1, 1, cmd_app_show, no_opts, "show an app", NULL},
+    {"spend", "", 0, 0, cmd_spend, no_opts,
+     "what the tenant and each app spent on models, and their budgets",
+     "Tokens and dollars the credential proxy counted from the providers'\n"
+     "usage fields, for the tenant and each app, with the budgets that\n"
+     "stop model calls when reached (docs/api.md, Spend)."},
+    {"spend budget", "APP (--tokens N | --usd X)… | APP --none", 1, 1,
+     cmd_spend_budget, budget_opts, "set an app's spend budget", NULL},
+    {"app delete", "APP [--yes]", 1, 1, cmd_app_delete, yes_opts,
+     "delete an app and its sandbox (into the trash: restorable)",
+     "The app goes to the trash for the daemon's retention\n"
+     "(SANDBOXD_TRASH_RETENTION_SECONDS, default 72 hours) and the command\n"
+     "prints how to restore it (`sandboxd trash restore ID`).  With a\n"
+     "retention of 0 it is gone at once, and the workspace is the only\n"
+     "copy of the app's files unless they were pushed.  It asks first,\n"
+     "unless --yes.  Without a terminal to ask on, --yes is required."},
+    {"app visibility", "APP public|private|default", 2, 2, cmd_app_visibility,
+     no_opts, "who may see the app's preview",
+     "private: only a browser signed in to the console, or one that opened\n"
+     "a link of `sandboxd app link`, sees the preview; anyone else gets the\n"
+     "page of an unknown address.  default: the server's\n"
+     "SANDBOXD_PREVIEW_VISIBILITY.  A change revokes the links and cookies\n"
+     "given before."},
+    {"app link", "APP [--ttl S] [--path P]", 1, 1, cmd_app_link, link_opts,
+     "a one-time link to the app's private preview, for one person",
+     "The link opens once, in one browser, which then sees the preview\n"
+     "until the link's time is up (--ttl, 10 to 604800 seconds, default a\n"
+     "day).  A restart of the server voids links not opened yet.  -q prints\n"
+     "the URL only."},
+    {"app unlink", "APP", 1, 1, cmd_app_unlink, no_opts,
+     "revoke every preview link and cookie of the app", NULL},
+    {"trash", "", 0, 0, cmd_trash, no_opts,
+     "list deleted apps that can be restored", NULL},
+    {"trash restore", "ID [--name N]", 1, 1, cmd_trash_restore, restore_opts,
+     "bring a deleted app back, with a new sandbox from its workspace", NULL},
+    {"trash purge", "ID [--yes]", 1, 1, cmd_trash_purge, yes_opts,
+     "remove a deleted app for good now", NULL},
+    {"sandbox create", "APP [--port N]… [--wait]", 1, 1, cmd_sb_create,
+     sb_create_opts, "make and start the app's sandbox", NULL},
+    {"sandbox show", "SB", 1, 1, cmd_sb_show, no_opts, "show a sandbox", NULL},
+    {"sandbox start", "SB [--wait]", 1, 1, cmd_sb_start, wait_opts,
+     "start a stopped sandbox", NULL},
+    {"sandbox stop", "SB", 1, 1, cmd_sb_stop, no_opts,
+     "stop a sandbox (frees RAM, keeps files)", NULL},
+    {"sandbox delete", "SB [--yes]", 1, 1, cmd_sb_delete, yes_opts,
+     "delete a sandbox and its workspace", NULL},
+    {"sandbox logs", "SB [PROCESS] [--follow] [--tail N]", 1, 2, cmd_sb_logs,
+     logs_opts, "a process's log (default: web)",
+     "--follow asks again every second and prints the lines that came\n"
+     "since; Ctrl-C ends it."},
+    {"sandbox files", "SB [PATH] [--recursive]", 1, 2, cmd_sb_files, files_opts,
+     "list the app's files", NULL},
+    {"sandbox cat", "SB PATH", 2, 2, cmd_sb_cat, no_opts, "print a file", NULL},
+    {"sandbox put", "SB PATH < FILE", 2, 2, cmd_sb_put, no_opts,
+     "write a file from stdin (at most 16 MiB)", NULL},
+    {"sandbox url", "SB", 1, 1, cmd_sb_url, no_opts, "print the preview URL",
+     NULL},
+    {"task run",
+     "SB \"PROMPT\" [--agent A] [--model M] [--continue] [--timeout S] "
+     "[--follow]",
+     2, 2, cmd_task_run, task_run_opts, "give a prompt to the sandbox's agent",
+     NULL},
+    {"task list", "SB", 1, 1, cmd_task_list, no_opts,
+     "the sandbox's tasks, newest first", NULL},
+    {"task show", "SB TASK", 2, 2, cmd_task_show, no_opts, "show a task", NULL},
+    {"task cancel", "SB TASK", 2, 2, cmd_task_cancel, no_opts,
+     "cancel a running task", NULL},
+    {"task revert", "SB TASK", 2, 2, cmd_task_revert, no_opts,
+     "restore the files to before the task", NULL},
+    {"task follow", "SB TASK [--since N]", 2, 2, cmd_task_follow, follow_opts,
+     "follow a task's events live to its end",
+     "Prints the phases, the agent's text, its tool calls and the files\n"
+     "they touch, the build's result and the token use as they come; a\n"
+     "dropped connection is resumed where it stopped (Last-Event-ID).\n"
+     "Exit status: 0 succeeded, 10 failed, 11 cancelled, 12 timed out,\n"
+     "13 the stream could not be resumed, 130 Ctrl-C (the task runs on).\n"
+     "--json prints each event's data, one JSON object a line."},
+    {"git status", "APP", 1, 1, cmd_git_status, no_opts,
+     "the app repository's changes", NULL},
+    {"git diff", "APP", 1, 1, cmd_git_diff, no_opts, "the diff against HEAD",
+     NULL},
+    {"git commit", "APP -m MESSAGE", 1, 1, cmd_git_commit, commit_opts,
+     "commit every change", NULL},
+    {"git push", "APP [--branch B]", 1, 1, cmd_git_push, push_opts,
+     "push HEAD to a new branch of the app's remote", NULL},
+    {"git credential add", "NAME --host H [--username U] < TOKEN", 1, 1,
+     cmd_cred_add, cred_opts,
+     "store a token for https remotes (from stdin or a prompt)", NULL},
+    {"git credential list", "", 0, 0, cmd_cred_list, no_opts,
+     "the stored git credentials", NULL},
+    {"git credential delete", "ID", 1, 1, cmd_cred_delete, no_opts,
+     "delete a git credential", NULL},
+    {"agents", "[--instance]", 0, 0, cmd_agents, scope_opts,
+     "the coding agents and their credentials", NULL},
+    {"agent key", "AGENT [--instance] < KEY", 1, 1, cmd_agent_key, scope_opts,
+     "store an agent's API key (from stdin or a prompt, never argv)", NULL},
+    {"agent login", "claude-code [--instance]", 1, 1, cmd_agent_login,
+     scope_opts,
+     "sign in with a Claude subscription (prints a URL, reads the code)", NULL},
+    {"agent disconnect", "AGENT [--instance]", 1, 1, cmd_agent_disconnect,
+     scope_opts, "remove an agent's key or sign-in", NULL},
+    {"settings", "", 0, 0, cmd_settings_get, no_opts, "show the settings",
+     NULL},
+    {"settings get", "[KEY]", 0, 1, cmd_settings_get, no_opts,
+     "show the settings (or one)", NULL},
+    {"settings set", "KEY VALUE [--instance]", 2, 2, cmd_settings_set,
+     scope_opts,
+     "change a setting (a dotted key: agents.default_models.opencode)", NULL},
+    {"login", "[--api URL]", 0, 0, cmd_login, no_opts,
+     "store the API's URL and a token in the client's config file", NULL},
+    {"completion", "bash|zsh", 1, 1, NULL, no_opts,
+     "print the shell completion script", NULL},
+    {NULL},
+};
+
+/* How many words of row's words match argv[1..]; 0 unless all do. */
+static int
+match(const char *words, int argc, char **argv)
+{
+	char buf[64], *save = NULL, *w;
+	int n = 0;
+
+	snprintf(buf, sizeof(buf), "%s", words);
+	for (w = strtok_r(buf, " ", &save); w; w = strtok_r(NULL, " ", &save)) {
+		if (1 + n >= argc || strcmp(argv[1 + n], w) != 0)
+			return 0;
+		n++;
+	}
+	return n;
+}
+
+const struct cli_cmd *
+cli_cmd_find(int argc, char **argv, int *nwords)
+{
+	const struct cli_cmd *best = NULL;
+	int most = 0;
+
+	for (const struct cli_cmd *c = cli_cmds; c->words; c++) {
+		int n = match(c->words, argc, argv);
+		if (n > most) {
+			most = n;
+			best = c;
+		}
+	}
+	*nwords = most;
+	return best;
+}
+
+static bool cli_handles_words(int argc, char **argv);
+
+/* Whether word is the first word of a row. */
+static bool
+is_first_word(const char *word)
+{
+	size_t n = strlen(word);
+
+	for (const struct cli_cmd *c = cli_cmds; c->words; c++)
+		if (strncmp(c->words, word, n) == 0 &&
+		    (c->words[n] == ' ' || c->words[n] == '\0'))
+			return true;
+	return false;
+}
+
+/*
+ * Global options may come before the command (`sandboxd --json apps`):
+ * they are moved after its words, into moved (argc + 1 slots).  The
+ * number of words argv then has.
+ */
+static int
+leading_opts(int argc, char **argv, char **moved)
+{
+	int i = 1, n = 1;
+
+	while (i < argc && argv[i][0] == '-' && argv[i][1] != '\0') {
+		const struct cli_opt *o = cli_global_opts;
+		const char *w = argv[i] + (argv[i][1] == '-' ? 2 : 1);
+
+		for (; o->name; o++)
+			if (argv[i][1] == '-'
+			        ? strncmp(w, o->name, strlen(o->name)) == 0 &&
+			              (w[strlen(o->name)] == '\0' ||
+			               w[strlen(o->name)] == '=')
+			        : (w[0] == o->short_name && w[1] == '\0'))
+				break;
+		if (o->name == NULL)
+			break;
+		i += o->value && strchr(w, '=') == NULL ? 2 : 1;
+	}
+	if (i > argc)
+		i = argc;
+	moved[0] = argv[0];
+	for (int k = i; k < argc; k++)
+		moved[n++] = argv[k];
+	for (int k = 1; k < i; k++)
+		moved[n++] = argv[k];
+	moved[n] = NULL;
+	return i;
+}
+
+bool
+cli_handles(int argc, char **argv)
+{
+	char **moved = calloc((size_t)argc + 1, sizeof(*moved));
+	bool yes;
+
+	if (moved == NULL)
+		return false;
+	if (leading_opts(argc, argv, moved) > 1) {
+		yes = cli_handles_words(argc, moved);
+		free(moved);
+		return yes;
+	}
+	free(moved);
+	return cli_handles_words(argc, argv);
+}
+
+static bool
+cli_handles_words(int argc, char **argv)
+{
+	if (argc < 2)
+		return false;
+	if (strcmp(argv[1], "help") == 0)
+		return argc >= 3 && is_first_word(argv[2]);
+	return is_first_word(argv[1]);
+}
+
+#define SYN_COL 38
+
+static void
+usage_row(FILE *f, const struct cli_cmd *c)
+{
+	int n = fprintf(f, "       sandboxd %s", c->words);
+
+	if (n + 2 > SYN_COL)
+		fprintf(f, "\n%*s", SYN_COL, "");
+	else
+		fprintf(f, "%*s", SYN_COL - n, "");
+	fprintf(f, "%s\n", c->help);
+}
+
+void
+cli_usage(FILE *f)
+{
+	fprintf(f, "client commands (talk to the API; `sandboxd help CMD` for "
+	           "more):\n");
+	for (const struct cli_cmd *c = cli_cmds; c->words; c++)
+		usage_row(f, c);
+	fprintf(f, "client options: --api URL, --token TOKEN, --json, -q, "
+	           "--no-color; exit codes in docs/cli.md\n");
+}
+
+static void
+print_opts(FILE *f, const struct cli_opt *o, const char *title)
+{
+	if (o == NULL || o->name == NULL)
+		return;
+	fprintf(f, "%s:\n", title);
+	for (; o->name; o++) {
+		char lead[64];
+		int n;
+		const char *h = o->help ? o->help : "";
+		const char *colon = o->value ? strstr(h, ": ") : NULL;
+
+		n = snprintf(lead, sizeof(lead),
+		             o->short_name ? "-%c, " : "%c   ",
+		             o->short_name ? o->short_name : ' ');
+		snprintf(lead + n, sizeof(lead) - (size_t)n, "--%s%s%.*s",
+		         o->name, colon ? " " : "",
+		         colon ? (int)(colon - h) : 0, h);
+		fprintf(f, "  %-26s %s\n", lead, colon ? colon + 2 : h);
+	}
+}
+
+/* `help CMD…` or `CMD --help`: one row, or every row of a group. */
+static int
+help(FILE *f, int argc, char **argv)
+{
+	int nw = 0;
+	const struct cli_cmd *c = cli_cmd_find(argc, argv, &nw);
+	size_t glen = strlen(argv[1]);
+
+	if (c) {
+		fprintf(f, "usage: sandboxd %s %s\n%s\n", c->words, c->synopsis,
+		        c->help);
+		if (c->more)
+			fprintf(f, "\n%s\n", c->more);
+		print_opts(f, c->opts, "\noptions");
+		print_opts(f, cli_global_opts, "\nclient options");
+		return 0;
+	}
+	fprintf(f, "usage:\n");
+	for (c = cli_cmds; c->words; c++)
+		if (strncmp(c->words, argv[1], glen) == 0 &&
+		    c->words[glen] == ' ')
+			fprintf(f, "  sandboxd %s %s\n      %s\n", c->words,
+			        c->synopsis, c->help);
+	return 0;
+}
+
+/* --- completion ----------------------------------------------------------- */
+
+static void
+words_after(FILE *f, const char *prefix)
+{
+	size_t plen = strlen(prefix);
+	const char *seen[64];
+	int nseen = 0;
+
+	for (const struct cli_cmd *c = cli_cmds; c->words; c++) {
+		const char *w = c->words, *end;
+		char word[32];
+		bool dup = false;
+
+		if (plen && (strncmp(w, prefix, plen) != 0 || w[plen] != ' '))
+			continue;
+		w += plen ? plen + 1 : 0;
+		end = strchr(w, ' ');
+		snprintf(word, sizeof(word), "%.*s",
+		         (int)(end ? (size_t)(end - w) : strlen(w)), w);
+		for (int i = 0; i < nseen; i++)
+			dup = dup || strncmp(seen[i], w, strlen(word)) == 0;
+		if (dup || nseen >= 64)
+			continue;
+		seen[nseen++] = w;
+		fprintf(f, " %s", word);
+	}
+}
+
+static int
+completion(const char *shell)
+{
+	static const char *const daemon_words =
+	    "serve token secrets network version help";
+
+	if (strcmp(shell, "bash") != 0 && strcmp(shell, "zsh") != 0)
+		return cli_fail(CLI_EUSAGE, "usage",
+		                "completion: bash or zsh, not %s", shell);
+	if (strcmp(shell, "zsh") == 0)
+		printf(
+		    "# zsh: sandboxd completion zsh > ~/.zsh/_sandboxd-bash; "
+		    "source it from .zshrc\nautoload -U +X bashcompinit && "
+		    "bashcompinit\n");
+	printf("# bash completion for sandboxd (sandboxd completion bash)\n"
+	       "_sandboxd() {\n"
+	       "\tlocal cur=${COMP_WORDS[COMP_CWORD]} words\n"
+	       "\tlocal path=\"${COMP_WORDS[*]:1:COMP_CWORD-1}\"\n"
+	       "\tcase $path in\n");
+	printf("\t\"\") words=\"%s", daemon_words);
+	words_after(stdout, "");
+	printf("\" ;;\n");
+	/* Every group of rows: its next words, then each row's options. */
+	for (const struct cli_cmd *c = cli_cmds; c->words; c++) {
+		const char *sp = strchr(c->words, ' ');
+		const char *sp2 = sp ? strchr(sp + 1, ' ') : NULL;
+
+		if (sp && (c == cli_cmds ||
+		           strncmp(c[-1].words, c->words,
+		                   (size_t)(sp - c->words) + 1) != 0)) {
+			char g[32];
+			snprintf(g, sizeof(g), "%.*s", (int)(sp - c->words),
+			         c->words);
+			printf("\t%s) words=\"", g);
+			words_after(stdout, g);
+			printf("\" ;;\n");
+		}
+		if (sp2 && strncmp(c[-1].words, c->words,
+		                   (size_t)(sp2 - c->words) + 1) != 0) {
+			char g[48];
+			snprintf(g, sizeof(g), "%.*s", (int)(sp2 - c->words),
+			         c->words);
+			printf("\t\"%s\") words=\"", g);
+			words_after(stdout, g);
+			printf("\" ;;\n");
+		}
+	}
+	for (const struct cli_cmd *c = cli_cmds; c->words; c++) {
+		printf("\t\"%s\"*) words=\"", c->words);
+		for (const struct cli_opt *o = c->opts; o && o->name; o++)
+			printf("--%s ", o->name);
+		for (const struct cli_opt *o = cli_global_opts; o->name; o++)
+			printf("--%s ", o->name);
+		printf("\" ;;\n");
+	}
+	printf("\tsecrets) words=\"rotate check\" ;;\n"
+	       "\tnetwork) words=\"show remove\" ;;\n"
+	       "\thelp) words=\"");
+	words_after(stdout, "");
+	printf("\" ;;\n\tesac\n"
+	       "\tCOMPREPLY=($(compgen -W \"$words\" -- \"$cur\"))\n"
+	       "}\n"
+	       "complete -o default -F _sandboxd sandboxd\n");
+	return 0;
+}
+
+static int cli_run(int argc, char **argv);
+
+int
+cli_main(int argc, char **argv)
+{
+	char **moved = calloc((size_t)argc + 1, sizeof(*moved));
+	int rc;
+
+	if (moved == NULL)
+		return cli_fail(CLI_EFAIL, "internal", "out of memory");
+	leading_opts(argc, argv, moved);
+	rc = cli_run(argc, moved);
+	free(moved);
+	return rc;
+}
+
+static int
+cli_run(int argc, char **argv)
+{
+	const struct cli_cmd *cmd;
+	struct cli_args a;
+	struct cli c;
+	char err[256];
+	int nw = 0, rc;
+
+	if (strcmp(argv[1], "help") == 0)
+		return help(stdout, argc - 1, argv + 1);
+	cmd = cli_cmd_find(argc, argv, &nw);
+	if (cmd == NULL || nw == 0) {
+		/* A group's word alone or with an unknown verb. */
+		if (argc >= 3 && (strcmp(argv[argc - 1], "--help") == 0 ||
+		                  strcmp(argv[argc - 1], "-h") == 0))
+			return help(stdout, 2, argv);
+		if (argc >= 3)
+			return cli_fail(CLI_EUSAGE, "usage",
+			                "%s %s: no such command; see `sandboxd "
+			                "help %s`",
+			                argv[1], argv[2], argv[1]);
+		return cli_fail(CLI_EUSAGE, "usage",
+		                "%s: what to do? see `sandboxd help %s`",
+		                argv[1], argv[1]);
+	}
+	if (cli_args_parse(cmd->opts, cli_global_opts, argc - 1 - nw,
+	                   argv + 1 + nw, &a, err, sizeof(err)) < 0)
+		return cli_fail(CLI_EUSAGE, "usage",
+		                "%s; usage: sandboxd %s %s", err, cmd->words,
+		                cmd->synopsis);
+	if (cli_args_has(&a, "help"))
+		return help(stdout, 1 + nw, argv);
+	if (a.npos < cmd->min_args || a.npos > cmd->max_args)
+		return cli_fail(CLI_EUSAGE, "usage",
+		                "%s arguments; usage: sandboxd %s %s",
+		                a.npos < cmd->min_args ? "missing" : "too many",
+		                cmd->words, cmd->synopsis);
+	if (cmd->run == NULL)
+		return completion(a.pos[0]);
+	rc = cli_setup(&c, &a);
+	if (rc != 0)
+		return rc;
+	if (http_global_init() < 0)
+		return cli_fail(CLI_EFAIL, "internal", "cannot start libcurl");
+	rc = cmd->run(&c, &a);
+	explicit_bzero(c.token, sizeof(c.token));
+	http_global_cleanup();
+	fflush(stdout);
+	return rc;
+}
+
+int
+cli_show_answer(struct cli *c, struct cli_resp *r, const char *done)
+{
+	const struct jv *id = r->json ? jv_get(r->json, "id") : NULL;
+
+	if (c->json)
+		cli_print_raw(r);
+	else if (c->quiet) {
+		if (jv_str(id))
+			printf("%s\n", jv_str(id));
+	} else if (done && jv_str(id))
+		printf("%s %s\n", done, jv_str(id));
+	else if (done)
+		printf("%s\n", done);
+	else if (r->json)
+		cli_print_object(c, r->json);
+	else
+		cli_print_raw(r);
+	return CLI_OK;
+}
+
+static const char *
+list_cell(const struct jv *o, const struct cli_col *col, char *tmp, size_t len)
+{
+	char line[CLI_LINE_MAX];
+	const char *v;
+
+	switch (col->kind) {
+	case CLI_COL_TIME:
+		return cli_short_time(jv_str(jv_get(o, col->field)), tmp, len);
+	case CLI_COL_YESNO:
+		return jv_is_true(jv_get(o, col->field)) ? "yes" : "no";
+	case CLI_COL_LINE:
+		snprintf(line, sizeof(line), "%s",
+		         cli_field(o, col->field, tmp, len));
+		snprintf(tmp, len, "%s", line);
+		for (char *p = tmp; *p; p++)
+			if (*p == '\n')
+				*p = ' ';
+		return tmp;
+	case CLI_COL_TEXT:
+	default:
+		v = jv_str(jv_get(o, col->field));
+		if (v == NULL && col->alt)
+			return cli_field(o, col->alt, tmp, len);
+		return cli_field(o, col->field, tmp, len);
+	}
+}
+
+void
+cli_print_list(struct cli *c, const struct jv *items,
+               const struct cli_col *cols, size_t ncols, size_t quiet)
+{
+	const char *head[CLI_TABLE_COLS + 1] = {0};
+	char cell[CLI_TABLE_COLS][4096];
+	struct table t;
+
+	if (ncols > CLI_TABLE_COLS)
+		ncols = CLI_TABLE_COLS;
+	for (size_t k = 0; k < ncols; k++)
+		head[k] = cols[k].head;
+	table_init(&t, head);
+	for (size_t i = 0; i < jv_len(items); i++) {
+		const struct jv *o = jv_at(items, i);
+		const char *row[CLI_TABLE_COLS];
+
+		for (size_t k = 0; k < ncols; k++)
+			row[k] =
+			    list_cell(o, &cols[k], cell[k], sizeof(cell[k]));
+		if (c->quiet)
+			printf("%s\n", row[quiet < ncols ? quiet : 0]);
+		else
+			table_add(&t, row);
+	}
+	if (!c->quiet)
+		cli_print_table(c, &t);
+	table_release(&t);
+}
+
+int
+cli_get_list(struct cli *c, const char *path, const char *key,
+             const struct cli_col *cols, size_t ncols, size_t quiet,
+             struct cli_resp *r)
+{
+	int rc = cli_call(c, "GET", path, NULL, r);
+
+	if (rc != 0)
+		return rc;
+	if (c->json)
+		cli_print_raw(r);
+	else
+		cli_print_list(c, jv_get(r->json, key), cols, ncols, quiet);
+	return CLI_OK;
+}
+
+int
+cli_get_show(struct cli *c, const char *path)
+{
+	struct cli_resp r;
+	int rc = cli_call(c, "GET", path, NULL, &r);
+
+	if (rc == 0)
+		cli_show_answer(c, &r, NULL);
+	cli_resp_release(&r);
+	return rc;
+}
+
+int
+cli_delete(struct cli *c, const struct cli_args *a, const char *path,
+           const char *what, const char *warning)
+{
+	char q[1024];
+	struct cli_resp r;
+	int rc;
+
+	if (warning && !cli_args_has(a, "yes")) {
+		fprintf(stderr, "warning: %s\n", warning);
+		snprintf(q, sizeof(q), "Delete %s %s?", what, a->pos[0]);
+		if (!cli_confirm(q))
+			return cli_fail(CLI_EUSAGE, "not_confirmed",
+			                "not deleted (pass --yes to delete "
+			                "without asking)");
+	}
+	rc = cli_call(c, "DELETE", path, NULL, &r);
+	if (rc == 0 && !c->json && !c->quiet)
+		printf("deleted %s %s\n", what, a->pos[0]);
+	cli_resp_release(&r);
+	return rc;
+}
+
+void
+cli_done(struct cli *c, const struct cli_resp *r, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (c->json) {
+		cli_print_raw(r);
+		return;
+	}
+	if (c->quiet)
+		return;
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+}

@@ -1,0 +1,139 @@
+/*
+ * commands: the client's command table (commands.c) and the commands'
+ * entry points (cmd_*.c).  main.c asks cli_handles() whether argv names
+ * a client command and hands it to cli_main(); its usage prints
+ * cli_usage() after the daemon's own commands.
+ */
+#ifndef CLI_COMMANDS_H
+#define CLI_COMMANDS_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "client/args.h"
+#include "client/client.h"
+
+typedef int (*cli_run_fn)(struct cli *c, const struct cli_args *a);
+
+struct cli_cmd {
+	const char *words; /* "sandbox create" */
+	const char *synopsis;
+	int min_args, max_args; /* positional words after the command */
+	cli_run_fn run;
+	const struct cli_opt *opts;
+	const char *help; /* one line for the usage */
+	const char *more; /* more for `help CMD`, or NULL */
+};
+
+extern const struct cli_cmd cli_cmds[];
+
+bool cli_handles(int argc, char **argv);
+int cli_main(int argc, char **argv);
+void cli_usage(FILE *f);
+/* The command words of argv[1..] matched against the table, or NULL. */
+const struct cli_cmd *cli_cmd_find(int argc, char **argv, int *nwords);
+
+/* cmd_spend.c */
+int cmd_spend(struct cli *c, const struct cli_args *a);
+int cmd_spend_budget(struct cli *c, const struct cli_args *a);
+
+/* cmd_apps.c */
+int cmd_apps(struct cli *c, const struct cli_args *a);
+int cmd_app_create(struct cli *c, const struct cli_args *a);
+int cmd_app_show(struct cli *c, const struct cli_args *a);
+int cmd_app_delete(struct cli *c, const struct cli_args *a);
+int cmd_app_visibility(struct cli *c, const struct cli_args *a);
+int cmd_app_link(struct cli *c, const struct cli_args *a);
+int cmd_app_unlink(struct cli *c, const struct cli_args *a);
+int cmd_trash(struct cli *c, const struct cli_args *a);
+int cmd_trash_restore(struct cli *c, const struct cli_args *a);
+int cmd_trash_purge(struct cli *c, const struct cli_args *a);
+/* cmd_sandbox.c */
+int cmd_sb_create(struct cli *c, const struct cli_args *a);
+int cmd_sb_show(struct cli *c, const struct cli_args *a);
+int cmd_sb_start(struct cli *c, const struct cli_args *a);
+int cmd_sb_stop(struct cli *c, const struct cli_args *a);
+int cmd_sb_delete(struct cli *c, const struct cli_args *a);
+int cmd_sb_logs(struct cli *c, const struct cli_args *a);
+int cmd_sb_files(struct cli *c, const struct cli_args *a);
+int cmd_sb_cat(struct cli *c, const struct cli_args *a);
+int cmd_sb_put(struct cli *c, const struct cli_args *a);
+int cmd_sb_url(struct cli *c, const struct cli_args *a);
+/*
+ * Polls sandbox sb until its preview is no longer starting (at most
+ * CLI_PREVIEW_WAIT_S), with a spinner; its URL into url.  0 ready, -1
+ * not ready (error, none, still starting), or an exit status (printed).
+ */
+int cli_wait_preview(struct cli *c, const char *sb, char *url, size_t len);
+/* cmd_task.c */
+int cmd_new(struct cli *c, const struct cli_args *a);
+int cmd_task_run(struct cli *c, const struct cli_args *a);
+int cmd_task_list(struct cli *c, const struct cli_args *a);
+int cmd_task_show(struct cli *c, const struct cli_args *a);
+int cmd_task_cancel(struct cli *c, const struct cli_args *a);
+int cmd_task_revert(struct cli *c, const struct cli_args *a);
+int cmd_task_follow(struct cli *c, const struct cli_args *a);
+/* cmd_git.c */
+int cmd_git_status(struct cli *c, const struct cli_args *a);
+int cmd_git_diff(struct cli *c, const struct cli_args *a);
+int cmd_git_commit(struct cli *c, const struct cli_args *a);
+int cmd_git_push(struct cli *c, const struct cli_args *a);
+int cmd_cred_add(struct cli *c, const struct cli_args *a);
+int cmd_cred_list(struct cli *c, const struct cli_args *a);
+int cmd_cred_delete(struct cli *c, const struct cli_args *a);
+/* cmd_agents.c */
+int cmd_agents(struct cli *c, const struct cli_args *a);
+int cmd_agent_key(struct cli *c, const struct cli_args *a);
+int cmd_agent_login(struct cli *c, const struct cli_args *a);
+int cmd_agent_disconnect(struct cli *c, const struct cli_args *a);
+int cmd_settings_get(struct cli *c, const struct cli_args *a);
+int cmd_settings_set(struct cli *c, const struct cli_args *a);
+int cmd_login(struct cli *c, const struct cli_args *a);
+
+/* Shared by the commands: the object or list of an answer, per mode. */
+int cli_show_answer(struct cli *c, struct cli_resp *r, const char *done);
+
+/* --json: the answer unchanged; else, unless -q, the line fmt makes. */
+void cli_done(struct cli *c, const struct cli_resp *r, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* GET path and show the answer (cli_show_answer, nothing done). */
+int cli_get_show(struct cli *c, const char *path);
+/*
+ * DELETE path, the thing a->pos[0] names (what: "app"), and say so.
+ * With a warning (without the "warning: "), unless --yes, the warning is
+ * printed and the user asked first; no terminal to ask on refuses.
+ */
+int cli_delete(struct cli *c, const struct cli_args *a, const char *path,
+               const char *what, const char *warning);
+
+/*
+ * A list command's columns: each a header and the item's field shown
+ * under it.  TEXT: the field as text ("-" when absent), or the alt field
+ * when the field is not a string; TIME: an RFC 3339 time, short; LINE:
+ * text on one line (newlines as spaces), cut to CLI_LINE_MAX - 1 bytes;
+ * YESNO: "yes" when the field is true, else "no".
+ */
+#define CLI_LINE_MAX 160
+enum cli_col_kind { CLI_COL_TEXT, CLI_COL_TIME, CLI_COL_LINE, CLI_COL_YESNO };
+struct cli_col {
+	const char *head;
+	const char *field;
+	const char *alt;
+	enum cli_col_kind kind;
+};
+/*
+ * The items as rows of ncols columns (at most CLI_TABLE_COLS): on -q the
+ * column quiet of each item, one a line; else a table.
+ */
+void cli_print_list(struct cli *c, const struct jv *items,
+                    const struct cli_col *cols, size_t ncols, size_t quiet);
+/*
+ * GET path; --json prints the answer unchanged, else cli_print_list of
+ * its array key.  The answer stays in r for the caller to read further;
+ * the caller releases it whatever the outcome.
+ */
+int cli_get_list(struct cli *c, const char *path, const char *key,
+                 const struct cli_col *cols, size_t ncols, size_t quiet,
+                 struct cli_resp *r);
+
+#endif

@@ -1,0 +1,906 @@
+/*
+ * Configuration.  Values come from the process environment first and from
+ * the .env file second (SANDBOXD_ENV_FILE, default ./.env; a missing
+ * default file is fine, a missing named file is an error).  The file is a
+ * list of KEY=VALUE lines; '#' starts a comment line, an optional
+ * "export " prefix and one pair of matching quotes around the value are
+ * accepted.  Each variable is one row of vars[] at the end: its kind
+ * (a whole number in a range, a port, a boolean, a word of allowed
+ * characters, an http(s) URL, secret text), its default and its field of
+ * struct config, parsed by one loop in the table's order; what no kind
+ * covers (the data directory, the API address, the tokens, the network
+ * and egress, the Docker socket) is a hook row, and a row may add a check
+ * that runs after its value is parsed.  Every parser refuses what it
+ * does not understand: a typo must stop the daemon, not quietly fall back
+ * to a default.
+ */
+#include "config/config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "agent/agents.h"
+#include "lib/buf.h"
+#include "lib/log.h"
+
+#define ENV_MAX_ENTRIES 256
+
+struct envfile {
+	struct buf text;
+	char *key[ENV_MAX_ENTRIES];
+	char *val[ENV_MAX_ENTRIES];
+	size_t n;
+};
+
+static char *
+trim(char *s)
+{
+	char *e;
+
+	while (isspace((unsigned char)*s))
+		s++;
+	e = s + strlen(s);
+	while (e > s && isspace((unsigned char)e[-1]))
+		*--e = '\0';
+	return s;
+}
+
+static int
+envfile_parse_line(struct envfile *f, char *line, int lineno, char *err,
+                   size_t errlen)
+{
+	char *eq, *key, *val;
+	size_t vlen;
+
+	line = trim(line);
+	if (*line == '\0' || *line == '#')
+		return 0;
+	if (strncmp(line, "export ", 7) == 0)
+		line = trim(line + 7);
+	eq = strchr(line, '=');
+	if (eq == NULL) {
+		snprintf(err, errlen, "line %d: expected KEY=VALUE", lineno);
+		return -1;
+	}
+	*eq = '\0';
+	key = trim(line);
+	val = trim(eq + 1);
+	vlen = strlen(val);
+	if (vlen >= 2 && (val[0] == '"' || val[0] == '\'') &&
+	    val[vlen - 1] == val[0]) {
+		val[vlen - 1] = '\0';
+		val++;
+	}
+	if (f->n == ENV_MAX_ENTRIES) {
+		snprintf(err, errlen, "more than %d entries", ENV_MAX_ENTRIES);
+		return -1;
+	}
+	f->key[f->n] = key;
+	f->val[f->n] = val;
+	f->n++;
+	return 0;
+}
+
+static int
+envfile_load(struct envfile *f, const char *path, char *err, size_t errlen)
+{
+	char chunk[4096], *line, *next;
+	int fd, lineno = 1;
+	ssize_t n;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	while ((n = read(fd, chunk, sizeof(chunk))) > 0) {
+		if (buf_append(&f->text, chunk, (size_t)n) < 0) {
+			close(fd);
+			snprintf(err, errlen, "%s: larger than %u bytes", path,
+			         CONFIG_ENV_FILE_BYTES);
+			return -1;
+		}
+	}
+	close(fd);
+	if (f->text.data == NULL)
+		return 0;
+	for (line = f->text.data; line; line = next, lineno++) {
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		if (envfile_parse_line(f, line, lineno, err, errlen) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static const char *
+lookup(const struct envfile *f, const char *name)
+{
+	const char *v = getenv(name);
+
+	if (v)
+		return v;
+	for (size_t i = f->n; i > 0; i--)
+		if (strcmp(f->key[i - 1], name) == 0)
+			return f->val[i - 1];
+	return NULL;
+}
+
+#define FAIL(...)                                                              \
+	do {                                                                   \
+		snprintf(err, errlen, __VA_ARGS__);                            \
+		return -1;                                                     \
+	} while (0)
+
+static int
+parse_int(const struct envfile *f, const char *name, int64_t def, int64_t min,
+          int64_t max, int64_t *out, char *err, size_t errlen)
+{
+	const char *v = lookup(f, name);
+	char *end;
+	long long n;
+
+	if (v == NULL || *v == '\0') {
+		*out = def;
+		return 0;
+	}
+	errno = 0;
+	n = strtoll(v, &end, 10);
+	if (errno || end == v || *end != '\0' || !isdigit((unsigned char)*v))
+		FAIL("%s: \"%s\" is not a whole number", name, v);
+	if (n < min || n > max)
+		FAIL("%s: %lld is out of range (%lld..%lld)", name, n,
+		     (long long)min, (long long)max);
+	*out = n;
+	return 0;
+}
+
+static int
+parse_bool(const struct envfile *f, const char *name, bool def, bool *out,
+           char *err, size_t errlen)
+{
+	const char *v = lookup(f, name);
+
+	if (v == NULL || *v == '\0')
+		*out = def;
+	else if (strcmp(v, "true") == 0 || strcmp(v, "1") == 0)
+		*out = true;
+	else if (strcmp(v, "false") == 0 || strcmp(v, "0") == 0)
+		*out = false;
+	else
+		FAIL("%s: \"%s\" is not true, false, 1 or 0", name, v);
+	return 0;
+}
+
+/* Copies a value made only of the given extra characters and alnum. */
+static int
+parse_word(const struct envfile *f, const char *name, const char *def,
+           const char *extra, char *out, size_t outlen, char *err,
+           size_t errlen)
+{
+	const char *v = lookup(f, name);
+
+	if (v == NULL || *v == '\0')
+		v = def;
+	if (strlen(v) >= outlen)
+		FAIL("%s: longer than %zu characters", name, outlen - 1);
+	for (const char *p = v; *p; p++)
+		if (!isalnum((unsigned char)*p) && !strchr(extra, *p))
+			FAIL("%s: \"%s\" contains '%c'", name, v, *p);
+	memcpy(out, v, strlen(v) + 1);
+	return 0;
+}
+
+static int
+parse_addr(const struct envfile *f, struct config *c, char *err, size_t errlen)
+{
+	const char *name = "SANDBOXD_API_ADDR";
+	const char *v = lookup(f, name), *colon;
+	char *end;
+	long port;
+	size_t hlen;
+
+	if (v == NULL || *v == '\0')
+		v = "127.0.0.1:9090";
+	colon = strrchr(v, ':');
+	if (colon == NULL || colon == v || strlen(v) >= sizeof(c->api_addr))
+		FAIL("%s: \"%s\" is not HOST:PORT", name, v);
+	port = strtol(colon + 1, &end, 10);
+	if (*end != '\0' || port < 1 || port > 65535 || end == colon + 1)
+		FAIL("%s: \"%s\" has no valid port (1..65535)", name, v);
+	hlen = (size_t)(colon - v);
+	if (v[0] == '[' && colon[-1] == ']') {
+		v++;
+		hlen -= 2;
+	}
+	if (hlen == 0 || hlen >= sizeof(c->api_host))
+		FAIL("%s: \"%s\" has no host", name, v);
+	memcpy(c->api_host, v, hlen);
+	c->api_host[hlen] = '\0';
+	for (const char *p = c->api_host; *p; p++)
+		if (!isalnum((unsigned char)*p) && !strchr(".:-", *p))
+			FAIL("%s: bad host \"%s\"", name, c->api_host);
+	c->api_port = (uint16_t)port;
+	snprintf(c->api_addr, sizeof(c->api_addr), "%s",
+	         lookup(f, name) ? lookup(f, name) : "127.0.0.1:9090");
+	return 0;
+}
+
+static int
+add_token(struct config *c, char *entry, char *err, size_t errlen)
+{
+	const char *name = "SANDBOXD_API_TOKENS";
+	char *eq = strchr(entry, '='), *key, *secret;
+
+	if (eq == NULL)
+		FAIL("%s: entry without '=' (expected name=token)", name);
+	*eq = '\0';
+	key = trim(entry);
+	secret = trim(eq + 1);
+	if (*key == '\0' || strlen(key) >= sizeof(c->tokens[0].name))
+		FAIL("%s: empty or overlong token name", name);
+	for (const char *p = key; *p; p++)
+		if (!isalnum((unsigned char)*p) && !strchr("-_.", *p))
+			FAIL("%s: token name \"%s\" contains '%c'", name, key,
+			     *p);
+	if (strlen(secret) < 8)
+		FAIL("%s: the token named \"%s\" is shorter than 8 characters",
+		     name, key);
+	if (c->ntokens == CONFIG_MAX_TOKENS)
+		FAIL("%s: more than %d tokens", name, CONFIG_MAX_TOKENS);
+	snprintf(c->tokens[c->ntokens].name, sizeof(c->tokens[0].name), "%s",
+	         key);
+	c->tokens[c->ntokens].secret = strdup(secret);
+	if (c->tokens[c->ntokens].secret == NULL)
+		FAIL("%s: out of memory", name);
+	c->ntokens++;
+	return 0;
+}
+
+static int
+parse_tokens(const struct envfile *f, struct config *c, char *err,
+             size_t errlen)
+{
+	const char *v = lookup(f, "SANDBOXD_API_TOKENS");
+	char *copy, *entry, *next;
+	int rc = 0;
+
+	if (v == NULL)
+		return 0;
+	copy = strdup(v);
+	if (copy == NULL)
+		FAIL("SANDBOXD_API_TOKENS: out of memory");
+	for (entry = copy; entry && rc == 0; entry = next) {
+		next = strchr(entry, ',');
+		if (next)
+			*next++ = '\0';
+		if (*trim(entry) != '\0')
+			rc = add_token(c, entry, err, errlen);
+	}
+	explicit_bzero(copy, strlen(v));
+	free(copy);
+	return rc;
+}
+
+static int
+parse_auth_disabled(const struct envfile *f, struct config *c, char *err,
+                    size_t errlen)
+{
+	const char *v = lookup(f, "SANDBOXD_API_AUTH_DISABLED");
+
+	(void)err; /* it refuses nothing: api/ warns about a bad value */
+	(void)errlen;
+	/* Exactly "true" or "1" turns auth off; anything else keeps it on. */
+	c->auth_disabled = v && (strcmp(v, "true") == 0 || strcmp(v, "1") == 0);
+	c->auth_disabled_invalid = v && *v && !c->auth_disabled &&
+	                           strcmp(v, "false") != 0 &&
+	                           strcmp(v, "0") != 0;
+	return 0;
+}
+
+static int
+parse_data_dir(const struct envfile *f, struct config *c, char *err,
+               size_t errlen)
+{
+	const char *v = lookup(f, "SANDBOXD_DATA_DIR");
+	struct stat st;
+
+	if (v && *v) {
+		if (v[0] != '/')
+			FAIL(
+			    "SANDBOXD_DATA_DIR: \"%s\" is not an absolute path",
+			    v);
+	} else if (stat("/var/lib/sandboxd", &st) < 0 &&
+	           stat("/var/lib/sandboxed", &st) == 0) {
+		/* Installs made by older releases keep their path. */
+		v = "/var/lib/sandboxed";
+		c->data_dir_legacy = true;
+	} else {
+		v = "/var/lib/sandboxd";
+	}
+	if (strlen(v) >= sizeof(c->data_dir) - 64)
+		FAIL("SANDBOXD_DATA_DIR: path too long");
+	snprintf(c->data_dir, sizeof(c->data_dir), "%s", v);
+	while (strlen(c->data_dir) > 1 &&
+	       c->data_dir[strlen(c->data_dir) - 1] == '/')
+		c->data_dir[strlen(c->data_dir) - 1] = '\0';
+	return 0;
+}
+
+/* DOCKER_HOST is read from the environment only, never the .env file. */
+static int
+parse_docker_host(const struct envfile *f, struct config *c, char *err,
+                  size_t errlen)
+{
+	const char *v = getenv("DOCKER_HOST");
+
+	(void)f;
+	if (v == NULL || *v == '\0')
+		v = "unix:///var/run/docker.sock";
+	if (strncmp(v, "unix://", 7) != 0)
+		FAIL("DOCKER_HOST: only unix:// sockets are supported, got "
+		     "\"%s\"",
+		     v);
+	if (strlen(v + 7) >= sizeof(c->docker_socket) || v[7] != '/')
+		FAIL("DOCKER_HOST: \"%s\" is not an absolute socket path", v);
+	snprintf(c->docker_socket, sizeof(c->docker_socket), "%s", v + 7);
+	return 0;
+}
+
+/*
+ * The edge listens on HTTP_PORT unless SANDBOXD_EDGE_PORT names another
+ * port: behind a proxy that owns HTTP_PORT (Traefik in the compose
+ * deployment), preview URLs keep the public port while the edge listens
+ * on a port of its own.
+ */
+static int
+set_edge_port(const struct envfile *f, struct config *c, char *err,
+              size_t errlen)
+{
+	(void)f;
+	(void)err;
+	(void)errlen;
+	if (c->edge_port == 0)
+		c->edge_port = c->http_port;
+	return 0;
+}
+
+/* SANDBOXD_DEFAULT_AGENT, once read as a word, must name an agent. */
+static int
+check_agent(const struct envfile *f, struct config *c, char *err, size_t errlen)
+{
+	char known[128];
+
+	(void)f;
+	agent_names(" or ", known, sizeof(known));
+	if (agent_find(c->default_agent) == NULL)
+		FAIL("SANDBOXD_DEFAULT_AGENT: \"%s\" is not %s",
+		     c->default_agent, known);
+	return 0;
+}
+
+/* A CA bundle for git servers: "" (the system's), or a readable file. */
+static int
+parse_git_ca(const struct envfile *f, struct config *c, char *err,
+             size_t errlen)
+{
+	const char *v = lookup(f, "SANDBOXD_GIT_CA_FILE");
+	struct stat st;
+
+	if (v == NULL || *v == '\0')
+		return 0;
+	if (v[0] != '/' || strlen(v) >= sizeof(c->git_ca_file))
+		FAIL("SANDBOXD_GIT_CA_FILE: \"%s\" is not an absolute path", v);
+	if (stat(v, &st) < 0 || !S_ISREG(st.st_mode) || access(v, R_OK) < 0)
+		FAIL("SANDBOXD_GIT_CA_FILE: %s is not a readable file", v);
+	snprintf(c->git_ca_file, sizeof(c->git_ca_file), "%s", v);
+	return 0;
+}
+
+/*
+ * How an idle sandbox sleeps: "freeze" (paused first, stopped at the
+ * idle threshold) or "stop" (stopped at the threshold, nothing before).
+ */
+static int
+parse_sleep_policy(const struct envfile *f, struct config *c, char *err,
+                   size_t errlen)
+{
+	const char *v = lookup(f, "SANDBOXD_SLEEP_POLICY");
+
+	if (v == NULL || *v == '\0')
+		v = "freeze";
+	if (strcmp(v, "freeze") != 0 && strcmp(v, "stop") != 0)
+		FAIL("SANDBOXD_SLEEP_POLICY: \"%s\" is not freeze or stop", v);
+	snprintf(c->sleep_policy, sizeof(c->sleep_policy), "%s", v);
+	return 0;
+}
+
+/* Previews of apps without a visibility of their own: public or private. */
+static int
+parse_preview_visibility(const struct envfile *f, struct config *c, char *err,
+                         size_t errlen)
+{
+	const char *v = lookup(f, "SANDBOXD_PREVIEW_VISIBILITY");
+
+	if (v == NULL || *v == '\0')
+		v = "public";
+	if (strcmp(v, "public") != 0 && strcmp(v, "private") != 0)
+		FAIL("SANDBOXD_PREVIEW_VISIBILITY: \"%s\" is not public or "
+		     "private",
+		     v);
+	snprintf(c->preview_visibility, sizeof(c->preview_visibility), "%s", v);
+	return 0;
+}
+
+/*
+ * The console's files: SANDBOXD_CONSOLE_DIR (an absolute path), else
+ * the directory "console" beside the executable (build/console for
+ * build/sandboxd).  A missing directory is no error: the edge then
+ * says the console was not built.
+ */
+static int
+parse_console_dir(const struct envfile *f, struct config *c, char *err,
+                  size_t errlen)
+{
+	const char *v = lookup(f, "SANDBOXD_CONSOLE_DIR");
+	char exe[PATH_MAX];
+	ssize_t n;
+	char *slash;
+
+	if (v && *v) {
+		if (v[0] != '/' || strlen(v) >= sizeof(c->console_dir))
+			FAIL("SANDBOXD_CONSOLE_DIR: \"%s\" is not an absolute "
+			     "path",
+			     v);
+		snprintf(c->console_dir, sizeof(c->console_dir), "%s", v);
+		return 0;
+	}
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 16);
+	if (n <= 0) {
+		c->console_dir[0] = '\0';
+		return 0;
+	}
+	exe[n] = '\0';
+	slash = strrchr(exe, '/');
+	if (slash)
+		slash[1] = '\0';
+	snprintf(c->console_dir, sizeof(c->console_dir), "%sconsole", exe);
+	return 0;
+}
+
+/* An http(s) base URL without a trailing '/', or "" when allowed. */
+static int
+check_url(const char *name, const char *v, char *out, size_t outlen, char *err,
+          size_t errlen)
+{
+	size_t n;
+
+	if (*v == '\0') {
+		out[0] = '\0';
+		return 0;
+	}
+	if (strncmp(v, "http://", 7) != 0 && strncmp(v, "https://", 8) != 0)
+		FAIL("%s: \"%s\" is not an http:// or https:// URL", name, v);
+	n = strlen(v);
+	while (n > 8 && v[n - 1] == '/')
+		n--;
+	if (n >= outlen)
+		FAIL("%s: longer than %zu characters", name, outlen - 1);
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)v[i] <= ' ' || v[i] == 0x7f)
+			FAIL("%s: contains a space or a control character",
+			     name);
+	memcpy(out, v, n);
+	out[n] = '\0';
+	return 0;
+}
+
+static int
+parse_url(const struct envfile *f, const char *name, const char *def, char *out,
+          size_t outlen, char *err, size_t errlen)
+{
+	const char *v = lookup(f, name);
+
+	return check_url(name, v ? v : def, out, outlen, err, errlen);
+}
+
+/* A URL that must be set: empty means the default. */
+static int
+parse_url_def(const struct envfile *f, const char *name, const char *def,
+              char *out, size_t outlen, char *err, size_t errlen)
+{
+	const char *v = lookup(f, name);
+
+	return check_url(name, v && *v ? v : def, out, outlen, err, errlen);
+}
+
+/* Secret text, kept as given: the vault checks it at start-up. */
+static int
+parse_secret(const struct envfile *f, const char *name, char **out, char *err,
+             size_t errlen)
+{
+	const char *v = lookup(f, name);
+
+	if (v == NULL || *v == '\0')
+		return 0;
+	*out = strdup(v);
+	if (*out == NULL)
+		FAIL("%s: out of memory", name);
+	return 0;
+}
+
+static void
+free_secret(char **s)
+{
+	if (*s) {
+		explicit_bzero(*s, strlen(*s));
+		free(*s);
+		*s = NULL;
+	}
+}
+
+/* SANDBOXD_SUBNET, once read as a word: an IPv4 block of /8 to /29,
+ * kept normalised. */
+static int
+check_subnet(const struct envfile *f, struct config *c, char *err,
+             size_t errlen)
+{
+	struct egress_allow net;
+	const char *slash = strchr(c->subnet, '/');
+	char why[160];
+	size_t n;
+
+	(void)f;
+	if (c->subnet[0] == '\0')
+		return 0;
+	if (slash == NULL || strchr(c->subnet, ':') ||
+	    egress_allow_parse(c->subnet, &net, 1, &n, why, sizeof(why)) < 0 ||
+	    atoi(slash + 1) < 8 || atoi(slash + 1) > 29)
+		FAIL("SANDBOXD_SUBNET: \"%s\" is not an IPv4 subnet of /8 to "
+		     "/29, such as 10.213.0.0/20",
+		     c->subnet);
+	snprintf(c->subnet, sizeof(c->subnet), "%s", net.cidr);
+	return 0;
+}
+
+/*
+ * What sandboxes on the network may reach.  It also refuses
+ * SANDBOXD_NETWORK=host: after SANDBOXD_SUBNET is checked, as it always
+ * was, so that of two bad values the same one is named.
+ */
+static int
+parse_egress(const struct envfile *f, struct config *c, char *err,
+             size_t errlen)
+{
+	const char *mode = lookup(f, "SANDBOXD_EGRESS");
+	const char *allow = lookup(f, "SANDBOXD_EGRESS_ALLOW");
+	char why[160];
+
+	if (strcmp(c->network, "host") == 0)
+		FAIL("SANDBOXD_NETWORK: \"host\" would give sandboxes the "
+		     "host's own network; name a bridge network (default "
+		     "sandboxd)");
+	c->egress_mode = egress_mode_parse(mode && *mode ? mode : "public");
+	if (c->egress_mode < 0)
+		FAIL("SANDBOXD_EGRESS: \"%.32s\" is not public, none or open",
+		     mode);
+	if (allow &&
+	    egress_allow_parse(allow, c->egress_allow, EGRESS_MAX_ALLOW,
+	                       &c->egress_nallow, why, sizeof(why)) < 0)
+		FAIL("SANDBOXD_EGRESS_ALLOW: %s", why);
+	return 0;
+}
+
+/* SANDBOXD_LOG_FORMAT, once read as a word: text or json. */
+static int
+check_log_format(const struct envfile *f, struct config *c, char *err,
+                 size_t errlen)
+{
+	(void)f;
+	if (log_format_parse(c->log_format) < 0)
+		FAIL("SANDBOXD_LOG_FORMAT: \"%s\" is not text or json",
+		     c->log_format);
+	return 0;
+}
+
+static int
+check_rotation(const struct envfile *f, struct config *c, char *err,
+               size_t errlen)
+{
+	(void)f;
+	if (c->secrets_key_previous && c->secrets_key == NULL)
+		FAIL("SANDBOXD_SECRETS_KEY_PREVIOUS: set without "
+		     "SANDBOXD_SECRETS_KEY (it only names the old key of a "
+		     "rotation between two SANDBOXD_SECRETS_KEY values)");
+	return 0;
+}
+
+enum config_kind {
+	CONFIG_INT,     /* int64_t: a whole number in min..max */
+	CONFIG_PORT,    /* uint16_t: a whole number in 1..65535 */
+	CONFIG_BOOL,    /* bool: true, false, 1 or 0 */
+	CONFIG_WORD,    /* char[]: alnum and the extra characters */
+	CONFIG_URL,     /* char[]: an http(s) base URL; set to "", none */
+	CONFIG_URL_DEF, /* char[]: the same; set to "", the default */
+	CONFIG_SECRET,  /* char *: text kept as given, NULL when unset */
+	CONFIG_HOOK,    /* the hook parses whatever it reads */
+};
+
+typedef int config_hook(const struct envfile *f, struct config *c, char *err,
+                        size_t errlen);
+
+struct config_var {
+	const char *name; /* NULL for a hook: it names its own variables */
+	enum config_kind kind;
+	size_t off; /* of the field in struct config */
+	size_t len; /* its size, for WORD and the URLs */
+	/* The default of WORD and the URLs (idef for the numbers and
+	 * BOOL), or where a table holds it (defp: the agents' table). */
+	const char *def;
+	const char *const *defp;
+	int64_t idef, min, max;
+	const char *extra; /* WORD: what it may hold besides alnum */
+	config_hook *hook; /* HOOK: the parser; else a check after it */
+};
+
+/* The field of a row; one whose type does not fit its kind does not
+ * compile (_Generic has no branch for it). */
+#define FIELD(f, type)                                                         \
+	.off = offsetof(struct config, f) +                                    \
+	       0 * sizeof(_Generic(((struct config *)0)->f, type : 1)),        \
+	.len = sizeof(((struct config *)0)->f)
+#define INT(n, f, d, lo, hi)                                                   \
+	{                                                                      \
+		.name = n, .kind = CONFIG_INT, FIELD(f, int64_t), .idef = d,   \
+		.min = lo, .max = hi                                           \
+	}
+#define PORT(n, f, d)                                                          \
+	{                                                                      \
+		.name = n, .kind = CONFIG_PORT, FIELD(f, uint16_t), .idef = d  \
+	}
+#define BOOL(n, f, d)                                                          \
+	{                                                                      \
+		.name = n, .kind = CONFIG_BOOL, FIELD(f, bool), .idef = d      \
+	}
+#define WORD(n, f, d, x)                                                       \
+	{                                                                      \
+		.name = n, .kind = CONFIG_WORD, FIELD(f, char *), .def = d,    \
+		.extra = x                                                     \
+	}
+#define URL(n, f, d)                                                           \
+	{                                                                      \
+		.name = n, .kind = CONFIG_URL, FIELD(f, char *), .def = d      \
+	}
+#define URL_DEF(n, f, d)                                                       \
+	{                                                                      \
+		.name = n, .kind = CONFIG_URL_DEF, FIELD(f, char *), .def = d  \
+	}
+#define SECRET(n, f)                                                           \
+	{                                                                      \
+		.name = n, .kind = CONFIG_SECRET, FIELD(f, char *)             \
+	}
+#define HOOK(fn)                                                               \
+	{                                                                      \
+		.kind = CONFIG_HOOK, .hook = fn                                \
+	}
+
+/* Parsed in this order: of two bad values, the first is named. */
+static const struct config_var vars[] = {
+    HOOK(parse_data_dir),
+    HOOK(parse_addr),
+    PORT("HTTP_PORT", http_port, 80),
+    WORD("PREVIEW_DOMAIN", preview_domain, "localhost", ".-"),
+    WORD("PREVIEW_ENTRYPOINT", preview_entrypoint, "web", "-_"),
+    BOOL("PREVIEW_TLS", preview_tls, false),
+    HOOK(parse_preview_visibility),
+    HOOK(parse_auth_disabled),
+    HOOK(parse_tokens),
+    WORD("SANDBOXD_OPERATORS", operators, "", ",-_. "),
+    /* Agents and tasks. */
+    {.name = "SANDBOXD_DEFAULT_AGENT",
+     .kind = CONFIG_WORD,
+     FIELD(default_agent, char *),
+     .defp = &agents[AGENT_OPENCODE].name,
+     .extra = "-",
+     .hook = check_agent},
+    {.name = "SANDBOXD_OPENCODE_FREE_MODEL",
+     .kind = CONFIG_WORD,
+     FIELD(opencode_free_model, char *),
+     .defp = &agents[AGENT_OPENCODE].free_model,
+     .extra = "-_./:"},
+    WORD("SANDBOXD_OPENCODE_MODEL", opencode_model, "", "-_./:"),
+    WORD("SANDBOXD_CLAUDE_MODEL", claude_model, "", "-_./:"),
+    INT("SANDBOXD_TASK_TIMEOUT_SECONDS", task_timeout_s, 600, 1, 86400),
+    /* Pushes and imports (the git helper). */
+    HOOK(parse_git_ca),
+    INT("SANDBOXD_GIT_TIMEOUT_SECONDS", git_timeout_s, 300, 5, 3600),
+    INT("SANDBOXD_GIT_IMPORT_MAX_MB", git_import_max_mb, 2048, 1, 1048576),
+    BOOL("SANDBOXD_GIT_ALLOW_PRIVATE_HOSTS", git_allow_private, false),
+    /* The credential proxy. */
+    WORD("SANDBOXD_PROXY_ADDR", proxy_addr, "", ".:"),
+    PORT("SANDBOXD_PROXY_PORT", proxy_port, 9097),
+    URL("SANDBOXD_ANTHROPIC_BASE_URL", anthropic_base_url,
+        "https://api.anthropic.com"),
+    URL("SANDBOXD_OPENAI_BASE_URL", openai_base_url,
+        "https://api.openai.com/v1"),
+    URL("SANDBOXD_ZEN_BASE_URL", zen_base_url, "https://opencode.ai/zen/v1"),
+    URL("SANDBOXD_OPENAI_COMPAT_BASE_URL", compat_base_url, ""),
+    BOOL("SANDBOXD_SPEND_COUNTING", spend_counting, true),
+    /*
+     * The Claude subscription sign-in.  The defaults are what the real
+     * `claude setup-token` uses; tests point the URLs at a fake.
+     */
+    WORD("SANDBOXD_CLAUDE_CLIENT_ID", claude_client_id,
+         "9d1c250a-e61b-44d9-88ed-5944d1962f5e", "-_."),
+    URL_DEF("SANDBOXD_CLAUDE_AUTHORIZE_URL", claude_authorize_url,
+            "https://claude.com/cai/oauth/authorize"),
+    URL_DEF("SANDBOXD_CLAUDE_TOKEN_URL", claude_token_url,
+            "https://platform.claude.com/v1/oauth/token"),
+    URL_DEF("SANDBOXD_CLAUDE_REDIRECT_URI", claude_redirect_uri,
+            "https://platform.claude.com/oauth/code/callback"),
+    WORD("SANDBOXD_CLAUDE_SCOPES", claude_scopes, "user:inference", ":._- "),
+    INT("SANDBOXD_OAUTH_REFRESH_INTERVAL_SECONDS", oauth_refresh_s, 300, 1,
+        3600),
+    /* The reapers and wakes. */
+    INT("SANDBOXD_IDLE_THRESHOLD_SECONDS", idle_threshold_s, 2100, 10,
+        31536000),
+    HOOK(parse_sleep_policy),
+    INT("SANDBOXD_FREEZE_AFTER_SECONDS", freeze_after_s, 300, 1, 31536000),
+    INT("SANDBOXD_IDLE_REAP_INTERVAL_SECONDS", idle_interval_s, 30, 1, 3600),
+    INT("SANDBOXD_PRESSURE_INTERVAL_SECONDS", pressure_interval_s, 10, 1, 3600),
+    INT("SANDBOXD_MEM_HEADROOM_PCT", mem_headroom_pct, 15, 0, 100),
+    INT("SANDBOXD_MEM_REFUSE_WAKES_PCT", mem_refuse_pct, 10, 0, 100),
+    INT("SANDBOXD_MEM_BUDGET_MB", mem_budget_mb, 0, 0, 1 << 30),
+    INT("SANDBOXD_WAKE_READY_SECONDS", wake_ready_s, 30, 1, 3600),
+    /* The trash of deleted apps (trash/trash.c). */
+    INT("SANDBOXD_TRASH_RETENTION_SECONDS", trash_retention_s, 259200, 0,
+        31536000),
+    INT("SANDBOXD_TRASH_PASS_INTERVAL_SECONDS", trash_interval_s, 60, 1, 3600),
+    WORD("SANDBOXD_EDGE_ADDR", edge_addr, "0.0.0.0", ".:"),
+    HOOK(parse_console_dir),
+    {.name = "SANDBOXD_EDGE_PORT",
+     .kind = CONFIG_INT,
+     FIELD(edge_port, int64_t),
+     .idef = 0,
+     .min = 0,
+     .max = 65535,
+     .hook = set_edge_port},
+    /* Containers. */
+    WORD("SANDBOXD_RUNTIME", runtime, "runc", "-_."),
+    WORD("SANDBOXD_IMAGE", image, "sandboxd-base:" SANDBOXD_VERSION, "-_.:/@"),
+    WORD("SANDBOXD_NETWORK", network, "sandboxd", "-_."),
+    {.name = "SANDBOXD_SUBNET",
+     .kind = CONFIG_WORD,
+     FIELD(subnet, char *),
+     .def = "",
+     .extra = "./",
+     .hook = check_subnet},
+    HOOK(parse_egress),
+    INT("SANDBOXD_MEMORY_MB", memory_mb, 2048, 16, 1 << 20),
+    INT("SANDBOXD_PIDS_LIMIT", pids_limit, 1024, 16, 1 << 22),
+    INT("SANDBOXD_NOFILE_LIMIT", nofile_limit, 8192, 64, 1 << 20),
+    INT("SANDBOXD_WORKSPACE_MAX_MB", workspace_max_mb, 20480, 0, 1 << 30),
+    INT("SANDBOXD_DISK_USAGE_INTERVAL_SECONDS", disk_usage_interval_s, 300, 5,
+        86400),
+    BOOL("SANDBOXD_DEDUP", dedup, true),
+    HOOK(parse_docker_host),
+    {.name = "SANDBOXD_LOG_FORMAT",
+     .kind = CONFIG_WORD,
+     FIELD(log_format, char *),
+     .def = "text",
+     .extra = "",
+     .hook = check_log_format},
+    /* Secrets: the vault parses them at start-up. */
+    SECRET("SANDBOXD_SECRETS_KEY", secrets_key),
+    {.name = "SANDBOXD_SECRETS_KEY_PREVIOUS",
+     .kind = CONFIG_SECRET,
+     FIELD(secrets_key_previous, char *),
+     .hook = check_rotation},
+};
+
+/* One row's value into its field; a hook row has none. */
+static int
+parse_var(const struct envfile *f, const struct config_var *v, struct config *c,
+          char *err, size_t errlen)
+{
+	void *field = (char *)c + v->off;
+	const char *def = v->defp ? *v->defp : v->def;
+	uint16_t *port = field;
+	int64_t n;
+
+	switch (v->kind) {
+	case CONFIG_INT:
+		return parse_int(f, v->name, v->idef, v->min, v->max, field,
+		                 err, errlen);
+	case CONFIG_PORT:
+		if (parse_int(f, v->name, v->idef, 1, 65535, &n, err, errlen) <
+		    0)
+			return -1;
+		*port = (uint16_t)n;
+		return 0;
+	case CONFIG_BOOL:
+		return parse_bool(f, v->name, v->idef != 0, field, err, errlen);
+	case CONFIG_WORD:
+		return parse_word(f, v->name, def, v->extra, field, v->len, err,
+		                  errlen);
+	case CONFIG_URL:
+		return parse_url(f, v->name, def, field, v->len, err, errlen);
+	case CONFIG_URL_DEF:
+		return parse_url_def(f, v->name, def, field, v->len, err,
+		                     errlen);
+	case CONFIG_SECRET:
+		return parse_secret(f, v->name, field, err, errlen);
+	case CONFIG_HOOK:
+		return 0;
+	}
+	return 0;
+}
+
+static int
+parse_all(const struct envfile *f, struct config *c, char *err, size_t errlen)
+{
+	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
+		if (parse_var(f, &vars[i], c, err, errlen) < 0 ||
+		    (vars[i].hook && vars[i].hook(f, c, err, errlen) < 0))
+			return -1;
+	return 0;
+}
+
+int
+config_load(struct config *c, char *err, size_t errlen)
+{
+	struct envfile f;
+	const char *path = getenv("SANDBOXD_ENV_FILE");
+	bool named = path && *path;
+	char ferr[256];
+	int rc;
+
+	memset(c, 0, sizeof(*c));
+	memset(&f, 0, sizeof(f));
+	buf_init(&f.text, CONFIG_ENV_FILE_BYTES);
+	if (!named)
+		path = ".env";
+	snprintf(c->env_file, sizeof(c->env_file), "%s", path);
+	if (named || access(path, F_OK) == 0) {
+		if (envfile_load(&f, path, ferr, sizeof(ferr)) < 0) {
+			snprintf(err, errlen, "SANDBOXD_ENV_FILE: %s", ferr);
+			rc = -1;
+			goto out;
+		}
+		c->env_file_loaded = true;
+	}
+	rc = parse_all(&f, c, err, errlen);
+	/* Every command logs in the configured format from here on. */
+	if (rc == 0)
+		log_set_format(
+		    (enum log_format)log_format_parse(c->log_format));
+out:
+	if (f.text.data)
+		explicit_bzero(f.text.data, f.text.len);
+	buf_release(&f.text);
+	if (rc < 0)
+		config_release(c);
+	return rc;
+}
+
+void
+config_release(struct config *c)
+{
+	for (size_t i = 0; i < c->ntokens; i++) {
+		explicit_bzero(c->tokens[i].secret,
+		               strlen(c->tokens[i].secret));
+		free(c->tokens[i].secret);
+		c->tokens[i].secret = NULL;
+	}
+	c->ntokens = 0;
+	free_secret(&c->secrets_key);
+	free_secret(&c->secrets_key_previous);
+}

@@ -1,0 +1,167 @@
+/*
+ * Disk use per app (diskuse.h).  A pass copies the sandbox rows (id,
+ * app) out of the store first, so no store lock is held while a tree is
+ * walked, then walks each workspace (ws_usage_walk: no symlinks, no
+ * other mounts, at most WS_USAGE_MAX_MS and WS_USAGE_MAX_ENTRIES each)
+ * and swaps the new table in under the table's mutex, which readers
+ * hold only to copy one entry.  Apps gone since the last pass drop out
+ * with the swap.  The table is open-addressed by the app id's hash.
+ */
+#include "disk/diskuse.h"
+
+#include "disk/dedup.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "lib/clock.h"
+#include "lib/hash.h"
+#include "lib/log.h"
+#include "ws/usage.h"
+#include "ws/workspace.h"
+
+struct slot {
+	char app[ULID_LEN + 1];
+	struct diskuse v;
+};
+
+static struct {
+	pthread_mutex_t mu;
+	struct slot s[DISKUSE_SLOTS];
+	pthread_t thread;
+	bool started;
+} tab = {.mu = PTHREAD_MUTEX_INITIALIZER};
+
+static struct slot *
+find(struct slot *s, const char *app, bool make)
+{
+	size_t i = hash_fnv1a(app) % DISKUSE_SLOTS;
+
+	for (size_t k = 0; k < DISKUSE_SLOTS;
+	     k++, i = (i + 1) % DISKUSE_SLOTS) {
+		if (strcmp(s[i].app, app) == 0)
+			return &s[i];
+		if (s[i].app[0] == '\0')
+			return make ? &s[i] : NULL;
+	}
+	return NULL;
+}
+
+struct rows {
+	struct {
+		char id[ULID_LEN + 1];
+		char app[ULID_LEN + 1];
+	} * r;
+	size_t n;
+};
+
+static int
+copy_row(const struct sandbox *sb, void *arg)
+{
+	struct rows *rows = arg;
+
+	if (rows->n == DISKUSE_SLOTS)
+		return 1;
+	memcpy(rows->r[rows->n].id, sb->id, sizeof(sb->id));
+	memcpy(rows->r[rows->n].app, sb->app_id, sizeof(sb->app_id));
+	rows->n++;
+	return 0;
+}
+
+void
+diskuse_pass(struct core *c)
+{
+	struct rows rows = {.r = calloc(DISKUSE_SLOTS, sizeof(*rows.r))};
+	struct slot *next = calloc(DISKUSE_SLOTS, sizeof(*next));
+	struct ws_inoset shared_set = {0};
+	char path[PATH_MAX + 64];
+
+	if (rows.r == NULL || next == NULL ||
+	    store_sandbox_list(c->store, copy_row, &rows) < 0)
+		goto out;
+	snprintf(path, sizeof(path), "%s/store", c->cfg->data_dir);
+	ws_inoset_load(path, &shared_set);
+	for (size_t i = 0; i < rows.n && !c->stopping; i++) {
+		struct slot *s = find(next, rows.r[i].app, true);
+		bool partial = false;
+		int64_t b, shared = 0;
+
+		workspace_path(c->cfg->data_dir, rows.r[i].id, path,
+		               sizeof(path));
+		b = ws_usage_walk_shared(path, &shared_set, &shared, &partial);
+		if (s == NULL || b < 0)
+			continue;
+		/* Also a dedup pass now and then: one missed at a boot (the
+		 * supervisor slow to answer) or files installed outside a
+		 * task.  Over a done tree it only reads directories. */
+		dedup_kick(c, rows.r[i].id);
+		memcpy(s->app, rows.r[i].app, sizeof(s->app));
+		s->v.bytes = b;
+		s->v.shared = shared;
+		s->v.partial = partial;
+		s->v.measured_at = clock_now();
+	}
+	pthread_mutex_lock(&tab.mu);
+	memcpy(tab.s, next, sizeof(tab.s));
+	pthread_mutex_unlock(&tab.mu);
+out:
+	ws_inoset_release(&shared_set);
+	free(rows.r);
+	free(next);
+}
+
+bool
+diskuse_get(const char *app_id, struct diskuse *out)
+{
+	struct slot *s;
+	bool found = false;
+
+	pthread_mutex_lock(&tab.mu);
+	if ((s = find(tab.s, app_id, false)) != NULL) {
+		*out = s->v;
+		found = true;
+	}
+	pthread_mutex_unlock(&tab.mu);
+	return found;
+}
+
+static void *
+diskuse_main(void *arg)
+{
+	struct core *c = arg;
+	int64_t tick = 0;
+
+	while (!c->stopping) {
+		/* The first pass 2 s after start, then every interval. */
+		if (tick == 2 ||
+		    (tick > 2 &&
+		     (tick - 2) % c->cfg->disk_usage_interval_s == 0))
+			diskuse_pass(c);
+		sleep(1);
+		tick++;
+	}
+	return NULL;
+}
+
+int
+diskuse_start(struct core *c)
+{
+	if (pthread_create(&tab.thread, NULL, diskuse_main, c) != 0) {
+		log_error("disk usage: cannot start its thread");
+		return -1;
+	}
+	tab.started = true;
+	return 0;
+}
+
+void
+diskuse_stop(struct core *c)
+{
+	c->stopping = true;
+	if (tab.started)
+		pthread_join(tab.thread, NULL);
+	tab.started = false;
+}

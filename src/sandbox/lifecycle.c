@@ -1,0 +1,642 @@
+/*
+ * Sandbox lifecycle: create, start, stop, delete.
+ *
+ * Order of writes makes every crash point recoverable by core_reconcile():
+ * the row is inserted as "creating" before any Docker call, so a container
+ * can never exist without a row that names it; the row only becomes
+ * "running" after the container started.  Delete removes the container,
+ * then moves the workspace to the trash, then drops the row, so a crash
+ * leaves either a row without a container (recreated on start) or a
+ * workspace in the trash (emptied at start), never a lost workspace under
+ * a live row.
+ *
+ * Every write of a row is followed, under the same sandbox lock, by the
+ * routing table's copy of it (sandbox/routes.c), so the edge sees what the
+ * store says without reading it.
+ */
+#include "sandbox/core.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cred/credentials.h"
+#include "sandbox/gitops.h"
+#include "sandbox/manifest.h"
+#include "sandbox/activity.h"
+#include "preview/pvauth.h"
+#include "sandbox/routes.h"
+#include "sandbox/runtime.h"
+#include "sbnet/sbnet.h"
+#include "ws/workspace.h"
+#include "lib/hash.h"
+#include "lib/clock.h"
+#include "lib/log.h"
+#include "lib/ulid.h"
+
+static pthread_mutex_t *
+lock_for(struct core *c, const char *id)
+{
+	return &c->locks[hash_fnv1a(id) % CORE_LOCK_STRIPES];
+}
+
+void
+core_sandbox_lock(struct core *c, const char *id)
+{
+	pthread_mutex_lock(lock_for(c, id));
+}
+
+void
+core_sandbox_unlock(struct core *c, const char *id)
+{
+	pthread_mutex_unlock(lock_for(c, id));
+}
+
+void
+core_route_refresh(struct core *c, const char *id)
+{
+	struct sandbox sb;
+	int rc = store_sandbox_get(c->store, id, &sb);
+
+	if (rc == 0)
+		routes_put(c->routes, &sb);
+	else if (rc == STORE_NOT_FOUND)
+		routes_drop(c->routes, id);
+}
+
+/* Writes the row and, when that worked, the routing table's copy. */
+static int
+row_update(struct core *c, struct sandbox *sb)
+{
+	int rc = store_sandbox_update(c->store, sb);
+
+	if (rc == 0)
+		routes_put(c->routes, sb);
+	return rc;
+}
+
+void
+core_container_name(const struct core *c, const char *id, char *out, size_t len)
+{
+	size_t n;
+
+	n = (size_t)snprintf(out, len, "sandboxd-%s-%s", c->instance, id);
+	for (size_t i = 0; i < n && i < len; i++)
+		if (out[i] >= 'A' && out[i] <= 'Z')
+			out[i] = (char)(out[i] - 'A' + 'a');
+}
+
+/* Maps a driver result to an API error. */
+static int
+docker_err(int rc, const char *msg, struct err *e)
+{
+	if (rc == DOCKER_DOWN)
+		return ERR_DOCKER(e, "%s", msg);
+	return err_set(e, 502, "docker_error", "%s", msg);
+}
+
+static int
+container_make(struct core *c, struct sandbox *sb, char *msg)
+{
+	char name[128], ws[4200], bind[4300], id[72], lbl_app[ULID_LEN + 1];
+	char lbl_sb[ULID_LEN + 1], preset[64];
+	struct docker_spec spec = {0};
+	int rc;
+
+	core_container_name(c, sb->id, name, sizeof(name));
+	workspace_path(c->cfg->data_dir, sb->id, ws, sizeof(ws));
+	snprintf(bind, sizeof(bind), "%s:/home/sandbox", ws);
+	snprintf(lbl_app, sizeof(lbl_app), "%s", sb->app_id);
+	snprintf(lbl_sb, sizeof(lbl_sb), "%s", sb->id);
+	spec.name = name;
+	spec.image = c->cfg->image;
+	spec.hostname = name;
+	spec.user = "1000:1000";
+	spec.runtime = strcmp(c->cfg->runtime, "runc") ? c->cfg->runtime : "";
+	spec.network = c->cfg->network;
+	spec.binds[0] = bind;
+	spec.env[0] = "HOME=/home/sandbox";
+	snprintf(preset, sizeof(preset), "SANDBOXD_PRESET=%s", sb->preset);
+	spec.env[1] = preset;
+	spec.labels[0] = (struct docker_kv){"sandboxd.managed", "true"};
+	spec.labels[1] = (struct docker_kv){"sandboxd.instance", c->instance};
+	spec.labels[2] = (struct docker_kv){"sandboxd.sandbox", lbl_sb};
+	spec.labels[3] = (struct docker_kv){"sandboxd.app", lbl_app};
+	spec.tmpfs[0] = "/tmp:rw,nosuid,nodev,size=512m,mode=1777";
+	spec.tmpfs[1] = "/var/tmp:rw,nosuid,nodev,size=128m,mode=1777";
+	spec.memory_bytes = c->cfg->memory_mb * 1024 * 1024;
+	spec.pids_limit = c->cfg->pids_limit;
+	spec.nofile = c->cfg->nofile_limit;
+	spec.read_only = true;
+	rc = docker_create(c->docker, &spec, id, msg);
+	if (rc == DOCKER_OK)
+		snprintf(sb->container_id, sizeof(sb->container_id), "%.12s",
+		         id);
+	return rc;
+}
+
+/*
+ * After a start: the container's bridge address (the edge proxies to it)
+ * and the start time (the edge tells "starting" from "not listening").
+ */
+static void
+container_started(struct core *c, struct sandbox *sb)
+{
+	char name[128], msg[DOCKER_MSG_LEN];
+	struct docker_state st;
+
+	core_container_name(c, sb->id, name, sizeof(name));
+	sb->container_ip[0] = '\0';
+	if (docker_inspect(c->docker, name, &st, msg) == DOCKER_OK)
+		snprintf(sb->container_ip, sizeof(sb->container_ip), "%s",
+		         st.ip);
+	sbnet_container_started(c, sb->container_ip);
+	activity_started(c->act, sb->id);
+	core_hooks_run(c, CORE_SANDBOX_STARTED, sb->id);
+}
+
+/*
+ * A stopped container is removed, to be made again, when it is attached
+ * to another network than the sandboxes' (made before the network
+ * existed, or before dockerd lost its state) or was made from another
+ * image than the one SANDBOXD_IMAGE names now (an upgrade rebuilt the
+ * image under the same tag: the ids differ, the tags do not).  Its root
+ * filesystem is read-only and its files are in the workspace, so nothing
+ * is lost.  When the image cannot be looked up, the container stays.
+ */
+static void
+container_refresh(struct core *c, const struct sandbox *sb, const char *name)
+{
+	char want[72], image[80], msg[DOCKER_MSG_LEN];
+	struct docker_state st;
+
+	if (docker_inspect(c->docker, name, &st, msg) != DOCKER_OK ||
+	    st.running)
+		return;
+	sbnet_network_id(c, want, sizeof(want));
+	if (want[0] && strcmp(st.network_id, want) != 0) {
+		log_info("sandbox %s: its container is on another network; "
+		         "making it again",
+		         sb->id);
+		docker_remove(c->docker, name, msg);
+		return;
+	}
+	if (docker_image_id(c->docker, c->cfg->image, image, msg) ==
+	        DOCKER_OK &&
+	    image[0] && st.image_id[0] && strcmp(st.image_id, image) != 0) {
+		log_info("sandbox %s: its container was made from image %.19s, "
+		         "%s is %.19s now; making it again",
+		         sb->id, st.image_id, c->cfg->image, image);
+		docker_remove(c->docker, name, msg);
+	}
+}
+
+/* Starts the sandbox's container, creating it first when it is missing. */
+static int
+container_run(struct core *c, struct sandbox *sb, char *msg)
+{
+	char name[128];
+	int rc;
+
+	core_container_name(c, sb->id, name, sizeof(name));
+	container_refresh(c, sb, name);
+	rc = docker_start(c->docker, name, msg);
+	if (rc == DOCKER_NOT_FOUND) {
+		log_info("sandbox %s: container missing, recreating", sb->id);
+		rc = container_make(c, sb, msg);
+		if (rc == DOCKER_OK)
+			rc = docker_start(c->docker, name, msg);
+	}
+	if (rc == DOCKER_OK)
+		container_started(c, sb);
+	return rc;
+}
+
+static void
+mark(struct sandbox *sb, enum sandbox_state status, const char *reason)
+{
+	sb->status = status;
+	snprintf(sb->status_reason, sizeof(sb->status_reason), "%s", reason);
+}
+
+/* Removes a failed create's container and records the error on the row. */
+static void
+create_failed(struct core *c, struct sandbox *sb, const char *msg)
+{
+	char name[128], ignored[DOCKER_MSG_LEN];
+
+	core_container_name(c, sb->id, name, sizeof(name));
+	docker_remove(c->docker, name, ignored);
+	mark(sb, SANDBOX_ERROR, "create_failed");
+	snprintf(sb->error_message, sizeof(sb->error_message), "%s", msg);
+	row_update(c, sb);
+	log_warn("sandbox %s: create failed: %s", sb->id, msg);
+}
+
+static int
+replace_failed(struct core *c, const struct app *app, struct err *e)
+{
+	struct sandbox old;
+	int rc = store_sandbox_by_app(c->store, app->id, &old);
+
+	if (rc == STORE_NOT_FOUND)
+		return 0;
+	if (rc < 0)
+		return ERR_INTERNAL(e, "database error");
+	if (old.status != SANDBOX_ERROR)
+		return ERR_CONFLICT(e,
+		                    "app already has a sandbox (%s); "
+		                    "delete it first",
+		                    old.id);
+	return core_sandbox_delete(c, old.id, e);
+}
+
+int
+core_sandbox_create(struct core *c, const struct app *app, const int *ports,
+                    int nports, struct sandbox *sb, struct err *e)
+{
+	struct sandbox now;
+	struct manifest m;
+	char msg[DOCKER_MSG_LEN];
+	pthread_mutex_t *mu;
+	int rc;
+
+	if (replace_failed(c, app, e) < 0)
+		return -1;
+	/* Fail before writing anything when the engine is known to be gone. */
+	if (!docker_is_up(c->docker) &&
+	    docker_ping(c->docker, msg) != DOCKER_OK)
+		return ERR_DOCKER(e, "%s", msg);
+	if (sbnet_check_ready(c, e) < 0)
+		return -1;
+	memset(sb, 0, sizeof(*sb));
+	ulid_new(sb->id);
+	snprintf(sb->app_id, sizeof(sb->app_id), "%s", app->id);
+	snprintf(sb->owner, sizeof(sb->owner), "%s", app->owner);
+	snprintf(sb->image, sizeof(sb->image), "%s", c->cfg->image);
+	snprintf(sb->idle_policy, sizeof(sb->idle_policy), "sleep");
+	snprintf(sb->preset, sizeof(sb->preset), "%s", app->runtime_preset);
+	mark(sb, SANDBOX_CREATING, "");
+	memcpy(sb->ports, ports, sizeof(int) * (size_t)nports);
+	sb->nports = nports;
+	if (nports == 0) {
+		sb->ports[0] = 3000;
+		sb->nports = 1;
+	}
+	sb->created_at = sb->updated_at = sb->last_active_at = clock_now();
+	rc = store_sandbox_insert(c->store, sb);
+	if (rc == STORE_CONFLICT)
+		return ERR_CONFLICT(e, "app already has a sandbox; delete it "
+		                       "first");
+	if (rc != 0)
+		return ERR_INTERNAL(e, "database error");
+	/* "creating": the edge says "starting".  From the row, under the
+	 * lock: a delete may have come between the insert and here. */
+	core_sandbox_lock(c, sb->id);
+	core_route_refresh(c, sb->id);
+	core_sandbox_unlock(c, sb->id);
+	/* Its own token for the credential proxy (a task makes one later
+	 * if this fails). */
+	cred_new_proxy_token(c, sb->id);
+	/*
+	 * An imported app's clone runs before the lock is taken (it may
+	 * take minutes, and the lock's stripe is shared); the row is
+	 * "creating" meanwhile, and read again under the lock below.
+	 */
+	if (app->git_repo_url[0] &&
+	    (workspace_create(c->cfg->data_dir, sb->id) < 0 ||
+	     gitops_import(c, app, sb->id, e) < 0)) {
+		if (e->status == 0)
+			ERR_INTERNAL(e,
+			             "cannot create the workspace directory");
+		mu = lock_for(c, sb->id);
+		pthread_mutex_lock(mu);
+		create_failed(c, sb, e->msg);
+		pthread_mutex_unlock(mu);
+		return -1;
+	}
+	/* the web.port of the sandbox.yaml an import brought */
+	if (app->git_repo_url[0] && nports == 0 &&
+	    runtime_manifest(c, sb->id, &m) == 0 && m.has_web)
+		sb->ports[0] = m.web.port;
+
+	mu = lock_for(c, sb->id);
+	pthread_mutex_lock(mu);
+	if (store_sandbox_get(c->store, sb->id, &now) != 0) {
+		pthread_mutex_unlock(mu);
+		return ERR_CONFLICT(e, "the sandbox was deleted while it was "
+		                       "being created");
+	}
+	if (workspace_create(c->cfg->data_dir, sb->id) < 0) {
+		create_failed(c, sb, "cannot create the workspace directory");
+		pthread_mutex_unlock(mu);
+		return ERR_INTERNAL(e, "cannot create the workspace directory");
+	}
+	rc = container_make(c, sb, msg);
+	if (rc == DOCKER_OK)
+		rc = docker_start(c->docker, sb->container_id, msg);
+	if (rc != DOCKER_OK) {
+		create_failed(c, sb, msg);
+		pthread_mutex_unlock(mu);
+		return docker_err(rc, msg, e);
+	}
+	container_started(c, sb);
+	mark(sb, SANDBOX_RUNNING, "");
+	sb->last_active_at = clock_now();
+	rc = row_update(c, sb);
+	pthread_mutex_unlock(mu);
+	if (rc != 0)
+		return ERR_INTERNAL(e, "database error");
+	runtime_schedule(c, sb->id);
+	log_info("sandbox %s: created for app %s", sb->id, app->id);
+	return 0;
+}
+
+/* Reads the row under its lock; the caller unlocks. */
+static pthread_mutex_t *
+lock_row(struct core *c, const char *id, struct sandbox *sb, struct err *e)
+{
+	pthread_mutex_t *mu = lock_for(c, id);
+	int rc;
+
+	pthread_mutex_lock(mu);
+	rc = store_sandbox_get(c->store, id, sb);
+	if (rc == 0)
+		return mu;
+	pthread_mutex_unlock(mu);
+	if (rc == STORE_NOT_FOUND)
+		ERR_NOTFOUND(e, "no such sandbox");
+	else
+		ERR_INTERNAL(e, "database error");
+	return NULL;
+}
+
+static int
+unlock_with(pthread_mutex_t *mu, int rc)
+{
+	pthread_mutex_unlock(mu);
+	return rc;
+}
+
+/*
+ * Thaws a frozen row's container, under the sandbox's lock.  An unpause
+ * the engine refuses because the container is not paused (unpaused
+ * behind our back) still clears the row.
+ */
+static int
+thaw_locked(struct core *c, struct sandbox *sb, struct err *e)
+{
+	char name[128], msg[DOCKER_MSG_LEN];
+	struct docker_state st;
+	int64_t t0 = clock_mono_ms();
+	int rc;
+
+	core_container_name(c, sb->id, name, sizeof(name));
+	rc = docker_pause(c->docker, name, false, msg);
+	if (rc != DOCKER_OK &&
+	    (rc == DOCKER_DOWN ||
+	     docker_inspect(c->docker, name, &st, msg) != DOCKER_OK ||
+	     st.paused))
+		return docker_err(rc, msg, e);
+	sb->frozen = false;
+	sb->last_active_at = clock_now();
+	rc = row_update(c, sb);
+	log_info("sandbox %s: unpaused in %lld ms", sb->id,
+	         (long long)(clock_mono_ms() - t0));
+	return rc ? ERR_INTERNAL(e, "database error") : 0;
+}
+
+static int
+thaw(struct core *c, const char *id, bool wait, struct err *e)
+{
+	struct sandbox sb;
+	pthread_mutex_t *mu;
+	int rc = 0;
+
+	/* Unlocked first: the common case (not frozen) takes no lock. */
+	if (!wait && store_sandbox_get(c->store, id, &sb) == 0 && !sb.frozen)
+		return 0;
+	if ((mu = lock_row(c, id, &sb, e)) == NULL)
+		return -1;
+	if (sb.status == SANDBOX_RUNNING && sb.frozen)
+		rc = thaw_locked(c, &sb, e);
+	pthread_mutex_unlock(mu);
+	return rc;
+}
+
+int
+core_sandbox_thaw(struct core *c, const char *id, struct err *e)
+{
+	return thaw(c, id, false, e);
+}
+
+int
+core_sandbox_thaw_wait(struct core *c, const char *id, struct err *e)
+{
+	return thaw(c, id, true, e);
+}
+
+/* Activity on id after the reaper saw it idle at idle_since. */
+static bool
+busy_since(struct core *c, const char *id, int64_t idle_since)
+{
+	return idle_since >= 0 && activity_last_active(c->act, id) > idle_since;
+}
+
+int
+core_sandbox_freeze(struct core *c, const char *id, int64_t idle_since,
+                    struct err *e)
+{
+	char name[128], msg[DOCKER_MSG_LEN];
+	struct sandbox sb;
+	pthread_mutex_t *mu = lock_row(c, id, &sb, e);
+	int rc;
+
+	if (mu == NULL)
+		return -1;
+	if (sb.frozen)
+		return unlock_with(mu, 0);
+	if (sb.status != SANDBOX_RUNNING)
+		return unlock_with(
+		    mu, ERR_CONFLICT(e, "sandbox is %s; cannot freeze it",
+		                     sandbox_state_name(sb.status)));
+	if (busy_since(c, id, idle_since))
+		return unlock_with(mu, 1);
+	core_container_name(c, id, name, sizeof(name));
+	rc = docker_pause(c->docker, name, true, msg);
+	if (rc != DOCKER_OK)
+		return unlock_with(mu, docker_err(rc, msg, e));
+	sb.frozen = true;
+	rc = row_update(c, &sb);
+	/*
+	 * A request or a task that came while the engine paused it read the
+	 * route before it said frozen, so nobody else would thaw it: thaw it
+	 * here.  One that comes later finds the route frozen and thaws it
+	 * itself (a task waits for this lock: core_sandbox_thaw_wait).
+	 */
+	if (rc == 0 && busy_since(c, id, idle_since)) {
+		log_info("sandbox %s: used while it froze; thawing", id);
+		rc = thaw_locked(c, &sb, e) < 0 ? -1 : 1;
+		pthread_mutex_unlock(mu);
+		return rc;
+	}
+	pthread_mutex_unlock(mu);
+	log_info("sandbox %s: frozen", id);
+	return rc ? ERR_INTERNAL(e, "database error") : 0;
+}
+
+const char *
+core_sleep_policy(const struct core *c, const struct sandbox *sb)
+{
+	if (strcmp(sb->idle_policy, "always_on") == 0)
+		return NULL;
+	if (strcmp(sb->idle_policy, "freeze") == 0 ||
+	    strcmp(sb->idle_policy, "stop") == 0)
+		return sb->idle_policy;
+	return c->cfg->sleep_policy;
+}
+
+int
+core_sandbox_start(struct core *c, const char *id, struct sandbox *sb,
+                   struct err *e)
+{
+	char msg[DOCKER_MSG_LEN];
+	pthread_mutex_t *mu;
+	int rc;
+
+	/*
+	 * A workspace that booted before gets its run.conf now, so the
+	 * supervisor starts the processes without waiting for us.  Before
+	 * the lock: sandbox.yaml is the sandbox's to make slow or strange,
+	 * and the lock's stripe is shared with other sandboxes.  A start or
+	 * a delete racing it finds a run.conf written whole (rename) or no
+	 * workspace at all.
+	 */
+	if (store_sandbox_get(c->store, id, sb) == 0 &&
+	    (sb->status == SANDBOX_RUNNING || sb->status == SANDBOX_STOPPED))
+		runtime_configure(c, id, false);
+	if ((mu = lock_row(c, id, sb, e)) == NULL)
+		return -1;
+	if (sb->status != SANDBOX_RUNNING && sb->status != SANDBOX_STOPPED)
+		return unlock_with(
+		    mu, ERR_CONFLICT(e, "sandbox is %s; cannot start it",
+		                     sandbox_state_name(sb->status)));
+	if (sb->status == SANDBOX_STOPPED && sbnet_check_ready(c, e) < 0)
+		return unlock_with(mu, -1);
+	if (sb->status == SANDBOX_RUNNING && sb->frozen) {
+		rc = thaw_locked(c, sb, e);
+		pthread_mutex_unlock(mu);
+		return rc;
+	}
+	/*
+	 * Even a "running" row gets a real start: the row can be stale for
+	 * a moment after the engine came back (its containers were stopped
+	 * with it), and starting a running container is a no-op.
+	 */
+	rc = container_run(c, sb, msg);
+	if (rc != DOCKER_OK)
+		return unlock_with(mu, docker_err(rc, msg, e));
+	mark(sb, SANDBOX_RUNNING, "");
+	sb->frozen = false;
+	sb->has_exit_code = false;
+	sb->oom_killed = false;
+	sb->stopped_at = 0;
+	sb->last_active_at = clock_now();
+	rc = row_update(c, sb);
+	pthread_mutex_unlock(mu);
+	runtime_schedule(c, id);
+	log_info("sandbox %s: started", id);
+	return rc ? ERR_INTERNAL(e, "database error") : 0;
+}
+
+int
+core_sandbox_stop(struct core *c, const char *id, struct sandbox *sb,
+                  struct err *e)
+{
+	return core_sandbox_stop_why(c, id, "stopped", sb, e);
+}
+
+int
+core_sandbox_stop_why(struct core *c, const char *id, const char *why,
+                      struct sandbox *sb, struct err *e)
+{
+	char msg[DOCKER_MSG_LEN], name[128];
+	pthread_mutex_t *mu = lock_row(c, id, sb, e);
+	int rc;
+
+	if (mu == NULL)
+		return -1;
+	if (sb->status == SANDBOX_STOPPED)
+		return unlock_with(mu, 0);
+	if (sb->status != SANDBOX_RUNNING)
+		return unlock_with(
+		    mu, ERR_CONFLICT(e, "sandbox is %s; cannot stop it",
+		                     sandbox_state_name(sb->status)));
+	core_container_name(c, id, name, sizeof(name));
+	/* A paused container's processes would not see the SIGTERM. */
+	if (sb->frozen)
+		docker_pause(c->docker, name, false, msg);
+	rc = docker_stop(c->docker, name, DOCKER_STOP_GRACE_S, msg);
+	if (rc != DOCKER_OK && rc != DOCKER_NOT_FOUND)
+		return unlock_with(mu, docker_err(rc, msg, e));
+	/* The die event may have marked it already; ours is the reason. */
+	store_sandbox_get(c->store, id, sb);
+	mark(sb, SANDBOX_STOPPED, why);
+	sb->frozen = false;
+	sb->container_ip[0] = '\0';
+	sb->stopped_at = clock_now();
+	rc = row_update(c, sb);
+	pthread_mutex_unlock(mu);
+	log_info("sandbox %s: stopped (%s)", id, why);
+	return rc ? ERR_INTERNAL(e, "database error") : 0;
+}
+
+int
+core_sandbox_delete(struct core *c, const char *id, struct err *e)
+{
+	char msg[DOCKER_MSG_LEN], name[128];
+	struct sandbox sb;
+	pthread_mutex_t *mu = lock_row(c, id, &sb, e);
+	int rc;
+
+	if (mu == NULL)
+		return -1;
+	core_container_name(c, id, name, sizeof(name));
+	if (sb.frozen)
+		docker_pause(c->docker, name, false, msg);
+	rc = docker_remove(c->docker, name, msg);
+	if (rc != DOCKER_OK && rc != DOCKER_NOT_FOUND)
+		return unlock_with(mu, docker_err(rc, msg, e));
+	if (workspace_remove(c->cfg->data_dir, id) < 0)
+		return unlock_with(mu, ERR_INTERNAL(e, "cannot remove the "
+		                                       "workspace"));
+	rc = store_sandbox_delete(c->store, id);
+	if (rc == 0) {
+		routes_drop(c->routes, id);
+		core_hooks_run(c, CORE_SANDBOX_DELETED, id);
+		cred_drop_proxy_token(c, id);
+	}
+	pthread_mutex_unlock(mu);
+	if (rc < 0)
+		return ERR_INTERNAL(e, "database error");
+	log_info("sandbox %s: deleted", id);
+	return 0;
+}
+
+int
+core_app_delete(struct core *c, const struct app *app, struct err *e)
+{
+	struct sandbox sb;
+	int rc = store_sandbox_by_app(c->store, app->id, &sb);
+
+	if (rc < 0)
+		return ERR_INTERNAL(e, "database error");
+	if (rc == 0 && core_sandbox_delete(c, sb.id, e) < 0 && e->status != 404)
+		return -1;
+	rc = store_app_delete(c->store, app->id);
+	if (rc < 0)
+		return ERR_INTERNAL(e, "database error");
+	pvauth_drop(c, app->id); /* its links and cookies end with it */
+	log_info("app %s: deleted", app->id);
+	return 0;
+}

@@ -1,0 +1,811 @@
+/*
+ * The supervisor's control plane side (protocol in docs/supervisor.md).
+ *
+ * Connecting: the socket lives in the workspace, which the sandbox owns,
+ * so the path could be swapped for a symlink to any socket on the host
+ * (the Docker socket, say).  We open the socket inode itself with
+ * openat2(O_PATH | O_NOFOLLOW, RESOLVE_NO_SYMLINKS …), check that it is a
+ * socket, and connect through /proc/self/fd/N, which names exactly that
+ * inode: what we checked is what we talk to.  Whatever listens there may
+ * be the sandbox's own program, so nothing may wait on it unbounded: the
+ * connect() is non-blocking, one deadline runs from before it to the end
+ * of the answer, and a supervisor that missed one is not asked again for
+ * a while (the quiet table below).  Rejected: SO_PEERCRED (the real
+ * supervisor and the sandbox's programs are the same uid).
+ *
+ * Configuring: only the control plane parses YAML.  run.conf is rewritten
+ * only when its rendering changed, so a reload is a no-op for unchanged
+ * apps.  An invalid manifest is recorded on the sandbox (shown in its
+ * status) and run.conf is left alone: the supervisor never runs a
+ * guessed-at default in place of a broken declaration.  The default
+ * applies only when there is no sandbox.yaml at all.
+ *
+ * After a container starts, a thread of that sandbox's own configures
+ * it: it waits for the supervisor's socket (the supervisor seeds the
+ * template first, then listens) so API calls never wait for a boot, and
+ * a sandbox that never answers holds up no other sandbox's configure.
+ * Rejected: one worker draining a queue (the previous design), on which
+ * a sandbox that never answered cost every later one its boot wait.
+ *
+ * The app's environment (config entries marked expose_env) goes to the
+ * supervisor over the socket with `env` after every boot and every
+ * change, never through a file: the workspace is the sandbox user's and
+ * is copied into backups.  The supervisor holds it in memory only, so a
+ * restarted container has none until we send it again, which the
+ * configure thread does after every start.  The request is
+ * built in vault memory (wiped when freed) straight from the store's
+ * callback, which wipes the opened values itself.
+ */
+#include "sandbox/runtime.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "disk/dedup.h"
+#include "sandbox/manifest.h"
+#include "sandbox/supanswer.h"
+#include "sandbox/activity.h"
+#include "ws/workspace.h"
+#include "ws/wsfs.h"
+#include "lib/hash.h"
+#include "lib/clock.h"
+#include "lib/log.h"
+
+/* "env <N>\n" is written right before the body, in the same buffer. */
+#define RUNTIME_ENV_HEAD  32
+#define RUNTIME_ENV_LOCKS 16 /* stripes serializing env sends */
+
+/* --- one request ----------------------------------------------------------
+ */
+
+/*
+ * Supervisors that did not answer in time, or answered garbage: for
+ * RUNTIME_QUIET_MS every request to them fails at once, and after that
+ * one request at a time finds out whether they answer again, so a
+ * hostile sandbox costs each of the threads that ask (the API's pool,
+ * the task follower) at most one deadline per window, not one per
+ * request.  Keyed by the sandbox id (the workspace's last component); a
+ * supervisor that answers, or a sandbox that starts, leaves the table.
+ * A full table tracks no more (requests then just wait their deadline).
+ */
+struct quiet {
+	char id[ULID_LEN + 1];
+	int64_t until; /* monotonic ms; 0: a probe may go */
+	bool busy;     /* a probe is in flight */
+};
+
+static struct quiet quiet[RUNTIME_QUIET_SLOTS];
+static pthread_mutex_t quiet_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static const char *
+ws_id(const char *ws)
+{
+	const char *slash = strrchr(ws, '/');
+
+	return slash ? slash + 1 : ws;
+}
+
+static struct quiet *
+quiet_find(const char *id)
+{
+	for (int i = 0; i < RUNTIME_QUIET_SLOTS; i++)
+		if (quiet[i].id[0] && strcmp(quiet[i].id, id) == 0)
+			return &quiet[i];
+	return NULL;
+}
+
+/* 0: go ahead; -1 (e set): the supervisor is quiet, do not ask now. */
+static int
+quiet_enter(const char *id, bool *probe, struct err *e)
+{
+	struct quiet *q;
+	int64_t now = clock_mono_ms();
+	int rc = 0;
+
+	*probe = false;
+	pthread_mutex_lock(&quiet_mu);
+	q = quiet_find(id);
+	if (q && (q->busy || q->until > now))
+		rc = err_set(e, 502, "sandbox_unavailable",
+		             "the sandbox's supervisor did not answer in time "
+		             "(asked again within %d s)",
+		             RUNTIME_QUIET_MS / 1000);
+	else if (q)
+		*probe = q->busy = true;
+	pthread_mutex_unlock(&quiet_mu);
+	return rc;
+}
+
+/* After a request: unresponsive marks it quiet, an answer forgets it. */
+static void
+quiet_leave(const char *id, bool probe, bool unresponsive)
+{
+	struct quiet *q;
+	int64_t now = clock_mono_ms();
+
+	pthread_mutex_lock(&quiet_mu);
+	q = quiet_find(id);
+	if (q == NULL && unresponsive)
+		for (int i = 0; i < RUNTIME_QUIET_SLOTS && q == NULL; i++)
+			if (quiet[i].id[0] == '\0' ||
+			    (!quiet[i].busy && quiet[i].until + 60000 < now))
+				q = &quiet[i];
+	if (q && unresponsive) {
+		snprintf(q->id, sizeof(q->id), "%s", id);
+		q->until = now + RUNTIME_QUIET_MS;
+		if (probe)
+			q->busy = false;
+	} else if (q && (probe || !q->busy)) {
+		memset(q, 0, sizeof(*q));
+	}
+	pthread_mutex_unlock(&quiet_mu);
+}
+
+static void
+quiet_forget(const char *id)
+{
+	struct quiet *q;
+
+	pthread_mutex_lock(&quiet_mu);
+	if ((q = quiet_find(id)) != NULL && !q->busy)
+		memset(q, 0, sizeof(*q));
+	pthread_mutex_unlock(&quiet_mu);
+}
+
+/* Waits for fd to be ready for events until deadline (monotonic ms). */
+static int
+wait_fd(int fd, short events, int64_t deadline)
+{
+	struct pollfd p = {.fd = fd, .events = events};
+	int64_t left;
+	int n;
+
+	do {
+		left = deadline - clock_mono_ms();
+		if (left <= 0)
+			return -1;
+		n = poll(&p, 1, (int)left);
+	} while (n < 0 && errno == EINTR);
+	return n == 1 ? 0 : -1;
+}
+
+/*
+ * Connects without blocking: a listener the sandbox planted that never
+ * accepts fills its backlog, and a unix socket's connect() then waits
+ * for room (blocking) or fails with EAGAIN (non-blocking, with no event
+ * to poll for), so EAGAIN is retried every few ms until the deadline.
+ * The fd; -1 with e, *unresponsive when it was the deadline.
+ */
+static int
+sock_connect(const char *ws, int64_t deadline, bool *unresponsive,
+             struct err *e)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	struct stat st;
+	socklen_t sl = sizeof(int);
+	int dfd, sfd, fd = -1, soerr = 0, rc;
+
+	dfd = wsfs_open_dir(ws, ".sandboxd", e);
+	if (dfd < 0)
+		return -1;
+	sfd = wsfs_openat(dfd, "sock", O_PATH | O_NOFOLLOW, 0);
+	close(dfd);
+	if (sfd < 0 || fstat(sfd, &st) < 0 || !S_ISSOCK(st.st_mode)) {
+		if (sfd >= 0)
+			close(sfd);
+		return err_set(e, 502, "sandbox_unavailable",
+		               "the sandbox's supervisor is not listening");
+	}
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "/proc/self/fd/%d", sfd);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	while (fd >= 0 &&
+	       (rc = connect(fd, (struct sockaddr *)&sa, sizeof(sa))) < 0) {
+		if (errno == EINTR)
+			continue;
+		if (errno == EAGAIN && clock_mono_ms() < deadline) {
+			usleep(RUNTIME_CONNECT_RETRY_MS * 1000);
+			continue;
+		}
+		if (errno == EINPROGRESS) {
+			if (wait_fd(fd, POLLOUT, deadline) < 0)
+				errno = ETIMEDOUT;
+			else if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr,
+			                    &sl) == 0 &&
+			         soerr == 0)
+				break;
+			else
+				errno = soerr ? soerr : ECONNREFUSED;
+		}
+		*unresponsive = errno == EAGAIN || errno == ETIMEDOUT;
+		close(fd);
+		fd = -1;
+	}
+	close(sfd);
+	if (fd < 0 && *unresponsive)
+		return err_set(e, 502, "sandbox_unavailable",
+		               "the sandbox's supervisor does not accept "
+		               "connections");
+	if (fd < 0)
+		return err_set(e, 502, "sandbox_unavailable",
+		               "the sandbox's supervisor is not listening");
+	return fd;
+}
+
+/* Sends len bytes and reads the answer until EOF, all by deadline. */
+static int
+exchange(int fd, const char *line, size_t len, int64_t deadline,
+         struct buf *out)
+{
+	size_t off = 0;
+	char chunk[4096];
+	ssize_t n;
+
+	while (off < len) {
+		if (wait_fd(fd, POLLOUT, deadline) < 0)
+			return -1;
+		n = send(fd, line + off, len - off, MSG_NOSIGNAL);
+		if (n < 0 && errno != EAGAIN && errno != EINTR)
+			return -1;
+		off += n > 0 ? (size_t)n : 0;
+	}
+	for (;;) {
+		if (wait_fd(fd, POLLIN, deadline) < 0)
+			return -1;
+		n = recv(fd, chunk, sizeof(chunk), 0);
+		if (n == 0)
+			return 0;
+		if (n < 0 && (errno == EAGAIN || errno == EINTR))
+			continue;
+		if (n < 0 || buf_append(out, chunk, (size_t)n) < 0)
+			return -1;
+	}
+}
+
+/*
+ * A request of len bytes (a line, and for env its body).  timeout_ms
+ * runs from before connect() to the end of the answer.
+ */
+static int
+request_bytes(const char *ws, const char *req, size_t len, int timeout_ms,
+              struct jv **answer, bool *broken, struct err *e)
+{
+	int64_t deadline = clock_mono_ms() + timeout_ms;
+	const char *id = ws_id(ws);
+	bool probe, unresponsive = false, ignored;
+	struct buf out;
+	int fd, rc;
+
+	*answer = NULL;
+	if (broken == NULL)
+		broken = &ignored;
+	*broken = true;
+	if (quiet_enter(id, &probe, e) < 0)
+		return -1;
+	fd = sock_connect(ws, deadline, &unresponsive, e);
+	if (fd < 0) {
+		quiet_leave(id, probe, unresponsive);
+		*broken = unresponsive;
+		return -1;
+	}
+	buf_init(&out, RUNTIME_ANSWER_MAX);
+	rc = exchange(fd, req, len, deadline, &out);
+	close(fd);
+	if (rc == 0)
+		*answer = supanswer_parse(out.data, out.len);
+	buf_release(&out);
+	quiet_leave(id, probe, *answer == NULL);
+	if (*answer == NULL)
+		return err_set(e, 502, "sandbox_unavailable",
+		               "the sandbox's supervisor gave no valid answer "
+		               "within %d ms",
+		               timeout_ms);
+	return 0;
+}
+
+int
+runtime_request(const char *ws, const char *line, int timeout_ms,
+                struct jv **answer, struct err *e)
+{
+	return request_bytes(ws, line, strlen(line), timeout_ms, answer, NULL,
+	                     e);
+}
+
+static bool
+exists(int dirfd, const char *rel)
+{
+	int fd = wsfs_openat(dirfd, rel, O_PATH | O_NOFOLLOW, 0);
+
+	if (fd < 0)
+		return false;
+	close(fd);
+	return true;
+}
+
+/* Finds the manifest: sandbox.yaml, else the default.  0 or -1 (err). */
+static int
+manifest_load(int appfd, int port, struct manifest *m, const char **source,
+              char *err, size_t errlen)
+{
+	struct err e = {0};
+	struct buf text;
+	int rc;
+
+	*source = "sandbox.yaml";
+	if (wsfs_read(appfd, "sandbox.yaml", MANIFEST_MAX_BYTES, &text, &e) <
+	    0) {
+		if (e.status != 404) {
+			snprintf(err, errlen, "%s", e.msg);
+			return -1;
+		}
+		*source = "default";
+		manifest_default(m, port, exists(appfd, "package.json"));
+		return 0;
+	}
+	rc = manifest_parse(text.data, text.len, m, err, errlen);
+	buf_release(&text);
+	return rc;
+}
+
+/* Writes run.conf when its text changed; 1 if written, 0 if not, -1. */
+static int
+runconf_update(int wsfd, const struct manifest *m)
+{
+	struct buf want, have;
+	struct err e = {0};
+	int rc = 0;
+
+	buf_init(&want, 1u << 20);
+	buf_init(&have, 0);
+	if (manifest_runconf(m, &want) < 0) {
+		buf_release(&want);
+		return -1;
+	}
+	if (wsfs_read(wsfd, ".sandboxd/run.conf", 1u << 20, &have, &e) < 0 ||
+	    have.len != want.len || memcmp(have.data, want.data, want.len)) {
+		rc = wsfs_write_secret(wsfd, ".sandboxd/run.conf", want.data,
+		                       want.len, WORKSPACE_UID, WORKSPACE_GID,
+		                       &e) < 0
+		         ? -1
+		         : 1;
+		if (rc < 0)
+			log_warn("run.conf: %s", e.msg);
+	}
+	buf_release(&have);
+	buf_release(&want);
+	return rc;
+}
+
+int
+runtime_configure(struct core *c, const char *id, bool reload)
+{
+	char ws[4200], err[384] = "";
+	const char *source = "";
+	struct manifest m;
+	struct sandbox sb;
+	struct err e = {0};
+	struct jv *ans = NULL;
+	int wsfd, appfd, rc = -1;
+
+	if (store_sandbox_get(c->store, id, &sb) != 0)
+		return -1;
+	workspace_path(c->cfg->data_dir, id, ws, sizeof(ws));
+	wsfd = open(ws, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (wsfd < 0)
+		return -1;
+	if (!exists(wsfd, ".sandboxd/seeded")) {
+		close(wsfd);
+		return 0; /* first boot still to come: nothing to read yet */
+	}
+	/* Seeded: the preset's dependencies are there to share. */
+	if (reload)
+		dedup_kick(c, id);
+	appfd = wsfs_openat(wsfd, "workspace/app", O_PATH | O_DIRECTORY, 0);
+	if (appfd < 0)
+		snprintf(err, sizeof(err),
+		         "the app directory is missing or a "
+		         "symbolic link");
+	else if (manifest_load(appfd, sb.nports ? sb.ports[0] : 3000, &m,
+	                       &source, err, sizeof(err)) == 0)
+		rc = runconf_update(wsfd, &m);
+	store_sandbox_set_manifest(c->store, id, source, err);
+	if (rc > 0 && reload &&
+	    runtime_request(ws, "reload\n", RUNTIME_TIMEOUT_MS, &ans, &e) ==
+	        0) {
+		if (jv_is_true(jv_get(ans, "ok")))
+			activity_started(c->act,
+			                 id); /* its web process restarts */
+		else
+			log_warn("sandbox %s: reload refused: %s", id,
+			         jv_str(jv_get(ans, "error")) ?: "?");
+	}
+	/* After every start too: the supervisor forgot it.  Also with an
+	 * invalid manifest: the processes of the last valid one run. */
+	if (reload)
+		runtime_send_env(c, id);
+	jv_free(ans);
+	if (appfd >= 0)
+		close(appfd);
+	close(wsfd);
+	if (err[0])
+		log_warn("sandbox %s: %s", id, err);
+	return err[0] ? -1 : 0;
+}
+
+/* --- the app's environment ------------------------------------------------ */
+
+bool
+runtime_env_reserved(const char *name)
+{
+	return strcmp(name, "PATH") == 0 || strcmp(name, "HOME") == 0 ||
+	       strcmp(name, "LANG") == 0 || strcmp(name, "HOST") == 0 ||
+	       strcmp(name, "PORT") == 0 || strncmp(name, "LD_", 3) == 0 ||
+	       strncmp(name, "SANDBOXD_", 9) == 0;
+}
+
+static pthread_mutex_t env_locks[RUNTIME_ENV_LOCKS];
+static pthread_once_t env_locks_once = PTHREAD_ONCE_INIT;
+
+static void
+env_locks_init(void)
+{
+	for (int i = 0; i < RUNTIME_ENV_LOCKS; i++)
+		pthread_mutex_init(&env_locks[i], NULL);
+}
+
+static pthread_mutex_t *
+env_lock(const char *id)
+{
+	pthread_once(&env_locks_once, env_locks_init);
+	return &env_locks[hash_fnv1a(id) % RUNTIME_ENV_LOCKS];
+}
+
+/* The request being built: "env <N>\n" goes in the head's last bytes. */
+struct env_req {
+	const char *id; /* the sandbox, for messages */
+	char *p;        /* RUNTIME_ENV_HEAD + RUNTIME_ENV_BYTES, vault memory */
+	size_t len;     /* of the body, after the head */
+	bool too_big;
+};
+
+static int
+env_add(const char *name, const char *value, size_t len, void *arg)
+{
+	struct env_req *r = arg;
+	size_t nl = strlen(name);
+	char *d;
+
+	if (runtime_env_reserved(name)) {
+		log_warn("sandbox %s: config key %s is not given to the app's "
+		         "processes: the name is reserved (set before the "
+		         "rule was)",
+		         r->id, name);
+		return 0;
+	}
+	if (nl + len + 2 > RUNTIME_ENV_BYTES - r->len) {
+		r->too_big = true;
+		return 1;
+	}
+	d = r->p + RUNTIME_ENV_HEAD + r->len;
+	memcpy(d, name, nl);
+	d[nl] = '=';
+	memcpy(d + nl + 1, value, len);
+	d[nl + 1 + len] = '\0';
+	r->len += nl + len + 2;
+	return 0;
+}
+
+/* Reads the app's environment into r and sends it; the caller holds the
+ * sandbox's env lock. */
+static int
+env_send(struct core *c, const struct sandbox *sb, struct env_req *r)
+{
+	char ws[4200], head[RUNTIME_ENV_HEAD];
+	struct jv *ans = NULL;
+	struct err e = {0};
+	int n, rc;
+
+	rc = store_app_config_env(c->store, sb->app_id, env_add, r);
+	if (r->too_big) {
+		log_warn("sandbox %s: the app's environment is not sent: its "
+		         "exposed config takes more than %u bytes (the "
+		         "processes keep the one they have)",
+		         sb->id, RUNTIME_ENV_BYTES);
+		return -1;
+	}
+	if (rc != 0) {
+		log_warn("sandbox %s: the app's environment is not sent: a "
+		         "value cannot be opened (the processes keep the one "
+		         "they have)",
+		         sb->id);
+		return -1;
+	}
+	n = snprintf(head, sizeof(head), "env %zu\n", r->len);
+	memcpy(r->p + RUNTIME_ENV_HEAD - n, head, (size_t)n);
+	workspace_path(c->cfg->data_dir, sb->id, ws, sizeof(ws));
+	if (request_bytes(ws, r->p + RUNTIME_ENV_HEAD - n, (size_t)n + r->len,
+	                  RUNTIME_TIMEOUT_MS, &ans, NULL, &e) < 0) {
+		log_warn("sandbox %s: env: %s", sb->id, e.msg);
+		return -1;
+	}
+	rc = jv_is_true(jv_get(ans, "ok")) ? 0 : -1;
+	if (rc < 0)
+		log_warn("sandbox %s: env refused: %s", sb->id,
+		         jv_str(jv_get(ans, "error")) ?: "?");
+	else if (jv_is_true(jv_get(ans, "changed")))
+		activity_started(c->act, sb->id); /* its web process restarts */
+	jv_free(ans);
+	return rc;
+}
+
+int
+runtime_send_env(struct core *c, const char *id)
+{
+	struct vault_secret mem = {0};
+	struct env_req r = {.id = id};
+	pthread_mutex_t *mu;
+	struct sandbox sb;
+	int rc;
+
+	if (store_sandbox_get(c->store, id, &sb) != 0)
+		return -1;
+	if (vault_secret_alloc(&mem, RUNTIME_ENV_HEAD + RUNTIME_ENV_BYTES) <
+	    0) {
+		log_warn("sandbox %s: env: out of memory", id);
+		return -1;
+	}
+	r.p = mem.data;
+	mu = env_lock(id);
+	pthread_mutex_lock(mu);
+	rc = env_send(c, &sb, &r);
+	pthread_mutex_unlock(mu);
+	vault_secret_free(&mem);
+	return rc;
+}
+
+void
+runtime_app_config_changed(struct core *c, const char *app_id)
+{
+	struct sandbox sb;
+
+	struct err e = {0};
+
+	/* A frozen supervisor would not answer: a change wakes it. */
+	if (store_sandbox_by_app(c->store, app_id, &sb) == 0 &&
+	    sb.status == SANDBOX_RUNNING &&
+	    core_sandbox_thaw(c, sb.id, &e) == 0)
+		runtime_send_env(c, sb.id);
+}
+
+/* --- configuring after a start ---------------------------------------------
+ */
+
+/*
+ * Sandboxes being configured, each on a thread of its own: waiting for a
+ * supervisor to come up takes up to RUNTIME_BOOT_WAIT_MS, and one that
+ * never does (or a listener the sandbox planted) must hold no one else's
+ * configure.  A sandbox scheduled again while its thread runs gets one
+ * more pass of that thread.
+ */
+struct runtime {
+	pthread_mutex_t mu;
+	pthread_cond_t cv; /* n went down */
+	char ids[RUNTIME_QUEUE_MAX][ULID_LEN + 1];
+	bool again[RUNTIME_QUEUE_MAX];
+	int n;
+};
+
+struct rt_job {
+	struct core *c;
+	char id[ULID_LEN + 1];
+};
+
+int
+runtime_init(struct core *c)
+{
+	struct runtime *rt = calloc(1, sizeof(*rt));
+
+	if (rt == NULL)
+		return -1;
+	pthread_mutex_init(&rt->mu, NULL);
+	pthread_cond_init(&rt->cv, NULL);
+	c->rt = rt;
+	return 0;
+}
+
+void
+runtime_free(struct core *c)
+{
+	struct runtime *rt = c->rt;
+
+	if (rt == NULL)
+		return;
+	pthread_cond_destroy(&rt->cv);
+	pthread_mutex_destroy(&rt->mu);
+	free(rt);
+	c->rt = NULL;
+}
+
+static int
+rt_slot(const struct runtime *rt, const char *id)
+{
+	for (int i = 0; i < rt->n; i++)
+		if (strcmp(rt->ids[i], id) == 0)
+			return i;
+	return -1;
+}
+
+/* Another pass when scheduled meanwhile; else leaves the list. */
+static bool
+rt_done(struct runtime *rt, const char *id, bool stopping)
+{
+	bool again = false;
+	int i;
+
+	pthread_mutex_lock(&rt->mu);
+	i = rt_slot(rt, id);
+	if (i >= 0 && rt->again[i] && !stopping) {
+		rt->again[i] = false;
+		again = true;
+	} else if (i >= 0) {
+		rt->n--;
+		memcpy(rt->ids[i], rt->ids[rt->n], sizeof(rt->ids[i]));
+		rt->again[i] = rt->again[rt->n];
+		pthread_cond_broadcast(&rt->cv);
+	}
+	pthread_mutex_unlock(&rt->mu);
+	return again;
+}
+
+static void *
+rt_main(void *arg)
+{
+	struct rt_job *j = arg;
+	struct core *c = j->c;
+
+	do {
+		if (runtime_wait(c, j->id, RUNTIME_BOOT_WAIT_MS))
+			runtime_configure(c, j->id, true);
+		else if (!c->stopping)
+			log_warn("sandbox %s: its supervisor did not come up "
+			         "within %d ms",
+			         j->id, RUNTIME_BOOT_WAIT_MS);
+	} while (rt_done(c->rt, j->id, c->stopping));
+	free(j);
+	return NULL;
+}
+
+void
+runtime_schedule(struct core *c, const char *id)
+{
+	struct runtime *rt = c->rt;
+	struct rt_job *j;
+	pthread_attr_t at;
+	pthread_t t;
+	int i;
+
+	struct err e = {0};
+
+	/* A manifest changed in a frozen sandbox: it is reloaded awake. */
+	core_sandbox_thaw(c, id, &e);
+	quiet_forget(id); /* a new container: its supervisor is new */
+	pthread_mutex_lock(&rt->mu);
+	if (c->stopping)
+		goto out;
+	if ((i = rt_slot(rt, id)) >= 0) {
+		rt->again[i] = true;
+		goto out;
+	}
+	if (rt->n == RUNTIME_QUEUE_MAX || (j = calloc(1, sizeof(*j))) == NULL) {
+		log_warn("sandbox %s: %d sandboxes are being configured; its "
+		         "supervisor is not configured now",
+		         id, RUNTIME_QUEUE_MAX);
+		goto out;
+	}
+	j->c = c;
+	snprintf(j->id, sizeof(j->id), "%s", id);
+	pthread_attr_init(&at);
+	pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+	if (pthread_create(&t, &at, rt_main, j) != 0) {
+		log_warn("sandbox %s: cannot start a thread to configure it",
+		         id);
+		free(j);
+	} else {
+		snprintf(rt->ids[rt->n], ULID_LEN + 1, "%s", id);
+		rt->again[rt->n] = false;
+		rt->n++;
+	}
+	pthread_attr_destroy(&at);
+out:
+	pthread_mutex_unlock(&rt->mu);
+}
+
+/* Waits until the supervisor answers a ping (it seeds before listening). */
+bool
+runtime_wait(struct core *c, const char *id, int64_t wait_ms)
+{
+	int64_t deadline = clock_mono_ms() + wait_ms;
+	char ws[4200];
+	struct jv *ans;
+	struct err e;
+
+	workspace_path(c->cfg->data_dir, id, ws, sizeof(ws));
+	while (!c->stopping && clock_mono_ms() < deadline) {
+		if (runtime_request(ws, "ping\n", RUNTIME_PING_MS, &ans, &e) ==
+		    0) {
+			jv_free(ans);
+			return true;
+		}
+		usleep(20 * 1000);
+	}
+	return false;
+}
+
+int
+runtime_manifest(struct core *c, const char *id, struct manifest *m)
+{
+	char ws[4200], err[384];
+	const char *source;
+	struct sandbox sb;
+	int appfd, rc;
+
+	if (store_sandbox_get(c->store, id, &sb) != 0)
+		return -1;
+	workspace_path(c->cfg->data_dir, id, ws, sizeof(ws));
+	appfd = wsfs_open_dir(ws, "workspace/app", NULL);
+	if (appfd < 0)
+		return -1;
+	rc = manifest_load(appfd, sb.nports ? sb.ports[0] : 3000, m, &source,
+	                   err, sizeof(err));
+	close(appfd);
+	return rc;
+}
+
+/* Nothing to start: each configure runs on its own thread. */
+int
+runtime_start(struct core *c)
+{
+	(void)c;
+	return 0;
+}
+
+/* Waits for the configure threads, which watch c->stopping. */
+void
+runtime_stop(struct core *c)
+{
+	struct runtime *rt = c->rt;
+
+	if (rt == NULL)
+		return;
+	pthread_mutex_lock(&rt->mu);
+	c->stopping = true;
+	while (rt->n > 0)
+		pthread_cond_wait(&rt->cv, &rt->mu);
+	pthread_mutex_unlock(&rt->mu);
+}
+
+struct jv *
+runtime_status(struct core *c, const char *id, struct err *e)
+{
+	struct jv *ans, *out;
+	char ws[4200];
+	bool broken;
+
+	workspace_path(c->cfg->data_dir, id, ws, sizeof(ws));
+	if (request_bytes(ws, "status\n", 7, RUNTIME_STATUS_MS, &ans, &broken,
+	                  e) < 0) {
+		if (!broken)
+			memset(e, 0, sizeof(*e)); /* not up (yet) */
+		return NULL;
+	}
+	out = supanswer_status(ans);
+	jv_free(ans);
+	return out;
+}

@@ -1,0 +1,121 @@
+/*
+ * runtime: the control plane's side of the in-sandbox supervisor
+ * (docs/supervisor.md).  It turns the app's sandbox.yaml into run.conf,
+ * tells the supervisor to reload, sends it the app's environment (the
+ * config entries marked expose_env), and asks it for status.  Answers from
+ * the supervisor are untrusted (the sandbox user could replace the
+ * socket): they are size-capped, parsed with a depth limit and copied
+ * field by field into what we report.
+ *
+ * Thread-safety: every function may be called from any thread.  After
+ * a container starts, a thread of its own waits for the sandbox's
+ * supervisor and configures it (runtime_schedule).
+ */
+#ifndef CORE_RUNTIME_H
+#define CORE_RUNTIME_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "sandbox/core.h"
+#include "lib/buf.h"
+#include "lib/err.h"
+#include "lib/jv.h"
+
+/* Sandboxes being configured at once (a thread each); one scheduled
+ * beyond it is not configured (logged). */
+#define RUNTIME_QUEUE_MAX  256
+#define RUNTIME_ANSWER_MAX (64u << 10)
+/* Every request's deadline runs from before connect() to the answer's
+ * end: RUNTIME_TIMEOUT_MS by default, RUNTIME_STATUS_MS for a status
+ * (an API request waits on it), RUNTIME_PING_MS for each ping while
+ * waiting for a boot, RUNTIME_SHARED_MS on a thread every sandbox
+ * shares (the task follower). */
+#define RUNTIME_TIMEOUT_MS   2000
+#define RUNTIME_STATUS_MS    1000
+#define RUNTIME_PING_MS      500
+#define RUNTIME_SHARED_MS    250
+#define RUNTIME_BOOT_WAIT_MS 15000 /* for the socket after a start */
+/* A full listen backlog gives no event to poll for: connect() is
+ * tried again this often until the deadline. */
+#define RUNTIME_CONNECT_RETRY_MS 10
+/* A supervisor that missed a deadline is not asked again for this long
+ * (requests fail at once), then by one request at a time; the table
+ * tracks this many such sandboxes. */
+#define RUNTIME_QUIET_MS    5000
+#define RUNTIME_QUIET_SLOTS 64
+/* The app's environment as sent: "NAME=value\0"…, the supervisor's
+ * CTL_BODY_MAX.  Its execve() must still fit the container's own. */
+#define RUNTIME_ENV_BYTES (512u << 10)
+
+/*
+ * Sends one request line, reads the one-line JSON answer, all within
+ * timeout_ms from before connect() on.  -1 with e (502
+ * sandbox_unavailable) when it is not listening, does not answer in
+ * time (then it is not asked again for RUNTIME_QUIET_MS) or answers
+ * something that is not a JSON object.
+ */
+int runtime_request(const char *ws, const char *line, int timeout_ms,
+                    struct jv **answer, struct err *e);
+
+/*
+ * Reads the app's sandbox.yaml (or the default when there is none),
+ * records its validity on the sandbox row, and writes run.conf when it
+ * changed.  With reload, tells a running supervisor to re-read it and
+ * sends it the app's environment (runtime_send_env).  Before the first
+ * boot (no .sandboxd/seeded) it does nothing.
+ */
+int runtime_configure(struct core *c, const char *id, bool reload);
+
+/*
+ * Sends the sandbox's supervisor the app's config entries marked
+ * expose_env (`env`); it keeps them in memory for the web and worker
+ * processes and restarts those when the set changed.  Values never touch
+ * the workspace, and every buffer of ours that held one is wiped.  Keys
+ * the supervisor refuses (runtime_env_reserved, from rows older than the
+ * rule) are left out, with a warning.  0; -1 (logged) when a value does
+ * not open, the entries pass RUNTIME_ENV_BYTES (nothing is sent: the
+ * processes keep what they have), or the supervisor does not answer or
+ * refuses.  Sends for one sandbox are serialized, each reading the store
+ * afresh, so the last one sent carries the latest config.
+ */
+int runtime_send_env(struct core *c, const char *id);
+
+/* After a change of the app's config: runtime_send_env() to the app's
+ * sandbox if it is running. */
+void runtime_app_config_changed(struct core *c, const char *app_id);
+
+/* Whether a config key may not become an environment variable: the
+ * supervisor sets it (PATH HOME LANG HOST PORT) or it would change how
+ * the sandbox's programs run (LD_*, SANDBOXD_*). */
+bool runtime_env_reserved(const char *name);
+
+/* Queues a configure-and-reload for once the supervisor is up. */
+void runtime_schedule(struct core *c, const char *id);
+
+/*
+ * The supervisor's status as we report it: {"health":…, "processes":[…]}
+ * with only known fields and values (supanswer_status), within
+ * RUNTIME_STATUS_MS.  NULL when it does not answer: e empty when it is
+ * not listening (booting, or stopped), else why (a deadline, garbage).
+ */
+struct jv *runtime_status(struct core *c, const char *id, struct err *e);
+
+/* Waits up to wait_ms for the supervisor to answer a ping. */
+bool runtime_wait(struct core *c, const char *id, int64_t wait_ms);
+
+struct manifest;
+/* The app's manifest (sandbox.yaml or the default); -1 when invalid. */
+int runtime_manifest(struct core *c, const char *id, struct manifest *m);
+
+/*
+ * The list of sandboxes being configured (c->rt): made by core_init,
+ * freed by core_release.  runtime_start does nothing; runtime_stop sets
+ * c->stopping and waits for the configure threads to end (serve()).
+ */
+int runtime_init(struct core *c);
+void runtime_free(struct core *c);
+int runtime_start(struct core *c);
+void runtime_stop(struct core *c);
+
+#endif

@@ -1,0 +1,271 @@
+/*
+ * Keeping Docker and the store in step.
+ *
+ * core_reconcile() converges the engine to the store, which is the truth:
+ * containers of this instance without a row are removed; rows left
+ * "creating" by a crash become "error" (their container removed, their
+ * workspace kept until the sandbox is deleted); a "running" row whose
+ * container is gone or dead becomes "stopped" with the reason; a
+ * "stopped" row whose container runs gets it stopped; a running row
+ * takes its frozen flag from the container's Paused state.
+ *
+ * The watcher thread follows the engine's event stream, filtered to this
+ * instance's label, so a container that dies (or is OOM-killed) shows in
+ * its sandbox's status within a second, and a pause or unpause (ours,
+ * a backup's, an operator's) in its frozen flag.  When the stream breaks, the
+ * engine is presumed down: the thread pings once a second and, when the
+ * engine answers again, reconciles (events were missed meanwhile) and
+ * resubscribes.  Each row written here is copied into the routing table
+ * (sandbox/routes.c) under the sandbox's lock.  Nothing here ever exits the
+ * daemon.
+ */
+#include "sandbox/core.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sandbox/routes.h"
+#include "ws/workspace.h"
+#include "lib/clock.h"
+#include "lib/log.h"
+
+struct orphan_scan {
+	struct core *c;
+	int removed;
+};
+
+static void
+check_container(const char *id, const struct jv *labels, void *arg)
+{
+	struct orphan_scan *scan = arg;
+	const char *sid = jv_str(jv_get(labels, "sandboxd.sandbox"));
+	char msg[DOCKER_MSG_LEN];
+	struct sandbox sb;
+	int rc =
+	    sid ? store_sandbox_get(scan->c->store, sid, &sb) : STORE_NOT_FOUND;
+
+	if (rc == 0 && sb.status != SANDBOX_CREATING &&
+	    sb.status != SANDBOX_ERROR)
+		return;
+	if (rc < 0)
+		return; /* database trouble: never delete on a guess */
+	if (docker_remove(scan->c->docker, id, msg) == DOCKER_OK) {
+		scan->removed++;
+		log_info("reconcile: removed container %.12s (sandbox %s: %s)",
+		         id, sid ? sid : "?",
+		         rc == 0 ? sandbox_state_name(sb.status)
+		                 : "no such sandbox");
+	}
+}
+
+static void
+reconcile_running(struct core *c, struct sandbox *sb)
+{
+	char name[128], msg[DOCKER_MSG_LEN];
+	struct docker_state st;
+	int rc;
+
+	core_container_name(c, sb->id, name, sizeof(name));
+	rc = docker_inspect(c->docker, name, &st, msg);
+	if (rc == DOCKER_NOT_FOUND) {
+		sb->status = SANDBOX_STOPPED;
+		snprintf(sb->status_reason, sizeof(sb->status_reason),
+		         "container_missing");
+		if (store_sandbox_update(c->store, sb) == 0)
+			routes_put(c->routes, sb);
+		log_info("reconcile: sandbox %s: container missing", sb->id);
+	} else if (rc == DOCKER_OK && st.running && st.paused != sb->frozen) {
+		/* Paused or thawed while we were not looking. */
+		if (store_sandbox_set_frozen(c->store, sb->id, st.paused) == 0)
+			core_route_refresh(c, sb->id);
+		log_info("reconcile: sandbox %s: container %s", sb->id,
+		         st.paused ? "paused (frozen)" : "not paused");
+	} else if (rc == DOCKER_OK && !st.running) {
+		store_sandbox_mark_exited(c->store, sb->id, st.exit_code,
+		                          st.oom_killed);
+		core_route_refresh(c, sb->id);
+		log_info("reconcile: sandbox %s: container exited (%d%s)",
+		         sb->id, st.exit_code, st.oom_killed ? ", OOM" : "");
+	}
+}
+
+static void
+reconcile_stopped(struct core *c, const struct sandbox *sb)
+{
+	char name[128], msg[DOCKER_MSG_LEN];
+	struct docker_state st;
+
+	core_container_name(c, sb->id, name, sizeof(name));
+	if (docker_inspect(c->docker, name, &st, msg) == DOCKER_OK &&
+	    st.running) {
+		log_info("reconcile: sandbox %s is stopped; stopping its "
+		         "container",
+		         sb->id);
+		docker_stop(c->docker, name, DOCKER_STOP_GRACE_S, msg);
+	}
+}
+
+static int
+reconcile_row(const struct sandbox *row, void *arg)
+{
+	struct core *c = arg;
+	struct sandbox sb;
+
+	/*
+	 * Re-read under the operation lock: a create or stop in flight
+	 * finishes first, so only a row really abandoned is touched.
+	 */
+	core_sandbox_lock(c, row->id);
+	if (store_sandbox_get(c->store, row->id, &sb) != 0)
+		goto out;
+	if (sb.status == SANDBOX_CREATING) {
+		sb.status = SANDBOX_ERROR;
+		snprintf(sb.status_reason, sizeof(sb.status_reason),
+		         "interrupted");
+		snprintf(sb.error_message, sizeof(sb.error_message),
+		         "interrupted while creating (the daemon stopped); "
+		         "create a new sandbox to replace it");
+		if (store_sandbox_update(c->store, &sb) == 0)
+			routes_put(c->routes, &sb);
+		log_warn("reconcile: sandbox %s was interrupted while "
+		         "creating",
+		         sb.id);
+	} else if (sb.status == SANDBOX_RUNNING) {
+		reconcile_running(c, &sb);
+	} else if (sb.status == SANDBOX_STOPPED) {
+		reconcile_stopped(c, &sb);
+	}
+out:
+	core_sandbox_unlock(c, row->id);
+	return 0;
+}
+
+int
+core_reconcile(struct core *c)
+{
+	struct orphan_scan scan = {.c = c};
+	char msg[DOCKER_MSG_LEN];
+
+	if (store_sandbox_list(c->store, reconcile_row, c) < 0)
+		return -1;
+	/* After the rows: interrupted creates are now "error", so their
+	 * containers go too. */
+	if (docker_list(c->docker, "sandboxd.instance", c->instance,
+	                check_container, &scan, msg) != DOCKER_OK) {
+		log_warn("reconcile: %s", msg);
+		return -1;
+	}
+	workspace_empty_trash(c->cfg->data_dir);
+	log_info("reconcile: done (%d orphan container%s removed)",
+	         scan.removed, scan.removed == 1 ? "" : "s");
+	return 0;
+}
+
+static void
+on_event(const struct jv *ev, void *arg)
+{
+	struct core *c = arg;
+	const char *action = jv_str(jv_get(ev, "Action"));
+	struct jv *attrs = jv_get(jv_get(ev, "Actor"), "Attributes");
+	const char *sid = jv_str(jv_get(attrs, "sandboxd.sandbox"));
+	const char *code = jv_str(jv_get(attrs, "exitCode"));
+	char name[128], msg[DOCKER_MSG_LEN];
+	struct docker_state st;
+
+	if (action == NULL || sid == NULL)
+		return;
+	if (strcmp(action, "pause") == 0 || strcmp(action, "unpause") == 0) {
+		/*
+		 * Under the lock, so a freeze or thaw in flight writes first,
+		 * and from what the container is now, not from the event:
+		 * an event read late (a pause, then an unpause, then a freeze)
+		 * must not set the flag back to a state long gone.
+		 */
+		core_container_name(c, sid, name, sizeof(name));
+		core_sandbox_lock(c, sid);
+		if (docker_inspect(c->docker, name, &st, msg) == DOCKER_OK &&
+		    st.running &&
+		    store_sandbox_set_frozen(c->store, sid, st.paused) == 0)
+			core_route_refresh(c, sid);
+		core_sandbox_unlock(c, sid);
+	} else if (strcmp(action, "oom") == 0) {
+		store_sandbox_mark_oom(c->store, sid);
+		log_warn("sandbox %s: a process was killed at the memory limit",
+		         sid);
+	} else if (strcmp(action, "die") == 0) {
+		core_container_name(c, sid, name, sizeof(name));
+		memset(&st, 0, sizeof(st));
+		st.exit_code = code ? atoi(code) : -1;
+		if (docker_inspect(c->docker, name, &st, msg) == DOCKER_OK &&
+		    st.running)
+			return; /* restarted meanwhile */
+		if (store_sandbox_mark_exited(c->store, sid, st.exit_code,
+		                              st.oom_killed) == 0)
+			log_info("sandbox %s: container exited (%d%s)", sid,
+			         st.exit_code, st.oom_killed ? ", OOM" : "");
+		/*
+		 * The edge's copy, under the sandbox's lock so a start or
+		 * stop in flight puts its row first (this waits for it).
+		 */
+		core_sandbox_lock(c, sid);
+		core_route_refresh(c, sid);
+		core_sandbox_unlock(c, sid);
+	}
+}
+
+static void
+nap(struct core *c, int ms)
+{
+	for (int i = 0; i < ms / 50 && !c->stopping; i++)
+		usleep(50 * 1000);
+}
+
+static void *
+watch_main(void *arg)
+{
+	struct core *c = arg;
+	char msg[DOCKER_MSG_LEN];
+	bool was_up = docker_is_up(c->docker);
+	int64_t since;
+
+	while (!c->stopping) {
+		if (docker_ping(c->docker, msg) != DOCKER_OK) {
+			if (was_up)
+				log_warn("docker engine down: %s", msg);
+			was_up = false;
+			nap(c, 1000);
+			continue;
+		}
+		since = clock_now() - 1;
+		if (!was_up) {
+			log_info("docker engine is back; reconciling");
+			core_reconcile(c);
+		}
+		was_up = true;
+		docker_events(c->docker, "sandboxd.instance", c->instance,
+		              since, on_event, c, &c->stopping);
+		if (!c->stopping)
+			nap(c, 200);
+	}
+	return NULL;
+}
+
+int
+core_watch_start(struct core *c)
+{
+	if (pthread_create(&c->watcher, NULL, watch_main, c) != 0)
+		return -1;
+	c->watcher_started = true;
+	return 0;
+}
+
+void
+core_watch_stop(struct core *c)
+{
+	c->stopping = true;
+	if (c->watcher_started)
+		pthread_join(c->watcher, NULL);
+	c->watcher_started = false;
+}

@@ -1,0 +1,94 @@
+/*
+ * sbnet: the sandboxes' Docker network and its egress rules, kept in
+ * place for as long as the daemon runs (see sbnet.c).
+ */
+#ifndef CORE_SBNET_H
+#define CORE_SBNET_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "sandbox/core.h"
+#include "egress/egress.h"
+
+#define SBNET_CHECK_S 5 /* how often the network and rules are checked */
+#define SBNET_RETRY_S 1 /* … while they are not in place */
+#define SBNET_ERR_LEN 256
+
+/* What GET /v1/status shows; a copy, taken under the module's lock. */
+struct sbnet_state {
+	char name[128];
+	char id[72];
+	char subnet[64];
+	char gateway[64];
+	char bridge[32];
+	bool managed; /* sandboxd created it */
+	bool ready;   /* sandboxes may be created and started */
+	char error[SBNET_ERR_LEN];
+	enum egress_mode mode;
+	char table[EGRESS_TABLE_LEN];
+	bool rules; /* the egress table is installed (open: never) */
+	char rules_error[SBNET_ERR_LEN];
+	bool proxy_listening;
+	char proxy_url[96];
+	char proxy_error[SBNET_ERR_LEN];
+};
+
+/*
+ * Makes the network ready once (creating it when missing, installing
+ * the rules), then starts the thread that keeps it so.  Fails only when
+ * the thread cannot start; a network that cannot be had yet is retried.
+ */
+int sbnet_start(struct core *c);
+void sbnet_stop(struct core *c);
+
+void sbnet_state(struct core *c, struct sbnet_state *out);
+
+/* 0 when sandboxes may run; else -1 and a 503 network_unavailable. */
+int sbnet_check_ready(struct core *c, struct err *e);
+/* The network's engine id ("" until ready, or with SANDBOXD_NETWORK=none). */
+void sbnet_network_id(struct core *c, char *out, size_t len);
+/*
+ * Waits until the gateway (where the credential proxy listens) is known
+ * or *stop; "" when the network gives sandboxes no address of the host.
+ */
+int sbnet_wait_gateway(struct core *c, char *out, size_t len,
+                       const atomic_bool *stop);
+
+/* The credential proxy reports its state here (why: "" when it listens). */
+void sbnet_proxy_state(struct core *c, bool listening, const char *url,
+                       const char *why);
+/* 0 when the proxy listens; else -1 and out says why. */
+int sbnet_proxy_down(struct core *c, char *why, size_t len);
+
+/* A sandbox's container got address ip: its refusal count starts anew. */
+void sbnet_container_started(struct core *c, const char *ip);
+/* Refusals counted for a sandbox address (NULL: every address); -1
+ * unknown. */
+int64_t sbnet_blocked(struct core *c, const char *ip);
+
+/*
+ * Picks a free /20 for a new network: the first candidate that overlaps
+ * none of taken[] (network, mask pairs in host byte order).  0 or -1.
+ */
+struct sbnet_cidr {
+	uint32_t net, mask;
+};
+int sbnet_cidr_parse(const char *s, struct sbnet_cidr *out);
+int sbnet_pick_subnet(const struct sbnet_cidr *taken, size_t n, char *out,
+                      size_t len);
+
+/* `sandboxd network remove`: the rules, then the network if it is ours. */
+int sbnet_remove(const struct config *cfg, struct docker *d, char *msg,
+                 size_t len);
+
+/*
+ * `sandboxd network show`: the nft script for the configured policy (the
+ * bridge as sandboxd would name it; "<gateway>" for an unknown proxy
+ * address).
+ */
+int sbnet_show(const struct config *cfg, FILE *out);
+
+#endif

@@ -8,11 +8,16 @@
 
 A file's module is its path without .c or .h: a .c file and its header
 are one node.  An include edge goes from the module that includes to the
-module included; a call edge from a .c file to the .c file that defines,
-not static, a function or variable it names (comments and strings
-stripped, a name defined in more than one file of the same program
-ignored).  The supervisor is its own program.  Cycles are Tarjan's
-strongly connected components of more than one node.
+module included (a .c including a directory's shared header, internal.h
+with no .c of its own, is not one: that header only declares); a call
+edge from a module to the module that defines, not static, a function or
+variable it names (comments and strings stripped, a name defined in more
+than one module of the same program ignored).  A header's function-like
+macros and inline functions are its module's too: a .c that uses one
+calls that module, and what their bodies name, the header calls.  The
+supervisor is its own program.  Cycles are Tarjan's strongly connected
+components of more than one node; for each, one cycle through it is
+printed with the includes or names behind each step.
 """
 import os
 import re
@@ -29,9 +34,20 @@ def blank(m):
     return re.sub(r'[^\n]', ' ', m.group(0))
 
 
+# __attribute__((format(printf, 2, 3))) before a function's name is not
+# its name.
+ATTRIBUTE = re.compile(r'__attribute__\s*\(\((?:[^()]|\([^()]*\))*\)\)')
+
+
+def strip(s):
+    """s with its comments and string and character literals blanked."""
+    return re.sub(r'/\*.*?\*/|//[^\n]*|"(\\.|[^"\\\n])*"|\'(\\.|[^\'\\\n])*\'',
+                  blank, s, flags=re.S)
+
+
 def clean(s):
-    s = re.sub(r'/\*.*?\*/|//[^\n]*|"(\\.|[^"\\\n])*"|\'(\\.|[^\'\\\n])*\'',
-               blank, s, flags=re.S)
+    """s stripped, its preprocessor lines blanked too."""
+    s = strip(s)
     return re.sub(r'^[ \t]*#([^\n]*\\\n)*[^\n]*', blank, s, flags=re.M)
 
 
@@ -52,7 +68,7 @@ def bodies(path):
         elif c == '}':
             depth -= 1
             if depth == 0 and head is not None:
-                m = re.search(r'([A-Za-z_]\w*)\s*\(', head)
+                m = re.search(r'([A-Za-z_]\w*)\s*\(', ATTRIBUTE.sub(blank, head))
                 if m:
                     l0 = s.count('\n', 0, hpos + m.start(1)) + 1
                     out.append((s.count('\n', 0, i) + 2 - l0, l0, m.group(1),
@@ -113,7 +129,9 @@ def program(path):
 
 
 def include_graph(files):
+    """The include graph and, for each edge, the includes behind it."""
     g = {}
+    why = {}
     for p in files:
         a = module(p)
         g.setdefault(a, set())
@@ -130,32 +148,58 @@ def include_graph(files):
             if p.endswith('.c') and not os.path.exists('src/' + b + '.c'):
                 continue
             g[a].add(b)
-    return g
+            why.setdefault((a, b), []).append(f'{p[len("src/"):]} includes "{inc}"')
+    return g, why
+
+
+# A function-like macro of a header: its name and its body.
+MACRO = re.compile(r'^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)\(([^)\n]*)\)'
+                   r'((?:[^\n]*\\\n)*[^\n]*)', re.M)
+
+
+def header_code(path):
+    """Names a header defines for its includers to call (function-like
+    macros, inline functions), and the text of their bodies: what the
+    header itself calls."""
+    raw = open(path, errors='replace').read()
+    names, parts = set(), []
+    for m in MACRO.finditer(strip(raw)):
+        names.add(m.group(1))
+        parts.append(m.group(3))
+    lines = clean(raw).split('\n')
+    for (n, l0, name, _) in bodies(path):
+        names.add(name)
+        parts.append('\n'.join(lines[l0:l0 + n - 1]))  # after the name line
+    return names, '\n'.join(parts)
 
 
 def call_graph(files):
+    """The call graph and, for each edge, the names behind it."""
     defs = {}
-    texts = {}
+    uses = {}
     for p in files:
-        if not p.endswith('.c'):
-            continue
-        text = clean(open(p, errors='replace').read())
-        texts[p] = text
-        names = {n for (_, _, n, st) in bodies(p) if not st}
-        names |= globals_of(text)
+        if p.endswith('.c'):
+            text = clean(open(p, errors='replace').read())
+            names = {n for (_, _, n, st) in bodies(p) if not st}
+            names |= globals_of(text)
+        else:
+            names, text = header_code(p)
+        uses[p] = text
         for n in names:
-            defs.setdefault((program(p), n), set()).add(p)
+            defs.setdefault((program(p), n), set()).add(module(p))
     g = {}
-    for p, text in texts.items():
+    why = {}
+    for p, text in uses.items():
         a = module(p)
         g.setdefault(a, set())
         for n in set(USE.findall(text)):
             where = defs.get((program(p), n))
             if where and len(where) == 1:
-                q = next(iter(where))
-                if q != p:
-                    g[a].add(module(q))
-    return g
+                b = next(iter(where))
+                if b != a:
+                    g[a].add(b)
+                    why.setdefault((a, b), set()).add(n)
+    return g, {k: sorted(v) for k, v in why.items()}
 
 
 def sccs(g):
@@ -218,11 +262,17 @@ def cycle_path(g, comp):
 def cmd_cycles():
     files = sources()
     bad = 0
-    for kind, g in (('include', include_graph(files)), ('call', call_graph(files))):
+    for kind, (g, why) in (('include', include_graph(files)),
+                           ('call', call_graph(files))):
         for comp in sccs(g):
             bad = 1
             print(f'{kind} cycle between {len(comp)} files: ' + ' '.join(comp))
-            print('  for one: ' + ' -> '.join(cycle_path(g, comp)))
+            path = cycle_path(g, comp)
+            print('  for one: ' + ' -> '.join(path))
+            for a, b in zip(path, path[1:]):
+                w = why.get((a, b), [])
+                more = f', ... ({len(w)})' if len(w) > 4 else ''
+                print(f'    {a} -> {b}: ' + ', '.join(w[:4]) + more)
     return bad
 
 

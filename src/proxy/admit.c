@@ -120,7 +120,7 @@ struct pconn {
 
 void
 admit_on_conn(void *cls, struct MHD_Connection *conn, void **sctx,
-        enum MHD_ConnectionNotificationCode code)
+              enum MHD_ConnectionNotificationCode code)
 {
 	struct proxy *px = cls;
 	struct pconn *pc = *sctx;
@@ -167,7 +167,7 @@ proxy_error_json(const char *type, const char *msg, struct buf *out)
 /* An error of our own, now; with close the connection ends after it. */
 enum MHD_Result
 proxy_reply_err(struct MHD_Connection *conn, unsigned status, const char *type,
-          const char *msg, bool close)
+                const char *msg, bool close)
 {
 	struct MHD_Response *mr;
 	enum MHD_Result ret;
@@ -193,7 +193,7 @@ proxy_reply_err(struct MHD_Connection *conn, unsigned status, const char *type,
 
 enum MHD_Result
 proxy_reply_now(struct MHD_Connection *conn, unsigned status, const char *type,
-          const char *msg)
+                const char *msg)
 {
 	return proxy_reply_err(conn, status, type, msg, false);
 }
@@ -256,9 +256,10 @@ admit_head(struct preq *r, const char *path)
 	if (token == NULL ||
 	    cred_sandbox_for_token(r->px->core, token, &sb) < 0 ||
 	    !from_sandbox(r->ip, &sb))
-		return proxy_reply_now(conn, 401, "authentication_error",
-		                 "sandboxd proxy: missing or invalid sandbox "
-		                 "token");
+		return proxy_reply_now(
+		    conn, 401, "authentication_error",
+		    "sandboxd proxy: missing or invalid sandbox "
+		    "token");
 	snprintf(r->sandbox, sizeof(r->sandbox), "%s", sb.id);
 	snprintf(r->owner, sizeof(r->owner), "%s", sb.owner);
 	snprintf(r->app, sizeof(r->app), "%s", sb.app_id);
@@ -276,11 +277,12 @@ admit_head(struct preq *r, const char *path)
 	if (cl)
 		declared = strtoull(cl, NULL, 10);
 	if (declared > PROXY_MAX_BODY_BYTES)
-		return proxy_reply_now(conn, 413, "request_too_large",
-		                 "the request body is over the proxy's limit");
+		return proxy_reply_now(
+		    conn, 413, "request_too_large",
+		    "the request body is over the proxy's limit");
 	if (!addr_charge(r, (size_t)declared))
-		return proxy_reply_err(conn, 429, "rate_limit_error", admit_over_budget_msg,
-		                 true);
+		return proxy_reply_err(conn, 429, "rate_limit_error",
+		                       admit_over_budget_msg, true);
 	return MHD_YES;
 }
 

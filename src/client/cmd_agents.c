@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "client/calls.h"
 #include "client/commands.h"
 
 static const char *

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "client/calls.h"
 #include "client/commands.h"
 
 int

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "client/calls.h"
 #include "client/commands.h"
 
 static int

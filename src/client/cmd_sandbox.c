@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "client/calls.h"
 #include "client/commands.h"
 
 #define CLI_LOG_MATCH_LINES 20 /* lines compared to find where to go on */

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "client/calls.h"
 #include "client/commands.h"
 #include "client/follow.h"
 

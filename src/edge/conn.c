@@ -28,6 +28,11 @@
  * is answered with "close", and the connection lingers, dropping what
  * still arrives, so the client reads the answer rather than a reset.
  *
+ * The steps' reads and writes (and the epoll registration) are io.c's,
+ * routing a parsed head is route.c's, and the connection to the app
+ * upstream.c's; this file keeps the states and their transitions, one
+ * state machine, since each step's outcome decides the next phase.
+ *
  * Rejected: a ring buffer per direction (http_parser wants contiguous
  * bytes, and the buffer is almost always written out whole, so the
  * rare compaction costs less than split parsing); level-triggered epoll
@@ -41,12 +46,10 @@
  * that frees the connection returns -1 and nothing touches it after.
  */
 #include <arpa/inet.h>
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/uio.h>
 #include <unistd.h>
 
 #include "edge/internal.h"
@@ -96,164 +99,25 @@ edge_conn_new(struct edge *e, int fd, const struct sockaddr_storage *peer)
 }
 
 void
-edge_io_release(struct edge_conn *c, struct edge_io *io)
+edge_conn_close(struct edge_conn *c)
 {
-	edge_buf_put(c->e, io->data, io->touched);
-	io->data = NULL;
-	io->touched = 0;
-	buf_release(&io->out);
-}
+	struct edge *e = c->e;
 
-/* An empty buffer goes back to the pool between requests. */
-static void
-io_idle(struct edge_conn *c, struct edge_io *io)
-{
-	if (io->data == NULL || io->off != io->len)
-		return;
-	edge_buf_put(c->e, io->data, io->touched);
-	io->data = NULL;
-	io->touched = 0;
-	io->off = io->parsed = io->len = 0;
-}
-
-/*
- * How far io may fill: up to limit bytes, and no page past what it
- * already touched once the edge's memory budget is spent (the
- * connection is then "starved" and run again by a tick with room).
- */
-static size_t
-io_room(struct edge_conn *c, struct edge_io *io, size_t limit)
-{
-	size_t room, free_, budget;
-
-	if (limit > EDGE_MAX_BUFFERED)
-		limit = EDGE_MAX_BUFFERED;
-	room = limit > io->len ? limit - io->len : 0;
-	free_ = io->touched > io->len ? io->touched - io->len : 0;
-	budget = edge_buf_budget(c->e);
-
-	if (room > free_ && room - free_ > budget) {
-		room = free_ + budget / EDGE_PAGE_SIZE * EDGE_PAGE_SIZE;
-		if (room == 0)
-			c->starved = true;
-	}
-	return room;
-}
-
-/*
- * Reads what fits into io, at most limit bytes held: 1 read or EOF,
- * 0 nothing, -1 error.
- */
-static int
-edge_read(struct edge_conn *c, struct edge_side *s, struct edge_io *io,
-          size_t limit)
-{
-	size_t room;
-	ssize_t n;
-
-	if (s->fd < 0 || !s->rd || s->eof)
-		return 0;
-	if (io->data == NULL &&
-	    (io->data = edge_buf_get(c->e, &io->touched)) == NULL)
-		return -1;
-	if (io->off == io->len) {
-		io->off = io->parsed = io->len = 0;
-	} else if (io->off > 0 && io->len > EDGE_MAX_BUFFERED / 4 * 3) {
-		/* Rare: the other side is slow and we are near the end. */
-		memmove(io->data, io->data + io->off, io->len - io->off);
-		io->parsed -= io->off;
-		io->len -= io->off;
-		io->off = 0;
-	}
-	room = io_room(c, io, limit);
-	if (room == 0)
-		return 0; /* full: read again once the other side took some */
-	n = recv(s->fd, io->data + io->len, room, 0);
-	if (n > 0) {
-		io->len += (size_t)n;
-		edge_buf_touched(c->e, &io->touched, io->len);
-		/* A short read emptied the socket; new data brings a new edge.
-		 */
-		if ((size_t)n < room && !s->rdhup)
-			s->rd = false;
-		c->last_io = c->e->now;
-		return 1;
-	}
-	if (n == 0) {
-		s->eof = true;
-		s->rd = false;
-		return 1;
-	}
-	if (errno == EAGAIN || errno == EWOULDBLOCK) {
-		s->rd = false;
-		return 0;
-	}
-	return errno == EINTR ? 1 : -1;
-}
-
-/*
- * Writes io->out, then io->ext (a body from the edge's memory), then
- * data[off, parsed): 1 wrote, 0 nothing, -1 error.
- */
-static int
-edge_write(struct edge_conn *c, struct edge_side *s, struct edge_io *io)
-{
-	struct iovec v[3];
-	struct msghdr m = {.msg_iov = v};
-	size_t head = io->out.len - io->out_sent, body = io->parsed - io->off;
-	size_t ext = io->ext_len - io->ext_sent, n;
-	ssize_t r;
-
-	if (s->fd < 0 || !s->wr || s->shut || head + ext + body == 0)
-		return 0;
-	if (head)
-		v[m.msg_iovlen++] =
-		    (struct iovec){io->out.data + io->out_sent, head};
-	if (ext)
-		v[m.msg_iovlen++] =
-		    (struct iovec){(char *)io->ext + io->ext_sent, ext};
-	if (body)
-		v[m.msg_iovlen++] = (struct iovec){io->data + io->off, body};
-	r = sendmsg(s->fd, &m, MSG_NOSIGNAL);
-	if (r < 0) {
-		if (errno == EAGAIN || errno == EWOULDBLOCK) {
-			s->wr = false;
-			return 0;
-		}
-		return errno == EINTR ? 1 : -1;
-	}
-	n = (size_t)r;
-	if (n < head + ext + body)
-		s->wr = false;
-	if (n <= head) {
-		io->out_sent += n;
-		n = 0;
-	} else {
-		io->out_sent = io->out.len;
-		n -= head;
-	}
-	if (n <= ext) {
-		io->ext_sent += n;
-	} else {
-		io->ext_sent = io->ext_len;
-		io->off += n - ext;
-	}
-	c->last_io = c->e->now;
-	return 1;
-}
-
-static bool
-io_flushed(const struct edge_io *io)
-{
-	return io->out_sent == io->out.len && io->ext_sent == io->ext_len &&
-	       io->off == io->parsed;
-}
-
-/* Bytes wait in io for a side that takes none now: read no more. */
-static bool
-io_blocked(const struct edge_io *io, const struct edge_side *to)
-{
-	return io->off < io->len && (to->fd < 0 || !to->wr);
+	edge_upstream_close(c);
+	edge_forget(e, &c->cl);
+	close(c->cl.fd);
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		e->conns = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	e->nconns--;
+	edge_client_put(e, c->client);
+	edge_io_release(c, &c->rq);
+	edge_io_release(c, &c->rs);
+	edge_head_release(c);
+	free(c);
 }
 
 /* --- the request: client to app ------------------------------------- */
@@ -276,11 +140,11 @@ client_limit(const struct edge_conn *c)
 		                            : io->len + EDGE_HEAD_READ_BYTES;
 	case EDGE_CONNECT:
 	case EDGE_EXCHANGE:
-		if (c->req_done || io_blocked(io, &c->up))
+		if (c->req_done || edge_io_blocked(io, &c->up))
 			return 0;
 		return EDGE_MAX_BUFFERED;
 	case EDGE_TUNNEL:
-		return io_blocked(io, &c->up) ? 0 : EDGE_MAX_BUFFERED;
+		return edge_io_blocked(io, &c->up) ? 0 : EDGE_MAX_BUFFERED;
 	case EDGE_LINGER:
 		return EDGE_MAX_BUFFERED;
 	}
@@ -347,7 +211,7 @@ request_ready(struct edge_conn *c)
 	    (c->req.flags & F_CHUNKED) ||
 	    (c->req.content_length > 0 && c->req.content_length != ULLONG_MAX);
 	metric_inc(METRIC_EDGE_REQUESTS);
-	edge_upstream_route(c);
+	edge_route(c);
 }
 
 static int
@@ -451,7 +315,7 @@ upstream_recv(struct edge_conn *c)
 	if (c->up.fd < 0 || c->phase == EDGE_CONNECT)
 		return 0;
 	/* An answer is read only as fast as the client takes it. */
-	if (io_blocked(&c->rs, &c->cl))
+	if (edge_io_blocked(&c->rs, &c->cl))
 		return 0;
 	r = edge_read(c, &c->up, &c->rs, EDGE_MAX_BUFFERED);
 	if (r < 0) {
@@ -634,8 +498,8 @@ exchange_reset(struct edge_conn *c)
 	c->console = false;
 	c->rq.off = c->rq.parsed; /* pipelined bytes stay */
 	c->rs.off = c->rs.parsed = c->rs.len = 0;
-	io_idle(c, &c->rq);
-	io_idle(c, &c->rs);
+	edge_io_idle(c, &c->rq);
+	edge_io_idle(c, &c->rs);
 	c->since = c->last_io = c->e->now;
 }
 
@@ -650,7 +514,7 @@ exchange_end(struct edge_conn *c)
 	       (c->local || http_should_keep_alive(&c->res));
 	keep_up = c->up.fd >= 0 && !c->up.eof && !c->up.shut && !c->local &&
 	          c->req_done && http_should_keep_alive(&c->res) &&
-	          io_flushed(&c->rq) && c->rs.parsed == c->rs.len;
+	          edge_io_flushed(&c->rq) && c->rs.parsed == c->rs.len;
 	if (!keep_up)
 		edge_upstream_close(c);
 	if (!keep && !c->req_done) {
@@ -679,7 +543,7 @@ exchange_settle(struct edge_conn *c)
 		return 1;
 	}
 	if (!c->res_done || !(c->req_done || c->close_after) ||
-	    !io_flushed(&c->rs))
+	    !edge_io_flushed(&c->rs))
 		return 0;
 	return exchange_end(c);
 }
@@ -691,13 +555,13 @@ tunnel_settle(struct edge_conn *c)
 	int r = 0;
 
 	if (c->cl.eof && !c->up.shut && c->rq.off == c->rq.len &&
-	    io_flushed(&c->rq)) {
+	    edge_io_flushed(&c->rq)) {
 		shutdown(c->up.fd, SHUT_WR);
 		c->up.shut = true;
 		r = 1;
 	}
 	if (c->up.eof && !c->cl.shut && c->rs.off == c->rs.len &&
-	    io_flushed(&c->rs)) {
+	    edge_io_flushed(&c->rs)) {
 		shutdown(c->cl.fd, SHUT_WR);
 		c->cl.shut = true;
 		r = 1;
@@ -739,7 +603,7 @@ conn_settle(struct edge_conn *c)
 			edge_conn_close(c);
 			return -1;
 		}
-		if (!c->cl.shut && io_flushed(&c->rs)) {
+		if (!c->cl.shut && edge_io_flushed(&c->rs)) {
 			shutdown(c->cl.fd, SHUT_WR);
 			c->cl.shut = true;
 			return 1;

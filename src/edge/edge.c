@@ -5,7 +5,7 @@
  * reached only through preview/preview.h, which never blocks.
  *
  * Every socket is registered once (in, out, rdhup; edge-triggered) and
- * never modified: readiness is remembered per socket (conn.c), which
+ * never modified: readiness is remembered per socket (io.c), which
  * costs no epoll_ctl per request.  A socket closed while the batch that
  * epoll_wait returned is being handled may still appear later in that
  * batch; edge_forget() blanks those entries, so no event reaches freed
@@ -20,11 +20,11 @@
  *
  * One client cannot take the edge for itself: each address (an IPv6
  * client's /64, which one host is routinely given) holds at most
- * EDGE_MAX_CLIENT_CONNECTIONS, a small part of the global cap; more get a
- * canned 429 and are closed at accept.  Behind the TLS proxy
- * (PREVIEW_TLS) loopback peers are that proxy, which carries every
- * browser, so they are not counted.  The edge's buffers share one
- * budget (pool.c); when it is spent, the tick closes the connections
+ * EDGE_MAX_CLIENT_CONNECTIONS (counted in clients.c), a small part of
+ * the global cap; more get a canned 429 and are closed at accept.
+ * Behind the TLS proxy (PREVIEW_TLS) loopback peers are that proxy,
+ * which carries every browser, so they are not counted.  The edge's buffers
+ * share one budget (pool.c); when it is spent, the tick closes the connections
  * whose peer has taken no byte for EDGE_SHED_STALL_MS (non-reading
  * clients pin what they were sent), and runs again the connections
  * whose reads waited for it.
@@ -43,7 +43,6 @@
 
 #include "edge/internal.h"
 #include "lib/clock.h"
-#include "lib/hash.h"
 #include "lib/log.h"
 #include "lib/metrics.h"
 
@@ -54,114 +53,6 @@ static const char edge_too_many[] =
     "HTTP/1.1 429 Too Many Requests\r\nContent-Type: text/plain\r\n"
     "Content-Length: 38\r\nRetry-After: 1\r\nConnection: close\r\n\r\n"
     "Too many connections from your address\n";
-
-int
-edge_watch(struct edge *e, struct edge_side *s)
-{
-	struct epoll_event ev = {
-	    .events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET,
-	    .data.ptr = s,
-	};
-
-	return epoll_ctl(e->efd, EPOLL_CTL_ADD, s->fd, &ev);
-}
-
-void
-edge_forget(struct edge *e, struct edge_side *s)
-{
-	for (int i = e->cur + 1; i < e->nev; i++)
-		if (e->events[i].data.ptr == s)
-			e->events[i].data.ptr = NULL;
-}
-
-void
-edge_conn_close(struct edge_conn *c)
-{
-	struct edge *e = c->e;
-
-	edge_upstream_close(c);
-	edge_forget(e, &c->cl);
-	close(c->cl.fd);
-	if (c->prev)
-		c->prev->next = c->next;
-	else
-		e->conns = c->next;
-	if (c->next)
-		c->next->prev = c->prev;
-	e->nconns--;
-	edge_client_put(e, c->client);
-	edge_io_release(c, &c->rq);
-	edge_io_release(c, &c->rs);
-	edge_head_release(c);
-	free(c);
-}
-
-/*
- * The key a client is counted under: IPv4 (also v4-mapped) as ::ffff:a.b.c.d,
- * IPv6 by its /64.  False for loopback when the TLS proxy is exempt.
- */
-static bool
-client_key(const struct edge *e, const struct sockaddr_storage *peer,
-           unsigned char key[16])
-{
-	const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)peer;
-	const struct sockaddr_in *in4 = (const struct sockaddr_in *)peer;
-	bool loop = false;
-
-	memset(key, 0, 16);
-	if (peer->ss_family == AF_INET) {
-		key[10] = key[11] = 0xff;
-		memcpy(key + 12, &in4->sin_addr, 4);
-	} else if (peer->ss_family == AF_INET6) {
-		memcpy(key, &in6->sin6_addr, 16);
-		loop = IN6_IS_ADDR_LOOPBACK(&in6->sin6_addr);
-		if (!IN6_IS_ADDR_V4MAPPED(&in6->sin6_addr))
-			memset(key + 8, 0, 8);
-	} else {
-		return false;
-	}
-	loop = loop || (key[10] == 0xff && key[11] == 0xff && key[12] == 127);
-	return !(e->tls_proxy_exempt && loop);
-}
-
-static unsigned
-client_bucket(const unsigned char key[16])
-{
-	return hash_fnv1a_bytes((const char *)key, 16) % EDGE_CLIENT_BUCKETS;
-}
-
-/* The count of key's connections, made if new; NULL: out of memory. */
-static struct edge_client *
-client_get(struct edge *e, const unsigned char key[16])
-{
-	unsigned b = client_bucket(key);
-	struct edge_client *cl;
-
-	for (cl = e->clients[b]; cl; cl = cl->next)
-		if (memcmp(cl->addr, key, 16) == 0)
-			return cl;
-	if ((cl = calloc(1, sizeof(*cl))) == NULL)
-		return NULL;
-	memcpy(cl->addr, key, 16);
-	cl->next = e->clients[b];
-	e->clients[b] = cl;
-	return cl;
-}
-
-void
-edge_client_put(struct edge *e, struct edge_client *cl)
-{
-	struct edge_client **p;
-
-	if (cl == NULL || --cl->n > 0)
-		return;
-	for (p = &e->clients[client_bucket(cl->addr)]; *p; p = &(*p)->next)
-		if (*p == cl) {
-			*p = cl->next;
-			free(cl);
-			return;
-		}
-}
 
 /* Answers 429 and closes: what the client sent is dropped first, so
  * that the close is a FIN after our answer rather than a reset. */
@@ -194,7 +85,8 @@ edge_add(struct edge *e, int fd, const struct sockaddr_storage *peer)
 		close(fd);
 		return;
 	}
-	if (client_key(e, peer, key) && (cl = client_get(e, key)) == NULL) {
+	if (edge_client_key(e, peer, key) &&
+	    (cl = edge_client_get(e, key)) == NULL) {
 		close(fd);
 		return;
 	}

@@ -1,9 +1,10 @@
 /*
  * Shared by the edge's own files only: the loop (edge.c), a connection's
- * state machine (conn.c), heads (head.c), upstream connections
- * (upstream.c), our own answers (pages.c) and the buffer pools
- * (pool.c).  Everything runs on the edge's one thread; nothing here is
- * locked.
+ * state machine (conn.c), its sockets and buffers (io.c), heads
+ * (head.c), routing (route.c), upstream connections (upstream.c), our
+ * own answers (pages.c), the buffer pools (pool.c) and the counts per
+ * client address (clients.c).  Everything runs on the edge's one thread;
+ * nothing here is locked.
  */
 #ifndef EDGE_INTERNAL_H
 #define EDGE_INTERNAL_H
@@ -189,18 +190,44 @@ struct edge {
 	struct edge_console console;
 };
 
-/* edge.c */
+/* clients.c */
+/*
+ * The key a client is counted under: IPv4 (also v4-mapped) as
+ * ::ffff:a.b.c.d, IPv6 by its /64.  False for loopback when the TLS
+ * proxy is exempt.
+ */
+bool edge_client_key(const struct edge *e, const struct sockaddr_storage *peer,
+                     unsigned char key[16]);
+/* The count of key's connections, made if new; NULL: out of memory. */
+struct edge_client *edge_client_get(struct edge *e,
+                                    const unsigned char key[16]);
+void edge_client_put(struct edge *e, struct edge_client *cl);
+
+/* io.c */
 int edge_watch(struct edge *e, struct edge_side *s);
 void edge_forget(struct edge *e, struct edge_side *s);
-void edge_conn_close(struct edge_conn *c);
-void edge_client_put(struct edge *e, struct edge_client *cl);
+void edge_upstream_close(struct edge_conn *c);
+void edge_io_release(struct edge_conn *c, struct edge_io *io);
+/* An empty buffer goes back to the pool between requests. */
+void edge_io_idle(struct edge_conn *c, struct edge_io *io);
+/* Reads what fits into io, at most limit bytes held: 1 read or EOF,
+ * 0 nothing, -1 error. */
+int edge_read(struct edge_conn *c, struct edge_side *s, struct edge_io *io,
+              size_t limit);
+/* Writes io->out, then io->ext, then data[off, parsed): 1 wrote,
+ * 0 nothing, -1 error. */
+int edge_write(struct edge_conn *c, struct edge_side *s, struct edge_io *io);
+/* Everything io holds to write went out. */
+bool edge_io_flushed(const struct edge_io *io);
+/* Bytes wait in io for a side that takes none now: read no more. */
+bool edge_io_blocked(const struct edge_io *io, const struct edge_side *to);
 
 /* conn.c */
 struct edge_conn *edge_conn_new(struct edge *e, int fd,
                                 const struct sockaddr_storage *peer);
+void edge_conn_close(struct edge_conn *c);
 void edge_conn_run(struct edge_conn *c);
 void edge_conn_tick(struct edge_conn *c);
-void edge_io_release(struct edge_conn *c, struct edge_io *io);
 
 /* head.c */
 void edge_head_settings(http_parser_settings *req, http_parser_settings *res);
@@ -254,17 +281,18 @@ bool edge_query_param(const char *url, size_t n, const char *name,
 /* next=, percent-decoded, when it is a path on this host; else "/". */
 void edge_next_path(const char *v, size_t n, char out[PVAUTH_PATH_MAX + 1]);
 
+/* route.c: the request head is parsed: answer it or send it on. */
+void edge_route(struct edge_conn *c);
+
 /* upstream.c */
 void edge_upstream_connect(struct edge_conn *c, const struct sockaddr *sa,
                            socklen_t len);
 void edge_upstream_open(struct edge_conn *c, const char *id, int port);
 /* Remembers the ":port" of the request's Host in c->port. */
 void edge_host_port(struct edge_conn *c, const char *host, size_t len);
-void edge_upstream_route(struct edge_conn *c);
 int edge_upstream_connected(struct edge_conn *c);
 void edge_upstream_failed(struct edge_conn *c);
 void edge_upstream_lost(struct edge_conn *c);
-void edge_upstream_close(struct edge_conn *c);
 void edge_touch(struct edge_conn *c);
 
 /* pool.c */

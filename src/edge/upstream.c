@@ -1,17 +1,10 @@
 /*
- * Upstream: which app a request goes to, and the connection to it.
- *
- * A request is routed by its Host header (edge_host_parse).  When the
- * connection already holds an idle keep-alive connection to the same
- * sandbox and port, the request goes there without asking the control
- * plane again: that connection closes when the container stops, and the
- * next request then resolves afresh (preview_resolve is a lookup in the
- * routing table, under its lock, and a keep-alive benchmark should not
- * pay even that per request).  Otherwise
- * the target is resolved, and anything but PREVIEW_UP is answered with
- * a page; PREVIEW_UP gets a non-blocking connect whose failure (refused,
- * unreachable, EDGE_CONNECT_TIMEOUT_MS) asks preview_connect_failed()
- * whether the app is still starting or will not listen.
+ * Upstream: the connection to the app a request goes to (route.c
+ * decides which).  The target is resolved, and anything but PREVIEW_UP
+ * is answered with a page; PREVIEW_UP gets a non-blocking connect whose
+ * failure (refused, unreachable, EDGE_CONNECT_TIMEOUT_MS) asks
+ * preview_connect_failed() whether the app is still starting or will
+ * not listen.  The connection's close is io.c's (edge_upstream_close).
  *
  * A reused connection may be closed by the app just as a request goes
  * out (Node closes idle sockets after 5 s).  When that happens before a
@@ -25,7 +18,6 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "config/hosts.h"
 #include "edge/internal.h"
 
 void
@@ -37,18 +29,6 @@ edge_touch(struct edge_conn *c)
 		return;
 	c->activity_at = c->e->now;
 	activity_touch(c->e->core->act, c->t.id);
-}
-
-void
-edge_upstream_close(struct edge_conn *c)
-{
-	if (c->up.fd < 0)
-		return;
-	edge_forget(c->e, &c->up);
-	close(c->up.fd);
-	c->up = (struct edge_side){.fd = -1, .c = c};
-	c->up_reused = false;
-	c->up_api = false;
 }
 
 void
@@ -103,59 +83,6 @@ edge_upstream_open(struct edge_conn *c, const char *id, int port)
 	}
 	edge_upstream_connect(c, (const struct sockaddr *)&c->t.addr,
 	                      sizeof(c->t.addr));
-}
-
-/* The request head is parsed: answer it or send it on. */
-void
-edge_upstream_route(struct edge_conn *c)
-{
-	const char *host = NULL;
-	size_t hostlen = 0;
-	char id[ULID_LEN + 1];
-	int port = 0, n;
-	bool reuse;
-
-	n = edge_head_find(c->head, "host", &host, &hostlen);
-	if (n < 0) {
-		edge_page(c, EDGE_PAGE_BAD_REQUEST,
-		          "more than one Host header");
-		return;
-	}
-	if (c->req.method == HTTP_CONNECT) {
-		edge_page(c, EDGE_PAGE_BAD_METHOD, NULL);
-		return;
-	}
-	edge_host_port(c, host, hostlen);
-	if (n == 1 && console_host_match(c->e->domain, host, hostlen)) {
-		edge_console_route(c, host, hostlen);
-		return;
-	}
-	if (n == 0 ||
-	    !edge_host_parse(c->e->domain, host, hostlen, id, &port)) {
-		edge_page(c, EDGE_PAGE_NO_PREVIEW, NULL);
-		return;
-	}
-	if (edge_private_gate(c, id) < 0)
-		return;
-	reuse = c->up.fd >= 0 && !c->up.eof && !c->up_api &&
-	        c->t.port == port && strcmp(c->t.id, id) == 0;
-	if (reuse)
-		edge_touch(c);
-	else
-		c->t.port = port; /* for the head below; open() resolves */
-	if (edge_head_request(c, host, hostlen) < 0) {
-		edge_page(c, EDGE_PAGE_TOO_LARGE, NULL);
-		return;
-	}
-	edge_head_begin(c, &c->res); /* keeps the head struct for it */
-	http_parser_init(&c->res, HTTP_RESPONSE);
-	c->res.data = c;
-	if (reuse) {
-		c->up_reused = true;
-		c->phase = EDGE_EXCHANGE;
-		return;
-	}
-	edge_upstream_open(c, id, port);
 }
 
 /* The connect finished (up.wr): in EDGE_EXCHANGE now, or answered. */

@@ -1,7 +1,8 @@
 /*
  * Shared by the proxy's own files only: the server and the connection
- * side (proxy.c) and the upstream transfer (upstream.c), which meet in
- * struct preq, one per proxied request.
+ * side (proxy.c), the admission (admit.c) and the upstream transfer
+ * (upstream.c), which meet in struct preq (preq.c), one per proxied
+ * request.
  */
 #ifndef PROXY_INTERNAL_H
 #define PROXY_INTERNAL_H
@@ -90,12 +91,43 @@ struct preq {
 	bool closed;     /* the client is gone */
 };
 
-/* proxy.c */
+/* preq.c */
+/* A request of conn (method), one reference (the connection's); NULL
+ * when out of memory. */
+struct preq *preq_new(struct proxy *px, struct MHD_Connection *conn,
+                      const char *method);
 /* Drops one reference; the last frees r (its headers wiped) and gives
  * its bytes back to its address. */
 void preq_unref(struct preq *r);
+
+/* admit.c */
+/*
+ * What the request's head alone decides, before a byte of its body is
+ * read (see admit.c).  MHD_YES without a response when the body may
+ * come; otherwise the refusal is queued.
+ */
+enum MHD_Result admit_head(struct preq *r, const char *path);
+/* A chunk of the body, within both caps (charged as it comes). */
+void admit_body(struct preq *r, const char *data, size_t n);
+/* The connection is one more than its address may have open. */
+bool admit_over_cap(struct MHD_Connection *conn);
+/* The server's connection notifications: counted per address. */
+void admit_on_conn(void *cls, struct MHD_Connection *conn, void **sctx,
+                   enum MHD_ConnectionNotificationCode code);
+/* Gives r's charged body bytes back to its address. */
+void proxy_addr_release(struct preq *r);
+/* The connection's IPv4 source address (0 for any other). */
+in_addr_t proxy_conn_ip(struct MHD_Connection *conn);
+/* The 429 for an address over PROXY_ADDR_MAX_BODY_BYTES. */
+extern const char admit_over_budget_msg[];
 /* An error of our own, as JSON in the providers' usual shape, into out. */
 void proxy_error_json(const char *type, const char *msg, struct buf *out);
+/* An error of our own, now; with close the connection ends after it. */
+enum MHD_Result proxy_reply_err(struct MHD_Connection *conn, unsigned status,
+                                const char *type, const char *msg, bool close);
+/* proxy_reply_err, the connection kept. */
+enum MHD_Result proxy_reply_now(struct MHD_Connection *conn, unsigned status,
+                                const char *type, const char *msg);
 
 /* upstream.c */
 /*

@@ -6,23 +6,13 @@
  * streams the provider's answer back unbuffered.
  *
  * This file is the server and the connection side: the listener, the
- * checks before a transfer, the request headers that go on, and the
+ * checks once the body is in, the request headers that go on, and the
  * response as the connection sends it (only the headers
  * provider_header_passed allows).
  *
- * A sandbox is hostile, so everything its request head decides is
- * decided before a byte of the body is read (admit): the connection cap
- * of its source address, the token and that address, the path against
- * the agent's upstreams and the upstream's endpoints, the declared
- * length against the body cap and the address's budget of buffered
- * bytes.  A refusal is queued on libmicrohttpd's first call, which then
- * answers without reading the body and closes the connection.  Per
- * address, connections are counted as the server accepts and closes
- * them (on_conn) and body bytes as they are charged and given back
- * (struct proxy_addr); past PROXY_ADDR_MAX_OPEN libmicrohttpd closes a
- * connection at accept.  Rejected: libmicrohttpd's per-IP limit alone
- * (a silent close tells an agent nothing, and a 429 does), and a cap per
- * token (the cap must hold before the token is checked).
+ * What a request's head alone decides (the caps per sandbox, the token,
+ * the path) is admit.c's, before a byte of the body is read; the request
+ * shared with the upstream side and its reference count are preq.c's.
  *
  * The transfer itself is upstream.c's; providers.c says where a path
  * goes, which endpoints exist and which errors are permanent; wire.c
@@ -65,148 +55,6 @@
 #include "proxy/internal.h"
 #include "proxy/wire.h"
 #include "task/task.h"
-
-/* ---- what each address holds (under px->mu) ------------------------- */
-
-/* The slot of ip; with make, a free one is taken.  NULL: none. */
-static struct proxy_addr *
-addr_slot(struct proxy *px, in_addr_t ip, bool make)
-{
-	struct proxy_addr *free_slot = NULL;
-
-	for (size_t i = 0; i < PROXY_MAX_CONNECTIONS; i++) {
-		struct proxy_addr *a = &px->addrs[i];
-		if ((a->conns || a->bytes) && a->ip == ip)
-			return a;
-		if (!a->conns && !a->bytes && free_slot == NULL)
-			free_slot = a;
-	}
-	if (make && free_slot)
-		free_slot->ip = ip;
-	return make ? free_slot : NULL;
-}
-
-/*
- * Charges n more bytes of r's body to its address; false (nothing
- * charged) when the address would hold more than
- * PROXY_ADDR_MAX_BODY_BYTES.
- */
-static bool
-addr_charge(struct preq *r, size_t n)
-{
-	struct proxy *px = r->px;
-	struct proxy_addr *a;
-	bool ok = false;
-
-	pthread_mutex_lock(&px->mu);
-	a = addr_slot(px, r->ip, true);
-	if (a && a->bytes + n <= PROXY_ADDR_MAX_BODY_BYTES) {
-		a->bytes += n;
-		r->charged += n;
-		ok = true;
-	}
-	pthread_mutex_unlock(&px->mu);
-	return ok;
-}
-
-static void
-addr_release(struct preq *r)
-{
-	struct proxy *px = r->px;
-	struct proxy_addr *a;
-
-	if (r->charged == 0)
-		return;
-	pthread_mutex_lock(&px->mu);
-	a = addr_slot(px, r->ip, false);
-	if (a)
-		a->bytes -= r->charged < a->bytes ? r->charged : a->bytes;
-	r->charged = 0;
-	pthread_mutex_unlock(&px->mu);
-}
-
-/* The connection's IPv4 source address (0 for any other). */
-static in_addr_t
-conn_ip(struct MHD_Connection *conn)
-{
-	const union MHD_ConnectionInfo *ci =
-	    MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-
-	if (ci == NULL || ci->client_addr == NULL ||
-	    ci->client_addr->sa_family != AF_INET)
-		return 0;
-	return ((const struct sockaddr_in *)ci->client_addr)->sin_addr.s_addr;
-}
-
-/*
- * A connection as the server accepts and closes it: counted for its
- * address, and marked (its socket context) when it is one more than
- * PROXY_ADDR_MAX_CONNS, so that its requests get a 429 that says why
- * instead of the silent close libmicrohttpd gives past
- * PROXY_ADDR_MAX_OPEN.
- */
-struct pconn {
-	in_addr_t ip;
-	bool counted; /* in its address's slot (none was free: not) */
-	bool over;
-};
-
-static void
-on_conn(void *cls, struct MHD_Connection *conn, void **sctx,
-        enum MHD_ConnectionNotificationCode code)
-{
-	struct proxy *px = cls;
-	struct pconn *pc = *sctx;
-	struct proxy_addr *a;
-
-	if (code == MHD_CONNECTION_NOTIFY_STARTED) {
-		if ((pc = calloc(1, sizeof(*pc))) == NULL)
-			return; /* no context: its requests are refused */
-		pc->ip = conn_ip(conn);
-		pthread_mutex_lock(&px->mu);
-		a = addr_slot(px, pc->ip, true);
-		if (a)
-			a->conns++;
-		pc->counted = a != NULL;
-		pc->over = a == NULL || a->conns > PROXY_ADDR_MAX_CONNS;
-		pthread_mutex_unlock(&px->mu);
-		*sctx = pc;
-		return;
-	}
-	if (pc == NULL)
-		return;
-	pthread_mutex_lock(&px->mu);
-	a = pc->counted ? addr_slot(px, pc->ip, false) : NULL;
-	if (a && a->conns)
-		a->conns--;
-	pthread_mutex_unlock(&px->mu);
-	free(pc);
-	*sctx = NULL;
-}
-
-void
-preq_unref(struct preq *r)
-{
-	bool last;
-
-	pthread_mutex_lock(&r->mu);
-	last = --r->refs == 0;
-	pthread_mutex_unlock(&r->mu);
-	if (!last)
-		return;
-	for (size_t i = 0; i < r->nhdrs; i++) {
-		explicit_bzero(r->hdrs[i], strlen(r->hdrs[i]));
-		free(r->hdrs[i]);
-	}
-	free(r->hdrs);
-	addr_release(r);
-	buf_release(&r->body);
-	buf_release(&r->head);
-	buf_release(&r->ring);
-	pthread_cond_destroy(&r->space);
-	pthread_mutex_destroy(&r->mu);
-	free(r);
-}
 
 /* Adds line (malloc'd, taken) to the upstream request's headers. */
 static int
@@ -413,53 +261,6 @@ queue_answer(struct preq *r)
 	return ret;
 }
 
-void
-proxy_error_json(const char *type, const char *msg, struct buf *out)
-{
-	struct jv *o = jv_obj(), *e = jv_obj();
-
-	jv_set_str(e, "type", type);
-	jv_set_str(e, "message", msg);
-	jv_set_str(o, "type", "error");
-	jv_set(o, "error", e);
-	jv_dump(o, out);
-	jv_free(o);
-}
-
-/* An error of our own, now; with close the connection ends after it. */
-static enum MHD_Result
-reply_err(struct MHD_Connection *conn, unsigned status, const char *type,
-          const char *msg, bool close)
-{
-	struct MHD_Response *mr;
-	enum MHD_Result ret;
-	struct buf b;
-
-	metric_inc(METRIC_PROXY_REFUSED);
-	buf_init(&b, 0);
-	proxy_error_json(type, msg, &b);
-	mr = MHD_create_response_from_buffer(b.len, b.data ? b.data : "",
-	                                     MHD_RESPMEM_MUST_COPY);
-	buf_release(&b);
-	if (mr == NULL)
-		return MHD_NO;
-	MHD_add_response_header(mr, MHD_HTTP_HEADER_CONTENT_TYPE,
-	                        "application/json");
-	if (close)
-		MHD_add_response_header(mr, MHD_HTTP_HEADER_CONNECTION,
-		                        "close");
-	ret = MHD_queue_response(conn, status, mr);
-	MHD_destroy_response(mr);
-	return ret;
-}
-
-static enum MHD_Result
-reply_now(struct MHD_Connection *conn, unsigned status, const char *type,
-          const char *msg)
-{
-	return reply_err(conn, status, type, msg, false);
-}
-
 static enum MHD_Result
 reply_ok(struct MHD_Connection *conn)
 {
@@ -473,38 +274,6 @@ reply_ok(struct MHD_Connection *conn)
 	ret = MHD_queue_response(conn, 200, mr);
 	MHD_destroy_response(mr);
 	return ret;
-}
-
-/* The caller's proxy token: x-api-key, or Authorization: Bearer. */
-static const char *
-token_of(struct MHD_Connection *conn)
-{
-	const char *t =
-	    MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "x-api-key");
-	const char *a;
-
-	if (t && *t)
-		return t;
-	a = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
-	                                MHD_HTTP_HEADER_AUTHORIZATION);
-	if (a && strncasecmp(a, "Bearer ", 7) == 0)
-		return a + 7;
-	return NULL;
-}
-
-/*
- * A token works only from its own sandbox's address, so one copied into
- * another sandbox is useless there.
- */
-static bool
-from_sandbox(in_addr_t ip, const struct sandbox *sb)
-{
-	struct in_addr in = {.s_addr = ip};
-	char s[INET_ADDRSTRLEN];
-
-	if (ip == 0 || inet_ntop(AF_INET, &in, s, sizeof(s)) == NULL)
-		return false;
-	return sb->container_ip[0] && strcmp(s, sb->container_ip) == 0;
 }
 
 /*
@@ -542,78 +311,6 @@ prepare(struct preq *r, const struct cred *cred, const struct beta_in *beta,
 	return 0;
 }
 
-static const char over_budget_msg[] =
-    "sandboxd proxy: this sandbox already has as many request bytes in "
-    "flight as it may (PROXY_ADDR_MAX_BODY_BYTES, 64 MiB); wait for its "
-    "other requests";
-
-/*
- * What the request's head alone decides, before a byte of its body is
- * read: the address's connection cap, the token and its source address,
- * the path against the allow-list, the declared size against the body
- * cap and the address's budget.  A refusal is queued at once, so
- * libmicrohttpd answers it without reading the body and then closes the
- * connection.  MHD_YES without a response when the body may come.
- */
-static enum MHD_Result
-admit(struct preq *r, const char *path)
-{
-	struct MHD_Connection *conn = r->conn;
-	const char *token = token_of(conn), *cl;
-	struct sandbox sb;
-	char msg[384];
-	unsigned long long declared = 0;
-	int st;
-
-	if (token == NULL ||
-	    cred_sandbox_for_token(r->px->core, token, &sb) < 0 ||
-	    !from_sandbox(r->ip, &sb))
-		return reply_now(conn, 401, "authentication_error",
-		                 "sandboxd proxy: missing or invalid sandbox "
-		                 "token");
-	snprintf(r->sandbox, sizeof(r->sandbox), "%s", sb.id);
-	snprintf(r->owner, sizeof(r->owner), "%s", sb.owner);
-	snprintf(r->app, sizeof(r->app), "%s", sb.app_id);
-	st = provider_path(r->px->core->cfg, r->method, path, &r->path, msg,
-	                   sizeof(msg));
-	if (st != 0) {
-		log_warn("proxy: sandbox %s: refused %s %.200s (%d)",
-		         r->sandbox, r->method, path, st);
-		return reply_now(
-		    conn, (unsigned)st,
-		    st == 403 ? "permission_error" : "not_found_error", msg);
-	}
-	cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
-	                                 MHD_HTTP_HEADER_CONTENT_LENGTH);
-	if (cl)
-		declared = strtoull(cl, NULL, 10);
-	if (declared > PROXY_MAX_BODY_BYTES)
-		return reply_now(conn, 413, "request_too_large",
-		                 "the request body is over the proxy's limit");
-	if (!addr_charge(r, (size_t)declared))
-		return reply_err(conn, 429, "rate_limit_error", over_budget_msg,
-		                 true);
-	return MHD_YES;
-}
-
-/* A chunk of the body, within both caps (charged as it comes when the
- * length was not declared or was wrong). */
-static void
-take_body(struct preq *r, const char *data, size_t n)
-{
-	size_t want;
-
-	if (r->too_big || r->over_budget)
-		return;
-	if (buf_append(&r->body, data, n) < 0) {
-		r->too_big = true;
-		return;
-	}
-	want = r->body.len;
-	if (want > r->charged && !addr_charge(r, want - r->charged))
-		r->over_budget = true;
-}
-
 /* The endpoints whose answers cost tokens (not counting, not listing). */
 static bool
 model_call(const struct proxy_path *p)
@@ -635,11 +332,12 @@ begin(struct preq *r)
 	int rc;
 
 	if (r->too_big)
-		return reply_now(conn, 413, "request_too_large",
-		                 "the request body is over the proxy's limit");
+		return proxy_reply_now(
+		    conn, 413, "request_too_large",
+		    "the request body is over the proxy's limit");
 	if (r->over_budget)
-		return reply_err(conn, 429, "rate_limit_error", over_budget_msg,
-		                 true);
+		return proxy_reply_err(conn, 429, "rate_limit_error",
+		                       admit_over_budget_msg, true);
 	if (r->px->core->cfg->spend_counting && model_call(&r->path)) {
 		char reached[SPEND_REASON_MAX];
 		/* A budget reached: 403 permission_error, which neither CLI
@@ -649,8 +347,8 @@ begin(struct preq *r)
 		                sizeof(reached)) == 1) {
 			log_warn("proxy: sandbox %s: %s", r->sandbox, reached);
 			task_budget_reached(r->px->core, r->sandbox, reached);
-			return reply_now(conn, 403, "permission_error",
-			                 reached);
+			return proxy_reply_now(conn, 403, "permission_error",
+			                       reached);
 		}
 		r->metered = true;
 		meter_init(&r->meter, false);
@@ -661,11 +359,12 @@ begin(struct preq *r)
 	             beta.n ? beta.s : NULL, &cred, msg, sizeof(msg)) < 0)
 		/* 400, not 401: the CLIs retry a 401 for minutes, and no
 		 * retry connects the agent. */
-		return reply_now(conn, 400, "invalid_request_error", msg);
+		return proxy_reply_now(conn, 400, "invalid_request_error", msg);
 	rc = prepare(r, &cred, &beta, &why);
 	cred_wipe(&cred);
 	if (rc < 0)
-		return why ? reply_now(conn, 400, "invalid_request_error", why)
+		return why ? proxy_reply_now(conn, 400, "invalid_request_error",
+		                             why)
 		           : MHD_NO;
 	/* Suspended until the worker has the upstream's head. */
 	pthread_mutex_lock(&r->mu);
@@ -677,37 +376,6 @@ begin(struct preq *r)
 	metric_add(METRIC_PROXY_BYTES_UP, r->body.len);
 	upstream_start(r);
 	return MHD_YES;
-}
-
-/* The connection is one more than its address may have open. */
-static bool
-over_cap(struct MHD_Connection *conn)
-{
-	const union MHD_ConnectionInfo *ci =
-	    MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
-	const struct pconn *pc = ci ? ci->socket_context : NULL;
-
-	return pc == NULL || pc->over;
-}
-
-static struct preq *
-preq_new(struct proxy *px, struct MHD_Connection *conn, const char *method)
-{
-	struct preq *r = calloc(1, sizeof(*r));
-
-	if (r == NULL)
-		return NULL;
-	pthread_mutex_init(&r->mu, NULL);
-	pthread_cond_init(&r->space, NULL);
-	r->refs = 1;
-	r->px = px;
-	r->conn = conn;
-	r->ip = conn_ip(conn);
-	snprintf(r->method, sizeof(r->method), "%s", method);
-	buf_init(&r->body, PROXY_MAX_BODY_BYTES);
-	buf_init(&r->head, PROXY_MAX_HEAD_BYTES);
-	buf_init(&r->ring, 0);
-	return r;
 }
 
 static enum MHD_Result
@@ -724,10 +392,11 @@ on_proxy(void *cls, struct MHD_Connection *conn, const char *url,
 		if (strcmp(url, "/healthz") == 0 && strcmp(method, "GET") == 0)
 			return reply_ok(conn);
 		if (strcmp(method, "POST") != 0 && strcmp(method, "GET") != 0)
-			return reply_now(conn, 405, "invalid_request_error",
-			                 "the proxy takes GET and POST");
-		if (over_cap(conn))
-			return reply_err(
+			return proxy_reply_now(conn, 405,
+			                       "invalid_request_error",
+			                       "the proxy takes GET and POST");
+		if (admit_over_cap(conn))
+			return proxy_reply_err(
 			    conn, 429, "rate_limit_error",
 			    "sandboxd proxy: this sandbox has as many "
 			    "connections open to the proxy as it may "
@@ -737,10 +406,10 @@ on_proxy(void *cls, struct MHD_Connection *conn, const char *url,
 		if ((r = preq_new(px, conn, method)) == NULL)
 			return MHD_NO;
 		*ctx = r;
-		return admit(r, url);
+		return admit_head(r, url);
 	}
 	if (r->st == PR_BODY && *upload_size) {
-		take_body(r, upload, *upload_size);
+		admit_body(r, upload, *upload_size);
 		*upload_size = 0;
 		return MHD_YES;
 	}
@@ -829,7 +498,7 @@ listen_on(struct proxy *px, const char *addr, char *why, size_t len)
 	    (unsigned)PROXY_CONN_TIMEOUT_S, MHD_OPTION_CONNECTION_LIMIT,
 	    (unsigned)PROXY_MAX_CONNECTIONS, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
 	    (unsigned)PROXY_ADDR_MAX_OPEN, MHD_OPTION_NOTIFY_CONNECTION,
-	    on_conn, px, MHD_OPTION_NOTIFY_COMPLETED, on_done, px,
+	    admit_on_conn, px, MHD_OPTION_NOTIFY_COMPLETED, on_done, px,
 	    MHD_OPTION_END);
 	if (px->mhd == NULL) {
 		close(fd);

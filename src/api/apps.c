@@ -387,3 +387,13 @@ apps_delete(struct req *r, struct resp *w)
 	}
 	api_reply_empty(w, 204);
 }
+
+/* The routes of this file, in the router's order (routes.c). */
+const struct route apps_routes[] = {
+    {.method = "GET", .pattern = "/v1/apps", .fn = apps_list},
+    {.method = "POST", .pattern = "/v1/apps", .fn = apps_create},
+    {.method = "GET", .pattern = "/v1/apps/{id}", .fn = apps_get},
+    {.method = "PATCH", .pattern = "/v1/apps/{id}", .fn = apps_patch},
+    {.method = "DELETE", .pattern = "/v1/apps/{id}", .fn = apps_delete},
+    {0},
+};

@@ -244,3 +244,23 @@ config_delete(struct req *r, struct resp *w)
 		api_reply_empty(w, 204);
 	}
 }
+
+/* The routes of this file, in the router's order (routes.c). */
+const struct route config_routes[] = {
+    {.method = "GET", .pattern = "/v1/apps/{id}/config", .fn = config_list},
+    /*
+     * {name} is the config key here.  r->name keeps 79 bytes of it and
+     * keys may have 128, so the handlers above read the key from the
+     * path's last segment themselves.
+     */
+    {.method = "GET",
+     .pattern = "/v1/apps/{id}/config/{name}",
+     .fn = config_get},
+    {.method = "PUT",
+     .pattern = "/v1/apps/{id}/config/{name}",
+     .fn = config_put},
+    {.method = "DELETE",
+     .pattern = "/v1/apps/{id}/config/{name}",
+     .fn = config_delete},
+    {0},
+};

@@ -173,3 +173,15 @@ apps_git_commit(struct req *r, struct resp *w)
 	jv_free(paths);
 	jv_free(body);
 }
+
+/* The routes of this file, in the router's order (routes.c). */
+const struct route git_routes[] = {
+    {.method = "GET",
+     .pattern = "/v1/apps/{id}/git/status",
+     .fn = apps_git_status},
+    {.method = "GET", .pattern = "/v1/apps/{id}/git/diff", .fn = apps_git_diff},
+    {.method = "POST",
+     .pattern = "/v1/apps/{id}/git/commit",
+     .fn = apps_git_commit},
+    {0},
+};

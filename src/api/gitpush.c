@@ -155,3 +155,11 @@ apps_git_push(struct req *r, struct resp *w)
 	else
 		api_reply_json(w, 200, out);
 }
+
+/* The routes of this file, in the router's order (routes.c). */
+const struct route gitpush_routes[] = {
+    {.method = "POST",
+     .pattern = "/v1/apps/{id}/git/push",
+     .fn = apps_git_push},
+    {0},
+};

@@ -159,3 +159,14 @@ apps_preview_revoke(struct req *r, struct resp *w)
 	pvauth_forget_codes(r->core, a.id);
 	api_reply_empty(w, 204);
 }
+
+/* The routes of this file, in the router's order (routes.c). */
+const struct route pvlinks_routes[] = {
+    {.method = "POST",
+     .pattern = "/v1/apps/{id}/preview-link",
+     .fn = apps_preview_link},
+    {.method = "DELETE",
+     .pattern = "/v1/apps/{id}/preview-links",
+     .fn = apps_preview_revoke},
+    {0},
+};

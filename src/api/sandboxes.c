@@ -364,3 +364,25 @@ sandboxes_delete(struct req *r, struct resp *w)
 	else
 		api_reply_empty(w, 204);
 }
+
+/* The routes of this file, in the router's order (routes.c). */
+const struct route sandboxes_routes[] = {
+    {.method = "POST",
+     .pattern = "/v1/apps/{id}/sandbox",
+     .fn = sandboxes_create},
+    {.method = "GET", .pattern = "/v1/sandboxes/{id}", .fn = sandboxes_get},
+    {.method = "DELETE",
+     .pattern = "/v1/sandboxes/{id}",
+     .fn = sandboxes_delete},
+    {.method = "PATCH", .pattern = "/v1/sandboxes/{id}", .fn = sandboxes_patch},
+    {.method = "POST",
+     .pattern = "/v1/sandboxes/{id}/stop",
+     .fn = sandboxes_stop},
+    {.method = "POST",
+     .pattern = "/v1/sandboxes/{id}/start",
+     .fn = sandboxes_start},
+    {.method = "POST",
+     .pattern = "/v1/sandboxes/{id}/freeze",
+     .fn = sandboxes_freeze},
+    {0},
+};

@@ -122,6 +122,12 @@ struct auth *api_auth(const struct req *r);
 
 /* Loads the sandbox named in the path for this tenant, or answers 404. */
 int api_load_sandbox(struct req *r, struct resp *w, struct sandbox *sb);
+/*
+ * Loads the app named in the path (r->ids[0]) for this tenant into a:
+ * 0, or -1 with 404 not_found "no such app" (none, or another tenant's)
+ * or 500 internal "cannot read the app" in w.
+ */
+int api_load_app(struct req *r, struct resp *w, struct app *a);
 
 /* Handlers, one file per resource. */
 void health_get(struct req *, struct resp *);

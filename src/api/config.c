@@ -44,13 +44,8 @@ static int
 load_app(struct req *r, struct resp *w)
 {
 	struct app a;
-	int rc = store_app_get(r->core->store, r->owner, r->ids[0], &a);
 
-	if (rc == STORE_NOT_FOUND)
-		api_fail(w, 404, "not_found", "no such app");
-	else if (rc != 0)
-		api_fail(w, 500, "internal", "cannot read the app");
-	return rc == 0 ? 0 : -1;
+	return api_load_app(r, w, &a);
 }
 
 static struct jv *

@@ -23,15 +23,12 @@ app_workspace(struct req *r, struct resp *w, const char *flag, char *ws,
 {
 	struct app a;
 	struct sandbox sb;
-	int rc = store_app_get(r->core->store, r->owner, r->ids[0], &a);
 	struct jv *o;
+	int rc;
 
-	if (rc == STORE_NOT_FOUND) {
-		api_fail(w, 404, "not_found", "no such app");
+	if (api_load_app(r, w, &a) < 0)
 		return -1;
-	}
-	if (rc == 0)
-		rc = store_sandbox_by_app(r->core->store, a.id, &sb);
+	rc = store_sandbox_by_app(r->core->store, a.id, &sb);
 	if (rc == STORE_NOT_FOUND) {
 		o = jv_obj();
 		jv_set_bool(o, flag, false);

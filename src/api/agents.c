@@ -559,3 +559,26 @@ agents_oauth_finish(struct req *r, struct resp *w)
 	finish_reply(w, a, &tok);
 	cred_oauth_wipe(&tok);
 }
+
+/* The routes of this file, in the router's order (routes.c). */
+const struct route agents_routes[] = {
+    {.method = "GET", .pattern = "/v1/agents", .fn = agents_list},
+    {.method = "POST",
+     .pattern = "/v1/agents/{name}/api-key",
+     .fn = agents_set_key,
+     .max_body = AGENT_KEY_BODY_BYTES},
+    {.method = "DELETE",
+     .pattern = "/v1/agents/{name}/api-key",
+     .fn = agents_delete_key},
+    {.method = "POST",
+     .pattern = "/v1/agents/{name}/disconnect",
+     .fn = agents_disconnect},
+    {.method = "POST",
+     .pattern = "/v1/agents/{name}/oauth/start",
+     .fn = agents_oauth_start},
+    {.method = "POST",
+     .pattern = "/v1/agents/{name}/oauth/finish",
+     .fn = agents_oauth_finish,
+     .max_body = AGENT_KEY_BODY_BYTES},
+    {0},
+};

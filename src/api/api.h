@@ -21,7 +21,7 @@ struct auth;
 struct evlog_sub;
 
 struct req {
-	struct api *api;
+	struct auth *auth; /* the server's (api_auth) */
 	struct core *core;
 	const char *method;
 	const char *path;
@@ -55,6 +55,25 @@ struct resp {
 };
 
 typedef void (*api_handler)(struct req *, struct resp *);
+
+/*
+ * A route: each handler file exports its own table, ended by a row whose
+ * method is NULL, and routes.c matches them in one fixed order.
+ */
+struct route {
+	const char *method;
+	const char *pattern; /* "{id}" matches one ULID segment */
+	api_handler fn;
+	bool open;       /* no token needed */
+	size_t max_body; /* 0: API_MAX_BODY_BYTES */
+};
+
+extern const struct route health_routes[], signin_routes[], status_routes[],
+    metrics_routes[], presets_routes[], apps_routes[], trash_routes[],
+    pvlinks_routes[], sandboxes_routes[], processes_routes[], files_routes[],
+    tasks_routes[], agents_routes[], spend_routes[], settings_routes[],
+    config_routes[], git_routes[], gitpush_routes[], gitcreds_routes[],
+    tokens_routes[];
 
 /* Replies: set status and body.  reply_json steals v. */
 void api_reply_json(struct resp *w, int status, struct jv *v);
@@ -103,6 +122,12 @@ struct auth *api_auth(const struct req *r);
 
 /* Loads the sandbox named in the path for this tenant, or answers 404. */
 int api_load_sandbox(struct req *r, struct resp *w, struct sandbox *sb);
+/*
+ * Loads the app named in the path (r->ids[0]) for this tenant into a:
+ * 0, or -1 with 404 not_found "no such app" (none, or another tenant's)
+ * or 500 internal "cannot read the app" in w.
+ */
+int api_load_app(struct req *r, struct resp *w, struct app *a);
 
 /* Handlers, one file per resource. */
 void health_get(struct req *, struct resp *);

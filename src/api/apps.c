@@ -276,26 +276,13 @@ apps_list(struct req *r, struct resp *w)
 	api_reply_json(w, 200, o);
 }
 
-/* Loads the app named in the path for this tenant, or answers 404. */
-static int
-load_app(struct req *r, struct resp *w, struct app *a)
-{
-	int rc = store_app_get(r->core->store, r->owner, r->ids[0], a);
-
-	if (rc == STORE_NOT_FOUND)
-		api_fail(w, 404, "not_found", "no such app");
-	else if (rc != 0)
-		api_fail(w, 500, "internal", "cannot read the app");
-	return rc == 0 ? 0 : -1;
-}
-
 void
 apps_get(struct req *r, struct resp *w)
 {
 	struct app a;
 	struct jv *o;
 
-	if (load_app(r, w, &a) < 0)
+	if (api_load_app(r, w, &a) < 0)
 		return;
 	o = api_app_json(r->core, &a);
 	jv_set(o, "spend", api_app_spend_json(r->core, a.id));
@@ -329,7 +316,7 @@ apps_patch(struct req *r, struct resp *w)
 	if (api_body_object(r, w, false, &body) < 0)
 		return;
 	g = jv_get(body, "git");
-	if (load_app(r, w, &a) < 0)
+	if (api_load_app(r, w, &a) < 0)
 		goto fail;
 	memcpy(vis, a.preview_visibility, sizeof(vis));
 	budget = jv_get(body, "budget");
@@ -378,7 +365,7 @@ apps_delete(struct req *r, struct resp *w)
 	struct err e = {0};
 	struct app a;
 
-	if (load_app(r, w, &a) < 0)
+	if (api_load_app(r, w, &a) < 0)
 		return;
 	/* 204 as before the trash; the headers say how to undo it. */
 	if (trash_app(r->core, &a, w->trash_id, &e) < 0) {
@@ -387,3 +374,13 @@ apps_delete(struct req *r, struct resp *w)
 	}
 	api_reply_empty(w, 204);
 }
+
+/* The routes of this file, in the router's order (routes.c). */
+const struct route apps_routes[] = {
+    {.method = "GET", .pattern = "/v1/apps", .fn = apps_list},
+    {.method = "POST", .pattern = "/v1/apps", .fn = apps_create},
+    {.method = "GET", .pattern = "/v1/apps/{id}", .fn = apps_get},
+    {.method = "PATCH", .pattern = "/v1/apps/{id}", .fn = apps_patch},
+    {.method = "DELETE", .pattern = "/v1/apps/{id}", .fn = apps_delete},
+    {0},
+};

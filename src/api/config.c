@@ -44,13 +44,8 @@ static int
 load_app(struct req *r, struct resp *w)
 {
 	struct app a;
-	int rc = store_app_get(r->core->store, r->owner, r->ids[0], &a);
 
-	if (rc == STORE_NOT_FOUND)
-		api_fail(w, 404, "not_found", "no such app");
-	else if (rc != 0)
-		api_fail(w, 500, "internal", "cannot read the app");
-	return rc == 0 ? 0 : -1;
+	return api_load_app(r, w, &a);
 }
 
 static struct jv *
@@ -244,3 +239,23 @@ config_delete(struct req *r, struct resp *w)
 		api_reply_empty(w, 204);
 	}
 }
+
+/* The routes of this file, in the router's order (routes.c). */
+const struct route config_routes[] = {
+    {.method = "GET", .pattern = "/v1/apps/{id}/config", .fn = config_list},
+    /*
+     * {name} is the config key here.  r->name keeps 79 bytes of it and
+     * keys may have 128, so the handlers above read the key from the
+     * path's last segment themselves.
+     */
+    {.method = "GET",
+     .pattern = "/v1/apps/{id}/config/{name}",
+     .fn = config_get},
+    {.method = "PUT",
+     .pattern = "/v1/apps/{id}/config/{name}",
+     .fn = config_put},
+    {.method = "DELETE",
+     .pattern = "/v1/apps/{id}/config/{name}",
+     .fn = config_delete},
+    {0},
+};

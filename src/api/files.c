@@ -431,3 +431,22 @@ out:
 	if (t.appfd >= 0)
 		close(t.appfd);
 }
+
+/* The routes of this file, in the router's order (routes.c). */
+const struct route files_routes[] = {
+    {.method = "GET", .pattern = "/v1/sandboxes/{id}/files", .fn = files_list},
+    {.method = "PUT",
+     .pattern = "/v1/sandboxes/{id}/files",
+     .fn = files_put,
+     .max_body = WSFS_MAX_WRITE},
+    {.method = "DELETE",
+     .pattern = "/v1/sandboxes/{id}/files",
+     .fn = files_delete},
+    {.method = "GET",
+     .pattern = "/v1/sandboxes/{id}/files/content",
+     .fn = files_content},
+    {.method = "POST",
+     .pattern = "/v1/sandboxes/{id}/files/move",
+     .fn = files_move},
+    {0},
+};

@@ -23,15 +23,12 @@ app_workspace(struct req *r, struct resp *w, const char *flag, char *ws,
 {
 	struct app a;
 	struct sandbox sb;
-	int rc = store_app_get(r->core->store, r->owner, r->ids[0], &a);
 	struct jv *o;
+	int rc;
 
-	if (rc == STORE_NOT_FOUND) {
-		api_fail(w, 404, "not_found", "no such app");
+	if (api_load_app(r, w, &a) < 0)
 		return -1;
-	}
-	if (rc == 0)
-		rc = store_sandbox_by_app(r->core->store, a.id, &sb);
+	rc = store_sandbox_by_app(r->core->store, a.id, &sb);
 	if (rc == STORE_NOT_FOUND) {
 		o = jv_obj();
 		jv_set_bool(o, flag, false);
@@ -173,3 +170,15 @@ apps_git_commit(struct req *r, struct resp *w)
 	jv_free(paths);
 	jv_free(body);
 }
+
+/* The routes of this file, in the router's order (routes.c). */
+const struct route git_routes[] = {
+    {.method = "GET",
+     .pattern = "/v1/apps/{id}/git/status",
+     .fn = apps_git_status},
+    {.method = "GET", .pattern = "/v1/apps/{id}/git/diff", .fn = apps_git_diff},
+    {.method = "POST",
+     .pattern = "/v1/apps/{id}/git/commit",
+     .fn = apps_git_commit},
+    {0},
+};

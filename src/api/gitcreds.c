@@ -256,3 +256,16 @@ gitcreds_delete(struct req *r, struct resp *w)
 	else
 		api_reply_empty(w, 204);
 }
+
+/* The routes of this file, in the router's order (routes.c). */
+const struct route gitcreds_routes[] = {
+    {.method = "GET", .pattern = "/v1/git-credentials", .fn = gitcreds_list},
+    {.method = "POST",
+     .pattern = "/v1/git-credentials",
+     .fn = gitcreds_create,
+     .max_body = GIT_CRED_BODY_BYTES},
+    {.method = "DELETE",
+     .pattern = "/v1/git-credentials/{id}",
+     .fn = gitcreds_delete},
+    {0},
+};

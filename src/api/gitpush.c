@@ -105,16 +105,10 @@ apps_git_push(struct req *r, struct resp *w)
 	struct app a;
 	struct jv *out = NULL;
 	char branch[GIT_BRANCH_MAX + 1], prefix[64], ws[PATH_MAX];
-	int rc = store_app_get(r->core->store, r->owner, r->ids[0], &a);
+	int rc;
 
-	if (rc == STORE_NOT_FOUND) {
-		api_fail(w, 404, "not_found", "no such app");
+	if (api_load_app(r, w, &a) < 0)
 		return;
-	}
-	if (rc != 0) {
-		api_fail(w, 500, "internal", "cannot read the app");
-		return;
-	}
 	if (requested_branch(r, w, &a, branch, sizeof(branch)) < 0)
 		return;
 	if (a.git_repo_url[0] == '\0') {
@@ -155,3 +149,11 @@ apps_git_push(struct req *r, struct resp *w)
 	else
 		api_reply_json(w, 200, out);
 }
+
+/* The routes of this file, in the router's order (routes.c). */
+const struct route gitpush_routes[] = {
+    {.method = "POST",
+     .pattern = "/v1/apps/{id}/git/push",
+     .fn = apps_git_push},
+    {0},
+};

@@ -92,3 +92,9 @@ metrics_get(struct req *r, struct resp *w)
 	                b.data ? b.data : "", b.len);
 	buf_release(&b);
 }
+
+/* The routes of this file, in the router's order (routes.c). */
+const struct route metrics_routes[] = {
+    {.method = "GET", .pattern = "/metrics", .fn = metrics_get},
+    {0},
+};

@@ -21,3 +21,9 @@ presets_list(struct req *r, struct resp *w)
 	jv_set(o, "presets", arr);
 	api_reply_json(w, 200, o);
 }
+
+/* The routes of this file, in the router's order (routes.c). */
+const struct route presets_routes[] = {
+    {.method = "GET", .pattern = "/v1/presets", .fn = presets_list},
+    {0},
+};

@@ -164,3 +164,14 @@ processes_restart(struct req *r, struct resp *w)
 	jv_set_bool(o, "restarted", true);
 	api_reply_json(w, 200, o);
 }
+
+/* The routes of this file, in the router's order (routes.c). */
+const struct route processes_routes[] = {
+    {.method = "GET",
+     .pattern = "/v1/sandboxes/{id}/processes/{name}/logs",
+     .fn = processes_logs},
+    {.method = "POST",
+     .pattern = "/v1/sandboxes/{id}/processes/{name}/restart",
+     .fn = processes_restart},
+    {0},
+};

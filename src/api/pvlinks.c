@@ -79,12 +79,11 @@ apps_preview_link(struct req *r, struct resp *w)
 		seconds = jv_int(ttl);
 	if (path_field(jv_get(body, "path"), next, sizeof(next), &e) < 0)
 		goto fail;
-	rc = store_app_get(r->core->store, r->owner, r->ids[0], &a);
-	if (rc == STORE_NOT_FOUND) {
-		ERR_NOTFOUND(&e, "no such app");
-		goto fail;
+	if (api_load_app(r, w, &a) < 0) {
+		jv_free(body);
+		return;
 	}
-	rc = rc == 0 ? store_sandbox_by_app(r->core->store, a.id, &sb) : rc;
+	rc = store_sandbox_by_app(r->core->store, a.id, &sb);
 	if (rc < 0) {
 		ERR_INTERNAL(&e, "cannot read the app");
 		goto fail;
@@ -139,16 +138,9 @@ void
 apps_preview_revoke(struct req *r, struct resp *w)
 {
 	struct app a;
-	int rc = store_app_get(r->core->store, r->owner, r->ids[0], &a);
 
-	if (rc == STORE_NOT_FOUND) {
-		api_fail(w, 404, "not_found", "no such app");
+	if (api_load_app(r, w, &a) < 0)
 		return;
-	}
-	if (rc != 0) {
-		api_fail(w, 500, "internal", "cannot read the app");
-		return;
-	}
 	a.preview_epoch++;
 	a.updated_at = clock_now();
 	if (store_app_set_preview(r->core->store, &a) != 0) {
@@ -159,3 +151,14 @@ apps_preview_revoke(struct req *r, struct resp *w)
 	pvauth_forget_codes(r->core, a.id);
 	api_reply_empty(w, 204);
 }
+
+/* The routes of this file, in the router's order (routes.c). */
+const struct route pvlinks_routes[] = {
+    {.method = "POST",
+     .pattern = "/v1/apps/{id}/preview-link",
+     .fn = apps_preview_link},
+    {.method = "DELETE",
+     .pattern = "/v1/apps/{id}/preview-links",
+     .fn = apps_preview_revoke},
+    {0},
+};

@@ -191,19 +191,26 @@ sandboxes_create(struct req *r, struct resp *w)
 		api_reply_err(w, &e);
 		return;
 	}
-	rc = store_app_get(r->core->store, r->owner, r->ids[0], &a);
-	if (rc != 0) {
-		api_fail(w, rc == STORE_NOT_FOUND ? 404 : 500,
-		         rc == STORE_NOT_FOUND ? "not_found" : "internal",
-		         rc == STORE_NOT_FOUND ? "no such app"
-		                               : "cannot read the app");
+	if (api_load_app(r, w, &a) < 0)
 		return;
-	}
 	if (core_sandbox_create(r->core, &a, ports, n, &sb, &e) < 0) {
 		api_reply_err(w, &e);
 		return;
 	}
 	api_reply_json(w, 201, api_sandbox_json(r->core, &sb));
+}
+
+/* Loads the app in the path for this tenant, or answers 404 (api.h). */
+int
+api_load_app(struct req *r, struct resp *w, struct app *a)
+{
+	int rc = store_app_get(r->core->store, r->owner, r->ids[0], a);
+
+	if (rc == STORE_NOT_FOUND)
+		api_fail(w, 404, "not_found", "no such app");
+	else if (rc != 0)
+		api_fail(w, 500, "internal", "cannot read the app");
+	return rc == 0 ? 0 : -1;
 }
 
 /* Loads the sandbox in the path for this tenant, or answers 404. */
@@ -364,3 +371,25 @@ sandboxes_delete(struct req *r, struct resp *w)
 	else
 		api_reply_empty(w, 204);
 }
+
+/* The routes of this file, in the router's order (routes.c). */
+const struct route sandboxes_routes[] = {
+    {.method = "POST",
+     .pattern = "/v1/apps/{id}/sandbox",
+     .fn = sandboxes_create},
+    {.method = "GET", .pattern = "/v1/sandboxes/{id}", .fn = sandboxes_get},
+    {.method = "DELETE",
+     .pattern = "/v1/sandboxes/{id}",
+     .fn = sandboxes_delete},
+    {.method = "PATCH", .pattern = "/v1/sandboxes/{id}", .fn = sandboxes_patch},
+    {.method = "POST",
+     .pattern = "/v1/sandboxes/{id}/stop",
+     .fn = sandboxes_stop},
+    {.method = "POST",
+     .pattern = "/v1/sandboxes/{id}/start",
+     .fn = sandboxes_start},
+    {.method = "POST",
+     .pattern = "/v1/sandboxes/{id}/freeze",
+     .fn = sandboxes_freeze},
+    {0},
+};

@@ -16,8 +16,13 @@
  * handler.  A refusal from the head is queued on libmicrohttpd's first
  * call, so it answers without reading the body and closes the
  * connection: a stranger costs the server a head, not 16 MiB.  Every
- * error leaves through api_reply_err(): the one place that writes the
- * envelope.
+ * error leaves through api_reply_err() (reply.c): the one place that
+ * writes the envelope.
+ *
+ * The API is three files, called one way: this one (libmicrohttpd's
+ * glue, the head's checks) calls the router (routes.c: the route tables
+ * and the matching, then the handler), the handlers call the replies
+ * (reply.c).
  */
 #include "api/server.h"
 
@@ -32,10 +37,8 @@
 
 #include "api/api.h"
 #include "api/auth.h"
+#include "api/routes.h"
 #include "api/session.h"
-#include "ws/wsfs.h"
-#include "task/task.h"
-#include "lib/clock.h"
 #include "lib/limits.h"
 #include "lib/log.h"
 #include "task/evlog.h"
@@ -46,485 +49,12 @@ struct api {
 	struct MHD_Daemon *mhd;
 };
 
-struct route {
-	const char *method;
-	const char *pattern; /* "{id}" matches one ULID segment */
-	api_handler fn;
-	bool open;       /* no token needed */
-	size_t max_body; /* 0: API_MAX_BODY_BYTES */
-};
-
-static const struct route routes[] = {
-    {.method = "GET", .pattern = "/healthz", .fn = health_get, .open = true},
-    {.method = "GET",
-     .pattern = "/v1/auth/status",
-     .fn = signin_status,
-     .open = true},
-    {.method = "POST",
-     .pattern = "/v1/auth/setup",
-     .fn = signin_setup,
-     .open = true},
-    {.method = "POST",
-     .pattern = "/v1/auth/login",
-     .fn = signin_login,
-     .open = true},
-    {.method = "POST", .pattern = "/v1/auth/logout", .fn = signin_logout},
-    {.method = "POST", .pattern = "/v1/auth/password", .fn = signin_password},
-    {.method = "GET", .pattern = "/v1/status", .fn = status_get},
-    {.method = "GET", .pattern = "/metrics", .fn = metrics_get},
-    {.method = "GET", .pattern = "/v1/presets", .fn = presets_list},
-    {.method = "GET", .pattern = "/v1/apps", .fn = apps_list},
-    {.method = "POST", .pattern = "/v1/apps", .fn = apps_create},
-    {.method = "GET", .pattern = "/v1/apps/{id}", .fn = apps_get},
-    {.method = "PATCH", .pattern = "/v1/apps/{id}", .fn = apps_patch},
-    {.method = "DELETE", .pattern = "/v1/apps/{id}", .fn = apps_delete},
-    {.method = "GET", .pattern = "/v1/trash", .fn = trash_list},
-    {.method = "GET", .pattern = "/v1/trash/{id}", .fn = trash_get},
-    {.method = "POST",
-     .pattern = "/v1/trash/{id}/restore",
-     .fn = trash_restore_post},
-    {.method = "DELETE", .pattern = "/v1/trash/{id}", .fn = trash_delete},
-    {.method = "POST",
-     .pattern = "/v1/apps/{id}/preview-link",
-     .fn = apps_preview_link},
-    {.method = "DELETE",
-     .pattern = "/v1/apps/{id}/preview-links",
-     .fn = apps_preview_revoke},
-    {.method = "POST",
-     .pattern = "/v1/apps/{id}/sandbox",
-     .fn = sandboxes_create},
-    {.method = "GET", .pattern = "/v1/sandboxes/{id}", .fn = sandboxes_get},
-    {.method = "DELETE",
-     .pattern = "/v1/sandboxes/{id}",
-     .fn = sandboxes_delete},
-    {.method = "PATCH", .pattern = "/v1/sandboxes/{id}", .fn = sandboxes_patch},
-    {.method = "POST",
-     .pattern = "/v1/sandboxes/{id}/stop",
-     .fn = sandboxes_stop},
-    {.method = "POST",
-     .pattern = "/v1/sandboxes/{id}/start",
-     .fn = sandboxes_start},
-    {.method = "POST",
-     .pattern = "/v1/sandboxes/{id}/freeze",
-     .fn = sandboxes_freeze},
-    {.method = "GET",
-     .pattern = "/v1/sandboxes/{id}/processes/{name}/logs",
-     .fn = processes_logs},
-    {.method = "POST",
-     .pattern = "/v1/sandboxes/{id}/processes/{name}/restart",
-     .fn = processes_restart},
-    {.method = "GET", .pattern = "/v1/sandboxes/{id}/files", .fn = files_list},
-    {.method = "PUT",
-     .pattern = "/v1/sandboxes/{id}/files",
-     .fn = files_put,
-     .max_body = WSFS_MAX_WRITE},
-    {.method = "DELETE",
-     .pattern = "/v1/sandboxes/{id}/files",
-     .fn = files_delete},
-    {.method = "GET",
-     .pattern = "/v1/sandboxes/{id}/files/content",
-     .fn = files_content},
-    {.method = "POST",
-     .pattern = "/v1/sandboxes/{id}/files/move",
-     .fn = files_move},
-    {.method = "POST",
-     .pattern = "/v1/sandboxes/{id}/tasks",
-     .fn = tasks_create,
-     .max_body = TASK_MAX_PROMPT_BYTES * 2 + 4096},
-    {.method = "GET", .pattern = "/v1/sandboxes/{id}/tasks", .fn = tasks_list},
-    {.method = "GET",
-     .pattern = "/v1/sandboxes/{id}/tasks/{id}",
-     .fn = tasks_get},
-    {.method = "GET",
-     .pattern = "/v1/sandboxes/{id}/tasks/{id}/events",
-     .fn = tasks_events},
-    {.method = "POST",
-     .pattern = "/v1/sandboxes/{id}/tasks/{id}/cancel",
-     .fn = tasks_cancel},
-    {.method = "POST",
-     .pattern = "/v1/sandboxes/{id}/tasks/{id}/revert",
-     .fn = tasks_revert},
-    {.method = "GET", .pattern = "/v1/agents", .fn = agents_list},
-    {.method = "POST",
-     .pattern = "/v1/agents/{name}/api-key",
-     .fn = agents_set_key,
-     .max_body = AGENT_KEY_BODY_BYTES},
-    {.method = "DELETE",
-     .pattern = "/v1/agents/{name}/api-key",
-     .fn = agents_delete_key},
-    {.method = "POST",
-     .pattern = "/v1/agents/{name}/disconnect",
-     .fn = agents_disconnect},
-    {.method = "POST",
-     .pattern = "/v1/agents/{name}/oauth/start",
-     .fn = agents_oauth_start},
-    {.method = "POST",
-     .pattern = "/v1/agents/{name}/oauth/finish",
-     .fn = agents_oauth_finish,
-     .max_body = AGENT_KEY_BODY_BYTES},
-    {.method = "GET", .pattern = "/v1/spend", .fn = spend_get},
-    {.method = "PATCH", .pattern = "/v1/spend", .fn = spend_patch},
-    {.method = "GET", .pattern = "/v1/settings", .fn = settings_get},
-    {.method = "PATCH", .pattern = "/v1/settings", .fn = settings_patch},
-    {.method = "GET", .pattern = "/v1/apps/{id}/config", .fn = config_list},
-    /*
-     * {name} is the config key here.  r->name keeps 79 bytes of it and
-     * keys may have 128, so config.c reads the key from the path's last
-     * segment itself.
-     */
-    {.method = "GET",
-     .pattern = "/v1/apps/{id}/config/{name}",
-     .fn = config_get},
-    {.method = "PUT",
-     .pattern = "/v1/apps/{id}/config/{name}",
-     .fn = config_put},
-    {.method = "DELETE",
-     .pattern = "/v1/apps/{id}/config/{name}",
-     .fn = config_delete},
-    {.method = "GET",
-     .pattern = "/v1/apps/{id}/git/status",
-     .fn = apps_git_status},
-    {.method = "GET", .pattern = "/v1/apps/{id}/git/diff", .fn = apps_git_diff},
-    {.method = "POST",
-     .pattern = "/v1/apps/{id}/git/commit",
-     .fn = apps_git_commit},
-    {.method = "POST",
-     .pattern = "/v1/apps/{id}/git/push",
-     .fn = apps_git_push},
-    {.method = "GET", .pattern = "/v1/git-credentials", .fn = gitcreds_list},
-    {.method = "POST",
-     .pattern = "/v1/git-credentials",
-     .fn = gitcreds_create,
-     .max_body = GIT_CRED_BODY_BYTES},
-    {.method = "DELETE",
-     .pattern = "/v1/git-credentials/{id}",
-     .fn = gitcreds_delete},
-    {.method = "GET", .pattern = "/v1/tokens", .fn = tokens_list},
-    {.method = "POST", .pattern = "/v1/tokens", .fn = tokens_create},
-    {.method = "DELETE", .pattern = "/v1/tokens/{name}", .fn = tokens_delete},
-};
-
-#define NROUTES (sizeof(routes) / sizeof(routes[0]))
-
-/* --- replies ----------------------------------------------------------- */
-
-void
-api_set_time(struct jv *o, const char *key, int64_t t)
-{
-	char s[CLOCK_RFC3339_LEN];
-
-	clock_rfc3339(t, s);
-	jv_set_str(o, key, s);
-}
-
-void
-api_reply_json(struct resp *w, int status, struct jv *v)
-{
-	w->status = status;
-	w->content_type = "application/json";
-	buf_reset(&w->body);
-	if (jv_dump(v, &w->body) < 0 || buf_append(&w->body, "\n", 1) < 0) {
-		buf_reset(&w->body);
-		w->status = 500;
-	}
-	jv_free(v);
-}
-
-void
-api_reply_text(struct resp *w, int status, const char *text)
-{
-	w->status = status;
-	w->content_type = "text/plain; charset=utf-8";
-	buf_reset(&w->body);
-	buf_append(&w->body, text, strlen(text));
-}
-
-void
-api_reply_empty(struct resp *w, int status)
-{
-	w->status = status;
-	w->content_type = NULL;
-	buf_reset(&w->body);
-}
-
-void
-api_reply_err(struct resp *w, const struct err *e)
-{
-	struct jv *env = jv_obj(), *inner = jv_obj();
-
-	jv_set_str(inner, "code", e->code);
-	jv_set_str(inner, "message", e->msg);
-	jv_set_bool(inner, "retryable", e->status == 503);
-	jv_set(env, "error", inner);
-	api_reply_json(w, e->status, env);
-}
-
-void
-api_fail(struct resp *w, int status, const char *code, const char *fmt, ...)
-{
-	struct err e = {.status = status};
-	va_list ap;
-
-	snprintf(e.code, sizeof(e.code), "%s", code);
-	va_start(ap, fmt);
-	vsnprintf(e.msg, sizeof(e.msg), fmt, ap);
-	va_end(ap);
-	api_reply_err(w, &e);
-}
-
-void
-api_reply_bytes(struct resp *w, int status, const char *content_type,
-                const void *data, size_t len)
-{
-	w->status = status;
-	w->content_type = content_type;
-	buf_release(&w->body);
-	buf_init(&w->body, len + 1);
-	if (buf_append(&w->body, data, len) < 0)
-		api_fail(w, 500, "internal", "out of memory");
-}
-
-struct query_find {
-	const char *key;
-	const char *value;
-	size_t size;
-	bool found;
-};
-
-static enum MHD_Result
-query_cb(void *cls, enum MHD_ValueKind kind, const char *key, size_t key_size,
-         const char *value, size_t value_size)
-{
-	struct query_find *q = cls;
-
-	(void)kind, (void)key_size;
-	if (strcmp(key, q->key) != 0)
-		return MHD_YES;
-	q->found = true;
-	q->value = value ? value : "";
-	q->size = value ? value_size : 0;
-	return MHD_NO;
-}
-
-const char *
-api_query(struct req *r, struct resp *w, const char *key, bool *bad)
-{
-	struct query_find q = {.key = key};
-
-	*bad = false;
-	MHD_get_connection_values_n(r->conn, MHD_GET_ARGUMENT_KIND, query_cb,
-	                            &q);
-	if (!q.found)
-		return NULL;
-	if (strlen(q.value) != q.size) {
-		*bad = true;
-		api_fail(w, 400, "invalid_request",
-		         "query parameter %s must not contain NUL", key);
-		return NULL;
-	}
-	return q.value;
-}
-
-int
-api_scope(struct req *r, struct resp *w, const char **owner)
-{
-	bool bad;
-	const char *v = api_query(r, w, "scope", &bad);
-
-	*owner = r->owner;
-	if (bad)
-		return -1;
-	if (v == NULL || strcmp(v, "tenant") == 0)
-		return 0;
-	if (strcmp(v, "instance") != 0) {
-		api_fail(w, 400, "invalid_request",
-		         "scope must be tenant or instance, not %.32s", v);
-		return -1;
-	}
-	if (!r->operator) {
-		api_fail(w, 403, "operator_only",
-		         "scope=instance changes what every tenant uses: only "
-		         "an operator token may (the first-start token "
-		         "\"default\" or one named in SANDBOXD_OPERATORS); "
-		         "without scope the call acts on your tenant (%.64s)",
-		         r->owner);
-		return -1;
-	}
-	*owner = "";
-	return 0;
-}
-
-int
-api_body_object(struct req *r, struct resp *w, bool optional, struct jv **out)
-{
-	char err[160];
-	size_t i = 0;
-
-	*out = NULL;
-	if (r->body_too_big) {
-		api_fail(w, 413, "payload_too_large",
-		         "request body is larger than %u bytes",
-		         API_MAX_BODY_BYTES);
-		return -1;
-	}
-	while (i < r->body.len && strchr(" \t\r\n", r->body.data[i]))
-		i++;
-	if (i == r->body.len) {
-		if (optional)
-			return 0;
-		api_fail(w, 400, "invalid_request",
-		         "request body is empty; expected a JSON object");
-		return -1;
-	}
-	*out = jv_parse(r->body.data, r->body.len, API_MAX_JSON_DEPTH, err,
-	                sizeof(err));
-	if (*out == NULL) {
-		api_fail(w, 400, "invalid_request", "%s", err);
-		return -1;
-	}
-	if (jv_type(*out) != JV_OBJECT) {
-		api_fail(w, 400, "invalid_request",
-		         "request body must be a JSON object, not %s",
-		         jv_type_name(jv_type(*out)));
-		jv_free(*out);
-		*out = NULL;
-		return -1;
-	}
-	return 0;
-}
-
-/* --- routing ----------------------------------------------------------- */
-
-/*
- * Matches path against pattern segment by segment.  {id} segments are
- * copied (up to 2) into r->ids, a {name} segment into r->name; their
- * format is checked later (a malformed id is a 400, not a 404).
- */
-static bool
-route_match(const char *pattern, const char *path, struct req *r, bool *bad_id)
-{
-	const char *p = pattern, *s = path;
-	int nid = 0;
-
-	*bad_id = false;
-	while (*p && *s) {
-		const char *pe = strchr(p + 1, '/'), *se = strchr(s + 1, '/');
-		size_t pl = pe ? (size_t)(pe - p) : strlen(p);
-		size_t sl = se ? (size_t)(se - s) : strlen(s);
-		char seg[80];
-
-		snprintf(seg, sizeof(seg), "%.*s", (int)(sl ? sl - 1 : 0),
-		         s + 1);
-		if (pl == 5 && strncmp(p, "/{id}", 5) == 0) {
-			if (sl < 2)
-				return false;
-			if (nid < 2 && !ulid_parse(seg, r->ids[nid]))
-				*bad_id = true;
-			nid++;
-		} else if (pl == 7 && strncmp(p, "/{name}", 7) == 0) {
-			if (sl < 2)
-				return false;
-			snprintf(r->name, sizeof(r->name), "%s", seg);
-		} else if (pl != sl || strncmp(p, s, pl) != 0) {
-			return false;
-		}
-		p += pl;
-		s += sl;
-	}
-	return *p == '\0' && *s == '\0';
-}
-
-static bool
-method_matches(const struct route *rt, const char *method)
-{
-	/* HEAD is GET without the body (libmicrohttpd drops it). */
-	return strcmp(rt->method, method) == 0 ||
-	       (strcmp(method, "HEAD") == 0 && strcmp(rt->method, "GET") == 0);
-}
-
-/*
- * Finds the route for r->method and r->path.  NULL when none: then
- * *path_known says whether another method would match, and allow lists
- * those methods.
- */
-static const struct route *
-route_find(struct req *r, bool *path_known, bool *bad_id, char *allow,
-           size_t allowlen)
-{
-	*path_known = false;
-	if (allow)
-		allow[0] = '\0';
-	for (size_t i = 0; i < NROUTES; i++) {
-		bool bad;
-		if (!route_match(routes[i].pattern, r->path, r, &bad))
-			continue;
-		*path_known = true;
-		if (method_matches(&routes[i], r->method)) {
-			*bad_id = bad;
-			return &routes[i];
-		}
-		if (allow) {
-			size_t n = strlen(allow);
-			snprintf(allow + n, allowlen - n, "%s%s", n ? ", " : "",
-			         routes[i].method);
-		}
-	}
-	return NULL;
-}
-
 /* /metrics too: it tells a stranger how busy the host is. */
 static bool
 needs_token(const char *path)
 {
 	return strcmp(path, "/v1") == 0 || strncmp(path, "/v1/", 4) == 0 ||
 	       strcmp(path, "/metrics") == 0;
-}
-/*
- * While the data filesystem is full, a call that would write answers
- * 507 before it starts, and a write that failed for it answers 507, not
- * 500: the client learns that nothing is broken and what to do.  Reads,
- * deletes (they free space), stops and cancels go on.
- */
-static bool
-writes_space(const char *method, const char *path)
-{
-	size_t n = strlen(path);
-
-	if (strcmp(method, "POST") != 0 && strcmp(method, "PUT") != 0 &&
-	    strcmp(method, "PATCH") != 0)
-		return false;
-	return !(n > 5 && strcmp(path + n - 5, "/stop") == 0) &&
-	       !(n > 7 && strcmp(path + n - 7, "/cancel") == 0);
-}
-
-static void
-full_disk_fail(struct req *r, struct resp *w, int64_t left)
-{
-	api_fail(w, 507, "insufficient_storage",
-	         "the data filesystem is full (%lld KiB free): reads still "
-	         "work, writes fail until space is freed on %s",
-	         (long long)(left >> 10), r->core->cfg->data_dir);
-}
-
-static bool
-full_disk_refuse(struct req *r, struct resp *w)
-{
-	int64_t left;
-
-	if (!writes_space(r->method, r->path) ||
-	    !core_data_full(r->core, &left))
-		return false;
-	full_disk_fail(r, w, left);
-	return true;
-}
-
-static void
-full_disk_answer(struct req *r, struct resp *w)
-{
-	int64_t left;
-
-	if (w->status == 500 && core_data_full(r->core, &left))
-		full_disk_fail(r, w, left);
 }
 
 /*
@@ -590,7 +120,7 @@ refused(struct api *a, struct MHD_Connection *conn, struct req *r,
 	}
 	if (!needs_token(r->path))
 		return false;
-	rt = route_find(r, &known, &bad, NULL, 0);
+	rt = api_route_find(r, &known, &bad, NULL, 0);
 	if (authenticate(a, conn, r) < 0) {
 		if (rt && rt->open)
 			return false;
@@ -603,58 +133,6 @@ refused(struct api *a, struct MHD_Connection *conn, struct req *r,
 	    !(rt && rt->open) && signin_csrf(r, w) < 0)
 		return true;
 	return false;
-}
-
-/* Routing and the handler, once the body is in (or refused unread). */
-static void
-dispatch(struct req *r, struct resp *w)
-{
-	const struct route *found;
-	bool bad_id = false, known;
-
-	found = route_find(r, &known, &bad_id, w->allow, sizeof(w->allow));
-	if (!known)
-		api_fail(w, 404, "not_found", "no such path: %s", r->path);
-	else if (found == NULL)
-		api_fail(w, 405, "method_not_allowed",
-		         "%s is not allowed on %s (allowed: %s)", r->method,
-		         r->path, w->allow);
-	else if (bad_id)
-		api_fail(w, 400, "invalid_request",
-		         "malformed id in path: ids are 26-character ULIDs");
-	else if (r->body_too_big)
-		api_fail(w, 413, "payload_too_large",
-		         "request body is larger than %zu bytes", r->body.max);
-	else if (!full_disk_refuse(r, w)) {
-		found->fn(r, w);
-		full_disk_answer(r, w);
-	}
-}
-
-/* --- libmicrohttpd glue ------------------------------------------------- */
-
-struct auth *
-api_auth(const struct req *r)
-{
-	return r->api->auth;
-}
-
-const char *
-api_header(struct req *r, const char *name)
-{
-	return MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, name);
-}
-
-void
-api_stream_suspend(void *conn)
-{
-	MHD_suspend_connection(conn);
-}
-
-void
-api_stream_resume(void *conn)
-{
-	MHD_resume_connection(conn);
 }
 
 /*
@@ -757,7 +235,7 @@ static size_t
 body_limit(struct req *r)
 {
 	bool known, bad;
-	const struct route *rt = route_find(r, &known, &bad, NULL, 0);
+	const struct route *rt = api_route_find(r, &known, &bad, NULL, 0);
 
 	return rt && rt->max_body ? rt->max_body : API_MAX_BODY_BYTES;
 }
@@ -806,7 +284,7 @@ on_request(void *cls, struct MHD_Connection *conn, const char *url,
 		r = calloc(1, sizeof(*r));
 		if (r == NULL)
 			return MHD_NO;
-		r->api = a;
+		r->auth = a->auth;
 		r->core = a->core;
 		r->conn = conn;
 		r->method = method;
@@ -829,7 +307,7 @@ on_request(void *cls, struct MHD_Connection *conn, const char *url,
 		return MHD_YES;
 	}
 	if (!refuse)
-		dispatch(r, &w);
+		api_dispatch(r, &w);
 	ret = send_resp(conn, r, &w);
 	buf_release(&w.body);
 	return ret;

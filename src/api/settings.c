@@ -275,3 +275,10 @@ settings_patch(struct req *r, struct resp *w)
 	}
 	api_reply_json(w, 200, settings_json(r));
 }
+
+/* The routes of this file, in the router's order (routes.c). */
+const struct route settings_routes[] = {
+    {.method = "GET", .pattern = "/v1/settings", .fn = settings_get},
+    {.method = "PATCH", .pattern = "/v1/settings", .fn = settings_patch},
+    {0},
+};

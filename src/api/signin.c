@@ -464,3 +464,22 @@ signin_password(struct req *r, struct resp *w)
 	log_info("console: the password was changed; other sessions ended");
 	api_reply_empty(w, 204);
 }
+
+/* The routes of this file, in the router's order (routes.c). */
+const struct route signin_routes[] = {
+    {.method = "GET",
+     .pattern = "/v1/auth/status",
+     .fn = signin_status,
+     .open = true},
+    {.method = "POST",
+     .pattern = "/v1/auth/setup",
+     .fn = signin_setup,
+     .open = true},
+    {.method = "POST",
+     .pattern = "/v1/auth/login",
+     .fn = signin_login,
+     .open = true},
+    {.method = "POST", .pattern = "/v1/auth/logout", .fn = signin_logout},
+    {.method = "POST", .pattern = "/v1/auth/password", .fn = signin_password},
+    {0},
+};

@@ -199,3 +199,10 @@ spend_patch(struct req *r, struct resp *w)
 	}
 	api_reply_json(w, 200, spend_view(r, tenant));
 }
+
+/* The routes of this file, in the router's order (routes.c). */
+const struct route spend_routes[] = {
+    {.method = "GET", .pattern = "/v1/spend", .fn = spend_get},
+    {.method = "PATCH", .pattern = "/v1/spend", .fn = spend_patch},
+    {0},
+};

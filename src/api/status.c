@@ -62,3 +62,9 @@ status_get(struct req *r, struct resp *w)
 	jv_set(o, "trash", trash_json(r));
 	api_reply_json(w, 200, o);
 }
+
+/* The routes of this file, in the router's order (routes.c). */
+const struct route status_routes[] = {
+    {.method = "GET", .pattern = "/v1/status", .fn = status_get},
+    {0},
+};

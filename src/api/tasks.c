@@ -268,3 +268,25 @@ tasks_events(struct req *r, struct resp *w)
 	w->status = 200;
 	w->stream = sub;
 }
+
+/* The routes of this file, in the router's order (routes.c). */
+const struct route tasks_routes[] = {
+    {.method = "POST",
+     .pattern = "/v1/sandboxes/{id}/tasks",
+     .fn = tasks_create,
+     .max_body = TASK_MAX_PROMPT_BYTES * 2 + 4096},
+    {.method = "GET", .pattern = "/v1/sandboxes/{id}/tasks", .fn = tasks_list},
+    {.method = "GET",
+     .pattern = "/v1/sandboxes/{id}/tasks/{id}",
+     .fn = tasks_get},
+    {.method = "GET",
+     .pattern = "/v1/sandboxes/{id}/tasks/{id}/events",
+     .fn = tasks_events},
+    {.method = "POST",
+     .pattern = "/v1/sandboxes/{id}/tasks/{id}/cancel",
+     .fn = tasks_cancel},
+    {.method = "POST",
+     .pattern = "/v1/sandboxes/{id}/tasks/{id}/revert",
+     .fn = tasks_revert},
+    {0},
+};

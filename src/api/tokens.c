@@ -196,3 +196,11 @@ tokens_delete(struct req *r, struct resp *w)
 	delete_locked(r, w, api_auth(r), r->name);
 	pthread_mutex_unlock(&tokens_mu);
 }
+
+/* The routes of this file, in the router's order (routes.c). */
+const struct route tokens_routes[] = {
+    {.method = "GET", .pattern = "/v1/tokens", .fn = tokens_list},
+    {.method = "POST", .pattern = "/v1/tokens", .fn = tokens_create},
+    {.method = "DELETE", .pattern = "/v1/tokens/{name}", .fn = tokens_delete},
+    {0},
+};

@@ -141,3 +141,14 @@ trash_delete(struct req *r, struct resp *w)
 	else
 		api_reply_empty(w, 204);
 }
+
+/* The routes of this file, in the router's order (routes.c). */
+const struct route trash_routes[] = {
+    {.method = "GET", .pattern = "/v1/trash", .fn = trash_list},
+    {.method = "GET", .pattern = "/v1/trash/{id}", .fn = trash_get},
+    {.method = "POST",
+     .pattern = "/v1/trash/{id}/restore",
+     .fn = trash_restore_post},
+    {.method = "DELETE", .pattern = "/v1/trash/{id}", .fn = trash_delete},
+    {0},
+};

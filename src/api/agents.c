@@ -92,7 +92,7 @@ set_login(struct req *r, const char *owner, const struct agent_def *a,
 	struct cred_oauth tok;
 	char when[CLOCK_RFC3339_LEN];
 
-	if (!a->oauth || cred_oauth_get(r->core, owner, &tok) != 0)
+	if (!a->oauth || cred_oauth_get(r->core->store, owner, &tok) != 0)
 		return;
 	if (tok.needs_login)
 		jv_set_str(o, "status", "needs_login");
@@ -546,8 +546,8 @@ agents_oauth_finish(struct req *r, struct resp *w)
 			        n);
 	}
 	if (e.status == 0)
-		cred_oauth_login(r->core, owner, code, p.state, p.verifier,
-		                 &tok, &e);
+		cred_oauth_login(r->core->store, r->core->cfg, owner, code,
+		                 p.state, p.verifier, &tok, &e);
 	vault_wipe(code, sizeof(code));
 	vault_wipe(&p, sizeof(p));
 	if (e.status) {

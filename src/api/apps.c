@@ -20,7 +20,7 @@ struct jv *
 api_app_json(const struct core *c, const struct app *a)
 {
 	struct jv *o = jv_obj(), *tags;
-	struct diskuse du;
+	struct diskuse_figure du;
 	char err[64];
 
 	jv_set_str(o, "id", a->id);
@@ -45,7 +45,7 @@ api_app_json(const struct core *c, const struct app *a)
 			api_set_time(g, "last_import_at", a->last_import_at);
 		jv_set(o, "git", g);
 	}
-	if (diskuse_get(a->id, &du)) {
+	if (diskuse_get(c->du, a->id, &du)) {
 		struct jv *d = jv_obj();
 
 		jv_set_int(d, "bytes", du.bytes);

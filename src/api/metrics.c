@@ -59,7 +59,7 @@ gauges(struct req *r, struct buf *b)
 		rc = metrics_family(b, "sandboxd_apps", "gauge", "Apps.");
 	if (rc == 0)
 		rc = metrics_sample(b, "sandboxd_apps", "", apps);
-	refused = sbnet_blocked(r->core, NULL);
+	refused = sbnet_blocked(r->core->net, NULL);
 	if (rc == 0 && refused >= 0)
 		rc = metrics_family(
 		         b, "sandboxd_egress_refused_packets", "gauge",

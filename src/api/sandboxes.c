@@ -126,7 +126,7 @@ api_sandbox_json(struct core *c, const struct sandbox *sb)
 	jv_free(rt);
 	jv_set_str(o, "idle_policy", sb->idle_policy);
 	if (sb->status == SANDBOX_RUNNING &&
-	    (blocked = sbnet_blocked(c, sb->container_ip)) >= 0)
+	    (blocked = sbnet_blocked(c->net, sb->container_ip)) >= 0)
 		jv_set_int(o, "egress_blocked", blocked);
 	if (task_active_id(c, sb->id, task))
 		jv_set_str(o, "active_task_id", task);

@@ -98,7 +98,7 @@ spend_view(struct req *r, const char *tenant)
 	budget_fields(r->core, o, "tenant", tenant);
 	jv_set(o, "default_app_budget", instance_budget(r->core, "app"));
 	jv_set(o, "default_tenant_budget", instance_budget(r->core, "tenant"));
-	jv_set(o, "prices", spend_prices_json(r->core));
+	jv_set(o, "prices", spend_prices_json(r->core->store));
 	return o;
 }
 
@@ -180,7 +180,8 @@ spend_patch(struct req *r, struct resp *w)
 	}
 	/* The prices are checked (and stored) first: the one that can
 	 * still be refused. */
-	if (prices && spend_prices_set(r->core, prices, why, sizeof(why)) < 0) {
+	if (prices &&
+	    spend_prices_set(r->core->store, prices, why, sizeof(why)) < 0) {
 		jv_free(body);
 		api_fail(w, 400, "invalid_request", "%s", why);
 		return;

@@ -34,7 +34,7 @@ status_get(struct req *r, struct resp *w)
 	struct jv *eg = jv_obj(), *px = jv_obj();
 	struct sbnet_state st;
 
-	sbnet_state(r->core, &st);
+	sbnet_state(r->core->net, &st);
 	jv_set_str(o, "version", SANDBOXD_VERSION);
 	jv_set_bool(dk, "up", docker_is_up(r->core->docker));
 	jv_set(o, "docker", dk);

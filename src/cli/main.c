@@ -28,6 +28,8 @@
 #include "config/config.h"
 #include "sandbox/core.h"
 #include "cred/credentials.h"
+#include "disk/dedup.h"
+#include "disk/diskuse.h"
 #include "preview/preview.h"
 #include "reaper/reaper.h"
 #include "trash/trash.h"
@@ -197,20 +199,27 @@ struct daemon {
 /*
  * Every long-lived thread is started here, in dependency order, and
  * stopped by stop_all() in the reverse order (docs/design.md, "Threads").
- * Anything that fails leaves the rest unstarted; stop_all() copes.
+ * Anything that fails leaves the rest unstarted; stop_all() copes.  The
+ * handles of the network, dedup and disk-use modules are made first,
+ * before any thread that reads them from the core runs.
  */
 static int
 start_all(struct daemon *d)
 {
 	struct core *c = &d->core;
 
-	if (sbnet_start(c) < 0 || core_watch_start(c) < 0 ||
-	    runtime_start(c) < 0 || reaper_start(c) < 0 || task_init(c) < 0 ||
-	    trash_start(c) < 0 ||
+	if ((c->net = sbnet_new(c->cfg, c->docker, c->instance)) == NULL ||
+	    (c->dedup = dedup_new(c->cfg)) == NULL ||
+	    (c->du = diskuse_new(c->cfg, c->store, c->dedup)) == NULL)
+		return -1;
+	if (sbnet_start(c->net) < 0 || core_watch_start(c) < 0 ||
+	    runtime_start(c) < 0 || reaper_start(c) < 0 ||
+	    dedup_start(c->dedup) < 0 || diskuse_start(c->du) < 0 ||
+	    task_init(c) < 0 || trash_start(c) < 0 ||
 	    core_hook_add(c, CORE_SANDBOX_DELETED, task_forget_sandbox) < 0 ||
 	    api_start(&d->api, c) < 0 || proxy_start(&d->proxy, c) < 0 ||
-	    cred_refresher_start(&d->refresher, c) < 0 || preview_init(c) < 0 ||
-	    edge_start(&d->edge, c) < 0)
+	    cred_refresher_start(&d->refresher, c->store, c->cfg) < 0 ||
+	    preview_init(c) < 0 || edge_start(&d->edge, c) < 0)
 		return -1;
 	return 0;
 }
@@ -221,7 +230,7 @@ start_all(struct daemon *d)
  * stops, since libmicrohttpd waits for the suspended connections.  The
  * first stop sets core.stopping, which every core loop watches.
  * Wake threads (preview.c) are detached and short; the wake table goes
- * last.
+ * last, then the module handles start_all made.
  */
 static void
 stop_all(struct daemon *d)
@@ -234,12 +243,20 @@ stop_all(struct daemon *d)
 	task_shutdown(c); /* ends event streams, so the API can stop */
 	api_stop(d->api);
 	trash_stop(c);
+	diskuse_stop(c->du);
+	dedup_stop(c->dedup);
 	reaper_stop(c);
 	runtime_stop(c);
 	core_watch_stop(c);
-	sbnet_stop(c);
+	sbnet_stop(c->net);
 	task_free(c);
 	preview_release(c);
+	diskuse_free(c->du);
+	dedup_free(c->dedup);
+	sbnet_free(c->net);
+	c->du = NULL;
+	c->dedup = NULL;
+	c->net = NULL;
 }
 
 static int

@@ -13,17 +13,17 @@
 #define PROXY_TOKEN_KIND "sandbox_proxy"
 
 int
-cred_new_proxy_token(struct core *c, const char *sandbox_id)
+cred_new_proxy_token(struct store *s, const char *sandbox_id)
 {
 	char token[VAULT_TOKEN_LEN + 1], hash[VAULT_HASH_HEX + 1];
 	int rc;
 
 	vault_token_new(token);
 	vault_hash_hex(token, strlen(token), hash);
-	rc = store_secret_put(c->store, PROXY_TOKEN_KIND, "", sandbox_id, token,
+	rc = store_secret_put(s, PROXY_TOKEN_KIND, "", sandbox_id, token,
 	                      strlen(token));
 	if (rc == 0)
-		rc = store_sandbox_set_proxy_token(c->store, sandbox_id, hash);
+		rc = store_sandbox_set_proxy_token(s, sandbox_id, hash);
 	vault_wipe(token, sizeof(token));
 	if (rc != 0)
 		log_error("sandbox %s: cannot store its proxy token",
@@ -32,11 +32,11 @@ cred_new_proxy_token(struct core *c, const char *sandbox_id)
 }
 
 int
-cred_proxy_token(struct core *c, const char *sandbox_id, char *out, size_t len)
+cred_proxy_token(struct store *st, const char *sandbox_id, char *out,
+                 size_t len)
 {
 	struct vault_secret s = {0};
-	int rc =
-	    store_secret_get(c->store, PROXY_TOKEN_KIND, "", sandbox_id, &s);
+	int rc = store_secret_get(st, PROXY_TOKEN_KIND, "", sandbox_id, &s);
 
 	if (rc != 0 || s.len + 1 > len) {
 		vault_secret_free(&s);
@@ -48,20 +48,20 @@ cred_proxy_token(struct core *c, const char *sandbox_id, char *out, size_t len)
 }
 
 void
-cred_drop_proxy_token(struct core *c, const char *sandbox_id)
+cred_drop_proxy_token(struct store *s, const char *sandbox_id)
 {
-	store_secret_delete(c->store, PROXY_TOKEN_KIND, "", sandbox_id);
+	store_secret_delete(s, PROXY_TOKEN_KIND, "", sandbox_id);
 }
 
 int
-cred_sandbox_for_token(struct core *c, const char *token, struct sandbox *sb)
+cred_sandbox_for_token(struct store *s, const char *token, struct sandbox *sb)
 {
 	char hash[VAULT_HASH_HEX + 1];
 
 	if (token == NULL || strlen(token) != VAULT_TOKEN_LEN)
 		return -1;
 	vault_hash_hex(token, strlen(token), hash);
-	if (store_sandbox_by_proxy_token(c->store, hash, sb) != 0)
+	if (store_sandbox_by_proxy_token(s, hash, sb) != 0)
 		return -1;
 	return sb->status == SANDBOX_RUNNING ? 0 : -1;
 }

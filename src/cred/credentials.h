@@ -12,7 +12,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "sandbox/core.h"
+#include "config/config.h"
+#include "lib/err.h"
+#include "store/store.h"
 
 /*
  * Makes the sandbox's proxy token: a new random token whose hash goes on
@@ -20,17 +22,17 @@
  * hands it to the agent).  Called at create; a new token replaces the
  * old one.
  */
-int cred_new_proxy_token(struct core *c, const char *sandbox_id);
+int cred_new_proxy_token(struct store *s, const char *sandbox_id);
 /* The sandbox's proxy token into out (the caller wipes it); -1 if none. */
-int cred_proxy_token(struct core *c, const char *sandbox_id, char *out,
+int cred_proxy_token(struct store *s, const char *sandbox_id, char *out,
                      size_t len);
 /* Forgets the token (sandbox delete). */
-void cred_drop_proxy_token(struct core *c, const char *sandbox_id);
+void cred_drop_proxy_token(struct store *s, const char *sandbox_id);
 /*
  * The sandbox a proxy token belongs to: 0 when it exists and runs, -1
  * otherwise (missing, wrong, deleted or stopped sandbox).
  */
-int cred_sandbox_for_token(struct core *c, const char *token,
+int cred_sandbox_for_token(struct store *s, const char *token,
                            struct sandbox *sb);
 /* --- the Claude subscription login ------------------------------------- */
 
@@ -72,7 +74,7 @@ int cred_oauth_parse(const char *text, size_t len, int64_t now_ms,
  * instance's); STORE_NOT_FOUND, or -1.  No fallback: the caller chose
  * the scope (store_agent_source).
  */
-int cred_oauth_get(struct core *c, const char *owner, struct cred_oauth *out);
+int cred_oauth_get(struct store *s, const char *owner, struct cred_oauth *out);
 /*
  * Exchanges an authorization code at the token endpoint and stores the
  * login in owner's scope, where it replaces the agent's API key.  -1 with e
@@ -80,9 +82,10 @@ int cred_oauth_get(struct core *c, const char *owner, struct cred_oauth *out);
  * most CRED_OAUTH_SNIPPET bytes of its answer, never a secret of ours), 500
  * when it cannot be stored.  out gets the login (wipe it).
  */
-int cred_oauth_login(struct core *c, const char *owner, const char *code,
-                     const char *state, const char *verifier,
-                     struct cred_oauth *out, struct err *e);
+int cred_oauth_login(struct store *s, const struct config *cfg,
+                     const char *owner, const char *code, const char *state,
+                     const char *verifier, struct cred_oauth *out,
+                     struct err *e);
 
 /*
  * The refresher: a thread that every cfg->oauth_refresh_s seconds
@@ -93,7 +96,8 @@ int cred_oauth_login(struct core *c, const char *owner, const char *code,
  * flight and joins the thread.
  */
 struct cred_refresher;
-int cred_refresher_start(struct cred_refresher **out, struct core *c);
+int cred_refresher_start(struct cred_refresher **out, struct store *s,
+                         const struct config *cfg);
 void cred_refresher_stop(struct cred_refresher *rf);
 
 #endif

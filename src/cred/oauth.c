@@ -63,10 +63,10 @@ buf_release_wiped(struct buf *b)
 }
 
 int
-cred_oauth_get(struct core *c, const char *owner, struct cred_oauth *out)
+cred_oauth_get(struct store *st, const char *owner, struct cred_oauth *out)
 {
 	struct vault_secret s = {0};
-	int rc = store_secret_get(c->store, STORE_SECRET_AGENT_OAUTH, owner,
+	int rc = store_secret_get(st, STORE_SECRET_AGENT_OAUTH, owner,
 	                          CRED_OAUTH_AGENT, &s);
 
 	memset(out, 0, sizeof(*out));
@@ -85,7 +85,7 @@ cred_oauth_get(struct core *c, const char *owner, struct cred_oauth *out)
  * else only an existing row is updated.  The caller holds oauth_mu.
  */
 static int
-row_save(struct core *c, const char *owner, const struct cred_oauth *o,
+row_save(struct store *st, const char *owner, const struct cred_oauth *o,
          bool connect)
 {
 	struct jv *j = jv_obj();
@@ -103,13 +103,12 @@ row_save(struct core *c, const char *owner, const struct cred_oauth *o,
 	rc = jv_dump(j, &b);
 	cred_jv_free_wiped(j);
 	if (rc == 0 && connect)
-		rc = store_agent_connect(c->store, owner, CRED_OAUTH_AGENT,
+		rc = store_agent_connect(st, owner, CRED_OAUTH_AGENT,
 		                         STORE_SECRET_AGENT_OAUTH, b.data,
 		                         b.len);
 	else if (rc == 0)
-		rc =
-		    store_secret_update(c->store, STORE_SECRET_AGENT_OAUTH,
-		                        owner, CRED_OAUTH_AGENT, b.data, b.len);
+		rc = store_secret_update(st, STORE_SECRET_AGENT_OAUTH, owner,
+		                         CRED_OAUTH_AGENT, b.data, b.len);
 	buf_release_wiped(&b);
 	return rc;
 }
@@ -120,7 +119,7 @@ row_save(struct core *c, const char *owner, const struct cred_oauth *o,
  * STORE_NOT_FOUND when it was removed, -1.
  */
 static int
-save_if_current(struct core *c, const char *owner, const char *used,
+save_if_current(struct store *st, const char *owner, const char *used,
                 const struct cred_oauth *o)
 {
 	struct cred_oauth cur;
@@ -128,12 +127,12 @@ save_if_current(struct core *c, const char *owner, const char *used,
 	int rc;
 
 	pthread_mutex_lock(&oauth_mu);
-	rc = cred_oauth_get(c, owner, &cur);
+	rc = cred_oauth_get(st, owner, &cur);
 	if (rc == 0 && (strlen(cur.refresh_token) != n ||
 	                !vault_equal(cur.refresh_token, used, n)))
 		rc = STORE_CONFLICT;
 	if (rc == 0)
-		rc = row_save(c, owner, o, false);
+		rc = row_save(st, owner, o, false);
 	pthread_mutex_unlock(&oauth_mu);
 	cred_oauth_wipe(&cur);
 	return rc;
@@ -280,11 +279,10 @@ snippet(const struct buf *ans, const char *const *secrets, size_t nsecrets,
 }
 
 int
-cred_oauth_login(struct core *c, const char *owner, const char *code,
-                 const char *state, const char *verifier,
+cred_oauth_login(struct store *st, const struct config *cfg, const char *owner,
+                 const char *code, const char *state, const char *verifier,
                  struct cred_oauth *out, struct err *e)
 {
-	const struct config *cfg = c->cfg;
 	const char *secrets[] = {code, verifier};
 	struct jv *req = jv_obj();
 	char why[HTTP_ERR_LEN + 64], said[CRED_OAUTH_SNIPPET + 64];
@@ -322,7 +320,7 @@ cred_oauth_login(struct core *c, const char *owner, const char *code,
 		        "the token endpoint's answer is unusable: %s", why);
 	} else {
 		pthread_mutex_lock(&oauth_mu);
-		rc = row_save(c, owner, out, true);
+		rc = row_save(st, owner, out, true);
 		pthread_mutex_unlock(&oauth_mu);
 		if (rc != 0)
 			ERR_INTERNAL(e, "cannot store the login");
@@ -336,7 +334,8 @@ cred_oauth_login(struct core *c, const char *owner, const char *code,
 /* --- the refresher ------------------------------------------------------ */
 
 struct cred_refresher {
-	struct core *core;
+	struct store *store;
+	const struct config *cfg;
 	pthread_t thread;
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
@@ -345,10 +344,10 @@ struct cred_refresher {
 
 /* After a refresh the endpoint refused for good: sign in again. */
 static void
-mark_needs_login(struct core *c, const char *owner, struct cred_oauth *old)
+mark_needs_login(struct store *st, const char *owner, struct cred_oauth *old)
 {
 	old->needs_login = true;
-	if (save_if_current(c, owner, old->refresh_token, old) == 0)
+	if (save_if_current(st, owner, old->refresh_token, old) == 0)
 		log_warn("oauth: %s: %s: the provider refused the refresh "
 		         "token (invalid_grant): sign in again (POST "
 		         "/v1/agents/%s/oauth/start)",
@@ -359,29 +358,29 @@ mark_needs_login(struct core *c, const char *owner, struct cred_oauth *old)
 static void
 refresh(struct cred_refresher *rf, const char *owner, struct cred_oauth *old)
 {
-	struct core *c = rf->core;
+	const struct config *cfg = rf->cfg;
 	const char *secrets[] = {old->refresh_token};
 	struct jv *req = jv_obj();
 	struct cred_oauth neu;
 	char why[HTTP_ERR_LEN + 64], said[CRED_OAUTH_SNIPPET + 64];
 	char when[CLOCK_RFC3339_LEN];
-	long long every = (long long)c->cfg->oauth_refresh_s;
+	long long every = (long long)cfg->oauth_refresh_s;
 	struct answer a;
 	long status;
 	int rc;
 
 	jv_set_str(req, "grant_type", "refresh_token");
 	jv_set_str(req, "refresh_token", old->refresh_token);
-	jv_set_str(req, "client_id", c->cfg->claude_client_id);
-	if (token_post(c->cfg, req, &rf->stopping, &a, &status, why,
-	               sizeof(why)) < 0) {
+	jv_set_str(req, "client_id", cfg->claude_client_id);
+	if (token_post(cfg, req, &rf->stopping, &a, &status, why, sizeof(why)) <
+	    0) {
 		if (!rf->stopping)
 			log_warn("oauth: %s: %s: refresh failed: %s; trying "
 			         "again in %llds",
 			         CRED_OAUTH_AGENT, who(owner), why, every);
 	} else if ((status == 400 || status == 401) && a.body.data &&
 	           strstr(a.body.data, "invalid_grant")) {
-		mark_needs_login(c, owner, old);
+		mark_needs_login(rf->store, owner, old);
 	} else if (status < 200 || status > 299) {
 		snippet(&a.body, secrets, 1, said, sizeof(said));
 		log_warn("oauth: %s: %s: refresh failed: HTTP %ld: %s; "
@@ -394,7 +393,8 @@ refresh(struct cred_refresher *rf, const char *owner, struct cred_oauth *old)
 		         "unusable: %s; trying again in %llds",
 		         CRED_OAUTH_AGENT, who(owner), why, every);
 	} else {
-		rc = save_if_current(c, owner, old->refresh_token, &neu);
+		rc =
+		    save_if_current(rf->store, owner, old->refresh_token, &neu);
 		clock_rfc3339(neu.expires_at / 1000, when);
 		if (rc == 0)
 			log_info("oauth: %s: %s: token refreshed; it "
@@ -416,7 +416,7 @@ refresh_one(struct cred_refresher *rf, const char *owner)
 {
 	struct cred_oauth old;
 
-	if (cred_oauth_get(rf->core, owner, &old) == 0 && !old.needs_login &&
+	if (cred_oauth_get(rf->store, owner, &old) == 0 && !old.needs_login &&
 	    old.refresh_token[0] &&
 	    (old.expires_at == 0 ||
 	     old.expires_at - clock_now_ms() <= CRED_OAUTH_SOON_MS))
@@ -431,8 +431,8 @@ refresh_due(struct cred_refresher *rf)
 	struct store_owner *owners = NULL;
 	size_t n = 0;
 
-	if (store_agent_oauth_owners(rf->core->store, CRED_OAUTH_AGENT, &owners,
-	                             &n) < 0)
+	if (store_agent_oauth_owners(rf->store, CRED_OAUTH_AGENT, &owners, &n) <
+	    0)
 		log_warn("oauth: %s: cannot list the logins to refresh",
 		         CRED_OAUTH_AGENT);
 	for (size_t i = 0; i < n && !rf->stopping; i++)
@@ -452,7 +452,7 @@ refresher_main(void *arg)
 		refresh_due(rf);
 		pthread_mutex_lock(&rf->mu);
 		clock_gettime(CLOCK_MONOTONIC, &until);
-		until.tv_sec += rf->core->cfg->oauth_refresh_s;
+		until.tv_sec += rf->cfg->oauth_refresh_s;
 		while (!rf->stopping &&
 		       pthread_cond_timedwait(&rf->cv, &rf->mu, &until) !=
 		           ETIMEDOUT)
@@ -463,14 +463,16 @@ refresher_main(void *arg)
 }
 
 int
-cred_refresher_start(struct cred_refresher **out, struct core *c)
+cred_refresher_start(struct cred_refresher **out, struct store *st,
+                     const struct config *cfg)
 {
 	struct cred_refresher *rf = calloc(1, sizeof(*rf));
 	pthread_condattr_t ca;
 
 	if (rf == NULL)
 		return -1;
-	rf->core = c;
+	rf->store = st;
+	rf->cfg = cfg;
 	pthread_mutex_init(&rf->mu, NULL);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);

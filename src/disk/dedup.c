@@ -337,37 +337,64 @@ out:
 
 /* --- the thread ---------------------------------------------------------- */
 
-static struct {
+/* The queue and its thread; one per daemon, made by serve(). */
+struct dedup {
+	const struct config *cfg;
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	char q[DEDUP_QUEUE][ULID_LEN + 1];
 	size_t head, n;
 	bool busy, started, stop;
 	pthread_t thread;
-} dq = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
+};
+
+struct dedup *
+dedup_new(const struct config *cfg)
+{
+	struct dedup *dq = calloc(1, sizeof(*dq));
+
+	if (dq == NULL)
+		return NULL;
+	dq->cfg = cfg;
+	pthread_mutex_init(&dq->mu, NULL);
+	pthread_cond_init(&dq->cv, NULL);
+	return dq;
+}
+
+void
+dedup_free(struct dedup *dq)
+{
+	if (dq == NULL)
+		return;
+	dedup_stop(dq);
+	pthread_cond_destroy(&dq->cv);
+	pthread_mutex_destroy(&dq->mu);
+	free(dq);
+}
 
 static void *
 dedup_main(void *arg)
 {
-	struct core *c = arg;
+	struct dedup *dq = arg;
+	const char *data_dir = dq->cfg->data_dir;
 	char id[ULID_LEN + 1], ws[PATH_MAX];
 
-	pthread_mutex_lock(&dq.mu);
+	pthread_mutex_lock(&dq->mu);
 	for (;;) {
-		while (dq.n == 0 && !dq.stop)
-			pthread_cond_wait(&dq.cv, &dq.mu);
-		if (dq.stop)
+		while (dq->n == 0 && !dq->stop)
+			pthread_cond_wait(&dq->cv, &dq->mu);
+		if (dq->stop)
 			break;
-		memcpy(id, dq.q[dq.head], sizeof(id));
-		dq.head = (dq.head + 1) % DEDUP_QUEUE;
-		dq.n--;
-		dq.busy = true;
-		pthread_mutex_unlock(&dq.mu);
+		memcpy(id, dq->q[dq->head], sizeof(id));
+		dq->head = (dq->head + 1) % DEDUP_QUEUE;
+		dq->n--;
+		dq->busy = true;
+		pthread_mutex_unlock(&dq->mu);
 
 		struct dedup_stats st;
 		int64_t t0 = clock_now_ms();
-		workspace_path(c->cfg->data_dir, id, ws, sizeof(ws));
-		if (dedup_tree(c->cfg->data_dir, ws, &st) < 0)
+		workspace_path(data_dir, id, ws, sizeof(ws));
+		if (dedup_tree(data_dir, ws, &st) < 0)
 			log_warn("dedup: sandbox %s: the store or the "
 			         "workspace cannot be opened",
 			         id);
@@ -381,74 +408,74 @@ dedup_main(void *arg)
 			         (long long)st.cleaned,
 			         st.partial ? ", stopped at a bound" : "",
 			         (long long)(clock_now_ms() - t0));
-		pthread_mutex_lock(&dq.mu);
-		dq.busy = false;
-		pthread_cond_broadcast(&dq.cv);
+		pthread_mutex_lock(&dq->mu);
+		dq->busy = false;
+		pthread_cond_broadcast(&dq->cv);
 	}
-	pthread_mutex_unlock(&dq.mu);
+	pthread_mutex_unlock(&dq->mu);
 	return NULL;
 }
 
 int
-dedup_start(struct core *c)
+dedup_start(struct dedup *dq)
 {
-	if (!c->cfg->dedup)
+	if (!dq->cfg->dedup)
 		return 0;
 	/* A broken lease signals its holder; nobody here wants SIGIO. */
 	signal(SIGIO, SIG_IGN);
-	if (dedup_store_init(c->cfg->data_dir) < 0)
-		log_warn("dedup: cannot make %s/store", c->cfg->data_dir);
-	dq.stop = false;
-	if (pthread_create(&dq.thread, NULL, dedup_main, c) != 0) {
+	if (dedup_store_init(dq->cfg->data_dir) < 0)
+		log_warn("dedup: cannot make %s/store", dq->cfg->data_dir);
+	dq->stop = false;
+	if (pthread_create(&dq->thread, NULL, dedup_main, dq) != 0) {
 		log_error("dedup: cannot start its thread");
 		return -1;
 	}
-	dq.started = true;
+	dq->started = true;
 	return 0;
 }
 
 void
-dedup_stop(struct core *c)
+dedup_stop(struct dedup *dq)
 {
-	(void)c;
-	if (!dq.started)
+	if (dq == NULL || !dq->started)
 		return;
-	pthread_mutex_lock(&dq.mu);
-	dq.stop = true;
-	pthread_cond_broadcast(&dq.cv);
-	pthread_mutex_unlock(&dq.mu);
-	pthread_join(dq.thread, NULL);
-	dq.started = false;
-	dq.n = 0;
+	pthread_mutex_lock(&dq->mu);
+	dq->stop = true;
+	pthread_cond_broadcast(&dq->cv);
+	pthread_mutex_unlock(&dq->mu);
+	pthread_join(dq->thread, NULL);
+	dq->started = false;
+	dq->n = 0;
 }
 
 void
-dedup_kick(struct core *c, const char *sandbox_id)
+dedup_kick(struct dedup *dq, const char *sandbox_id)
 {
-	if (!c->cfg->dedup || strlen(sandbox_id) != ULID_LEN)
+	if (dq == NULL || !dq->cfg->dedup || strlen(sandbox_id) != ULID_LEN)
 		return;
-	pthread_mutex_lock(&dq.mu);
+	pthread_mutex_lock(&dq->mu);
 	bool queued = false;
-	for (size_t i = 0; i < dq.n; i++)
-		if (strcmp(dq.q[(dq.head + i) % DEDUP_QUEUE], sandbox_id) == 0)
+	for (size_t i = 0; i < dq->n; i++)
+		if (strcmp(dq->q[(dq->head + i) % DEDUP_QUEUE], sandbox_id) ==
+		    0)
 			queued = true;
-	if (dq.started && !queued && dq.n < DEDUP_QUEUE) {
-		memcpy(dq.q[(dq.head + dq.n) % DEDUP_QUEUE], sandbox_id,
+	if (dq->started && !queued && dq->n < DEDUP_QUEUE) {
+		memcpy(dq->q[(dq->head + dq->n) % DEDUP_QUEUE], sandbox_id,
 		       ULID_LEN + 1);
-		dq.n++;
-		pthread_cond_signal(&dq.cv);
+		dq->n++;
+		pthread_cond_signal(&dq->cv);
 	}
-	pthread_mutex_unlock(&dq.mu);
+	pthread_mutex_unlock(&dq->mu);
 }
 
 bool
-dedup_idle_wait(int64_t timeout_ms)
+dedup_idle_wait(struct dedup *dq, int64_t timeout_ms)
 {
 	int64_t end = clock_now_ms() + timeout_ms;
 	bool idle;
 
-	pthread_mutex_lock(&dq.mu);
-	while (!(idle = dq.n == 0 && !dq.busy) && clock_now_ms() < end) {
+	pthread_mutex_lock(&dq->mu);
+	while (!(idle = dq->n == 0 && !dq->busy) && clock_now_ms() < end) {
 		struct timespec ts;
 		clock_gettime(CLOCK_REALTIME, &ts);
 		ts.tv_nsec += 50 * 1000000L;
@@ -456,9 +483,9 @@ dedup_idle_wait(int64_t timeout_ms)
 			ts.tv_sec++;
 			ts.tv_nsec -= 1000000000L;
 		}
-		pthread_cond_timedwait(&dq.cv, &dq.mu, &ts);
+		pthread_cond_timedwait(&dq->cv, &dq->mu, &ts);
 	}
-	pthread_mutex_unlock(&dq.mu);
+	pthread_mutex_unlock(&dq->mu);
 	return idle;
 }
 

@@ -31,7 +31,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "sandbox/core.h"
+#include "config/config.h"
 
 #define DEDUP_MIN_BYTES  1
 #define DEDUP_MAX_BYTES  (64ll << 20)
@@ -66,12 +66,23 @@ int dedup_store_init(const char *data_dir);
 /* One pass over the workspace at ws (caller's thread). */
 int dedup_tree(const char *data_dir, const char *ws, struct dedup_stats *st);
 
-/* The thread, and asking it for a pass over a sandbox (never blocks). */
-int dedup_start(struct core *c);
-void dedup_stop(struct core *c);
-void dedup_kick(struct core *c, const char *sandbox_id);
+/*
+ * The thread and its queue: dedup_new (NULL: out of memory) holds cfg,
+ * which outlives it; dedup_start starts the thread when SANDBOXD_DEDUP
+ * is on (else nothing); dedup_stop joins it (NULL, or not started: a
+ * no-op); dedup_free stops and frees.  serve() makes, starts, stops and
+ * frees the one of the daemon.
+ */
+struct dedup;
+struct dedup *dedup_new(const struct config *cfg);
+int dedup_start(struct dedup *dq);
+void dedup_stop(struct dedup *dq);
+void dedup_free(struct dedup *dq);
+/* Asks the thread for a pass over a sandbox (never blocks; NULL, off or
+ * not running: nothing). */
+void dedup_kick(struct dedup *dq, const char *sandbox_id);
 /* Waits (bounded by timeout_ms) until the queue is empty and idle. */
-bool dedup_idle_wait(int64_t timeout_ms);
+bool dedup_idle_wait(struct dedup *dq, int64_t timeout_ms);
 
 /* Store entries no workspace links (and stale temporaries): listed, and
  * removed when yes.  Counts what was (or would be) removed. */

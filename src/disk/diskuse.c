@@ -6,12 +6,15 @@
  * and swaps the new table in under the table's mutex, which readers
  * hold only to copy one entry.  Apps gone since the last pass drop out
  * with the swap.  The table is open-addressed by the app id's hash.
+ * The table and the thread are the handle's (struct diskuse), made by
+ * serve(); the thread watches its own stop flag.
  */
 #include "disk/diskuse.h"
 
 #include "disk/dedup.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,15 +28,43 @@
 
 struct slot {
 	char app[ULID_LEN + 1];
-	struct diskuse v;
+	struct diskuse_figure v;
 };
 
-static struct {
+struct diskuse {
+	const struct config *cfg;
+	struct store *store;
+	struct dedup *dedup;
 	pthread_mutex_t mu;
-	struct slot s[DISKUSE_SLOTS];
+	struct slot s[DISKUSE_SLOTS]; /* under mu */
 	pthread_t thread;
 	bool started;
-} tab = {.mu = PTHREAD_MUTEX_INITIALIZER};
+	atomic_bool stopping;
+};
+
+struct diskuse *
+diskuse_new(const struct config *cfg, struct store *store, struct dedup *dedup)
+{
+	struct diskuse *du = calloc(1, sizeof(*du));
+
+	if (du == NULL)
+		return NULL;
+	du->cfg = cfg;
+	du->store = store;
+	du->dedup = dedup;
+	pthread_mutex_init(&du->mu, NULL);
+	return du;
+}
+
+void
+diskuse_free(struct diskuse *du)
+{
+	if (du == NULL)
+		return;
+	diskuse_stop(du);
+	pthread_mutex_destroy(&du->mu);
+	free(du);
+}
 
 static struct slot *
 find(struct slot *s, const char *app, bool make)
@@ -72,7 +103,7 @@ copy_row(const struct sandbox *sb, void *arg)
 }
 
 void
-diskuse_pass(struct core *c)
+diskuse_pass(struct diskuse *du)
 {
 	struct rows rows = {.r = calloc(DISKUSE_SLOTS, sizeof(*rows.r))};
 	struct slot *next = calloc(DISKUSE_SLOTS, sizeof(*next));
@@ -80,16 +111,16 @@ diskuse_pass(struct core *c)
 	char path[PATH_MAX + 64];
 
 	if (rows.r == NULL || next == NULL ||
-	    store_sandbox_list(c->store, copy_row, &rows) < 0)
+	    store_sandbox_list(du->store, copy_row, &rows) < 0)
 		goto out;
-	snprintf(path, sizeof(path), "%s/store", c->cfg->data_dir);
+	snprintf(path, sizeof(path), "%s/store", du->cfg->data_dir);
 	ws_inoset_load(path, &shared_set);
-	for (size_t i = 0; i < rows.n && !c->stopping; i++) {
+	for (size_t i = 0; i < rows.n && !atomic_load(&du->stopping); i++) {
 		struct slot *s = find(next, rows.r[i].app, true);
 		bool partial = false;
 		int64_t b, shared = 0;
 
-		workspace_path(c->cfg->data_dir, rows.r[i].id, path,
+		workspace_path(du->cfg->data_dir, rows.r[i].id, path,
 		               sizeof(path));
 		b = ws_usage_walk_shared(path, &shared_set, &shared, &partial);
 		if (s == NULL || b < 0)
@@ -97,16 +128,16 @@ diskuse_pass(struct core *c)
 		/* Also a dedup pass now and then: one missed at a boot (the
 		 * supervisor slow to answer) or files installed outside a
 		 * task.  Over a done tree it only reads directories. */
-		dedup_kick(c, rows.r[i].id);
+		dedup_kick(du->dedup, rows.r[i].id);
 		memcpy(s->app, rows.r[i].app, sizeof(s->app));
 		s->v.bytes = b;
 		s->v.shared = shared;
 		s->v.partial = partial;
 		s->v.measured_at = clock_now();
 	}
-	pthread_mutex_lock(&tab.mu);
-	memcpy(tab.s, next, sizeof(tab.s));
-	pthread_mutex_unlock(&tab.mu);
+	pthread_mutex_lock(&du->mu);
+	memcpy(du->s, next, sizeof(du->s));
+	pthread_mutex_unlock(&du->mu);
 out:
 	ws_inoset_release(&shared_set);
 	free(rows.r);
@@ -114,32 +145,34 @@ out:
 }
 
 bool
-diskuse_get(const char *app_id, struct diskuse *out)
+diskuse_get(struct diskuse *du, const char *app_id, struct diskuse_figure *out)
 {
 	struct slot *s;
 	bool found = false;
 
-	pthread_mutex_lock(&tab.mu);
-	if ((s = find(tab.s, app_id, false)) != NULL) {
+	if (du == NULL)
+		return false;
+	pthread_mutex_lock(&du->mu);
+	if ((s = find(du->s, app_id, false)) != NULL) {
 		*out = s->v;
 		found = true;
 	}
-	pthread_mutex_unlock(&tab.mu);
+	pthread_mutex_unlock(&du->mu);
 	return found;
 }
 
 static void *
 diskuse_main(void *arg)
 {
-	struct core *c = arg;
+	struct diskuse *du = arg;
 	int64_t tick = 0;
 
-	while (!c->stopping) {
+	while (!atomic_load(&du->stopping)) {
 		/* The first pass 2 s after start, then every interval. */
 		if (tick == 2 ||
 		    (tick > 2 &&
-		     (tick - 2) % c->cfg->disk_usage_interval_s == 0))
-			diskuse_pass(c);
+		     (tick - 2) % du->cfg->disk_usage_interval_s == 0))
+			diskuse_pass(du);
 		sleep(1);
 		tick++;
 	}
@@ -147,21 +180,24 @@ diskuse_main(void *arg)
 }
 
 int
-diskuse_start(struct core *c)
+diskuse_start(struct diskuse *du)
 {
-	if (pthread_create(&tab.thread, NULL, diskuse_main, c) != 0) {
+	atomic_store(&du->stopping, false);
+	if (pthread_create(&du->thread, NULL, diskuse_main, du) != 0) {
 		log_error("disk usage: cannot start its thread");
 		return -1;
 	}
-	tab.started = true;
+	du->started = true;
 	return 0;
 }
 
 void
-diskuse_stop(struct core *c)
+diskuse_stop(struct diskuse *du)
 {
-	c->stopping = true;
-	if (tab.started)
-		pthread_join(tab.thread, NULL);
-	tab.started = false;
+	if (du == NULL)
+		return;
+	atomic_store(&du->stopping, true);
+	if (du->started)
+		pthread_join(du->thread, NULL);
+	du->started = false;
 }

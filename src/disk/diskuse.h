@@ -10,17 +10,30 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "sandbox/core.h"
+#include "config/config.h"
+#include "disk/dedup.h"
+#include "store/store.h"
 
 #define DISKUSE_SLOTS 8192 /* apps whose figure is kept */
 
+/*
+ * The figures and their thread: diskuse_new (NULL: out of memory) holds
+ * cfg, store and dedup (kicked after each workspace's walk; NULL: none),
+ * which outlive it.  serve() makes, starts, stops and frees the one of
+ * the daemon; diskuse_stop (NULL is fine) ends a pass in flight at the
+ * next workspace and joins the thread; diskuse_free stops and frees.
+ */
+struct diskuse;
+struct diskuse *diskuse_new(const struct config *cfg, struct store *store,
+                            struct dedup *dedup);
 /* The thread: a first pass soon after start, then one per interval. */
-int diskuse_start(struct core *c);
-void diskuse_stop(struct core *c);
+int diskuse_start(struct diskuse *du);
+void diskuse_stop(struct diskuse *du);
+void diskuse_free(struct diskuse *du);
 /* One pass over every sandbox, on the caller's thread. */
-void diskuse_pass(struct core *c);
+void diskuse_pass(struct diskuse *du);
 
-struct diskuse {
+struct diskuse_figure {
 	int64_t bytes;
 	int64_t shared;      /* of bytes: links of the dependency store */
 	int64_t measured_at; /* unix seconds */
@@ -28,6 +41,7 @@ struct diskuse {
 };
 
 /* The app's last figure; false when it has none (no sandbox, not yet). */
-bool diskuse_get(const char *app_id, struct diskuse *out);
+bool diskuse_get(struct diskuse *du, const char *app_id,
+                 struct diskuse_figure *out);
 
 #endif

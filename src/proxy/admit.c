@@ -254,7 +254,7 @@ admit_head(struct preq *r, const char *path)
 	int st;
 
 	if (token == NULL ||
-	    cred_sandbox_for_token(r->px->core, token, &sb) < 0 ||
+	    cred_sandbox_for_token(r->px->core->store, token, &sb) < 0 ||
 	    !from_sandbox(r->ip, &sb))
 		return proxy_reply_now(
 		    conn, 401, "authentication_error",

@@ -343,7 +343,7 @@ begin(struct preq *r)
 		/* A budget reached: 403 permission_error, which neither CLI
 		 * re-sends (Claude Code re-sends a 400 up to five times at
 		 * once), and the task ends saying which budget. */
-		if (spend_check(r->px->core, r->app, r->owner, reached,
+		if (spend_check(r->px->core->store, r->app, r->owner, reached,
 		                sizeof(reached)) == 1) {
 			log_warn("proxy: sandbox %s: %s", r->sandbox, reached);
 			task_budget_reached(r->px->core, r->sandbox, reached);
@@ -508,7 +508,7 @@ listen_on(struct proxy *px, const char *addr, char *why, size_t len)
 	}
 	core_set_proxy_url(px->core, addr, port);
 	snprintf(url, sizeof(url), "http://%s:%u", addr, port);
-	sbnet_proxy_state(px->core, true, url, "");
+	sbnet_proxy_state(px->core->net, true, url, "");
 	log_info("credential proxy listening on %s:%u", addr, port);
 	return 0;
 }
@@ -529,19 +529,19 @@ binder_main(void *arg)
 	while (!atomic_load(&px->stopping)) {
 		if (cfg->proxy_addr[0])
 			snprintf(gw, sizeof(gw), "%s", cfg->proxy_addr);
-		else if (sbnet_wait_gateway(px->core, gw, sizeof(gw),
+		else if (sbnet_wait_gateway(px->core->net, gw, sizeof(gw),
 		                            &px->stopping) < 0)
 			break;
 		if (gw[0] == '\0') {
 			sbnet_proxy_state(
-			    px->core, false, "",
+			    px->core->net, false, "",
 			    "SANDBOXD_NETWORK=none: sandboxes have "
 			    "no network to reach it on");
 			return NULL;
 		}
 		if (listen_on(px, gw, why, sizeof(why)) == 0)
 			return NULL;
-		sbnet_proxy_state(px->core, false, "", why);
+		sbnet_proxy_state(px->core->net, false, "", why);
 		if (!warned)
 			log_warn("proxy: %s; retrying", why);
 		warned = true;

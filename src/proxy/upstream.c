@@ -175,8 +175,8 @@ count_answer(struct preq *r, long status)
 	d.output = u.output;
 	d.cache_write = u.cache_write;
 	d.cache_read = u.cache_read;
-	if (spend_record(r->px->core, r->task, r->app, r->owner, model, &d, why,
-	                 sizeof(why)) == 1) {
+	if (spend_record(r->px->core->store, r->task, r->app, r->owner, model,
+	                 &d, why, sizeof(why)) == 1) {
 		log_warn("proxy: sandbox %s: %s", r->sandbox, why);
 		task_budget_reached(r->px->core, r->sandbox, why);
 	}

@@ -97,8 +97,8 @@ oauth_for(struct core *c, const char *owner, const char *agent,
 {
 	const struct agent_def *def = agent_find(agent);
 	struct cred_oauth o;
-	int rc =
-	    def && def->oauth ? cred_oauth_get(c, owner, &o) : STORE_NOT_FOUND;
+	int rc = def && def->oauth ? cred_oauth_get(c->store, owner, &o)
+	                           : STORE_NOT_FOUND;
 
 	if (rc == STORE_NOT_FOUND) {
 		/* An agent's free upstream (OpenCode Zen's free models)

@@ -15,9 +15,7 @@
 #include <unistd.h>
 
 #include "sandbox/activity.h"
-#include "disk/dedup.h"
 #include "sandbox/membudget.h"
-#include "disk/diskuse.h"
 #include "task/task.h"
 #include "git/git.h"
 #include "lib/clock.h"
@@ -175,24 +173,19 @@ reaper_main(void *arg)
 	return NULL;
 }
 
-/* The disk-usage thread (disk/diskuse.c) starts and stops with it. */
 int
 reaper_start(struct core *c)
 {
 	if (pthread_create(&c->reaper, NULL, reaper_main, c) != 0)
 		return -1;
 	c->reaper_started = true;
-	if (dedup_start(c) < 0)
-		return -1;
-	return diskuse_start(c);
+	return 0;
 }
 
 void
 reaper_stop(struct core *c)
 {
 	c->stopping = true;
-	diskuse_stop(c);
-	dedup_stop(c);
 	if (c->reaper_started)
 		pthread_join(c->reaper, NULL);
 	c->reaper_started = false;

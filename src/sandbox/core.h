@@ -23,6 +23,8 @@
 #define CORE_HOOKS_MAX    4 /* hooks per event */
 
 struct activity;
+struct dedup;
+struct diskuse;
 struct preview;
 struct pvauth;
 struct routes;
@@ -61,6 +63,8 @@ struct core {
 	struct pvauth *pa;     /* pvauth.c: private previews */
 	struct tasks *tasks;   /* task.c: tasks being followed (serve) */
 	struct sbnet *net;     /* sbnet.c: the sandbox network and its rules */
+	struct dedup *dedup;   /* dedup.c: dependencies stored once (serve) */
+	struct diskuse *du;    /* diskuse.c: each app's disk use (serve) */
 	struct runtime *rt;    /* runtime.c: sandboxes to configure */
 	pthread_mutex_t proxy_mu;
 	char proxy_url[96]; /* "http://<addr>:<port>" once it listens */

@@ -150,7 +150,7 @@ container_started(struct core *c, struct sandbox *sb)
 	if (docker_inspect(c->docker, name, &st, msg) == DOCKER_OK)
 		snprintf(sb->container_ip, sizeof(sb->container_ip), "%s",
 		         st.ip);
-	sbnet_container_started(c, sb->container_ip);
+	sbnet_container_started(c->net, sb->container_ip);
 	activity_started(c->act, sb->id);
 	core_hooks_run(c, CORE_SANDBOX_STARTED, sb->id);
 }
@@ -173,7 +173,7 @@ container_refresh(struct core *c, const struct sandbox *sb, const char *name)
 	if (docker_inspect(c->docker, name, &st, msg) != DOCKER_OK ||
 	    st.running)
 		return;
-	sbnet_network_id(c, want, sizeof(want));
+	sbnet_network_id(c->net, want, sizeof(want));
 	if (want[0] && strcmp(st.network_id, want) != 0) {
 		log_info("sandbox %s: its container is on another network; "
 		         "making it again",
@@ -267,7 +267,7 @@ core_sandbox_create(struct core *c, const struct app *app, const int *ports,
 	if (!docker_is_up(c->docker) &&
 	    docker_ping(c->docker, msg) != DOCKER_OK)
 		return ERR_DOCKER(e, "%s", msg);
-	if (sbnet_check_ready(c, e) < 0)
+	if (sbnet_check_ready(c->net, e) < 0)
 		return -1;
 	memset(sb, 0, sizeof(*sb));
 	ulid_new(sb->id);
@@ -297,7 +297,7 @@ core_sandbox_create(struct core *c, const struct app *app, const int *ports,
 	core_sandbox_unlock(c, sb->id);
 	/* Its own token for the credential proxy (a task makes one later
 	 * if this fails). */
-	cred_new_proxy_token(c, sb->id);
+	cred_new_proxy_token(c->store, sb->id);
 	/*
 	 * An imported app's clone runs before the lock is taken (it may
 	 * take minutes, and the lock's stripe is shared); the row is
@@ -521,7 +521,7 @@ core_sandbox_start(struct core *c, const char *id, struct sandbox *sb,
 		return unlock_with(
 		    mu, ERR_CONFLICT(e, "sandbox is %s; cannot start it",
 		                     sandbox_state_name(sb->status)));
-	if (sb->status == SANDBOX_STOPPED && sbnet_check_ready(c, e) < 0)
+	if (sb->status == SANDBOX_STOPPED && sbnet_check_ready(c->net, e) < 0)
 		return unlock_with(mu, -1);
 	if (sb->status == SANDBOX_RUNNING && sb->frozen) {
 		rc = thaw_locked(c, sb, e);
@@ -614,7 +614,7 @@ core_sandbox_delete(struct core *c, const char *id, struct err *e)
 	if (rc == 0) {
 		routes_drop(c->routes, id);
 		core_hooks_run(c, CORE_SANDBOX_DELETED, id);
-		cred_drop_proxy_token(c, id);
+		cred_drop_proxy_token(c->store, id);
 	}
 	pthread_mutex_unlock(mu);
 	if (rc < 0)

@@ -406,7 +406,7 @@ runtime_configure(struct core *c, const char *id, bool reload)
 	}
 	/* Seeded: the preset's dependencies are there to share. */
 	if (reload)
-		dedup_kick(c, id);
+		dedup_kick(c->dedup, id);
 	appfd = wsfs_openat(wsfd, "workspace/app", O_PATH | O_DIRECTORY, 0);
 	if (appfd < 0)
 		snprintf(err, sizeof(err),

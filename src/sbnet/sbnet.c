@@ -44,6 +44,9 @@
 #define SBNET_MAX_TAKEN 256
 
 struct sbnet {
+	const struct config *cfg;
+	struct docker *docker;
+	char instance[32]; /* labels the network as this daemon's */
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	struct sbnet_state st; /* under mu */
@@ -179,7 +182,7 @@ take_host(struct taken *t, const char *own)
 static void bridge_name(const char *network, char out[16]);
 
 static int
-choose_subnet(struct core *c, char *out, size_t len, char *err, size_t elen)
+choose_subnet(struct sbnet *net, char *out, size_t len, char *err, size_t elen)
 {
 	struct taken *t = calloc(1, sizeof(*t));
 	char msg[DOCKER_MSG_LEN], br[16];
@@ -187,14 +190,15 @@ choose_subnet(struct core *c, char *out, size_t len, char *err, size_t elen)
 
 	if (t == NULL)
 		return -1;
-	if (c->cfg->subnet[0]) {
-		snprintf(out, len, "%s", c->cfg->subnet);
+	if (net->cfg->subnet[0]) {
+		snprintf(out, len, "%s", net->cfg->subnet);
 		free(t);
 		return 0;
 	}
-	bridge_name(c->cfg->network, br);
+	bridge_name(net->cfg->network, br);
 	take_host(t, br);
-	if (docker_network_subnets(c->docker, take_docker, t, msg) != DOCKER_OK)
+	if (docker_network_subnets(net->docker, take_docker, t, msg) !=
+	    DOCKER_OK)
 		snprintf(err, elen, "%s", msg);
 	else if ((rc = sbnet_pick_subnet(t->c, t->n, out, len)) < 0)
 		snprintf(err, elen,
@@ -259,33 +263,33 @@ struct found {
 };
 
 static int
-create_network(struct core *c, char *err, size_t elen)
+create_network(struct sbnet *net, char *err, size_t elen)
 {
 	char subnet[64], gw[64], br[16], msg[DOCKER_MSG_LEN];
 	struct docker_network_spec spec = {0};
 
-	if (choose_subnet(c, subnet, sizeof(subnet), err, elen) < 0)
+	if (choose_subnet(net, subnet, sizeof(subnet), err, elen) < 0)
 		return -1;
 	first_address(subnet, gw, sizeof(gw));
-	bridge_name(c->cfg->network, br);
-	spec.name = c->cfg->network;
+	bridge_name(net->cfg->network, br);
+	spec.name = net->cfg->network;
 	spec.subnet = subnet;
 	spec.gateway = gw;
 	spec.bridge = br;
-	spec.instance = c->instance;
-	if (docker_network_create(c->docker, &spec, msg) != DOCKER_OK) {
+	spec.instance = net->instance;
+	if (docker_network_create(net->docker, &spec, msg) != DOCKER_OK) {
 		snprintf(err, elen, "cannot create the docker network %s: %s",
-		         c->cfg->network, msg);
+		         net->cfg->network, msg);
 		return -1;
 	}
 	log_info("network: created %s (%s, gateway %s, bridge %s)",
-	         c->cfg->network, subnet, gw, br);
+	         net->cfg->network, subnet, gw, br);
 	return 0;
 }
 
 /* Another instance's network with none of its sandboxes on it is ours. */
 static int
-take_over(struct core *c, const struct docker_network *n, char *err,
+take_over(struct sbnet *net, const struct docker_network *n, char *err,
           size_t elen)
 {
 	char msg[DOCKER_MSG_LEN];
@@ -295,38 +299,38 @@ take_over(struct core *c, const struct docker_network *n, char *err,
 		         "docker network %s belongs to another sandboxd "
 		         "(instance %s) whose sandboxes use it; give this "
 		         "daemon its own SANDBOXD_NETWORK",
-		         c->cfg->network, n->instance);
+		         net->cfg->network, n->instance);
 		return -1;
 	}
-	if (docker_network_remove(c->docker, c->cfg->network, msg) !=
+	if (docker_network_remove(net->docker, net->cfg->network, msg) !=
 	    DOCKER_OK) {
 		snprintf(err, elen, "cannot take over docker network %s: %s",
-		         c->cfg->network, msg);
+		         net->cfg->network, msg);
 		return -1;
 	}
 	log_info("network: %s was left by instance %s; taking it over",
-	         c->cfg->network, n->instance);
-	return create_network(c, err, elen);
+	         net->cfg->network, n->instance);
+	return create_network(net, err, elen);
 }
 
 static int
-find_network(struct core *c, struct found *f, char *err, size_t elen)
+find_network(struct sbnet *net, struct found *f, char *err, size_t elen)
 {
-	const char *name = c->cfg->network;
+	const char *name = net->cfg->network;
 	char msg[DOCKER_MSG_LEN];
 	int rc;
 
 	memset(f, 0, sizeof(*f));
-	rc = docker_network_inspect(c->docker, name, &f->n, msg);
+	rc = docker_network_inspect(net->docker, name, &f->n, msg);
 	if (rc == DOCKER_NOT_FOUND) {
-		if (create_network(c, err, elen) < 0)
+		if (create_network(net, err, elen) < 0)
 			return -1;
-		rc = docker_network_inspect(c->docker, name, &f->n, msg);
+		rc = docker_network_inspect(net->docker, name, &f->n, msg);
 	} else if (rc == DOCKER_OK && f->n.managed &&
-	           strcmp(f->n.instance, c->instance) != 0) {
-		if (take_over(c, &f->n, err, elen) < 0)
+	           strcmp(f->n.instance, net->instance) != 0) {
+		if (take_over(net, &f->n, err, elen) < 0)
 			return -1;
-		rc = docker_network_inspect(c->docker, name, &f->n, msg);
+		rc = docker_network_inspect(net->docker, name, &f->n, msg);
 	}
 	if (rc != DOCKER_OK) {
 		snprintf(err, elen, "docker network %s: %s", name, msg);
@@ -395,10 +399,10 @@ resolvers(char dns[EGRESS_MAX_DNS][64], const char *out[EGRESS_MAX_DNS])
 }
 
 static int
-install_rules(struct core *c, const struct found *f, const char *table,
+install_rules(struct sbnet *net, const struct found *f, const char *table,
               char *err, size_t elen)
 {
-	const struct config *cfg = c->cfg;
+	const struct config *cfg = net->cfg;
 	char dns[EGRESS_MAX_DNS][64];
 	struct egress_policy p = {0};
 
@@ -468,34 +472,33 @@ log_change(const struct sbnet_state *old, const struct sbnet_state *st)
 
 /* One round: the network, then the rules.  Returns whether all is well. */
 static bool
-check(struct core *c)
+check(struct sbnet *net)
 {
-	struct sbnet *net = c->net;
 	struct sbnet_state st = {0}, old;
 	struct found f;
 
-	sbnet_state(c, &old);
-	snprintf(st.name, sizeof(st.name), "%s", c->cfg->network);
-	st.mode = (enum egress_mode)c->cfg->egress_mode;
-	egress_table_name(c->cfg->network, st.table);
-	if (strcmp(c->cfg->network, "none") == 0) {
+	sbnet_state(net, &old);
+	snprintf(st.name, sizeof(st.name), "%s", net->cfg->network);
+	st.mode = (enum egress_mode)net->cfg->egress_mode;
+	egress_table_name(net->cfg->network, st.table);
+	if (strcmp(net->cfg->network, "none") == 0) {
 		st.ready = true; /* no network: nothing to filter */
 		snprintf(st.rules_error, sizeof(st.rules_error),
 		         "SANDBOXD_NETWORK=none: sandboxes have no network");
-		publish(net, &st, c->cfg->proxy_addr[0] == '\0');
+		publish(net, &st, net->cfg->proxy_addr[0] == '\0');
 		return true;
 	}
-	if (!docker_is_up(c->docker) && !old.ready) {
+	if (!docker_is_up(net->docker) && !old.ready) {
 		char msg[DOCKER_MSG_LEN];
-		if (docker_ping(c->docker, msg) != DOCKER_OK) {
+		if (docker_ping(net->docker, msg) != DOCKER_OK) {
 			snprintf(st.error, sizeof(st.error), "%s", msg);
-			publish(net, &st, c->cfg->proxy_addr[0] == '\0');
+			publish(net, &st, net->cfg->proxy_addr[0] == '\0');
 			log_change(&old, &st);
 			return false;
 		}
 	}
-	if (find_network(c, &f, st.error, sizeof(st.error)) < 0) {
-		publish(net, &st, c->cfg->proxy_addr[0] == '\0');
+	if (find_network(net, &f, st.error, sizeof(st.error)) < 0) {
+		publish(net, &st, net->cfg->proxy_addr[0] == '\0');
 		log_change(&old, &st);
 		return false;
 	}
@@ -523,7 +526,7 @@ check(struct core *c)
 			log_warn("egress: the rules on %s went missing or the "
 			         "network changed; installing them again",
 			         st.bridge);
-		st.rules = install_rules(c, &f, st.table, st.rules_error,
+		st.rules = install_rules(net, &f, st.table, st.rules_error,
 		                         sizeof(st.rules_error)) == 0;
 		/* Without its rules no sandbox may run. */
 		st.ready = st.rules;
@@ -532,7 +535,7 @@ check(struct core *c)
 			         "the egress rules are not installed: %s",
 			         st.rules_error);
 	}
-	publish(net, &st, c->cfg->proxy_addr[0] == '\0');
+	publish(net, &st, net->cfg->proxy_addr[0] == '\0');
 	log_change(&old, &st);
 	return st.ready;
 }
@@ -540,8 +543,7 @@ check(struct core *c)
 static void *
 sbnet_main(void *arg)
 {
-	struct core *c = arg;
-	struct sbnet *net = c->net;
+	struct sbnet *net = arg;
 	bool ok = true;
 
 	while (!atomic_load(&net->stop)) {
@@ -554,34 +556,40 @@ sbnet_main(void *arg)
 			;
 		pthread_mutex_unlock(&net->mu);
 		if (!atomic_load(&net->stop))
-			ok = check(c);
+			ok = check(net);
 	}
 	return NULL;
 }
 
-int
-sbnet_start(struct core *c)
+struct sbnet *
+sbnet_new(const struct config *cfg, struct docker *d, const char *instance)
 {
 	struct sbnet *net = calloc(1, sizeof(*net));
 
 	if (net == NULL)
-		return -1;
+		return NULL;
+	net->cfg = cfg;
+	net->docker = d;
+	snprintf(net->instance, sizeof(net->instance), "%s", instance);
 	pthread_mutex_init(&net->mu, NULL);
 	pthread_cond_init(&net->cv, NULL);
 	atomic_store(&net->stop, false);
-	c->net = net;
-	check(c);
-	if (pthread_create(&net->thread, NULL, sbnet_main, c) != 0)
+	return net;
+}
+
+int
+sbnet_start(struct sbnet *net)
+{
+	check(net);
+	if (pthread_create(&net->thread, NULL, sbnet_main, net) != 0)
 		return -1;
 	net->started = true;
 	return 0;
 }
 
 void
-sbnet_stop(struct core *c)
+sbnet_stop(struct sbnet *net)
 {
-	struct sbnet *net = c->net;
-
 	if (net == NULL)
 		return;
 	atomic_store(&net->stop, true);
@@ -590,31 +598,39 @@ sbnet_stop(struct core *c)
 	pthread_mutex_unlock(&net->mu);
 	if (net->started)
 		pthread_join(net->thread, NULL);
+	net->started = false;
+}
+
+void
+sbnet_free(struct sbnet *net)
+{
+	if (net == NULL)
+		return;
+	sbnet_stop(net);
 	pthread_mutex_destroy(&net->mu);
 	pthread_cond_destroy(&net->cv);
 	free(net);
-	c->net = NULL;
 }
 
 /* ---- readers ----------------------------------------------------------- */
 
 void
-sbnet_state(struct core *c, struct sbnet_state *out)
+sbnet_state(struct sbnet *net, struct sbnet_state *out)
 {
 	memset(out, 0, sizeof(*out));
-	if (c->net == NULL)
+	if (net == NULL)
 		return;
-	pthread_mutex_lock(&c->net->mu);
-	*out = c->net->st;
-	pthread_mutex_unlock(&c->net->mu);
+	pthread_mutex_lock(&net->mu);
+	*out = net->st;
+	pthread_mutex_unlock(&net->mu);
 }
 
 int
-sbnet_check_ready(struct core *c, struct err *e)
+sbnet_check_ready(struct sbnet *net, struct err *e)
 {
 	struct sbnet_state st;
 
-	sbnet_state(c, &st);
+	sbnet_state(net, &st);
 	if (st.ready)
 		return 0;
 	return err_set(e, 503, "network_unavailable",
@@ -623,23 +639,21 @@ sbnet_check_ready(struct core *c, struct err *e)
 }
 
 void
-sbnet_network_id(struct core *c, char *out, size_t len)
+sbnet_network_id(struct sbnet *net, char *out, size_t len)
 {
 	struct sbnet_state st;
 
-	sbnet_state(c, &st);
+	sbnet_state(net, &st);
 	snprintf(out, len, "%s", st.ready ? st.id : "");
 }
 
 int
-sbnet_wait_gateway(struct core *c, char *out, size_t len,
+sbnet_wait_gateway(struct sbnet *net, char *out, size_t len,
                    const atomic_bool *stop)
 {
-	struct sbnet *net = c->net;
-
 	pthread_mutex_lock(&net->mu);
 	while (!atomic_load(stop) && !net->st.gateway[0] &&
-	       strcmp(c->cfg->network, "none") != 0) {
+	       strcmp(net->cfg->network, "none") != 0) {
 		struct timespec until;
 		clock_gettime(CLOCK_REALTIME, &until);
 		until.tv_sec += 1;
@@ -651,23 +665,22 @@ sbnet_wait_gateway(struct core *c, char *out, size_t len,
 }
 
 void
-sbnet_proxy_state(struct core *c, bool listening, const char *url,
+sbnet_proxy_state(struct sbnet *net, bool listening, const char *url,
                   const char *why)
 {
-	pthread_mutex_lock(&c->net->mu);
-	c->net->st.proxy_listening = listening;
-	snprintf(c->net->st.proxy_url, sizeof(c->net->st.proxy_url), "%s", url);
-	snprintf(c->net->st.proxy_error, sizeof(c->net->st.proxy_error), "%s",
-	         why);
-	pthread_mutex_unlock(&c->net->mu);
+	pthread_mutex_lock(&net->mu);
+	net->st.proxy_listening = listening;
+	snprintf(net->st.proxy_url, sizeof(net->st.proxy_url), "%s", url);
+	snprintf(net->st.proxy_error, sizeof(net->st.proxy_error), "%s", why);
+	pthread_mutex_unlock(&net->mu);
 }
 
 int
-sbnet_proxy_down(struct core *c, char *why, size_t len)
+sbnet_proxy_down(struct sbnet *net, char *why, size_t len)
 {
 	struct sbnet_state st;
 
-	sbnet_state(c, &st);
+	sbnet_state(net, &st);
 	if (st.proxy_listening)
 		return 0;
 	snprintf(why, len, "the credential proxy is not listening: %s",
@@ -676,21 +689,21 @@ sbnet_proxy_down(struct core *c, char *why, size_t len)
 }
 
 void
-sbnet_container_started(struct core *c, const char *ip)
+sbnet_container_started(struct sbnet *net, const char *ip)
 {
 	struct sbnet_state st;
 
-	sbnet_state(c, &st);
+	sbnet_state(net, &st);
 	if (st.rules && ip[0])
 		egress_reset(st.table, ip);
 }
 
 int64_t
-sbnet_blocked(struct core *c, const char *ip)
+sbnet_blocked(struct sbnet *net, const char *ip)
 {
 	struct sbnet_state st;
 
-	sbnet_state(c, &st);
+	sbnet_state(net, &st);
 	if (!st.rules || (ip && ip[0] == '\0'))
 		return st.mode == EGRESS_OPEN ? 0 : -1;
 	return egress_blocked(st.table, ip);

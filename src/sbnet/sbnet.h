@@ -10,8 +10,10 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "sandbox/core.h"
+#include "config/config.h"
+#include "docker/docker.h"
 #include "egress/egress.h"
+#include "lib/err.h"
 
 #define SBNET_CHECK_S 5 /* how often the network and rules are checked */
 #define SBNET_RETRY_S 1 /* … while they are not in place */
@@ -37,37 +39,46 @@ struct sbnet_state {
 };
 
 /*
- * Makes the network ready once (creating it when missing, installing
- * the rules), then starts the thread that keeps it so.  Fails only when
- * the thread cannot start; a network that cannot be had yet is retried.
+ * The module's handle: sbnet_new (NULL: out of memory) holds cfg and d,
+ * which outlive it, and the daemon's instance id (the network's label).
+ * sbnet_start makes the network ready once (creating it when missing,
+ * installing the rules), then starts the thread that keeps it so; it
+ * fails only when the thread cannot start (a network that cannot be had
+ * yet is retried).  sbnet_stop joins the thread (NULL is fine);
+ * sbnet_free stops and frees.  sbnet_state and the readers built on it
+ * take NULL as a network never set up (nothing ready).
  */
-int sbnet_start(struct core *c);
-void sbnet_stop(struct core *c);
+struct sbnet;
+struct sbnet *sbnet_new(const struct config *cfg, struct docker *d,
+                        const char *instance);
+int sbnet_start(struct sbnet *net);
+void sbnet_stop(struct sbnet *net);
+void sbnet_free(struct sbnet *net);
 
-void sbnet_state(struct core *c, struct sbnet_state *out);
+void sbnet_state(struct sbnet *net, struct sbnet_state *out);
 
 /* 0 when sandboxes may run; else -1 and a 503 network_unavailable. */
-int sbnet_check_ready(struct core *c, struct err *e);
+int sbnet_check_ready(struct sbnet *net, struct err *e);
 /* The network's engine id ("" until ready, or with SANDBOXD_NETWORK=none). */
-void sbnet_network_id(struct core *c, char *out, size_t len);
+void sbnet_network_id(struct sbnet *net, char *out, size_t len);
 /*
  * Waits until the gateway (where the credential proxy listens) is known
  * or *stop; "" when the network gives sandboxes no address of the host.
  */
-int sbnet_wait_gateway(struct core *c, char *out, size_t len,
+int sbnet_wait_gateway(struct sbnet *net, char *out, size_t len,
                        const atomic_bool *stop);
 
 /* The credential proxy reports its state here (why: "" when it listens). */
-void sbnet_proxy_state(struct core *c, bool listening, const char *url,
+void sbnet_proxy_state(struct sbnet *net, bool listening, const char *url,
                        const char *why);
 /* 0 when the proxy listens; else -1 and out says why. */
-int sbnet_proxy_down(struct core *c, char *why, size_t len);
+int sbnet_proxy_down(struct sbnet *net, char *why, size_t len);
 
 /* A sandbox's container got address ip: its refusal count starts anew. */
-void sbnet_container_started(struct core *c, const char *ip);
+void sbnet_container_started(struct sbnet *net, const char *ip);
 /* Refusals counted for a sandbox address (NULL: every address); -1
  * unknown. */
-int64_t sbnet_blocked(struct core *c, const char *ip);
+int64_t sbnet_blocked(struct sbnet *net, const char *ip);
 
 /*
  * Picks a free /20 for a new network: the first candidate that overlaps

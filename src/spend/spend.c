@@ -19,6 +19,7 @@
  */
 #include "spend/spend.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -100,14 +101,14 @@ price_from_json(const struct jv *v, struct spend_price *p)
 }
 
 static struct jv *
-operator_table(struct core *c)
+operator_table(struct store *st)
 {
 	static char text[SPEND_PRICES_MAX_BYTES + 1];
 	static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 	struct jv *t = NULL;
 
 	pthread_mutex_lock(&mu);
-	if (store_meta_get(c->store, PRICES_META, text, sizeof(text)) == 0)
+	if (store_meta_get(st, PRICES_META, text, sizeof(text)) == 0)
 		t = jv_parse(text, strlen(text), 4, NULL, 0);
 	pthread_mutex_unlock(&mu);
 	if (jv_type(t) != JV_OBJECT) {
@@ -118,12 +119,12 @@ operator_table(struct core *c)
 }
 
 void
-spend_price_for(struct core *c, const char *model, struct spend_price *out,
+spend_price_for(struct store *st, const char *model, struct spend_price *out,
                 char *key, size_t len)
 {
 	const char *slash = strrchr(model, '/');
 	const char *names[2] = {model, slash ? slash + 1 : NULL};
-	struct jv *t = operator_table(c);
+	struct jv *t = operator_table(st);
 	const struct builtin *b;
 	const struct jv *v;
 	const char *k = NULL;
@@ -173,12 +174,12 @@ tokens_of(const struct store_spend *s)
 
 /* The budget of scope/id, else the instance default; false: none. */
 static bool
-budget_of(struct core *c, const char *scope, const char *id,
+budget_of(struct store *st, const char *scope, const char *id,
           struct store_budget *b)
 {
-	if (store_budget_get(c->store, scope, id, b) == 0)
+	if (store_budget_get(st, scope, id, b) == 0)
 		return true;
-	return store_budget_get(c->store, "instance", scope, b) == 0;
+	return store_budget_get(st, "instance", scope, b) == 0;
 }
 
 static bool
@@ -204,7 +205,7 @@ reason(const struct store_spend *s, const struct store_budget *b,
 }
 
 int
-spend_check(struct core *c, const char *app_id, const char *tenant, char *why,
+spend_check(struct store *st, const char *app_id, const char *tenant, char *why,
             size_t len)
 {
 	struct store_budget b;
@@ -212,20 +213,18 @@ spend_check(struct core *c, const char *app_id, const char *tenant, char *why,
 	char what[160];
 	struct app a;
 
-	if (app_id[0] && budget_of(c, "app", app_id, &b) &&
-	    store_spend_get(c->store, "app", app_id, &s) == 0 &&
-	    reached(&s, &b)) {
+	if (app_id[0] && budget_of(st, "app", app_id, &b) &&
+	    store_spend_get(st, "app", app_id, &s) == 0 && reached(&s, &b)) {
 		/* The name only now: the check itself reads two rows. */
-		if (store_app_get(c->store, NULL, app_id, &a) == 0)
+		if (store_app_get(st, NULL, app_id, &a) == 0)
 			snprintf(what, sizeof(what), "app %s", a.name);
 		else
 			snprintf(what, sizeof(what), "app %s", app_id);
 		reason(&s, &b, what, why, len);
 		return 1;
 	}
-	if (budget_of(c, "tenant", tenant, &b) &&
-	    store_spend_get(c->store, "tenant", tenant, &s) == 0 &&
-	    reached(&s, &b)) {
+	if (budget_of(st, "tenant", tenant, &b) &&
+	    store_spend_get(st, "tenant", tenant, &s) == 0 && reached(&s, &b)) {
 		snprintf(what, sizeof(what), "tenant %s", tenant);
 		reason(&s, &b, what, why, len);
 		return 1;
@@ -234,22 +233,22 @@ spend_check(struct core *c, const char *app_id, const char *tenant, char *why,
 }
 
 int
-spend_record(struct core *c, const char *task_id, const char *app_id,
+spend_record(struct store *st, const char *task_id, const char *app_id,
              const char *tenant, const char *model, struct store_spend *d,
              char *why, size_t len)
 {
 	struct spend_price p;
 	char key[SPEND_MODEL_MAX];
 
-	spend_price_for(c, model, &p, key, sizeof(key));
+	spend_price_for(st, model, &p, key, sizeof(key));
 	d->cost_micro = spend_cost_micro(&p, d);
 	d->requests = 1;
-	if (store_spend_add(c->store, task_id, app_id, tenant, d) < 0) {
+	if (store_spend_add(st, task_id, app_id, tenant, d) < 0) {
 		log_error("spend: cannot record %lld tokens of %s for app %s",
 		          (long long)tokens_of(d), model, app_id);
 		return -1;
 	}
-	return spend_check(c, app_id, tenant, why, len);
+	return spend_check(st, app_id, tenant, why, len);
 }
 
 /* ---- JSON ---------------------------------------------------------------- */
@@ -350,9 +349,9 @@ price_json(const struct spend_price *p)
 }
 
 struct jv *
-spend_prices_json(struct core *c)
+spend_prices_json(struct store *st)
 {
-	struct jv *o = jv_obj(), *t = operator_table(c);
+	struct jv *o = jv_obj(), *t = operator_table(st);
 	struct spend_price p;
 	void *it = NULL;
 	const char *k;
@@ -381,7 +380,7 @@ price_field_ok(const struct jv *v, bool need)
 }
 
 int
-spend_prices_set(struct core *c, const struct jv *v, char *why, size_t len)
+spend_prices_set(struct store *st, const struct jv *v, char *why, size_t len)
 {
 	struct buf text;
 	void *it = NULL, *it2;
@@ -391,7 +390,7 @@ spend_prices_set(struct core *c, const struct jv *v, char *why, size_t len)
 	int rc;
 
 	if (jv_type(v) == JV_NULL)
-		return store_meta_set(c->store, PRICES_META, "{}") < 0 ? -1 : 0;
+		return store_meta_set(st, PRICES_META, "{}") < 0 ? -1 : 0;
 	if (jv_type(v) != JV_OBJECT) {
 		snprintf(why, len, "prices: an object of model -> prices");
 		return -1;
@@ -440,7 +439,7 @@ spend_prices_set(struct core *c, const struct jv *v, char *why, size_t len)
 		         SPEND_PRICES_MAX_BYTES);
 		return -1;
 	}
-	rc = store_meta_set(c->store, PRICES_META, text.data);
+	rc = store_meta_set(st, PRICES_META, text.data);
 	buf_release(&text);
 	return rc < 0 ? -1 : 0;
 }

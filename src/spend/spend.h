@@ -11,8 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "sandbox/core.h"
 #include "lib/jv.h"
+#include "store/store.h"
 
 #define SPEND_PRICES_MAX_BYTES 16384 /* the operator's price table */
 #define SPEND_PRICES_MAX       64    /* models in it */
@@ -33,8 +33,8 @@ struct spend_price {
  * the last '/' is tried as well); else the table's "*" entry, else the
  * built-in "*".  Writes the key that matched to key (len bytes).
  */
-void spend_price_for(struct core *c, const char *model, struct spend_price *out,
-                     char *key, size_t len);
+void spend_price_for(struct store *s, const char *model,
+                     struct spend_price *out, char *key, size_t len);
 /* millionths of a dollar for d's tokens at p (rounded up). */
 int64_t spend_cost_micro(const struct spend_price *p,
                          const struct store_spend *d);
@@ -43,7 +43,7 @@ int64_t spend_cost_micro(const struct spend_price *p,
  * the task ("" when none), app and tenant.  Then whether a budget is
  * now reached: 1 with the reason in why, 0 not, -1 database trouble.
  */
-int spend_record(struct core *c, const char *task_id, const char *app_id,
+int spend_record(struct store *s, const char *task_id, const char *app_id,
                  const char *tenant, const char *model, struct store_spend *d,
                  char *why, size_t len);
 /*
@@ -52,7 +52,7 @@ int spend_record(struct core *c, const char *task_id, const char *app_id,
  * reached: app NAME spent $5.01 of $5.00"), 0 not (also on database
  * trouble: counting must not stop the work).
  */
-int spend_check(struct core *c, const char *app_id, const char *tenant,
+int spend_check(struct store *s, const char *app_id, const char *tenant,
                 char *why, size_t len);
 
 /* JSON for the API. */
@@ -67,12 +67,13 @@ struct jv *spend_budget_json(const struct store_budget *b, bool set);
 int spend_budget_parse(const struct jv *v, struct store_budget *out, char *why,
                        size_t len);
 /* The effective price table as JSON (built-in merged with the operator's). */
-struct jv *spend_prices_json(struct core *c);
+struct jv *spend_prices_json(struct store *s);
 /*
  * Checks a price table from the API (object of model -> {input, output,
  * cache_write?, cache_read?}, numbers 0..100000) and stores it as the
  * operator's (null: none).  0, or -1 with why (nothing stored).
  */
-int spend_prices_set(struct core *c, const struct jv *v, char *why, size_t len);
+int spend_prices_set(struct store *s, const struct jv *v, char *why,
+                     size_t len);
 
 #endif

@@ -214,7 +214,7 @@ finish(struct tasks *ts, struct core *c, struct live *lv)
 	if (rc < 0)
 		return -1; /* database trouble: keep it and retry */
 	evlog_subs_finish(ts, lv->row.id);
-	dedup_kick(c, lv->row.sandbox_id); /* what the agent installed */
+	dedup_kick(c->dedup, lv->row.sandbox_id); /* what the agent installed */
 	return 0;
 }
 

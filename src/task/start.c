@@ -51,9 +51,11 @@ task_env(struct core *c, const struct starter *st, struct buf *env,
 	core_proxy_url(c, url, sizeof(url));
 	if (url[0] == '\0')
 		return -1; /* task_submit checked: it stopped since */
-	if (cred_proxy_token(c, st->row.sandbox_id, token, sizeof(token)) < 0 &&
-	    (cred_new_proxy_token(c, st->row.sandbox_id) < 0 ||
-	     cred_proxy_token(c, st->row.sandbox_id, token, sizeof(token)) < 0))
+	if (cred_proxy_token(c->store, st->row.sandbox_id, token,
+	                     sizeof(token)) < 0 &&
+	    (cred_new_proxy_token(c->store, st->row.sandbox_id) < 0 ||
+	     cred_proxy_token(c->store, st->row.sandbox_id, token,
+	                      sizeof(token)) < 0))
 		return -1;
 	rc = agentcmd_env((enum agent_kind)agent_kind_parse(st->row.agent), url,
 	                  token, st->row.model, env, model_arg, len);

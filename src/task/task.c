@@ -173,7 +173,7 @@ task_submit(struct core *c, const char *sandbox_id,
 		return ERR_INTERNAL(e, "cannot record the task");
 	}
 	/* Without the proxy the agent has no model: fail now, saying why. */
-	if (sbnet_proxy_down(c, why, sizeof(why)) < 0) {
+	if (sbnet_proxy_down(c->net, why, sizeof(why)) < 0) {
 		log_warn("task %s: %s", out->id, why);
 		follow_fail(c, out->id, "proxy_unavailable", why);
 	} else if (starter_spawn(c, out, cont) < 0)

@@ -73,7 +73,7 @@ take_sandbox(struct core *c, const char *trash_id, const char *sbid,
 	/* Recovering with the engine down: reconcile removes the container
 	 * (no row names it) once the engine is back. */
 	routes_drop(c->routes, sbid);
-	cred_drop_proxy_token(c, sbid);
+	cred_drop_proxy_token(c->store, sbid);
 	task_trash_sandbox(c, sbid);
 	if (workspace_keep(c->cfg->data_dir, sbid, trash_id) < 0) {
 		/* The row stays: its route again (the next start makes the

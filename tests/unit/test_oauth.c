@@ -220,7 +220,7 @@ proxy_injects(void)
 	CHECK(store_agent_connect(s, "", "claude-code",
 	                          STORE_SECRET_AGENT_OAUTH, login,
 	                          strlen(login)) == 0);
-	CHECK(cred_oauth_get(&c, "", &o) == 0);
+	CHECK(cred_oauth_get(c.store, "", &o) == 0);
 	CHECK_STR(o.access_token, "AT-1");
 	CHECK(o.expires_at == 4102444800000LL && !o.needs_login);
 	CHECK(cred_for(&c, "t1", "claude-code", &anthropic,
@@ -243,7 +243,7 @@ proxy_injects(void)
 	CHECK_STR(cr.header, "x-api-key");
 	CHECK(!cr.sets_beta && cr.nextra == 0);
 	cred_wipe(&cr);
-	CHECK(cred_oauth_get(&c, "", &o) == STORE_NOT_FOUND);
+	CHECK(cred_oauth_get(c.store, "", &o) == STORE_NOT_FOUND);
 	cred_oauth_wipe(&o);
 	/*
 	 * Tenant t1's own key wins over the instance's for t1's sandboxes;

@@ -1,6 +1,7 @@
 /* Spend: prices, costs, budgets and the counts in a real store. */
 #include <stdio.h>
 
+#include "sandbox/core.h"
 #include "spend/spend.h"
 #include "store_fixture.h"
 #include "unit.h"
@@ -77,34 +78,36 @@ prices(void)
 	CHECK((core.store = store_fixture_open()) != NULL);
 	if (core.store == NULL)
 		return;
-	spend_price_for(&core, "anthropic/claude-sonnet-4-5", &p, key,
+	spend_price_for(core.store, "anthropic/claude-sonnet-4-5", &p, key,
 	                sizeof(key));
 	CHECK_STR(key, "claude-sonnet");
 	CHECK(EQ(p.input, 3) && EQ(p.output, 15));
-	spend_price_for(&core, "claude-opus-4-1-2025", &p, key, sizeof(key));
+	spend_price_for(core.store, "claude-opus-4-1-2025", &p, key,
+	                sizeof(key));
 	CHECK_STR(key, "claude-opus-4-1");
-	spend_price_for(&core, "opencode/big-pickle", &p, key, sizeof(key));
+	spend_price_for(core.store, "opencode/big-pickle", &p, key,
+	                sizeof(key));
 	CHECK(EQ(p.input, 0) && EQ(p.output, 0));
-	spend_price_for(&core, "mystery", &p, key, sizeof(key));
+	spend_price_for(core.store, "mystery", &p, key, sizeof(key));
 	CHECK_STR(key, "*");
 	CHECK(EQ(p.input, 3));
 	/* The operator's table wins, by the longest prefix; "*" too. */
 	v = json("{\"claude-sonnet-4\":{\"input\":1,\"output\":2},"
 	         "\"*\":{\"input\":9,\"output\":9}}");
-	CHECK(spend_prices_set(&core, v, why, sizeof(why)) == 0);
+	CHECK(spend_prices_set(core.store, v, why, sizeof(why)) == 0);
 	jv_free(v);
-	spend_price_for(&core, "claude-sonnet-4-5", &p, key, sizeof(key));
+	spend_price_for(core.store, "claude-sonnet-4-5", &p, key, sizeof(key));
 	CHECK_STR(key, "claude-sonnet-4");
 	CHECK(EQ(p.input, 1) && EQ(p.output, 2) && EQ(p.cache_read, 0));
-	spend_price_for(&core, "claude-haiku-4-5", &p, key, sizeof(key));
+	spend_price_for(core.store, "claude-haiku-4-5", &p, key, sizeof(key));
 	CHECK_STR(key, "claude-haiku");
-	spend_price_for(&core, "mystery", &p, key, sizeof(key));
+	spend_price_for(core.store, "mystery", &p, key, sizeof(key));
 	CHECK(EQ(p.input, 9));
 	v = json("{\"m\":{\"input\":-1,\"output\":2}}");
-	CHECK(spend_prices_set(&core, v, why, sizeof(why)) < 0);
+	CHECK(spend_prices_set(core.store, v, why, sizeof(why)) < 0);
 	jv_free(v);
 	v = json("{\"m\":{\"input\":1,\"output\":2,\"extra\":1}}");
-	CHECK(spend_prices_set(&core, v, why, sizeof(why)) < 0);
+	CHECK(spend_prices_set(core.store, v, why, sizeof(why)) < 0);
 	jv_free(v);
 	store_fixture_close(core.store);
 	core.store = NULL;
@@ -127,31 +130,31 @@ counts_and_checks(void)
 	snprintf(a.tags_json, sizeof(a.tags_json), "[]");
 	CHECK(store_app_insert(core.store, &a) == 0);
 	CHECK(store_budget_set(core.store, "app", a.id, &b) == 0);
-	CHECK(spend_check(&core, a.id, "t1", why, sizeof(why)) == 0);
-	CHECK(spend_record(&core, "T1", a.id, "t1", "gpt-5", &d, why,
+	CHECK(spend_check(core.store, a.id, "t1", why, sizeof(why)) == 0);
+	CHECK(spend_record(core.store, "T1", a.id, "t1", "gpt-5", &d, why,
 	                   sizeof(why)) == 0);
 	/* 600 * 1.25 + 400 * 10 = 4750 millionths. */
 	CHECK(store_spend_get(core.store, "task", "T1", &s) == 0);
 	CHECK(s.input == 600 && s.output == 400 && s.cost_micro == 4750 &&
 	      s.requests == 1);
 	d = (struct store_spend){.input = 500};
-	CHECK(spend_record(&core, "T1", a.id, "t1", "gpt-5", &d, why,
+	CHECK(spend_record(core.store, "T1", a.id, "t1", "gpt-5", &d, why,
 	                   sizeof(why)) == 1);
 	CHECK_STR(why, "budget reached: app shop spent 1500 of 1500 tokens");
 	/* Another tenant's counts and budgets are its own. */
 	CHECK(store_spend_get(core.store, "tenant", "t2", &s) == 0);
 	CHECK(s.input == 0 && s.requests == 0);
-	CHECK(spend_check(&core, "", "t2", why, sizeof(why)) == 0);
+	CHECK(spend_check(core.store, "", "t2", why, sizeof(why)) == 0);
 	/* The instance default for tenants applies to t2 as well. */
 	b = (struct store_budget){.max_tokens = -1, .max_micro = 1};
 	CHECK(store_budget_set(core.store, "instance", "tenant", &b) == 0);
-	CHECK(spend_check(&core, "", "t2", why, sizeof(why)) == 0);
-	CHECK(spend_check(&core, "", "t1", why, sizeof(why)) == 1);
+	CHECK(spend_check(core.store, "", "t2", why, sizeof(why)) == 0);
+	CHECK(spend_check(core.store, "", "t1", why, sizeof(why)) == 1);
 	CHECK(strncmp(why, "budget reached: tenant t1 spent $0.0", 36) == 0);
 	/* Raised: the next call goes through. */
 	CHECK(store_budget_set(core.store, "app", a.id, NULL) == 0);
 	CHECK(store_budget_set(core.store, "instance", "tenant", NULL) == 0);
-	CHECK(spend_check(&core, a.id, "t1", why, sizeof(why)) == 0);
+	CHECK(spend_check(core.store, a.id, "t1", why, sizeof(why)) == 0);
 	store_fixture_close(core.store);
 	core.store = NULL;
 }

@@ -30,6 +30,9 @@ void gitws_unlock(const char *key);
 int gitws_with_repo(const char *key, const char *ws,
                     int (*fn)(git_repository *, void *, struct err *),
                     void *arg, struct err *e);
+/* Frees the open repositories idle too long (gitws_cache_trim, in
+ * session.c, calls it with the helpers' trim). */
+void gitws_repo_cache_trim(void);
 /* Fills e with libgit2's last error; returns -1. */
 int gitws_lib_err(struct err *e, const char *what);
 
@@ -64,7 +67,7 @@ const char *gitws_net_reason(int rc);
 bool gitws_auth_failed(int rc, const struct gitws_auth *a, const char *msg);
 
 /*
- * Status, diff or commit (op), in the app's helper (git.c); a commit
+ * Status, diff or commit (op), in the app's helper (ops.c); a commit
  * with paths (a JSON array of strings, else NULL) commits those only.
  */
 int gitws_op_here(const char *key, const char *ws, const char *op,
@@ -140,7 +143,5 @@ int gitws_helper_died(int status, struct err *e);
 /* req to key's long-lived helper for ws (session.c); as gitws_status. */
 int gitws_session_call(const char *key, const char *ws, const struct jv *req,
                        struct jv **out, struct err *e);
-/* Ends the helpers idle too long (session.c). */
-void gitws_sessions_trim(void);
 
 #endif

@@ -5,11 +5,11 @@
  * path.
  *
  * The module's files split by process role, so their calls go one way:
- * the daemon's side (git.c → session.c → helper.c's spawning and
- * framing) and the helper's (helper.c's gitws_helper_main → ops.c,
- * remote.c, clone.c → stage.c, open.c, auth.c).  Rejected: keeping the
- * helper's side of status, diff and commit here, which made this file
- * and the helper call each other.
+ * the daemon's side (git.c → session.c → spawn.c) and the helper's
+ * (helper.c → ops.c, remote.c, clone.c, hostcheck.c, confine.c; ops.c →
+ * stage.c), over open.c, auth.c and the frames (frame.c) both use.
+ * Rejected: keeping the helper's side of status, diff and commit here,
+ * which made this file and the helper call each other.
  */
 #include "git/git.h"
 #include "git/internal.h"

@@ -119,16 +119,9 @@ struct gitws_jail {
 
 int gitws_confine(const char *ws, const struct gitws_jail *j, struct err *e);
 
-/* A helper process and its end of the socketpair (helper.c). */
-struct gitws_helper {
-	pid_t pid;
-	int fd;
-};
-
+/* The frames of the helper's socket, both ends (frame.c). */
+/* CLOCK_MONOTONIC in ms: the frames' deadlines. */
 int64_t gitws_now_ms(void);
-int gitws_helper_spawn(struct gitws_helper *h, struct err *e);
-/* Closes and reaps (killed first when kill_now); the wait status. */
-int gitws_helper_end(struct gitws_helper *h, bool kill_now);
 /* One frame: a 32-bit length, then the bytes; 0 or -1. */
 int gitws_frame_send(int fd, const void *p, size_t n);
 /*
@@ -136,6 +129,18 @@ int gitws_frame_send(int fd, const void *p, size_t n);
  * gitws_now_ms, -1: forever): 0, -1 (end, error, too large), 1 late.
  */
 int gitws_frame_recv(int fd, struct buf *b, int64_t deadline);
+/* v as one frame of JSON (at most GITWS_HELPER_OUT_MAX); 0 or -1. */
+int gitws_frame_send_json(int fd, const struct jv *v);
+
+/* A helper process and its end of the socketpair (spawn.c). */
+struct gitws_helper {
+	pid_t pid;
+	int fd;
+};
+
+int gitws_helper_spawn(struct gitws_helper *h, struct err *e);
+/* Closes and reaps (killed first when kill_now); the wait status. */
+int gitws_helper_end(struct gitws_helper *h, bool kill_now);
 /* The helper's answer frame as *out, GITWS_NOT_REPO, or -1 with e. */
 int gitws_helper_answer(const struct buf *b, struct jv **out, struct err *e);
 /* e for a helper that ended (wait status) without answering; -1. */

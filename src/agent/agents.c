@@ -1,8 +1,9 @@
 /*
- * The agents table (see agents.h), and the helpers the recipes share.
- * Each row's hooks live in the agent's own file (opencode.c, claude.c);
- * this file only lists them, so the table reads as the whole of what
- * sandboxd knows about its agents.
+ * The agents table (see agents.h).  Each row's hooks live in the
+ * agent's own file (opencode.c, claude.c); this file only lists them, so
+ * the table reads as the whole of what sandboxd knows about its agents.
+ * The names a recipe needs of its own row are macros of internal.h, so
+ * the agent files never read the table back.
  */
 #include "agent/agents.h"
 
@@ -23,7 +24,7 @@ static const char *const claude_upstreams[] = {"anthropic", NULL};
 const struct agent_def agents[] = {
     [AGENT_OPENCODE] =
         {
-            .name = "opencode",
+            .name = AGENT_OPENCODE_NAME,
             .label = "OpenCode",
             .kind = AGENT_OPENCODE,
             .api_key = true,
@@ -31,7 +32,7 @@ const struct agent_def agents[] = {
             .upstreams = opencode_upstreams,
             .free_upstream = "zen",
             .free_model = "opencode/big-pickle",
-            .default_model = "opencode/big-pickle",
+            .default_model = AGENT_OPENCODE_DEFAULT_MODEL,
             .argv = agent_opencode_argv,
             .env = agent_opencode_env,
             .line = agent_opencode_line,
@@ -40,7 +41,7 @@ const struct agent_def agents[] = {
         },
     [AGENT_CLAUDE] =
         {
-            .name = "claude-code",
+            .name = AGENT_CLAUDE_NAME,
             .label = "Claude Code",
             .kind = AGENT_CLAUDE,
             .api_key = true,
@@ -113,19 +114,4 @@ agent_kind_name(enum agent_kind k)
 	const struct agent_def *d = agent_of(k);
 
 	return d ? d->name : NULL;
-}
-
-int
-agent_arg(struct buf *out, const char *s)
-{
-	return buf_append(out, s, strlen(s) + 1); /* with its NUL */
-}
-
-int
-agent_env_add(struct buf *env, const char *name, const char *value)
-{
-	return buf_appendf(env, "%s=%s", name, value) < 0 ||
-	               buf_append(env, "", 1) < 0
-	           ? -1
-	           : 0;
 }

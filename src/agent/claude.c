@@ -311,7 +311,7 @@ agent_claude_env(const char *proxy_url, const char *token, const char *model,
 
 	snprintf(model_arg, len, "%s", model ? model : "");
 	snprintf(url, sizeof(url), "%s/%s/anthropic", proxy_url,
-	         agents[AGENT_CLAUDE].name);
+	         AGENT_CLAUDE_NAME);
 	return agent_env_add(env, "ANTHROPIC_BASE_URL", url) < 0 ||
 	               agent_env_add(env, "ANTHROPIC_API_KEY", token) < 0 ||
 	               agent_env_add(env,

@@ -1,8 +1,10 @@
 /*
- * Shared by the agent module's own files only: the table and the
- * recipes' helpers (agents.c), the line dispatcher and the outcome
- * (parse.c), the id table (parts.c) and one file per agent with its
- * format and its recipe (opencode.c, claude.c).
+ * Shared by the agent module's own files only: the table (agents.c),
+ * the line dispatcher and the outcome (parse.c), the id table (parts.c),
+ * the helpers the formats and recipes share (util.c) and one file per
+ * agent with its format and its recipe (opencode.c, claude.c).  The
+ * calls between them go one way: parse.c → agents.c → the agent files →
+ * parts.c → util.c.
  */
 #ifndef AGENT_INTERNAL_H
 #define AGENT_INTERNAL_H
@@ -10,6 +12,12 @@
 #include "agent/agent.h"
 #include "agent/agents.h"
 #include "lib/buf.h"
+
+/* What a recipe needs of its own row of the table, named here so that
+ * the agent files do not read the table that names their hooks. */
+#define AGENT_OPENCODE_NAME          "opencode"
+#define AGENT_OPENCODE_DEFAULT_MODEL "opencode/big-pickle"
+#define AGENT_CLAUDE_NAME            "claude-code"
 
 /* Hash slots for the id table: twice the entries, a power of two. */
 #define AGENT_PARTS_SLOTS (2 * AGENT_PARTS_MAX)
@@ -66,7 +74,7 @@ void agent_parts_set_text(struct agent_parts *t, struct agent_part *part,
                           const char *s, size_t len);
 void agent_parts_release(struct agent_parts *t);
 
-/* parse.c, for the format files */
+/* util.c, for the format files */
 /* "pending" … "error" → enum agent_tool_status; -1 for anything else. */
 int agent_tool_status_parse(const char *s);
 char *agent_strndup(const char *s, size_t len, size_t max);
@@ -83,7 +91,7 @@ void agent_emit_tool(struct agent_parser *p, struct agent_part *part,
                      size_t path_len);
 void agent_api_error(struct agent_parser *p, const char *s, size_t len);
 
-/* agents.c, for the recipes */
+/* util.c, for the recipes */
 /* Appends s and its NUL (one argv entry); -1 when it does not fit. */
 int agent_arg(struct buf *out, const char *s);
 /* Appends NAME=value and a NUL (one env entry). */

@@ -217,11 +217,10 @@ agent_opencode_env(const char *proxy_url, const char *token, const char *model,
 	struct buf json;
 	int rc;
 
-	opencode_route(model && *model ? model
-	                               : agents[AGENT_OPENCODE].default_model,
+	opencode_route(model && *model ? model : AGENT_OPENCODE_DEFAULT_MODEL,
 	               &upstream, &npm, &suffix, &id);
-	snprintf(url, sizeof(url), "%s/%s/%s%s", proxy_url,
-	         agents[AGENT_OPENCODE].name, upstream, suffix);
+	snprintf(url, sizeof(url), "%s/%s/%s%s", proxy_url, AGENT_OPENCODE_NAME,
+	         upstream, suffix);
 	snprintf(model_arg, len, "sandboxd/%s", id);
 	opts = jv_obj();
 	jv_set_str(opts, "baseURL", url);

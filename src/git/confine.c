@@ -21,7 +21,7 @@
  *    afterwards), no new privileges, no core files, and limits on its
  *    address space (RLIMIT_AS) and CPU time (RLIMIT_CPU); libgit2's
  *    pack window cache is bounded to fit.  The wall-clock timeout is the
- *    parent's (helper.c).
+ *    parent's (spawn.c, session.c).
  *
  * The workspace is opened with O_PATH|O_NOFOLLOW and bound through
  * /proc/self/fd, so the bind is of the directory checked, not of a path

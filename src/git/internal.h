@@ -30,6 +30,9 @@ void gitws_unlock(const char *key);
 int gitws_with_repo(const char *key, const char *ws,
                     int (*fn)(git_repository *, void *, struct err *),
                     void *arg, struct err *e);
+/* Frees the open repositories idle too long (gitws_cache_trim, in
+ * session.c, calls it with the helpers' trim). */
+void gitws_repo_cache_trim(void);
 /* Fills e with libgit2's last error; returns -1. */
 int gitws_lib_err(struct err *e, const char *what);
 
@@ -64,7 +67,7 @@ const char *gitws_net_reason(int rc);
 bool gitws_auth_failed(int rc, const struct gitws_auth *a, const char *msg);
 
 /*
- * Status, diff or commit (op), in the app's helper (git.c); a commit
+ * Status, diff or commit (op), in the app's helper (ops.c); a commit
  * with paths (a JSON array of strings, else NULL) commits those only.
  */
 int gitws_op_here(const char *key, const char *ws, const char *op,
@@ -116,16 +119,9 @@ struct gitws_jail {
 
 int gitws_confine(const char *ws, const struct gitws_jail *j, struct err *e);
 
-/* A helper process and its end of the socketpair (helper.c). */
-struct gitws_helper {
-	pid_t pid;
-	int fd;
-};
-
+/* The frames of the helper's socket, both ends (frame.c). */
+/* CLOCK_MONOTONIC in ms: the frames' deadlines. */
 int64_t gitws_now_ms(void);
-int gitws_helper_spawn(struct gitws_helper *h, struct err *e);
-/* Closes and reaps (killed first when kill_now); the wait status. */
-int gitws_helper_end(struct gitws_helper *h, bool kill_now);
 /* One frame: a 32-bit length, then the bytes; 0 or -1. */
 int gitws_frame_send(int fd, const void *p, size_t n);
 /*
@@ -133,6 +129,18 @@ int gitws_frame_send(int fd, const void *p, size_t n);
  * gitws_now_ms, -1: forever): 0, -1 (end, error, too large), 1 late.
  */
 int gitws_frame_recv(int fd, struct buf *b, int64_t deadline);
+/* v as one frame of JSON (at most GITWS_HELPER_OUT_MAX); 0 or -1. */
+int gitws_frame_send_json(int fd, const struct jv *v);
+
+/* A helper process and its end of the socketpair (spawn.c). */
+struct gitws_helper {
+	pid_t pid;
+	int fd;
+};
+
+int gitws_helper_spawn(struct gitws_helper *h, struct err *e);
+/* Closes and reaps (killed first when kill_now); the wait status. */
+int gitws_helper_end(struct gitws_helper *h, bool kill_now);
 /* The helper's answer frame as *out, GITWS_NOT_REPO, or -1 with e. */
 int gitws_helper_answer(const struct buf *b, struct jv **out, struct err *e);
 /* e for a helper that ended (wait status) without answering; -1. */
@@ -140,7 +148,5 @@ int gitws_helper_died(int status, struct err *e);
 /* req to key's long-lived helper for ws (session.c); as gitws_status. */
 int gitws_session_call(const char *key, const char *ws, const struct jv *req,
                        struct jv **out, struct err *e);
-/* Ends the helpers idle too long (session.c). */
-void gitws_sessions_trim(void);
 
 #endif

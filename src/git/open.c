@@ -2,7 +2,7 @@
  * open.c - opening a workspace's app repository with libgit2: its
  * settings, the layout checks, the config audit and a cache of open
  * repositories.  Every use of a workspace's repository goes through
- * gitws_with_repo here (git.c's status, diff and commit; remote.c's
+ * gitws_with_repo here (ops.c's status, diff and commit; remote.c's
  * push), and every caller of it runs in the helper process, confined to
  * that one workspace as the sandbox user (helper.c, confine.c).  git2.h
  * is included only inside src/git/.
@@ -41,7 +41,7 @@
  *  - A symlink in the worktree is hashed as a link (its target path), its
  *    target is never read; libgit2 does not descend into symlinked
  *    directories.
- *  - Answers are bounded (GITWS_MAX_*, git.c); files larger than
+ *  - Answers are bounded (GITWS_MAX_*, ops.c); files larger than
  *    GITWS_MAX_BLOB diff as binary.
  *
  * Operations on one app are serialized by a striped mutex (in the
@@ -533,7 +533,7 @@ cache_put(const char *key, const char *ws, git_repository *repo,
 }
 
 void
-gitws_cache_trim(void)
+gitws_repo_cache_trim(void)
 {
 	git_repository *idle[CACHE_SLOTS];
 	time_t now = time(NULL);
@@ -548,7 +548,6 @@ gitws_cache_trim(void)
 	pthread_mutex_unlock(&cache_mu);
 	for (int i = 0; i < n; i++)
 		git_repository_free(idle[i]);
-	gitws_sessions_trim();
 }
 
 int

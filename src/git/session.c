@@ -203,8 +203,9 @@ gitws_session_call(const char *key, const char *ws, const struct jv *req,
 	return rc;
 }
 
-void
-gitws_sessions_trim(void)
+/* Ends the helpers idle too long. */
+static void
+sessions_trim(void)
 {
 	struct session idle[SESSION_SLOTS];
 	time_t now = time(NULL);
@@ -221,4 +222,12 @@ gitws_sessions_trim(void)
 	pthread_mutex_unlock(&table_mu);
 	for (int i = 0; i < n; i++)
 		gitws_helper_end(&idle[i].h, true);
+}
+
+/* The reaper's tick: the repositories and the helpers idle too long. */
+void
+gitws_cache_trim(void)
+{
+	gitws_repo_cache_trim();
+	sessions_trim();
 }

@@ -46,6 +46,7 @@
 #include "log.h"
 #include "proc.h"
 #include "taskdir.h"
+#include "tasks.h"
 #include "taskstep.h"
 
 #define TASKS_READS 16 /* pipe reads per loop turn */

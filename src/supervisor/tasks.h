@@ -18,16 +18,7 @@
 
 #include "jw.h"
 #include "procs.h"
-
-struct tasks_run;
-
-struct tasks {
-	char *dir;             /* $HOME/.sandboxd/tasks */
-	char *cgroup;          /* where memory.events is read */
-	struct procs *procs;   /* borrowed: restarts, health, build, env */
-	struct tasks_run *run; /* the task or revert in progress, or NULL */
-	bool halting;          /* shutting down: nothing more is started */
-};
+#include "taskstate.h"
 
 /* Returns 0, or -1 when out of memory. */
 int tasks_init(struct tasks *t, const char *home, const char *cgroup,

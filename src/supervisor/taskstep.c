@@ -43,6 +43,7 @@
 
 #include "log.h"
 #include "proc.h"
+#include "procs.h"
 #include "taskdir.h"
 #include "taskgit.h"
 #include "taskstep.h"

@@ -13,7 +13,7 @@
 #include <sys/types.h>
 
 #include "task.h"
-#include "tasks.h"
+#include "taskstate.h"
 
 enum tasks_step {
 	TASKS_CHECKPOINT,

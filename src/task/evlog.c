@@ -23,7 +23,6 @@
 #include "lib/clock.h"
 #include "lib/log.h"
 #include "task/internal.h"
-#include "task/task.h"
 
 #define HEARTBEAT ": keep-alive\n\n"
 
@@ -212,14 +211,14 @@ evlog_subs_finish(struct tasks *ts, const char *id)
 }
 
 void
-evlog_subs_heartbeat(struct tasks *ts)
+evlog_subs_heartbeat(struct tasks *ts, int64_t quiet_ms)
 {
 	int64_t now = clock_mono_ms();
 
 	pthread_mutex_lock(&ts->mu);
 	for (struct evlog_sub *s = ts->subs; s; s = s->next) {
 		pthread_mutex_lock(&s->mu);
-		if (now - s->last_send_ms >= TASK_HEARTBEAT_MS) {
+		if (now - s->last_send_ms >= quiet_ms) {
 			s->heartbeat = true;
 			if (s->armed) {
 				s->armed = false;
@@ -243,6 +242,9 @@ evlog_subs_end_all(struct tasks *ts)
 /*
  * Subscribing: the log's committed end comes from the follower when the
  * task is live (it may hold bytes not yet whole), else from the file.
+ * The follower is asked through ts->committed (the hook task_init sets
+ * to follow_committed): the follower appends to this log, so a direct
+ * call would tie the two files into a circle.
  */
 int
 evlog_sub_open(struct core *c, const char *id, int64_t since,
@@ -275,7 +277,7 @@ evlog_sub_open(struct core *c, const char *id, int64_t since,
 	s->arg = arg;
 	s->last_send_ms = clock_mono_ms();
 	pthread_mutex_lock(&ts->mu);
-	if (follow_committed(ts, id, &committed) == 0) {
+	if (ts->committed && ts->committed(ts, id, &committed) == 0) {
 		s->committed = committed;
 		s->listed = true;
 		s->next = ts->subs;

@@ -58,8 +58,8 @@ int evlog_append(struct tasks *ts, const char *id, struct evlog *l,
 
 /* Tells subscribers of a finished task, or one going away, to end. */
 void evlog_subs_finish(struct tasks *ts, const char *id);
-/* Sends heartbeats to subscribers that have been quiet long enough. */
-void evlog_subs_heartbeat(struct tasks *ts);
+/* Sends heartbeats to subscribers quiet for quiet_ms or more. */
+void evlog_subs_heartbeat(struct tasks *ts, int64_t quiet_ms);
 /* Ends every subscription (shutdown). */
 void evlog_subs_end_all(struct tasks *ts);
 

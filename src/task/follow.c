@@ -17,6 +17,12 @@
  * result overdue.  A task ends when its steps say so, when a failure was
  * recorded, or when its steps are malformed; finishing writes `done` and
  * then the row, retried every turn until both went through.
+ *
+ * Calls go one way: the starters (start.c) report here, the follower
+ * writes the logs (evlog.c) and never calls back into either; a task a
+ * restart finds unstarted is handed to a starter by task.c
+ * (recover_one), and the logs' subscribers reach follow_committed
+ * through the ts->committed hook.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -65,7 +71,8 @@ struct live {
 	/* Under ts->mu. */
 	struct live_shared sh;
 	/* The follower's own (finished and log.done are also read by
-	 * follow_active_id, log.committed by follow_committed). */
+	 * follow_active_id, log.committed by follow_committed, through
+	 * ts->committed). */
 	struct derive d;
 	struct evlog log;
 	int wd; /* inotify watch, -1 */
@@ -419,7 +426,7 @@ follow_main(void *arg)
 		tick = now - last_tick >= TICK_MS;
 		if (tick) {
 			last_tick = now;
-			evlog_subs_heartbeat(ts);
+			evlog_subs_heartbeat(ts, TASK_HEARTBEAT_MS);
 		}
 		pthread_mutex_lock(&ts->mu);
 		struct live *list = ts->lives;
@@ -626,10 +633,9 @@ follow_forget_sandbox(struct core *c, const char *sandbox_id)
 
 /* ---- recovery -------------------------------------------------------- */
 
-static int
-recover_one(const struct task *t, void *arg)
+int
+follow_again(struct core *c, const struct task *t)
 {
-	struct core *c = arg;
 	struct live *lv = live_new(c, t);
 	struct sandbox sb;
 	char ws[4200], rel[96];
@@ -638,7 +644,7 @@ recover_one(const struct task *t, void *arg)
 
 	if (lv == NULL) {
 		log_error("task %s: cannot follow it again", t->id);
-		return 0;
+		return -1;
 	}
 	/* Event 0 again (the log has it: counted, not written). */
 	emit_starting(c->tasks, lv);
@@ -654,19 +660,9 @@ recover_one(const struct task *t, void *arg)
 	done = lv->log.done;
 	started = lv->sh.started = have_steps || done;
 	live_add(c, lv);
-	if (!started && !done &&
-	    store_sandbox_get(c->store, t->sandbox_id, &sb) == 0 &&
-	    sb.status == SANDBOX_RUNNING) {
-		if (starter_spawn(c, t, false) < 0)
-			follow_fail(c, t->id, "internal",
-			            "cannot start a thread for the task");
-	}
-	log_info("task %s: following it again after a restart", t->id);
-	return 0;
-}
-
-void
-follow_recover(struct core *c)
-{
-	store_task_list_running(c->store, recover_one, c);
+	return !started && !done &&
+	               store_sandbox_get(c->store, t->sandbox_id, &sb) == 0 &&
+	               sb.status == SANDBOX_RUNNING
+	           ? 1
+	           : 0;
 }

@@ -28,6 +28,10 @@ struct tasks {
 	bool started;
 	int starters; /* threads still handing a task to a supervisor */
 	pthread_cond_t starters_cv;
+	/* follow_committed, set by task_init (NULL: no task is live), so
+	 * that the log's subscribers (evlog.c) ask the live list without
+	 * calling up into the follower that appends to the log. */
+	int (*committed)(struct tasks *ts, const char *id, off_t *out);
 };
 
 /* ---- follow.c: the follower thread and the live list ---------------- */
@@ -41,8 +45,13 @@ void follow_wake(struct tasks *ts);
  * the follower takes it from there.  -1 when its log cannot be opened.
  */
 int follow_add(struct core *c, const struct task *row);
-/* Follows again the tasks a restart found running (before follow_main). */
-void follow_recover(struct core *c);
+/*
+ * Follows again a task a restart found running (before follow_main): 1
+ * when it must be handed to the supervisor again (task_init's
+ * recover_one starts it: the follower never calls the starters), 0 when
+ * not, -1 when it cannot be followed.
+ */
+int follow_again(struct core *c, const struct task *t);
 /* Frees every live task (after the follower stopped). */
 void follow_free_all(struct tasks *ts);
 

@@ -407,6 +407,25 @@ task_json(const struct task *t)
 
 /* ---- start and stop ----------------------------------------------------- */
 
+/*
+ * A task a restart found running: followed again, and handed to the
+ * supervisor again when it never got there.
+ */
+static int
+recover_one(const struct task *t, void *arg)
+{
+	struct core *c = arg;
+	int rc = follow_again(c, t);
+
+	if (rc < 0)
+		return 0;
+	if (rc == 1 && starter_spawn(c, t, false) < 0)
+		follow_fail(c, t->id, "internal",
+		            "cannot start a thread for the task");
+	log_info("task %s: following it again after a restart", t->id);
+	return 0;
+}
+
 int
 task_init(struct core *c)
 {
@@ -419,6 +438,7 @@ task_init(struct core *c)
 	pthread_cond_init(&ts->starters_cv, NULL);
 	ts->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	ts->inotify_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	ts->committed = follow_committed;
 	c->tasks = ts;
 	snprintf(dir, sizeof(dir), "%s/tasks", c->cfg->data_dir);
 	if ((mkdir(dir, 0700) < 0 && errno != EEXIST) || ts->wake_fd < 0 ||
@@ -426,7 +446,7 @@ task_init(struct core *c)
 		log_error("tasks: %s: %s", dir, strerror(errno));
 		return -1;
 	}
-	follow_recover(c);
+	store_task_list_running(c->store, recover_one, c);
 	if (pthread_create(&ts->thread, NULL, follow_main, c) != 0)
 		return -1;
 	ts->started = true;

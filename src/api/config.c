@@ -217,7 +217,7 @@ config_put(struct req *r, struct resp *w)
 	}
 	/* The app's processes get the new environment (a no-op when the
 	 * exposed entries did not change). */
-	runtime_app_config_changed(r->core, r->ids[0]);
+	core_app_config_changed(r->core, r->ids[0]);
 	reply_row(r, w, key, created ? 201 : 200);
 }
 
@@ -235,7 +235,7 @@ config_delete(struct req *r, struct resp *w)
 	else if (rc != 0)
 		api_fail(w, 500, "internal", "cannot delete the config");
 	else {
-		runtime_app_config_changed(r->core, r->ids[0]);
+		core_app_config_changed(r->core, r->ids[0]);
 		api_reply_empty(w, 204);
 	}
 }

@@ -341,7 +341,7 @@ files_put(struct req *r, struct resp *w)
 	/* A new manifest takes effect at once in a running sandbox. */
 	if (strcmp(t.path, "sandbox.yaml") == 0 &&
 	    t.sb.status == SANDBOX_RUNNING)
-		runtime_schedule(r->core, t.sb.id);
+		core_sandbox_reload(r->core, t.sb.id);
 	vault_hash_hex(data, r->body.len, hex);
 	o = jv_obj();
 	jv_set_str(o, "path", t.path);
@@ -422,7 +422,7 @@ files_move(struct req *r, struct resp *w)
 	if ((strcmp(from, "sandbox.yaml") == 0 ||
 	     strcmp(to, "sandbox.yaml") == 0) &&
 	    t.sb.status == SANDBOX_RUNNING)
-		runtime_schedule(r->core, t.sb.id);
+		core_sandbox_reload(r->core, t.sb.id);
 	o = jv_obj();
 	jv_set_str(o, "path", to);
 	api_reply_json(w, 200, o);

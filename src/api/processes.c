@@ -147,7 +147,8 @@ processes_restart(struct req *r, struct resp *w)
 	}
 	workspace_path(r->core->cfg->data_dir, sb.id, ws, sizeof(ws));
 	snprintf(line, sizeof(line), "restart %s\n", r->name);
-	if (runtime_request(ws, line, RUNTIME_TIMEOUT_MS, &ans, &e) < 0) {
+	if (runtime_request(r->core, ws, line, RUNTIME_TIMEOUT_MS, &ans, &e) <
+	    0) {
 		api_reply_err(w, &e);
 		return;
 	}

@@ -31,6 +31,7 @@
 #include "disk/dedup.h"
 #include "disk/diskuse.h"
 #include "preview/preview.h"
+#include "preview/pvauth.h"
 #include "reaper/reaper.h"
 #include "trash/trash.h"
 #include "sandbox/runtime.h"
@@ -194,6 +195,7 @@ struct daemon {
 	struct edge *edge;
 	struct proxy *proxy;
 	struct cred_refresher *refresher;
+	struct trash *trash;
 };
 
 /*
@@ -215,7 +217,7 @@ start_all(struct daemon *d)
 	if (sbnet_start(c->net) < 0 || core_watch_start(c) < 0 ||
 	    runtime_start(c) < 0 || reaper_start(c) < 0 ||
 	    dedup_start(c->dedup) < 0 || diskuse_start(c->du) < 0 ||
-	    task_init(c) < 0 || trash_start(c) < 0 ||
+	    task_init(c) < 0 || trash_start(&d->trash, c) < 0 ||
 	    core_hook_add(c, CORE_SANDBOX_DELETED, task_forget_sandbox) < 0 ||
 	    api_start(&d->api, c) < 0 || proxy_start(&d->proxy, c) < 0 ||
 	    cred_refresher_start(&d->refresher, c->store, c->cfg) < 0 ||
@@ -242,7 +244,7 @@ stop_all(struct daemon *d)
 	proxy_stop(d->proxy);
 	task_shutdown(c); /* ends event streams, so the API can stop */
 	api_stop(d->api);
-	trash_stop(c);
+	trash_stop(d->trash);
 	diskuse_stop(c->du);
 	dedup_stop(c->dedup);
 	reaper_stop(c);
@@ -289,7 +291,11 @@ serve(void)
 	log_info("sandboxd %s, data in %s", SANDBOXD_VERSION, cfg.data_dir);
 	log_info("secrets: sealed with key %s (%s)", vault_key_id(vault, 0),
 	         how);
-	if (core_init(&d.core, &cfg, store, docker) < 0)
+	/* core, then what sits on it: the runtime's handle and private
+	 * previews, which forget a deleted app by core's hook. */
+	if (core_init(&d.core, &cfg, store, docker) < 0 ||
+	    runtime_init(&d.core) < 0 || pvauth_init(&d.core) < 0 ||
+	    core_hook_add(&d.core, CORE_APP_DELETED, pvauth_drop) < 0)
 		goto out_core;
 	/* Interrupted trash moves first: reconcile then sees whole rows. */
 	trash_recover(&d.core);
@@ -310,6 +316,8 @@ serve(void)
 	}
 	stop_all(&d);
 out_core:
+	pvauth_release(&d.core);
+	runtime_free(&d.core);
 	core_release(&d.core);
 out:
 	store_close(store);

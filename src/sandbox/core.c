@@ -1,7 +1,9 @@
 /*
  * core setup: the instance id, the lock stripes, the activity table,
  * the routing table (filled from the store here, before reconcile and
- * before any thread), the runtime queue and the hooks.  The instance id is
+ * before any thread) and the hooks.  What uses core (the runtime,
+ * private previews) is made by serve(), not here: a registry that built
+ * the layers above it would call up into them.  The instance id is
  * stored in the database on first start; it labels and names this
  * daemon's containers, so two daemons (say, a test run beside a real
  * install) on one Docker engine never touch each other's sandboxes.
@@ -14,9 +16,7 @@
 #include <sys/random.h>
 
 #include "sandbox/activity.h"
-#include "preview/pvauth.h"
 #include "sandbox/routes.h"
-#include "sandbox/runtime.h"
 #include "lib/log.h"
 #include "ws/usage.h"
 #include "ws/workspace.h"
@@ -92,7 +92,7 @@ core_init(struct core *c, const struct config *cfg, struct store *store,
 	atomic_init(&c->idle_threshold_s, cfg->idle_threshold_s);
 	idle_threshold_load(c);
 	if ((c->act = activity_new()) == NULL ||
-	    (c->routes = routes_new()) == NULL || runtime_init(c) < 0)
+	    (c->routes = routes_new()) == NULL)
 		return -1;
 	/*
 	 * A row the store cannot read fails the whole list; the daemon
@@ -103,20 +103,16 @@ core_init(struct core *c, const struct config *cfg, struct store *store,
 		log_error("cannot read the sandboxes for the edge's routing "
 		          "table: previews of the others say \"no such "
 		          "sandbox\" until they are started or stopped");
-	if (pvauth_init(c) < 0)
-		return -1;
 	return instance_load(c);
 }
 
 void
 core_release(struct core *c)
 {
-	runtime_free(c);
 	activity_free(c->act);
 	c->act = NULL;
 	routes_free(c->routes);
 	c->routes = NULL;
-	pvauth_release(c);
 	pthread_mutex_destroy(&c->proxy_mu);
 	for (int i = 0; i < CORE_LOCK_STRIPES; i++)
 		pthread_mutex_destroy(&c->locks[i]);

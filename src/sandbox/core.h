@@ -34,15 +34,18 @@ struct tasks;
 struct core;
 
 /*
- * What the layers above core do when a sandbox changes (tasks forget a
- * deleted sandbox): core calls the hooks registered for the event, so it
- * never calls up into them.  Registered by serve() before the API starts
- * and never removed; called with the sandbox's lock held, so a hook must
- * not take it (nor call core_sandbox_*).
+ * What the layers above core do when a sandbox or an app changes (tasks
+ * forget a deleted sandbox, private previews a deleted app): core calls
+ * the hooks registered for the event, so it never calls up into them.
+ * Registered by serve() before the API starts and never removed.  The
+ * sandbox events pass the sandbox's id and are called with its lock
+ * held, so a hook must not take it (nor call core_sandbox_*); the app
+ * event passes the app's id and is called with no lock held.
  */
 enum core_event {
 	CORE_SANDBOX_STARTED, /* its container started (create or start) */
 	CORE_SANDBOX_DELETED, /* its row is gone */
+	CORE_APP_DELETED,     /* the app's row is gone (core_app_delete) */
 	CORE_EVENTS,
 };
 typedef void (*core_hook_fn)(struct core *c, const char *id);
@@ -60,12 +63,12 @@ struct core {
 	struct activity *act;  /* activity.c: last use and start, in memory */
 	struct preview *pv;    /* preview.c: wakes (made by serve) */
 	struct routes *routes; /* routes.c: the edge's view of each sandbox */
-	struct pvauth *pa;     /* pvauth.c: private previews */
+	struct pvauth *pa;     /* pvauth.c: private previews (serve) */
 	struct tasks *tasks;   /* task.c: tasks being followed (serve) */
 	struct sbnet *net;     /* sbnet.c: the sandbox network and its rules */
 	struct dedup *dedup;   /* dedup.c: dependencies stored once (serve) */
 	struct diskuse *du;    /* diskuse.c: each app's disk use (serve) */
-	struct runtime *rt;    /* runtime.c: sandboxes to configure */
+	struct runtime *rt;    /* runtime.c: sandboxes to configure (serve) */
 	pthread_mutex_t proxy_mu;
 	char proxy_url[96]; /* "http://<addr>:<port>" once it listens */
 	pthread_t reaper;
@@ -90,9 +93,11 @@ int64_t core_idle_threshold(struct core *c);
 void core_idle_threshold_apply(struct core *c, int64_t seconds);
 
 /*
- * Opens nothing: store and docker are made by the caller.  Starts no
- * thread either: serve() starts and stops them (docs/design.md,
- * "Threads"), and core_release frees only what core_init made.
+ * Opens nothing: store and docker are made by the caller.  Builds none
+ * of the layers that use core either (the runtime, private previews:
+ * serve() makes them after it) and starts no thread: serve() starts and
+ * stops them (docs/design.md, "Threads"), and core_release frees only
+ * what core_init made.
  */
 int core_init(struct core *c, const struct config *cfg, struct store *store,
               struct docker *docker);
@@ -154,8 +159,19 @@ int core_sandbox_thaw_wait(struct core *c, const char *id, struct err *e);
  * sleeps (idle_policy "always_on").  "sleep" follows SANDBOXD_SLEEP_POLICY.
  */
 const char *core_sleep_policy(const struct core *c, const struct sandbox *sb);
-/* Deletes the app's sandbox (if any), then the app. */
+/* Deletes the app's sandbox (if any), then the app; runs the
+ * CORE_APP_DELETED hooks. */
 int core_app_delete(struct core *c, const struct app *app, struct err *e);
+
+/*
+ * The sandbox's manifest may have changed: thaws it if frozen (a frozen
+ * supervisor would not answer), then queues a configure-and-reload
+ * (runtime_schedule).
+ */
+void core_sandbox_reload(struct core *c, const char *id);
+/* After a change of the app's config: the app's sandbox, if running, is
+ * thawed and sent the app's environment (runtime_send_env). */
+void core_app_config_changed(struct core *c, const char *app_id);
 
 /* The credential proxy's URL as sandboxes reach it ("" until it
  * listens). */

@@ -24,7 +24,6 @@
 #include "sandbox/gitops.h"
 #include "sandbox/manifest.h"
 #include "sandbox/activity.h"
-#include "preview/pvauth.h"
 #include "sandbox/routes.h"
 #include "sandbox/runtime.h"
 #include "sbnet/sbnet.h"
@@ -251,19 +250,20 @@ replace_failed(struct core *c, const struct app *app, struct err *e)
 	return core_sandbox_delete(c, old.id, e);
 }
 
-int
-core_sandbox_create(struct core *c, const struct app *app, const int *ports,
-                    int nports, struct sandbox *sb, struct err *e)
+/*
+ * The row, "creating", before anything else (create step 1): a crash
+ * from here on leaves a row that names whatever was made.  Fails before
+ * writing anything when the engine is known to be gone.
+ */
+static int
+create_row(struct core *c, const struct app *app, const int *ports, int nports,
+           struct sandbox *sb, struct err *e)
 {
-	struct sandbox now;
-	struct manifest m;
 	char msg[DOCKER_MSG_LEN];
-	pthread_mutex_t *mu;
 	int rc;
 
 	if (replace_failed(c, app, e) < 0)
 		return -1;
-	/* Fail before writing anything when the engine is known to be gone. */
 	if (!docker_is_up(c->docker) &&
 	    docker_ping(c->docker, msg) != DOCKER_OK)
 		return ERR_DOCKER(e, "%s", msg);
@@ -290,92 +290,127 @@ core_sandbox_create(struct core *c, const struct app *app, const int *ports,
 		                       "first");
 	if (rc != 0)
 		return ERR_INTERNAL(e, "database error");
-	/* "creating": the edge says "starting".  From the row, under the
-	 * lock: a delete may have come between the insert and here. */
+	return 0;
+}
+
+/* The routing table's entry from the row, under the sandbox's lock. */
+static void
+route_refresh_now(struct core *c, const char *id)
+{
+	core_sandbox_lock(c, id);
+	core_route_refresh(c, id);
+	core_sandbox_unlock(c, id);
+}
+
+/* Marks a failed create on its row, under the sandbox's lock. */
+static void
+create_failed_now(struct core *c, struct sandbox *sb, const char *msg)
+{
 	core_sandbox_lock(c, sb->id);
-	core_route_refresh(c, sb->id);
+	create_failed(c, sb, msg);
 	core_sandbox_unlock(c, sb->id);
-	/* Its own token for the credential proxy (a task makes one later
-	 * if this fails). */
-	cred_new_proxy_token(c->store, sb->id);
-	/*
-	 * An imported app's clone runs before the lock is taken (it may
-	 * take minutes, and the lock's stripe is shared); the row is
-	 * "creating" meanwhile, and read again under the lock below.
-	 */
-	if (app->git_repo_url[0] &&
-	    (workspace_create(c->cfg->data_dir, sb->id) < 0 ||
-	     gitops_import(c, app, sb->id, e) < 0)) {
+}
+
+/*
+ * An imported app's clone, before the lock is taken (it may take
+ * minutes, and the lock's stripe is shared); the row is "creating"
+ * meanwhile, and read again under the lock after.  Then the web.port of
+ * the sandbox.yaml the import brought.
+ */
+static int
+create_import(struct core *c, const struct app *app, int nports,
+              struct sandbox *sb, struct err *e)
+{
+	struct manifest m;
+
+	if (app->git_repo_url[0] == '\0')
+		return 0;
+	if (workspace_create(c->cfg->data_dir, sb->id) < 0 ||
+	    gitops_import(c, app, sb->id, e) < 0) {
 		if (e->status == 0)
 			ERR_INTERNAL(e,
 			             "cannot create the workspace directory");
-		mu = lock_for(c, sb->id);
-		pthread_mutex_lock(mu);
-		create_failed(c, sb, e->msg);
-		pthread_mutex_unlock(mu);
+		create_failed_now(c, sb, e->msg);
 		return -1;
 	}
-	/* the web.port of the sandbox.yaml an import brought */
-	if (app->git_repo_url[0] && nports == 0 &&
-	    runtime_manifest(c, sb->id, &m) == 0 && m.has_web)
+	if (nports == 0 && runtime_manifest(c, sb->id, &m) == 0 && m.has_web)
 		sb->ports[0] = m.web.port;
+	return 0;
+}
 
-	mu = lock_for(c, sb->id);
-	pthread_mutex_lock(mu);
+/* The workspace and the container, under the sandbox's lock; the row
+ * "running" once the container started. */
+static int
+create_locked(struct core *c, struct sandbox *sb, struct err *e)
+{
+	char msg[DOCKER_MSG_LEN];
+	struct sandbox now;
+	int rc;
+
+	core_sandbox_lock(c, sb->id);
 	if (store_sandbox_get(c->store, sb->id, &now) != 0) {
-		pthread_mutex_unlock(mu);
-		return ERR_CONFLICT(e, "the sandbox was deleted while it was "
-		                       "being created");
+		rc = ERR_CONFLICT(e, "the sandbox was deleted while it was "
+		                     "being created");
+		goto out;
 	}
 	if (workspace_create(c->cfg->data_dir, sb->id) < 0) {
 		create_failed(c, sb, "cannot create the workspace directory");
-		pthread_mutex_unlock(mu);
-		return ERR_INTERNAL(e, "cannot create the workspace directory");
+		rc = ERR_INTERNAL(e, "cannot create the workspace directory");
+		goto out;
 	}
 	rc = container_make(c, sb, msg);
 	if (rc == DOCKER_OK)
 		rc = docker_start(c->docker, sb->container_id, msg);
 	if (rc != DOCKER_OK) {
 		create_failed(c, sb, msg);
-		pthread_mutex_unlock(mu);
-		return docker_err(rc, msg, e);
+		rc = docker_err(rc, msg, e);
+		goto out;
 	}
 	container_started(c, sb);
 	mark(sb, SANDBOX_RUNNING, "");
 	sb->last_active_at = clock_now();
-	rc = row_update(c, sb);
-	pthread_mutex_unlock(mu);
-	if (rc != 0)
-		return ERR_INTERNAL(e, "database error");
-	runtime_schedule(c, sb->id);
+	if (row_update(c, sb) != 0)
+		rc = ERR_INTERNAL(e, "database error");
+out:
+	core_sandbox_unlock(c, sb->id);
+	return rc;
+}
+
+int
+core_sandbox_create(struct core *c, const struct app *app, const int *ports,
+                    int nports, struct sandbox *sb, struct err *e)
+{
+	if (create_row(c, app, ports, nports, sb, e) < 0)
+		return -1;
+	/* "creating": the edge says "starting".  From the row, under the
+	 * lock: a delete may have come between the insert and here. */
+	route_refresh_now(c, sb->id);
+	/* Its own token for the credential proxy (a task makes one later
+	 * if this fails). */
+	cred_new_proxy_token(c->store, sb->id);
+	if (create_import(c, app, nports, sb, e) < 0 ||
+	    create_locked(c, sb, e) < 0)
+		return -1;
+	core_sandbox_reload(c, sb->id);
 	log_info("sandbox %s: created for app %s", sb->id, app->id);
 	return 0;
 }
 
-/* Reads the row under its lock; the caller unlocks. */
-static pthread_mutex_t *
+/* Reads the row under its lock: 0 with the lock held (the caller
+ * unlocks), or -1 with e and no lock. */
+static int
 lock_row(struct core *c, const char *id, struct sandbox *sb, struct err *e)
 {
-	pthread_mutex_t *mu = lock_for(c, id);
 	int rc;
 
-	pthread_mutex_lock(mu);
+	core_sandbox_lock(c, id);
 	rc = store_sandbox_get(c->store, id, sb);
 	if (rc == 0)
-		return mu;
-	pthread_mutex_unlock(mu);
+		return 0;
+	core_sandbox_unlock(c, id);
 	if (rc == STORE_NOT_FOUND)
-		ERR_NOTFOUND(e, "no such sandbox");
-	else
-		ERR_INTERNAL(e, "database error");
-	return NULL;
-}
-
-static int
-unlock_with(pthread_mutex_t *mu, int rc)
-{
-	pthread_mutex_unlock(mu);
-	return rc;
+		return ERR_NOTFOUND(e, "no such sandbox");
+	return ERR_INTERNAL(e, "database error");
 }
 
 /*
@@ -410,17 +445,16 @@ static int
 thaw(struct core *c, const char *id, bool wait, struct err *e)
 {
 	struct sandbox sb;
-	pthread_mutex_t *mu;
 	int rc = 0;
 
 	/* Unlocked first: the common case (not frozen) takes no lock. */
 	if (!wait && store_sandbox_get(c->store, id, &sb) == 0 && !sb.frozen)
 		return 0;
-	if ((mu = lock_row(c, id, &sb, e)) == NULL)
+	if (lock_row(c, id, &sb, e) < 0)
 		return -1;
 	if (sb.status == SANDBOX_RUNNING && sb.frozen)
 		rc = thaw_locked(c, &sb, e);
-	pthread_mutex_unlock(mu);
+	core_sandbox_unlock(c, id);
 	return rc;
 }
 
@@ -449,23 +483,27 @@ core_sandbox_freeze(struct core *c, const char *id, int64_t idle_since,
 {
 	char name[128], msg[DOCKER_MSG_LEN];
 	struct sandbox sb;
-	pthread_mutex_t *mu = lock_row(c, id, &sb, e);
-	int rc;
+	int rc = 0;
 
-	if (mu == NULL)
+	if (lock_row(c, id, &sb, e) < 0)
 		return -1;
 	if (sb.frozen)
-		return unlock_with(mu, 0);
-	if (sb.status != SANDBOX_RUNNING)
-		return unlock_with(
-		    mu, ERR_CONFLICT(e, "sandbox is %s; cannot freeze it",
-		                     sandbox_state_name(sb.status)));
-	if (busy_since(c, id, idle_since))
-		return unlock_with(mu, 1);
+		goto out;
+	if (sb.status != SANDBOX_RUNNING) {
+		rc = ERR_CONFLICT(e, "sandbox is %s; cannot freeze it",
+		                  sandbox_state_name(sb.status));
+		goto out;
+	}
+	if (busy_since(c, id, idle_since)) {
+		rc = 1;
+		goto out;
+	}
 	core_container_name(c, id, name, sizeof(name));
 	rc = docker_pause(c->docker, name, true, msg);
-	if (rc != DOCKER_OK)
-		return unlock_with(mu, docker_err(rc, msg, e));
+	if (rc != DOCKER_OK) {
+		rc = docker_err(rc, msg, e);
+		goto out;
+	}
 	sb.frozen = true;
 	rc = row_update(c, &sb);
 	/*
@@ -477,12 +515,14 @@ core_sandbox_freeze(struct core *c, const char *id, int64_t idle_since,
 	if (rc == 0 && busy_since(c, id, idle_since)) {
 		log_info("sandbox %s: used while it froze; thawing", id);
 		rc = thaw_locked(c, &sb, e) < 0 ? -1 : 1;
-		pthread_mutex_unlock(mu);
-		return rc;
+		goto out;
 	}
-	pthread_mutex_unlock(mu);
 	log_info("sandbox %s: frozen", id);
-	return rc ? ERR_INTERNAL(e, "database error") : 0;
+	if (rc != 0)
+		rc = ERR_INTERNAL(e, "database error");
+out:
+	core_sandbox_unlock(c, id);
+	return rc;
 }
 
 const char *
@@ -501,7 +541,7 @@ core_sandbox_start(struct core *c, const char *id, struct sandbox *sb,
                    struct err *e)
 {
 	char msg[DOCKER_MSG_LEN];
-	pthread_mutex_t *mu;
+	bool ran = false;
 	int rc;
 
 	/*
@@ -515,18 +555,20 @@ core_sandbox_start(struct core *c, const char *id, struct sandbox *sb,
 	if (store_sandbox_get(c->store, id, sb) == 0 &&
 	    (sb->status == SANDBOX_RUNNING || sb->status == SANDBOX_STOPPED))
 		runtime_configure(c, id, false);
-	if ((mu = lock_row(c, id, sb, e)) == NULL)
+	if (lock_row(c, id, sb, e) < 0)
 		return -1;
-	if (sb->status != SANDBOX_RUNNING && sb->status != SANDBOX_STOPPED)
-		return unlock_with(
-		    mu, ERR_CONFLICT(e, "sandbox is %s; cannot start it",
-		                     sandbox_state_name(sb->status)));
-	if (sb->status == SANDBOX_STOPPED && sbnet_check_ready(c->net, e) < 0)
-		return unlock_with(mu, -1);
+	if (sb->status != SANDBOX_RUNNING && sb->status != SANDBOX_STOPPED) {
+		rc = ERR_CONFLICT(e, "sandbox is %s; cannot start it",
+		                  sandbox_state_name(sb->status));
+		goto out;
+	}
+	if (sb->status == SANDBOX_STOPPED && sbnet_check_ready(c->net, e) < 0) {
+		rc = -1;
+		goto out;
+	}
 	if (sb->status == SANDBOX_RUNNING && sb->frozen) {
 		rc = thaw_locked(c, sb, e);
-		pthread_mutex_unlock(mu);
-		return rc;
+		goto out;
 	}
 	/*
 	 * Even a "running" row gets a real start: the row can be stale for
@@ -534,19 +576,25 @@ core_sandbox_start(struct core *c, const char *id, struct sandbox *sb,
 	 * with it), and starting a running container is a no-op.
 	 */
 	rc = container_run(c, sb, msg);
-	if (rc != DOCKER_OK)
-		return unlock_with(mu, docker_err(rc, msg, e));
+	if (rc != DOCKER_OK) {
+		rc = docker_err(rc, msg, e);
+		goto out;
+	}
 	mark(sb, SANDBOX_RUNNING, "");
 	sb->frozen = false;
 	sb->has_exit_code = false;
 	sb->oom_killed = false;
 	sb->stopped_at = 0;
 	sb->last_active_at = clock_now();
-	rc = row_update(c, sb);
-	pthread_mutex_unlock(mu);
-	runtime_schedule(c, id);
-	log_info("sandbox %s: started", id);
-	return rc ? ERR_INTERNAL(e, "database error") : 0;
+	rc = row_update(c, sb) ? ERR_INTERNAL(e, "database error") : 0;
+	ran = true;
+out:
+	core_sandbox_unlock(c, id);
+	if (ran) {
+		core_sandbox_reload(c, id);
+		log_info("sandbox %s: started", id);
+	}
+	return rc;
 }
 
 int
@@ -561,34 +609,37 @@ core_sandbox_stop_why(struct core *c, const char *id, const char *why,
                       struct sandbox *sb, struct err *e)
 {
 	char msg[DOCKER_MSG_LEN], name[128];
-	pthread_mutex_t *mu = lock_row(c, id, sb, e);
-	int rc;
+	int rc = 0;
 
-	if (mu == NULL)
+	if (lock_row(c, id, sb, e) < 0)
 		return -1;
 	if (sb->status == SANDBOX_STOPPED)
-		return unlock_with(mu, 0);
-	if (sb->status != SANDBOX_RUNNING)
-		return unlock_with(
-		    mu, ERR_CONFLICT(e, "sandbox is %s; cannot stop it",
-		                     sandbox_state_name(sb->status)));
+		goto out;
+	if (sb->status != SANDBOX_RUNNING) {
+		rc = ERR_CONFLICT(e, "sandbox is %s; cannot stop it",
+		                  sandbox_state_name(sb->status));
+		goto out;
+	}
 	core_container_name(c, id, name, sizeof(name));
 	/* A paused container's processes would not see the SIGTERM. */
 	if (sb->frozen)
 		docker_pause(c->docker, name, false, msg);
 	rc = docker_stop(c->docker, name, DOCKER_STOP_GRACE_S, msg);
-	if (rc != DOCKER_OK && rc != DOCKER_NOT_FOUND)
-		return unlock_with(mu, docker_err(rc, msg, e));
+	if (rc != DOCKER_OK && rc != DOCKER_NOT_FOUND) {
+		rc = docker_err(rc, msg, e);
+		goto out;
+	}
 	/* The die event may have marked it already; ours is the reason. */
 	store_sandbox_get(c->store, id, sb);
 	mark(sb, SANDBOX_STOPPED, why);
 	sb->frozen = false;
 	sb->container_ip[0] = '\0';
 	sb->stopped_at = clock_now();
-	rc = row_update(c, sb);
-	pthread_mutex_unlock(mu);
+	rc = row_update(c, sb) ? ERR_INTERNAL(e, "database error") : 0;
 	log_info("sandbox %s: stopped (%s)", id, why);
-	return rc ? ERR_INTERNAL(e, "database error") : 0;
+out:
+	core_sandbox_unlock(c, id);
+	return rc;
 }
 
 int
@@ -596,31 +647,37 @@ core_sandbox_delete(struct core *c, const char *id, struct err *e)
 {
 	char msg[DOCKER_MSG_LEN], name[128];
 	struct sandbox sb;
-	pthread_mutex_t *mu = lock_row(c, id, &sb, e);
 	int rc;
 
-	if (mu == NULL)
+	if (lock_row(c, id, &sb, e) < 0)
 		return -1;
 	core_container_name(c, id, name, sizeof(name));
 	if (sb.frozen)
 		docker_pause(c->docker, name, false, msg);
 	rc = docker_remove(c->docker, name, msg);
-	if (rc != DOCKER_OK && rc != DOCKER_NOT_FOUND)
-		return unlock_with(mu, docker_err(rc, msg, e));
-	if (workspace_remove(c->cfg->data_dir, id) < 0)
-		return unlock_with(mu, ERR_INTERNAL(e, "cannot remove the "
-		                                       "workspace"));
+	if (rc != DOCKER_OK && rc != DOCKER_NOT_FOUND) {
+		rc = docker_err(rc, msg, e);
+		goto out;
+	}
+	if (workspace_remove(c->cfg->data_dir, id) < 0) {
+		rc = ERR_INTERNAL(e, "cannot remove the workspace");
+		goto out;
+	}
 	rc = store_sandbox_delete(c->store, id);
+	if (rc < 0) {
+		rc = ERR_INTERNAL(e, "database error");
+		goto out;
+	}
 	if (rc == 0) {
 		routes_drop(c->routes, id);
 		core_hooks_run(c, CORE_SANDBOX_DELETED, id);
 		cred_drop_proxy_token(c->store, id);
 	}
-	pthread_mutex_unlock(mu);
-	if (rc < 0)
-		return ERR_INTERNAL(e, "database error");
 	log_info("sandbox %s: deleted", id);
-	return 0;
+	rc = 0;
+out:
+	core_sandbox_unlock(c, id);
+	return rc;
 }
 
 int
@@ -636,7 +693,31 @@ core_app_delete(struct core *c, const struct app *app, struct err *e)
 	rc = store_app_delete(c->store, app->id);
 	if (rc < 0)
 		return ERR_INTERNAL(e, "database error");
-	pvauth_drop(c, app->id); /* its links and cookies end with it */
+	/* Its preview links and cookies end with it (pvauth's hook). */
+	core_hooks_run(c, CORE_APP_DELETED, app->id);
 	log_info("app %s: deleted", app->id);
 	return 0;
+}
+
+void
+core_sandbox_reload(struct core *c, const char *id)
+{
+	struct err e = {0};
+
+	/* A manifest changed in a frozen sandbox: it is reloaded awake. */
+	core_sandbox_thaw(c, id, &e);
+	runtime_schedule(c, id);
+}
+
+void
+core_app_config_changed(struct core *c, const char *app_id)
+{
+	struct sandbox sb;
+	struct err e = {0};
+
+	/* A frozen supervisor would not answer: a change wakes it. */
+	if (store_sandbox_by_app(c->store, app_id, &sb) == 0 &&
+	    sb.status == SANDBOX_RUNNING &&
+	    core_sandbox_thaw(c, sb.id, &e) == 0)
+		runtime_send_env(c, sb.id);
 }

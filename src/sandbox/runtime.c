@@ -1,17 +1,11 @@
 /*
- * The supervisor's control plane side (protocol in docs/supervisor.md).
+ * The supervisor's control plane side (protocol in docs/supervisor.md):
+ * configuring it, its environment, its status.
  *
- * Connecting: the socket lives in the workspace, which the sandbox owns,
- * so the path could be swapped for a symlink to any socket on the host
- * (the Docker socket, say).  We open the socket inode itself with
- * openat2(O_PATH | O_NOFOLLOW, RESOLVE_NO_SYMLINKS …), check that it is a
- * socket, and connect through /proc/self/fd/N, which names exactly that
- * inode: what we checked is what we talk to.  Whatever listens there may
- * be the sandbox's own program, so nothing may wait on it unbounded: the
- * connect() is non-blocking, one deadline runs from before it to the end
- * of the answer, and a supervisor that missed one is not asked again for
- * a while (the quiet table below).  Rejected: SO_PEERCRED (the real
- * supervisor and the sandbox's programs are the same uid).
+ * One request and its answer (the socket, its deadlines, the quiet
+ * table) are supclient.c's; the handle made here holds its table, the
+ * configure threads' list and the env sends' locks, so nothing of it is
+ * in a file-scope variable.
  *
  * Configuring: only the control plane parses YAML.  run.conf is rewritten
  * only when its rendering changed, so a reload is a no-op for unchanged
@@ -38,20 +32,16 @@
  */
 #include "sandbox/runtime.h"
 
-#include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include "disk/dedup.h"
 #include "sandbox/manifest.h"
 #include "sandbox/supanswer.h"
+#include "sandbox/supclient.h"
 #include "sandbox/activity.h"
 #include "ws/workspace.h"
 #include "ws/wsfs.h"
@@ -63,259 +53,37 @@
 #define RUNTIME_ENV_HEAD  32
 #define RUNTIME_ENV_LOCKS 16 /* stripes serializing env sends */
 
-/* --- one request ----------------------------------------------------------
- */
-
 /*
- * Supervisors that did not answer in time, or answered garbage: for
- * RUNTIME_QUIET_MS every request to them fails at once, and after that
- * one request at a time finds out whether they answer again, so a
- * hostile sandbox costs each of the threads that ask (the API's pool,
- * the task follower) at most one deadline per window, not one per
- * request.  Keyed by the sandbox id (the workspace's last component); a
- * supervisor that answers, or a sandbox that starts, leaves the table.
- * A full table tracks no more (requests then just wait their deadline).
+ * The daemon's supervisor client, the sandboxes being configured, each on
+ * a thread of its own (waiting for a supervisor to come up takes up to
+ * RUNTIME_BOOT_WAIT_MS, and one that never does, or a listener the
+ * sandbox planted, must hold no one else's configure), and the locks
+ * that serialize env sends.  A sandbox scheduled again while its thread
+ * runs gets one more pass of that thread.
  */
-struct quiet {
-	char id[ULID_LEN + 1];
-	int64_t until; /* monotonic ms; 0: a probe may go */
-	bool busy;     /* a probe is in flight */
+struct runtime {
+	struct supclient *sc;
+	pthread_mutex_t mu;
+	pthread_cond_t cv; /* n went down */
+	char ids[RUNTIME_QUEUE_MAX][ULID_LEN + 1];
+	bool again[RUNTIME_QUEUE_MAX];
+	int n;
+	pthread_mutex_t env_locks[RUNTIME_ENV_LOCKS];
 };
 
-static struct quiet quiet[RUNTIME_QUIET_SLOTS];
-static pthread_mutex_t quiet_mu = PTHREAD_MUTEX_INITIALIZER;
-
-static const char *
-ws_id(const char *ws)
+/* The supervisor client, or none (no quiet table) before runtime_init. */
+static struct supclient *
+client(const struct core *c)
 {
-	const char *slash = strrchr(ws, '/');
-
-	return slash ? slash + 1 : ws;
-}
-
-static struct quiet *
-quiet_find(const char *id)
-{
-	for (int i = 0; i < RUNTIME_QUIET_SLOTS; i++)
-		if (quiet[i].id[0] && strcmp(quiet[i].id, id) == 0)
-			return &quiet[i];
-	return NULL;
-}
-
-/* 0: go ahead; -1 (e set): the supervisor is quiet, do not ask now. */
-static int
-quiet_enter(const char *id, bool *probe, struct err *e)
-{
-	struct quiet *q;
-	int64_t now = clock_mono_ms();
-	int rc = 0;
-
-	*probe = false;
-	pthread_mutex_lock(&quiet_mu);
-	q = quiet_find(id);
-	if (q && (q->busy || q->until > now))
-		rc = err_set(e, 502, "sandbox_unavailable",
-		             "the sandbox's supervisor did not answer in time "
-		             "(asked again within %d s)",
-		             RUNTIME_QUIET_MS / 1000);
-	else if (q)
-		*probe = q->busy = true;
-	pthread_mutex_unlock(&quiet_mu);
-	return rc;
-}
-
-/* After a request: unresponsive marks it quiet, an answer forgets it. */
-static void
-quiet_leave(const char *id, bool probe, bool unresponsive)
-{
-	struct quiet *q;
-	int64_t now = clock_mono_ms();
-
-	pthread_mutex_lock(&quiet_mu);
-	q = quiet_find(id);
-	if (q == NULL && unresponsive)
-		for (int i = 0; i < RUNTIME_QUIET_SLOTS && q == NULL; i++)
-			if (quiet[i].id[0] == '\0' ||
-			    (!quiet[i].busy && quiet[i].until + 60000 < now))
-				q = &quiet[i];
-	if (q && unresponsive) {
-		snprintf(q->id, sizeof(q->id), "%s", id);
-		q->until = now + RUNTIME_QUIET_MS;
-		if (probe)
-			q->busy = false;
-	} else if (q && (probe || !q->busy)) {
-		memset(q, 0, sizeof(*q));
-	}
-	pthread_mutex_unlock(&quiet_mu);
-}
-
-static void
-quiet_forget(const char *id)
-{
-	struct quiet *q;
-
-	pthread_mutex_lock(&quiet_mu);
-	if ((q = quiet_find(id)) != NULL && !q->busy)
-		memset(q, 0, sizeof(*q));
-	pthread_mutex_unlock(&quiet_mu);
-}
-
-/* Waits for fd to be ready for events until deadline (monotonic ms). */
-static int
-wait_fd(int fd, short events, int64_t deadline)
-{
-	struct pollfd p = {.fd = fd, .events = events};
-	int64_t left;
-	int n;
-
-	do {
-		left = deadline - clock_mono_ms();
-		if (left <= 0)
-			return -1;
-		n = poll(&p, 1, (int)left);
-	} while (n < 0 && errno == EINTR);
-	return n == 1 ? 0 : -1;
-}
-
-/*
- * Connects without blocking: a listener the sandbox planted that never
- * accepts fills its backlog, and a unix socket's connect() then waits
- * for room (blocking) or fails with EAGAIN (non-blocking, with no event
- * to poll for), so EAGAIN is retried every few ms until the deadline.
- * The fd; -1 with e, *unresponsive when it was the deadline.
- */
-static int
-sock_connect(const char *ws, int64_t deadline, bool *unresponsive,
-             struct err *e)
-{
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
-	struct stat st;
-	socklen_t sl = sizeof(int);
-	int dfd, sfd, fd = -1, soerr = 0, rc;
-
-	dfd = wsfs_open_dir(ws, ".sandboxd", e);
-	if (dfd < 0)
-		return -1;
-	sfd = wsfs_openat(dfd, "sock", O_PATH | O_NOFOLLOW, 0);
-	close(dfd);
-	if (sfd < 0 || fstat(sfd, &st) < 0 || !S_ISSOCK(st.st_mode)) {
-		if (sfd >= 0)
-			close(sfd);
-		return err_set(e, 502, "sandbox_unavailable",
-		               "the sandbox's supervisor is not listening");
-	}
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "/proc/self/fd/%d", sfd);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	while (fd >= 0 &&
-	       (rc = connect(fd, (struct sockaddr *)&sa, sizeof(sa))) < 0) {
-		if (errno == EINTR)
-			continue;
-		if (errno == EAGAIN && clock_mono_ms() < deadline) {
-			usleep(RUNTIME_CONNECT_RETRY_MS * 1000);
-			continue;
-		}
-		if (errno == EINPROGRESS) {
-			if (wait_fd(fd, POLLOUT, deadline) < 0)
-				errno = ETIMEDOUT;
-			else if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr,
-			                    &sl) == 0 &&
-			         soerr == 0)
-				break;
-			else
-				errno = soerr ? soerr : ECONNREFUSED;
-		}
-		*unresponsive = errno == EAGAIN || errno == ETIMEDOUT;
-		close(fd);
-		fd = -1;
-	}
-	close(sfd);
-	if (fd < 0 && *unresponsive)
-		return err_set(e, 502, "sandbox_unavailable",
-		               "the sandbox's supervisor does not accept "
-		               "connections");
-	if (fd < 0)
-		return err_set(e, 502, "sandbox_unavailable",
-		               "the sandbox's supervisor is not listening");
-	return fd;
-}
-
-/* Sends len bytes and reads the answer until EOF, all by deadline. */
-static int
-exchange(int fd, const char *line, size_t len, int64_t deadline,
-         struct buf *out)
-{
-	size_t off = 0;
-	char chunk[4096];
-	ssize_t n;
-
-	while (off < len) {
-		if (wait_fd(fd, POLLOUT, deadline) < 0)
-			return -1;
-		n = send(fd, line + off, len - off, MSG_NOSIGNAL);
-		if (n < 0 && errno != EAGAIN && errno != EINTR)
-			return -1;
-		off += n > 0 ? (size_t)n : 0;
-	}
-	for (;;) {
-		if (wait_fd(fd, POLLIN, deadline) < 0)
-			return -1;
-		n = recv(fd, chunk, sizeof(chunk), 0);
-		if (n == 0)
-			return 0;
-		if (n < 0 && (errno == EAGAIN || errno == EINTR))
-			continue;
-		if (n < 0 || buf_append(out, chunk, (size_t)n) < 0)
-			return -1;
-	}
-}
-
-/*
- * A request of len bytes (a line, and for env its body).  timeout_ms
- * runs from before connect() to the end of the answer.
- */
-static int
-request_bytes(const char *ws, const char *req, size_t len, int timeout_ms,
-              struct jv **answer, bool *broken, struct err *e)
-{
-	int64_t deadline = clock_mono_ms() + timeout_ms;
-	const char *id = ws_id(ws);
-	bool probe, unresponsive = false, ignored;
-	struct buf out;
-	int fd, rc;
-
-	*answer = NULL;
-	if (broken == NULL)
-		broken = &ignored;
-	*broken = true;
-	if (quiet_enter(id, &probe, e) < 0)
-		return -1;
-	fd = sock_connect(ws, deadline, &unresponsive, e);
-	if (fd < 0) {
-		quiet_leave(id, probe, unresponsive);
-		*broken = unresponsive;
-		return -1;
-	}
-	buf_init(&out, RUNTIME_ANSWER_MAX);
-	rc = exchange(fd, req, len, deadline, &out);
-	close(fd);
-	if (rc == 0)
-		*answer = supanswer_parse(out.data, out.len);
-	buf_release(&out);
-	quiet_leave(id, probe, *answer == NULL);
-	if (*answer == NULL)
-		return err_set(e, 502, "sandbox_unavailable",
-		               "the sandbox's supervisor gave no valid answer "
-		               "within %d ms",
-		               timeout_ms);
-	return 0;
+	return c->rt ? c->rt->sc : NULL;
 }
 
 int
-runtime_request(const char *ws, const char *line, int timeout_ms,
-                struct jv **answer, struct err *e)
+runtime_request(struct core *c, const char *ws, const char *line,
+                int timeout_ms, struct jv **answer, struct err *e)
 {
-	return request_bytes(ws, line, strlen(line), timeout_ms, answer, NULL,
-	                     e);
+	return supclient_request(client(c), ws, line, strlen(line), timeout_ms,
+	                         answer, NULL, e);
 }
 
 static bool
@@ -417,7 +185,7 @@ runtime_configure(struct core *c, const char *id, bool reload)
 		rc = runconf_update(wsfd, &m);
 	store_sandbox_set_manifest(c->store, id, source, err);
 	if (rc > 0 && reload &&
-	    runtime_request(ws, "reload\n", RUNTIME_TIMEOUT_MS, &ans, &e) ==
+	    runtime_request(c, ws, "reload\n", RUNTIME_TIMEOUT_MS, &ans, &e) ==
 	        0) {
 		if (jv_is_true(jv_get(ans, "ok")))
 			activity_started(c->act,
@@ -450,21 +218,10 @@ runtime_env_reserved(const char *name)
 	       strncmp(name, "SANDBOXD_", 9) == 0;
 }
 
-static pthread_mutex_t env_locks[RUNTIME_ENV_LOCKS];
-static pthread_once_t env_locks_once = PTHREAD_ONCE_INIT;
-
-static void
-env_locks_init(void)
-{
-	for (int i = 0; i < RUNTIME_ENV_LOCKS; i++)
-		pthread_mutex_init(&env_locks[i], NULL);
-}
-
 static pthread_mutex_t *
-env_lock(const char *id)
+env_lock(struct runtime *rt, const char *id)
 {
-	pthread_once(&env_locks_once, env_locks_init);
-	return &env_locks[hash_fnv1a(id) % RUNTIME_ENV_LOCKS];
+	return &rt->env_locks[hash_fnv1a(id) % RUNTIME_ENV_LOCKS];
 }
 
 /* The request being built: "env <N>\n" goes in the head's last bytes. */
@@ -530,8 +287,9 @@ env_send(struct core *c, const struct sandbox *sb, struct env_req *r)
 	n = snprintf(head, sizeof(head), "env %zu\n", r->len);
 	memcpy(r->p + RUNTIME_ENV_HEAD - n, head, (size_t)n);
 	workspace_path(c->cfg->data_dir, sb->id, ws, sizeof(ws));
-	if (request_bytes(ws, r->p + RUNTIME_ENV_HEAD - n, (size_t)n + r->len,
-	                  RUNTIME_TIMEOUT_MS, &ans, NULL, &e) < 0) {
+	if (supclient_request(client(c), ws, r->p + RUNTIME_ENV_HEAD - n,
+	                      (size_t)n + r->len, RUNTIME_TIMEOUT_MS, &ans,
+	                      NULL, &e) < 0) {
 		log_warn("sandbox %s: env: %s", sb->id, e.msg);
 		return -1;
 	}
@@ -562,7 +320,7 @@ runtime_send_env(struct core *c, const char *id)
 		return -1;
 	}
 	r.p = mem.data;
-	mu = env_lock(id);
+	mu = env_lock(c->rt, id);
 	pthread_mutex_lock(mu);
 	rc = env_send(c, &sb, &r);
 	pthread_mutex_unlock(mu);
@@ -570,37 +328,8 @@ runtime_send_env(struct core *c, const char *id)
 	return rc;
 }
 
-void
-runtime_app_config_changed(struct core *c, const char *app_id)
-{
-	struct sandbox sb;
-
-	struct err e = {0};
-
-	/* A frozen supervisor would not answer: a change wakes it. */
-	if (store_sandbox_by_app(c->store, app_id, &sb) == 0 &&
-	    sb.status == SANDBOX_RUNNING &&
-	    core_sandbox_thaw(c, sb.id, &e) == 0)
-		runtime_send_env(c, sb.id);
-}
-
 /* --- configuring after a start ---------------------------------------------
  */
-
-/*
- * Sandboxes being configured, each on a thread of its own: waiting for a
- * supervisor to come up takes up to RUNTIME_BOOT_WAIT_MS, and one that
- * never does (or a listener the sandbox planted) must hold no one else's
- * configure.  A sandbox scheduled again while its thread runs gets one
- * more pass of that thread.
- */
-struct runtime {
-	pthread_mutex_t mu;
-	pthread_cond_t cv; /* n went down */
-	char ids[RUNTIME_QUEUE_MAX][ULID_LEN + 1];
-	bool again[RUNTIME_QUEUE_MAX];
-	int n;
-};
 
 struct rt_job {
 	struct core *c;
@@ -612,10 +341,14 @@ runtime_init(struct core *c)
 {
 	struct runtime *rt = calloc(1, sizeof(*rt));
 
-	if (rt == NULL)
+	if (rt == NULL || (rt->sc = supclient_new()) == NULL) {
+		free(rt);
 		return -1;
+	}
 	pthread_mutex_init(&rt->mu, NULL);
 	pthread_cond_init(&rt->cv, NULL);
+	for (int i = 0; i < RUNTIME_ENV_LOCKS; i++)
+		pthread_mutex_init(&rt->env_locks[i], NULL);
 	c->rt = rt;
 	return 0;
 }
@@ -627,8 +360,11 @@ runtime_free(struct core *c)
 
 	if (rt == NULL)
 		return;
+	for (int i = 0; i < RUNTIME_ENV_LOCKS; i++)
+		pthread_mutex_destroy(&rt->env_locks[i]);
 	pthread_cond_destroy(&rt->cv);
 	pthread_mutex_destroy(&rt->mu);
+	supclient_free(rt->sc);
 	free(rt);
 	c->rt = NULL;
 }
@@ -691,11 +427,7 @@ runtime_schedule(struct core *c, const char *id)
 	pthread_t t;
 	int i;
 
-	struct err e = {0};
-
-	/* A manifest changed in a frozen sandbox: it is reloaded awake. */
-	core_sandbox_thaw(c, id, &e);
-	quiet_forget(id); /* a new container: its supervisor is new */
+	supclient_forget(rt->sc, id); /* a new container: a new supervisor */
 	pthread_mutex_lock(&rt->mu);
 	if (c->stopping)
 		goto out;
@@ -738,8 +470,8 @@ runtime_wait(struct core *c, const char *id, int64_t wait_ms)
 
 	workspace_path(c->cfg->data_dir, id, ws, sizeof(ws));
 	while (!c->stopping && clock_mono_ms() < deadline) {
-		if (runtime_request(ws, "ping\n", RUNTIME_PING_MS, &ans, &e) ==
-		    0) {
+		if (runtime_request(c, ws, "ping\n", RUNTIME_PING_MS, &ans,
+		                    &e) == 0) {
 			jv_free(ans);
 			return true;
 		}
@@ -799,8 +531,8 @@ runtime_status(struct core *c, const char *id, struct err *e)
 	bool broken;
 
 	workspace_path(c->cfg->data_dir, id, ws, sizeof(ws));
-	if (request_bytes(ws, "status\n", 7, RUNTIME_STATUS_MS, &ans, &broken,
-	                  e) < 0) {
+	if (supclient_request(client(c), ws, "status\n", 7, RUNTIME_STATUS_MS,
+	                      &ans, &broken, e) < 0) {
 		if (!broken)
 			memset(e, 0, sizeof(*e)); /* not up (yet) */
 		return NULL;

@@ -2,10 +2,11 @@
  * runtime: the control plane's side of the in-sandbox supervisor
  * (docs/supervisor.md).  It turns the app's sandbox.yaml into run.conf,
  * tells the supervisor to reload, sends it the app's environment (the
- * config entries marked expose_env), and asks it for status.  Answers from
- * the supervisor are untrusted (the sandbox user could replace the
- * socket): they are size-capped, parsed with a depth limit and copied
- * field by field into what we report.
+ * config entries marked expose_env), and asks it for status, each by one
+ * request (sandbox/supclient.h).  Answers from the supervisor are
+ * untrusted (the sandbox user could replace the socket): they are
+ * size-capped, parsed with a depth limit and copied field by field into
+ * what we report.
  *
  * Thread-safety: every function may be called from any thread.  After
  * a container starts, a thread of its own waits for the sandbox's
@@ -24,8 +25,7 @@
 
 /* Sandboxes being configured at once (a thread each); one scheduled
  * beyond it is not configured (logged). */
-#define RUNTIME_QUEUE_MAX  256
-#define RUNTIME_ANSWER_MAX (64u << 10)
+#define RUNTIME_QUEUE_MAX 256
 /* Every request's deadline runs from before connect() to the answer's
  * end: RUNTIME_TIMEOUT_MS by default, RUNTIME_STATUS_MS for a status
  * (an API request waits on it), RUNTIME_PING_MS for each ping while
@@ -36,27 +36,20 @@
 #define RUNTIME_PING_MS      500
 #define RUNTIME_SHARED_MS    250
 #define RUNTIME_BOOT_WAIT_MS 15000 /* for the socket after a start */
-/* A full listen backlog gives no event to poll for: connect() is
- * tried again this often until the deadline. */
-#define RUNTIME_CONNECT_RETRY_MS 10
-/* A supervisor that missed a deadline is not asked again for this long
- * (requests fail at once), then by one request at a time; the table
- * tracks this many such sandboxes. */
-#define RUNTIME_QUIET_MS    5000
-#define RUNTIME_QUIET_SLOTS 64
 /* The app's environment as sent: "NAME=value\0"…, the supervisor's
  * CTL_BODY_MAX.  Its execve() must still fit the container's own. */
 #define RUNTIME_ENV_BYTES (512u << 10)
 
 /*
- * Sends one request line, reads the one-line JSON answer, all within
- * timeout_ms from before connect() on.  -1 with e (502
+ * Sends one request line to the supervisor of workspace ws, reads the
+ * one-line JSON answer, all within timeout_ms from before connect() on
+ * (supclient_request with the daemon's quiet table).  -1 with e (502
  * sandbox_unavailable) when it is not listening, does not answer in
- * time (then it is not asked again for RUNTIME_QUIET_MS) or answers
+ * time (then it is not asked again for SUPCLIENT_QUIET_MS) or answers
  * something that is not a JSON object.
  */
-int runtime_request(const char *ws, const char *line, int timeout_ms,
-                    struct jv **answer, struct err *e);
+int runtime_request(struct core *c, const char *ws, const char *line,
+                    int timeout_ms, struct jv **answer, struct err *e);
 
 /*
  * Reads the app's sandbox.yaml (or the default when there is none),
@@ -81,16 +74,14 @@ int runtime_configure(struct core *c, const char *id, bool reload);
  */
 int runtime_send_env(struct core *c, const char *id);
 
-/* After a change of the app's config: runtime_send_env() to the app's
- * sandbox if it is running. */
-void runtime_app_config_changed(struct core *c, const char *app_id);
-
 /* Whether a config key may not become an environment variable: the
  * supervisor sets it (PATH HOME LANG HOST PORT) or it would change how
  * the sandbox's programs run (LD_*, SANDBOXD_*). */
 bool runtime_env_reserved(const char *name);
 
-/* Queues a configure-and-reload for once the supervisor is up. */
+/* Queues a configure-and-reload for once the supervisor is up.  It
+ * thaws nothing: a frozen sandbox's supervisor would not answer, so the
+ * caller thaws first (core_sandbox_reload). */
 void runtime_schedule(struct core *c, const char *id);
 
 /*
@@ -109,9 +100,11 @@ struct manifest;
 int runtime_manifest(struct core *c, const char *id, struct manifest *m);
 
 /*
- * The list of sandboxes being configured (c->rt): made by core_init,
- * freed by core_release.  runtime_start does nothing; runtime_stop sets
- * c->stopping and waits for the configure threads to end (serve()).
+ * The runtime's handle (c->rt: the supervisor client's quiet table, the
+ * sandboxes being configured, the env sends' locks): made by serve()
+ * after core_init, freed before core_release.  runtime_start does
+ * nothing; runtime_stop sets c->stopping and waits for the configure
+ * threads to end (serve()).
  */
 int runtime_init(struct core *c);
 void runtime_free(struct core *c);

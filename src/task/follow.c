@@ -297,7 +297,7 @@ live_tick(struct core *c, struct live *lv)
 		struct jv *ans = NULL;
 		struct err e;
 		snprintf(line, sizeof(line), "task cancel %s\n", lv->row.id);
-		if (runtime_request(lv->ws, line, RUNTIME_SHARED_MS, &ans,
+		if (runtime_request(c, lv->ws, line, RUNTIME_SHARED_MS, &ans,
 		                    &e) == 0)
 			jv_free(ans);
 		set_fail(c->tasks, lv, "internal",
@@ -318,7 +318,7 @@ live_tick(struct core *c, struct live *lv)
 #define BUDGET_STOP_MS 10000
 
 static void
-budget_turn(struct tasks *ts, struct live *lv)
+budget_turn(struct core *c, struct tasks *ts, struct live *lv)
 {
 	struct jv *ans = NULL;
 	struct err e;
@@ -334,8 +334,8 @@ budget_turn(struct tasks *ts, struct live *lv)
 	if (send) {
 		lv->budget_asked_mono = clock_mono_ms();
 		snprintf(line, sizeof(line), "task cancel %s\n", lv->row.id);
-		if (runtime_request(lv->ws, line, RUNTIME_SHARED_MS, &ans, &e) <
-		        0 ||
+		if (runtime_request(c, lv->ws, line, RUNTIME_SHARED_MS, &ans,
+		                    &e) < 0 ||
 		    !jv_is_true(jv_get(ans, "ok")))
 			now_fail = true;
 		jv_free(ans);
@@ -373,7 +373,7 @@ live_turn(struct core *c, struct live *lv, bool tick)
 		step(ts, lv);
 	if (tick)
 		live_tick(c, lv);
-	budget_turn(ts, lv);
+	budget_turn(c, ts, lv);
 	pthread_mutex_lock(&ts->mu);
 	failing = lv->sh.fail_reason[0] != '\0';
 	pthread_mutex_unlock(&ts->mu);

@@ -143,7 +143,7 @@ start_once(struct starter *st)
 	}
 	snprintf(line, sizeof(line), "task start %s %lld\n", st->row.id,
 	         (long long)st->row.timeout_s);
-	if (runtime_request(ws, line, RUNTIME_TIMEOUT_MS, &ans, &e) < 0) {
+	if (runtime_request(c, ws, line, RUNTIME_TIMEOUT_MS, &ans, &e) < 0) {
 		snprintf(msg, sizeof(msg), "the sandbox's supervisor: %s",
 		         e.msg);
 		follow_fail(c, st->row.id, "sandbox_unavailable", msg);

@@ -206,7 +206,7 @@ task_cancel(struct core *c, const char *sandbox_id, const char *id,
 	follow_cancel(c, id);
 	workspace_path(c->cfg->data_dir, sandbox_id, ws, sizeof(ws));
 	snprintf(line, sizeof(line), "task cancel %s\n", id);
-	rc = runtime_request(ws, line, RUNTIME_TIMEOUT_MS, &ans, &re);
+	rc = runtime_request(c, ws, line, RUNTIME_TIMEOUT_MS, &ans, &re);
 	/*
 	 * The supervisor stops it and its files say so; if it never got the
 	 * task (or does not answer), the task ends here.  One it already
@@ -258,7 +258,7 @@ task_revert(struct core *c, const char *sandbox_id, const char *id,
 		               "the sandbox's supervisor does not answer");
 	workspace_path(c->cfg->data_dir, sandbox_id, ws, sizeof(ws));
 	snprintf(line, sizeof(line), "task revert %s\n", id);
-	if (runtime_request(ws, line, RUNTIME_TIMEOUT_MS, &ans, &re) < 0)
+	if (runtime_request(c, ws, line, RUNTIME_TIMEOUT_MS, &ans, &re) < 0)
 		return err_set(e, 502, "sandbox_unavailable",
 		               "the sandbox's supervisor: %s", re.msg);
 	if (!jv_is_true(jv_get(ans, "ok"))) {

@@ -37,6 +37,7 @@
 #include "trash/trash.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -49,8 +50,11 @@
 #include "lib/clock.h"
 #include "lib/log.h"
 
-static pthread_t trash_thread;
-static bool trash_started;
+/* The trash thread's handle (trash_start), owned by serve(). */
+struct trash {
+	struct core *c;
+	pthread_t thread;
+};
 
 /* Steps 2 and 3 of a delete; 0, or -1 with e set (nothing undone). */
 static int
@@ -267,70 +271,98 @@ check_name(struct core *c, const struct trash_entry *t, const char *name,
 	               t->name, t->id);
 }
 
-int
-trash_restore(struct core *c, const char *owner, const char *id,
-              const char *name, struct app *app, struct sandbox *sb,
-              bool *has_sb, struct err *start_err, struct err *e)
+/* What a restore checks before it claims the entry. */
+static int
+restore_check(struct core *c, const char *owner, const char *id,
+              const char *name, struct app *app, struct err *e)
 {
 	struct trash_entry t;
-	int rc;
 
-	*has_sb = false;
-	rc = store_trash_get(c->store, owner, id, &t);
-	if (rc == 0 && t.sandbox_only &&
-	    store_app_get(c->store, NULL, t.app_id, app) != 0)
+	/* No such entry: claim() says so. */
+	if (store_trash_get(c->store, owner, id, &t) != 0)
+		return 0;
+	if (t.sandbox_only && store_app_get(c->store, NULL, t.app_id, app) != 0)
 		return ERR_CONFLICT(e,
 		                    "the sandbox's app is in the trash itself; "
 		                    "restore the app first");
-	if (rc == 0 && t.sandbox_only && name)
+	if (t.sandbox_only && name)
 		return ERR_BAD(e,
 		               "name is for an app; this entry is a sandbox");
-	if (rc == 0 && !t.sandbox_only && check_name(c, &t, name, e) < 0)
+	if (!t.sandbox_only && check_name(c, &t, name, e) < 0)
 		return -1;
-	if (claim(c, owner, id, TRASH_RESTORING, name, &t, e) < 0)
-		return -1;
-	if (t.sandbox_id[0]) {
-		core_sandbox_lock(c, t.sandbox_id);
-		rc = workspace_unkeep(c->cfg->data_dir, t.id, t.sandbox_id);
+	return 0;
+}
+
+/*
+ * Restore steps 2 and 3, under the sandbox's lock when the entry has a
+ * sandbox; a failure undoes step 2 and resets step 1.  app gets the
+ * live app.
+ */
+static int
+restore_locked(struct core *c, const struct trash_entry *t, struct app *app,
+               struct err *e)
+{
+	bool has_sb = t->sandbox_id[0] != '\0';
+	int rc = 0;
+
+	if (has_sb) {
+		core_sandbox_lock(c, t->sandbox_id);
+		rc = workspace_unkeep(c->cfg->data_dir, t->id, t->sandbox_id);
 		if (rc < 0) {
-			core_sandbox_unlock(c, t.sandbox_id);
-			restore_undo(c, &t);
-			return ERR_INTERNAL(e,
-			                    "cannot move the workspace back");
+			restore_undo(c, t);
+			rc = ERR_INTERNAL(e, "cannot move the workspace back");
+			goto out;
 		}
 		if (rc == 1) /* it had none (a create that failed early) */
-			workspace_create(c->cfg->data_dir, t.sandbox_id);
+			workspace_create(c->cfg->data_dir, t->sandbox_id);
 	}
-	rc = store_trash_restored(c->store, t.id, clock_now());
+	rc = store_trash_restored(c->store, t->id, clock_now());
+	if (rc != 0)
+		restore_undo(c, t);
+	if (rc == STORE_CONFLICT) {
+		rc = ERR_CONFLICT(e, "the app has a sandbox now; delete "
+		                     "it (DELETE /v1/sandboxes/{id}), "
+		                     "then restore this one");
+		goto out;
+	}
 	if (rc != 0) {
-		restore_undo(c, &t);
-		if (t.sandbox_id[0])
-			core_sandbox_unlock(c, t.sandbox_id);
-		if (rc == STORE_CONFLICT)
-			return ERR_CONFLICT(e,
-			                    "the app has a sandbox now; delete "
-			                    "it (DELETE /v1/sandboxes/{id}), "
-			                    "then restore this one");
-		return err_set(e, 507, "insufficient_storage",
-		               "cannot write to the database (is the disk "
-		               "full?); the app stays in the trash, whole");
+		rc = err_set(e, 507, "insufficient_storage",
+		             "cannot write to the database (is the disk "
+		             "full?); the app stays in the trash, whole");
+		goto out;
 	}
 	/*
 	 * The edge's view of the app before its route: a private app must
 	 * not be seen public for a moment (a trashed app is not among those
 	 * the view loads at start).
 	 */
-	rc = store_app_get(c->store, NULL, t.app_id, app);
+	rc = store_app_get(c->store, NULL, t->app_id, app);
 	if (rc == 0)
 		pvauth_put(c, app->id, app->preview_visibility,
 		           app->preview_epoch);
-	if (t.sandbox_id[0]) {
-		core_route_refresh(c, t.sandbox_id);
-		core_sandbox_unlock(c, t.sandbox_id);
-	}
-	log_info("app %s: restored from the trash (%s)", t.app_id, t.id);
-	if (rc != 0)
-		return ERR_INTERNAL(e, "database error");
+	else
+		rc = ERR_INTERNAL(e, "database error");
+	if (has_sb)
+		core_route_refresh(c, t->sandbox_id);
+	log_info("app %s: restored from the trash (%s)", t->app_id, t->id);
+out:
+	if (has_sb)
+		core_sandbox_unlock(c, t->sandbox_id);
+	return rc;
+}
+
+int
+trash_restore(struct core *c, const char *owner, const char *id,
+              const char *name, struct app *app, struct sandbox *sb,
+              bool *has_sb, struct err *start_err, struct err *e)
+{
+	struct trash_entry t;
+
+	*has_sb = false;
+	if (restore_check(c, owner, id, name, app, e) < 0 ||
+	    claim(c, owner, id, TRASH_RESTORING, name, &t, e) < 0 ||
+	    restore_locked(c, &t, app, e) < 0)
+		return -1;
 	if (t.sandbox_id[0]) {
 		*has_sb = true;
 		if (core_sandbox_start(c, t.sandbox_id, sb, start_err) < 0)
@@ -442,7 +474,8 @@ trash_pass(struct core *c)
 static void *
 trash_main(void *arg)
 {
-	struct core *c = arg;
+	struct trash *t = arg;
+	struct core *c = t->c;
 	int64_t tick = 0;
 
 	while (!c->stopping) {
@@ -454,21 +487,29 @@ trash_main(void *arg)
 }
 
 int
-trash_start(struct core *c)
+trash_start(struct trash **out, struct core *c)
 {
-	if (pthread_create(&trash_thread, NULL, trash_main, c) != 0) {
+	struct trash *t = calloc(1, sizeof(*t));
+
+	*out = NULL;
+	if (t == NULL)
+		return -1;
+	t->c = c;
+	if (pthread_create(&t->thread, NULL, trash_main, t) != 0) {
 		log_error("trash: cannot start its thread");
+		free(t);
 		return -1;
 	}
-	trash_started = true;
+	*out = t;
 	return 0;
 }
 
 void
-trash_stop(struct core *c)
+trash_stop(struct trash *t)
 {
-	c->stopping = true;
-	if (trash_started)
-		pthread_join(trash_thread, NULL);
-	trash_started = false;
+	if (t == NULL)
+		return;
+	t->c->stopping = true;
+	pthread_join(t->thread, NULL);
+	free(t);
 }

@@ -49,7 +49,14 @@ int trash_purge(struct core *c, const char *owner, const char *id,
 void trash_recover(struct core *c);
 /* One pass: purges expired entries and measures new ones. */
 void trash_pass(struct core *c);
-int trash_start(struct core *c);
-void trash_stop(struct core *c);
+/*
+ * The trash thread: a pass every SANDBOXD_TRASH_PASS_INTERVAL_SECONDS until
+ * c->stopping.  trash_start makes its handle (serve() owns it);
+ * trash_stop sets c->stopping, joins the thread and frees the handle
+ * (NULL: nothing).
+ */
+struct trash;
+int trash_start(struct trash **out, struct core *c);
+void trash_stop(struct trash *t);
 
 #endif

@@ -21,7 +21,8 @@
 #include "lib/log.h"
 
 int
-config_parse_addr(const struct envfile *f, struct config *c, char *err, size_t errlen)
+config_parse_addr(const struct envfile *f, struct config *c, char *err,
+                  size_t errlen)
 {
 	const char *name = "SANDBOXD_API_ADDR";
 	const char *v = envfile_lookup(f, name), *colon;
@@ -51,7 +52,8 @@ config_parse_addr(const struct envfile *f, struct config *c, char *err, size_t e
 			FAIL("%s: bad host \"%s\"", name, c->api_host);
 	c->api_port = (uint16_t)port;
 	snprintf(c->api_addr, sizeof(c->api_addr), "%s",
-	         envfile_lookup(f, name) ? envfile_lookup(f, name) : "127.0.0.1:9090");
+	         envfile_lookup(f, name) ? envfile_lookup(f, name)
+	                                 : "127.0.0.1:9090");
 	return 0;
 }
 
@@ -88,7 +90,7 @@ add_token(struct config *c, char *entry, char *err, size_t errlen)
 
 int
 config_parse_tokens(const struct envfile *f, struct config *c, char *err,
-             size_t errlen)
+                    size_t errlen)
 {
 	const char *v = envfile_lookup(f, "SANDBOXD_API_TOKENS");
 	char *copy, *entry, *next;
@@ -113,7 +115,7 @@ config_parse_tokens(const struct envfile *f, struct config *c, char *err,
 
 int
 config_parse_auth_disabled(const struct envfile *f, struct config *c, char *err,
-                    size_t errlen)
+                           size_t errlen)
 {
 	const char *v = envfile_lookup(f, "SANDBOXD_API_AUTH_DISABLED");
 
@@ -129,7 +131,7 @@ config_parse_auth_disabled(const struct envfile *f, struct config *c, char *err,
 
 int
 config_parse_data_dir(const struct envfile *f, struct config *c, char *err,
-               size_t errlen)
+                      size_t errlen)
 {
 	const char *v = envfile_lookup(f, "SANDBOXD_DATA_DIR");
 	struct stat st;
@@ -159,7 +161,7 @@ config_parse_data_dir(const struct envfile *f, struct config *c, char *err,
 /* DOCKER_HOST is read from the environment only, never the .env file. */
 int
 config_parse_docker_host(const struct envfile *f, struct config *c, char *err,
-                  size_t errlen)
+                         size_t errlen)
 {
 	const char *v = getenv("DOCKER_HOST");
 
@@ -184,7 +186,7 @@ config_parse_docker_host(const struct envfile *f, struct config *c, char *err,
  */
 int
 config_set_edge_port(const struct envfile *f, struct config *c, char *err,
-              size_t errlen)
+                     size_t errlen)
 {
 	(void)f;
 	(void)err;
@@ -196,7 +198,8 @@ config_set_edge_port(const struct envfile *f, struct config *c, char *err,
 
 /* SANDBOXD_DEFAULT_AGENT, once read as a word, must name an agent. */
 int
-config_check_agent(const struct envfile *f, struct config *c, char *err, size_t errlen)
+config_check_agent(const struct envfile *f, struct config *c, char *err,
+                   size_t errlen)
 {
 	char known[128];
 
@@ -211,7 +214,7 @@ config_check_agent(const struct envfile *f, struct config *c, char *err, size_t 
 /* A CA bundle for git servers: "" (the system's), or a readable file. */
 int
 config_parse_git_ca(const struct envfile *f, struct config *c, char *err,
-             size_t errlen)
+                    size_t errlen)
 {
 	const char *v = envfile_lookup(f, "SANDBOXD_GIT_CA_FILE");
 	struct stat st;
@@ -232,7 +235,7 @@ config_parse_git_ca(const struct envfile *f, struct config *c, char *err,
  */
 int
 config_parse_sleep_policy(const struct envfile *f, struct config *c, char *err,
-                   size_t errlen)
+                          size_t errlen)
 {
 	const char *v = envfile_lookup(f, "SANDBOXD_SLEEP_POLICY");
 
@@ -246,8 +249,8 @@ config_parse_sleep_policy(const struct envfile *f, struct config *c, char *err,
 
 /* Previews of apps without a visibility of their own: public or private. */
 int
-config_parse_preview_visibility(const struct envfile *f, struct config *c, char *err,
-                         size_t errlen)
+config_parse_preview_visibility(const struct envfile *f, struct config *c,
+                                char *err, size_t errlen)
 {
 	const char *v = envfile_lookup(f, "SANDBOXD_PREVIEW_VISIBILITY");
 
@@ -269,7 +272,7 @@ config_parse_preview_visibility(const struct envfile *f, struct config *c, char 
  */
 int
 config_parse_console_dir(const struct envfile *f, struct config *c, char *err,
-                  size_t errlen)
+                         size_t errlen)
 {
 	const char *v = envfile_lookup(f, "SANDBOXD_CONSOLE_DIR");
 	char exe[PATH_MAX];
@@ -315,7 +318,7 @@ prefix_bits(const char *s)
  * kept normalised. */
 int
 config_check_subnet(const struct envfile *f, struct config *c, char *err,
-             size_t errlen)
+                    size_t errlen)
 {
 	struct egress_allow net;
 	const char *slash = strchr(c->subnet, '/');
@@ -342,7 +345,7 @@ config_check_subnet(const struct envfile *f, struct config *c, char *err,
  */
 int
 config_parse_egress(const struct envfile *f, struct config *c, char *err,
-             size_t errlen)
+                    size_t errlen)
 {
 	const char *mode = envfile_lookup(f, "SANDBOXD_EGRESS");
 	const char *allow = envfile_lookup(f, "SANDBOXD_EGRESS_ALLOW");
@@ -366,7 +369,7 @@ config_parse_egress(const struct envfile *f, struct config *c, char *err,
 /* SANDBOXD_LOG_FORMAT, once read as a word: text or json. */
 int
 config_check_log_format(const struct envfile *f, struct config *c, char *err,
-                 size_t errlen)
+                        size_t errlen)
 {
 	(void)f;
 	if (log_format_parse(c->log_format) < 0)
@@ -377,7 +380,7 @@ config_check_log_format(const struct envfile *f, struct config *c, char *err,
 
 int
 config_check_rotation(const struct envfile *f, struct config *c, char *err,
-               size_t errlen)
+                      size_t errlen)
 {
 	(void)f;
 	if (c->secrets_key_previous && c->secrets_key == NULL)

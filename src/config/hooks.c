@@ -19,6 +19,7 @@
 
 #include "agent/agents.h"
 #include "lib/log.h"
+#include "lib/num.h"
 
 int
 config_parse_addr(const struct envfile *f, struct config *c, char *err,
@@ -300,20 +301,6 @@ config_parse_console_dir(const struct envfile *f, struct config *c, char *err,
 	return 0;
 }
 
-/* The prefix length after a CIDR's '/', or -1 when it is not one. */
-static long
-prefix_bits(const char *s)
-{
-	char *end;
-	long n;
-
-	errno = 0;
-	n = strtol(s, &end, 10);
-	if (errno || end == s || *end != '\0')
-		return -1;
-	return n;
-}
-
 /* SANDBOXD_SUBNET, once read as a word: an IPv4 block of /8 to /29,
  * kept normalised. */
 int
@@ -330,7 +317,7 @@ config_check_subnet(const struct envfile *f, struct config *c, char *err,
 		return 0;
 	if (slash == NULL || strchr(c->subnet, ':') ||
 	    egress_allow_parse(c->subnet, &net, 1, &n, why, sizeof(why)) < 0 ||
-	    prefix_bits(slash + 1) < 8 || prefix_bits(slash + 1) > 29)
+	    num_long(slash + 1, -1) < 8 || num_long(slash + 1, -1) > 29)
 		FAIL("SANDBOXD_SUBNET: \"%s\" is not an IPv4 subnet of /8 to "
 		     "/29, such as 10.213.0.0/20",
 		     c->subnet);

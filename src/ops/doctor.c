@@ -35,6 +35,7 @@
 #include "lib/clock.h"
 #include "lib/jv.h"
 #include "lib/meminfo.h"
+#include "lib/num.h"
 #include "net/http.h"
 #include "store/backup.h"
 #include "ws/usage.h"
@@ -136,18 +137,6 @@ capture(char *const argv[], char *out, size_t len)
 	return rc;
 }
 
-/* A /proc entry's name as a pid, or -1 when it is not a number. */
-static long
-pid_of(const char *name)
-{
-	char *end;
-	long pid;
-
-	errno = 0;
-	pid = strtol(name, &end, 10);
-	return errno || end == name || *end != '\0' ? -1 : pid;
-}
-
 /* The process that holds socket inode ino (name and pid), bounded. */
 static bool
 socket_owner(unsigned long ino, char *name, size_t len, long *pid_out)
@@ -183,7 +172,7 @@ socket_owner(unsigned long ino, char *name, size_t len, long *pid_out)
 		closedir(fds);
 		if (found) {
 			FILE *f;
-			*pid_out = pid_of(pe->d_name);
+			*pid_out = num_long(pe->d_name, -1);
 			snprintf(path, sizeof(path), "/proc/%.16s/comm",
 			         pe->d_name);
 			snprintf(name, len, "?");

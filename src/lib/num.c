@@ -16,7 +16,8 @@ num_long(const char *s, long def)
 	char *end;
 	long n;
 
-	if (s == NULL || !(isdigit((unsigned char)*s) || *s == '-' || *s == '+'))
+	if (s == NULL ||
+	    !(isdigit((unsigned char)*s) || *s == '-' || *s == '+'))
 		return def;
 	errno = 0;
 	n = strtol(s, &end, 10);

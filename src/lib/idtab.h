@@ -18,9 +18,9 @@
 #define IDTAB_PINNED INT64_MAX
 
 struct idtab {
-	char *slots;  /* n entries of size bytes */
-	size_t n;     /* the table's size, fixed */
-	size_t size;  /* of one entry */
+	char *slots; /* n entries of size bytes */
+	size_t n;    /* the table's size, fixed */
+	size_t size; /* of one entry */
 	/* How much an entry is worth keeping (its last use, say): of a
 	 * full table the lowest goes first, the first found of equals. */
 	int64_t (*keep)(const void *entry);

@@ -66,7 +66,7 @@ is_used(const struct used *u, const char *id)
 
 struct sweep {
 	struct docker *d;
-	const struct used *used;
+	struct used used; /* the image ids containers use */
 	const char *keep; /* the configured image's id */
 	const char *repo; /* NULL: any */
 	bool yes;
@@ -95,7 +95,7 @@ sweep_image(const struct docker_image *im, void *arg)
 	                     .bytes = im->size};
 
 	if (strcmp(im->label, "base") != 0 || strcmp(im->id, s->keep) == 0 ||
-	    is_used(s->used, im->id))
+	    is_used(&s->used, im->id))
 		return;
 	if (s->repo && (im->dangling || !in_repo(im->tag, s->repo)))
 		return;
@@ -165,23 +165,23 @@ static int
 sweep_images(struct sweep *s, const struct config *cfg, char *err,
              size_t errlen)
 {
-	struct used u = {.ids = calloc(GC_IDS_MAX, 80)};
+	struct used *u = &s->used;
 	char keep[80], msg[DOCKER_MSG_LEN];
 	int rc = -1;
 
 	err[0] = '\0';
-	if (u.ids == NULL || docker_new(&s->d, cfg->docker_socket) < 0)
+	u->ids = calloc(GC_IDS_MAX, 80);
+	if (u->ids == NULL || docker_new(&s->d, cfg->docker_socket) < 0)
 		goto out;
 	if (docker_image_id(s->d, cfg->image, keep, msg) != DOCKER_OK)
 		keep[0] = '\0'; /* missing: nothing matches it */
 	s->keep = keep;
-	s->used = &u;
-	if (docker_containers_all(s->d, note_used, &u, msg) != DOCKER_OK ||
-	    u.n == GC_IDS_MAX) {
+	if (docker_containers_all(s->d, note_used, u, msg) != DOCKER_OK ||
+	    u->n == GC_IDS_MAX) {
 		snprintf(err, errlen, "%s",
-		         u.n == GC_IDS_MAX ? "too many containers to be sure "
-		                             "which images they use"
-		                           : msg);
+		         u->n == GC_IDS_MAX ? "too many containers to be sure "
+		                              "which images they use"
+		                            : msg);
 		goto out;
 	}
 	if (docker_images(s->d, sweep_image, s, msg) != DOCKER_OK) {
@@ -191,7 +191,10 @@ sweep_images(struct sweep *s, const struct config *cfg, char *err,
 	rc = 0;
 out:
 	docker_free(s->d);
-	free(u.ids);
+	s->d = NULL;
+	free(u->ids);
+	u->ids = NULL;
+	s->keep = NULL;
 	return rc;
 }
 

@@ -70,7 +70,7 @@ idtab_full_reuses_the_least(void)
 	n = idtab_put(&t, id_of(9, id));
 	CHECK(n == least);
 	CHECK_STR(n->id, id);
-	CHECK(n->used == 0);                      /* zeroed */
+	CHECK(n->used == 0);                        /* zeroed */
 	CHECK(idtab_get(&t, id_of(3, id)) == NULL); /* forgotten */
 	for (int i = 0; i < 3; i++)
 		CHECK(idtab_get(&t, id_of(i, id)) != NULL);

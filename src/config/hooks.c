@@ -7,7 +7,7 @@
  * config.c stays the table and its loop; a file per hook was rejected (a
  * dozen files of twenty lines each).
  */
-#include "config/hooks.h"
+#include "config/internal.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -67,8 +67,8 @@ add_token(struct config *c, char *entry, char *err, size_t errlen)
 	if (eq == NULL)
 		FAIL("%s: entry without '=' (expected name=token)", name);
 	*eq = '\0';
-	key = config_trim(entry);
-	secret = config_trim(eq + 1);
+	key = envfile_trim(entry);
+	secret = envfile_trim(eq + 1);
 	if (*key == '\0' || strlen(key) >= sizeof(c->tokens[0].name))
 		FAIL("%s: empty or overlong token name", name);
 	for (const char *p = key; *p; p++)
@@ -106,7 +106,7 @@ config_parse_tokens(const struct envfile *f, struct config *c, char *err,
 		next = strchr(entry, ',');
 		if (next)
 			*next++ = '\0';
-		if (*config_trim(entry) != '\0')
+		if (*envfile_trim(entry) != '\0')
 			rc = add_token(c, entry, err, errlen);
 	}
 	explicit_bzero(copy, strlen(v));

@@ -1,13 +1,18 @@
 /*
- * The configuration's hooks: the parsers and checks of vars[] (config.c)
- * that no kind of row covers.  Private to src/config/: config.c holds the
- * table and the .env file, hooks.c the hooks.  Each hook reads the
- * variables it names from the environment and the file, fills its fields
- * of struct config and returns 0, or writes the error naming the variable
- * to err and returns -1.
+ * What the files of src/config/ share, and nobody else: the .env file
+ * (envfile.c), the hooks of the table (hooks.c: the parsers and checks
+ * of vars[] that no kind covers) and the FAIL macro of both.  config.c
+ * holds the table and its loop.  A header of the directory without a
+ * .c of its own, as store/internal.h, so that config.c, hooks.c and
+ * envfile.c include it without depending on each other.
+ *
+ * Each hook reads the variables it names from the environment and the
+ * file, fills its fields of struct config and returns 0, or writes the
+ * error naming the variable to err and returns -1.  Not thread-safe:
+ * used only while the configuration loads.
  */
-#ifndef CONFIG_HOOKS_H
-#define CONFIG_HOOKS_H
+#ifndef CONFIG_INTERNAL_H
+#define CONFIG_INTERNAL_H
 
 #include <stddef.h>
 #include <stdio.h>
@@ -15,9 +20,10 @@
 #include "config/config.h"
 #include "lib/buf.h"
 
+/* The .env file: KEY=VALUE lines (envfile.c). */
 #define ENV_MAX_ENTRIES 256
 
-/* The .env file's lines, pointing into text. */
+/* The file's lines, pointing into text. */
 struct envfile {
 	struct buf text;
 	char *key[ENV_MAX_ENTRIES];
@@ -25,11 +31,14 @@ struct envfile {
 	size_t n;
 };
 
+/* Reads path into f (its text initialised by the caller); 0, or -1
+ * with the reason in err. */
+int envfile_load(struct envfile *f, const char *path, char *err, size_t errlen);
 /* A variable's value: the environment's, else the file's last, else
  * NULL. */
 const char *envfile_lookup(const struct envfile *f, const char *name);
 /* s without its leading and trailing white space (cut in place). */
-char *config_trim(char *s);
+char *envfile_trim(char *s);
 
 /* In a function with err and errlen: the error, then return -1. */
 #define FAIL(...)                                                              \

@@ -1,6 +1,6 @@
 /*
- * num (num.h): strtol with every check atoi skips.  Leading white space
- * is refused, unlike strtol's, so that a value is a number exactly as
+ * num (num.h): strtol with every check it leaves to the caller.  Leading white
+ * space is refused, unlike strtol's, so that a value is a number exactly as
  * written; a wrapper per width (int, unsigned) was rejected until a
  * caller needs one.
  */

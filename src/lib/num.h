@@ -1,6 +1,6 @@
 /*
  * num: a decimal number read whole from a string, for the places that
- * once used atoi/atol (banned by lint: they cannot say "not a number"
+ * once used the ato* family (banned by lint: it cannot say "not a number"
  * and overflow is undefined).  Any thread may call it.
  */
 #ifndef LIB_NUM_H

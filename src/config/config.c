@@ -10,141 +10,30 @@
  * struct config, parsed by one loop in the table's order; what no kind
  * covers (the data directory, the API address, the tokens, the network
  * and egress, the Docker socket) is a hook row, and a row may add a check
- * that runs after its value is parsed.  Every parser refuses what it
- * does not understand: a typo must stop the daemon, not quietly fall back
- * to a default.
+ * that runs after its value is parsed; the hooks are in hooks.c.  Every parser
+ * refuses what it does not understand: a typo must stop the daemon, not quietly
+ * fall back to a default.
  */
 #include "config/config.h"
 
 #include <ctype.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "agent/agents.h"
+#include "config/internal.h"
 #include "lib/buf.h"
 #include "lib/log.h"
-
-#define ENV_MAX_ENTRIES 256
-
-struct envfile {
-	struct buf text;
-	char *key[ENV_MAX_ENTRIES];
-	char *val[ENV_MAX_ENTRIES];
-	size_t n;
-};
-
-static char *
-trim(char *s)
-{
-	char *e;
-
-	while (isspace((unsigned char)*s))
-		s++;
-	e = s + strlen(s);
-	while (e > s && isspace((unsigned char)e[-1]))
-		*--e = '\0';
-	return s;
-}
-
-static int
-envfile_parse_line(struct envfile *f, char *line, int lineno, char *err,
-                   size_t errlen)
-{
-	char *eq, *key, *val;
-	size_t vlen;
-
-	line = trim(line);
-	if (*line == '\0' || *line == '#')
-		return 0;
-	if (strncmp(line, "export ", 7) == 0)
-		line = trim(line + 7);
-	eq = strchr(line, '=');
-	if (eq == NULL) {
-		snprintf(err, errlen, "line %d: expected KEY=VALUE", lineno);
-		return -1;
-	}
-	*eq = '\0';
-	key = trim(line);
-	val = trim(eq + 1);
-	vlen = strlen(val);
-	if (vlen >= 2 && (val[0] == '"' || val[0] == '\'') &&
-	    val[vlen - 1] == val[0]) {
-		val[vlen - 1] = '\0';
-		val++;
-	}
-	if (f->n == ENV_MAX_ENTRIES) {
-		snprintf(err, errlen, "more than %d entries", ENV_MAX_ENTRIES);
-		return -1;
-	}
-	f->key[f->n] = key;
-	f->val[f->n] = val;
-	f->n++;
-	return 0;
-}
-
-static int
-envfile_load(struct envfile *f, const char *path, char *err, size_t errlen)
-{
-	char chunk[4096], *line, *next;
-	int fd, lineno = 1;
-	ssize_t n;
-
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
-		return -1;
-	}
-	while ((n = read(fd, chunk, sizeof(chunk))) > 0) {
-		if (buf_append(&f->text, chunk, (size_t)n) < 0) {
-			close(fd);
-			snprintf(err, errlen, "%s: larger than %u bytes", path,
-			         CONFIG_ENV_FILE_BYTES);
-			return -1;
-		}
-	}
-	close(fd);
-	if (f->text.data == NULL)
-		return 0;
-	for (line = f->text.data; line; line = next, lineno++) {
-		next = strchr(line, '\n');
-		if (next)
-			*next++ = '\0';
-		if (envfile_parse_line(f, line, lineno, err, errlen) < 0)
-			return -1;
-	}
-	return 0;
-}
-
-static const char *
-lookup(const struct envfile *f, const char *name)
-{
-	const char *v = getenv(name);
-
-	if (v)
-		return v;
-	for (size_t i = f->n; i > 0; i--)
-		if (strcmp(f->key[i - 1], name) == 0)
-			return f->val[i - 1];
-	return NULL;
-}
-
-#define FAIL(...)                                                              \
-	do {                                                                   \
-		snprintf(err, errlen, __VA_ARGS__);                            \
-		return -1;                                                     \
-	} while (0)
 
 static int
 parse_int(const struct envfile *f, const char *name, int64_t def, int64_t min,
           int64_t max, int64_t *out, char *err, size_t errlen)
 {
-	const char *v = lookup(f, name);
+	const char *v = envfile_lookup(f, name);
 	char *end;
 	long long n;
 
@@ -167,7 +56,7 @@ static int
 parse_bool(const struct envfile *f, const char *name, bool def, bool *out,
            char *err, size_t errlen)
 {
-	const char *v = lookup(f, name);
+	const char *v = envfile_lookup(f, name);
 
 	if (v == NULL || *v == '\0')
 		*out = def;
@@ -186,7 +75,7 @@ parse_word(const struct envfile *f, const char *name, const char *def,
            const char *extra, char *out, size_t outlen, char *err,
            size_t errlen)
 {
-	const char *v = lookup(f, name);
+	const char *v = envfile_lookup(f, name);
 
 	if (v == NULL || *v == '\0')
 		v = def;
@@ -196,283 +85,6 @@ parse_word(const struct envfile *f, const char *name, const char *def,
 		if (!isalnum((unsigned char)*p) && !strchr(extra, *p))
 			FAIL("%s: \"%s\" contains '%c'", name, v, *p);
 	memcpy(out, v, strlen(v) + 1);
-	return 0;
-}
-
-static int
-parse_addr(const struct envfile *f, struct config *c, char *err, size_t errlen)
-{
-	const char *name = "SANDBOXD_API_ADDR";
-	const char *v = lookup(f, name), *colon;
-	char *end;
-	long port;
-	size_t hlen;
-
-	if (v == NULL || *v == '\0')
-		v = "127.0.0.1:9090";
-	colon = strrchr(v, ':');
-	if (colon == NULL || colon == v || strlen(v) >= sizeof(c->api_addr))
-		FAIL("%s: \"%s\" is not HOST:PORT", name, v);
-	port = strtol(colon + 1, &end, 10);
-	if (*end != '\0' || port < 1 || port > 65535 || end == colon + 1)
-		FAIL("%s: \"%s\" has no valid port (1..65535)", name, v);
-	hlen = (size_t)(colon - v);
-	if (v[0] == '[' && colon[-1] == ']') {
-		v++;
-		hlen -= 2;
-	}
-	if (hlen == 0 || hlen >= sizeof(c->api_host))
-		FAIL("%s: \"%s\" has no host", name, v);
-	memcpy(c->api_host, v, hlen);
-	c->api_host[hlen] = '\0';
-	for (const char *p = c->api_host; *p; p++)
-		if (!isalnum((unsigned char)*p) && !strchr(".:-", *p))
-			FAIL("%s: bad host \"%s\"", name, c->api_host);
-	c->api_port = (uint16_t)port;
-	snprintf(c->api_addr, sizeof(c->api_addr), "%s",
-	         lookup(f, name) ? lookup(f, name) : "127.0.0.1:9090");
-	return 0;
-}
-
-static int
-add_token(struct config *c, char *entry, char *err, size_t errlen)
-{
-	const char *name = "SANDBOXD_API_TOKENS";
-	char *eq = strchr(entry, '='), *key, *secret;
-
-	if (eq == NULL)
-		FAIL("%s: entry without '=' (expected name=token)", name);
-	*eq = '\0';
-	key = trim(entry);
-	secret = trim(eq + 1);
-	if (*key == '\0' || strlen(key) >= sizeof(c->tokens[0].name))
-		FAIL("%s: empty or overlong token name", name);
-	for (const char *p = key; *p; p++)
-		if (!isalnum((unsigned char)*p) && !strchr("-_.", *p))
-			FAIL("%s: token name \"%s\" contains '%c'", name, key,
-			     *p);
-	if (strlen(secret) < 8)
-		FAIL("%s: the token named \"%s\" is shorter than 8 characters",
-		     name, key);
-	if (c->ntokens == CONFIG_MAX_TOKENS)
-		FAIL("%s: more than %d tokens", name, CONFIG_MAX_TOKENS);
-	snprintf(c->tokens[c->ntokens].name, sizeof(c->tokens[0].name), "%s",
-	         key);
-	c->tokens[c->ntokens].secret = strdup(secret);
-	if (c->tokens[c->ntokens].secret == NULL)
-		FAIL("%s: out of memory", name);
-	c->ntokens++;
-	return 0;
-}
-
-static int
-parse_tokens(const struct envfile *f, struct config *c, char *err,
-             size_t errlen)
-{
-	const char *v = lookup(f, "SANDBOXD_API_TOKENS");
-	char *copy, *entry, *next;
-	int rc = 0;
-
-	if (v == NULL)
-		return 0;
-	copy = strdup(v);
-	if (copy == NULL)
-		FAIL("SANDBOXD_API_TOKENS: out of memory");
-	for (entry = copy; entry && rc == 0; entry = next) {
-		next = strchr(entry, ',');
-		if (next)
-			*next++ = '\0';
-		if (*trim(entry) != '\0')
-			rc = add_token(c, entry, err, errlen);
-	}
-	explicit_bzero(copy, strlen(v));
-	free(copy);
-	return rc;
-}
-
-static int
-parse_auth_disabled(const struct envfile *f, struct config *c, char *err,
-                    size_t errlen)
-{
-	const char *v = lookup(f, "SANDBOXD_API_AUTH_DISABLED");
-
-	(void)err; /* it refuses nothing: api/ warns about a bad value */
-	(void)errlen;
-	/* Exactly "true" or "1" turns auth off; anything else keeps it on. */
-	c->auth_disabled = v && (strcmp(v, "true") == 0 || strcmp(v, "1") == 0);
-	c->auth_disabled_invalid = v && *v && !c->auth_disabled &&
-	                           strcmp(v, "false") != 0 &&
-	                           strcmp(v, "0") != 0;
-	return 0;
-}
-
-static int
-parse_data_dir(const struct envfile *f, struct config *c, char *err,
-               size_t errlen)
-{
-	const char *v = lookup(f, "SANDBOXD_DATA_DIR");
-	struct stat st;
-
-	if (v && *v) {
-		if (v[0] != '/')
-			FAIL(
-			    "SANDBOXD_DATA_DIR: \"%s\" is not an absolute path",
-			    v);
-	} else if (stat("/var/lib/sandboxd", &st) < 0 &&
-	           stat("/var/lib/sandboxed", &st) == 0) {
-		/* Installs made by older releases keep their path. */
-		v = "/var/lib/sandboxed";
-		c->data_dir_legacy = true;
-	} else {
-		v = "/var/lib/sandboxd";
-	}
-	if (strlen(v) >= sizeof(c->data_dir) - 64)
-		FAIL("SANDBOXD_DATA_DIR: path too long");
-	snprintf(c->data_dir, sizeof(c->data_dir), "%s", v);
-	while (strlen(c->data_dir) > 1 &&
-	       c->data_dir[strlen(c->data_dir) - 1] == '/')
-		c->data_dir[strlen(c->data_dir) - 1] = '\0';
-	return 0;
-}
-
-/* DOCKER_HOST is read from the environment only, never the .env file. */
-static int
-parse_docker_host(const struct envfile *f, struct config *c, char *err,
-                  size_t errlen)
-{
-	const char *v = getenv("DOCKER_HOST");
-
-	(void)f;
-	if (v == NULL || *v == '\0')
-		v = "unix:///var/run/docker.sock";
-	if (strncmp(v, "unix://", 7) != 0)
-		FAIL("DOCKER_HOST: only unix:// sockets are supported, got "
-		     "\"%s\"",
-		     v);
-	if (strlen(v + 7) >= sizeof(c->docker_socket) || v[7] != '/')
-		FAIL("DOCKER_HOST: \"%s\" is not an absolute socket path", v);
-	snprintf(c->docker_socket, sizeof(c->docker_socket), "%s", v + 7);
-	return 0;
-}
-
-/*
- * The edge listens on HTTP_PORT unless SANDBOXD_EDGE_PORT names another
- * port: behind a proxy that owns HTTP_PORT (Traefik in the compose
- * deployment), preview URLs keep the public port while the edge listens
- * on a port of its own.
- */
-static int
-set_edge_port(const struct envfile *f, struct config *c, char *err,
-              size_t errlen)
-{
-	(void)f;
-	(void)err;
-	(void)errlen;
-	if (c->edge_port == 0)
-		c->edge_port = c->http_port;
-	return 0;
-}
-
-/* SANDBOXD_DEFAULT_AGENT, once read as a word, must name an agent. */
-static int
-check_agent(const struct envfile *f, struct config *c, char *err, size_t errlen)
-{
-	char known[128];
-
-	(void)f;
-	agent_names(" or ", known, sizeof(known));
-	if (agent_find(c->default_agent) == NULL)
-		FAIL("SANDBOXD_DEFAULT_AGENT: \"%s\" is not %s",
-		     c->default_agent, known);
-	return 0;
-}
-
-/* A CA bundle for git servers: "" (the system's), or a readable file. */
-static int
-parse_git_ca(const struct envfile *f, struct config *c, char *err,
-             size_t errlen)
-{
-	const char *v = lookup(f, "SANDBOXD_GIT_CA_FILE");
-	struct stat st;
-
-	if (v == NULL || *v == '\0')
-		return 0;
-	if (v[0] != '/' || strlen(v) >= sizeof(c->git_ca_file))
-		FAIL("SANDBOXD_GIT_CA_FILE: \"%s\" is not an absolute path", v);
-	if (stat(v, &st) < 0 || !S_ISREG(st.st_mode) || access(v, R_OK) < 0)
-		FAIL("SANDBOXD_GIT_CA_FILE: %s is not a readable file", v);
-	snprintf(c->git_ca_file, sizeof(c->git_ca_file), "%s", v);
-	return 0;
-}
-
-/*
- * How an idle sandbox sleeps: "freeze" (paused first, stopped at the
- * idle threshold) or "stop" (stopped at the threshold, nothing before).
- */
-static int
-parse_sleep_policy(const struct envfile *f, struct config *c, char *err,
-                   size_t errlen)
-{
-	const char *v = lookup(f, "SANDBOXD_SLEEP_POLICY");
-
-	if (v == NULL || *v == '\0')
-		v = "freeze";
-	if (strcmp(v, "freeze") != 0 && strcmp(v, "stop") != 0)
-		FAIL("SANDBOXD_SLEEP_POLICY: \"%s\" is not freeze or stop", v);
-	snprintf(c->sleep_policy, sizeof(c->sleep_policy), "%s", v);
-	return 0;
-}
-
-/* Previews of apps without a visibility of their own: public or private. */
-static int
-parse_preview_visibility(const struct envfile *f, struct config *c, char *err,
-                         size_t errlen)
-{
-	const char *v = lookup(f, "SANDBOXD_PREVIEW_VISIBILITY");
-
-	if (v == NULL || *v == '\0')
-		v = "public";
-	if (strcmp(v, "public") != 0 && strcmp(v, "private") != 0)
-		FAIL("SANDBOXD_PREVIEW_VISIBILITY: \"%s\" is not public or "
-		     "private",
-		     v);
-	snprintf(c->preview_visibility, sizeof(c->preview_visibility), "%s", v);
-	return 0;
-}
-
-/*
- * The console's files: SANDBOXD_CONSOLE_DIR (an absolute path), else
- * the directory "console" beside the executable (build/console for
- * build/sandboxd).  A missing directory is no error: the edge then
- * says the console was not built.
- */
-static int
-parse_console_dir(const struct envfile *f, struct config *c, char *err,
-                  size_t errlen)
-{
-	const char *v = lookup(f, "SANDBOXD_CONSOLE_DIR");
-	char exe[PATH_MAX];
-	ssize_t n;
-	char *slash;
-
-	if (v && *v) {
-		if (v[0] != '/' || strlen(v) >= sizeof(c->console_dir))
-			FAIL("SANDBOXD_CONSOLE_DIR: \"%s\" is not an absolute "
-			     "path",
-			     v);
-		snprintf(c->console_dir, sizeof(c->console_dir), "%s", v);
-		return 0;
-	}
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 16);
-	if (n <= 0) {
-		c->console_dir[0] = '\0';
-		return 0;
-	}
-	exe[n] = '\0';
-	slash = strrchr(exe, '/');
-	if (slash)
-		slash[1] = '\0';
-	snprintf(c->console_dir, sizeof(c->console_dir), "%sconsole", exe);
 	return 0;
 }
 
@@ -507,7 +119,7 @@ static int
 parse_url(const struct envfile *f, const char *name, const char *def, char *out,
           size_t outlen, char *err, size_t errlen)
 {
-	const char *v = lookup(f, name);
+	const char *v = envfile_lookup(f, name);
 
 	return check_url(name, v ? v : def, out, outlen, err, errlen);
 }
@@ -517,7 +129,7 @@ static int
 parse_url_def(const struct envfile *f, const char *name, const char *def,
               char *out, size_t outlen, char *err, size_t errlen)
 {
-	const char *v = lookup(f, name);
+	const char *v = envfile_lookup(f, name);
 
 	return check_url(name, v && *v ? v : def, out, outlen, err, errlen);
 }
@@ -527,7 +139,7 @@ static int
 parse_secret(const struct envfile *f, const char *name, char **out, char *err,
              size_t errlen)
 {
-	const char *v = lookup(f, name);
+	const char *v = envfile_lookup(f, name);
 
 	if (v == NULL || *v == '\0')
 		return 0;
@@ -547,82 +159,6 @@ free_secret(char **s)
 	}
 }
 
-/* SANDBOXD_SUBNET, once read as a word: an IPv4 block of /8 to /29,
- * kept normalised. */
-static int
-check_subnet(const struct envfile *f, struct config *c, char *err,
-             size_t errlen)
-{
-	struct egress_allow net;
-	const char *slash = strchr(c->subnet, '/');
-	char why[160];
-	size_t n;
-
-	(void)f;
-	if (c->subnet[0] == '\0')
-		return 0;
-	if (slash == NULL || strchr(c->subnet, ':') ||
-	    egress_allow_parse(c->subnet, &net, 1, &n, why, sizeof(why)) < 0 ||
-	    atoi(slash + 1) < 8 || atoi(slash + 1) > 29)
-		FAIL("SANDBOXD_SUBNET: \"%s\" is not an IPv4 subnet of /8 to "
-		     "/29, such as 10.213.0.0/20",
-		     c->subnet);
-	snprintf(c->subnet, sizeof(c->subnet), "%s", net.cidr);
-	return 0;
-}
-
-/*
- * What sandboxes on the network may reach.  It also refuses
- * SANDBOXD_NETWORK=host: after SANDBOXD_SUBNET is checked, as it always
- * was, so that of two bad values the same one is named.
- */
-static int
-parse_egress(const struct envfile *f, struct config *c, char *err,
-             size_t errlen)
-{
-	const char *mode = lookup(f, "SANDBOXD_EGRESS");
-	const char *allow = lookup(f, "SANDBOXD_EGRESS_ALLOW");
-	char why[160];
-
-	if (strcmp(c->network, "host") == 0)
-		FAIL("SANDBOXD_NETWORK: \"host\" would give sandboxes the "
-		     "host's own network; name a bridge network (default "
-		     "sandboxd)");
-	c->egress_mode = egress_mode_parse(mode && *mode ? mode : "public");
-	if (c->egress_mode < 0)
-		FAIL("SANDBOXD_EGRESS: \"%.32s\" is not public, none or open",
-		     mode);
-	if (allow &&
-	    egress_allow_parse(allow, c->egress_allow, EGRESS_MAX_ALLOW,
-	                       &c->egress_nallow, why, sizeof(why)) < 0)
-		FAIL("SANDBOXD_EGRESS_ALLOW: %s", why);
-	return 0;
-}
-
-/* SANDBOXD_LOG_FORMAT, once read as a word: text or json. */
-static int
-check_log_format(const struct envfile *f, struct config *c, char *err,
-                 size_t errlen)
-{
-	(void)f;
-	if (log_format_parse(c->log_format) < 0)
-		FAIL("SANDBOXD_LOG_FORMAT: \"%s\" is not text or json",
-		     c->log_format);
-	return 0;
-}
-
-static int
-check_rotation(const struct envfile *f, struct config *c, char *err,
-               size_t errlen)
-{
-	(void)f;
-	if (c->secrets_key_previous && c->secrets_key == NULL)
-		FAIL("SANDBOXD_SECRETS_KEY_PREVIOUS: set without "
-		     "SANDBOXD_SECRETS_KEY (it only names the old key of a "
-		     "rotation between two SANDBOXD_SECRETS_KEY values)");
-	return 0;
-}
-
 enum config_kind {
 	CONFIG_INT,     /* int64_t: a whole number in min..max */
 	CONFIG_PORT,    /* uint16_t: a whole number in 1..65535 */
@@ -633,9 +169,6 @@ enum config_kind {
 	CONFIG_SECRET,  /* char *: text kept as given, NULL when unset */
 	CONFIG_HOOK,    /* the hook parses whatever it reads */
 };
-
-typedef int config_hook(const struct envfile *f, struct config *c, char *err,
-                        size_t errlen);
 
 struct config_var {
 	const char *name; /* NULL for a hook: it names its own variables */
@@ -694,15 +227,15 @@ struct config_var {
 
 /* Parsed in this order: of two bad values, the first is named. */
 static const struct config_var vars[] = {
-    HOOK(parse_data_dir),
-    HOOK(parse_addr),
+    HOOK(config_parse_data_dir),
+    HOOK(config_parse_addr),
     PORT("HTTP_PORT", http_port, 80),
     WORD("PREVIEW_DOMAIN", preview_domain, "localhost", ".-"),
     WORD("PREVIEW_ENTRYPOINT", preview_entrypoint, "web", "-_"),
     BOOL("PREVIEW_TLS", preview_tls, false),
-    HOOK(parse_preview_visibility),
-    HOOK(parse_auth_disabled),
-    HOOK(parse_tokens),
+    HOOK(config_parse_preview_visibility),
+    HOOK(config_parse_auth_disabled),
+    HOOK(config_parse_tokens),
     WORD("SANDBOXD_OPERATORS", operators, "", ",-_. "),
     /* Agents and tasks. */
     {.name = "SANDBOXD_DEFAULT_AGENT",
@@ -710,7 +243,7 @@ static const struct config_var vars[] = {
      FIELD(default_agent, char *),
      .defp = &agents[AGENT_OPENCODE].name,
      .extra = "-",
-     .hook = check_agent},
+     .hook = config_check_agent},
     {.name = "SANDBOXD_OPENCODE_FREE_MODEL",
      .kind = CONFIG_WORD,
      FIELD(opencode_free_model, char *),
@@ -720,7 +253,7 @@ static const struct config_var vars[] = {
     WORD("SANDBOXD_CLAUDE_MODEL", claude_model, "", "-_./:"),
     INT("SANDBOXD_TASK_TIMEOUT_SECONDS", task_timeout_s, 600, 1, 86400),
     /* Pushes and imports (the git helper). */
-    HOOK(parse_git_ca),
+    HOOK(config_parse_git_ca),
     INT("SANDBOXD_GIT_TIMEOUT_SECONDS", git_timeout_s, 300, 5, 3600),
     INT("SANDBOXD_GIT_IMPORT_MAX_MB", git_import_max_mb, 2048, 1, 1048576),
     BOOL("SANDBOXD_GIT_ALLOW_PRIVATE_HOSTS", git_allow_private, false),
@@ -752,7 +285,7 @@ static const struct config_var vars[] = {
     /* The reapers and wakes. */
     INT("SANDBOXD_IDLE_THRESHOLD_SECONDS", idle_threshold_s, 2100, 10,
         31536000),
-    HOOK(parse_sleep_policy),
+    HOOK(config_parse_sleep_policy),
     INT("SANDBOXD_FREEZE_AFTER_SECONDS", freeze_after_s, 300, 1, 31536000),
     INT("SANDBOXD_IDLE_REAP_INTERVAL_SECONDS", idle_interval_s, 30, 1, 3600),
     INT("SANDBOXD_PRESSURE_INTERVAL_SECONDS", pressure_interval_s, 10, 1, 3600),
@@ -765,14 +298,14 @@ static const struct config_var vars[] = {
         31536000),
     INT("SANDBOXD_TRASH_PASS_INTERVAL_SECONDS", trash_interval_s, 60, 1, 3600),
     WORD("SANDBOXD_EDGE_ADDR", edge_addr, "0.0.0.0", ".:"),
-    HOOK(parse_console_dir),
+    HOOK(config_parse_console_dir),
     {.name = "SANDBOXD_EDGE_PORT",
      .kind = CONFIG_INT,
      FIELD(edge_port, int64_t),
      .idef = 0,
      .min = 0,
      .max = 65535,
-     .hook = set_edge_port},
+     .hook = config_set_edge_port},
     /* Containers. */
     WORD("SANDBOXD_RUNTIME", runtime, "runc", "-_."),
     WORD("SANDBOXD_IMAGE", image, "sandboxd-base:" SANDBOXD_VERSION, "-_.:/@"),
@@ -782,8 +315,8 @@ static const struct config_var vars[] = {
      FIELD(subnet, char *),
      .def = "",
      .extra = "./",
-     .hook = check_subnet},
-    HOOK(parse_egress),
+     .hook = config_check_subnet},
+    HOOK(config_parse_egress),
     INT("SANDBOXD_MEMORY_MB", memory_mb, 2048, 16, 1 << 20),
     INT("SANDBOXD_PIDS_LIMIT", pids_limit, 1024, 16, 1 << 22),
     INT("SANDBOXD_NOFILE_LIMIT", nofile_limit, 8192, 64, 1 << 20),
@@ -791,19 +324,19 @@ static const struct config_var vars[] = {
     INT("SANDBOXD_DISK_USAGE_INTERVAL_SECONDS", disk_usage_interval_s, 300, 5,
         86400),
     BOOL("SANDBOXD_DEDUP", dedup, true),
-    HOOK(parse_docker_host),
+    HOOK(config_parse_docker_host),
     {.name = "SANDBOXD_LOG_FORMAT",
      .kind = CONFIG_WORD,
      FIELD(log_format, char *),
      .def = "text",
      .extra = "",
-     .hook = check_log_format},
+     .hook = config_check_log_format},
     /* Secrets: the vault parses them at start-up. */
     SECRET("SANDBOXD_SECRETS_KEY", secrets_key),
     {.name = "SANDBOXD_SECRETS_KEY_PREVIOUS",
      .kind = CONFIG_SECRET,
      FIELD(secrets_key_previous, char *),
-     .hook = check_rotation},
+     .hook = config_check_rotation},
 };
 
 /* One row's value into its field; a hook row has none. */

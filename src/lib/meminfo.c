@@ -19,22 +19,32 @@
 #include <string.h>
 
 int
-meminfo_available_pct(void)
+meminfo_host_kb(long long *total_kb, long long *avail_kb)
 {
-	long long total = -1, avail = -1, v;
+	long long v;
 	char line[256], key[64];
 	FILE *f = fopen("/proc/meminfo", "re");
 
+	*total_kb = *avail_kb = -1;
 	if (f == NULL)
 		return -1;
 	while (fgets(line, sizeof(line), f))
 		if (sscanf(line, "%63s %lld", key, &v) == 2) {
 			if (strcmp(key, "MemTotal:") == 0)
-				total = v;
+				*total_kb = v;
 			else if (strcmp(key, "MemAvailable:") == 0)
-				avail = v;
+				*avail_kb = v;
 		}
 	fclose(f);
+	return *total_kb < 0 || *avail_kb < 0 ? -1 : 0;
+}
+
+int
+meminfo_available_pct(void)
+{
+	long long total, avail;
+
+	meminfo_host_kb(&total, &avail);
 	if (total <= 0 || avail < 0)
 		return -1;
 	return (int)(avail * 100 / total);

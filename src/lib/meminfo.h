@@ -7,6 +7,9 @@
 #ifndef LIB_MEMINFO_H
 #define LIB_MEMINFO_H
 
+/* MemTotal and MemAvailable in KiB: 0, or -1 when either is unknown
+ * (each not found is -1). */
+int meminfo_host_kb(long long *total_kb, long long *avail_kb);
 /* MemAvailable as a percentage of MemTotal, or -1 when unknown. */
 int meminfo_available_pct(void);
 

@@ -7,7 +7,8 @@
  * directly: the engine's socket, /proc, the filesystem, nftables.
  * Every outside call is bounded: the engine and the API by their
  * timeouts, programs (docker compose version) by a pipe read with a
- * deadline, the /proc scan by its entries.
+ * deadline, the /proc scan by its entries.  The checks are the rows of
+ * checks[], run in its order; the pure parts are in doctor_rules.c.
  */
 #include "ops/doctor.h"
 
@@ -26,7 +27,6 @@
 #include <sys/statvfs.h>
 #include <sys/timex.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "docker/docker.h"
@@ -34,6 +34,8 @@
 #include "lib/buf.h"
 #include "lib/clock.h"
 #include "lib/jv.h"
+#include "lib/meminfo.h"
+#include "lib/num.h"
 #include "net/http.h"
 #include "store/backup.h"
 #include "ws/usage.h"
@@ -79,101 +81,6 @@ add(struct doctor_report *r, const char *name)
 		snprintf((c)->msg, sizeof((c)->msg), __VA_ARGS__);             \
 	} while (0)
 #define FIX(c, ...) snprintf((c)->fix, sizeof((c)->fix), __VA_ARGS__)
-
-/* --- pure parts ---------------------------------------------------------- */
-
-bool
-doctor_tcp_listen_line(const char *line, unsigned *port, unsigned long *inode)
-{
-	unsigned lport, st;
-	unsigned long ino;
-	char local[64];
-
-	/* "sl local rem st tx:rx tr:when retr uid timeout inode" */
-	if (sscanf(line, " %*u: %63s %*s %x %*s %*s %*s %*u %*u %lu", local,
-	           &st, &ino) != 3)
-		return false;
-	const char *colon = strrchr(local, ':');
-	if (colon == NULL || sscanf(colon + 1, "%x", &lport) != 1 || st != 0x0A)
-		return false;
-	*port = lport;
-	*inode = ino;
-	return true;
-}
-
-enum doctor_level
-doctor_disk_level(uint64_t free_bytes, uint64_t total_bytes)
-{
-	const uint64_t gib = 1ull << 30;
-
-	if (total_bytes == 0)
-		return DOCTOR_WARN;
-	if (free_bytes < gib || free_bytes * 50 < total_bytes)
-		return DOCTOR_FAIL;
-	if (free_bytes < 5 * gib || free_bytes * 10 < total_bytes)
-		return DOCTOR_WARN;
-	return DOCTOR_OK;
-}
-
-enum doctor_level
-doctor_mem_level(int64_t avail_mb, int64_t total_mb, int64_t memory_mb,
-                 int64_t headroom_pct)
-{
-	if (avail_mb * 4 < memory_mb)
-		return DOCTOR_FAIL;
-	if (avail_mb < memory_mb || avail_mb * 100 < total_mb * headroom_pct)
-		return DOCTOR_WARN;
-	return DOCTOR_OK;
-}
-
-bool
-doctor_can_traverse(mode_t mode, uid_t owner, gid_t group, uid_t uid, gid_t gid)
-{
-	if (uid == 0)
-		return true;
-	if (owner == uid)
-		return (mode & S_IXUSR) != 0;
-	if (group == gid)
-		return (mode & S_IXGRP) != 0;
-	return (mode & S_IXOTH) != 0;
-}
-
-int64_t
-doctor_parse_time(const char *s)
-{
-	struct tm tm = {0};
-	const char *p;
-	int off = 0, hh, mm;
-
-	if (s == NULL)
-		return -1;
-	p = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm);
-	if (p == NULL)
-		return -1;
-	if (*p == '.')
-		for (p++; isdigit((unsigned char)*p); p++)
-			;
-	if (*p == 'Z' && p[1] == '\0')
-		off = 0;
-	else if ((*p == '+' || *p == '-') &&
-	         sscanf(p + 1, "%2d:%2d", &hh, &mm) == 2 && strlen(p) == 6)
-		off = (*p == '+' ? 1 : -1) * (hh * 3600 + mm * 60);
-	else
-		return -1;
-	return (int64_t)timegm(&tm) - off;
-}
-
-int
-doctor_compose_major(const char *v)
-{
-	int major = 0;
-
-	while (*v == ' ' || *v == 'v')
-		v++;
-	if (!isdigit((unsigned char)*v) || sscanf(v, "%d.", &major) != 1)
-		return 0;
-	return major;
-}
 
 /* --- helpers ------------------------------------------------------------- */
 
@@ -265,7 +172,7 @@ socket_owner(unsigned long ino, char *name, size_t len, long *pid_out)
 		closedir(fds);
 		if (found) {
 			FILE *f;
-			*pid_out = atol(pe->d_name);
+			*pid_out = num_long(pe->d_name, -1);
 			snprintf(path, sizeof(path), "/proc/%.16s/comm",
 			         pe->d_name);
 			snprintf(name, len, "?");
@@ -330,12 +237,17 @@ struct ctx {
 	char image_id[80];
 	int running, stale, ours;
 	char stale_image[80];
+	enum doctor_level disk; /* for the trash's check */
+	/* The running daemon's GET /v1/status, read by the proxy's check
+	 * for the network's: 0 no daemon answers, else its HTTP status. */
+	bool daemon_up;
+	long status_code;
+	struct jv *status;
 };
 
 static void
-check_engine(struct ctx *x, struct doctor_report *r)
+check_engine(struct ctx *x, struct doctor_check *c)
 {
-	struct doctor_check *c = add(r, "engine");
 	char msg[DOCKER_MSG_LEN];
 
 	if (docker_new(&x->docker, x->cfg->docker_socket) < 0) {
@@ -354,14 +266,14 @@ check_engine(struct ctx *x, struct doctor_report *r)
 }
 
 static void
-check_compose(struct doctor_report *r)
+check_compose(struct ctx *x, struct doctor_check *c)
 {
-	struct doctor_check *c = add(r, "compose");
 	char *const plugin[] = {"docker", "compose", "version", "--short",
 	                        NULL};
 	char *const v1[] = {"docker-compose", "version", "--short", NULL};
 	char out[128];
 
+	(void)x;
 	if (capture(plugin, out, sizeof(out)) == 0 &&
 	    doctor_compose_major(out) >= 2) {
 		SAY(c, DOCTOR_OK, "docker compose %s (the plugin)", out);
@@ -389,9 +301,8 @@ check_compose(struct doctor_report *r)
 }
 
 static void
-check_port(struct doctor_report *r, unsigned port, const char *what)
+check_port(struct doctor_check *c, unsigned port, const char *what)
 {
-	struct doctor_check *c = add(r, port == 443 ? "port-443" : "port");
 	unsigned long ino = listener(port);
 	char who[64] = "";
 	long pid = 0;
@@ -445,9 +356,8 @@ note_container(const struct docker_container *dc, void *arg)
 }
 
 static void
-check_image(struct ctx *x, struct doctor_report *r)
+check_image(struct ctx *x, struct doctor_check *c)
 {
-	struct doctor_check *c = add(r, "image");
 	const char *name = x->cfg->image;
 	char msg[DOCKER_MSG_LEN];
 	int rc;
@@ -518,41 +428,50 @@ api_get(const struct config *cfg, const char *path, struct buf *body)
 	return h.status;
 }
 
+/* The running daemon's /v1/status into x (none: no daemon, refused). */
 static void
-check_daemon(struct ctx *x, struct doctor_report *r)
+status_read(struct ctx *x)
 {
-	struct doctor_check *c = add(r, "proxy"), *n = add(r, "network");
-	struct jv *st, *px, *net;
 	struct buf b;
 	char err[128];
-	long code;
 
 	buf_init(&b, DOCTOR_STATUS_BYTES);
-	if (api_get(x->cfg, "/healthz", &b) != 200) {
+	if (api_get(x->cfg, "/healthz", &b) != 200)
+		goto out;
+	x->daemon_up = true;
+	buf_reset(&b);
+	x->status_code = api_get(x->cfg, "/v1/status", &b);
+	if (x->status_code == 200)
+		x->status =
+		    jv_parse(b.data ? b.data : "", b.len, 16, err, sizeof(err));
+out:
+	buf_release(&b);
+}
+
+static void
+check_proxy(struct ctx *x, struct doctor_check *c)
+{
+	struct jv *px;
+
+	status_read(x);
+	if (!x->daemon_up) {
 		SAY(c, DOCTOR_WARN,
 		    "no daemon answers at %s: the credential "
 		    "proxy runs only with it",
 		    x->cfg->api_addr);
 		FIX(c, "start it (sandboxd serve, systemctl start sandboxd or "
 		       "docker compose up -d) and run doctor again");
-		SAY(n, DOCTOR_WARN, "not checked: no daemon runs");
-		goto out;
+		return;
 	}
-	buf_reset(&b);
-	code = api_get(x->cfg, "/v1/status", &b);
-	st = code == 200
-	         ? jv_parse(b.data ? b.data : "", b.len, 16, err, sizeof(err))
-	         : NULL;
-	if (st == NULL) {
+	if (x->status == NULL) {
 		SAY(c, DOCTOR_WARN,
-		    "the daemon runs, but GET /v1/status answered %ld", code);
+		    "the daemon runs, but GET /v1/status answered %ld",
+		    x->status_code);
 		FIX(c, "put the API token in SANDBOXD_API_TOKENS (.env) so "
 		       "doctor can read the status");
-		SAY(n, DOCTOR_WARN, "not checked: no status");
-		goto out;
+		return;
 	}
-	px = jv_get(st, "proxy");
-	net = jv_get(st, "network");
+	px = jv_get(x->status, "proxy");
 	if (jv_is_true(jv_get(px, "listening")))
 		SAY(c, DOCTOR_OK, "the credential proxy listens at %s",
 		    jv_str(jv_get(px, "url")) ? jv_str(jv_get(px, "url"))
@@ -565,6 +484,19 @@ check_daemon(struct ctx *x, struct doctor_report *r)
 		       "daemon's log; SANDBOXD_PROXY_ADDR must be an address "
 		       "of this host (empty: the sandbox network's gateway)");
 	}
+}
+
+/* After check_proxy, from the status it read. */
+static void
+check_network(struct ctx *x, struct doctor_check *n)
+{
+	struct jv *net = jv_get(x->status, "network");
+
+	if (!x->daemon_up || x->status == NULL) {
+		SAY(n, DOCTOR_WARN, "not checked: %s",
+		    x->daemon_up ? "no status" : "no daemon runs");
+		return;
+	}
 	if (jv_is_true(jv_get(net, "ready")))
 		SAY(n, DOCTOR_OK, "the sandbox network %s is ready",
 		    jv_str(jv_get(net, "name")) ? jv_str(jv_get(net, "name"))
@@ -575,15 +507,11 @@ check_daemon(struct ctx *x, struct doctor_report *r)
 		                                 : "no reason given");
 		FIX(n, "see the daemon's log and `sandboxd network show`");
 	}
-	jv_free(st);
-out:
-	buf_release(&b);
 }
 
 static void
-check_egress(struct ctx *x, struct doctor_report *r)
+check_egress(struct ctx *x, struct doctor_check *c)
 {
-	struct doctor_check *c = add(r, "egress");
 	char table[EGRESS_TABLE_LEN];
 
 	if (strcmp(x->cfg->network, "none") == 0) {
@@ -622,9 +550,8 @@ check_egress(struct ctx *x, struct doctor_report *r)
 }
 
 static void
-check_disk(struct ctx *x, struct doctor_report *r)
+check_disk(struct ctx *x, struct doctor_check *c)
 {
-	struct doctor_check *c = add(r, "disk");
 	char path[PATH_MAX];
 	struct statvfs vf;
 	uint64_t free_b, total;
@@ -636,6 +563,7 @@ check_disk(struct ctx *x, struct doctor_report *r)
 		if ((slash = strrchr(path, '/')) == NULL || slash == path) {
 			SAY(c, DOCTOR_WARN, "%s: %s", x->cfg->data_dir,
 			    strerror(errno));
+			x->disk = c->level;
 			return;
 		}
 		*slash = '\0';
@@ -646,6 +574,7 @@ check_disk(struct ctx *x, struct doctor_report *r)
 	    "%llu MiB free of %llu MiB on the data filesystem (%s)",
 	    (unsigned long long)(free_b >> 20),
 	    (unsigned long long)(total >> 20), x->cfg->data_dir);
+	x->disk = c->level;
 	if (c->level != DOCTOR_OK)
 		FIX(c, "free space: `sandboxd gc` (unused images), `docker "
 		       "system df`, delete apps you do not need (node_modules "
@@ -657,9 +586,8 @@ check_disk(struct ctx *x, struct doctor_report *r)
  * only when the disk is short as well (the trash is room to win back).
  */
 static void
-check_trash(struct ctx *x, struct doctor_report *r, enum doctor_level disk)
+check_trash(struct ctx *x, struct doctor_check *c)
 {
-	struct doctor_check *c = add(r, "trash");
 	char path[PATH_MAX + 32];
 	int64_t bytes = 0;
 	struct dirent *de;
@@ -682,7 +610,7 @@ check_trash(struct ctx *x, struct doctor_report *r, enum doctor_level disk)
 		}
 		closedir(d);
 	}
-	SAY(c, n && disk != DOCTOR_OK ? DOCTOR_WARN : DOCTOR_OK,
+	SAY(c, n && x->disk != DOCTOR_OK ? DOCTOR_WARN : DOCTOR_OK,
 	    "%d deleted app%s in the trash, %lld MiB; kept %lld s "
 	    "(SANDBOXD_TRASH_RETENTION_SECONDS)",
 	    n, n == 1 ? "" : "s", (long long)(bytes >> 20),
@@ -692,32 +620,15 @@ check_trash(struct ctx *x, struct doctor_report *r, enum doctor_level disk)
 		       "`sandboxd trash purge ID` removes one now");
 }
 
-static int64_t
-meminfo_mb(const char *key)
-{
-	char line[128];
-	long long kb = -1;
-	size_t kl = strlen(key);
-	FILE *f = fopen("/proc/meminfo", "re");
-
-	if (f == NULL)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (strncmp(line, key, kl) == 0 && line[kl] == ':') {
-			kb = atoll(line + kl + 1);
-			break;
-		}
-	fclose(f);
-	return kb < 0 ? -1 : kb / 1024;
-}
-
 static void
-check_memory(struct ctx *x, struct doctor_report *r)
+check_memory(struct ctx *x, struct doctor_check *c)
 {
-	struct doctor_check *c = add(r, "memory");
-	int64_t avail = meminfo_mb("MemAvailable"),
-	        total = meminfo_mb("MemTotal");
+	long long total_kb, avail_kb;
+	int64_t avail, total;
 
+	meminfo_host_kb(&total_kb, &avail_kb);
+	avail = avail_kb < 0 ? -1 : avail_kb / 1024;
+	total = total_kb < 0 ? -1 : total_kb / 1024;
 	if (avail < 0 || total <= 0) {
 		SAY(c, DOCTOR_WARN, "cannot read /proc/meminfo");
 		return;
@@ -737,9 +648,8 @@ check_memory(struct ctx *x, struct doctor_report *r)
 }
 
 static void
-check_clock(struct ctx *x, struct doctor_report *r)
+check_clock(struct ctx *x, struct doctor_check *c)
 {
-	struct doctor_check *c = add(r, "clock");
 	char t[64], msg[DOCKER_MSG_LEN];
 	struct timex tx = {0};
 	int64_t engine, skew;
@@ -776,9 +686,8 @@ check_clock(struct ctx *x, struct doctor_report *r)
 }
 
 static void
-check_datadir(struct ctx *x, struct doctor_report *r)
+check_datadir(struct ctx *x, struct doctor_check *c)
 {
-	struct doctor_check *c = add(r, "datadir");
 	char path[PATH_MAX + 16];
 	struct stat st;
 
@@ -816,6 +725,50 @@ check_datadir(struct ctx *x, struct doctor_report *r)
 	    x->cfg->data_dir);
 }
 
+/* HTTP_PORT's row is named port-443 when it is 443, as HTTPS's is. */
+static void
+check_http_port(struct ctx *x, struct doctor_check *c)
+{
+	if (x->cfg->http_port == 443)
+		snprintf(c->name, sizeof(c->name), "port-443");
+	check_port(c, x->cfg->http_port, "HTTP_PORT, the preview edge");
+}
+
+static void
+check_https_port(struct ctx *x, struct doctor_check *c)
+{
+	(void)x;
+	check_port(c, 443, "HTTPS");
+}
+
+static bool
+wants_https(const struct ctx *x)
+{
+	return x->cfg->preview_tls && x->cfg->http_port != 443;
+}
+
+/* The report's rows in this order; a row with a when runs only if it
+ * says so.  A check may use what one above it left in ctx. */
+static const struct check {
+	const char *name;
+	void (*run)(struct ctx *x, struct doctor_check *c);
+	bool (*when)(const struct ctx *x);
+} checks[] = {
+    {"engine", check_engine, NULL},
+    {"compose", check_compose, NULL},
+    {"port", check_http_port, NULL},
+    {"port-443", check_https_port, wants_https},
+    {"image", check_image, NULL},
+    {"proxy", check_proxy, NULL},
+    {"network", check_network, NULL},
+    {"egress", check_egress, NULL},
+    {"disk", check_disk, NULL},
+    {"trash", check_trash, NULL},
+    {"memory", check_memory, NULL},
+    {"clock", check_clock, NULL},
+    {"datadir", check_datadir, NULL},
+};
+
 void
 doctor_run(const struct config *cfg, struct doctor_report *r)
 {
@@ -826,18 +779,9 @@ doctor_run(const struct config *cfg, struct doctor_report *r)
 	snprintf(path, sizeof(path), "%s/state/sandboxd.db", cfg->data_dir);
 	x.have_db = access(path, F_OK) == 0 &&
 	            store_db_peek(path, &x.db, err, sizeof(err)) == 0;
-	check_engine(&x, r);
-	check_compose(r);
-	check_port(r, cfg->http_port, "HTTP_PORT, the preview edge");
-	if (cfg->preview_tls && cfg->http_port != 443)
-		check_port(r, 443, "HTTPS");
-	check_image(&x, r);
-	check_daemon(&x, r);
-	check_egress(&x, r);
-	check_disk(&x, r);
-	check_trash(&x, r, r->n ? r->c[r->n - 1].level : DOCTOR_OK);
-	check_memory(&x, r);
-	check_clock(&x, r);
-	check_datadir(&x, r);
+	for (size_t i = 0; i < sizeof(checks) / sizeof(checks[0]); i++)
+		if (checks[i].when == NULL || checks[i].when(&x))
+			checks[i].run(&x, add(r, checks[i].name));
+	jv_free(x.status);
 	docker_free(x.docker);
 }

@@ -11,7 +11,7 @@
  * requests share one container start) and the caller answers "waking"
  * at once.  Use and start times live in
  * sandbox/activity.c; here only the wake state of each sandbox (waking, and
- * the last failure to show once), in a fixed array with linear probing.
+ * the last failure to show once), in a fixed array (lib/idtab.h).
  * When it is full the entry touched longest ago that is not waking is
  * reused: at worst a failure is not shown and the next request wakes
  * again.
@@ -26,7 +26,7 @@
 #include "sandbox/activity.h"
 #include "sandbox/membudget.h"
 #include "sandbox/routes.h"
-#include "lib/hash.h"
+#include "lib/idtab.h"
 #include "lib/clock.h"
 #include "lib/metrics.h"
 #include "lib/log.h"
@@ -41,36 +41,25 @@ struct pv_entry {
 
 struct preview {
 	pthread_mutex_t mu;
+	struct idtab tab; /* over e */
 	struct pv_entry e[PREVIEW_SLOTS];
 };
+
+/* Of a full table, the entry touched longest ago that is not waking is
+ * reused. */
+static int64_t
+pv_keep(const void *entry)
+{
+	const struct pv_entry *e = entry;
+
+	return e->waking ? IDTAB_PINNED : e->used_ms;
+}
 
 /* Called with pv->mu held. */
 static struct pv_entry *
 slot(struct core *c, const char *id, bool create)
 {
-	struct preview *pv = c->pv;
-	uint32_t h = hash_fnv1a(id);
-	struct pv_entry *oldest = NULL;
-
-	for (size_t i = 0; i < PREVIEW_SLOTS; i++) {
-		struct pv_entry *e = &pv->e[(h + i) % PREVIEW_SLOTS];
-		if (e->id[0] == '\0') {
-			if (!create)
-				return NULL;
-			memset(e, 0, sizeof(*e));
-			memcpy(e->id, id, ULID_LEN + 1);
-			return e;
-		}
-		if (strcmp(e->id, id) == 0)
-			return e;
-		if (!e->waking && (!oldest || e->used_ms < oldest->used_ms))
-			oldest = e;
-	}
-	if (!create || oldest == NULL)
-		return NULL;
-	memset(oldest, 0, sizeof(*oldest));
-	memcpy(oldest->id, id, ULID_LEN + 1);
-	return oldest;
+	return create ? idtab_put(&c->pv->tab, id) : idtab_get(&c->pv->tab, id);
 }
 
 int
@@ -80,6 +69,8 @@ preview_init(struct core *c)
 	if (c->pv == NULL)
 		return -1;
 	pthread_mutex_init(&c->pv->mu, NULL);
+	idtab_init(&c->pv->tab, c->pv->e, PREVIEW_SLOTS, sizeof(c->pv->e[0]),
+	           pv_keep);
 	return 0;
 }
 

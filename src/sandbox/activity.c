@@ -1,6 +1,6 @@
 /*
  * The activity table: id → last use (wall clock), last flush, last start
- * (monotonic).  A fixed array with linear probing under one mutex; no
+ * (monotonic).  A fixed array (lib/idtab.h) under one mutex; no
  * entry is ever removed, and when the table is full the entry with the
  * oldest use is reused (its use was flushed or is older than any other,
  * so at worst a sandbox looks idle a little early).  Flushing copies 64
@@ -14,8 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/hash.h"
 #include "lib/clock.h"
+#include "lib/idtab.h"
 #include "lib/ulid.h"
 
 struct act_entry {
@@ -27,35 +27,24 @@ struct act_entry {
 
 struct activity {
 	pthread_mutex_t mu;
+	struct idtab tab; /* over e */
 	struct act_entry e[ACTIVITY_SLOTS];
 };
+
+/* Of a full table, the entry used longest ago is reused. */
+static int64_t
+act_keep(const void *entry)
+{
+	const struct act_entry *e = entry;
+
+	return e->active_ms;
+}
 
 /* Called with a->mu held. */
 static struct act_entry *
 slot(struct activity *a, const char *id, bool create)
 {
-	uint32_t h = hash_fnv1a(id);
-	struct act_entry *oldest = NULL;
-
-	for (size_t i = 0; i < ACTIVITY_SLOTS; i++) {
-		struct act_entry *e = &a->e[(h + i) % ACTIVITY_SLOTS];
-		if (e->id[0] == '\0') {
-			if (!create)
-				return NULL;
-			memset(e, 0, sizeof(*e));
-			memcpy(e->id, id, ULID_LEN + 1);
-			return e;
-		}
-		if (strcmp(e->id, id) == 0)
-			return e;
-		if (!oldest || e->active_ms < oldest->active_ms)
-			oldest = e;
-	}
-	if (!create || oldest == NULL)
-		return NULL;
-	memset(oldest, 0, sizeof(*oldest));
-	memcpy(oldest->id, id, ULID_LEN + 1);
-	return oldest;
+	return create ? idtab_put(&a->tab, id) : idtab_get(&a->tab, id);
 }
 
 struct activity *
@@ -63,8 +52,11 @@ activity_new(void)
 {
 	struct activity *a = calloc(1, sizeof(*a));
 
-	if (a)
+	if (a) {
 		pthread_mutex_init(&a->mu, NULL);
+		idtab_init(&a->tab, a->e, ACTIVITY_SLOTS, sizeof(a->e[0]),
+		           act_keep);
+	}
 	return a;
 }
 

@@ -30,6 +30,7 @@
 #include "ws/workspace.h"
 #include "lib/clock.h"
 #include "lib/log.h"
+#include "lib/num.h"
 
 struct orphan_scan {
 	struct core *c;
@@ -197,7 +198,7 @@ on_event(const struct jv *ev, void *arg)
 	} else if (strcmp(action, "die") == 0) {
 		core_container_name(c, sid, name, sizeof(name));
 		memset(&st, 0, sizeof(st));
-		st.exit_code = code ? atoi(code) : -1;
+		st.exit_code = (int)num_long(code, -1);
 		if (docker_inspect(c->docker, name, &st, msg) == DOCKER_OK &&
 		    st.running)
 			return; /* restarted meanwhile */

@@ -151,46 +151,29 @@ store_app_config_get(struct store *s, const char *app_id, const char *key,
 	return rc;
 }
 
-/* Rows of the app, ordered by key; env_only: those with expose_env. */
-static int
-config_rows(struct store *s, const char *app_id, bool env_only,
-            struct app_config **rows, size_t *n)
-{
-	int rc;
-
-	LOCK(s);
-	rc = store_collect(store_prep(s,
-	                              "SELECT " CONFIG_COLS CONFIG_FROM
-	                              "WHERE c.app_id = ? AND "
-	                              "(? = 0 OR c.expose_env = 1) "
-	                              "ORDER BY c.key",
-	                              "sn", app_id, (int)env_only),
-	                   sizeof(**rows), config_from_row, (void **)rows, n);
-	UNLOCK(s);
-	return rc;
-}
+STORE_CALLER(call_config, struct app_config)
 
 static void
-rows_free(struct app_config *rows, size_t n)
+config_row_release(void *row)
 {
-	for (size_t i = 0; i < n; i++)
-		store_app_config_release(&rows[i]);
-	free(rows);
+	store_app_config_release(row);
 }
+
+static const struct store_rows config_rows = {sizeof(struct app_config),
+                                              config_from_row, call_config,
+                                              config_row_release};
+
+/* The app's rows, ordered by key; env_only: those with expose_env. */
+#define CONFIG_ROWS_SQL                                                        \
+	"SELECT " CONFIG_COLS CONFIG_FROM "WHERE c.app_id = ? AND "            \
+	"(? = 0 OR c.expose_env = 1) ORDER BY c.key"
 
 int
 store_app_config_list(struct store *s, const char *app_id,
                       int (*fn)(const struct app_config *, void *), void *arg)
 {
-	struct app_config *rows = NULL;
-	size_t n = 0;
-	int rc = config_rows(s, app_id, false, &rows, &n);
-
-	for (size_t i = 0; rc == 0 && i < n; i++)
-		if (fn(&rows[i], arg) != 0)
-			rc = 1;
-	rows_free(rows, n);
-	return rc;
+	return store_each(s, &config_rows, (store_any_fn *)fn, arg,
+	                  CONFIG_ROWS_SQL, "sn", app_id, 0);
 }
 
 int
@@ -235,17 +218,31 @@ env_one(struct store *s, const struct app_config *c,
 	return rc;
 }
 
+struct env_each {
+	struct store *s;
+	int (*fn)(const char *, const char *, size_t, void *);
+	void *arg;
+};
+
+static int
+call_env(store_any_fn *unused, const void *row, void *arg)
+{
+	struct env_each *e = arg;
+
+	(void)unused;
+	return env_one(e->s, row, e->fn, e->arg);
+}
+
+static const struct store_rows env_rows = {
+    sizeof(struct app_config), config_from_row, call_env, config_row_release};
+
 int
 store_app_config_env(struct store *s, const char *app_id,
                      int (*fn)(const char *, const char *, size_t, void *),
                      void *arg)
 {
-	struct app_config *rows = NULL;
-	size_t n = 0;
-	int rc = config_rows(s, app_id, true, &rows, &n);
+	struct env_each e = {s, fn, arg};
 
-	for (size_t i = 0; rc == 0 && i < n; i++)
-		rc = env_one(s, &rows[i], fn, arg);
-	rows_free(rows, n);
-	return rc;
+	return store_each(s, &env_rows, NULL, &e, CONFIG_ROWS_SQL, "sn", app_id,
+	                  1);
 }

@@ -67,27 +67,21 @@ store_gitcred_get(struct store *s, const char *owner, const char *id,
 	return rc;
 }
 
+STORE_CALLER(call_cred, struct git_credential)
+
+static const struct store_rows cred_rows = {sizeof(struct git_credential),
+                                            cred_from_row, call_cred, NULL};
+
 int
 store_gitcred_list(struct store *s, const char *owner,
                    int (*fn)(const struct git_credential *, void *), void *arg)
 {
-	struct git_credential *rows = NULL;
-	size_t n = 0;
-	int rc;
-
-	LOCK(s);
-	rc =
-	    store_collect(store_prep(s,
-	                             "SELECT " CRED_COLS " FROM git_credential "
-	                             "WHERE owner = ? ORDER BY name",
-	                             "s", owner),
-	                  sizeof(*rows), cred_from_row, (void **)&rows, &n);
-	UNLOCK(s);
-	for (size_t i = 0; rc == 0 && i < n; i++)
-		if (fn(&rows[i], arg) != 0)
-			break;
-	free(rows);
-	return rc;
+	return store_each(s, &cred_rows, (store_any_fn *)fn, arg,
+	                  "SELECT " CRED_COLS " FROM git_credential "
+	                  "WHERE owner = ? ORDER BY name",
+	                  "s", owner) < 0
+	           ? -1
+	           : 0;
 }
 
 int

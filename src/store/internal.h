@@ -78,4 +78,41 @@ int store_one(sqlite3_stmt *st, store_fill_fn *fill, void *out);
 int store_collect(sqlite3_stmt *st, size_t size, store_fill_fn *fill,
                   void **rows, size_t *n);
 
+/*
+ * The list functions' shape: rows collected under the lock, then a
+ * callback for each row after it (so a callback may use the store).
+ * A list's callback has its own row type; store_each() holds it as a
+ * store_any_fn and the row type's call casts it back (a function
+ * pointer converted and converted back calls as it was, which a cast
+ * to int (*)(const void *, void *) would not).
+ */
+typedef void store_any_fn(void);
+/* Calls fn (cast back) on one row: 0 to go on, non-zero to stop. */
+typedef int store_call_fn(store_any_fn *fn, const void *row, void *arg);
+
+struct store_rows {
+	size_t size; /* of one row */
+	store_fill_fn *fill;
+	store_call_fn *call;
+	void (*release)(void *row); /* what a row owns; NULL: nothing */
+};
+
+/* Defines name, the store_call_fn of callbacks int (*)(const type *,
+ * void *): 1 when the callback returned non-zero. */
+#define STORE_CALLER(name, type)                                               \
+	static int name(store_any_fn *fn, const void *row, void *arg)          \
+	{                                                                      \
+		return ((int (*)(const type *, void *))fn)(row, arg) != 0;     \
+	}
+
+/*
+ * Takes the lock, prepares sql (store_prep's fmt and arguments) and
+ * collects its rows as t says, releases the lock; then t->call(fn, row,
+ * arg) for each row until one returns non-zero.  Releases and frees
+ * the rows.  0; what the call that stopped it returned; or -1 when the
+ * rows could not all be read (no call made then).
+ */
+int store_each(struct store *s, const struct store_rows *t, store_any_fn *fn,
+               void *arg, const char *sql, const char *fmt, ...);
+
 #endif

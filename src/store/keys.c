@@ -84,27 +84,21 @@ apikey_from_row(sqlite3_stmt *st, void *out)
 	return 0;
 }
 
+STORE_CALLER(call_apikey, struct apikey)
+
+static const struct store_rows apikey_rows = {
+    sizeof(struct apikey), apikey_from_row, call_apikey, NULL};
+
 int
 store_apikey_list(struct store *s, int (*fn)(const struct apikey *, void *),
                   void *arg)
 {
-	struct apikey *rows = NULL;
-	size_t n = 0;
-	int rc;
-
-	LOCK(s);
-	rc = store_collect(store_prep(s,
-	                              "SELECT name, created_at, "
-	                              "coalesce(last_used_at, 0) FROM api_key "
-	                              "ORDER BY name",
-	                              ""),
-	                   sizeof(*rows), apikey_from_row, (void **)&rows, &n);
-	UNLOCK(s);
-	for (size_t i = 0; rc == 0 && i < n; i++)
-		if (fn(&rows[i], arg) != 0)
-			break;
-	free(rows);
-	return rc;
+	return store_each(s, &apikey_rows, (store_any_fn *)fn, arg,
+	                  "SELECT name, created_at, coalesce(last_used_at, 0) "
+	                  "FROM api_key ORDER BY name",
+	                  "") < 0
+	           ? -1
+	           : 0;
 }
 
 int

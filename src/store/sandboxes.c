@@ -176,28 +176,24 @@ store_sandbox_delete(struct store *s, const char *id)
 	return store_exec(s, "DELETE FROM sandbox WHERE id = ?", "s", id);
 }
 
+STORE_CALLER(call_sandbox, struct sandbox)
+
+static const struct store_rows sandbox_rows = {
+    sizeof(struct sandbox), sandbox_from_row, call_sandbox, NULL};
+
 int
 store_sandbox_list(struct store *s, int (*fn)(const struct sandbox *, void *),
                    void *arg)
 {
-	struct sandbox *rows;
-	size_t n;
-	int rc;
-
 	/*
-	 * Rows are collected first and the callbacks run without the lock:
-	 * reconcile calls Docker and writes rows from inside them.
+	 * Rows are collected first and the callbacks run without the lock
+	 * (store_each): reconcile calls Docker and writes rows from inside
+	 * them.
 	 */
-	LOCK(s);
-	rc = store_collect(
-	    store_prep(s, "SELECT " SB_COLS SB_FROM "ORDER BY s.id", ""),
-	    sizeof(*rows), sandbox_from_row, (void **)&rows, &n);
-	UNLOCK(s);
-	for (size_t i = 0; rc == 0 && i < n; i++)
-		if (fn(&rows[i], arg) != 0)
-			break;
-	free(rows);
-	return rc;
+	return store_each(s, &sandbox_rows, (store_any_fn *)fn, arg,
+	                  "SELECT " SB_COLS SB_FROM "ORDER BY s.id", "") < 0
+	           ? -1
+	           : 0;
 }
 
 int

@@ -304,3 +304,26 @@ store_collect(sqlite3_stmt *st, size_t size, store_fill_fn *fill, void **rows,
 	*rows = arr;
 	return rc;
 }
+
+int
+store_each(struct store *s, const struct store_rows *t, store_any_fn *fn,
+           void *arg, const char *sql, const char *fmt, ...)
+{
+	char *rows;
+	size_t n;
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	LOCK(s);
+	rc = store_collect(store_vprep(s, sql, fmt, ap), t->size, t->fill,
+	                   (void **)&rows, &n);
+	UNLOCK(s);
+	va_end(ap);
+	for (size_t i = 0; rc == 0 && i < n; i++)
+		rc = t->call(fn, rows + i * t->size, arg);
+	for (size_t i = 0; t->release && i < n; i++)
+		t->release(rows + i * t->size);
+	free(rows);
+	return rc;
+}

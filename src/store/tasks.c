@@ -91,50 +91,36 @@ store_task_get(struct store *s, const char *sandbox_id, const char *id,
 	return rc;
 }
 
-/* Collects rows under the lock, then calls fn for each without it. */
-static int
-task_each(struct store *s, sqlite3_stmt *st,
-          int (*fn)(const struct task *, void *), void *arg)
-{
-	struct task *rows;
-	size_t n;
-	int rc =
-	    store_collect(st, sizeof(*rows), task_from_row, (void **)&rows, &n);
+STORE_CALLER(call_task, struct task)
 
-	UNLOCK(s);
-	for (size_t i = 0; i < n; i++) {
-		if (rc == 0 && fn(&rows[i], arg) != 0)
-			rc = 1;
-		store_task_release(&rows[i]);
-	}
-	free(rows);
-	return rc; /* -1, 0, or 1 when fn stopped early */
+static void
+task_row_release(void *row)
+{
+	store_task_release(row);
 }
 
+static const struct store_rows task_rows = {sizeof(struct task), task_from_row,
+                                            call_task, task_row_release};
+
+/* -1, 0, or 1 when fn stopped early. */
 int
 store_task_list(struct store *s, const char *sandbox_id, int max,
                 int (*fn)(const struct task *, void *), void *arg)
 {
-	LOCK(s);
-	return task_each(s,
-	                 store_prep(s,
-	                            "SELECT " TASK_COLS " FROM task WHERE "
-	                            "sandbox_id = ? ORDER BY id DESC LIMIT ?",
-	                            "sn", sandbox_id, max),
-	                 fn, arg);
+	return store_each(s, &task_rows, (store_any_fn *)fn, arg,
+	                  "SELECT " TASK_COLS " FROM task WHERE "
+	                  "sandbox_id = ? ORDER BY id DESC LIMIT ?",
+	                  "sn", sandbox_id, max);
 }
 
 int
 store_task_list_running(struct store *s, int (*fn)(const struct task *, void *),
                         void *arg)
 {
-	LOCK(s);
-	return task_each(s,
-	                 store_prep(s,
-	                            "SELECT " TASK_COLS " FROM task WHERE "
-	                            "status = ? ORDER BY id",
-	                            "s", task_state_name(TASK_RUNNING)),
-	                 fn, arg);
+	return store_each(s, &task_rows, (store_any_fn *)fn, arg,
+	                  "SELECT " TASK_COLS " FROM task WHERE "
+	                  "status = ? ORDER BY id",
+	                  "s", task_state_name(TASK_RUNNING));
 }
 
 int

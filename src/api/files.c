@@ -24,6 +24,7 @@
 #include "api/api.h"
 #include "sandbox/runtime.h"
 #include "lib/hash.h"
+#include "lib/limits.h"
 #include "vault/vault.h"
 #include "ws/workspace.h"
 #include "ws/wsfs.h"
@@ -130,7 +131,7 @@ flag_param(struct req *r, struct resp *w, const char *key, bool *out)
 static int
 target_dir(struct req *r, struct resp *w, struct target *t)
 {
-	char ws[4200];
+	char ws[WORKSPACE_PATH_MAX];
 	struct err e = {0};
 
 	workspace_path(r->core->cfg->data_dir, t->sb.id, ws, sizeof(ws));

@@ -13,6 +13,7 @@
 #include "sandbox/runtime.h"
 #include "ws/workspace.h"
 #include "ws/wsfs.h"
+#include "lib/limits.h"
 
 #define LOG_TAIL_DEFAULT 200
 #define LOG_TAIL_MAX     5000
@@ -94,7 +95,7 @@ tail_param(struct req *r, struct resp *w)
 void
 processes_logs(struct req *r, struct resp *w)
 {
-	char ws[4200], rel[128];
+	char ws[WORKSPACE_PATH_MAX], rel[128];
 	struct jv *o, *lines;
 	struct err e = {0};
 	struct sandbox sb;
@@ -128,7 +129,7 @@ processes_logs(struct req *r, struct resp *w)
 void
 processes_restart(struct req *r, struct resp *w)
 {
-	char ws[4200], line[128];
+	char ws[WORKSPACE_PATH_MAX], line[128];
 	struct err e = {0};
 	struct sandbox sb;
 	struct jv *ans, *o;

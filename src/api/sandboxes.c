@@ -91,7 +91,7 @@ struct jv *
 api_sandbox_json(struct core *c, const struct sandbox *sb)
 {
 	struct jv *o = jv_obj(), *ports = jv_arr(), *rt = NULL, *procs;
-	char ws[4200], task[ULID_LEN + 1];
+	char ws[WORKSPACE_PATH_MAX], task[ULID_LEN + 1];
 	struct err re = {0};
 	int64_t blocked;
 

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "api/session.h"
+#include "lib/limits.h"
 #include "lib/log.h"
 
 static void
@@ -23,7 +24,7 @@ code_path(const char *data_dir, char *out, size_t len)
 int
 session_code_read(const char *data_dir, char out[SESSION_CODE_LEN + 1])
 {
-	char path[4200], text[64];
+	char path[WORKSPACE_PATH_MAX], text[64];
 	ssize_t n;
 	int fd;
 
@@ -48,7 +49,7 @@ session_code_read(const char *data_dir, char out[SESSION_CODE_LEN + 1])
 static int
 code_make(const char *data_dir, char out[SESSION_CODE_LEN + 1])
 {
-	char path[4200], line[SESSION_CODE_LEN + 2];
+	char path[WORKSPACE_PATH_MAX], line[SESSION_CODE_LEN + 2];
 	int fd, rc = 0;
 
 	code_path(data_dir, path, sizeof(path));
@@ -86,7 +87,7 @@ password_state(struct store *st, bool *set)
 int
 session_code_init(struct store *st, const char *data_dir)
 {
-	char code[SESSION_CODE_LEN + 1], path[4200];
+	char code[SESSION_CODE_LEN + 1], path[WORKSPACE_PATH_MAX];
 	bool set;
 	int rc;
 

@@ -23,6 +23,7 @@
 #include "api/auth.h"
 #include "api/session.h"
 #include "lib/clock.h"
+#include "lib/limits.h"
 #include "lib/log.h"
 #include "vault/vault.h"
 
@@ -332,7 +333,7 @@ setup_checks(struct req *r, struct resp *w, const char *code, size_t pwlen)
 void
 signin_setup(struct req *r, struct resp *w)
 {
-	char hash[VAULT_PWHASH_LEN], path[4200];
+	char hash[VAULT_PWHASH_LEN], path[WORKSPACE_PATH_MAX];
 	const char *code, *pw;
 	size_t clen, pwlen;
 	struct jv *body;

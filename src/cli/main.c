@@ -1,331 +1,29 @@
 /*
- * sandboxd: the daemon ("sandboxd serve") and the command-line client
+ * sandboxd: the daemon ("sandboxd serve", serve.c), the maintenance
+ * commands (secrets, tokens, the network) and the command-line client
  * (src/client/commands.c, handed argv when it names a client command).
- * serve wires the modules together in dependency order and takes them
- * down in reverse; signals are blocked in every
- * thread and taken synchronously here with sigwait, so no handler ever
- * runs in the middle of anything.  The master keys are loaded after the
- * store is open (they are checked against what it holds) and before
- * anything can ask for a secret.  `secrets check` may run next to the
- * daemon; `secrets rotate` refuses to (a lock in the data directory).
+ * `secrets check` may run next to the daemon; `secrets rotate` refuses
+ * to (a lock in the data directory).
  * The subcommands are a table, commands[], that main() looks argv up in
  * and the usage is printed from.
  */
-#include <errno.h>
 #include <limits.h>
-#include <signal.h>
-#include <sys/resource.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "api/auth.h"
-#include "api/server.h"
 #include "api/session.h"
-#include "client/commands.h"
 #include "cli/cli.h"
+#include "cli/setup.h"
+#include "client/commands.h"
 #include "config/config.h"
-#include "sandbox/core.h"
-#include "cred/credentials.h"
-#include "disk/dedup.h"
-#include "disk/diskuse.h"
-#include "preview/preview.h"
-#include "preview/pvauth.h"
-#include "reaper/reaper.h"
-#include "trash/trash.h"
-#include "sandbox/runtime.h"
-#include "sbnet/sbnet.h"
-#include "task/task.h"
-#include "ws/workspace.h"
 #include "docker/docker.h"
-#include "edge/edge.h"
 #include "git/git.h"
 #include "lib/log.h"
-#include "proxy/proxy.h"
+#include "sbnet/sbnet.h"
 #include "store/store.h"
-#include "task/task.h"
 #include "vault/vault.h"
-
-static void
-wait_for_signal(void)
-{
-	sigset_t set;
-	int sig = 0;
-
-	sigemptyset(&set);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGTERM);
-	sigwait(&set, &sig);
-	log_info("received %s; shutting down", strsignal(sig));
-}
-
-/*
- * The edge may hold thousands of client and app connections: take the
- * hard limit on open files rather than the usual soft 1024.
- */
-static void
-raise_nofile(void)
-{
-	struct rlimit rl;
-
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
-		rl.rlim_cur = rl.rlim_max;
-		setrlimit(RLIMIT_NOFILE, &rl);
-	}
-}
-
-static void
-block_signals(void)
-{
-	sigset_t set;
-
-	signal(SIGPIPE, SIG_IGN);
-	sigemptyset(&set);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGTERM);
-	pthread_sigmask(SIG_BLOCK, &set, NULL);
-}
-
-static int
-open_store(const struct config *cfg, struct store **store)
-{
-	char path[4200];
-
-	if (workspace_init_dirs(cfg->data_dir) < 0) {
-		log_error("SANDBOXD_DATA_DIR: cannot prepare %s",
-		          cfg->data_dir);
-		return -1;
-	}
-	snprintf(path, sizeof(path), "%s/state/sandboxd.db", cfg->data_dir);
-	if (store_open(store, path) < 0) {
-		log_error("cannot open the database %s", path);
-		return -1;
-	}
-	return 0;
-}
-
-/*
- * The secrets lock: the daemon holds it shared, `secrets rotate`
- * exclusive, for as long as the process lives.
- */
-static int
-lock_secrets(const struct config *cfg, bool exclusive)
-{
-	if (vault_lock(cfg->data_dir, exclusive) >= 0)
-		return 0;
-	if (errno != EWOULDBLOCK)
-		log_error("cannot lock %s/%s: %s", cfg->data_dir,
-		          VAULT_LOCK_FILE, strerror(errno));
-	else if (exclusive)
-		log_error("sandboxd is running on %s: stop it first (`secrets "
-		          "rotate` never runs next to the daemon)",
-		          cfg->data_dir);
-	else
-		log_error("`sandboxd secrets rotate` is running on %s; start "
-		          "again when it has finished",
-		          cfg->data_dir);
-	return -1;
-}
-
-/*
- * The master keys, checked against the key ids of what the store holds
- * (vault_load).  how gets where the sealing key came from.
- */
-static int
-open_vault(const struct config *cfg, struct store *store, bool read_only,
-           struct vault **out, char *how, size_t howlen)
-{
-	struct vault_source src = {
-	    .data_dir = cfg->data_dir,
-	    .env_key = cfg->secrets_key,
-	    .env_previous = cfg->secrets_key_previous,
-	    .read_only = read_only,
-	};
-	struct vault_usage *use = NULL;
-	char err[1024];
-	size_t n = 0;
-	int rc;
-
-	if (store_secret_usage(store, &use, &n) < 0) {
-		log_error("cannot read the stored secrets");
-		return -1;
-	}
-	src.use = use;
-	src.nuse = n;
-	rc = vault_load(out, &src, how, howlen, err, sizeof(err));
-	free(use);
-	if (rc < 0) {
-		log_error("secrets: %s", err);
-		return -1;
-	}
-	store_set_vault(store, *out);
-	return 0;
-}
-
-/*
- * Once the keys are loaded their text is not needed: wiped from the
- * configuration and from the environment (which /proc shows).
- */
-static void
-forget_key_text(struct config *cfg)
-{
-	static const char *const names[] = {"SANDBOXD_SECRETS_KEY",
-	                                    "SANDBOXD_SECRETS_KEY_PREVIOUS"};
-	char **fields[] = {&cfg->secrets_key, &cfg->secrets_key_previous};
-
-	for (size_t i = 0; i < 2; i++) {
-		char *v = getenv(names[i]);
-		if (v) {
-			vault_wipe(v, strlen(v));
-			unsetenv(names[i]);
-		}
-		if (*fields[i]) {
-			vault_wipe(*fields[i], strlen(*fields[i]));
-			free(*fields[i]);
-			*fields[i] = NULL;
-		}
-	}
-}
-
-/* What serve() starts, so that stop_all() can take down what did. */
-struct daemon {
-	struct core core;
-	struct api *api;
-	struct edge *edge;
-	struct proxy *proxy;
-	struct cred_refresher *refresher;
-	struct trash *trash;
-};
-
-/*
- * Every long-lived thread is started here, in dependency order, and
- * stopped by stop_all() in the reverse order (docs/design.md, "Threads").
- * Anything that fails leaves the rest unstarted; stop_all() copes.  The
- * handles of the network, dedup and disk-use modules are made first,
- * before any thread that reads them from the core runs.
- */
-static int
-start_all(struct daemon *d)
-{
-	struct core *c = &d->core;
-
-	if ((c->net = sbnet_new(c->cfg, c->docker, c->instance)) == NULL ||
-	    (c->dedup = dedup_new(c->cfg)) == NULL ||
-	    (c->du = diskuse_new(c->cfg, c->store, c->dedup)) == NULL)
-		return -1;
-	if (sbnet_start(c->net) < 0 || core_watch_start(c) < 0 ||
-	    runtime_start(c) < 0 || reaper_start(c) < 0 ||
-	    dedup_start(c->dedup) < 0 || diskuse_start(c->du) < 0 ||
-	    task_init(c) < 0 || trash_start(&d->trash, c) < 0 ||
-	    core_hook_add(c, CORE_SANDBOX_DELETED, task_forget_sandbox) < 0 ||
-	    api_start(&d->api, c) < 0 || proxy_start(&d->proxy, c) < 0 ||
-	    cred_refresher_start(&d->refresher, c->store, c->cfg) < 0 ||
-	    preview_init(c) < 0 || edge_start(&d->edge, c) < 0)
-		return -1;
-	return 0;
-}
-
-/*
- * The reverse of start_all, each thread joined before the next stops.
- * One exception: the tasks end their event streams before the API
- * stops, since libmicrohttpd waits for the suspended connections.  The
- * first stop sets core.stopping, which every core loop watches.
- * Wake threads (preview.c) are detached and short; the wake table goes
- * last, then the module handles start_all made.
- */
-static void
-stop_all(struct daemon *d)
-{
-	struct core *c = &d->core;
-
-	edge_stop(d->edge);
-	cred_refresher_stop(d->refresher);
-	proxy_stop(d->proxy);
-	task_shutdown(c); /* ends event streams, so the API can stop */
-	api_stop(d->api);
-	trash_stop(d->trash);
-	diskuse_stop(c->du);
-	dedup_stop(c->dedup);
-	reaper_stop(c);
-	runtime_stop(c);
-	core_watch_stop(c);
-	sbnet_stop(c->net);
-	task_free(c);
-	preview_release(c);
-	diskuse_free(c->du);
-	dedup_free(c->dedup);
-	sbnet_free(c->net);
-	c->du = NULL;
-	c->dedup = NULL;
-	c->net = NULL;
-}
-
-static int
-serve(void)
-{
-	struct store *store = NULL;
-	struct docker *docker = NULL;
-	struct vault *vault = NULL;
-	struct daemon d = {0};
-	struct config cfg;
-	char err[512], msg[DOCKER_MSG_LEN], how[PATH_MAX];
-	int rc = 1;
-
-	if (config_load(&cfg, err, sizeof(err)) < 0) {
-		fprintf(stderr, "sandboxd: configuration error: %s\n", err);
-		return 2;
-	}
-	block_signals();
-	raise_nofile();
-	if (vault_init() < 0 || open_store(&cfg, &store) < 0 ||
-	    lock_secrets(&cfg, false) < 0 ||
-	    open_vault(&cfg, store, false, &vault, how, sizeof(how)) < 0 ||
-	    docker_new(&docker, cfg.docker_socket) < 0)
-		goto out;
-	forget_key_text(&cfg);
-	if (cfg.data_dir_legacy)
-		log_info("using the legacy data directory %s (it exists and "
-		         "/var/lib/sandboxd does not)",
-		         cfg.data_dir);
-	log_info("sandboxd %s, data in %s", SANDBOXD_VERSION, cfg.data_dir);
-	log_info("secrets: sealed with key %s (%s)", vault_key_id(vault, 0),
-	         how);
-	/* core, then what sits on it: the runtime's handle and private
-	 * previews, which forget a deleted app by core's hook. */
-	if (core_init(&d.core, &cfg, store, docker) < 0 ||
-	    runtime_init(&d.core) < 0 || pvauth_init(&d.core) < 0 ||
-	    core_hook_add(&d.core, CORE_APP_DELETED, pvauth_drop) < 0)
-		goto out_core;
-	/* Interrupted trash moves first: reconcile then sees whole rows. */
-	trash_recover(&d.core);
-	if (docker_ping(docker, msg) == DOCKER_OK)
-		core_reconcile(&d.core);
-	else
-		log_warn("%s; sandbox calls answer 503 until it is back", msg);
-	if (start_all(&d) == 0) {
-		printf("sandboxd listening on http://%s\n", cfg.api_addr);
-		printf(
-		    "previews at http://s-<sandbox id>-<port>.preview.%s:%u\n",
-		    cfg.preview_domain, cfg.http_port);
-		fflush(stdout);
-		log_info("listening on http://%s; previews on %s:%u",
-		         cfg.api_addr, cfg.edge_addr, (unsigned)cfg.edge_port);
-		wait_for_signal();
-		rc = 0;
-	}
-	stop_all(&d);
-out_core:
-	pvauth_release(&d.core);
-	runtime_free(&d.core);
-	core_release(&d.core);
-out:
-	store_close(store);
-	vault_free(vault);
-	docker_free(docker);
-	config_release(&cfg);
-	return rc;
-}
 
 /*
  * `secrets check`: opens every stored secret with the keys the daemon
@@ -341,8 +39,8 @@ secrets_check(const struct config *cfg, struct store *store)
 	int64_t ok, bad;
 	int rc = 1;
 
-	if (lock_secrets(cfg, false) < 0 ||
-	    open_vault(cfg, store, true, &v, how, sizeof(how)) < 0)
+	if (cli_lock_secrets(cfg, false) < 0 ||
+	    cli_open_vault(cfg, store, true, &v, how, sizeof(how)) < 0)
 		goto out;
 	if (store_secret_check(store, &ok, &bad) < 0) {
 		log_error("cannot read the stored secrets");
@@ -380,8 +78,8 @@ secrets_rotate(const struct config *cfg, struct store *store)
 		          "SANDBOXD_SECRETS_KEY_PREVIOUS: set both");
 		return 1;
 	}
-	if (lock_secrets(cfg, true) < 0 ||
-	    open_vault(cfg, store, false, &v, how, sizeof(how)) < 0)
+	if (cli_lock_secrets(cfg, true) < 0 ||
+	    cli_open_vault(cfg, store, false, &v, how, sizeof(how)) < 0)
 		goto out;
 	snprintf(old, sizeof(old), "%s", vault_key_id(v, 0));
 	if (cfg->secrets_key == NULL &&
@@ -430,7 +128,7 @@ with_store(int (*fn)(const struct config *, struct store *))
 		fprintf(stderr, "sandboxd: configuration error: %s\n", err);
 		return 2;
 	}
-	if (vault_init() == 0 && open_store(&cfg, &store) == 0)
+	if (vault_init() == 0 && cli_open_store(&cfg, &store) == 0)
 		rc = fn(&cfg, store);
 	store_close(store);
 	config_release(&cfg);

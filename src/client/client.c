@@ -27,6 +27,7 @@
 
 #include "client/table.h"
 #include "net/http.h"
+#include "lib/limits.h"
 
 const struct cli_opt cli_global_opts[] = {
     {.name = "api", .value = true, .help = "URL: the API (SANDBOXD_API)"},
@@ -130,7 +131,7 @@ config_read(char *api, size_t apilen, char *token, size_t toklen, bool *tok)
 int
 cli_config_save(const char *api, const char *token, char *err, size_t errlen)
 {
-	char path[4096], tmp[4200], *slash;
+	char path[4096], tmp[WORKSPACE_PATH_MAX], *slash;
 	FILE *f;
 	int fd;
 

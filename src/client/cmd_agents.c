@@ -15,6 +15,7 @@
 
 #include "client/calls.h"
 #include "client/commands.h"
+#include "lib/limits.h"
 
 static const char *
 scope(const struct cli_args *a)
@@ -255,7 +256,8 @@ cmd_settings_set(struct cli *c, const struct cli_args *a)
 int
 cmd_login(struct cli *c, const struct cli_args *a)
 {
-	char api[1024], token[CLI_MAX_SECRET_BYTES + 1], where[4200];
+	char api[1024], token[CLI_MAX_SECRET_BYTES + 1],
+	    where[WORKSPACE_PATH_MAX];
 	struct cli_resp r;
 	int rc;
 

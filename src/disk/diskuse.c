@@ -6,8 +6,9 @@
  * and swaps the new table in under the table's mutex, which readers
  * hold only to copy one entry.  Apps gone since the last pass drop out
  * with the swap.  The table is open-addressed by the app id's hash.
- * The table and the thread are the handle's (struct diskuse), made by
- * serve(); the thread watches its own stop flag.
+ * The table is the handle's (struct diskuse), made by serve(), whose
+ * periodic jobs (lib/periodic.h) run the passes; a pass watches the
+ * handle's own stop flag.
  */
 #include "disk/diskuse.h"
 
@@ -18,7 +19,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "lib/clock.h"
 #include "lib/hash.h"
@@ -37,9 +37,7 @@ struct diskuse {
 	struct dedup *dedup;
 	pthread_mutex_t mu;
 	struct slot s[DISKUSE_SLOTS]; /* under mu */
-	pthread_t thread;
-	bool started;
-	atomic_bool stopping;
+	atomic_bool stopping;         /* diskuse_stop: a pass in flight ends */
 };
 
 struct diskuse *
@@ -161,43 +159,10 @@ diskuse_get(struct diskuse *du, const char *app_id, struct diskuse_figure *out)
 	return found;
 }
 
-static void *
-diskuse_main(void *arg)
-{
-	struct diskuse *du = arg;
-	int64_t tick = 0;
-
-	while (!atomic_load(&du->stopping)) {
-		/* The first pass 2 s after start, then every interval. */
-		if (tick == 2 ||
-		    (tick > 2 &&
-		     (tick - 2) % du->cfg->disk_usage_interval_s == 0))
-			diskuse_pass(du);
-		sleep(1);
-		tick++;
-	}
-	return NULL;
-}
-
-int
-diskuse_start(struct diskuse *du)
-{
-	atomic_store(&du->stopping, false);
-	if (pthread_create(&du->thread, NULL, diskuse_main, du) != 0) {
-		log_error("disk usage: cannot start its thread");
-		return -1;
-	}
-	du->started = true;
-	return 0;
-}
-
 void
 diskuse_stop(struct diskuse *du)
 {
 	if (du == NULL)
 		return;
 	atomic_store(&du->stopping, true);
-	if (du->started)
-		pthread_join(du->thread, NULL);
-	du->started = false;
 }

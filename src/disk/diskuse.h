@@ -20,14 +20,14 @@
  * The figures and their thread: diskuse_new (NULL: out of memory) holds
  * cfg, store and dedup (kicked after each workspace's walk; NULL: none),
  * which outlive it.  serve() makes, starts, stops and frees the one of
- * the daemon; diskuse_stop (NULL is fine) ends a pass in flight at the
- * next workspace and joins the thread; diskuse_free stops and frees.
+ * the daemon, and runs diskuse_pass as a periodic job (a first pass
+ * soon after start, then one per SANDBOXD_DISK_USAGE_INTERVAL_SECONDS);
+ * diskuse_stop (NULL is fine) ends a pass in flight at the next
+ * workspace and every later one at once; diskuse_free stops and frees.
  */
 struct diskuse;
 struct diskuse *diskuse_new(const struct config *cfg, struct store *store,
                             struct dedup *dedup);
-/* The thread: a first pass soon after start, then one per interval. */
-int diskuse_start(struct diskuse *du);
 void diskuse_stop(struct diskuse *du);
 void diskuse_free(struct diskuse *du);
 /* One pass over every sandbox, on the caller's thread. */

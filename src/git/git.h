@@ -54,9 +54,10 @@ int gitws_commit(const char *key, const char *ws, const char *message,
                  const struct jv *paths, struct jv **out, struct err *e);
 /*
  * Each app's helper keeps its repository open between calls
- * (session.c); this ends the helpers unused for two minutes.  Called on
- * the reaper's tick.
+ * (session.c); this ends the helpers unused for two minutes.  A periodic
+ * job of serve() calls it every GITWS_CACHE_TRIM_S.
  */
+#define GITWS_CACHE_TRIM_S 30
 void gitws_cache_trim(void);
 
 /*

@@ -65,6 +65,7 @@
 
 #include "git/git.h"
 #include "git/internal.h"
+#include "lib/limits.h"
 
 #define STRIPES 64
 
@@ -210,7 +211,7 @@ check_links(const char *app, struct err *e)
 	} walks[] = {
 	    {"refs", LINK_WALK_DEPTH}, {"objects", 0}, {"objects/pack", 0}};
 	size_t budget = LINK_WALK_MAX;
-	char p[4200], bad[1024];
+	char p[WORKSPACE_PATH_MAX], bad[1024];
 	int gfd;
 
 	snprintf(p, sizeof(p), "%s/.git", app);
@@ -362,7 +363,7 @@ static int
 audit_file(const char *app, struct err *e)
 {
 	git_config *cfg = NULL;
-	char p[4200], bad[256] = "";
+	char p[WORKSPACE_PATH_MAX], bad[256] = "";
 
 	snprintf(p, sizeof(p), "%s/.git/config", app);
 	if (git_config_open_ondisk(&cfg, p) == 0)
@@ -448,7 +449,7 @@ static int
 stamp_of(const char *app, struct stamp *s)
 {
 	struct stat g, c;
-	char p[4200];
+	char p[WORKSPACE_PATH_MAX];
 
 	memset(s, 0, sizeof(*s));
 	snprintf(p, sizeof(p), "%s/.git", app);

@@ -1,9 +1,18 @@
 /*
- * Every input limit of the daemon, in one place.  docs/limits.md lists
- * them with the reason for each value; change both together.
+ * The limits of the API and the edge, and the size of a path buffer;
+ * the other modules' limits live beside their code.  docs/limits.md
+ * lists every one with the reason for its value; change both together.
  */
 #ifndef LIB_LIMITS_H
 #define LIB_LIMITS_H
+
+/*
+ * A path under a configured directory (the data directory, a workspace,
+ * a file of the client's): PATH_MAX and room for the suffixes the code
+ * appends.  Buffers that join two such paths add to it.  scripts/lint
+ * fails on the bare number as an array size.
+ */
+#define WORKSPACE_PATH_MAX 4200
 
 /* API requests */
 #define API_MAX_BODY_BYTES        (1u << 20)   /* larger bodies: 413 */

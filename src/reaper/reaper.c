@@ -1,23 +1,21 @@
 /*
  * The idle and pressure reapers (see reaper.h for the rules).
  *
- * One thread ticks once a second and runs each pass when its period is
- * due.  The idle pass first flushes the edge's in-memory activity into
- * the store, so the decision and the deadline that survives a restart are
- * the same number.  Stops go through core_sandbox_stop_why(), which takes
- * the sandbox's lock, so a reaper never races an API start or delete.
+ * serve()'s periodic jobs (lib/periodic.h) run each pass on its period,
+ * on the "reaper" lane.  The idle pass first flushes the edge's in-memory
+ * activity into the store, so the decision and the deadline that survives a
+ * restart are the same number.  Stops go through core_sandbox_stop_why(), which
+ * takes the sandbox's lock, so a reaper never races an API start or delete.
  * Memory is the host's, or the daemon's own budget (sandbox/membudget.h).
  */
 #include "reaper/reaper.h"
 
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "sandbox/activity.h"
 #include "sandbox/membudget.h"
 #include "task/task.h"
-#include "git/git.h"
 #include "lib/clock.h"
 #include "lib/log.h"
 #include "lib/metrics.h"
@@ -149,44 +147,4 @@ reaper_pressure_pass(struct core *c)
 		log_warn("pressure reaper: sandbox %s: %s", v.best.id, e.msg);
 	else
 		metric_inc(METRIC_REAPER_PRESSURE_STOPS);
-}
-
-static void *
-reaper_main(void *arg)
-{
-	struct core *c = arg;
-	int64_t tick = 0;
-
-	while (!c->stopping) {
-		sleep(1);
-		tick++;
-		if (c->stopping)
-			break;
-		if (tick % c->cfg->pressure_interval_s == 0)
-			reaper_pressure_pass(c);
-		if (tick % c->cfg->idle_interval_s == 0)
-			reaper_idle_pass(c);
-		if (tick % 30 == 0)
-			gitws_cache_trim();
-	}
-	activity_flush(c->act, c->store);
-	return NULL;
-}
-
-int
-reaper_start(struct core *c)
-{
-	if (pthread_create(&c->reaper, NULL, reaper_main, c) != 0)
-		return -1;
-	c->reaper_started = true;
-	return 0;
-}
-
-void
-reaper_stop(struct core *c)
-{
-	c->stopping = true;
-	if (c->reaper_started)
-		pthread_join(c->reaper, NULL);
-	c->reaper_started = false;
 }

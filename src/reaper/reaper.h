@@ -1,8 +1,8 @@
 /*
- * reaper: the idle and pressure reapers, on one thread.  Idle: a running
- * sandbox that sleeps (core_sleep_policy: idle_policy not "always_on") and
- * whose last activity (proxied traffic, a change made through the API) is
- * older than core_idle_threshold() (the lifecycle setting, else
+ * reaper: the idle and pressure reapers, run as periodic jobs by serve(). Idle:
+ * a running sandbox that sleeps (core_sleep_policy: idle_policy not
+ * "always_on") and whose last activity (proxied traffic, a change made through
+ * the API) is older than core_idle_threshold() (the lifecycle setting, else
  * SANDBOXD_IDLE_THRESHOLD_SECONDS; read at every pass) is stopped, reason
  * "idle", frozen or not; one whose sleep policy is "freeze" is frozen
  * before that, once idle for SANDBOXD_FREEZE_AFTER_SECONDS.  Pressure:
@@ -16,9 +16,7 @@
 
 #include "sandbox/core.h"
 
-int reaper_start(struct core *c);
-void reaper_stop(struct core *c);
-/* One pass of each, for tests and for the thread. */
+/* One pass of each, on the caller's thread. */
 void reaper_idle_pass(struct core *c);
 void reaper_pressure_pass(struct core *c);
 

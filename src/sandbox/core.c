@@ -17,6 +17,7 @@
 
 #include "sandbox/activity.h"
 #include "sandbox/routes.h"
+#include "lib/limits.h"
 #include "lib/log.h"
 #include "ws/usage.h"
 #include "ws/workspace.h"
@@ -167,7 +168,7 @@ int
 core_workspace_room(struct core *c, const char *id, struct err *e)
 {
 	int64_t cap = c->cfg->workspace_max_mb << 20, used, left;
-	char ws[4200];
+	char ws[WORKSPACE_PATH_MAX];
 
 	if (core_data_full(c, &left))
 		return err_set(e, 507, "insufficient_storage",

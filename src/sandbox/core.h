@@ -71,8 +71,6 @@ struct core {
 	struct runtime *rt;    /* runtime.c: sandboxes to configure (serve) */
 	pthread_mutex_t proxy_mu;
 	char proxy_url[96]; /* "http://<addr>:<port>" once it listens */
-	pthread_t reaper;
-	bool reaper_started;
 	core_hook_fn hooks[CORE_EVENTS][CORE_HOOKS_MAX];
 	/* core_idle_threshold(): read by the reaper, set by the settings */
 	_Atomic int64_t idle_threshold_s;

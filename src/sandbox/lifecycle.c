@@ -30,6 +30,7 @@
 #include "ws/workspace.h"
 #include "lib/hash.h"
 #include "lib/clock.h"
+#include "lib/limits.h"
 #include "lib/log.h"
 #include "lib/ulid.h"
 
@@ -97,7 +98,8 @@ docker_err(int rc, const char *msg, struct err *e)
 static int
 container_make(struct core *c, struct sandbox *sb, char *msg)
 {
-	char name[128], ws[4200], bind[4300], id[72], lbl_app[ULID_LEN + 1];
+	char name[128], ws[WORKSPACE_PATH_MAX], bind[WORKSPACE_PATH_MAX + 100],
+	    id[72], lbl_app[ULID_LEN + 1];
 	char lbl_sb[ULID_LEN + 1], preset[64];
 	struct docker_spec spec = {0};
 	int rc;

@@ -47,6 +47,7 @@
 #include "ws/wsfs.h"
 #include "lib/hash.h"
 #include "lib/clock.h"
+#include "lib/limits.h"
 #include "lib/log.h"
 
 /* "env <N>\n" is written right before the body, in the same buffer. */
@@ -154,7 +155,7 @@ runconf_update(int wsfd, const struct manifest *m)
 int
 runtime_configure(struct core *c, const char *id, bool reload)
 {
-	char ws[4200], err[384] = "";
+	char ws[WORKSPACE_PATH_MAX], err[384] = "";
 	const char *source = "";
 	struct manifest m;
 	struct sandbox sb;
@@ -264,7 +265,7 @@ env_add(const char *name, const char *value, size_t len, void *arg)
 static int
 env_send(struct core *c, const struct sandbox *sb, struct env_req *r)
 {
-	char ws[4200], head[RUNTIME_ENV_HEAD];
+	char ws[WORKSPACE_PATH_MAX], head[RUNTIME_ENV_HEAD];
 	struct jv *ans = NULL;
 	struct err e = {0};
 	int n, rc;
@@ -464,7 +465,7 @@ bool
 runtime_wait(struct core *c, const char *id, int64_t wait_ms)
 {
 	int64_t deadline = clock_mono_ms() + wait_ms;
-	char ws[4200];
+	char ws[WORKSPACE_PATH_MAX];
 	struct jv *ans;
 	struct err e;
 
@@ -483,7 +484,7 @@ runtime_wait(struct core *c, const char *id, int64_t wait_ms)
 int
 runtime_manifest(struct core *c, const char *id, struct manifest *m)
 {
-	char ws[4200], err[384];
+	char ws[WORKSPACE_PATH_MAX], err[384];
 	const char *source;
 	struct sandbox sb;
 	int appfd, rc;
@@ -527,7 +528,7 @@ struct jv *
 runtime_status(struct core *c, const char *id, struct err *e)
 {
 	struct jv *ans, *out;
-	char ws[4200];
+	char ws[WORKSPACE_PATH_MAX];
 	bool broken;
 
 	workspace_path(c->cfg->data_dir, id, ws, sizeof(ws));

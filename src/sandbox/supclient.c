@@ -121,8 +121,7 @@ quiet_enter(struct supclient *sc, const char *id, bool *probe, struct err *e)
 
 /* After a request: unresponsive marks it quiet, an answer forgets it. */
 static void
-quiet_leave(struct supclient *sc, const char *id, bool probe,
-            bool unresponsive)
+quiet_leave(struct supclient *sc, const char *id, bool probe, bool unresponsive)
 {
 	struct quiet *q, *slots;
 	int64_t now = clock_mono_ms();

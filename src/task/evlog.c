@@ -21,6 +21,7 @@
 #include "sandbox/core.h"
 #include "lib/buf.h"
 #include "lib/clock.h"
+#include "lib/limits.h"
 #include "lib/log.h"
 #include "task/internal.h"
 
@@ -74,7 +75,7 @@ int
 evlog_open(const char *data_dir, const char *id, struct evlog *l,
            struct jv **last)
 {
-	char path[4200], *chunk;
+	char path[WORKSPACE_PATH_MAX], *chunk;
 	off_t pos = 0, ev_start = 0, last_start = -1, last_end = 0;
 	bool prev_nl = false;
 	ssize_t n;
@@ -253,7 +254,7 @@ evlog_sub_open(struct core *c, const char *id, int64_t since,
 {
 	struct tasks *ts = c->tasks;
 	struct evlog_sub *s;
-	char path[4200];
+	char path[WORKSPACE_PATH_MAX];
 	struct stat st;
 	off_t committed;
 

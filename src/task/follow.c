@@ -41,6 +41,7 @@
 #include "ws/workspace.h"
 #include "ws/wsfs.h"
 #include "lib/clock.h"
+#include "lib/limits.h"
 #include "lib/metrics.h"
 #include "lib/log.h"
 #include "task/derive.h"
@@ -67,7 +68,7 @@ struct live {
 	/* Fixed once listed. */
 	struct task row; /* prompt owned, result NULL */
 	enum agent_kind kind;
-	char ws[4200];
+	char ws[WORKSPACE_PATH_MAX];
 	/* Under ts->mu. */
 	struct live_shared sh;
 	/* The follower's own (finished and log.done are also read by
@@ -638,7 +639,7 @@ follow_again(struct core *c, const struct task *t)
 {
 	struct live *lv = live_new(c, t);
 	struct sandbox sb;
-	char ws[4200], rel[96];
+	char ws[WORKSPACE_PATH_MAX], rel[96];
 	int wsfd, fd;
 	bool have_steps = false, started, done;
 

@@ -24,6 +24,7 @@
 #include "ws/wsfs.h"
 #include "lib/buf.h"
 #include "lib/jv.h"
+#include "lib/limits.h"
 #include "task/agentcmd.h"
 #include "task/internal.h"
 #include "task/task.h"
@@ -120,7 +121,7 @@ static void
 start_once(struct starter *st)
 {
 	struct core *c = st->c;
-	char ws[4200], line[128], msg[384];
+	char ws[WORKSPACE_PATH_MAX], line[128], msg[384];
 	struct jv *ans = NULL;
 	struct err e = {0};
 	const char *err;

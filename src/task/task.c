@@ -26,6 +26,7 @@
 #include "ws/workspace.h"
 #include "ws/wsfs.h"
 #include "lib/clock.h"
+#include "lib/limits.h"
 #include "lib/log.h"
 #include "task/evlog.h"
 #include "task/internal.h"
@@ -188,7 +189,7 @@ int
 task_cancel(struct core *c, const char *sandbox_id, const char *id,
             enum task_state *status, struct err *e)
 {
-	char ws[4200], line[96];
+	char ws[WORKSPACE_PATH_MAX], line[96];
 	struct jv *ans = NULL;
 	struct task t;
 	struct err re;
@@ -222,7 +223,7 @@ int
 task_revert(struct core *c, const char *sandbox_id, const char *id,
             struct err *e)
 {
-	char ws[4200], line[96], rel[96];
+	char ws[WORKSPACE_PATH_MAX], line[96], rel[96];
 	struct jv *ans = NULL;
 	struct sandbox sb;
 	struct task t;
@@ -340,7 +341,7 @@ static int
 forget_log(const struct task *t, void *arg)
 {
 	struct forget *f = arg;
-	char path[4200];
+	char path[WORKSPACE_PATH_MAX];
 
 	evlog_path(f->c->cfg->data_dir, t->id, path, sizeof(path));
 	unlink(path);
@@ -430,7 +431,7 @@ int
 task_init(struct core *c)
 {
 	struct tasks *ts = calloc(1, sizeof(*ts));
-	char dir[4200];
+	char dir[WORKSPACE_PATH_MAX];
 
 	if (ts == NULL)
 		return -1;

@@ -48,13 +48,8 @@
 #include "ws/usage.h"
 #include "ws/workspace.h"
 #include "lib/clock.h"
+#include "lib/limits.h"
 #include "lib/log.h"
-
-/* The trash thread's handle (trash_start), owned by serve(). */
-struct trash {
-	struct core *c;
-	pthread_t thread;
-};
 
 /* Steps 2 and 3 of a delete; 0, or -1 with e set (nothing undone). */
 static int
@@ -446,7 +441,7 @@ static int
 pass_one(const struct trash_entry *t, void *arg)
 {
 	struct core *c = arg;
-	char path[4300];
+	char path[WORKSPACE_PATH_MAX + 100];
 	struct err e = {0};
 	int64_t b;
 
@@ -469,47 +464,4 @@ void
 trash_pass(struct core *c)
 {
 	store_trash_due(c->store, clock_now(), pass_one, c);
-}
-
-static void *
-trash_main(void *arg)
-{
-	struct trash *t = arg;
-	struct core *c = t->c;
-	int64_t tick = 0;
-
-	while (!c->stopping) {
-		if (tick++ % c->cfg->trash_interval_s == 0)
-			trash_pass(c);
-		sleep(1);
-	}
-	return NULL;
-}
-
-int
-trash_start(struct trash **out, struct core *c)
-{
-	struct trash *t = calloc(1, sizeof(*t));
-
-	*out = NULL;
-	if (t == NULL)
-		return -1;
-	t->c = c;
-	if (pthread_create(&t->thread, NULL, trash_main, t) != 0) {
-		log_error("trash: cannot start its thread");
-		free(t);
-		return -1;
-	}
-	*out = t;
-	return 0;
-}
-
-void
-trash_stop(struct trash *t)
-{
-	if (t == NULL)
-		return;
-	t->c->stopping = true;
-	pthread_join(t->thread, NULL);
-	free(t);
 }

@@ -9,8 +9,8 @@
  *
  * Callers: the API's request threads (trash_app, trash_restore,
  * trash_purge), serve() before the engine is reconciled (trash_recover)
- * and the trash thread (trash_start).  Every function takes the
- * sandbox's lock for the steps on its sandbox.
+ * and the trash pass (trash_pass, a periodic job of serve()).  Every function
+ * takes the sandbox's lock for the steps on its sandbox.
  */
 #ifndef CORE_TRASH_H
 #define CORE_TRASH_H
@@ -47,16 +47,11 @@ int trash_purge(struct core *c, const char *owner, const char *id,
  * crash interrupted and rolls interrupted restores back.
  */
 void trash_recover(struct core *c);
-/* One pass: purges expired entries and measures new ones. */
-void trash_pass(struct core *c);
 /*
- * The trash thread: a pass every SANDBOXD_TRASH_PASS_INTERVAL_SECONDS until
- * c->stopping.  trash_start makes its handle (serve() owns it);
- * trash_stop sets c->stopping, joins the thread and frees the handle
- * (NULL: nothing).
+ * One pass: purges expired entries and measures new ones.  serve()'s
+ * periodic jobs run it at start and every
+ * SANDBOXD_TRASH_PASS_INTERVAL_SECONDS, on a lane of its own.
  */
-struct trash;
-int trash_start(struct trash **out, struct core *c);
-void trash_stop(struct trash *t);
+void trash_pass(struct core *c);
 
 #endif

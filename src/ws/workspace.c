@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "lib/limits.h"
 #include "lib/log.h"
 #include "lib/ulid.h"
 
@@ -51,7 +52,7 @@ workspace_init_dirs(const char *data_dir)
 {
 	static const char *const sub[] = {"state", "workspaces", "trash",
 	                                  "log"};
-	char path[4200];
+	char path[WORKSPACE_PATH_MAX];
 
 	if (mkdir_owned(data_dir, 0755, false) < 0)
 		return -1;
@@ -73,7 +74,7 @@ workspace_path(const char *data_dir, const char *id, char *out, size_t len)
 int
 workspace_create(const char *data_dir, const char *id)
 {
-	char root[4200], path[4300];
+	char root[WORKSPACE_PATH_MAX], path[WORKSPACE_PATH_MAX + 100];
 
 	workspace_path(data_dir, id, root, sizeof(root));
 	if (mkdir_owned(root, 0700, true) < 0 || chmod(root, 0700) < 0)
@@ -105,7 +106,8 @@ remove_tree(const char *path)
 int
 workspace_remove(const char *data_dir, const char *id)
 {
-	char src[4200], dst[4300], tag[ULID_LEN + 1];
+	char src[WORKSPACE_PATH_MAX], dst[WORKSPACE_PATH_MAX + 100],
+	    tag[ULID_LEN + 1];
 
 	workspace_path(data_dir, id, src, sizeof(src));
 	ulid_new(tag);
@@ -128,7 +130,7 @@ workspace_remove(const char *data_dir, const char *id)
 void
 workspace_empty_trash(const char *data_dir)
 {
-	char path[4200], entry[4500];
+	char path[WORKSPACE_PATH_MAX], entry[WORKSPACE_PATH_MAX + 300];
 	struct dirent *de;
 	DIR *d;
 
@@ -182,7 +184,7 @@ move(const char *src, const char *dst)
 int
 workspace_keep(const char *data_dir, const char *id, const char *trash_id)
 {
-	char src[4200], dst[4300];
+	char src[WORKSPACE_PATH_MAX], dst[WORKSPACE_PATH_MAX + 100];
 
 	workspace_path(data_dir, id, src, sizeof(src));
 	workspace_kept_path(data_dir, trash_id, dst, sizeof(dst));
@@ -192,7 +194,7 @@ workspace_keep(const char *data_dir, const char *id, const char *trash_id)
 int
 workspace_unkeep(const char *data_dir, const char *trash_id, const char *id)
 {
-	char src[4300], dst[4200];
+	char src[WORKSPACE_PATH_MAX + 100], dst[WORKSPACE_PATH_MAX];
 
 	workspace_kept_path(data_dir, trash_id, src, sizeof(src));
 	workspace_path(data_dir, id, dst, sizeof(dst));
@@ -202,7 +204,8 @@ workspace_unkeep(const char *data_dir, const char *trash_id, const char *id)
 int
 workspace_kept_remove(const char *data_dir, const char *trash_id)
 {
-	char src[4300], dst[4300], tag[ULID_LEN + 1];
+	char src[WORKSPACE_PATH_MAX + 100], dst[WORKSPACE_PATH_MAX + 100],
+	    tag[ULID_LEN + 1];
 
 	workspace_kept_path(data_dir, trash_id, src, sizeof(src));
 	ulid_new(tag);

@@ -1,0 +1,304 @@
+/*
+ * serve: the daemon.  It wires the modules together in dependency order
+ * and takes them down in reverse: every long-lived thread is started by
+ * start_all and stopped by stop_all (docs/design.md, "Threads"), and
+ * every periodic job is a row of one table run by lib/periodic.  Signals
+ * are blocked in every thread and taken synchronously here with sigwait,
+ * so no handler ever runs in the middle of anything.  The master keys
+ * are loaded after the store is open (they are checked against what it
+ * holds) and before anything can ask for a secret.
+ *
+ * Rejected: a thread per periodic job, as the reaper, the trash and the
+ * disk usage each had (three copies of a one-second tick loop, each
+ * stopped by a flag it polled once a second).
+ */
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+
+#include "api/server.h"
+#include "cli/cli.h"
+#include "cli/setup.h"
+#include "config/config.h"
+#include "cred/credentials.h"
+#include "disk/dedup.h"
+#include "disk/diskuse.h"
+#include "docker/docker.h"
+#include "edge/edge.h"
+#include "git/git.h"
+#include "lib/log.h"
+#include "lib/periodic.h"
+#include "preview/preview.h"
+#include "preview/pvauth.h"
+#include "proxy/proxy.h"
+#include "reaper/reaper.h"
+#include "sandbox/activity.h"
+#include "sandbox/core.h"
+#include "sandbox/runtime.h"
+#include "sbnet/sbnet.h"
+#include "store/store.h"
+#include "task/task.h"
+#include "trash/trash.h"
+#include "vault/vault.h"
+
+#define SERVE_JOBS 5 /* rows of the periodic jobs' table */
+
+static void
+wait_for_signal(void)
+{
+	sigset_t set;
+	int sig = 0;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigwait(&set, &sig);
+	log_info("received %s; shutting down", strsignal(sig));
+}
+
+/*
+ * The edge may hold thousands of client and app connections: take the
+ * hard limit on open files rather than the usual soft 1024.
+ */
+static void
+raise_nofile(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
+static void
+block_signals(void)
+{
+	sigset_t set;
+
+	signal(SIGPIPE, SIG_IGN);
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+}
+
+/* What serve() starts, so that stop_all() can take down what did. */
+struct daemon {
+	struct core core;
+	struct api *api;
+	struct edge *edge;
+	struct proxy *proxy;
+	struct cred_refresher *refresher;
+	struct periodic_job jobs[SERVE_JOBS];
+	struct periodic periodic;
+	bool periodic_started;
+};
+
+/*
+ * The periodic jobs (lib/periodic.h): the table below is every timer of
+ * the daemon that is not a thread's own wait.  The reapers and the git
+ * cache share the "reaper" lane (each pass is short or bounded by a
+ * Docker stop); the trash purge and the disk-usage walks, which can take
+ * seconds, get a lane each so they never hold back the pressure reaper.
+ */
+static void
+job_pressure(void *arg)
+{
+	reaper_pressure_pass(arg);
+}
+
+static void
+job_idle(void *arg)
+{
+	reaper_idle_pass(arg);
+}
+
+static void
+job_git_trim(void *arg)
+{
+	(void)arg;
+	gitws_cache_trim();
+}
+
+static void
+job_trash(void *arg)
+{
+	trash_pass(arg);
+}
+
+static void
+job_disk_usage(void *arg)
+{
+	diskuse_pass(arg);
+}
+
+static const int64_t git_trim_s = GITWS_CACHE_TRIM_S;
+
+/* name, lane, first run (s after start), period, job, its argument */
+static void
+jobs_fill(struct daemon *d)
+{
+	struct core *c = &d->core;
+	const struct config *cfg = c->cfg;
+	const struct periodic_job jobs[SERVE_JOBS] = {
+	    {"pressure reaper", "reaper", cfg->pressure_interval_s,
+	     &cfg->pressure_interval_s, job_pressure, c},
+	    {"idle reaper", "reaper", cfg->idle_interval_s,
+	     &cfg->idle_interval_s, job_idle, c},
+	    {"git cache", "reaper", GITWS_CACHE_TRIM_S, &git_trim_s,
+	     job_git_trim, NULL},
+	    {"trash", "trash", 0, &cfg->trash_interval_s, job_trash, c},
+	    {"disk usage", "disk", 2, &cfg->disk_usage_interval_s,
+	     job_disk_usage, c->du},
+	};
+
+	memcpy(d->jobs, jobs, sizeof(jobs));
+}
+
+static int
+jobs_start(struct daemon *d)
+{
+	jobs_fill(d);
+	if (periodic_start(&d->periodic, d->jobs, SERVE_JOBS) < 0) {
+		log_error("cannot start the periodic jobs' threads");
+		return -1;
+	}
+	d->periodic_started = true;
+	return 0;
+}
+
+/*
+ * Every long-lived thread is started here, in dependency order, and
+ * stopped by stop_all() in the reverse order (docs/design.md, "Threads").
+ * Anything that fails leaves the rest unstarted; stop_all() copes.  The
+ * handles of the network, dedup and disk-use modules are made first,
+ * before any thread that reads them from the core runs.
+ */
+static int
+start_all(struct daemon *d)
+{
+	struct core *c = &d->core;
+
+	if ((c->net = sbnet_new(c->cfg, c->docker, c->instance)) == NULL ||
+	    (c->dedup = dedup_new(c->cfg)) == NULL ||
+	    (c->du = diskuse_new(c->cfg, c->store, c->dedup)) == NULL)
+		return -1;
+	if (sbnet_start(c->net) < 0 || core_watch_start(c) < 0 ||
+	    runtime_start(c) < 0 || dedup_start(c->dedup) < 0 ||
+	    task_init(c) < 0 || jobs_start(d) < 0 ||
+	    core_hook_add(c, CORE_SANDBOX_DELETED, task_forget_sandbox) < 0 ||
+	    api_start(&d->api, c) < 0 || proxy_start(&d->proxy, c) < 0 ||
+	    cred_refresher_start(&d->refresher, c->store, c->cfg) < 0 ||
+	    preview_init(c) < 0 || edge_start(&d->edge, c) < 0)
+		return -1;
+	return 0;
+}
+
+/*
+ * The reverse of start_all, each thread joined before the next stops.
+ * One exception: the tasks end their event streams before the API
+ * stops, since libmicrohttpd waits for the suspended connections.  The
+ * first stop sets core.stopping, which every core loop watches.
+ * Wake threads (preview.c) are detached and short; the wake table goes
+ * last, then the module handles start_all made.
+ */
+static void
+stop_all(struct daemon *d)
+{
+	struct core *c = &d->core;
+
+	edge_stop(d->edge);
+	cred_refresher_stop(d->refresher);
+	proxy_stop(d->proxy);
+	task_shutdown(c); /* ends event streams, so the API can stop */
+	api_stop(d->api);
+	/* A disk-usage walk in flight ends at its next workspace. */
+	diskuse_stop(c->du);
+	c->stopping = true;
+	if (d->periodic_started)
+		periodic_stop(&d->periodic);
+	d->periodic_started = false;
+	activity_flush(c->act, c->store);
+	dedup_stop(c->dedup);
+	runtime_stop(c);
+	core_watch_stop(c);
+	sbnet_stop(c->net);
+	task_free(c);
+	preview_release(c);
+	diskuse_free(c->du);
+	dedup_free(c->dedup);
+	sbnet_free(c->net);
+	c->du = NULL;
+	c->dedup = NULL;
+	c->net = NULL;
+}
+
+int
+serve(void)
+{
+	struct store *store = NULL;
+	struct docker *docker = NULL;
+	struct vault *vault = NULL;
+	struct daemon d = {0};
+	struct config cfg;
+	char err[512], msg[DOCKER_MSG_LEN], how[PATH_MAX];
+	int rc = 1;
+
+	if (config_load(&cfg, err, sizeof(err)) < 0) {
+		fprintf(stderr, "sandboxd: configuration error: %s\n", err);
+		return 2;
+	}
+	block_signals();
+	raise_nofile();
+	if (vault_init() < 0 || cli_open_store(&cfg, &store) < 0 ||
+	    cli_lock_secrets(&cfg, false) < 0 ||
+	    cli_open_vault(&cfg, store, false, &vault, how, sizeof(how)) < 0 ||
+	    docker_new(&docker, cfg.docker_socket) < 0)
+		goto out;
+	cli_forget_key_text(&cfg);
+	if (cfg.data_dir_legacy)
+		log_info("using the legacy data directory %s (it exists and "
+		         "/var/lib/sandboxd does not)",
+		         cfg.data_dir);
+	log_info("sandboxd %s, data in %s", SANDBOXD_VERSION, cfg.data_dir);
+	log_info("secrets: sealed with key %s (%s)", vault_key_id(vault, 0),
+	         how);
+	/* core, then what sits on it: the runtime's handle and private
+	 * previews, which forget a deleted app by core's hook. */
+	if (core_init(&d.core, &cfg, store, docker) < 0 ||
+	    runtime_init(&d.core) < 0 || pvauth_init(&d.core) < 0 ||
+	    core_hook_add(&d.core, CORE_APP_DELETED, pvauth_drop) < 0)
+		goto out_core;
+	/* Interrupted trash moves first: reconcile then sees whole rows. */
+	trash_recover(&d.core);
+	if (docker_ping(docker, msg) == DOCKER_OK)
+		core_reconcile(&d.core);
+	else
+		log_warn("%s; sandbox calls answer 503 until it is back", msg);
+	if (start_all(&d) == 0) {
+		printf("sandboxd listening on http://%s\n", cfg.api_addr);
+		printf(
+		    "previews at http://s-<sandbox id>-<port>.preview.%s:%u\n",
+		    cfg.preview_domain, cfg.http_port);
+		fflush(stdout);
+		log_info("listening on http://%s; previews on %s:%u",
+		         cfg.api_addr, cfg.edge_addr, (unsigned)cfg.edge_port);
+		wait_for_signal();
+		rc = 0;
+	}
+	stop_all(&d);
+out_core:
+	pvauth_release(&d.core);
+	runtime_free(&d.core);
+	core_release(&d.core);
+out:
+	store_close(store);
+	vault_free(vault);
+	docker_free(docker);
+	config_release(&cfg);
+	return rc;
+}

@@ -62,7 +62,7 @@ cli_lock_secrets(const struct config *cfg, bool exclusive)
  */
 int
 cli_open_vault(const struct config *cfg, struct store *store, bool read_only,
-           struct vault **out, char *how, size_t howlen)
+               struct vault **out, char *how, size_t howlen)
 {
 	struct vault_source src = {
 	    .data_dir = cfg->data_dir,

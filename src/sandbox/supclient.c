@@ -47,6 +47,8 @@
  * request.  Keyed by the sandbox id (the workspace's last component); a
  * supervisor that answers, or a sandbox that starts, leaves the table.
  * A full table tracks no more (requests then just wait their deadline).
+ * Not a lib/idtab: entries leave it, and a stale one (not the least
+ * worth) is reused first, by a scan of 64 slots.
  */
 struct quiet {
 	char id[ULID_LEN + 1];
@@ -121,8 +123,7 @@ quiet_enter(struct supclient *sc, const char *id, bool *probe, struct err *e)
 
 /* After a request: unresponsive marks it quiet, an answer forgets it. */
 static void
-quiet_leave(struct supclient *sc, const char *id, bool probe,
-            bool unresponsive)
+quiet_leave(struct supclient *sc, const char *id, bool probe, bool unresponsive)
 {
 	struct quiet *q, *slots;
 	int64_t now = clock_mono_ms();

@@ -5,7 +5,9 @@
  * other mounts, at most WS_USAGE_MAX_MS and WS_USAGE_MAX_ENTRIES each)
  * and swaps the new table in under the table's mutex, which readers
  * hold only to copy one entry.  Apps gone since the last pass drop out
- * with the swap.  The table is open-addressed by the app id's hash.
+ * with the swap.  The table is a lib/idtab over a fixed array; a pass
+ * holds at most DISKUSE_SLOTS rows, so it never fills, and no entry is
+ * ever reused (all are pinned: a full table takes no more).
  * The table is the handle's (struct diskuse), made by serve(), whose
  * periodic jobs (lib/periodic.h) run the passes; a pass watches the
  * handle's own stop flag.
@@ -21,7 +23,7 @@
 #include <string.h>
 
 #include "lib/clock.h"
-#include "lib/hash.h"
+#include "lib/idtab.h"
 #include "lib/log.h"
 #include "ws/usage.h"
 #include "ws/workspace.h"
@@ -37,8 +39,17 @@ struct diskuse {
 	struct dedup *dedup;
 	pthread_mutex_t mu;
 	struct slot s[DISKUSE_SLOTS]; /* under mu */
+	struct idtab tab;             /* over s */
 	atomic_bool stopping;         /* diskuse_stop: a pass in flight ends */
 };
+
+/* No entry is reused: a pass makes the table anew. */
+static int64_t
+slot_keep(const void *entry)
+{
+	(void)entry;
+	return IDTAB_PINNED;
+}
 
 struct diskuse *
 diskuse_new(const struct config *cfg, struct store *store, struct dedup *dedup)
@@ -51,6 +62,7 @@ diskuse_new(const struct config *cfg, struct store *store, struct dedup *dedup)
 	du->store = store;
 	du->dedup = dedup;
 	pthread_mutex_init(&du->mu, NULL);
+	idtab_init(&du->tab, du->s, DISKUSE_SLOTS, sizeof(du->s[0]), slot_keep);
 	return du;
 }
 
@@ -62,21 +74,6 @@ diskuse_free(struct diskuse *du)
 	diskuse_stop(du);
 	pthread_mutex_destroy(&du->mu);
 	free(du);
-}
-
-static struct slot *
-find(struct slot *s, const char *app, bool make)
-{
-	size_t i = hash_fnv1a(app) % DISKUSE_SLOTS;
-
-	for (size_t k = 0; k < DISKUSE_SLOTS;
-	     k++, i = (i + 1) % DISKUSE_SLOTS) {
-		if (strcmp(s[i].app, app) == 0)
-			return &s[i];
-		if (s[i].app[0] == '\0')
-			return make ? &s[i] : NULL;
-	}
-	return NULL;
 }
 
 struct rows {
@@ -106,28 +103,30 @@ diskuse_pass(struct diskuse *du)
 	struct rows rows = {.r = calloc(DISKUSE_SLOTS, sizeof(*rows.r))};
 	struct slot *next = calloc(DISKUSE_SLOTS, sizeof(*next));
 	struct ws_inoset shared_set = {0};
+	struct idtab tab;
 	char path[PATH_MAX + 64];
 
+	idtab_init(&tab, next, DISKUSE_SLOTS, sizeof(*next), slot_keep);
 	if (rows.r == NULL || next == NULL ||
 	    store_sandbox_list(du->store, copy_row, &rows) < 0)
 		goto out;
 	snprintf(path, sizeof(path), "%s/store", du->cfg->data_dir);
 	ws_inoset_load(path, &shared_set);
 	for (size_t i = 0; i < rows.n && !atomic_load(&du->stopping); i++) {
-		struct slot *s = find(next, rows.r[i].app, true);
+		struct slot *s;
 		bool partial = false;
 		int64_t b, shared = 0;
 
 		workspace_path(du->cfg->data_dir, rows.r[i].id, path,
 		               sizeof(path));
 		b = ws_usage_walk_shared(path, &shared_set, &shared, &partial);
-		if (s == NULL || b < 0)
+		/* Made only once measured: a failed walk leaves no figure. */
+		if (b < 0 || (s = idtab_put(&tab, rows.r[i].app)) == NULL)
 			continue;
 		/* Also a dedup pass now and then: one missed at a boot (the
 		 * supervisor slow to answer) or files installed outside a
 		 * task.  Over a done tree it only reads directories. */
 		dedup_kick(du->dedup, rows.r[i].id);
-		memcpy(s->app, rows.r[i].app, sizeof(s->app));
 		s->v.bytes = b;
 		s->v.shared = shared;
 		s->v.partial = partial;
@@ -151,7 +150,7 @@ diskuse_get(struct diskuse *du, const char *app_id, struct diskuse_figure *out)
 	if (du == NULL)
 		return false;
 	pthread_mutex_lock(&du->mu);
-	if ((s = find(du->s, app_id, false)) != NULL) {
+	if ((s = idtab_get(&du->tab, app_id)) != NULL) {
 		*out = s->v;
 		found = true;
 	}

@@ -3,7 +3,8 @@
  * EDGE_MAX_CLIENT_CONNECTIONS each): a hash of the addresses with
  * connections open, taken at accept (edge.c) and given back when a
  * connection closes (conn.c).  Loopback peers behind the TLS proxy are
- * not counted.
+ * not counted.  Not a lib/idtab: keyed by address, not id, and an
+ * address leaves the table with its last connection.
  */
 #include <stdlib.h>
 #include <string.h>

@@ -35,6 +35,8 @@ struct pvauth_code {
 	int64_t expires_at;
 };
 
+/* Neither table is a lib/idtab: the apps' must hold every app and lose
+ * deleted ones; the codes are keyed by a hash, not an id, and leave. */
 struct pvauth {
 	pthread_rwlock_t mu; /* apps */
 	struct pvauth_app *b[PVAUTH_APPS_BUCKETS];

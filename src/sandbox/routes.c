@@ -10,7 +10,8 @@
  * Rejected: reading the store on the loop (what preview.c did): every
  * store call waits behind the store's one mutex, so a slow write
  * elsewhere stalled every preview; and a fixed array with probing like
- * activity.c: the table must hold every sandbox, not the recent ones.
+ * activity.c (lib/idtab.h): the table must hold every sandbox, not the
+ * recent ones, and a deleted sandbox's route leaves it.
  */
 #include "sandbox/routes.h"
 

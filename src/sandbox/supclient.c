@@ -47,6 +47,8 @@
  * request.  Keyed by the sandbox id (the workspace's last component); a
  * supervisor that answers, or a sandbox that starts, leaves the table.
  * A full table tracks no more (requests then just wait their deadline).
+ * Not a lib/idtab: entries leave it, and a stale one (not the least
+ * worth) is reused first, by a scan of 64 slots.
  */
 struct quiet {
 	char id[ULID_LEN + 1];

@@ -175,6 +175,8 @@ ws_inoset_release(struct ws_inoset *s)
 	*s = (struct ws_inoset){0};
 }
 
+/* Not a lib/idtab: direct-mapped (a colliding id replaces the other,
+ * no probe) and ws_usage_forget() removes entries. */
 static struct {
 	pthread_mutex_t mu;
 	struct {

@@ -178,30 +178,6 @@ network(bool show)
 }
 
 static int
-cmd_token(void)
-{
-	return with_store(token_issue);
-}
-
-static int
-cmd_setup_code(void)
-{
-	return with_store(setup_code);
-}
-
-static int
-cmd_secrets_rotate(void)
-{
-	return with_store(secrets_rotate);
-}
-
-static int
-cmd_secrets_check(void)
-{
-	return with_store(secrets_check);
-}
-
-static int
 cmd_network_show(void)
 {
 	return network(true);
@@ -242,27 +218,29 @@ struct command {
 	bool exact;
 	int (*run)(void);
 	int (*run_args)(int argc, char **argv); /* instead of run */
+	/* instead of run: given the configuration and the open store */
+	int (*with_store)(const struct config *cfg, struct store *store);
 	const char *help;
 };
 
 static const struct command commands[] = {
     {.name = "serve", .run = serve, .help = "run the daemon in the foreground"},
     {.name = "token",
-     .run = cmd_token,
+     .with_store = token_issue,
      .help = "make a new API token (replaces the old one)"},
     {.name = "setup-code",
      .exact = true,
-     .run = cmd_setup_code,
+     .with_store = setup_code,
      .help = "print the console's one-time setup code\n"
              "(until a console password is set)"},
     {.name = "secrets",
      .sub = "rotate",
-     .run = cmd_secrets_rotate,
+     .with_store = secrets_rotate,
      .help = "re-seal every stored secret with a new master key\n"
              "(the daemon must be stopped)"},
     {.name = "secrets",
      .sub = "check",
-     .run = cmd_secrets_check,
+     .with_store = secrets_check,
      .help = "open every stored secret; print only counts"},
     {.name = "network",
      .sub = "show",
@@ -360,5 +338,7 @@ main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
+	if (c->with_store)
+		return with_store(c->with_store);
 	return c->run_args ? c->run_args(argc, argv) : c->run();
 }

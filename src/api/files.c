@@ -399,6 +399,7 @@ files_move(struct req *r, struct resp *w)
 	struct err e = {0};
 	struct target t;
 	struct jv *body = NULL, *o;
+	int moved;
 
 	t.appfd = -1;
 	if (api_load_sandbox(r, w, &t.sb) < 0 ||
@@ -413,13 +414,12 @@ files_move(struct req *r, struct resp *w)
 	if (target_dir(r, w, &t) < 0)
 		goto out;
 	pthread_mutex_lock(write_lock(t.sb.id));
-	if (wsfs_move(t.appfd, from, to, WORKSPACE_UID, WORKSPACE_GID, &e) <
-	    0) {
-		pthread_mutex_unlock(write_lock(t.sb.id));
+	moved = wsfs_move(t.appfd, from, to, WORKSPACE_UID, WORKSPACE_GID, &e);
+	pthread_mutex_unlock(write_lock(t.sb.id));
+	if (moved < 0) {
 		api_reply_err(w, &e);
 		goto out;
 	}
-	pthread_mutex_unlock(write_lock(t.sb.id));
 	if ((strcmp(from, "sandbox.yaml") == 0 ||
 	     strcmp(to, "sandbox.yaml") == 0) &&
 	    t.sb.status == SANDBOX_RUNNING)

@@ -45,6 +45,7 @@ static size_t
 on_up_header(const char *p, size_t n, void *arg)
 {
 	struct preq *r = arg;
+	size_t took = n; /* 0 ends the transfer */
 
 	pthread_mutex_lock(&r->mu);
 	if (n >= 5 && memcmp(p, "HTTP/", 5) == 0) {
@@ -54,8 +55,8 @@ on_up_header(const char *p, size_t n, void *arg)
 		r->status = sp ? strtol(sp, NULL, 10) : 0;
 	}
 	if (buf_append(&r->head, p, n) < 0) {
-		pthread_mutex_unlock(&r->mu);
-		return 0;
+		took = 0;
+		goto out;
 	}
 	if (r->metered && meter_is_stream(p, n))
 		r->meter.sse = true;
@@ -67,8 +68,9 @@ on_up_header(const char *p, size_t n, void *arg)
 			r->errored = true;
 		}
 	}
+out:
 	pthread_mutex_unlock(&r->mu);
-	return n;
+	return took;
 }
 
 static size_t

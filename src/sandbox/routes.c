@@ -104,6 +104,7 @@ int
 routes_put(struct routes *r, const struct sandbox *sb)
 {
 	struct route_node *fresh = malloc(sizeof(*fresh)), **p;
+	int rc = 0;
 
 	pthread_rwlock_wrlock(&r->mu);
 	p = find(r, sb->id);
@@ -116,12 +117,11 @@ routes_put(struct routes *r, const struct sandbox *sb)
 		fresh = NULL;
 		r->count++;
 	} else {
-		pthread_rwlock_unlock(&r->mu);
-		return -1;
+		rc = -1; /* no memory for a new route */
 	}
 	pthread_rwlock_unlock(&r->mu);
 	free(fresh); /* not needed: the sandbox had a route */
-	return 0;
+	return rc;
 }
 
 void

@@ -381,25 +381,52 @@ out:
 	return rc;
 }
 
-enum op { OP_STATUS, OP_DIFF, OP_COMMIT };
+struct oparg;
+
+/* The helper's operations on the app's repository, as a table. */
+struct helper_op {
+	const char *name;
+	bool needs_message; /* refused without one */
+	int (*run)(git_repository *repo, const struct oparg *a, struct err *e);
+};
 
 struct oparg {
-	enum op op;
+	const struct helper_op *op;
 	const char *message;
 	const struct jv *paths;
 	struct jv **out;
 };
 
 static int
+op_status(git_repository *repo, const struct oparg *a, struct err *e)
+{
+	return status_locked(repo, a->out, e);
+}
+
+static int
+op_diff(git_repository *repo, const struct oparg *a, struct err *e)
+{
+	return diff_locked(repo, a->out, e);
+}
+
+static int
+op_commit(git_repository *repo, const struct oparg *a, struct err *e)
+{
+	return commit_locked(repo, a->message, a->paths, a->out, e);
+}
+
+static const struct helper_op helper_ops[] = {
+    {"status", false, op_status},
+    {"diff", false, op_diff},
+    {"commit", true, op_commit},
+};
+
+static int
 op_locked(git_repository *repo, void *arg, struct err *e)
 {
-	struct oparg *a = arg;
+	const struct oparg *a = arg;
 
-	if (a->op == OP_STATUS)
-		return status_locked(repo, a->out, e);
-	if (a->op == OP_DIFF)
-		return diff_locked(repo, a->out, e);
-	return commit_locked(repo, a->message, a->paths, a->out, e);
+	return a->op->run(repo, a, e);
 }
 
 int
@@ -407,16 +434,16 @@ gitws_op_here(const char *key, const char *ws, const char *op,
               const char *message, const struct jv *paths, struct jv **out,
               struct err *e)
 {
-	struct oparg a = {OP_STATUS, message,
+	struct oparg a = {NULL, message,
 	                  paths && jv_type(paths) == JV_ARRAY ? paths : NULL,
 	                  out};
 
 	*out = NULL;
-	if (strcmp(op, "diff") == 0)
-		a.op = OP_DIFF;
-	else if (strcmp(op, "commit") == 0 && message)
-		a.op = OP_COMMIT;
-	else if (strcmp(op, "status") != 0)
+	for (size_t i = 0; i < sizeof(helper_ops) / sizeof(helper_ops[0]); i++)
+		if (strcmp(op, helper_ops[i].name) == 0 &&
+		    (message || !helper_ops[i].needs_message))
+			a.op = &helper_ops[i];
+	if (a.op == NULL)
 		return ERR_INTERNAL(e, "git: unknown helper op");
 	return gitws_with_repo(key, ws, op_locked, &a, e);
 }

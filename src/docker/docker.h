@@ -1,6 +1,6 @@
 /*
  * docker: the container runtime driver, speaking the Docker Engine API
- * over its unix socket.  The only module that includes curl.h.  Every call
+ * over its unix socket, through src/net/http.  Every call
  * is synchronous and may be made from any thread; each uses its own
  * connection.  Calls return DOCKER_OK, DOCKER_NOT_FOUND, DOCKER_DOWN (the
  * engine did not answer: socket missing, refused, timed out) or

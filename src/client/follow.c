@@ -265,6 +265,42 @@ on_bytes(const char *p, size_t n, void *arg)
 	return rc == 0 ? n : 0; /* done, or a runaway line: stop reading */
 }
 
+/*
+ * Before a dropped stream is resumed: say so, start a new parser and
+ * wait *wait_s seconds (one more each time, up to 5).  False once the
+ * user interrupted.
+ */
+static bool
+resume_after(struct cli *c, struct follow *f, int *wait_s)
+{
+	if (c->fancy || c->err_tty)
+		fprintf(stderr,
+		        "%s(connection lost after event %ld; resuming)%s\n",
+		        cli_sgr(c, "2"), f->last_id, CLI_RESET(c));
+	sse_release(&f->sse);
+	sse_init(&f->sse, on_event, f);
+	for (int i = 0; i < *wait_s * 10 && !atomic_load(&interrupted); i++)
+		usleep(100000);
+	if (*wait_s < 5)
+		(*wait_s)++;
+	return !atomic_load(&interrupted);
+}
+
+/* The exit status once following is over, and what the user is told. */
+static int
+follow_end(struct follow *f, const char *sb, const char *task, int rc)
+{
+	if (!f->done && atomic_load(&interrupted)) {
+		fflush(stdout);
+		fprintf(stderr,
+		        "\nstopped following; task %s keeps running.\n"
+		        "re-attach with: sandboxd task follow %s %s\n",
+		        task, sb, task);
+		return CLI_INTERRUPTED;
+	}
+	return f->done ? cli_task_exit(f->result) : rc;
+}
+
 int
 cli_follow(struct cli *c, const char *sb, const char *task, long since,
            struct jv **result)
@@ -325,33 +361,12 @@ cli_follow(struct cli *c, const char *sb, const char *task, long since,
 			    task, f.last_id, broke ? why : "closed", sb, task);
 			break;
 		}
-		if (c->fancy || c->err_tty)
-			fprintf(stderr,
-			        "%s(connection lost after event %ld; "
-			        "resuming)%s\n",
-			        cli_sgr(c, "2"), f.last_id, CLI_RESET(c));
-		sse_release(&f.sse);
-		sse_init(&f.sse, on_event, &f);
-		for (int i = 0; i < wait_s * 10 && !atomic_load(&interrupted);
-		     i++)
-			usleep(100000);
-		if (wait_s < 5)
-			wait_s++;
-		if (atomic_load(&interrupted))
+		if (!resume_after(c, &f, &wait_s))
 			break;
 	}
 	sse_release(&f.sse);
 	sigaction(SIGINT, &old, NULL);
-	if (!f.done && atomic_load(&interrupted)) {
-		fflush(stdout);
-		fprintf(stderr,
-		        "\nstopped following; task %s keeps running.\n"
-		        "re-attach with: sandboxd task follow %s %s\n",
-		        task, sb, task);
-		rc = CLI_INTERRUPTED;
-	} else if (f.done) {
-		rc = cli_task_exit(f.result);
-	}
+	rc = follow_end(&f, sb, task, rc);
 	if (result)
 		*result = f.result;
 	else

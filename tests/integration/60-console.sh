@@ -17,9 +17,11 @@ need_test_image
 command -v node >/dev/null || bail "node is not installed (scripts/bootstrap installs it)"
 CHROMIUM=${CHROMIUM:-/usr/bin/chromium}
 [[ -x $CHROMIUM ]] || bail "no Chromium at $CHROMIUM (scripts/bootstrap installs it)"
+# BUILD=build: under `make asan` the sub-make would otherwise inherit
+# BUILD=build-asan and build the console where this test does not look.
 CONSOLE_DIR=$IT_ROOT/build/console
 if [[ ! -f $CONSOLE_DIR/index.html || ! -d $IT_ROOT/console/node_modules/playwright-core ]]; then
-	make -s -C "$IT_ROOT" console >"$IT_TMP/make-console.log" 2>&1 ||
+	make -s -C "$IT_ROOT" BUILD=build console >"$IT_TMP/make-console.log" 2>&1 ||
 		bail "make console failed: $(tail -n 5 "$IT_TMP/make-console.log")"
 fi
 

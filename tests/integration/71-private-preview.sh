@@ -29,7 +29,7 @@ command -v python3 >/dev/null || bail "python3 is needed for the raw-socket clie
 # that the apps are the console's too.
 CONSOLE_DIR=$IT_ROOT/build/console
 if [[ ! -f $CONSOLE_DIR/index.html || ! -d $IT_ROOT/console/node_modules/playwright-core ]]; then
-	make -s -C "$IT_ROOT" console >"$IT_TMP/make-console.log" 2>&1 ||
+	make -s -C "$IT_ROOT" BUILD=build console >"$IT_TMP/make-console.log" 2>&1 ||
 		note "make console failed: $(tail -n 5 "$IT_TMP/make-console.log")"
 fi
 start_edge_daemon "SANDBOXD_API_TOKENS=default=$IT_TOKEN" SANDBOXD_CONSOLE_DIR="$CONSOLE_DIR"

@@ -6,8 +6,8 @@
  * know is a usage error, as is a value missing or given to a flag.
  * The parse borrows argv's strings; nothing is allocated.
  */
-#ifndef CLI_ARGS_H
-#define CLI_ARGS_H
+#ifndef CLIENT_ARGS_H
+#define CLIENT_ARGS_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -2,8 +2,8 @@
  * calls: what the commands (cmd_*.c) share to call the API and show
  * its answer per mode (--json, -q, or a table or lines).
  */
-#ifndef CLI_CALLS_H
-#define CLI_CALLS_H
+#ifndef CLIENT_CALLS_H
+#define CLIENT_CALLS_H
 
 #include <stddef.h>
 

@@ -7,8 +7,8 @@
  * end a command: one line `error: <message> (<code>)` on stderr and an
  * exit status from the table below (docs/cli.md).  Single-threaded.
  */
-#ifndef CLI_CLIENT_H
-#define CLI_CLIENT_H
+#ifndef CLIENT_CLIENT_H
+#define CLIENT_CLIENT_H
 
 #include <stdatomic.h>
 #include <stdbool.h>

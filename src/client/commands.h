@@ -4,8 +4,8 @@
  * a client command and hands it to cli_main(); its usage prints
  * cli_usage() after the daemon's own commands.
  */
-#ifndef CLI_COMMANDS_H
-#define CLI_COMMANDS_H
+#ifndef CLIENT_COMMANDS_H
+#define CLIENT_COMMANDS_H
 
 #include <stdbool.h>
 #include <stdio.h>

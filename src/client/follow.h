@@ -4,8 +4,8 @@
  * Last-Event-ID when the connection drops; Ctrl-C stops following and
  * leaves the task running.  The exit status says how the task ended.
  */
-#ifndef CLI_FOLLOW_H
-#define CLI_FOLLOW_H
+#ifndef CLIENT_FOLLOW_H
+#define CLIENT_FOLLOW_H
 
 #include "client/client.h"
 #include "lib/jv.h"

@@ -7,8 +7,8 @@
  * CLI_SSE_LINE_BYTES or data longer than CLI_SSE_DATA_BYTES fails the
  * stream rather than growing without bound.
  */
-#ifndef CLI_SSE_H
-#define CLI_SSE_H
+#ifndef CLIENT_SSE_H
+#define CLIENT_SSE_H
 
 #include <stddef.h>
 

@@ -6,8 +6,8 @@
  * characters in a cell (a hostile app name with an escape sequence) are
  * shown as '?', so a table never drives the terminal.
  */
-#ifndef CLI_TABLE_H
-#define CLI_TABLE_H
+#ifndef CLIENT_TABLE_H
+#define CLIENT_TABLE_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -4,8 +4,8 @@
  * is an error naming the variable, never a silent default.  The loaded
  * struct is read-only after start and may be read from any thread.
  */
-#ifndef CORE_CONFIG_H
-#define CORE_CONFIG_H
+#ifndef CONFIG_CONFIG_H
+#define CONFIG_CONFIG_H
 
 #include <limits.h>
 #include <stdbool.h>

@@ -3,8 +3,8 @@
  * port, which the edge serves and the API's checks (the Host guard, the
  * CSRF Origin check) recognise.  Pure functions of their bytes.
  */
-#ifndef CORE_CONSOLE_H
-#define CORE_CONSOLE_H
+#ifndef CONFIG_HOSTS_H
+#define CONFIG_HOSTS_H
 
 #include <stdbool.h>
 #include <stddef.h>

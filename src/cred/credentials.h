@@ -5,8 +5,8 @@
  * needed and wiped right after.  How a credential goes on the wire is
  * the proxy's (proxy/wire.h).
  */
-#ifndef CORE_CREDENTIALS_H
-#define CORE_CREDENTIALS_H
+#ifndef CRED_CREDENTIALS_H
+#define CRED_CREDENTIALS_H
 
 #include <stdbool.h>
 #include <stddef.h>

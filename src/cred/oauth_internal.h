@@ -1,6 +1,6 @@
 /* What oauth.c and oauthparse.c share (see oauthparse.c). */
-#ifndef CORE_OAUTH_INTERNAL_H
-#define CORE_OAUTH_INTERNAL_H
+#ifndef CRED_OAUTH_INTERNAL_H
+#define CRED_OAUTH_INTERNAL_H
 
 #include <stddef.h>
 

@@ -25,8 +25,8 @@
  * An entry whose link count is 1 is no longer used by any workspace:
  * `sandboxd gc` removes it (dedup_gc).
  */
-#ifndef CORE_DEDUP_H
-#define CORE_DEDUP_H
+#ifndef DISK_DEDUP_H
+#define DISK_DEDUP_H
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -4,8 +4,8 @@
  * thread with the bounded walk of ws/usage.h, so no request ever waits
  * for a walk.  The API shows the last figure in the app object.
  */
-#ifndef CORE_DISKUSE_H
-#define CORE_DISKUSE_H
+#ifndef DISK_DISKUSE_H
+#define DISK_DISKUSE_H
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -8,8 +8,8 @@
  * the manifest, the checksums and PRAGMA integrity_check before it touches the
  * data directory, and never runs next to a daemon on it.
  */
-#ifndef CORE_BACKUP_H
-#define CORE_BACKUP_H
+#ifndef OPS_BACKUP_H
+#define OPS_BACKUP_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -4,8 +4,8 @@
  * The pure parts (the /proc/net/tcp reader, the thresholds, the path
  * walk's permission rule, the time parser) are exported for the tests.
  */
-#ifndef CORE_DOCTOR_H
-#define CORE_DOCTOR_H
+#ifndef OPS_DOCTOR_H
+#define OPS_DOCTOR_H
 
 #include <stdbool.h>
 #include <stdint.h>

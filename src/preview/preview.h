@@ -5,8 +5,8 @@
  * Docker, and start wakes on a wake thread.  Every request counts as activity
  * (sandbox/activity.h).
  */
-#ifndef CORE_PREVIEW_H
-#define CORE_PREVIEW_H
+#ifndef PREVIEW_PREVIEW_H
+#define PREVIEW_PREVIEW_H
 
 #include <netinet/in.h>
 #include <pthread.h>

@@ -16,8 +16,8 @@
  *
  * Every function may be called from any thread.
  */
-#ifndef CORE_PVAUTH_H
-#define CORE_PVAUTH_H
+#ifndef PREVIEW_PVAUTH_H
+#define PREVIEW_PVAUTH_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -11,8 +11,8 @@
  * first, then the least recently active first, "always_on" ones last.
  * Neither ever wakes a sandbox.
  */
-#ifndef CORE_REAPER_H
-#define CORE_REAPER_H
+#ifndef REAPER_REAPER_H
+#define REAPER_REAPER_H
 
 #include "sandbox/core.h"
 

@@ -6,8 +6,8 @@
  * so deadlines survive a restart without a database write per request.
  * A leaf: it knows the store and nothing else of the daemon.
  */
-#ifndef CORE_ACTIVITY_H
-#define CORE_ACTIVITY_H
+#ifndef SANDBOX_ACTIVITY_H
+#define SANDBOX_ACTIVITY_H
 
 #include <stdint.h>
 

@@ -5,8 +5,8 @@
  * function may be called from any thread.  Errors are reported in
  * struct err for the API to turn into an envelope.
  */
-#ifndef CORE_CORE_H
-#define CORE_CORE_H
+#ifndef SANDBOX_CORE_H
+#define SANDBOX_CORE_H
 
 #include <pthread.h>
 #include <stdatomic.h>

@@ -2,8 +2,8 @@
  * The control plane's side of an app's remote: its credential opened
  * for one call, and the import that fills a new sandbox's workspace.
  */
-#ifndef CORE_GITOPS_H
-#define CORE_GITOPS_H
+#ifndef SANDBOX_GITOPS_H
+#define SANDBOX_GITOPS_H
 
 #include "sandbox/core.h"
 #include "git/git.h"

@@ -5,8 +5,8 @@
  * never sees YAML: manifest_runconf() renders the tab-separated run.conf
  * it reads (docs/supervisor.md).
  */
-#ifndef CORE_MANIFEST_H
-#define CORE_MANIFEST_H
+#ifndef SANDBOX_MANIFEST_H
+#define SANDBOX_MANIFEST_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -3,8 +3,8 @@
  * percentage, for the pressure reaper, preview wakes and task
  * submission.  Any thread may call it; it reads files each time.
  */
-#ifndef CORE_MEMBUDGET_H
-#define CORE_MEMBUDGET_H
+#ifndef SANDBOX_MEMBUDGET_H
+#define SANDBOX_MEMBUDGET_H
 
 #include <stdint.h>
 

@@ -2,8 +2,8 @@
  * Runtime presets: the kinds of app a sandbox can be seeded as.  A const
  * table; the templates themselves live in the sandbox image.
  */
-#ifndef CORE_PRESETS_H
-#define CORE_PRESETS_H
+#ifndef SANDBOX_PRESETS_H
+#define SANDBOX_PRESETS_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -12,8 +12,8 @@
  * lookup and a copy; writers take its write lock for a copy into the
  * entry.  Nothing is called with the lock held.
  */
-#ifndef CORE_ROUTES_H
-#define CORE_ROUTES_H
+#ifndef SANDBOX_ROUTES_H
+#define SANDBOX_ROUTES_H
 
 #include <netinet/in.h>
 #include <stdbool.h>

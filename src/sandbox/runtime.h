@@ -12,8 +12,8 @@
  * a container starts, a thread of its own waits for the sandbox's
  * supervisor and configures it (runtime_schedule).
  */
-#ifndef CORE_RUNTIME_H
-#define CORE_RUNTIME_H
+#ifndef SANDBOX_RUNTIME_H
+#define SANDBOX_RUNTIME_H
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -7,8 +7,8 @@
  *
  * Thread-safety: any thread.
  */
-#ifndef CORE_SUPANSWER_H
-#define CORE_SUPANSWER_H
+#ifndef SANDBOX_SUPANSWER_H
+#define SANDBOX_SUPANSWER_H
 
 #include <stddef.h>
 

@@ -10,8 +10,8 @@
  * table); runtime.c owns the daemon's one.  Thread-safety: every
  * function may be called from any thread.
  */
-#ifndef CORE_SUPCLIENT_H
-#define CORE_SUPCLIENT_H
+#ifndef SANDBOX_SUPCLIENT_H
+#define SANDBOX_SUPCLIENT_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -2,8 +2,8 @@
  * sbnet: the sandboxes' Docker network and its egress rules, kept in
  * place for as long as the daemon runs (see sbnet.c).
  */
-#ifndef CORE_SBNET_H
-#define CORE_SBNET_H
+#ifndef SBNET_SBNET_H
+#define SBNET_SBNET_H
 
 #include <stdatomic.h>
 #include <stdbool.h>

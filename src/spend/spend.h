@@ -4,8 +4,8 @@
  * model call, whether a budget is reached; the API shows and edits
  * them.  Any thread; each call does a few store reads or one write.
  */
-#ifndef CORE_SPEND_H
-#define CORE_SPEND_H
+#ifndef SPEND_SPEND_H
+#define SPEND_SPEND_H
 
 #include <stdbool.h>
 #include <stddef.h>

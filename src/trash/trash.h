@@ -12,8 +12,8 @@
  * and the trash pass (trash_pass, a periodic job of serve()).  Every function
  * takes the sandbox's lock for the steps on its sandbox.
  */
-#ifndef CORE_TRASH_H
-#define CORE_TRASH_H
+#ifndef TRASH_TRASH_H
+#define TRASH_TRASH_H
 
 #include "sandbox/core.h"
 

@@ -35,7 +35,8 @@ SUP_SRC    := $(wildcard src/supervisor/*.c)
 UNIT_SRC   := $(wildcard tests/unit/test_*.c)
 UNIT_BIN   := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 
-.PHONY: all check unit integration lint fmt asan fuzz image bench clean console
+.PHONY: all check unit integration lint fmt asan fuzz fuzz-build fuzz-smoke image \
+        bench clean console
 
 all: $(BUILD)/sandboxd $(BUILD)/sandboxd-init
 
@@ -72,10 +73,12 @@ unit: $(UNIT_BIN)
 integration: all
 	@SANDBOXD_BIN=$(abspath $(BUILD)/sandboxd) tests/run-integration
 
-# Everything CI runs (lint, unit, integration); the last line is
-# "N passed, N failed".  The console's browser test needs the console built.
-check: all console $(UNIT_BIN)
-	@SANDBOXD_BIN=$(abspath $(BUILD)/sandboxd) tests/run-all $(UNIT_BIN)
+# Everything CI runs (lint, unit, the fuzz targets' smoke run, integration);
+# the last line is "N passed, N failed".  The console's browser test needs
+# the console built.
+check: all console $(UNIT_BIN) $(FUZZ_BIN)
+	@SANDBOXD_BIN=$(abspath $(BUILD)/sandboxd) FUZZ_BIN="$(FUZZ_BIN)" \
+		tests/run-all $(UNIT_BIN)
 
 lint:
 	@scripts/lint
@@ -107,33 +110,50 @@ fmt:
 
 asan:
 	LSAN_OPTIONS=suppressions=$(abspath tests/lsan.supp):print_suppressions=0 \
-		$(MAKE) BUILD=build-asan CFLAGS='-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer' check
+		$(MAKE) BUILD=build-asan CFLAGS='-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer' \
+		FUZZ_BIN= check
 
-# Fuzz every parser with libFuzzer for FUZZ_SECONDS each.
+# The fuzz targets (tests/fuzz/fuzz_*.c), built with clang's libFuzzer,
+# ASan and UBSan into $(FUZZ_BUILD).  Every source of the daemon but the
+# program's main goes into one archive, compiled for the fuzzer; each
+# target links against it and the daemon's libraries, and the linker
+# takes only the objects the target needs: no list of sources to keep.
+# `make fuzz` runs each target for FUZZ_SECONDS (long runs, by hand);
+# `make fuzz-smoke` builds every target and runs each for a few seconds
+# on its corpus (tests/fuzz/corpus/<target>/), as `make check` does.
+FUZZ_BUILD   ?= build-fuzz
 FUZZ_SECONDS ?= 20
+FUZZ_CC      ?= clang
+FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=undefined
+FUZZ_CFLAGS  := -std=c17 -D_GNU_SOURCE -g -O1 -fno-omit-frame-pointer -Isrc \
+                -DSANDBOXD_VERSION='"$(VERSION)"' $(shell pkg-config --cflags $(PKGS))
 FUZZ_SRC     := $(wildcard tests/fuzz/fuzz_*.c)
-FUZZ_LIB     := src/lib/jv.c src/lib/buf.c src/lib/ulid.c src/lib/utf8.c \
-                src/lib/clock.c src/lib/err.c $(wildcard src/agent/*.c) \
-                src/ws/wsfs.c src/task/derive.c src/task/result.c \
-                src/store/states.c src/sandbox/supanswer.c src/sandbox/manifest.c \
-                src/proxy/providers.c src/proxy/meter.c src/edge/head.c \
-                src/edge/pool.c \
-                src/edge/host.c src/cred/oauthparse.c src/api/session.c \
-                src/config/hosts.c src/vault/vault.c \
-                src/ops/backup_manifest.c
-fuzz:
-	@mkdir -p build-fuzz
-	@set -o pipefail; for f in $(FUZZ_SRC); do \
-		n=$$(basename $$f .c); \
-		clang -std=c17 -D_GNU_SOURCE -g -O1 -Isrc \
-			-fsanitize=fuzzer,address,undefined $$f $(FUZZ_LIB) \
-			$(shell pkg-config --libs jansson yaml-0.1 libsodium) \
-			-lhttp_parser -lpthread \
-			-o build-fuzz/$$n || exit 1; \
-		echo "fuzzing $$n for $(FUZZ_SECONDS)s"; \
-		build-fuzz/$$n -max_total_time=$(FUZZ_SECONDS) -max_len=4096 \
-			-print_final_stats=0 2>&1 | tail -n 2 || exit 1; \
-	done
+FUZZ_BIN     := $(FUZZ_SRC:tests/fuzz/%.c=$(FUZZ_BUILD)/%)
+FUZZ_OBJ     := $(filter-out $(FUZZ_BUILD)/src/cli/main.o,$(DAEMON_SRC:%.c=$(FUZZ_BUILD)/%.o))
+
+$(FUZZ_BUILD)/src/%.o: src/%.c
+	@mkdir -p $(dir $@)
+	@echo "  FUZZCC  $<"
+	@$(FUZZ_CC) $(FUZZ_CFLAGS) $(FUZZ_SAN) -fsanitize=fuzzer-no-link -MMD -MP -c $< -o $@
+
+$(FUZZ_BUILD)/libsandboxd.a: $(FUZZ_OBJ)
+	@echo "  AR      $@"
+	@rm -f $@ && ar rcs $@ $^
+
+# A target's own file may include the supervisor's sources (its .d says so).
+$(FUZZ_BUILD)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_BUILD)/libsandboxd.a
+	@mkdir -p $(FUZZ_BUILD)/deps
+	@echo "  FUZZLD  $@"
+	@$(FUZZ_CC) $(FUZZ_CFLAGS) $(FUZZ_SAN) -fsanitize=fuzzer -MMD -MP \
+		-MF $(FUZZ_BUILD)/deps/$(@F).d -o $@ $< $(FUZZ_BUILD)/libsandboxd.a $(LDLIBS)
+
+fuzz-build: $(FUZZ_BIN)
+
+fuzz: $(FUZZ_BIN)
+	@tests/fuzz/run --seconds $(FUZZ_SECONDS) $(FUZZ_BIN)
+
+fuzz-smoke: $(FUZZ_BIN)
+	@tests/fuzz/run $(FUZZ_BIN)
 
 image: $(BUILD)/sandboxd-init
 	BUILD=$(BUILD) scripts/build-image
@@ -144,4 +164,5 @@ bench: all
 clean:
 	rm -rf build build-asan build-fuzz
 
--include $(DAEMON_OBJ:.o=.d)
+-include $(DAEMON_OBJ:.o=.d) $(FUZZ_OBJ:.o=.d) \
+         $(FUZZ_BIN:$(FUZZ_BUILD)/%=$(FUZZ_BUILD)/deps/%.d)

@@ -2,18 +2,21 @@
 """The tools the tests and benchmarks call, against what a fresh machine has.
 
   scripts/tools.py            check (scripts/lint tools runs it)
-  scripts/tools.py --list     print "command path package" for each call
+  scripts/tools.py --list     print "command path package priority" for
+                              each command found
 
-A fresh Debian 12 machine has the packages of priority required (and the
-Essential ones), gcc, make, git, python3, node, npm and a Docker client;
-scripts/bootstrap installs the rest (its packages=(...) list).  Every
-command that a shell script of tests/ or bench/ runs on the host must be a
-shell builtin or keyword, a function of the scripts, a file of the repo or
-a program the project builds, or come from a Debian package that is
-required or in bootstrap's list.  A command's package is what `dpkg -S`
-says of the file `command -v` finds: so the check runs on a machine where
-the tests pass, and fails on a call of a program that was installed by
-hand.  Python's imports must be of the standard library, of the repo, or
+A fresh Debian 12 machine has the packages of priority required or
+important (and the Essential ones), gcc, make, git, python3, node, npm and
+a Docker client; scripts/bootstrap installs the rest (its packages=(...)
+list).  Every command that a shell script of tests/ or bench/ runs on the
+host (or looks up with command -v, or names as /usr/bin/NAME) must be a
+shell builtin or keyword, a function of the scripts, a file of the repo, a
+program the project builds (the Makefile's $(BUILD)/NAME) or a lockfile's
+package puts in node_modules/.bin, or come from a Debian package of
+priority required or important or in bootstrap's list.  A command's
+package is what `dpkg -S` says of the file `command -v` finds: so the
+check runs on a machine where the tests pass, and fails on a call of a
+program that was installed by hand.  Python's imports must be of the standard library, of the repo, or
 of a Debian package as above; Node's of its built-in modules, or of a
 package some package-lock.json of the repo holds.
 
@@ -28,7 +31,6 @@ are skipped, but for their Python imports when python reads them.
 tests/fake-agent/ runs in the sandbox image, not on the host: not read.
 """
 import ast
-import glob
 import json
 import os
 import re
@@ -48,9 +50,8 @@ STARTERS = {'if', 'then', 'else', 'elif', 'do', 'while', 'until', '!',
 ENDS = {'fi', 'done', 'esac', '}', 'in', ';;', 'then', 'else', 'do'}
 
 
-def sh(*argv, check=False):
-    r = subprocess.run(argv, capture_output=True, text=True)
-    return r.stdout if r.returncode == 0 or not check else None
+def sh(*argv):
+    return subprocess.run(argv, capture_output=True, text=True).stdout
 
 
 def bootstrap_packages(repo):
@@ -438,6 +439,20 @@ def main():
     ours |= set(re.findall(r'^\$\(BUILD\)/([\w-]+):', open('Makefile').read(),
                            re.M))
     builtins = set(sh('bash', '-c', 'compgen -b; compgen -k').split())
+    # Node packages of the repo's lockfiles, and the programs they put in
+    # node_modules/.bin.
+    locked = set()
+    for lock in repo_files():
+        if not lock.endswith('package-lock.json') or 'node_modules' in lock:
+            continue
+        try:
+            pkgs = json.load(open(lock)).get('packages', {})
+        except (OSError, ValueError):
+            continue
+        locked |= {k.split('node_modules/')[-1] for k in pkgs if k}
+        for v in pkgs.values():
+            if isinstance(v.get('bin'), dict):
+                ours |= set(v['bin'])
     calls, pymods, jsmods = {}, {}, {}
     for f, t in texts.items():
         k = kind(f, t)
@@ -507,18 +522,12 @@ def main():
             bad.append('%s:%d: %s: package %s (priority %s) is not in '
                        'scripts/bootstrap\'s packages' %
                        (origin + (w, pkg, prio)))
-    # Node packages: built in, or in a lockfile of the repo.
-    node_builtin = set(json.loads(sh('node', '-p', 'JSON.stringify(require('
-                                     '"module").builtinModules)') or '[]'))
-    locked = set()
-    for lock in glob.glob('**/package-lock.json', recursive=True):
-        if 'node_modules' in lock:
-            continue
-        try:
-            pkgs = json.load(open(lock)).get('packages', {})
-        except (OSError, ValueError):
-            continue
-        locked |= {k.split('node_modules/')[-1] for k in pkgs if k}
+    # Node's own modules.
+    try:
+        node_builtin = set(json.loads(sh(
+            'node', '-p', 'JSON.stringify(require("module").builtinModules)')))
+    except (OSError, ValueError):
+        node_builtin = set()
     for m in sorted(jsmods):
         if m in node_builtin or m in locked:
             continue

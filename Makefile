@@ -118,7 +118,7 @@ FUZZ_LIB     := src/lib/jv.c src/lib/buf.c src/lib/ulid.c src/lib/utf8.c \
                 src/store/states.c src/sandbox/supanswer.c src/sandbox/manifest.c \
                 src/proxy/providers.c src/proxy/meter.c src/edge/head.c \
                 src/edge/pool.c \
-                src/edge/host.c src/cred/oauthparse.c src/api/session.c \
+                src/edge/host.c src/cred/oauthparse.c src/api/session.c src/api/guard.c \
                 src/config/hosts.c src/vault/vault.c \
                 src/ops/backup_manifest.c
 fuzz:

@@ -168,7 +168,7 @@ daemon_stop() {
 api() {
 	local args=(-s -o "$BENCH_TMP/body" -w '%{http_code} %{time_total}'
 		-X "$1" -H "Authorization: Bearer $BENCH_TOKEN")
-	[[ $# -ge 3 ]] && args+=(--data-binary "$3")
+	[[ $# -ge 3 ]] && args+=(--data-binary "$3" -H 'Content-Type: application/json')
 	: >"$BENCH_TMP/body"
 	curl "${args[@]}" "$DAEMON_URL$2"
 }

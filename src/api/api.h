@@ -32,6 +32,9 @@ struct req {
 	bool body_too_big;
 	char owner[64]; /* the tenant: the caller's token name */
 	bool operator;  /* may change instance-wide settings (auth_operator) */
+	/* Authentication is off and the request came straight from a
+	 * loopback client (server.c): it needs no credentials. */
+	bool auth_off;
 	char request_id[ULID_LEN + 1];
 	/* How the caller authenticated (server.c, signin.c). */
 	enum api_via { API_VIA_NONE, API_VIA_TOKEN, API_VIA_SESSION } via;
@@ -66,6 +69,7 @@ struct route {
 	api_handler fn;
 	bool open;       /* no token needed */
 	size_t max_body; /* 0: API_MAX_BODY_BYTES */
+	bool raw_body;   /* the body is bytes, not JSON (api/guard.h) */
 };
 
 extern const struct route health_routes[], signin_routes[], status_routes[],
@@ -196,7 +200,9 @@ void signin_password(struct req *, struct resp *);
 
 /*
  * Console sessions for server.c (signin.c).  signin_session: the live
- * session the request's Cookie names, into r (via, owner "default",
+ * session of a Cookie header (one of its session cookies, whichever the
+ * store knows: a forged one beside it does not sign out), into r (via,
+ * owner "default",
  * session, csrf; renewed when due, with a new Set-Cookie); 0, or -1
  * when none.  signin_csrf: a cookie-authenticated write carries the
  * session's X-CSRF-Token and a matching Origin (0), else -1 with

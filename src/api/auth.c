@@ -7,14 +7,18 @@
  * cache), so one made or deleted through /v1/tokens counts from the next
  * request on.  Auth can only be turned off by the exact
  * values "true" or "1"; anything unexpected keeps it on (fail closed).
- * With it off, only loopback Host names are served (auth_host_allowed):
- * an open API on 127.0.0.1 is otherwise one DNS-rebinding page away from
- * any browser on the host.
+ * Off means: the API listens on loopback only (server.c refuses to start
+ * on another address), a request straight from a loopback client needs
+ * no token, and anything through the edge or another proxy (the
+ * console's host) is authenticated as usual, so the setup code is made
+ * and tokens are checked all the same.  Only loopback Host names and the
+ * console's are served (auth_host_allowed): an open API on 127.0.0.1 is
+ * otherwise one DNS-rebinding page away from any browser on the host.
  *
  * Operators are the tenants that may change what is instance-wide (the
  * default agent credentials and models): the first-start token's name,
  * "default", and the names in SANDBOXD_OPERATORS.  With auth off the
- * one caller is "default", so an operator.
+ * loopback caller is "default", so an operator (server.c).
  */
 #include "api/auth.h"
 
@@ -151,14 +155,16 @@ auth_init(struct auth **out, struct config *cfg, struct store *store)
 	if (a->disabled)
 		log_warn(
 		    "AUTHENTICATION IS DISABLED (SANDBOXD_API_AUTH_DISABLED)"
-		    ": anyone who reaches the API controls Docker on this "
-		    "host");
+		    ": the API listens on loopback only (%s), and every "
+		    "process on this host that reaches it controls Docker "
+		    "here; through the edge (the console's host) /v1 "
+		    "still needs a token or a console session",
+		    cfg->api_addr);
 	else if (cfg->auth_disabled_invalid)
 		log_warn("SANDBOXD_API_AUTH_DISABLED is neither true/1 nor "
 		         "false/0; authentication stays ON");
-	if (!a->disabled &&
-	    ((a->ntokens == 0 && first_token(store) < 0) ||
-	     (store && session_code_init(store, a->data_dir) < 0))) {
+	if ((!a->disabled && a->ntokens == 0 && first_token(store) < 0) ||
+	    (store && session_code_init(store, a->data_dir) < 0)) {
 		session_limiter_release(&a->limit);
 		free(a);
 		return -1;
@@ -184,10 +190,6 @@ auth_check(struct auth *a, const char *header, char *owner, size_t len)
 	size_t tlen;
 	int found = -1;
 
-	if (a->disabled) {
-		snprintf(owner, len, "%s", AUTH_FIRST_TOKEN_NAME);
-		return true;
-	}
 	if (header == NULL || strncasecmp(header, "Bearer ", 7) != 0)
 		return false;
 	for (tok = header + 7; *tok == ' ' || *tok == '\t'; tok++)
@@ -240,7 +242,7 @@ auth_name_operator(const struct auth *a, const char *name)
 bool
 auth_operator(const struct auth *a, const char *owner)
 {
-	return a->disabled || auth_name_operator(a, owner);
+	return auth_name_operator(a, owner);
 }
 
 bool

@@ -47,13 +47,14 @@ bool auth_env_has(const struct auth *a, const char *name);
  */
 bool auth_name_operator(const struct auth *a, const char *name);
 /*
- * Checks an Authorization header value.  On success writes the caller's
- * tenant (its token's name) to owner and returns true.
+ * Checks an Authorization header value, whether authentication is off
+ * or not (server.c decides when none is needed).  On success writes the
+ * caller's tenant (its token's name) to owner and returns true.
  */
 bool auth_check(struct auth *a, const char *header, char *owner, size_t len);
 /*
- * Whether the tenant owner (as auth_check wrote it) is an operator: auth
- * is off, or it is AUTH_FIRST_TOKEN_NAME, or SANDBOXD_OPERATORS lists it.
+ * Whether the tenant owner (as auth_check wrote it) is an operator: it
+ * is AUTH_FIRST_TOKEN_NAME, or SANDBOXD_OPERATORS lists it.
  * Only operators change instance-wide credentials and settings.
  */
 bool auth_operator(const struct auth *a, const char *owner);
@@ -68,7 +69,8 @@ bool auth_name_listed(const char *list, const char *name);
  * served too: the operator named that domain, so no stranger's page can.
  */
 bool auth_host_allowed(const struct auth *a, const char *host);
-/* Whether authentication is off (SANDBOXD_API_AUTH_DISABLED). */
+/* Whether authentication is off (SANDBOXD_API_AUTH_DISABLED): for
+ * requests straight from loopback only (server.c). */
 bool auth_disabled(const struct auth *a);
 /* PREVIEW_TLS: every request came over TLS (the cookie gets Secure). */
 bool auth_tls(const struct auth *a);

@@ -1,6 +1,10 @@
 /*
  * GET /metrics: the Prometheus text format (version 0.0.4), behind the
- * API token like every /v1 call (docs/operations.md lists the metrics).
+ * API token like every /v1 call (docs/operations.md lists the metrics),
+ * and an operator's only: every series is the instance's (all tenants'
+ * sandboxes, apps, egress, traffic), which a tenant's token must not
+ * read.  Per-tenant series were rejected: most counters (the edge's, the
+ * proxy's) are counted where the tenant is not known.
  * The counters and histograms are lib/metrics.c's, read without a lock;
  * the gauges are counted here, on the scraping request's thread: the
  * sandboxes by state from the store (one pass over its rows), the
@@ -82,6 +86,14 @@ metrics_get(struct req *r, struct resp *w)
 {
 	struct buf b;
 
+	if (!r->operator) {
+		api_fail(w, 403, "operator_only",
+		         "/metrics is the whole instance's: only an operator's "
+		         "token reads it (tenant %s is no operator; see "
+		         "SANDBOXD_OPERATORS)",
+		         r->owner);
+		return;
+	}
 	buf_init(&b, METRICS_BODY_BYTES);
 	if (metrics_write(&b) < 0 || gauges(r, &b) < 0) {
 		buf_release(&b);

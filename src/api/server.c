@@ -10,14 +10,21 @@
  * alone and before a byte of the body is read, the Host guard when
  * authentication is off (loopback names only: DNS rebinding) and
  * authentication (every /v1 path, known or not, needs a token, so the
- * API's shape is not visible to strangers), then a declared
- * Content-Length over the cap (413, still unread); then routing (404,
- * then 405 with Allow), the path's ids (400 when malformed), then the
- * handler.  A refusal from the head is queued on libmicrohttpd's first
- * call, so it answers without reading the body and closes the
- * connection: a stranger costs the server a head, not 16 MiB.  Every
- * error leaves through api_reply_err() (reply.c): the one place that
- * writes the envelope.
+ * API's shape is not visible to strangers; with authentication off, a
+ * request straight from a loopback client needs none, one through the
+ * edge or another proxy still does), then the cross-site walls of a
+ * write (guard.h: Origin, Sec-Fetch-Site, Content-Type; 403 or 415) and
+ * a cookie's CSRF token, then a declared Content-Length over the cap
+ * (413, still unread); then routing (404, then 405 with Allow), the
+ * path's ids (400 when malformed), then the handler.  A refusal from
+ * the head is queued on libmicrohttpd's first call, so it answers
+ * without reading the body and closes the connection: a stranger costs
+ * the server a head, not 16 MiB.  Every error leaves through
+ * api_reply_err() (reply.c): the one place that writes the envelope.
+ *
+ * With authentication off the listener must be a loopback address:
+ * api_start refuses to start on another, rather than listen elsewhere
+ * than SANDBOXD_API_ADDR says.
  *
  * The API is three files, called one way: this one (libmicrohttpd's
  * glue, the head's checks) calls the router (routes.c: the route tables
@@ -37,6 +44,7 @@
 
 #include "api/api.h"
 #include "api/auth.h"
+#include "api/guard.h"
 #include "api/routes.h"
 #include "api/session.h"
 #include "lib/limits.h"
@@ -57,19 +65,40 @@ needs_token(const char *path)
 	       strcmp(path, "/metrics") == 0;
 }
 
+struct cookie_walk {
+	struct req *r;
+	bool found;
+};
+
+static enum MHD_Result
+each_cookie(void *cls, enum MHD_ValueKind kind, const char *key,
+            const char *value)
+{
+	struct cookie_walk *cw = cls;
+
+	(void)kind;
+	if (strcasecmp(key, MHD_HTTP_HEADER_COOKIE) != 0 || value == NULL)
+		return MHD_YES;
+	cw->found = signin_session(cw->r, value) == 0;
+	return cw->found ? MHD_NO : MHD_YES;
+}
+
 /*
- * Who the caller is: a bearer token when Authorization is given (the
- * cookie is then ignored), else a console session from the Cookie.  0,
- * or -1 when neither authenticates.
+ * Who the caller is: anyone when authentication is off for the request
+ * (r->auth_off), else a bearer token when Authorization is given (the
+ * cookie is then ignored), else a console session from any of the
+ * Cookie headers.  0, or -1 when neither authenticates.
  */
 static int
 authenticate(struct api *a, struct MHD_Connection *conn, struct req *r)
 {
 	const char *hdr = MHD_lookup_connection_value(
 	    conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
+	struct cookie_walk cw = {r, false};
 
-	if (auth_disabled(a->auth)) {
-		auth_check(a->auth, NULL, r->owner, sizeof(r->owner));
+	if (r->auth_off) {
+		snprintf(r->owner, sizeof(r->owner), "%s",
+		         AUTH_FIRST_TOKEN_NAME);
 		r->operator= true;
 		return 0;
 	}
@@ -80,9 +109,8 @@ authenticate(struct api *a, struct MHD_Connection *conn, struct req *r)
 		r->operator= auth_operator(a->auth, r->owner);
 		return 0;
 	}
-	hdr = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
-	                                  MHD_HTTP_HEADER_COOKIE);
-	return hdr ? signin_session(r, hdr) : -1;
+	MHD_get_connection_values(conn, MHD_HEADER_KIND, each_cookie, &cw);
+	return cw.found ? 0 : -1;
 }
 
 static bool
@@ -91,12 +119,78 @@ safe_method(const char *m)
 	return strcmp(m, "GET") == 0 || strcmp(m, "HEAD") == 0;
 }
 
+static bool
+has_body(struct req *r)
+{
+	const char *cl = api_header(r, MHD_HTTP_HEADER_CONTENT_LENGTH);
+
+	return api_header(r, MHD_HTTP_HEADER_TRANSFER_ENCODING) ||
+	       (cl && strtoull(cl, NULL, 10) > 0);
+}
+
+/* The cross-site walls (guard.h) of a write: true when refused, the
+ * answer in w. */
+static bool
+walled(struct req *r, const struct route *rt, struct resp *w)
+{
+	const struct guard_head h = {
+	    .method = r->method,
+	    .host = api_header(r, MHD_HTTP_HEADER_HOST),
+	    .origin = api_header(r, "Origin"),
+	    .sec_fetch_site = api_header(r, "Sec-Fetch-Site"),
+	    .ctype = api_header(r, MHD_HTTP_HEADER_CONTENT_TYPE),
+	    .https = r->https,
+	    .has_body = has_body(r),
+	    .raw_body = rt && rt->raw_body,
+	};
+	const char *json = "send Content-Type: application/json (a file's "
+	                   "content: application/octet-stream)";
+
+	switch (guard_check(&h)) {
+	case GUARD_OK:
+		return false;
+	case GUARD_FOREIGN_ORIGIN:
+		api_fail(w, 403, "csrf_failed",
+		         "a write from another origin is refused: Origin "
+		         "%.100s is not %s://%.100s, the origin of this "
+		         "request's Host",
+		         h.origin, r->https ? "https" : "http",
+		         h.host ? h.host : "(no Host)");
+		break;
+	case GUARD_FOREIGN_SITE:
+		api_fail(w, 403, "csrf_failed",
+		         "a write from another site is refused: "
+		         "Sec-Fetch-Site is %.40s (only same-origin and none "
+		         "pass; a preview is same-site, and refused too)",
+		         h.sec_fetch_site);
+		break;
+	case GUARD_SIMPLE_TYPE:
+		api_fail(w, 415, "unsupported_media_type",
+		         "Content-Type %.100s is refused on every write (any "
+		         "web page can send it to any site): %s",
+		         h.ctype, json);
+		break;
+	case GUARD_NO_TYPE:
+		api_fail(w, 415, "unsupported_media_type",
+		         "a body without Content-Type is refused: %s", json);
+		break;
+	case GUARD_NOT_JSON:
+		api_fail(w, 415, "unsupported_media_type",
+		         "%s %s takes JSON, not %.100s: send Content-Type: "
+		         "application/json",
+		         r->method, r->path, h.ctype);
+		break;
+	}
+	return true;
+}
+
 /*
  * What the head alone decides: true when the request is refused (the
  * answer is in w), else r->owner is the caller's tenant.  Open routes
  * (health, the sign-in's status, setup and login) are served to anyone,
- * who they are is still worked out for the status.  A write signed in
- * by the cookie must pass the CSRF check (signin_csrf).
+ * who they are is still worked out for the status.  Every write then
+ * passes the cross-site walls (walled), and one signed in by the cookie
+ * the CSRF check (signin_csrf).
  */
 static bool
 refused(struct api *a, struct MHD_Connection *conn, struct req *r,
@@ -121,14 +215,20 @@ refused(struct api *a, struct MHD_Connection *conn, struct req *r,
 	if (!needs_token(r->path))
 		return false;
 	rt = api_route_find(r, &known, &bad, NULL, 0);
-	if (authenticate(a, conn, r) < 0) {
-		if (rt && rt->open)
-			return false;
+	if (authenticate(a, conn, r) < 0 && !(rt && rt->open)) {
 		api_fail(w, 401, "unauthorized",
 		         "missing or invalid bearer token "
-		         "(Authorization: Bearer <token>) or console session");
+		         "(Authorization: Bearer <token>) or console "
+		         "session%s",
+		         auth_disabled(a->auth)
+		             ? " (authentication is off only for clients on "
+		               "this host calling the API's own address, not "
+		               "through the edge)"
+		             : "");
 		return true;
 	}
+	if (walled(r, rt, w))
+		return true;
 	if (r->via == API_VIA_SESSION && !safe_method(r->method) &&
 	    !(rt && rt->open) && signin_csrf(r, w) < 0)
 		return true;
@@ -240,8 +340,24 @@ body_limit(struct req *r)
 	return rt && rt->max_body ? rt->max_body : API_MAX_BODY_BYTES;
 }
 
-/* Where the request came from: r->client (the login limit's key) and
- * r->https (the cookie's Secure). */
+/*
+ * Whether a loopback client called the API straight: no proxy's header
+ * (the edge always adds X-Forwarded-For, a TLS proxy X-Forwarded-Proto
+ * or Forwarded) and a loopback Host.  With authentication off only such
+ * a request needs no credentials.
+ */
+static bool
+straight(struct req *r)
+{
+	return !api_header(r, "X-Forwarded-For") &&
+	       !api_header(r, "X-Forwarded-Proto") &&
+	       !api_header(r, "X-Forwarded-Host") &&
+	       !api_header(r, "Forwarded") &&
+	       auth_loopback_host(api_header(r, MHD_HTTP_HEADER_HOST));
+}
+
+/* Where the request came from: r->client (the login limit's key),
+ * r->https (the cookie's Secure) and r->auth_off. */
 static void
 request_origin(struct api *a, struct MHD_Connection *conn, struct req *r)
 {
@@ -265,6 +381,7 @@ request_origin(struct api *a, struct MHD_Connection *conn, struct req *r)
 	                    r->client, sizeof(r->client));
 	r->https =
 	    auth_tls(a->auth) || (proto && strcasecmp(proto, "https") == 0);
+	r->auth_off = auth_disabled(a->auth) && loop && straight(r);
 }
 
 static enum MHD_Result
@@ -355,6 +472,18 @@ resolve(const struct config *cfg, struct sockaddr_storage *ss, bool *ipv6)
 	return 0;
 }
 
+static bool
+loopback(const struct sockaddr_storage *ss)
+{
+	const struct sockaddr_in *in4 = (const void *)ss;
+	const struct sockaddr_in6 *in6 = (const void *)ss;
+
+	if (ss->ss_family == AF_INET)
+		return (ntohl(in4->sin_addr.s_addr) >> 24) == 127;
+	return ss->ss_family == AF_INET6 &&
+	       IN6_IS_ADDR_LOOPBACK(&in6->sin6_addr);
+}
+
 int
 api_start(struct api **out, struct core *core)
 {
@@ -373,6 +502,15 @@ api_start(struct api **out, struct core *core)
 	if (resolve(core->cfg, &ss, &ipv6) < 0) {
 		log_error("SANDBOXD_API_ADDR: cannot resolve \"%s\"",
 		          core->cfg->api_host);
+		goto fail;
+	}
+	if (auth_disabled(a->auth) && !loopback(&ss)) {
+		log_error("SANDBOXD_API_AUTH_DISABLED=true serves the API on "
+		          "loopback only, and SANDBOXD_API_ADDR=%s is not a "
+		          "loopback address: set it to 127.0.0.1:%u (or "
+		          "[::1]:%u), or turn authentication on",
+		          core->cfg->api_addr, core->cfg->api_port,
+		          core->cfg->api_port);
 		goto fail;
 	}
 	flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |

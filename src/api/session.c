@@ -5,6 +5,14 @@
  * SESSION_COOKIE_MAX_BYTES is not looked at).  Secrets are compared in
  * constant time (vault_equal).
  *
+ * A Cookie header may hold several session cookies: a page of another
+ * host of the same parent domain (a preview, on a real domain) can set
+ * one for the parent domain, with a longer path so that it comes first.
+ * So every well-formed one is handed out in turn (session_cookie_next)
+ * and the caller takes the one the store knows.  Over HTTPS the cookie
+ * is "__Host-sbx_session": Secure, Path=/, no Domain, which the browser
+ * lets no other host set or overwrite.
+ *
  * The login rate limit counts failures (wrong passwords, wrong setup
  * codes) per client address in fixed windows of SESSION_LOGIN_WINDOW_S:
  * SESSION_LOGIN_FAILS_MAX per address, SESSION_LOGIN_GLOBAL_MAX for all
@@ -41,41 +49,51 @@ b64url_char(char ch)
 	return isalnum((unsigned char)ch) || ch == '-' || ch == '_';
 }
 
-bool
-session_cookie_token(const char *header, char out[SESSION_TOKEN_LEN + 1])
+/* Whether the cookie pair p (n bytes) is name=<a well-formed token>;
+ * the token in out when it is. */
+static bool
+cookie_pair(const char *p, size_t n, const char *name,
+            char out[SESSION_TOKEN_LEN + 1])
 {
-	const size_t nlen = strlen(SESSION_COOKIE);
-	const char *p = header;
+	size_t nlen = strlen(name), vlen;
+	const char *v;
 
-	if (header == NULL || strnlen(header, SESSION_COOKIE_MAX_BYTES + 1) >
-	                          SESSION_COOKIE_MAX_BYTES)
+	if (n <= nlen || strncmp(p, name, nlen) != 0 || p[nlen] != '=')
 		return false;
-	while (*p) {
-		const char *end = strchr(p, ';'), *v;
-		size_t n, vlen;
+	v = p + nlen + 1;
+	vlen = n - nlen - 1;
+	while (vlen && (v[vlen - 1] == ' ' || v[vlen - 1] == '\t'))
+		vlen--;
+	if (vlen != SESSION_TOKEN_LEN)
+		return false;
+	for (size_t i = 0; i < vlen; i++)
+		if (!b64url_char(v[i]))
+			return false;
+	memcpy(out, v, vlen);
+	out[vlen] = '\0';
+	return true;
+}
 
+bool
+session_cookie_next(const char *header, const char *name, size_t *pos,
+                    char out[SESSION_TOKEN_LEN + 1])
+{
+	size_t len;
+
+	if (header == NULL ||
+	    (len = strnlen(header, SESSION_COOKIE_MAX_BYTES + 1)) >
+	        SESSION_COOKIE_MAX_BYTES)
+		return false;
+	while (*pos < len) {
+		const char *p = header + *pos, *end = strchr(p, ';');
+		size_t n;
+
+		*pos = end ? (size_t)(end - header) + 1 : len;
 		while (*p == ' ' || *p == '\t')
 			p++;
 		n = end ? (size_t)(end - p) : strlen(p);
-		if (n > nlen && strncmp(p, SESSION_COOKIE, nlen) == 0 &&
-		    p[nlen] == '=') {
-			v = p + nlen + 1;
-			vlen = n - nlen - 1;
-			while (vlen &&
-			       (v[vlen - 1] == ' ' || v[vlen - 1] == '\t'))
-				vlen--;
-			if (vlen != SESSION_TOKEN_LEN)
-				return false;
-			for (size_t i = 0; i < vlen; i++)
-				if (!b64url_char(v[i]))
-					return false;
-			memcpy(out, v, vlen);
-			out[vlen] = '\0';
+		if (cookie_pair(p, n, name, out))
 			return true;
-		}
-		if (end == NULL)
-			break;
-		p = end + 1;
 	}
 	return false;
 }
@@ -214,10 +232,10 @@ session_code_equal(const char *a, const char *b)
 void
 session_set_cookie(char *out, size_t len, const char *token, bool secure)
 {
-	snprintf(out, len,
-	         "%s=%s; HttpOnly; SameSite=Strict; Path=/; Max-Age=%d%s",
-	         SESSION_COOKIE, token ? token : "",
-	         token ? SESSION_TTL_SECONDS : 0, secure ? "; Secure" : "");
+	snprintf(
+	    out, len, "%s=%s; HttpOnly; SameSite=Strict; Path=/; Max-Age=%d%s",
+	    secure ? SESSION_COOKIE_HOST : SESSION_COOKIE, token ? token : "",
+	    token ? SESSION_TTL_SECONDS : 0, secure ? "; Secure" : "");
 }
 
 /* --- the login rate limit ----------------------------------------------- */

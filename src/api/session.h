@@ -26,7 +26,6 @@
 #define SESSION_RENEW_SECONDS    3600 /* renewed on use at most this often */
 #define SESSION_PASSWORD_MIN     8    /* bytes */
 #define SESSION_PASSWORD_MAX     1024 /* bytes */
-#define SESSION_COOKIE_MAX_BYTES 4096 /* a longer Cookie header is not read */
 #define SESSION_HEADER_MAX_BYTES 512  /* Origin, X-CSRF-Token, X-F-F hop */
 #define SESSION_LOGIN_FAILS_MAX  5    /* per client address a window */
 #define SESSION_LOGIN_GLOBAL_MAX 50   /* every client together a window */
@@ -38,14 +37,23 @@
 #define SESSION_CODE_LEN         (SESSION_CODE_CHARS + 3) /* with dashes */
 #define SESSION_SET_COOKIE_BYTES 256
 
+/* A Cookie header: the edge's whole head may be cookies
+ * (EDGE_MAX_HEADER_BYTES). */
+#define SESSION_COOKIE_HOST      "__Host-sbx_session" /* over HTTPS */
+#define SESSION_COOKIE_MAX_BYTES (16u << 10) /* a longer one is not read */
+#define SESSION_COOKIES_MAX      32 /* session cookies looked up a request */
+
 /* --- pure parts ---------------------------------------------------------- */
 
 /*
- * The sbx_session token of a Cookie header (NULL: none): true when a
- * well-formed one (SESSION_TOKEN_LEN base64url characters) is found.
+ * The next token of a cookie named name (SESSION_COOKIE_HOST or
+ * SESSION_COOKIE) in a Cookie header (NULL: none), from *pos on (0 at
+ * first): true when a well-formed one (SESSION_TOKEN_LEN base64url
+ * characters) is found, *pos then past it; malformed ones are skipped.
  * A header over SESSION_COOKIE_MAX_BYTES is not read.
  */
-bool session_cookie_token(const char *header, char out[SESSION_TOKEN_LEN + 1]);
+bool session_cookie_next(const char *header, const char *name, size_t *pos,
+                         char out[SESSION_TOKEN_LEN + 1]);
 /*
  * The CSRF Origin check: an absent Origin passes; else it must be
  * exactly "<scheme>://<host>" for the request's Host (https when the
@@ -69,8 +77,9 @@ void session_code_new(char out[SESSION_CODE_LEN + 1]);
 bool session_code_normalize(const char *in, char out[SESSION_CODE_CHARS + 1]);
 /* Constant-time equality of two codes as typed (normalized first). */
 bool session_code_equal(const char *a, const char *b);
-/* "sbx_session=…; HttpOnly; SameSite=Strict; Path=/; Max-Age=…[; Secure]";
- * token NULL clears the cookie. */
+/* "sbx_session=…; HttpOnly; SameSite=Strict; Path=/; Max-Age=…", or
+ * with secure "__Host-sbx_session=…; …; Secure"; token NULL clears the
+ * cookie. */
 void session_set_cookie(char *out, size_t len, const char *token, bool secure);
 
 /* --- the login rate limit ----------------------------------------------- */

@@ -45,10 +45,9 @@ set_str_or_null(struct jv *o, const char *key, const char *v)
 static struct jv *
 status_obj(struct req *r)
 {
-	struct auth *a = api_auth(r);
 	struct jv *o = jv_obj();
 	char hash[VAULT_PWHASH_LEN], when[CLOCK_RFC3339_LEN];
-	bool off = auth_disabled(a), in = off || r->via != API_VIA_NONE;
+	bool off = r->auth_off, in = off || r->via != API_VIA_NONE;
 	bool session = r->via == API_VIA_SESSION;
 
 	jv_set_bool(o, "auth_enabled", !off);
@@ -96,6 +95,34 @@ signed_in(struct req *r, const char *hash, const struct store_session *ss)
 	r->session_expires = ss->expires_at;
 }
 
+/*
+ * The stored session of one of the cookie's tokens, the __Host- ones
+ * first: 0 with its hash in hash and the token in token, or -1.  At
+ * most SESSION_COOKIES_MAX are looked up.
+ */
+static int
+session_find(struct req *r, const char *cookie, int64_t now,
+             char token[SESSION_TOKEN_LEN + 1], char hash[VAULT_HASH_HEX + 1],
+             struct store_session *ss)
+{
+	static const char *const names[] = {SESSION_COOKIE_HOST,
+	                                    SESSION_COOKIE};
+	int tries = 0;
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(*names); i++) {
+		size_t pos = 0;
+		while (tries < SESSION_COOKIES_MAX &&
+		       session_cookie_next(cookie, names[i], &pos, token)) {
+			tries++;
+			vault_hash_hex(token, strlen(token), hash);
+			if (store_session_get(r->core->store, hash, now, ss) ==
+			    0)
+				return 0;
+		}
+	}
+	return -1;
+}
+
 int
 signin_session(struct req *r, const char *cookie)
 {
@@ -103,10 +130,7 @@ signin_session(struct req *r, const char *cookie)
 	struct store_session ss;
 	int64_t now = clock_now();
 
-	if (!session_cookie_token(cookie, token))
-		return -1;
-	vault_hash_hex(token, strlen(token), hash);
-	if (store_session_get(r->core->store, hash, now, &ss) != 0) {
+	if (session_find(r, cookie, now, token, hash, &ss) < 0) {
 		vault_wipe(token, sizeof(token));
 		return -1;
 	}

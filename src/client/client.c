@@ -341,10 +341,10 @@ perform(struct cli *c, const char *method, const char *path, const void *body,
 		         c->token);
 		hdrs[nh++] = auth;
 	}
-	if (ctype) {
-		snprintf(ct, sizeof(ct), "Content-Type: %s", ctype);
+	snprintf(ct, sizeof(ct), "Content-Type:%s%s", ctype ? " " : "",
+	         ctype ? ctype : ""); /* bare: no form type (API refuses) */
+	if (ctype || send)
 		hdrs[nh++] = ct;
-	}
 	hdrs[nh] = NULL;
 	call.method = method;
 	call.url = url;

@@ -27,8 +27,9 @@ const struct err_code err_codes[] = {
      .meaning = "a missing or wrong API token"},
     {.code = "csrf_failed",
      .status = 403,
-     .meaning = "a cookie-signed write without the session's X-CSRF-Token "
-                "or from another Origin"},
+     .meaning = "a write from another origin or site (Origin, "
+                "Sec-Fetch-Site), or a cookie-signed one without the "
+                "session's X-CSRF-Token"},
     {.code = "host_not_allowed",
      .status = 403,
      .meaning = "with authentication off, a Host that is not loopback "
@@ -96,6 +97,11 @@ const struct err_code err_codes[] = {
     {.code = "too_large",
      .status = 413,
      .meaning = "a task's prompt over TASK_MAX_PROMPT_BYTES"},
+    {.code = "unsupported_media_type",
+     .status = 415,
+     .meaning = "a write whose body is not JSON (a file's content: of a "
+                "type a web page may send anywhere, text/plain, a form, "
+                "multipart or none)"},
     {.code = "rate_limited",
      .status = 429,
      .meaning = "too many failed console sign-ins (Retry-After says when "

@@ -82,7 +82,7 @@ round() {
 	create_app "k9-$moment" || { t_end; return; }
 	app=$APP_ID
 	curl -s -o /dev/null --max-time 60 -X POST -H "Authorization: Bearer $TOKEN" \
-		--data-binary '{"ports":[3000]}' "$API_URL/v1/apps/$app/sandbox" </dev/null >/dev/null 2>&1 &
+		-H 'Content-Type: application/json' --data-binary '{"ports":[3000]}' "$API_URL/v1/apps/$app/sandbox" </dev/null >/dev/null 2>&1 &
 	pid=$!
 	case $moment in
 	after-*s) sleep "${moment//[^0-9.]/}" ;;

@@ -113,6 +113,7 @@ t_begin "ten concurrent commits: one or more commit, the rest no_changes, fsck c
 pids=()
 for i in $(seq 10); do
 	curl -s -XPOST "$API/v1/apps/$APP/git/commit" -H "$AUTH" \
+		-H 'content-type: application/json' \
 		-d "{\"message\":\"parallel $i\"}" >"$IT_TMP/c$i.json" &
 	pids+=($!)
 done

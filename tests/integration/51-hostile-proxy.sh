@@ -306,7 +306,7 @@ import socket, sys, time
 host, port, method, path, auth = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5]
 total = int(sys.argv[6])
 wait = float(sys.argv[7]) if len(sys.argv) > 7 else 5
-h = "%s %s HTTP/1.1\r\nHost: %s:%d\r\nContent-Length: %d\r\n" % (method, path, host, port, total)
+h = "%s %s HTTP/1.1\r\nHost: %s:%d\r\nContent-Length: %d\r\nContent-Type: application/octet-stream\r\n" % (method, path, host, port, total)
 if auth != "-":
     h += "Authorization: %s\r\n" % auth
 s = socket.create_connection((host, port), 5)

@@ -39,7 +39,7 @@ creq() {
 	(($# > 0)) && shift
 	local -a args=(-s --path-as-is -o "$IT_TMP/body" -D "$IT_TMP/headers"
 		-w '%{http_code}' --max-time 30 -X "$method")
-	[[ -n $body ]] && args+=(--data-binary "$body")
+	[[ -n $body ]] && args+=(--data-binary "$body" -H 'Content-Type: application/json')
 	: >"$IT_TMP/body"
 	: >"$IT_TMP/headers"
 	REQ="$method $path"
@@ -168,12 +168,16 @@ jreq "$J2" POST /v1/auth/login '{"password":"not it at all"}' -H 'X-Forwarded-Fo
 expect_status 401 && expect_envelope invalid_password
 jreq "$J2" POST /v1/auth/login "{\"password\":\"$PW1\"}" -H 'X-Forwarded-Proto: https'
 expect_status 200 && expect_json .via session
-[[ $(cookie_of) == *"; Secure"* ]] || t_err "no Secure with X-Forwarded-Proto https: $(cookie_of)"
+# Over HTTPS a __Host- cookie: Secure, Path=/, no Domain, which no
+# other host (a preview) can set or overwrite.
+c=$(cookie_of)
+[[ $c =~ ^__Host-sbx_session=[A-Za-z0-9_-]{43}\; && $c == *"; Secure"* && $c == *"Path=/;"* && ${c,,} != *domain=* ]] ||
+	t_err "no __Host- Secure cookie with X-Forwarded-Proto https: $c"
 CSRF2=$(j .csrf_token)
 [[ $CSRF2 != "$CSRF1" ]] || t_err "two sessions share a CSRF token"
-# curl keeps a Secure cookie for https only: send it by hand.
-T2=$(awk '$6 == "sbx_session" {print $7}' "$J2" | tail -n 1)
-creq "$API_URL" GET /v1/auth/status "" -H "Cookie: sbx_session=$T2"
+# curl keeps a __Host- cookie for https only: send it by hand.
+T2=$(sed -nE 's/^__Host-sbx_session=([A-Za-z0-9_-]{43});.*$/\1/p' <<<"$c")
+creq "$API_URL" GET /v1/auth/status "" -H "Cookie: __Host-sbx_session=$T2"
 expect_json .via session && expect_json .csrf_token "$CSRF2"
 jreq "$J1" POST /v1/auth/login '{"password":"x"}' -H 'Origin: http://evil.example'
 expect_status 403 && expect_envelope csrf_failed
@@ -412,15 +416,17 @@ start_daemon SANDBOXD_API_AUTH_DISABLED=true SANDBOXD_NETWORK=none HTTP_PORT=$ED
 	SANDBOXD_EDGE_ADDR=127.0.0.1 SANDBOXD_CONSOLE_DIR="$IT_TMP/not-built" ||
 	bail "the daemon did not start: $(tail -n 5 "$DAEMON_ERR")"
 
-t_begin "auth disabled: signed in as the operator, the console host allowed, no setup code"
-ereq GET /v1/auth/status
+t_begin "auth disabled: open on loopback only; the console host signs in as usual"
+creq "$API_URL" GET /v1/auth/status
 expect_status 200 && expect_json .auth_enabled false && expect_json .signed_in true &&
 	expect_json .tenant default && expect_json .operator true
+ereq GET /v1/auth/status
+expect_status 200 && expect_json .auth_enabled true && expect_json .signed_in false
 ereq GET /v1/apps
-expect_status 200
+expect_status 401 && expect_envelope unauthorized
 creq "$API_URL" GET /v1/apps "" -H 'Host: evil.example'
 expect_status 403 && expect_envelope host_not_allowed
-grep -q 'Console setup code' "$DAEMON_OUT" && t_err "a setup code with auth disabled"
+grep -q 'Console setup code' "$DAEMON_OUT" || t_err "no setup code with auth disabled: the console could not be signed in to"
 t_end
 
 t_begin "no console built: a page that says so; the API still answers"

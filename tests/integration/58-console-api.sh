@@ -165,7 +165,7 @@ BASE=$(header ETag)
 pids=()
 for i in 0 1 2 3 4 5 6 7 8 9; do
 	curl -s -o /dev/null -w '%{http_code}\n' --max-time 30 -X PUT -H "Authorization: Bearer $TOKEN" \
-		-H "If-Match: $BASE" --data-binary "writer $i" "$API_URL/v1/sandboxes/$SB/files?path=race.txt" \
+		-H "If-Match: $BASE" -H 'Content-Type: application/octet-stream' --data-binary "writer $i" "$API_URL/v1/sandboxes/$SB/files?path=race.txt" \
 		>"$IT_TMP/race.$i" &
 	pids+=($!)
 done

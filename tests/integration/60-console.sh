@@ -118,7 +118,8 @@ LOG=$(git --git-dir="$ROOT/app.git" log -1 --format=%s console/todo 2>&1)
 [[ $LOG == "todo list from the console" ]] || t_err "console/todo: $LOG"
 t_end
 
-# The same console with the API's authentication off: a banner, no sign-in.
+# The same console with the API's authentication off: off is for loopback
+# clients of the API only, the console still asks for sign-in.
 new_data_dir
 start_daemon SANDBOXD_IMAGE="$TEST_IMAGE" HTTP_PORT="$EDGE_PORT" SANDBOXD_EDGE_ADDR=127.0.0.1 \
 	SANDBOXD_CONSOLE_DIR="$CONSOLE_DIR" SANDBOXD_API_AUTH_DISABLED=true ||

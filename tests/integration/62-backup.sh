@@ -51,7 +51,7 @@ submit "$SB" '{"prompt":"[[fake:lines=300]] [[fake:interval_ms=10]] [[fake:write
 T2=$TASK_ID
 (for i in $(seq 1 40); do
 	curl -s -o /dev/null -XPOST -H "Authorization: Bearer $TOKEN" \
-		"$API_URL/v1/apps" -d "{\"name\":\"during-$i\"}"
+		-H 'Content-Type: application/json' "$API_URL/v1/apps" -d "{\"name\":\"during-$i\"}"
 	sleep 0.05
 done) &
 WRITER=$!

@@ -272,13 +272,13 @@ if [[ -z $CODE ]]; then
 		"$SANDBOXD_BIN" setup-code 2>/dev/null)
 fi
 out=$(curl -s -c "$JAR" -D "$IT_TMP/login.head" -H "Host: $CH" -H "Origin: http://$CH" \
-	--data-binary "{\"setup_code\":\"$CODE\",\"password\":\"private previews\"}" "$EDGE/v1/auth/setup")
+	-H 'Content-Type: application/json' --data-binary "{\"setup_code\":\"$CODE\",\"password\":\"private previews\"}" "$EDGE/v1/auth/setup")
 csrf=$(jq -r .csrf_token <<<"$out")
 [[ -n $csrf && $csrf != null ]] || t_err "console setup: $out"
 sc=$(grep -i '^set-cookie:' "$IT_TMP/login.head" | tr -d '\r')
 [[ $sc == *sbx_session=* && ${sc,,} != *domain=* ]] || t_err "session cookie: $sc"
 out=$(curl -s -b "$JAR" -H "Host: $CH" -H "Origin: http://$CH" -H "X-CSRF-Token: $csrf" \
-	--data-binary '{"path":"/headers","ttl_seconds":3600}' "$EDGE/v1/apps/$A/preview-link")
+	-H 'Content-Type: application/json' --data-binary '{"path":"/headers","ttl_seconds":3600}' "$EDGE/v1/apps/$A/preview-link")
 url=$(jq -r .url <<<"$out")
 [[ $url == http://s-* ]] || t_err "console link: $out"
 redeem "$HA" "/${url#*://*/}"

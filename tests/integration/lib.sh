@@ -340,7 +340,9 @@ remove_test_networks() {
 # api METHOD PATH [BODY]: a request with "Authorization: Bearer $TOKEN".
 # Sets STATUS (000 if no answer), BODY (trailing newlines stripped),
 # BODY_FILE (the raw body), HEADERS (CRs removed) and REQ ("METHOD PATH").
-# A BODY of the form @file sends that file.  Without BODY no body is sent.
+# A BODY of the form @file sends that file.  Without BODY no body is sent;
+# with one, Content-Type: application/json (application/octet-stream for a
+# PUT of a file's content) unless api_hdr gives a Content-Type.
 # api_hdr "NAME: value" METHOD PATH [BODY]: the same with one more request
 # header.
 api() { api_auth "Bearer $TOKEN" "$@"; }
@@ -361,7 +363,18 @@ api_auth() {
 		-w '%{http_code}' --max-time "${API_TIMEOUT:-90}" -X "$method")
 	[[ -n $auth ]] && args+=(-H "Authorization: $auth")
 	[[ -n $API_EXTRA_HEADER ]] && args+=(-H "$API_EXTRA_HEADER")
-	(($# >= 4)) && args+=(--data-binary "$4")
+	if (($# >= 4)); then
+		args+=(--data-binary "$4")
+		# The API refuses curl's default form type on a write: JSON,
+		# or bytes for a file's content.
+		if [[ ${API_EXTRA_HEADER,,} != content-type:* ]]; then
+			if [[ $method == PUT && $path == */files\?* ]]; then
+				args+=(-H 'Content-Type: application/octet-stream')
+			else
+				args+=(-H 'Content-Type: application/json')
+			fi
+		fi
+	fi
 	: >"$IT_TMP/body"
 	: >"$IT_TMP/headers"
 	REQ="$method $path"

@@ -18,36 +18,65 @@
 #define TOK  "QTFmzNP-xd3_9NyH1GhEcs8jawhvgFC6Op4ZH1hn7d0"
 #define TOK2 "ZZFmzNP-xd3_9NyH1GhEcs8jawhvgFC6Op4ZH1hn7d0"
 
+/* The first session token named SESSION_COOKIE of h, as signin.c reads. */
+static bool
+first(const char *h, char out[SESSION_TOKEN_LEN + 1])
+{
+	size_t pos = 0;
+
+	return session_cookie_next(h, SESSION_COOKIE, &pos, out);
+}
+
 static void
 cookie_parsing(void)
 {
 	char out[SESSION_TOKEN_LEN + 1], *big;
+	size_t pos = 0;
 
-	CHECK(session_cookie_token("sbx_session=" TOK, out));
+	CHECK(first("sbx_session=" TOK, out));
 	CHECK_STR(out, TOK);
-	CHECK(session_cookie_token("a=b; sbx_session=" TOK "; c=d", out));
+	CHECK(first("a=b; sbx_session=" TOK "; c=d", out));
 	CHECK_STR(out, TOK);
-	CHECK(session_cookie_token("theme=dark;sbx_session=" TOK2 "  ", out));
+	CHECK(first("theme=dark;sbx_session=" TOK2 "  ", out));
 	CHECK_STR(out, TOK2);
 	/* Another name that ends or starts like ours is not ours. */
-	CHECK(!session_cookie_token("xsbx_session=" TOK, out));
-	CHECK(!session_cookie_token("sbx_session_x=" TOK, out));
-	CHECK(!session_cookie_token("sbx_session=" TOK "x", out));
-	CHECK(!session_cookie_token("sbx_session=short", out));
-	CHECK(!session_cookie_token("sbx_session=QTFmzNP-xd3_9NyH1GhEcs8jawhvg"
-	                            "FC6Op4ZH1hn7d!",
-	                            out));
-	CHECK(!session_cookie_token("", out));
-	CHECK(!session_cookie_token(NULL, out));
-	CHECK(!session_cookie_token("sbx_session", out));
+	CHECK(!first("xsbx_session=" TOK, out));
+	CHECK(!first("sbx_session_x=" TOK, out));
+	CHECK(!first("sbx_session=" TOK "x", out));
+	CHECK(!first("sbx_session=short", out));
+	CHECK(!first("sbx_session=QTFmzNP-xd3_9NyH1GhEcs8jawhvg"
+	             "FC6Op4ZH1hn7d!",
+	             out));
+	CHECK(!first("", out));
+	CHECK(!first(NULL, out));
+	CHECK(!first("sbx_session", out));
+	CHECK(!first("__Host-sbx_session=" TOK, out));
+	/* Every one of several, in order, the malformed ones skipped: a
+	 * forged cookie before the real one does not hide it. */
+	CHECK(session_cookie_next("sbx_session=" TOK2 "; sbx_session=bad; "
+	                          "sbx_session=" TOK,
+	                          SESSION_COOKIE, &pos, out));
+	CHECK_STR(out, TOK2);
+	CHECK(session_cookie_next("sbx_session=" TOK2 "; sbx_session=bad; "
+	                          "sbx_session=" TOK,
+	                          SESSION_COOKIE, &pos, out));
+	CHECK_STR(out, TOK);
+	CHECK(!session_cookie_next("sbx_session=" TOK2 "; sbx_session=bad; "
+	                           "sbx_session=" TOK,
+	                           SESSION_COOKIE, &pos, out));
+	pos = 0;
+	CHECK(session_cookie_next("sbx_session=" TOK2
+	                          "; __Host-sbx_session=" TOK,
+	                          SESSION_COOKIE_HOST, &pos, out));
+	CHECK_STR(out, TOK);
 	/* Over the cap: not read at all, even with a good cookie in it. */
 	big = malloc(SESSION_COOKIE_MAX_BYTES + 100);
 	memset(big, 'a', SESSION_COOKIE_MAX_BYTES + 99);
 	big[SESSION_COOKIE_MAX_BYTES + 99] = '\0';
 	memcpy(big, "sbx_session=" TOK ";", 13 + SESSION_TOKEN_LEN);
-	CHECK(!session_cookie_token(big, out));
+	CHECK(!first(big, out));
 	big[SESSION_COOKIE_MAX_BYTES - 1] = '\0';
-	CHECK(session_cookie_token(big, out));
+	CHECK(first(big, out));
 	free(big);
 }
 
@@ -135,8 +164,10 @@ set_cookie_line(void)
 	session_set_cookie(s, sizeof(s), TOK, false);
 	CHECK_STR(s, "sbx_session=" TOK
 	             "; HttpOnly; SameSite=Strict; Path=/; Max-Age=2592000");
+	/* Over HTTPS: a __Host- cookie, which no other host can set. */
 	session_set_cookie(s, sizeof(s), TOK, true);
-	CHECK(strstr(s, "; Secure") != NULL);
+	CHECK_STR(s, "__Host-sbx_session=" TOK "; HttpOnly; SameSite=Strict; "
+	             "Path=/; Max-Age=2592000; Secure");
 	session_set_cookie(s, sizeof(s), NULL, false);
 	CHECK_STR(s, "sbx_session=; HttpOnly; SameSite=Strict; Path=/; "
 	             "Max-Age=0");
@@ -279,7 +310,7 @@ password_hash(void)
 }
 
 static const struct unit_test tests[] = {
-    {"the session cookie is found, exactly, within its cap", cookie_parsing},
+    {"every session cookie is found, exactly, within its cap", cookie_parsing},
     {"the Origin must be the console's for the request's Host", origin_check},
     {"the client address: X-Forwarded-For's last hop from loopback only",
      client_address},

@@ -12,7 +12,8 @@
  * is made to (stream_options.include_usage spliced in, when the request
  * has no stream_options of its own); and the call reserves an estimate,
  * its input from the body's size and its output up to its max_tokens
- * (PROXY_OUTPUT_DEFAULT_TOKENS without one), at its model's price.  A
+ * (PROXY_OUTPUT_DEFAULT_TOKENS without one) for each of its "n"
+ * answers, at its model's price.  A
  * reservation that would pass a budget refuses the call with 403
  * permission_error, which no agent CLI sends again, and ends the task.
  *
@@ -70,6 +71,7 @@ charge_begin(struct preq *r, char *why, size_t len)
 	r->hold.own = r->own;
 	in = meter_tokens_of_bytes((int64_t)r->body.len);
 	out = rq.max_tokens >= 0 ? rq.max_tokens : PROXY_OUTPUT_DEFAULT_TOKENS;
+	out *= rq.choices; /* "n" answers, each up to the cap */
 	if (spend_reserve(st, &r->hold, r->path.up.name,
 	                  rq.model[0] ? rq.model : "unknown", in, out, why,
 	                  len) == 1) {

@@ -39,7 +39,7 @@
  *
  * A request (meter_request) goes through the same scanner with its
  * scalars of the two outer levels read as well: "stream", "background",
- * the output cap and stream_options.include_usage, which decide what
+ * the output cap, "n" and stream_options.include_usage, which decide what
  * the proxy reserves, refuses or asks the provider for.
  */
 #include "proxy/meter.h"
@@ -334,6 +334,11 @@ scalar_end(struct meter *m)
 		m->rq.max_tokens = d >= (double)METER_TOKENS_MAX
 		                       ? METER_TOKENS_MAX
 		                       : (int64_t)d + (d > (double)(int64_t)d);
+	} else if (m->depth == 1 && strcmp(k, "n") == 0) {
+		double d = strtod(m->sval, NULL);
+		m->rq.choices = !(d >= 1)               ? 1
+		                : d > METER_CHOICES_MAX ? METER_CHOICES_MAX
+		                                        : (int64_t)d;
 	} else if (m->depth == 2 && strcmp(m->key[1], "stream_options") == 0 &&
 	           strcmp(k, "include_usage") == 0) {
 		m->rq.include_usage = yes;
@@ -467,6 +472,7 @@ meter_request(const char *body, size_t n, struct meter_req *out)
 	meter_init(&m, false);
 	m.req = true;
 	m.rq.max_tokens = -1;
+	m.rq.choices = 1;
 	meter_feed(&m, body, n);
 	*out = m.rq;
 	memcpy(out->model, m.model, sizeof(out->model));

@@ -41,11 +41,13 @@ struct meter_req {
 	bool include_usage;  /* "stream_options": {"include_usage": true} */
 	int64_t max_tokens;  /* max_tokens, max_completion_tokens or
 	                        max_output_tokens; -1 none */
-	bool object;         /* the body is a JSON object, its '{' at open_at */
+	int64_t choices; /* "n": answers asked for (1 to METER_CHOICES_MAX) */
+	bool object;     /* the body is a JSON object, its '{' at open_at */
 	size_t open_at;
 };
 
-#define METER_SCALAR_MAX 32 /* a longer number or literal is ignored */
+#define METER_SCALAR_MAX  32  /* a longer number or literal is ignored */
+#define METER_CHOICES_MAX 128 /* "n" above is clamped: providers cap it */
 
 struct meter {
 	bool sse; /* text/event-stream: JSON per "data:" line */

@@ -49,6 +49,7 @@ check_request(const char *p, size_t n)
 
 	meter_request(p, n, &rq);
 	if (rq.max_tokens < -1 || rq.max_tokens > METER_TOKENS_MAX ||
+	    rq.choices < 1 || rq.choices > METER_CHOICES_MAX ||
 	    memchr(rq.model, '\0', sizeof(rq.model)) == NULL ||
 	    (rq.object && (rq.open_at >= n || p[rq.open_at] != '{')))
 		__builtin_trap();

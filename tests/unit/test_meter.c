@@ -152,8 +152,14 @@ requests(void)
 	meter_request(chat, strlen(chat), &rq);
 	CHECK_STR(rq.model, "gpt-5");
 	CHECK(rq.stream && !rq.background && !rq.stream_options);
-	CHECK(rq.max_tokens == 1234);
+	CHECK(rq.max_tokens == 1234 && rq.choices == 1);
 	CHECK(rq.object && rq.open_at == 2);
+	req("{\"n\":4,\"max_tokens\":10}", &rq);
+	CHECK(rq.choices == 4 && rq.max_tokens == 10);
+	req("{\"n\":100000}", &rq);
+	CHECK(rq.choices == METER_CHOICES_MAX);
+	req("{\"n\":-3}", &rq);
+	CHECK(rq.choices == 1);
 	req("{\"stream\":false,\"stream_options\":{\"include_usage\":"
 	    "true},\"background\":true,\"max_output_tokens\":2.5}",
 	    &rq);

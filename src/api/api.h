@@ -177,6 +177,10 @@ void spend_get(struct req *, struct resp *);
 void spend_patch(struct req *, struct resp *);
 /* {"spent":…,"budget":…|null,"budget_source":…} of an app (spend.c). */
 struct jv *api_app_spend_json(struct core *c, const char *app_id);
+/* PATCH /v1/apps/{id} "own_model_calls": a budget with a limit, or null
+ * (opted out).  0, or -1 with e set. */
+int api_own_calls_parse(const struct jv *v, struct store_budget *out,
+                        struct err *e);
 void settings_get(struct req *, struct resp *);
 void settings_patch(struct req *, struct resp *);
 void config_list(struct req *, struct resp *);

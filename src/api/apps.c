@@ -307,8 +307,8 @@ void
 apps_patch(struct req *r, struct resp *w)
 {
 	struct err e = {0};
-	struct jv *body, *g, *budget, *o;
-	struct store_budget b;
+	struct jv *body, *g, *budget, *own, *o;
+	struct store_budget b, ob;
 	char why[160];
 	struct app a;
 	char vis[sizeof(a.preview_visibility)];
@@ -320,10 +320,12 @@ apps_patch(struct req *r, struct resp *w)
 		goto fail;
 	memcpy(vis, a.preview_visibility, sizeof(vis));
 	budget = jv_get(body, "budget");
+	own = jv_get(body, "own_model_calls");
 	if (app_fields(body, &a, false, &e) < 0 ||
 	    (g && patch_git(r->core->store, g, &a, &e) < 0) ||
 	    (budget && spend_budget_parse(budget, &b, why, sizeof(why)) < 0 &&
-	     ERR_BAD(&e, "budget: %s", why) < 0)) {
+	     ERR_BAD(&e, "budget: %s", why) < 0) ||
+	    (own && api_own_calls_parse(own, &ob, &e) < 0)) {
 	fail:
 		jv_free(body);
 		if (e.status)
@@ -340,7 +342,9 @@ apps_patch(struct req *r, struct resp *w)
 	    (strcmp(vis, a.preview_visibility) != 0 &&
 	     store_app_set_preview(r->core->store, &a) != 0) ||
 	    (budget &&
-	     store_budget_set(r->core->store, "app", a.id, &b) != 0)) {
+	     store_budget_set(r->core->store, "app", a.id, &b) != 0) ||
+	    (own && store_budget_set(r->core->store, SPEND_APP_CALLS, a.id,
+	                             &ob) != 0)) {
 		api_fail(w, 500, "internal", "cannot store the app");
 		return;
 	}

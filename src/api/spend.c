@@ -6,7 +6,9 @@
  * a tenant's budget, the instance defaults for apps and tenants, and
  * the operator's price table, through a strict allow-list, every field
  * checked before anything is written.  An app's own budget is a field
- * of PATCH /v1/apps/{id} (apps.c), set by the app's tenant.
+ * of PATCH /v1/apps/{id} (apps.c), set by the app's tenant, and so is
+ * the opt-in to model calls of its own ("own_model_calls": their budget,
+ * checked here).
  */
 #include <stdio.h>
 #include <string.h>
@@ -34,6 +36,27 @@ budget_fields(struct core *c, struct jv *o, const char *scope, const char *id)
 	}
 }
 
+/*
+ * The app's own model calls (made while none of its tasks runs): null
+ * when it has not opted in, else {"budget","spent"}.
+ */
+static struct jv *
+own_calls_json(struct core *c, const char *app_id)
+{
+	struct store_budget b;
+	struct store_spend s;
+	struct jv *o;
+
+	if (store_budget_get(c->store, SPEND_APP_CALLS, app_id, &b) != 0)
+		return jv_new_null();
+	if (store_spend_get(c->store, SPEND_APP_CALLS, app_id, &s) != 0)
+		memset(&s, 0, sizeof(s));
+	o = jv_obj();
+	jv_set(o, "budget", spend_budget_json(&b, true));
+	jv_set(o, "spent", spend_json(&s));
+	return o;
+}
+
 struct jv *
 api_app_spend_json(struct core *c, const char *app_id)
 {
@@ -44,7 +67,23 @@ api_app_spend_json(struct core *c, const char *app_id)
 		memset(&s, 0, sizeof(s));
 	jv_set(o, "spent", spend_json(&s));
 	budget_fields(c, o, "app", app_id);
+	jv_set(o, "own_model_calls", own_calls_json(c, app_id));
 	return o;
+}
+
+int
+api_own_calls_parse(const struct jv *v, struct store_budget *out, struct err *e)
+{
+	char why[160];
+
+	if (spend_budget_parse(v, out, why, sizeof(why)) < 0)
+		return ERR_BAD(e, "own_model_calls: %s", why);
+	if (jv_type(v) != JV_NULL && out->max_tokens < 0 && out->max_micro < 0)
+		return ERR_BAD(e, "own_model_calls: a budget of the app's own "
+		                  "model calls needs \"tokens\" or \"usd\" "
+		                  "(null: none, the app makes no calls of its "
+		                  "own)");
+	return 0;
 }
 
 static struct jv *

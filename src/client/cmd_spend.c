@@ -107,8 +107,10 @@ cmd_spend(struct cli *c, const struct cli_args *a)
 	return rc;
 }
 
-int
-cmd_spend_budget(struct cli *c, const struct cli_args *a)
+/* PATCH /v1/apps/{id} {field: budget|null}; prints the app's spend. */
+static int
+patch_budget(struct cli *c, const struct cli_args *a, const char *field,
+             const char *cmd)
 {
 	const char *tokens = cli_args_get(a, "tokens"),
 	           *usd = cli_args_get(a, "usd");
@@ -122,7 +124,7 @@ cmd_spend_budget(struct cli *c, const struct cli_args *a)
 		return cli_fail(CLI_EUSAGE, "usage", "the id is too long");
 	}
 	if (cli_args_has(a, "none")) {
-		jv_set(body, "budget", jv_new_null());
+		jv_set(body, field, jv_new_null());
 	} else if (tokens || usd) {
 		b = jv_obj();
 		if (tokens) {
@@ -145,11 +147,11 @@ cmd_spend_budget(struct cli *c, const struct cli_args *a)
 			}
 			jv_set_real(b, "usd", d);
 		}
-		jv_set(body, "budget", b);
+		jv_set(body, field, b);
 	} else {
 		jv_free(body);
 		return cli_fail(CLI_EUSAGE, "usage",
-		                "spend budget: --tokens N, --usd X, or --none");
+		                "%s: --tokens N, --usd X, or --none", cmd);
 	}
 	rc = cli_call(c, "PATCH", path, body, &r);
 	jv_free(body);
@@ -159,4 +161,16 @@ cmd_spend_budget(struct cli *c, const struct cli_args *a)
 		cli_print_object(c, jv_get(r.json, "spend"));
 	cli_resp_release(&r);
 	return rc;
+}
+
+int
+cmd_spend_budget(struct cli *c, const struct cli_args *a)
+{
+	return patch_budget(c, a, "budget", "spend budget");
+}
+
+int
+cmd_spend_own_calls(struct cli *c, const struct cli_args *a)
+{
+	return patch_budget(c, a, "own_model_calls", "spend own-calls");
 }

@@ -143,6 +143,13 @@ const struct cli_cmd cli_cmds[] = {
      "stop model calls when reached (docs/api.md, Spend)."},
     {"spend budget", "APP (--tokens N | --usd X)… | APP --none", 1, 1,
      cmd_spend_budget, budget_opts, "set an app's spend budget", NULL},
+    {"spend own-calls", "APP (--tokens N | --usd X)… | APP --none", 1, 1,
+     cmd_spend_own_calls, budget_opts,
+     "let an app make model calls of its own, with their own budget",
+     "A sandbox's proxy token works only while one of its tasks runs.\n"
+     "With a budget here the app itself (its running code) may call the\n"
+     "models between tasks too, counted against this budget (and the\n"
+     "app's and tenant's); --none takes the permission back."},
     {"app delete", "APP [--yes]", 1, 1, cmd_app_delete, yes_opts,
      "delete an app and its sandbox (into the trash: restorable)",
      "The app goes to the trash for the daemon's retention\n"

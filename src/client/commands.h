@@ -36,6 +36,7 @@ const struct cli_cmd *cli_cmd_find(int argc, char **argv, int *nwords);
 /* cmd_spend.c */
 int cmd_spend(struct cli *c, const struct cli_args *a);
 int cmd_spend_budget(struct cli *c, const struct cli_args *a);
+int cmd_spend_own_calls(struct cli *c, const struct cli_args *a);
 
 /* cmd_apps.c */
 int cmd_apps(struct cli *c, const struct cli_args *a);

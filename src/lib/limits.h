@@ -39,9 +39,11 @@
 #define PROXY_BACKLOG             128 /* connections waiting for accept */
 #define PROXY_CONNECT_TIMEOUT_MS  10000
 #define PROXY_STALL_S             600 /* no byte from the provider for this long */
-#define API_STREAM_BLOCK          (16u << 10) /* event stream write size */
-#define API_THREADS               8           /* request threads */
-#define API_MAX_CONNECTIONS       256         /* concurrent API connections */
+/* A model call's output reserved when its request names no max_tokens. */
+#define PROXY_OUTPUT_DEFAULT_TOKENS 32768
+#define API_STREAM_BLOCK            (16u << 10) /* event stream write size */
+#define API_THREADS                 8           /* request threads */
+#define API_MAX_CONNECTIONS         256         /* concurrent API connections */
 
 /* Docker engine responses */
 #define DOCKER_MAX_RESPONSE_BYTES (8u << 20)

@@ -4,7 +4,9 @@
  *
  * A sandbox is hostile, so everything its request head decides is
  * decided before a byte of the body is read (admit_head): the connection cap
- * of its source address, the token and that address, the path against
+ * of its source address, the token and that address, whether a task of
+ * the sandbox runs (else its app must have opted in to calls of its
+ * own: the token alone is no licence to spend the key), the path against
  * the agent's upstreams and the upstream's endpoints, the declared
  * length against the body cap and the address's budget of buffered
  * bytes.  A refusal is queued on libmicrohttpd's first call, which then
@@ -32,6 +34,7 @@
 #include "lib/log.h"
 #include "lib/metrics.h"
 #include "proxy/internal.h"
+#include "task/task.h"
 
 /* ---- what each address holds (under px->mu) ------------------------- */
 
@@ -230,6 +233,31 @@ from_sandbox(in_addr_t ip, const struct sandbox *sb)
 	return sb->container_ip[0] && strcmp(s, sb->container_ip) == 0;
 }
 
+static const char admit_no_task_msg[] =
+    "sandboxd proxy: no task of this sandbox is running, and its app has "
+    "not opted in to model calls of its own (PATCH /v1/apps/{id} "
+    "{\"own_model_calls\":{\"usd\":N}}, or sandboxd spend own-calls APP "
+    "--usd N)";
+
+/*
+ * A sandbox's token works while one of its tasks runs (the task's id
+ * into r->task: the follower's table, in memory), or when its app opted
+ * in to model calls of its own (r->own: a budget of those is set, one
+ * row read only then).
+ */
+static bool
+task_or_own(struct preq *r)
+{
+	struct store_budget b;
+
+	if (task_active_id(r->px->core, r->sandbox, r->task))
+		return true;
+	r->task[0] = '\0';
+	r->own = store_budget_get(r->px->core->store, SPEND_APP_CALLS, r->app,
+	                          &b) == 0;
+	return r->own;
+}
+
 const char admit_over_budget_msg[] =
     "sandboxd proxy: this sandbox already has as many request bytes in "
     "flight as it may (PROXY_ADDR_MAX_BODY_BYTES, 64 MiB); wait for its "
@@ -263,6 +291,9 @@ admit_head(struct preq *r, const char *path)
 	snprintf(r->sandbox, sizeof(r->sandbox), "%s", sb.id);
 	snprintf(r->owner, sizeof(r->owner), "%s", sb.owner);
 	snprintf(r->app, sizeof(r->app), "%s", sb.app_id);
+	if (!task_or_own(r))
+		return proxy_reply_now(conn, 403, "permission_error",
+		                       admit_no_task_msg);
 	st = provider_path(r->px->core->cfg, r->method, path, &r->path, msg,
 	                   sizeof(msg));
 	if (st != 0) {

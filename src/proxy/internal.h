@@ -19,6 +19,7 @@
 #include "proxy/meter.h"
 #include "proxy/providers.h"
 #include "proxy/proxy.h"
+#include "spend/spend.h"
 
 struct preq;
 
@@ -75,9 +76,11 @@ struct preq {
 	char owner[64];          /* the sandbox's tenant: whose credential */
 	char app[ULID_LEN + 1];  /* the sandbox's app: whose spend */
 	char task[ULID_LEN + 1]; /* its running task ("" none) */
+	bool own; /* no task runs: the app's own call (it opted in) */
 	/* A model call: its answer is counted (the worker's alone). */
 	bool metered;
 	struct meter meter;
+	struct spend_hold hold; /* its reservation (charge.c) */
 	char method[16];
 	/* The answer (under mu). */
 	struct buf head; /* upstream header lines */
@@ -128,6 +131,18 @@ enum MHD_Result proxy_reply_err(struct MHD_Connection *conn, unsigned status,
 /* proxy_reply_err, the connection kept. */
 enum MHD_Result proxy_reply_now(struct MHD_Connection *conn, unsigned status,
                                 const char *type, const char *msg);
+
+/* charge.c */
+/*
+ * A model call's body is in: refuses what cannot be metered while a
+ * budget applies, asks a stream for its usage, and reserves the call's
+ * estimate.  0 (r->metered), or 1 with why for a 403: the call must not
+ * go.  Called on a libmicrohttpd thread.
+ */
+int charge_begin(struct preq *r, char *why, size_t len);
+/* The transfer ended with status (0: none): the answer's count replaces
+ * the reservation, or an error answer drops it.  On the worker. */
+void charge_settle(struct preq *r, long status);
 
 /* upstream.c */
 /*

@@ -27,14 +27,24 @@
  * looked at once and forgotten, so a hostile answer costs a few
  * comparisons per byte and no memory.
  *
- * A stream cut off before its final usage: input as message_start (or
- * any usage) said; output estimated from the bytes of the text, thinking
- * and tool-input deltas received (4 bytes a token, rounded up), or what
- * message_start said if more.  Rejected: buffering the answer and
- * parsing it at the end (memory per answer; no count for a cut stream).
+ * An answer without its final usage (a stream cut off midway, an
+ * OpenAI-compatible stream asked without include_usage, a provider that
+ * reports none) is charged from what passed: input as message_start (or
+ * any usage) said, else from the request's size; output estimated from
+ * the bytes of the text, thinking and tool-input deltas received (of
+ * the whole answer when none was recognised), METER_BYTES_PER_TOKEN
+ * bytes a token, rounded up, or what was said if more.  Rejected:
+ * buffering the answer and parsing it at the end (memory per answer; no
+ * count for a cut stream).
+ *
+ * A request (meter_request) goes through the same scanner with its
+ * scalars of the two outer levels read as well: "stream", "background",
+ * the output cap, "n" and stream_options.include_usage, which decide what
+ * the proxy reserves, refuses or asks the provider for.
  */
 #include "proxy/meter.h"
 
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -226,6 +236,9 @@ string_end(struct meter *m)
 		memcpy(m->key[0], m->kbuf, sizeof(m->key[0]));
 		if (m->depth == 1 || m->depth == 2)
 			memcpy(m->key[m->depth], m->kbuf, sizeof(m->key[0]));
+		if (m->req && m->depth == 1 &&
+		    strcmp(m->kbuf, "stream_options") == 0)
+			m->rq.stream_options = true;
 	} else if (m->str_is_model) {
 		m->model[m->model_n] = '\0';
 	}
@@ -248,6 +261,10 @@ open_level(struct meter *m, bool obj)
 		m->cap_provisional =
 		    m->depth == 2 && strcmp(m->key[1], "message") == 0;
 	}
+	if (m->req && m->depth == 0 && obj && !m->rq.object) {
+		m->rq.object = true;
+		m->rq.open_at = (size_t)m->bytes;
+	}
 	m->depth++;
 	set_bit(&m->is_obj, m->depth, obj);
 	set_bit(&m->want_key, m->depth, obj);
@@ -265,6 +282,67 @@ close_level(struct meter *m)
 	if (m->depth > 0)
 		m->depth--;
 	m->key[0][0] = '\0';
+}
+
+/* A byte of a request's scalar (a number or a literal) at level 1 or 2. */
+static void
+scalar_byte(struct meter *m, char ch)
+{
+	if (!m->req || m->depth < 1 || m->depth > 2 ||
+	    bit(m->want_key, m->depth) || ch == ' ' || ch == '\t' ||
+	    ch == '\r' || ch == '\n')
+		return;
+	if (m->sval_n < METER_SCALAR_MAX)
+		m->sval[m->sval_n++] = ch;
+	else
+		m->sval_over = true;
+}
+
+static bool
+max_key(const char *k)
+{
+	return strcmp(k, "max_tokens") == 0 ||
+	       strcmp(k, "max_completion_tokens") == 0 ||
+	       strcmp(k, "max_output_tokens") == 0;
+}
+
+/* The scalar ends (a ',' or the level closes): what it said. */
+static void
+scalar_end(struct meter *m)
+{
+	const char *k = cur_key(m);
+	bool yes;
+
+	if (m->sval_n == 0 || m->sval_over) {
+		m->sval_n = 0;
+		m->sval_over = false;
+		return;
+	}
+	m->sval[m->sval_n] = '\0';
+	m->sval_n = 0;
+	yes = strcmp(m->sval, "true") == 0;
+	if (m->depth == 1 && strcmp(k, "stream") == 0) {
+		m->rq.stream = yes;
+	} else if (m->depth == 1 && strcmp(k, "background") == 0) {
+		m->rq.background = yes;
+	} else if (m->depth == 1 && max_key(k)) {
+		/* Any number: a fraction or an exponent is rounded up, a
+		 * huge one clamped; the provider refuses what is not. */
+		double d = strtod(m->sval, NULL);
+		if (!(d >= 0))
+			d = 0;
+		m->rq.max_tokens = d >= (double)METER_TOKENS_MAX
+		                       ? METER_TOKENS_MAX
+		                       : (int64_t)d + (d > (double)(int64_t)d);
+	} else if (m->depth == 1 && strcmp(k, "n") == 0) {
+		double d = strtod(m->sval, NULL);
+		m->rq.choices = !(d >= 1)               ? 1
+		                : d > METER_CHOICES_MAX ? METER_CHOICES_MAX
+		                                        : (int64_t)d;
+	} else if (m->depth == 2 && strcmp(m->key[1], "stream_options") == 0 &&
+	           strcmp(k, "include_usage") == 0) {
+		m->rq.include_usage = yes;
+	}
 }
 
 static void
@@ -300,16 +378,21 @@ scan_byte(struct meter *m, char ch)
 		break;
 	case '}':
 	case ']':
+		if (m->req)
+			scalar_end(m);
 		close_level(m);
 		break;
 	case ':':
 		set_bit(&m->want_key, m->depth, false);
 		break;
 	case ',':
+		if (m->req)
+			scalar_end(m);
 		if (bit(m->is_obj, m->depth))
 			set_bit(&m->want_key, m->depth, true);
 		break;
 	default:
+		scalar_byte(m, ch);
 		break;
 	}
 }
@@ -348,20 +431,49 @@ void
 meter_feed(struct meter *m, const char *p, size_t n)
 {
 	if (m->sse)
-		for (size_t i = 0; i < n; i++)
+		for (size_t i = 0; i < n; i++, m->bytes++)
 			sse_byte(m, p[i]);
 	else
-		for (size_t i = 0; i < n; i++)
+		for (size_t i = 0; i < n; i++, m->bytes++)
 			scan_byte(m, p[i]);
 }
 
-bool
-meter_result(const struct meter *m, struct meter_usage *out)
+int64_t
+meter_tokens_of_bytes(int64_t n)
 {
-	int64_t est = (m->text_bytes + 3) / 4;
+	if (n <= 0)
+		return 0;
+	n = n / METER_BYTES_PER_TOKEN + (n % METER_BYTES_PER_TOKEN != 0);
+	return n > METER_TOKENS_MAX ? METER_TOKENS_MAX : n;
+}
+
+bool
+meter_result(const struct meter *m, int64_t request_bytes,
+             struct meter_usage *out)
+{
+	int64_t est =
+	    meter_tokens_of_bytes(m->text_bytes ? m->text_bytes : m->bytes);
 
 	*out = m->u;
-	if (!m->final_seen && est > out->output)
+	if (m->final_seen)
+		return true;
+	if (!m->seen)
+		out->input = meter_tokens_of_bytes(request_bytes);
+	if (est > out->output)
 		out->output = est;
-	return m->seen || m->text_bytes > 0;
+	return false;
+}
+
+void
+meter_request(const char *body, size_t n, struct meter_req *out)
+{
+	struct meter m;
+
+	meter_init(&m, false);
+	m.req = true;
+	m.rq.max_tokens = -1;
+	m.rq.choices = 1;
+	meter_feed(&m, body, n);
+	*out = m.rq;
+	memcpy(out->model, m.model, sizeof(out->model));
 }

@@ -27,6 +27,9 @@ preq_unref(struct preq *r)
 		free(r->hdrs[i]);
 	}
 	free(r->hdrs);
+	/* A call refused or failed before its worker settled it. */
+	if (r->hold.held)
+		spend_release(&r->hold);
 	proxy_addr_release(r);
 	buf_release(&r->body);
 	buf_release(&r->head);

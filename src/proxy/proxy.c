@@ -339,20 +339,14 @@ begin(struct preq *r)
 		return proxy_reply_err(conn, 429, "rate_limit_error",
 		                       admit_over_budget_msg, true);
 	if (r->px->core->cfg->spend_counting && model_call(&r->path)) {
-		char reached[SPEND_REASON_MAX];
-		/* A budget reached: 403 permission_error, which neither CLI
-		 * re-sends (Claude Code re-sends a 400 up to five times at
-		 * once), and the task ends saying which budget. */
-		if (spend_check(r->px->core->store, r->app, r->owner, reached,
-		                sizeof(reached)) == 1) {
-			log_warn("proxy: sandbox %s: %s", r->sandbox, reached);
-			task_budget_reached(r->px->core, r->sandbox, reached);
+		char refused[SPEND_REASON_MAX + 128];
+		/* Refused (a budget, a call that cannot be metered): 403
+		 * permission_error, which neither CLI re-sends (Claude Code
+		 * re-sends a 400 up to five times at once); for a budget the
+		 * task ends saying which. */
+		if (charge_begin(r, refused, sizeof(refused)) != 0)
 			return proxy_reply_now(conn, 403, "permission_error",
-			                       reached);
-		}
-		r->metered = true;
-		meter_init(&r->meter, false);
-		task_active_id(r->px->core, r->sandbox, r->task);
+			                       refused);
 	}
 	MHD_get_connection_values(conn, MHD_HEADER_KIND, join_beta, &beta);
 	if (cred_for(r->px->core, r->owner, r->path.agent, &r->path.up,

@@ -24,7 +24,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "spend/spend.h"
 #include "task/task.h"
 #include "lib/limits.h"
 #include "lib/log.h"
@@ -149,41 +148,6 @@ finish(struct preq *r, int rc, const char *err)
 	wake_conn(r);
 }
 
-/*
- * The answer's tokens, once the client has all of it (off the stream's
- * path): added to the task's, app's and tenant's counts in one
- * transaction, so a restart keeps them and a kill loses at most the
- * answers in flight.  An answer that crosses a budget ends the task.
- */
-static void
-count_answer(struct preq *r, long status)
-{
-	struct meter_usage u;
-	struct store_spend d = {0};
-	struct meter req;
-	char why[SPEND_REASON_MAX];
-	const char *model = r->meter.model;
-
-	if (!r->metered || status < 200 || status >= 300 ||
-	    !meter_result(&r->meter, &u))
-		return;
-	if (model[0] == '\0') {
-		/* The answer named no model: the request's. */
-		meter_init(&req, false);
-		meter_feed(&req, r->body.data ? r->body.data : "", r->body.len);
-		model = req.model[0] ? req.model : "unknown";
-	}
-	d.input = u.input;
-	d.output = u.output;
-	d.cache_write = u.cache_write;
-	d.cache_read = u.cache_read;
-	if (spend_record(r->px->core->store, r->task, r->app, r->owner, model,
-	                 &d, why, sizeof(why)) == 1) {
-		log_warn("proxy: sandbox %s: %s", r->sandbox, why);
-		task_budget_reached(r->px->core, r->sandbox, why);
-	}
-}
-
 /* The worker's last acts: out of the list, its reference, the count. */
 static void
 worker_done(struct preq *r)
@@ -232,7 +196,8 @@ worker_main(void *arg)
 	status = r->errored || (rc < 0 && !r->head_ready) ? 0 : r->status;
 	finish(r, rc, h.err);
 	pthread_mutex_unlock(&r->mu);
-	count_answer(r, status);
+	/* Off the stream's path, once the client has all of it. */
+	charge_settle(r, status);
 	worker_done(r);
 	return NULL;
 }

@@ -1,21 +1,31 @@
 /*
- * Spend (see spend.h): what each model answer costs, where it is added
- * up, and whether a budget is reached.
- *
- * Prices are US dollars per million tokens, four of them per model
- * (input, output, cache writes, cache reads).  The built-in table below
- * covers the models our presets and docs name, by name prefix, and "*"
- * prices every other model like a mid-range one, so an unknown model
- * is never free (its tokens are counted either way).  The operator's
- * table (PATCH /v1/spend "prices", kept in the store's meta row
- * spend_prices) is looked up first.  Costs are integers, millionths of
- * a dollar: tokens x dollars-per-million is exactly that unit.
+ * Spend (see spend.h): where each model answer's cost is added up,
+ * whether a budget is reached, and what the calls under way may still
+ * cost.  Prices are prices.c's.
  *
  * Budgets: an app's own, else the instance default for apps; a
- * tenant's own, else the instance default for tenants.  Each holds a
- * token limit (all four kinds added up), a dollar limit, or both; a
- * budget is reached when a count is at or over its limit.  The check
- * reads two or four rows, so the proxy can afford it before each call.
+ * tenant's own, else the instance default for tenants; and for an app's
+ * own model calls (made while none of its tasks runs, when the app
+ * opted in) the budget of those, scope "app_calls".  Each holds a token
+ * limit (all four kinds added up), a dollar limit, or both.
+ *
+ * Reservations: before a call goes upstream it holds an estimate of
+ * what it may cost (its input from the request's size, its output up to
+ * its max_tokens, at its model's price), and a call is refused when
+ * what was spent, what the calls under way hold and its own estimate
+ * would pass a budget.  The answer settles it: its real count is
+ * recorded and its hold dropped in one step under one lock, so at no
+ * moment is a call counted twice or not at all, and N calls started
+ * together cannot pass a budget that only one of them fits in.  Holds
+ * are in memory, in a list of the calls under way (at most the proxy's
+ * connections); a restart ends the calls and their holds with them.
+ * Rejected: a hold in the store (a write per call, and a crash would
+ * leave it behind) and a counter per budget (the list is short and the
+ * sum is exact however budgets change meanwhile).
+ *
+ * The lock is held over the few store reads of a check (two to six
+ * rows) and the write of a settlement; the proxy takes it once before
+ * and once after each model call.
  */
 #include "spend/spend.h"
 
@@ -25,146 +35,8 @@
 
 #include "lib/log.h"
 
-#define PRICES_META "spend_prices"
-
-static const struct builtin {
-	const char *prefix;
-	struct spend_price p;
-} builtin[] = {
-    /* Anthropic (cache writes at the 5-minute rate). */
-    {"claude-opus-4-1", {15, 75, 18.75, 1.5}},
-    {"claude-opus-4-0", {15, 75, 18.75, 1.5}},
-    {"claude-opus-4-2025", {15, 75, 18.75, 1.5}},
-    {"claude-opus", {5, 25, 6.25, 0.5}},
-    {"claude-sonnet", {3, 15, 3.75, 0.3}},
-    {"claude-haiku", {1, 5, 1.25, 0.1}},
-    {"claude-3-5-haiku", {0.8, 4, 1, 0.08}},
-    /* OpenAI. */
-    {"gpt-5-nano", {0.05, 0.4, 0, 0.005}},
-    {"gpt-5-mini", {0.25, 2, 0, 0.025}},
-    {"gpt-5", {1.25, 10, 0, 0.125}},
-    {"gpt-4.1-mini", {0.4, 1.6, 0, 0.1}},
-    {"gpt-4.1", {2, 8, 0, 0.5}},
-    {"gpt-4o-mini", {0.15, 0.6, 0, 0.075}},
-    {"gpt-4o", {2.5, 10, 0, 1.25}},
-    /* OpenCode Zen's free models. */
-    {"big-pickle", {0, 0, 0, 0}},
-    {"*", {3, 15, 3.75, 0.3}},
-};
-
-/* The longest key of the operator's table that begins name ("" none). */
-static const struct jv *
-table_match(const struct jv *t, const char *name, const char **key)
-{
-	const struct jv *best = NULL;
-	size_t best_n = 0;
-	void *it = NULL;
-	const char *k;
-	struct jv *v;
-
-	while (jv_each(t, &it, &k, &v)) {
-		size_t n = strlen(k);
-		if (strcmp(k, "*") != 0 && n > best_n &&
-		    strncmp(name, k, n) == 0 && jv_type(v) == JV_OBJECT) {
-			best = v;
-			best_n = n;
-			*key = k;
-		}
-	}
-	return best;
-}
-
-static const struct builtin *
-builtin_match(const char *name)
-{
-	const struct builtin *best = NULL;
-	size_t best_n = 0;
-
-	for (size_t i = 0; i < sizeof(builtin) / sizeof(*builtin); i++) {
-		size_t n = strlen(builtin[i].prefix);
-		if (strcmp(builtin[i].prefix, "*") != 0 && n > best_n &&
-		    strncmp(name, builtin[i].prefix, n) == 0) {
-			best = &builtin[i];
-			best_n = n;
-		}
-	}
-	return best;
-}
-
-static void
-price_from_json(const struct jv *v, struct spend_price *p)
-{
-	p->input = jv_num(jv_get(v, "input"));
-	p->output = jv_num(jv_get(v, "output"));
-	p->cache_write = jv_num(jv_get(v, "cache_write"));
-	p->cache_read = jv_num(jv_get(v, "cache_read"));
-}
-
-static struct jv *
-operator_table(struct store *st)
-{
-	static char text[SPEND_PRICES_MAX_BYTES + 1];
-	static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
-	struct jv *t = NULL;
-
-	pthread_mutex_lock(&mu);
-	if (store_meta_get(st, PRICES_META, text, sizeof(text)) == 0)
-		t = jv_parse(text, strlen(text), 4, NULL, 0);
-	pthread_mutex_unlock(&mu);
-	if (jv_type(t) != JV_OBJECT) {
-		jv_free(t);
-		return NULL;
-	}
-	return t;
-}
-
-void
-spend_price_for(struct store *st, const char *model, struct spend_price *out,
-                char *key, size_t len)
-{
-	const char *slash = strrchr(model, '/');
-	const char *names[2] = {model, slash ? slash + 1 : NULL};
-	struct jv *t = operator_table(st);
-	const struct builtin *b;
-	const struct jv *v;
-	const char *k = NULL;
-
-	for (int i = 0; i < 2 && names[i]; i++)
-		if ((v = table_match(t, names[i], &k)) != NULL) {
-			price_from_json(v, out);
-			snprintf(key, len, "%s", k);
-			jv_free(t);
-			return;
-		}
-	for (int i = 0; i < 2 && names[i]; i++)
-		if ((b = builtin_match(names[i])) != NULL) {
-			*out = b->p;
-			snprintf(key, len, "%s", b->prefix);
-			jv_free(t);
-			return;
-		}
-	if ((v = jv_get(t, "*")) != NULL && jv_type(v) == JV_OBJECT) {
-		price_from_json(v, out);
-	} else {
-		*out = builtin[sizeof(builtin) / sizeof(*builtin) - 1].p;
-	}
-	snprintf(key, len, "*");
-	jv_free(t);
-}
-
-int64_t
-spend_cost_micro(const struct spend_price *p, const struct store_spend *d)
-{
-	double m = (double)d->input * p->input + (double)d->output * p->output +
-	           (double)d->cache_write * p->cache_write +
-	           (double)d->cache_read * p->cache_read;
-
-	if (!(m > 0))
-		return 0;
-	if (m > 9e15)
-		return (int64_t)9e15;
-	return (int64_t)(m + 0.999999); /* rounded up */
-}
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static struct spend_hold *holds; /* the calls under way, under mu */
 
 static int64_t
 tokens_of(const struct store_spend *s)
@@ -179,76 +51,260 @@ budget_of(struct store *st, const char *scope, const char *id,
 {
 	if (store_budget_get(st, scope, id, b) == 0)
 		return true;
+	if (strcmp(scope, SPEND_APP_CALLS) == 0)
+		return false; /* no default: an app opts in with its own */
 	return store_budget_get(st, "instance", scope, b) == 0;
 }
 
-static bool
-reached(const struct store_spend *s, const struct store_budget *b)
+/* What the calls under way hold against scope/id (under mu). */
+static void
+held_for(const char *scope, const char *id, int64_t *tokens, int64_t *micro)
 {
-	return (b->max_micro >= 0 && s->cost_micro >= b->max_micro) ||
-	       (b->max_tokens >= 0 && tokens_of(s) >= b->max_tokens);
+	*tokens = *micro = 0;
+	for (const struct spend_hold *h = holds; h; h = h->next) {
+		bool mine = strcmp(scope, "tenant") == 0
+		                ? strcmp(h->tenant, id) == 0
+		                : strcmp(h->app, id) == 0;
+		if (strcmp(scope, SPEND_APP_CALLS) == 0)
+			mine = mine && h->own;
+		if (mine) {
+			*tokens += h->tokens;
+			*micro += h->micro;
+		}
+	}
+}
+
+/* What one budget says of a count, the holds and a call's estimate. */
+struct verdict {
+	const char *what; /* "app shop", "tenant a" */
+	int64_t spent_tokens, spent_micro, held_tokens, held_micro;
+	int64_t call_tokens, call_micro;
+};
+
+/* Over: reached already, or the holds and the call would pass it. */
+static bool
+over(const struct verdict *v, const struct store_budget *b)
+{
+	int64_t t = v->spent_tokens + v->held_tokens;
+	int64_t m = v->spent_micro + v->held_micro;
+
+	return (b->max_micro >= 0 &&
+	        (m >= b->max_micro || m + v->call_micro > b->max_micro)) ||
+	       (b->max_tokens >= 0 &&
+	        (t >= b->max_tokens || t + v->call_tokens > b->max_tokens));
 }
 
 /* Why: the dollar limit first, as it is the one people set. */
 static void
-reason(const struct store_spend *s, const struct store_budget *b,
-       const char *what, char *why, size_t len)
+reason(const struct verdict *v, const struct store_budget *b, char *why,
+       size_t len)
 {
-	if (b->max_micro >= 0 && s->cost_micro >= b->max_micro)
-		snprintf(why, len, "budget reached: %s spent $%.2f of $%.2f",
-		         what, (double)s->cost_micro / 1e6,
-		         (double)b->max_micro / 1e6);
+	bool usd =
+	    b->max_micro >= 0 &&
+	    v->spent_micro + v->held_micro + v->call_micro > b->max_micro;
+	int n;
+
+	if (usd || b->max_tokens < 0)
+		n = snprintf(why, len,
+		             "budget reached: %s spent $%.2f of $%.2f", v->what,
+		             (double)v->spent_micro / 1e6,
+		             (double)b->max_micro / 1e6);
 	else
-		snprintf(why, len,
-		         "budget reached: %s spent %lld of %lld tokens", what,
-		         (long long)tokens_of(s), (long long)b->max_tokens);
+		n = snprintf(why, len,
+		             "budget reached: %s spent %lld of %lld tokens",
+		             v->what, (long long)v->spent_tokens,
+		             (long long)b->max_tokens);
+	if (n < 0 || (size_t)n >= len ||
+	    (v->call_tokens == 0 && v->held_tokens == 0))
+		return;
+	if (usd || b->max_tokens < 0)
+		snprintf(why + n, len - (size_t)n,
+		         "; calls under way hold $%.2f and this one may cost "
+		         "up to $%.2f",
+		         (double)v->held_micro / 1e6,
+		         (double)v->call_micro / 1e6);
+	else
+		snprintf(why + n, len - (size_t)n,
+		         "; calls under way hold %lld and this one may use up "
+		         "to %lld",
+		         (long long)v->held_tokens, (long long)v->call_tokens);
 }
 
-int
-spend_check(struct store *st, const char *app_id, const char *tenant, char *why,
-            size_t len)
+/* The name of scope/id in a reason: the app's name for an app. */
+static void
+name_of(struct store *st, const char *scope, const char *id, char *out,
+        size_t len)
 {
-	struct store_budget b;
-	struct store_spend s;
-	char what[160];
 	struct app a;
+	bool own = strcmp(scope, SPEND_APP_CALLS) == 0;
 
-	if (app_id[0] && budget_of(st, "app", app_id, &b) &&
-	    store_spend_get(st, "app", app_id, &s) == 0 && reached(&s, &b)) {
+	if (strcmp(scope, "tenant") == 0)
+		snprintf(out, len, "tenant %s", id);
+	else if (store_app_get(st, NULL, id, &a) == 0)
+		snprintf(out, len, "app %s%s", a.name,
+		         own ? " (its own calls)" : "");
+	else
+		snprintf(out, len, "app %s%s", id,
+		         own ? " (its own calls)" : "");
+}
+
+/*
+ * Whether a call c (its app and tenant; own: an app's own call) that may
+ * use c->tokens costing c->micro passes every budget that applies, with
+ * what the calls under way hold when with_holds (under mu).  1 with the reason
+ * in why, 0 passes (also on database trouble: counting must not stop the work).
+ */
+static int
+check_locked(struct store *st, const struct spend_hold *c, bool with_holds,
+             char *why, size_t len)
+{
+	const char *scopes[3] = {SPEND_APP_CALLS, "app", "tenant"};
+	char what[160];
+
+	for (int i = c->own ? 0 : 1; i < 3; i++) {
+		const char *id = i == 2 ? c->tenant : c->app;
+		struct verdict v = {.what = what,
+		                    .call_tokens = c->tokens,
+		                    .call_micro = c->micro};
+		struct store_budget b;
+		struct store_spend s;
+
+		if (id[0] == '\0' || !budget_of(st, scopes[i], id, &b) ||
+		    store_spend_get(st, scopes[i], id, &s) != 0)
+			continue;
+		v.spent_tokens = tokens_of(&s);
+		v.spent_micro = s.cost_micro;
+		if (with_holds)
+			held_for(scopes[i], id, &v.held_tokens, &v.held_micro);
+		if (!over(&v, &b))
+			continue;
 		/* The name only now: the check itself reads two rows. */
-		if (store_app_get(st, NULL, app_id, &a) == 0)
-			snprintf(what, sizeof(what), "app %s", a.name);
-		else
-			snprintf(what, sizeof(what), "app %s", app_id);
-		reason(&s, &b, what, why, len);
-		return 1;
-	}
-	if (budget_of(st, "tenant", tenant, &b) &&
-	    store_spend_get(st, "tenant", tenant, &s) == 0 && reached(&s, &b)) {
-		snprintf(what, sizeof(what), "tenant %s", tenant);
-		reason(&s, &b, what, why, len);
+		name_of(st, scopes[i], id, what, sizeof(what));
+		reason(&v, &b, why, len);
 		return 1;
 	}
 	return 0;
 }
 
 int
-spend_record(struct store *st, const char *task_id, const char *app_id,
-             const char *tenant, const char *model, struct store_spend *d,
+spend_check(struct store *st, const char *app_id, const char *tenant, char *why,
+            size_t len)
+{
+	struct spend_hold c = {0};
+	int rc;
+
+	snprintf(c.app, sizeof(c.app), "%s", app_id);
+	snprintf(c.tenant, sizeof(c.tenant), "%s", tenant);
+	pthread_mutex_lock(&mu);
+	rc = check_locked(st, &c, false, why, len);
+	pthread_mutex_unlock(&mu);
+	return rc;
+}
+
+bool
+spend_budget_applies(struct store *st, const char *app_id, const char *tenant,
+                     bool own)
+{
+	struct store_budget b;
+
+	return (own && budget_of(st, SPEND_APP_CALLS, app_id, &b)) ||
+	       (app_id[0] && budget_of(st, "app", app_id, &b)) ||
+	       budget_of(st, "tenant", tenant, &b);
+}
+
+int
+spend_reserve(struct store *st, struct spend_hold *h, const char *provider,
+              const char *model, int64_t in_tokens, int64_t out_tokens,
+              char *why, size_t len)
+{
+	struct spend_price p;
+	struct store_spend d = {.input = in_tokens, .output = out_tokens};
+	char key[SPEND_MODEL_MAX];
+	int rc;
+
+	spend_price_for(st, provider, model, &p, key, sizeof(key));
+	h->tokens = in_tokens + out_tokens;
+	h->micro = spend_cost_micro(&p, &d);
+	pthread_mutex_lock(&mu);
+	rc = check_locked(st, h, true, why, len);
+	if (rc == 0) {
+		h->prev = NULL;
+		h->next = holds;
+		if (holds)
+			holds->prev = h;
+		holds = h;
+		h->held = true;
+	}
+	pthread_mutex_unlock(&mu);
+	return rc;
+}
+
+/* Drops h from the list (under mu). */
+static void
+unhold(struct spend_hold *h)
+{
+	if (!h->held)
+		return;
+	if (h->prev)
+		h->prev->next = h->next;
+	else
+		holds = h->next;
+	if (h->next)
+		h->next->prev = h->prev;
+	h->next = h->prev = NULL;
+	h->held = false;
+}
+
+void
+spend_release(struct spend_hold *h)
+{
+	pthread_mutex_lock(&mu);
+	unhold(h);
+	pthread_mutex_unlock(&mu);
+}
+
+int
+spend_settle(struct store *st, struct spend_hold *h, const char *task_id,
+             const char *provider, const char *model, struct store_spend *d,
              char *why, size_t len)
 {
 	struct spend_price p;
 	char key[SPEND_MODEL_MAX];
+	const char *scope = task_id[0] ? "task" : h->own ? SPEND_APP_CALLS : "";
+	const char *id = task_id[0] ? task_id : h->app;
+	struct spend_hold after = {0};
+	int rc;
 
-	spend_price_for(st, model, &p, key, sizeof(key));
+	spend_price_for(st, provider, model, &p, key, sizeof(key));
 	d->cost_micro = spend_cost_micro(&p, d);
 	d->requests = 1;
-	if (store_spend_add(st, task_id, app_id, tenant, d) < 0) {
+	pthread_mutex_lock(&mu);
+	rc = store_spend_add(st, scope, id, h->app, h->tenant, d);
+	unhold(h);
+	if (rc < 0) {
 		log_error("spend: cannot record %lld tokens of %s for app %s",
-		          (long long)tokens_of(d), model, app_id);
-		return -1;
+		          (long long)tokens_of(d), model, h->app);
+		rc = -1;
+	} else {
+		memcpy(after.app, h->app, sizeof(after.app));
+		memcpy(after.tenant, h->tenant, sizeof(after.tenant));
+		after.own = h->own;
+		rc = check_locked(st, &after, false, why, len);
 	}
-	return spend_check(st, app_id, tenant, why, len);
+	pthread_mutex_unlock(&mu);
+	return rc;
+}
+
+int
+spend_record(struct store *st, const char *task_id, const char *app_id,
+             const char *tenant, const char *provider, const char *model,
+             struct store_spend *d, char *why, size_t len)
+{
+	struct spend_hold h = {.own = task_id[0] == '\0'};
+
+	snprintf(h.app, sizeof(h.app), "%s", app_id);
+	snprintf(h.tenant, sizeof(h.tenant), "%s", tenant);
+	return spend_settle(st, &h, task_id, provider, model, d, why, len);
 }
 
 /* ---- JSON ---------------------------------------------------------------- */
@@ -334,112 +390,4 @@ spend_budget_parse(const struct jv *v, struct store_budget *out, char *why,
 		}
 	}
 	return 0;
-}
-
-static struct jv *
-price_json(const struct spend_price *p)
-{
-	struct jv *o = jv_obj();
-
-	jv_set_real(o, "input", p->input);
-	jv_set_real(o, "output", p->output);
-	jv_set_real(o, "cache_write", p->cache_write);
-	jv_set_real(o, "cache_read", p->cache_read);
-	return o;
-}
-
-struct jv *
-spend_prices_json(struct store *st)
-{
-	struct jv *o = jv_obj(), *t = operator_table(st);
-	struct spend_price p;
-	void *it = NULL;
-	const char *k;
-	struct jv *v;
-
-	for (size_t i = 0; i < sizeof(builtin) / sizeof(*builtin); i++)
-		if (jv_get(t, builtin[i].prefix) == NULL)
-			jv_set(o, builtin[i].prefix, price_json(&builtin[i].p));
-	while (jv_each(t, &it, &k, &v)) {
-		price_from_json(v, &p);
-		jv_set(o, k, price_json(&p));
-	}
-	jv_free(t);
-	return o;
-}
-
-static bool
-price_field_ok(const struct jv *v, bool need)
-{
-	double d = jv_num(v);
-
-	if (v == NULL)
-		return !need;
-	return (jv_type(v) == JV_INT || jv_type(v) == JV_REAL) && d >= 0 &&
-	       d <= 100000;
-}
-
-int
-spend_prices_set(struct store *st, const struct jv *v, char *why, size_t len)
-{
-	struct buf text;
-	void *it = NULL, *it2;
-	const char *k, *k2;
-	struct jv *p, *f;
-	size_t n = 0;
-	int rc;
-
-	if (jv_type(v) == JV_NULL)
-		return store_meta_set(st, PRICES_META, "{}") < 0 ? -1 : 0;
-	if (jv_type(v) != JV_OBJECT) {
-		snprintf(why, len, "prices: an object of model -> prices");
-		return -1;
-	}
-	while (jv_each(v, &it, &k, &p)) {
-		size_t kl = strlen(k);
-		bool ok = kl > 0 && kl <= SPEND_MODEL_MAX;
-		for (size_t i = 0; ok && i < kl; i++)
-			ok = (unsigned char)k[i] > 0x20 &&
-			     (unsigned char)k[i] < 0x7f;
-		if (!ok || ++n > SPEND_PRICES_MAX) {
-			snprintf(why, len,
-			         "prices: at most %d models, each 1-%d "
-			         "printable characters",
-			         SPEND_PRICES_MAX, SPEND_MODEL_MAX);
-			return -1;
-		}
-		if (jv_type(p) != JV_OBJECT ||
-		    !price_field_ok(jv_get(p, "input"), true) ||
-		    !price_field_ok(jv_get(p, "output"), true) ||
-		    !price_field_ok(jv_get(p, "cache_write"), false) ||
-		    !price_field_ok(jv_get(p, "cache_read"), false)) {
-			snprintf(why, len,
-			         "prices.%.60s: {\"input\",\"output\","
-			         "\"cache_write\"?,\"cache_read\"?}, dollars "
-			         "per million tokens from 0 to 100000",
-			         k);
-			return -1;
-		}
-		it2 = NULL;
-		while (jv_each(p, &it2, &k2, &f))
-			if (strcmp(k2, "input") && strcmp(k2, "output") &&
-			    strcmp(k2, "cache_write") &&
-			    strcmp(k2, "cache_read")) {
-				snprintf(
-				    why, len,
-				    "prices.%.60s: unknown field \"%.40s\"", k,
-				    k2);
-				return -1;
-			}
-	}
-	buf_init(&text, SPEND_PRICES_MAX_BYTES);
-	if (jv_dump(v, &text) < 0) {
-		buf_release(&text);
-		snprintf(why, len, "prices: the table is over %d bytes",
-		         SPEND_PRICES_MAX_BYTES);
-		return -1;
-	}
-	rc = store_meta_set(st, PRICES_META, text.data);
-	buf_release(&text);
-	return rc < 0 ? -1 : 0;
 }

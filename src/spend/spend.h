@@ -1,8 +1,9 @@
 /*
- * Spend: prices, counts and budgets (spend/spend.c).  The credential
- * proxy records each model answer's tokens here and asks, before each
- * model call, whether a budget is reached; the API shows and edits
- * them.  Any thread; each call does a few store reads or one write.
+ * Spend: prices (spend/prices.c), counts, budgets and the holds of the
+ * calls under way (spend/spend.c).  The credential proxy reserves an
+ * estimate before each model call and settles it with the answer's
+ * tokens; the API shows and edits them.  Any thread; each call does a
+ * few store reads or one write.
  */
 #ifndef SPEND_SPEND_H
 #define SPEND_SPEND_H
@@ -12,6 +13,7 @@
 #include <stdint.h>
 
 #include "lib/jv.h"
+#include "lib/ulid.h"
 #include "store/store.h"
 
 #define SPEND_PRICES_MAX_BYTES 16384 /* the operator's price table */
@@ -27,25 +29,70 @@ struct spend_price {
 };
 
 /*
- * The price of model (an agent's spelling: "anthropic/claude-…" and
- * "claude-…" are the same): the operator's table, then the built-in
- * one, each by the longest key that begins the name (the part after
- * the last '/' is tried as well); else the table's "*" entry, else the
- * built-in "*".  Writes the key that matched to key (len bytes).
+ * The scope of an app's own model calls (made while none of its tasks
+ * runs): their counts, and the budget whose presence is the app's
+ * opt-in (PATCH /v1/apps/{id} "own_model_calls").
  */
-void spend_price_for(struct store *s, const char *model,
+#define SPEND_APP_CALLS  "app_calls"
+#define SPEND_TENANT_MAX 63
+
+/*
+ * The price of model (an agent's spelling: "anthropic/claude-…" and
+ * "claude-…" are the same) served by provider (the proxy's upstream
+ * name, "" unknown): the operator's table (exact keys, or "prefix*"
+ * keys, the longest wins), then the built-in one (exact names only);
+ * else the table's "*" entry, else the highest price of the provider's
+ * built-in models (of all of them for a provider we do not know).
+ * Writes what matched to key (len bytes).
+ */
+void spend_price_for(struct store *s, const char *provider, const char *model,
                      struct spend_price *out, char *key, size_t len);
 /* millionths of a dollar for d's tokens at p (rounded up). */
 int64_t spend_cost_micro(const struct spend_price *p,
                          const struct store_spend *d);
+
 /*
- * Records one answer of model (d's tokens, cost filled in here) for
- * the task ("" when none), app and tenant.  Then whether a budget is
- * now reached: 1 with the reason in why, 0 not, -1 database trouble.
+ * One model call's hold on the budgets while it is under way (the
+ * caller's memory, zeroed, app and tenant filled in; own for an app's
+ * own call, made while none of its tasks runs).  Held from
+ * spend_reserve until spend_settle or spend_release; the memory must
+ * stay until then.
  */
-int spend_record(struct store *s, const char *task_id, const char *app_id,
-                 const char *tenant, const char *model, struct store_spend *d,
+struct spend_hold {
+	struct spend_hold *next, *prev; /* spend.c's list */
+	char app[ULID_LEN + 1];
+	char tenant[SPEND_TENANT_MAX + 1];
+	bool own;
+	int64_t tokens, micro; /* the estimate held */
+	bool held;
+};
+
+/*
+ * Holds in_tokens + out_tokens of model (at its price) for h, unless
+ * what was spent, what the calls under way hold and this estimate would
+ * pass a budget of h's app, tenant or (own) the app's own calls: then 1
+ * with the reason in why ("budget reached: app NAME spent $4.90 of
+ * $5.00; calls under way hold …"), nothing held.  0 held (also on
+ * database trouble: counting must not stop the work).
+ */
+int spend_reserve(struct store *s, struct spend_hold *h, const char *provider,
+                  const char *model, int64_t in_tokens, int64_t out_tokens,
+                  char *why, size_t len);
+/*
+ * The answer came: records d's tokens of model (cost filled in here) for
+ * the task (or, "" with h->own, the app's own calls), h's app and tenant,
+ * and drops h's hold, in one step.  Then whether a budget is now
+ * reached: 1 with the reason in why, 0 not, -1 database trouble.
+ */
+int spend_settle(struct store *s, struct spend_hold *h, const char *task_id,
+                 const char *provider, const char *model, struct store_spend *d,
                  char *why, size_t len);
+/* Drops h's hold, nothing recorded (a call that never went; idempotent). */
+void spend_release(struct spend_hold *h);
+/* spend_settle for a call that held nothing (task_id "": its own). */
+int spend_record(struct store *s, const char *task_id, const char *app_id,
+                 const char *tenant, const char *provider, const char *model,
+                 struct store_spend *d, char *why, size_t len);
 /*
  * Whether app_id's or tenant's budget (its own, else the instance
  * default for apps or tenants) is reached: 1 with the reason ("budget
@@ -54,6 +101,10 @@ int spend_record(struct store *s, const char *task_id, const char *app_id,
  */
 int spend_check(struct store *s, const char *app_id, const char *tenant,
                 char *why, size_t len);
+/* Whether any budget applies to a call of app_id and tenant (own: and
+ * the app's own-calls budget). */
+bool spend_budget_applies(struct store *s, const char *app_id,
+                          const char *tenant, bool own);
 
 /* JSON for the API. */
 struct jv *spend_json(const struct store_spend *s);

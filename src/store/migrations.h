@@ -276,6 +276,42 @@ static const struct migration store_migrations[] = {
                "CREATE INDEX trash_owner ON trash(owner, deleted_at);"
                "CREATE INDEX trash_purge ON trash(purge_at);",
     },
+    {
+        .version = 13,
+        .name = "spend_app_calls",
+        /*
+         * An app's own model calls (made while none of its tasks runs,
+         * when the app opted in): their counts and their budget, scope
+         * 'app_calls' with the app's id.  SQLite cannot widen a CHECK:
+         * both tables are copied into new ones.
+         */
+        .sql = "CREATE TABLE spend_new ("
+               "  scope TEXT NOT NULL CHECK (scope IN"
+               "    ('task','app','app_calls','tenant')),"
+               "  id TEXT NOT NULL,"
+               "  input INTEGER NOT NULL DEFAULT 0,"
+               "  output INTEGER NOT NULL DEFAULT 0,"
+               "  cache_write INTEGER NOT NULL DEFAULT 0,"
+               "  cache_read INTEGER NOT NULL DEFAULT 0,"
+               "  cost_micro INTEGER NOT NULL DEFAULT 0,"
+               "  requests INTEGER NOT NULL DEFAULT 0,"
+               "  updated_at INTEGER NOT NULL,"
+               "  PRIMARY KEY (scope, id));"
+               "INSERT INTO spend_new SELECT * FROM spend;"
+               "DROP TABLE spend;"
+               "ALTER TABLE spend_new RENAME TO spend;"
+               "CREATE TABLE budget_new ("
+               "  scope TEXT NOT NULL CHECK (scope IN"
+               "    ('app','app_calls','tenant','instance')),"
+               "  id TEXT NOT NULL,"
+               "  max_tokens INTEGER,"
+               "  max_micro INTEGER,"
+               "  updated_at INTEGER NOT NULL,"
+               "  PRIMARY KEY (scope, id));"
+               "INSERT INTO budget_new SELECT * FROM budget;"
+               "DROP TABLE budget;"
+               "ALTER TABLE budget_new RENAME TO budget;",
+    },
 };
 
 #endif

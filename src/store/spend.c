@@ -1,8 +1,8 @@
 /*
  * Spend rows and budgets (see store.h).  One answer's count is added to
- * its task's, app's and tenant's rows in one transaction (an upsert
- * each), so the three never disagree and a crash keeps all or none of
- * it.  Budgets are plain rows; NULL is "no limit".
+ * its task's (or its app's own calls'), app's and tenant's rows in one
+ * transaction (an upsert each), so the three never disagree and a crash keeps
+ * all or none of it.  Budgets are plain rows; NULL is "no limit".
  */
 #include <sqlite3.h>
 #include <string.h>
@@ -34,16 +34,17 @@ add_one(struct store *s, const char *scope, const char *id,
 }
 
 int
-store_spend_add(struct store *s, const char *task_id, const char *app_id,
-                const char *tenant, const struct store_spend *d)
+store_spend_add(struct store *s, const char *scope, const char *id,
+                const char *app_id, const char *tenant,
+                const struct store_spend *d)
 {
 	int64_t now = clock_now_ms();
 	int rc;
 
 	LOCK(s);
 	rc = store_begin(s);
-	if (rc == 0 && task_id[0])
-		rc = add_one(s, "task", task_id, d, now);
+	if (rc == 0 && scope[0] && id[0])
+		rc = add_one(s, scope, id, d, now);
 	if (rc == 0 && app_id[0])
 		rc = add_one(s, "app", app_id, d, now);
 	if (rc == 0)

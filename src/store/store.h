@@ -573,7 +573,8 @@ int store_gitcred_token(struct store *s, const char *owner, const char *id,
 
 /*
  * Spend (spend.c): what the credential proxy counted, by scope ("task",
- * "app", "tenant") and id, and the budgets ("app", "tenant", and
+ * "app", "app_calls", "tenant") and id, and the budgets ("app",
+ * "app_calls", "tenant", and
  * "instance" with id "app" or "tenant": the defaults).
  */
 struct store_spend {
@@ -589,10 +590,12 @@ struct store_budget {
 	int64_t max_micro;
 };
 
-/* Adds d to the task's (when task_id is not ""), app's and tenant's
- * rows, in one transaction. */
-int store_spend_add(struct store *s, const char *task_id, const char *app_id,
-                    const char *tenant, const struct store_spend *d);
+/* Adds d to scope/id's row ("task" and its id, "app_calls" and the
+ * app's; none when scope is ""), the app's and the tenant's rows, in one
+ * transaction. */
+int store_spend_add(struct store *s, const char *scope, const char *id,
+                    const char *app_id, const char *tenant,
+                    const struct store_spend *d);
 /* Zeros (and 0) when nothing was counted. */
 int store_spend_get(struct store *s, const char *scope, const char *id,
                     struct store_spend *out);

@@ -44,6 +44,7 @@ expect_status 200
 t_end
 
 create_app proxied '"runtime_preset":"static"'
+own_calls "$APP_ID" # its token is used between tasks below
 create_sandbox "$APP_ID"
 SB=$SB_ID
 C=$SB_CONTAINER
@@ -94,6 +95,7 @@ TOK=$(jq -r '.provider.sandboxd.options.apiKey' <<<"$(tr '\0' '\n' <"$DATA/works
 [[ $(from_sandbox "$C" "$TOK" /claude-code/anthropic/v1/messages) == 200 ]] ||
 	t_err "its own token from its own sandbox: not 200"
 create_app other '"runtime_preset":"static"'
+own_calls "$APP_ID"
 create_sandbox "$APP_ID"
 SB2=$SB_ID
 C2=$SB_CONTAINER

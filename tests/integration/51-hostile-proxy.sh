@@ -167,10 +167,12 @@ token_of_task() { # SB TASK
 	tr '\0' '\n' <"$DATA/workspaces/$1/.sandboxd/tasks/$2/env" | sed -n 's/^ANTHROPIC_API_KEY=//p'
 }
 create_app attacker '"runtime_preset":"static"'
+own_calls "$APP_ID" # the tokens are used between tasks below
 create_sandbox "$APP_ID"
 SA=$SB_ID
 CA=$SB_CONTAINER
 create_app victim '"runtime_preset":"static"'
+own_calls "$APP_ID"
 create_sandbox "$APP_ID"
 SB=$SB_ID
 CB=$SB_CONTAINER

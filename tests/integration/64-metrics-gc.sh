@@ -67,6 +67,7 @@ t_end
 
 serve_edge_app metrics
 C=$(container_of "$SB")
+own_calls "$APP_ID" # its proxy token is used after its task below
 
 t_begin "edge connections and requests count"
 scrape

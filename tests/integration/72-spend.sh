@@ -95,12 +95,13 @@ run_task "$TA" "$SBA" "Create a.txt. [[provider:write=a.txt]] [[provider:usage=1
 expect_json .status succeeded
 T1=$TASK_ID
 ((NREQ >= 2)) || t_err "the provider saw $NREQ model requests"
-# fake-model is priced by "*" ($3 / $15 / $3.75 / $0.30 a million):
-# 1000*3 + 50*15 + 10*3.75 + 20*0.3 = 3793.5 -> 3794 millionths an answer.
+# fake-model is no model the table names: Anthropic's highest prices
+# ($15 / $75 / $18.75 / $1.50 a million):
+# 1000*15 + 50*75 + 10*18.75 + 20*1.5 = 18967.5 -> 18968 millionths an answer.
 expect_jq ".spend.input_tokens == 1000*$NREQ and .spend.output_tokens == 50*$NREQ and
 	.spend.cache_write_tokens == 10*$NREQ and .spend.cache_read_tokens == 20*$NREQ and
 	.spend.requests == $NREQ and .spend.tokens == 1080*$NREQ" "the task's spend is exact"
-expect_jq "(.spend.usd * 1000000 | round) == 3794*$NREQ" "the task's cost is 3794 millionths an answer"
+expect_jq "(.spend.usd * 1000000 | round) == 18968*$NREQ" "the task's cost is 18968 millionths an answer"
 TASK_SPEND=$(j .spend)
 api_as "$TA" GET "/v1/apps/$APPA"
 [[ $(j .spend.spent) == "$TASK_SPEND" ]] || t_err "the app's spend is not the task's: $(j .spend)"
@@ -110,6 +111,9 @@ t_end
 
 PTOK=$(tr '\0' '\n' <"$DATA/workspaces/$SBA/.sandboxd/tasks/$T1/env" | sed -n 's/^ANTHROPIC_API_KEY=//p')
 [[ $PTOK == sk_* ]] || bail "no proxy token in the task's env file"
+# The calls below are made between tasks: the app's own (77-meter-closed).
+api_as "$TA" PATCH "/v1/apps/$APPA" '{"own_model_calls":{"usd":1000}}'
+expect_status 200 || bail "cannot opt app a in to calls of its own: $(short_body)"
 
 t_begin "Anthropic Messages, not streamed and streamed; OpenAI-compatible, not streamed and streamed"
 before=$(spent "$TA")
@@ -148,13 +152,13 @@ proxy_call "$CA" /claude-code/anthropic/v1/messages \
 	'{"model":"claude-haiku-4-5","stream":true,"max_tokens":9,"messages":[{"role":"user","content":"x [[provider:usage=700,999,0,0]] [[provider:cut=3]] [[provider:text=one two three four five six seven eight nine ten eleven twelve thirteen]]"}]}' >/dev/null
 wait_until 5 grep -q '"cut":true' "$PLOG" || t_err "the provider did not cut the stream"
 DB=$(grep '"cut":true' "$PLOG" | tail -n 1 | jq .delta_bytes)
-# The output estimate: the deltas' bytes, 4 a token, rounded up.
+# The output estimate: the deltas' bytes, 3 a token, rounded up.
 for _ in $(seq 20); do # counted once the proxy saw the stream end
 	after=$(spent "$TA")
 	[[ $(jq .requests <<<"$after") != $(jq .requests <<<"$before") ]] && break
 	sleep 0.25
 done
-expect_delta "$before" "$after" 700 $(((DB + 3) / 4)) 0 0 1
+expect_delta "$before" "$after" 700 $(((DB + 2) / 3)) 0 0 1
 note "cut after $DB delta bytes: $before -> $after"
 t_end
 

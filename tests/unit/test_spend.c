@@ -7,7 +7,7 @@
 #include "unit.h"
 
 /* Prices here are whole or exact in binary: compare as integers. */
-#define EQ(d, n) ((long long)((d)*1000) == (long long)(n)*1000)
+#define EQ(d, n) ((long long)((d)*1000) == (long long)((n)*1000))
 
 static struct core core;
 
@@ -78,30 +78,56 @@ prices(void)
 	CHECK((core.store = store_fixture_open()) != NULL);
 	if (core.store == NULL)
 		return;
-	spend_price_for(core.store, "anthropic/claude-sonnet-4-5", &p, key,
-	                sizeof(key));
-	CHECK_STR(key, "claude-sonnet");
+	spend_price_for(core.store, "anthropic", "anthropic/claude-sonnet-4-5",
+	                &p, key, sizeof(key));
+	CHECK_STR(key, "claude-sonnet-4-5");
 	CHECK(EQ(p.input, 3) && EQ(p.output, 15));
-	spend_price_for(core.store, "claude-opus-4-1-2025", &p, key,
+	/* Exact names only: the $15 opus is not priced as the $5 one, nor
+	 * gpt-5-pro as gpt-5. */
+	spend_price_for(core.store, "anthropic", "claude-opus-4", &p, key,
 	                sizeof(key));
-	CHECK_STR(key, "claude-opus-4-1");
-	spend_price_for(core.store, "opencode/big-pickle", &p, key,
+	CHECK(EQ(p.input, 15) && EQ(p.output, 75));
+	spend_price_for(core.store, "anthropic", "claude-opus-4-5", &p, key,
+	                sizeof(key));
+	CHECK(EQ(p.input, 5) && EQ(p.output, 25));
+	spend_price_for(core.store, "openai", "gpt-5-pro", &p, key,
+	                sizeof(key));
+	CHECK(EQ(p.output, 120));
+	spend_price_for(core.store, "zen", "opencode/big-pickle", &p, key,
 	                sizeof(key));
 	CHECK(EQ(p.input, 0) && EQ(p.output, 0));
-	spend_price_for(core.store, "mystery", &p, key, sizeof(key));
-	CHECK_STR(key, "*");
-	CHECK(EQ(p.input, 3));
-	/* The operator's table wins, by the longest prefix; "*" too. */
-	v = json("{\"claude-sonnet-4\":{\"input\":1,\"output\":2},"
+	/* Unknown: the highest of its provider, each kind. */
+	spend_price_for(core.store, "anthropic", "claude-opus-9", &p, key,
+	                sizeof(key));
+	CHECK(strncmp(key, "*", 1) == 0);
+	CHECK(EQ(p.input, 15) && EQ(p.output, 75) && EQ(p.cache_write, 18.75) &&
+	      EQ(p.cache_read, 1.5));
+	spend_price_for(core.store, "openai", "gpt-5-mini-turbo", &p, key,
+	                sizeof(key));
+	CHECK(EQ(p.input, 15) && EQ(p.output, 120));
+	/* A provider whose models we do not know: the highest of all. */
+	spend_price_for(core.store, "compat", "mystery", &p, key, sizeof(key));
+	CHECK(EQ(p.input, 15) && EQ(p.output, 120) && EQ(p.cache_write, 18.75));
+	/* The operator's table wins: exact, "prefix*" by the longest, "*". */
+	v = json("{\"claude-sonnet-4*\":{\"input\":1,\"output\":2},"
+	         "\"claude-sonnet-4-5-x\":{\"input\":4,\"output\":4},"
+	         "\"claude-haiku\":{\"input\":7,\"output\":7},"
 	         "\"*\":{\"input\":9,\"output\":9}}");
 	CHECK(spend_prices_set(core.store, v, why, sizeof(why)) == 0);
 	jv_free(v);
-	spend_price_for(core.store, "claude-sonnet-4-5", &p, key, sizeof(key));
-	CHECK_STR(key, "claude-sonnet-4");
+	spend_price_for(core.store, "anthropic", "claude-sonnet-4-5", &p, key,
+	                sizeof(key));
+	CHECK_STR(key, "claude-sonnet-4*");
 	CHECK(EQ(p.input, 1) && EQ(p.output, 2) && EQ(p.cache_read, 0));
-	spend_price_for(core.store, "claude-haiku-4-5", &p, key, sizeof(key));
-	CHECK_STR(key, "claude-haiku");
-	spend_price_for(core.store, "mystery", &p, key, sizeof(key));
+	spend_price_for(core.store, "anthropic", "claude-sonnet-4-5-x", &p, key,
+	                sizeof(key));
+	CHECK(EQ(p.input, 4));
+	/* "claude-haiku" is exact: claude-haiku-4-5 is the built-in's. */
+	spend_price_for(core.store, "anthropic", "claude-haiku-4-5", &p, key,
+	                sizeof(key));
+	CHECK_STR(key, "claude-haiku-4-5");
+	spend_price_for(core.store, "anthropic", "mystery", &p, key,
+	                sizeof(key));
 	CHECK(EQ(p.input, 9));
 	v = json("{\"m\":{\"input\":-1,\"output\":2}}");
 	CHECK(spend_prices_set(core.store, v, why, sizeof(why)) < 0);
@@ -131,15 +157,15 @@ counts_and_checks(void)
 	CHECK(store_app_insert(core.store, &a) == 0);
 	CHECK(store_budget_set(core.store, "app", a.id, &b) == 0);
 	CHECK(spend_check(core.store, a.id, "t1", why, sizeof(why)) == 0);
-	CHECK(spend_record(core.store, "T1", a.id, "t1", "gpt-5", &d, why,
-	                   sizeof(why)) == 0);
+	CHECK(spend_record(core.store, "T1", a.id, "t1", "openai", "gpt-5", &d,
+	                   why, sizeof(why)) == 0);
 	/* 600 * 1.25 + 400 * 10 = 4750 millionths. */
 	CHECK(store_spend_get(core.store, "task", "T1", &s) == 0);
 	CHECK(s.input == 600 && s.output == 400 && s.cost_micro == 4750 &&
 	      s.requests == 1);
 	d = (struct store_spend){.input = 500};
-	CHECK(spend_record(core.store, "T1", a.id, "t1", "gpt-5", &d, why,
-	                   sizeof(why)) == 1);
+	CHECK(spend_record(core.store, "T1", a.id, "t1", "openai", "gpt-5", &d,
+	                   why, sizeof(why)) == 1);
 	CHECK_STR(why, "budget reached: app shop spent 1500 of 1500 tokens");
 	/* Another tenant's counts and budgets are its own. */
 	CHECK(store_spend_get(core.store, "tenant", "t2", &s) == 0);
@@ -159,11 +185,82 @@ counts_and_checks(void)
 	core.store = NULL;
 }
 
+/* Calls under way hold their estimate: concurrent ones cannot pass a
+ * budget together, and settling replaces the hold with the count. */
+static void
+holds(void)
+{
+	struct store_budget b = {.max_tokens = 1000, .max_micro = -1};
+	struct spend_hold hs[3] = {0};
+	struct spend_hold *h1 = &hs[0], *h2 = &hs[1], *h3 = &hs[2];
+	struct store_spend d = {.input = 100, .output = 50}, s;
+	char why[SPEND_REASON_MAX];
+	struct app a = {0};
+
+	CHECK((core.store = store_fixture_open()) != NULL);
+	if (core.store == NULL)
+		return;
+	snprintf(a.id, sizeof(a.id), "01ARZ3NDEKTSV4RRFFQ69G5FAW");
+	snprintf(a.owner, sizeof(a.owner), "t1");
+	snprintf(a.name, sizeof(a.name), "bot");
+	snprintf(a.tags_json, sizeof(a.tags_json), "[]");
+	CHECK(store_app_insert(core.store, &a) == 0);
+	CHECK(store_budget_set(core.store, "app", a.id, &b) == 0);
+	for (int i = 0; i < 3; i++) {
+		snprintf(hs[i].app, sizeof(hs[i].app), "%s", a.id);
+		snprintf(hs[i].tenant, sizeof(hs[i].tenant), "t1");
+	}
+	CHECK(spend_reserve(core.store, h1, "openai", "gpt-5", 100, 300, why,
+	                    sizeof(why)) == 0);
+	CHECK(spend_reserve(core.store, h2, "openai", "gpt-5", 100, 300, why,
+	                    sizeof(why)) == 0);
+	/* 800 held: a third of 400 would pass the 1000. */
+	CHECK(spend_reserve(core.store, h3, "openai", "gpt-5", 100, 300, why,
+	                    sizeof(why)) == 1);
+	CHECK(!h3->held);
+	CHECK(strncmp(why,
+	              "budget reached: app bot spent 0 of 1000 tokens; "
+	              "calls under way hold 800",
+	              72) == 0);
+	/* Nothing is counted for a hold. */
+	CHECK(spend_check(core.store, a.id, "t1", why, sizeof(why)) == 0);
+	/* h1 settles at 150: 550 taken, the third fits. */
+	CHECK(spend_settle(core.store, h1, "T9", "openai", "gpt-5", &d, why,
+	                   sizeof(why)) == 0);
+	CHECK(!h1->held);
+	CHECK(store_spend_get(core.store, "app", a.id, &s) == 0);
+	CHECK(s.input == 100 && s.output == 50 && s.requests == 1);
+	CHECK(spend_reserve(core.store, h3, "openai", "gpt-5", 100, 300, why,
+	                    sizeof(why)) == 0);
+	spend_release(h2);
+	spend_release(h2); /* idempotent */
+	spend_release(h3);
+	/* An app's own calls: their budget too, and their own row. */
+	b = (struct store_budget){.max_tokens = 200, .max_micro = -1};
+	CHECK(store_budget_set(core.store, SPEND_APP_CALLS, a.id, &b) == 0);
+	h1->own = true;
+	CHECK(spend_reserve(core.store, h1, "openai", "gpt-5", 100, 300, why,
+	                    sizeof(why)) == 1);
+	CHECK(strstr(why, "app bot (its own calls) spent 0 of 200") != NULL);
+	CHECK(spend_reserve(core.store, h1, "openai", "gpt-5", 50, 100, why,
+	                    sizeof(why)) == 0);
+	d = (struct store_spend){.input = 50, .output = 60};
+	CHECK(spend_settle(core.store, h1, "", "openai", "gpt-5", &d, why,
+	                   sizeof(why)) == 0);
+	CHECK(store_spend_get(core.store, SPEND_APP_CALLS, a.id, &s) == 0);
+	CHECK(s.input == 50 && s.output == 60);
+	CHECK(spend_budget_applies(core.store, a.id, "t1", true));
+	CHECK(!spend_budget_applies(core.store, "", "t2", false));
+	store_fixture_close(core.store);
+	core.store = NULL;
+}
+
 static const struct unit_test tests[] = {
     {"costs in millionths of a dollar", costs},
     {"budgets from the API", budgets},
-    {"prices: built in, the operator's, the default", prices},
+    {"prices: exact, the operator's, unknown at the highest", prices},
     {"counts, budgets reached and raised, tenants apart", counts_and_checks},
+    {"holds of the calls under way", holds},
 };
 
 int

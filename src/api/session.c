@@ -289,7 +289,9 @@ session_limit_check(struct session_limiter *l, const char *addr, int64_t now)
 	s = slot_find(l, addr, now, false);
 	if (s && s->fails >= free_fails) {
 		over = s->fails - free_fails;
-		delay = over >= 5 ? SESSION_LOGIN_DELAY_MAX : 1 << over;
+		/* From 2 s: a wait of 1 s could end at once, since both
+		 * times are whole seconds. */
+		delay = over >= 5 ? SESSION_LOGIN_DELAY_MAX : 2 << over;
 		if (delay > SESSION_LOGIN_DELAY_MAX)
 			delay = SESSION_LOGIN_DELAY_MAX;
 		wait = (int)(s->last + delay - now);

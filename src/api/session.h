@@ -79,7 +79,7 @@ void session_set_cookie(char *out, size_t len, const char *token, bool secure);
 
 /*
  * Slows a source, never locks out a password: an address's failures
- * past SESSION_LOGIN_FREE make it wait 1, 2, 4 ... SESSION_LOGIN_DELAY_MAX
+ * past SESSION_LOGIN_FREE make it wait 2, 4, 8 ... SESSION_LOGIN_DELAY_MAX
  * seconds after its last failure before its next try.  While all
  * addresses together failed SESSION_LOGIN_GLOBAL_MAX times in a window
  * (a guess spread over many addresses), an address waits from its

@@ -674,7 +674,7 @@ by_path(const void *a, const void *b)
 /*
  * A name that is not UTF-8 shows escaped in "path" (lib/jv.h); beside it
  * "path_encoded" has its bytes percent-encoded, as ?path= takes them,
- * so the file can still be read, written, moved and deleted.
+ * so the file can still be read, written and deleted.
  */
 static void
 set_path_encoded(struct jv *o, const char *path)

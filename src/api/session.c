@@ -289,9 +289,10 @@ session_limit_check(struct session_limiter *l, const char *addr, int64_t now)
 	s = slot_find(l, addr, now, false);
 	if (s && s->fails >= free_fails) {
 		over = s->fails - free_fails;
-		/* From 2 s: a wait of 1 s could end at once, since both
-		 * times are whole seconds. */
-		delay = over >= 5 ? SESSION_LOGIN_DELAY_MAX : 2 << over;
+		/* From SESSION_LOGIN_DELAY_MIN: both times are whole
+		 * seconds, so a wait of 1 s could end at once. */
+		delay = over >= 4 ? SESSION_LOGIN_DELAY_MAX
+		                  : SESSION_LOGIN_DELAY_MIN << over;
 		if (delay > SESSION_LOGIN_DELAY_MAX)
 			delay = SESSION_LOGIN_DELAY_MAX;
 		wait = (int)(s->last + delay - now);

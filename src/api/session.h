@@ -29,6 +29,7 @@
 #define SESSION_COOKIE_MAX_BYTES 4096 /* a longer Cookie header is not read */
 #define SESSION_HEADER_MAX_BYTES 512  /* Origin, X-CSRF-Token, X-F-F hop */
 #define SESSION_LOGIN_FREE       5    /* failures of an address before a wait */
+#define SESSION_LOGIN_DELAY_MIN  4    /* s: the first wait */
 #define SESSION_LOGIN_DELAY_MAX  30   /* s: the longest wait, doubling to it */
 #define SESSION_LOGIN_FORGET_S   900  /* s without a failure: forgotten */
 #define SESSION_LOGIN_GLOBAL_MAX 50   /* failures of all a window: pressure */
@@ -79,7 +80,7 @@ void session_set_cookie(char *out, size_t len, const char *token, bool secure);
 
 /*
  * Slows a source, never locks out a password: an address's failures
- * past SESSION_LOGIN_FREE make it wait 2, 4, 8 ... SESSION_LOGIN_DELAY_MAX
+ * past SESSION_LOGIN_FREE make it wait 4, 8, 16 ... SESSION_LOGIN_DELAY_MAX
  * seconds after its last failure before its next try.  While all
  * addresses together failed SESSION_LOGIN_GLOBAL_MAX times in a window
  * (a guess spread over many addresses), an address waits from its

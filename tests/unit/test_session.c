@@ -155,11 +155,14 @@ rate_limiter(void)
 		CHECK(session_limit_check(l, "1.2.3.4", t) == 0);
 		session_limit_fail(l, "1.2.3.4", t);
 	}
-	CHECK(session_limit_check(l, "1.2.3.4", t) == 2);
-	CHECK(session_limit_check(l, "1.2.3.4", t + 1) == 1);
-	CHECK(session_limit_check(l, "1.2.3.4", t + 2) == 0);
+	CHECK(session_limit_check(l, "1.2.3.4", t) == SESSION_LOGIN_DELAY_MIN);
+	CHECK(session_limit_check(l, "1.2.3.4", t + 1) ==
+	      SESSION_LOGIN_DELAY_MIN - 1);
+	CHECK(session_limit_check(l, "1.2.3.4", t + SESSION_LOGIN_DELAY_MIN) ==
+	      0);
 	session_limit_fail(l, "1.2.3.4", t + 1);
-	CHECK(session_limit_check(l, "1.2.3.4", t + 1) == 4);
+	CHECK(session_limit_check(l, "1.2.3.4", t + 1) ==
+	      2 * SESSION_LOGIN_DELAY_MIN);
 	for (int i = 0; i < 10; i++)
 		session_limit_fail(l, "1.2.3.4", t + 2);
 	CHECK(session_limit_check(l, "1.2.3.4", t + 2) ==
@@ -184,7 +187,7 @@ rate_limiter(void)
 		CHECK(session_limit_check(l, addr, t) == 0);
 		session_limit_fail(l, addr, t);
 	}
-	CHECK(session_limit_check(l, "10.0.0.1", t) == 2);
+	CHECK(session_limit_check(l, "10.0.0.1", t) == SESSION_LOGIN_DELAY_MIN);
 	CHECK(session_limit_check(l, "9.9.9.9", t + 1) == 0);
 	CHECK(session_limit_check(l, "10.0.0.1", t + 60) == 0);
 	/* More addresses than slots: bounded, and counting goes on. */

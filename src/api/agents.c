@@ -329,28 +329,47 @@ pending_expire(int64_t now)
 			vault_wipe(&pending[i], sizeof(pending[i]));
 }
 
-static void
+/*
+ * Keeps a new sign-in of owner's scope: 0, or -1 when the table is full
+ * of other scopes' sign-ins.  A scope holding AGENT_OAUTH_PENDING_SCOPE
+ * forgets its own oldest; another scope's are never taken, so one
+ * tenant cannot push out another's sign-in.
+ */
+static int
 pending_add(const char *owner, const char *state, const char *verifier)
 {
 	int64_t now = clock_mono_ms();
-	size_t slot = 0;
+	size_t slot = AGENT_OAUTH_PENDING_MAX, oldest = AGENT_OAUTH_PENDING_MAX;
+	int mine = 0;
 
 	pthread_mutex_lock(&pending_mu);
 	pending_expire(now);
 	for (size_t i = 0; i < AGENT_OAUTH_PENDING_MAX; i++) {
 		if (pending[i].state[0] == '\0') {
-			slot = i;
-			break;
+			if (slot == AGENT_OAUTH_PENDING_MAX)
+				slot = i;
+			continue;
 		}
-		if (pending[i].started < pending[slot].started)
-			slot = i;
+		if (strcmp(pending[i].owner, owner) != 0)
+			continue;
+		mine++;
+		if (oldest == AGENT_OAUTH_PENDING_MAX ||
+		    pending[i].started < pending[oldest].started)
+			oldest = i;
 	}
-	memcpy(pending[slot].state, state, sizeof(pending[slot].state));
-	memcpy(pending[slot].verifier, verifier,
-	       sizeof(pending[slot].verifier));
-	snprintf(pending[slot].owner, sizeof(pending[slot].owner), "%s", owner);
-	pending[slot].started = now;
+	if (mine >= AGENT_OAUTH_PENDING_SCOPE)
+		slot = oldest;
+	if (slot < AGENT_OAUTH_PENDING_MAX) {
+		vault_wipe(&pending[slot], sizeof(pending[slot]));
+		memcpy(pending[slot].state, state, sizeof(pending[slot].state));
+		memcpy(pending[slot].verifier, verifier,
+		       sizeof(pending[slot].verifier));
+		snprintf(pending[slot].owner, sizeof(pending[slot].owner), "%s",
+		         owner);
+		pending[slot].started = now;
+	}
 	pthread_mutex_unlock(&pending_mu);
+	return slot < AGENT_OAUTH_PENDING_MAX ? 0 : -1;
 }
 
 /*
@@ -422,7 +441,16 @@ agents_oauth_start(struct req *r, struct resp *w)
 		api_fail(w, 500, "internal", "the authorize URL is too long");
 		return;
 	}
-	pending_add(owner, state, verifier);
+	if (pending_add(owner, state, verifier) < 0) {
+		vault_wipe(verifier, sizeof(verifier));
+		api_fail(w, 503, "oauth_pending_full",
+		         "%d subscription sign-ins of all tenants are pending; "
+		         "try again when some were finished or expired (%d "
+		         "min)",
+		         AGENT_OAUTH_PENDING_MAX, AGENT_OAUTH_PENDING_S / 60);
+		w->retry_after = 60;
+		return;
+	}
 	vault_wipe(verifier, sizeof(verifier));
 	log_info("agents: %s: %s subscription sign-in started (by %s)", a->name,
 	         scope_name(owner), r->owner);

@@ -238,7 +238,8 @@ bool api_git_branch_ok(const char *branch, size_t len);
 #define AGENT_OAUTH_CODE_MAX_BYTES 4096        /* an authorization code */
 #define AGENT_OAUTH_STATE_MAX      128         /* a state as pasted back */
 #define AGENT_OAUTH_URL_MAX        8192        /* the authorize URL */
-#define AGENT_OAUTH_PENDING_MAX    16  /* sign-ins started, not finished */
+#define AGENT_OAUTH_PENDING_MAX    64  /* sign-ins started, not finished */
+#define AGENT_OAUTH_PENDING_SCOPE  4   /* of those, one scope's */
 #define AGENT_OAUTH_PENDING_S      900 /* how long one stays pending */
 
 /*

@@ -3,8 +3,11 @@
  * /v1/apps/{id}/preview-link mints a one-time code and answers the URL
  * on the app's preview host that exchanges it for a cookie there: the
  * console opens it in its preview frame, a user may send it to one
- * person.  DELETE /v1/apps/{id}/preview-links revokes every link and
- * cookie of the app (a new epoch).
+ * person.  Each tenant has its quota of unopened links
+ * (PVAUTH_CODES_TENANT): a new link past it forgets the tenant's own
+ * oldest, so one tenant cannot fill the instance's table.  DELETE
+ * /v1/apps/{id}/preview-links revokes every link and cookie of the app (a new
+ * epoch).
  */
 #include <stdio.h>
 #include <string.h>
@@ -108,10 +111,10 @@ apps_preview_link(struct req *r, struct resp *w)
 		web = (int)jv_int(port);
 	}
 	exp = clock_now() + seconds;
-	if (pvauth_mint(r->core, a.id, exp, code) < 0) {
+	if (pvauth_mint(r->core, r->owner, a.id, exp, code) < 0) {
 		err_set(&e, 503, "preview_links_full",
-		        "%d preview links wait to be opened; try again when "
-		        "some were used or expired",
+		        "%d preview links of all tenants wait to be opened; "
+		        "try again when some were used or expired",
 		        PVAUTH_CODES_MAX);
 		goto fail;
 	}

@@ -14,12 +14,14 @@
  * lets no other host set or overwrite.
  *
  * The login rate limit counts failures (wrong passwords, wrong setup
- * codes) per client address in fixed windows of SESSION_LOGIN_WINDOW_S:
- * SESSION_LOGIN_FAILS_MAX per address, SESSION_LOGIN_GLOBAL_MAX for all
- * addresses together (so that many addresses cannot guess faster than
- * that either).  The table of addresses is fixed; when it is full, the
- * slot whose window started first is reused, so memory stays bounded
- * and the global cap still holds.  Password hashing (argon2id, 64 MiB
+ * codes) per client address and makes a failing address wait, doubling
+ * (session.h).  It never refuses an address without failures: a limit
+ * on all addresses together (the old design, a fixed window for
+ * everyone) let strangers keep the operator out, the right password
+ * included.  Many addresses guessing together only lose their free
+ * tries.  The table of addresses is fixed; when it is full, the slot
+ * whose last failure is the oldest is reused, so memory stays bounded.
+ * Password hashing (argon2id, 64 MiB
  * each) is capped at SESSION_HASHING_MAX at once, so a burst of logins
  * cannot take the host's memory.
  *
@@ -253,8 +255,8 @@ session_limiter_release(struct session_limiter *l)
 	pthread_mutex_destroy(&l->mu);
 }
 
-/* addr's slot; with make, a free one or the one whose window started
- * first.  Under l->mu. */
+/* addr's slot; with make, a free one or the one whose last failure is
+ * the oldest.  Under l->mu. */
 static struct session_slot *
 slot_find(struct session_limiter *l, const char *addr, int64_t now, bool make)
 {
@@ -263,44 +265,55 @@ slot_find(struct session_limiter *l, const char *addr, int64_t now, bool make)
 
 	for (int i = 0; i < SESSION_LIMIT_SLOTS_MAX; i++) {
 		struct session_slot *s = &l->slot[i];
-		int64_t start = s->addr[0] ? s->start : INT64_MIN;
-		if (s->addr[0] && strcmp(s->addr, addr) == 0)
+		int64_t last = s->addr[0] ? s->last : INT64_MIN;
+		if (s->addr[0] && strcmp(s->addr, addr) == 0) {
+			if (now - s->last >= SESSION_LOGIN_FORGET_S)
+				s->fails = 0;
 			return s;
-		if (make && start < oldest) {
+		}
+		if (make && last < oldest) {
 			old = s;
-			oldest = start;
+			oldest = last;
 		}
 	}
 	if (old) {
 		snprintf(old->addr, sizeof(old->addr), "%s", addr);
-		old->start = now;
+		old->last = now;
 		old->fails = 0;
 	}
 	return old;
+}
+
+/* The window of every address's failures, under l->mu. */
+static void
+global_window(struct session_limiter *l, int64_t now)
+{
+	if (now - l->gstart >= SESSION_LOGIN_WINDOW_S) {
+		l->gstart = now;
+		l->gfails = 0;
+	}
 }
 
 int
 session_limit_check(struct session_limiter *l, const char *addr, int64_t now)
 {
 	struct session_slot *s;
-	int wait = 0;
+	int free_fails, over, delay = 0, wait = 0;
 
 	pthread_mutex_lock(&l->mu);
-	if (now - l->gstart >= SESSION_LOGIN_WINDOW_S) {
-		l->gstart = now;
-		l->gfails = 0;
-	}
-	if (l->gfails >= SESSION_LOGIN_GLOBAL_MAX)
-		wait = (int)(l->gstart + SESSION_LOGIN_WINDOW_S - now);
+	global_window(l, now);
+	free_fails =
+	    l->gfails >= SESSION_LOGIN_GLOBAL_MAX ? 1 : SESSION_LOGIN_FREE;
 	s = slot_find(l, addr, now, false);
-	if (s && now - s->start >= SESSION_LOGIN_WINDOW_S) {
-		s->start = now;
-		s->fails = 0;
-	}
-	if (s && s->fails >= SESSION_LOGIN_FAILS_MAX) {
-		int w = (int)(s->start + SESSION_LOGIN_WINDOW_S - now);
-		if (w > wait)
-			wait = w;
+	if (s && s->fails >= free_fails) {
+		over = s->fails - free_fails;
+		/* From SESSION_LOGIN_DELAY_MIN: both times are whole
+		 * seconds, so a wait of 1 s could end at once. */
+		delay = over >= 4 ? SESSION_LOGIN_DELAY_MAX
+		                  : SESSION_LOGIN_DELAY_MIN << over;
+		if (delay > SESSION_LOGIN_DELAY_MAX)
+			delay = SESSION_LOGIN_DELAY_MAX;
+		wait = (int)(s->last + delay - now);
 	}
 	pthread_mutex_unlock(&l->mu);
 	return wait > 0 ? wait : 0;
@@ -312,17 +325,11 @@ session_limit_fail(struct session_limiter *l, const char *addr, int64_t now)
 	struct session_slot *s;
 
 	pthread_mutex_lock(&l->mu);
-	if (now - l->gstart >= SESSION_LOGIN_WINDOW_S) {
-		l->gstart = now;
-		l->gfails = 0;
-	}
+	global_window(l, now);
 	l->gfails++;
 	s = slot_find(l, addr, now, true);
 	if (s) {
-		if (now - s->start >= SESSION_LOGIN_WINDOW_S) {
-			s->start = now;
-			s->fails = 0;
-		}
+		s->last = now;
 		s->fails++;
 	}
 	pthread_mutex_unlock(&l->mu);

@@ -27,8 +27,11 @@
 #define SESSION_PASSWORD_MIN     8    /* bytes */
 #define SESSION_PASSWORD_MAX     1024 /* bytes */
 #define SESSION_HEADER_MAX_BYTES 512  /* Origin, X-CSRF-Token, X-F-F hop */
-#define SESSION_LOGIN_FAILS_MAX  5    /* per client address a window */
-#define SESSION_LOGIN_GLOBAL_MAX 50   /* every client together a window */
+#define SESSION_LOGIN_FREE       5    /* failures of an address before a wait */
+#define SESSION_LOGIN_DELAY_MIN  4    /* s: the first wait */
+#define SESSION_LOGIN_DELAY_MAX  30   /* s: the longest wait, doubling to it */
+#define SESSION_LOGIN_FORGET_S   900  /* s without a failure: forgotten */
+#define SESSION_LOGIN_GLOBAL_MAX 50   /* failures of all a window: pressure */
 #define SESSION_LOGIN_WINDOW_S   60
 #define SESSION_LIMIT_SLOTS_MAX  256 /* client addresses remembered */
 #define SESSION_HASHING_MAX      2   /* passwords hashed at once */
@@ -84,9 +87,19 @@ void session_set_cookie(char *out, size_t len, const char *token, bool secure);
 
 /* --- the login rate limit ----------------------------------------------- */
 
+/*
+ * Slows a source, never locks out a password: an address's failures
+ * past SESSION_LOGIN_FREE make it wait 4, 8, 16 ... SESSION_LOGIN_DELAY_MAX
+ * seconds after its last failure before its next try.  While all
+ * addresses together failed SESSION_LOGIN_GLOBAL_MAX times in a window
+ * (a guess spread over many addresses), an address waits from its
+ * first failure.  An address with no failure is never refused, so the
+ * operator signs in while strangers guess from elsewhere, and from the
+ * strangers' own address after at most SESSION_LOGIN_DELAY_MAX.
+ */
 struct session_slot {
 	char addr[48];
-	int64_t start; /* the window's start, Unix seconds */
+	int64_t last; /* its last failure, Unix seconds */
 	int fails;
 };
 

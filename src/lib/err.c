@@ -131,9 +131,14 @@ const struct err_code err_codes[] = {
     {.code = "no_headroom",
      .status = 503,
      .meaning = "too little host memory to start the sandbox"},
+    {.code = "oauth_pending_full",
+     .status = 503,
+     .meaning = "AGENT_OAUTH_PENDING_MAX subscription sign-ins of all "
+                "tenants are pending"},
     {.code = "preview_links_full",
      .status = 503,
-     .meaning = "PVAUTH_CODES_MAX preview links wait to be opened"},
+     .meaning = "PVAUTH_CODES_MAX preview links of all tenants wait to "
+                "be opened"},
     {.code = "revert_timeout",
      .status = 504,
      .meaning = "a task's revert did not finish within TASK_REVERT_WAIT_MS"},

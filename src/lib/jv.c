@@ -5,7 +5,13 @@
  * escapes, so brackets inside strings do not count.  Output keeps
  * insertion order and is compact, which the quickstart's sed relies on
  * (no space after ':').  Text that is not valid UTF-8 is refused by
- * jansson on input, so every string we hold is valid UTF-8.
+ * jansson on input, so every string we hold is valid UTF-8.  A string
+ * we make from bytes that are not (a file name, an error message that
+ * quotes one) keeps its valid characters and shows each other byte as
+ * the four characters \xNN (jv_new_str, jv_set_str): the key is never
+ * dropped, and the bytes stay visible.  Rejected: U+FFFD for each, as
+ * jv_new_str_lossy does for an agent's text, which hides which bytes
+ * they were and makes two names look the same.
  */
 #include "lib/jv.h"
 
@@ -178,10 +184,49 @@ jv_arr(void)
 	return W(json_array());
 }
 
+/* s with each byte that is not part of a well-formed character as
+ * "\xNN"; NULL only when s is NULL or memory runs out. */
+static json_t *
+str_escaped(const char *s)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t len = s ? strlen(s) : 0;
+	struct buf b;
+	json_t *v;
+
+	if (s == NULL)
+		return NULL;
+	buf_init(&b, len * 4 + 1);
+	for (size_t i = 0; i < len;) {
+		size_t n = utf8_char_len(s + i, len - i);
+		if (n == 0) {
+			unsigned char c = (unsigned char)s[i];
+			char esc[4] = {'\\', 'x', hex[c >> 4], hex[c & 15]};
+			buf_append(&b, esc, sizeof(esc));
+			i++;
+		} else {
+			buf_append(&b, s + i, n);
+			i += n;
+		}
+	}
+	v = json_stringn(b.data ? b.data : "", b.len);
+	buf_release(&b);
+	return v;
+}
+
+/* jansson's string, or the escaped one when s is not UTF-8. */
+static json_t *
+str_new(const char *s)
+{
+	json_t *v = json_string(s);
+
+	return v ? v : str_escaped(s);
+}
+
 struct jv *
 jv_new_str(const char *s)
 {
-	return W(json_string(s));
+	return W(str_new(s));
 }
 
 struct jv *
@@ -234,8 +279,10 @@ jv_set(struct jv *obj, const char *key, struct jv *steal)
 void
 jv_set_str(struct jv *obj, const char *key, const char *s)
 {
-	if (s)
-		json_object_set_new(J(obj), key, json_string(s));
+	json_t *v = s ? str_new(s) : NULL;
+
+	if (v)
+		json_object_set_new(J(obj), key, v);
 }
 
 void

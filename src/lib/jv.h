@@ -52,6 +52,7 @@ bool jv_each(const struct jv *obj, void **it, const char **key,
 
 struct jv *jv_obj(void);
 struct jv *jv_arr(void);
+/* A string; bytes of s that are not UTF-8 show as the text "\xNN". */
 struct jv *jv_new_str(const char *s);
 struct jv *jv_new_int(int64_t i);
 struct jv *jv_new_null(void);
@@ -59,7 +60,8 @@ struct jv *jv_new_null(void);
 struct jv *jv_new_str_lossy(const char *s, size_t len);
 /* A new reference to v (values are immutable once built). */
 struct jv *jv_copy(struct jv *v);
-/* Setters ignore a NULL string or value (the key is then left out). */
+/* Setters ignore a NULL string or value (the key is then left out);
+ * jv_set_str escapes as jv_new_str does, so a string is never lost. */
 void jv_set(struct jv *obj, const char *key, struct jv *steal);
 void jv_set_str(struct jv *obj, const char *key, const char *s);
 void jv_set_int(struct jv *obj, const char *key, int64_t i);

@@ -32,7 +32,9 @@ struct pvauth_app {
 struct pvauth_code {
 	char hash[VAULT_HASH_HEX + 1]; /* "" : a free slot */
 	char app_id[ULID_LEN + 1];
+	char owner[64]; /* the tenant that minted it: whose quota */
 	int64_t expires_at;
+	uint64_t seq; /* mint order: the tenant's oldest goes first */
 };
 
 /* Neither table is a lib/idtab: the apps' must hold every app and lose
@@ -43,6 +45,7 @@ struct pvauth {
 	_Atomic uint64_t generation;
 	pthread_mutex_t codes_mu;
 	struct pvauth_code *codes; /* PVAUTH_CODES_MAX */
+	uint64_t seq;              /* codes minted, under codes_mu */
 	unsigned char key[VAULT_KEY_BYTES];
 	bool default_private;
 };
@@ -161,30 +164,56 @@ pvauth_view(const struct core *c, const char *sandbox_id,
 
 /* --- codes ------------------------------------------------------------ */
 
+/*
+ * The slot for a new code of owner, under codes_mu: a free one, else
+ * owner's oldest when owner holds PVAUTH_CODES_TENANT; -1 when the
+ * table is full of codes that owner may not take.  Expired codes are
+ * freed on the way.
+ */
+static int
+code_slot(struct pvauth *p, const char *owner, int64_t now)
+{
+	int free_slot = -1, oldest = -1, mine = 0;
+
+	for (int i = 0; i < PVAUTH_CODES_MAX; i++) {
+		struct pvauth_code *k = &p->codes[i];
+		if (k->hash[0] && k->expires_at <= now)
+			k->hash[0] = '\0'; /* expired: free again */
+		if (k->hash[0] == '\0') {
+			if (free_slot < 0)
+				free_slot = i;
+			continue;
+		}
+		if (strcmp(k->owner, owner) != 0)
+			continue;
+		mine++;
+		if (oldest < 0 || k->seq < p->codes[oldest].seq)
+			oldest = i;
+	}
+	if (mine >= PVAUTH_CODES_TENANT)
+		return oldest;
+	return free_slot;
+}
+
 int
-pvauth_mint(struct core *c, const char *app_id, int64_t expires_at,
-            char code[PVAUTH_CODE_LEN + 1])
+pvauth_mint(struct core *c, const char *owner, const char *app_id,
+            int64_t expires_at, char code[PVAUTH_CODE_LEN + 1])
 {
 	struct pvauth *p = c->pa;
-	int64_t now = clock_now();
-	int slot = -1;
+	int slot;
 
 	if (p == NULL)
 		return -1;
 	vault_random_b64url(code);
 	pthread_mutex_lock(&p->codes_mu);
-	for (int i = 0; i < PVAUTH_CODES_MAX; i++) {
-		struct pvauth_code *k = &p->codes[i];
-		if (k->hash[0] && k->expires_at <= now)
-			k->hash[0] = '\0'; /* expired: free again */
-		if (k->hash[0] == '\0' && slot < 0)
-			slot = i;
-	}
+	slot = code_slot(p, owner, clock_now());
 	if (slot >= 0) {
 		struct pvauth_code *k = &p->codes[slot];
 		vault_hash_hex(code, PVAUTH_CODE_LEN, k->hash);
 		snprintf(k->app_id, sizeof(k->app_id), "%s", app_id);
+		snprintf(k->owner, sizeof(k->owner), "%s", owner);
 		k->expires_at = expires_at;
+		k->seq = ++p->seq;
 	}
 	pthread_mutex_unlock(&p->codes_mu);
 	return slot >= 0 ? 0 : -1;

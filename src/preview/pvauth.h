@@ -30,6 +30,7 @@
 #define PVAUTH_PATH         "/__sandboxd/" /* the edge's own, never the app's */
 #define PVAUTH_AUTH_PATH    "/__sandboxd/auth"
 #define PVAUTH_CODES_MAX    4096   /* codes not yet redeemed, at once */
+#define PVAUTH_CODES_TENANT 256    /* of those, one tenant's */
 #define PVAUTH_TTL_DEFAULT  86400  /* a link's life when none is asked */
 #define PVAUTH_TTL_MIN      10     /* shortest link */
 #define PVAUTH_TTL_MAX      604800 /* longest link: a week */
@@ -69,12 +70,14 @@ bool pvauth_view(const struct core *c, const char *sandbox_id,
 uint64_t pvauth_generation(const struct core *c);
 
 /*
- * A one-time code for app_id, valid until expires_at (Unix seconds),
- * which is also when the cookie it gives ends.  0, or -1 when
- * PVAUTH_CODES_MAX codes wait already.
+ * A one-time code for app_id of tenant owner, valid until expires_at
+ * (Unix seconds), which is also when the cookie it gives ends.  When
+ * the tenant has PVAUTH_CODES_TENANT codes waiting, its own oldest one
+ * is forgotten to make room; another tenant's never are.  0, or -1 when
+ * PVAUTH_CODES_MAX codes of all tenants wait already.
  */
-int pvauth_mint(struct core *c, const char *app_id, int64_t expires_at,
-                char code[PVAUTH_CODE_LEN + 1]);
+int pvauth_mint(struct core *c, const char *owner, const char *app_id,
+                int64_t expires_at, char code[PVAUTH_CODE_LEN + 1]);
 /* Takes the code (once) when it is app_id's and not expired. */
 bool pvauth_redeem(struct core *c, const char *code, size_t len,
                    const char *app_id, int64_t *expires_at);

@@ -36,6 +36,7 @@
 #include "lib/clock.h"
 #include "lib/fileio.h"
 #include "lib/ulid.h"
+#include "lib/utf8.h"
 
 #define RESOLVE_SAFE                                                           \
 	(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS |       \
@@ -670,6 +671,35 @@ by_path(const void *a, const void *b)
 	              ((const struct entry *)b)->path);
 }
 
+/*
+ * A name that is not UTF-8 shows escaped in "path" (lib/jv.h); beside it
+ * "path_encoded" has its bytes percent-encoded, as ?path= takes them,
+ * so the file can still be read, written and deleted.
+ */
+static void
+set_path_encoded(struct jv *o, const char *path)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	size_t len = strlen(path), k = 0;
+	char *out;
+
+	if (utf8_valid(path, len) || (out = malloc(len * 3 + 1)) == NULL)
+		return;
+	for (const unsigned char *p = (const void *)path; *p; p++) {
+		if ((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') ||
+		    (*p >= '0' && *p <= '9') || strchr("-._~/", *p)) {
+			out[k++] = (char)*p;
+		} else {
+			out[k++] = '%';
+			out[k++] = hex[*p >> 4];
+			out[k++] = hex[*p & 15];
+		}
+	}
+	out[k] = '\0';
+	jv_set_str(o, "path_encoded", out);
+	free(out);
+}
+
 int
 wsfs_list(int dirfd, const char *rel, bool recursive, struct jv **out,
           bool *truncated, struct err *e)
@@ -685,6 +715,7 @@ wsfs_list(int dirfd, const char *rel, bool recursive, struct jv **out,
 	for (size_t i = 0; i < l.n; i++) {
 		struct jv *o = jv_obj();
 		jv_set_str(o, "path", l.v[i].path);
+		set_path_encoded(o, l.v[i].path);
 		jv_set_str(o, "type", l.v[i].dir ? "dir" : "file");
 		if (!l.v[i].dir)
 			jv_set_int(o, "size", l.v[i].size);

@@ -194,10 +194,10 @@ api POST /v1/agents/claude-code/oauth/finish "{\"code\":\"$CODE\"}"
 expect_status 400 && expect_jq '.error.message | test("0 sign-ins")'
 t_end
 
-t_begin "at most 16 sign-ins pend; the endpoint's refusal is a 502 that does not repeat the code"
+t_begin "at most 4 sign-ins of a scope pend; the endpoint's refusal is a 502 that does not repeat the code"
 script '{"code":"error"}'
 states=()
-for i in {1..17}; do
+for i in {1..5}; do
 	oauth_start
 	states+=("$STATE")
 done

@@ -124,6 +124,24 @@ jv_dump_is_compact_and_ordered(void)
 	jv_free(o);
 }
 
+/* Bytes that are not UTF-8 are escaped, never a dropped key. */
+static void
+jv_strings_not_utf8_are_escaped(void)
+{
+	struct jv *o = jv_obj();
+	struct buf b;
+
+	jv_set_str(o, "path", "caf\xe9/\xc3(\xe2\x82\xac");
+	jv_set_str(o, "ok", "caf\xc3\xa9");
+	jv_set(o, "arr", jv_new_str("\xff"));
+	buf_init(&b, 0);
+	CHECK(jv_dump(o, &b) == 0);
+	CHECK_STR(b.data, "{\"path\":\"caf\\\\xe9/\\\\xc3(\xe2\x82\xac\","
+	                  "\"ok\":\"caf\xc3\xa9\",\"arr\":\"\\\\xff\"}");
+	buf_release(&b);
+	jv_free(o);
+}
+
 static void
 jv_lossy_strings_are_utf8(void)
 {
@@ -287,6 +305,8 @@ static const struct unit_test tests[] = {
     {"jv rejects bad text", jv_rejects_bad_text},
     {"jv dump is compact and ordered", jv_dump_is_compact_and_ordered},
     {"lossy strings are UTF-8", jv_lossy_strings_are_utf8},
+    {"jv: strings that are not UTF-8 are escaped, never dropped",
+     jv_strings_not_utf8_are_escaped},
     {"utf8_valid takes shortest forms only",
      utf8_valid_takes_shortest_forms_only},
     {"utf8_clip cuts on boundaries", utf8_clip_cuts_on_boundaries},

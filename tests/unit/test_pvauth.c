@@ -134,11 +134,10 @@ codes_are_one_time_and_app_scoped(void)
 	char code[PVAUTH_CODE_LEN + 1], code2[PVAUTH_CODE_LEN + 1];
 	char other[ULID_LEN + 1];
 	int64_t now = clock_now(), exp = 0;
-	int made = 0;
 
 	setup("public");
 	ulid_new(other);
-	CHECK(pvauth_mint(&c, sb.app_id, now + 60, code) == 0);
+	CHECK(pvauth_mint(&c, "t", sb.app_id, now + 60, code) == 0);
 	CHECK(strlen(code) == PVAUTH_CODE_LEN);
 	CHECK(!pvauth_redeem(&c, code, PVAUTH_CODE_LEN, other, &exp));
 	CHECK(!pvauth_redeem(&c, code, PVAUTH_CODE_LEN - 1, sb.app_id, &exp));
@@ -146,19 +145,54 @@ codes_are_one_time_and_app_scoped(void)
 	CHECK(exp == now + 60);
 	CHECK(!pvauth_redeem(&c, code, PVAUTH_CODE_LEN, sb.app_id, &exp));
 	/* expired: refused, and gone */
-	CHECK(pvauth_mint(&c, sb.app_id, now - 1, code) == 0);
+	CHECK(pvauth_mint(&c, "t", sb.app_id, now - 1, code) == 0);
 	CHECK(!pvauth_redeem(&c, code, PVAUTH_CODE_LEN, sb.app_id, &exp));
 	/* forgotten with the app's epoch */
-	CHECK(pvauth_mint(&c, sb.app_id, now + 60, code) == 0);
-	CHECK(pvauth_mint(&c, other, now + 60, code2) == 0);
+	CHECK(pvauth_mint(&c, "t", sb.app_id, now + 60, code) == 0);
+	CHECK(pvauth_mint(&c, "t", other, now + 60, code2) == 0);
 	pvauth_forget_codes(&c, sb.app_id);
 	CHECK(!pvauth_redeem(&c, code, PVAUTH_CODE_LEN, sb.app_id, &exp));
 	CHECK(pvauth_redeem(&c, code2, PVAUTH_CODE_LEN, other, &exp));
-	/* the table is bounded; expired codes make room again */
-	while (pvauth_mint(&c, other, now + 2, code) == 0 &&
-	       made < PVAUTH_CODES_MAX + 1)
-		made++;
-	CHECK(made == PVAUTH_CODES_MAX);
+	teardown();
+}
+
+/* A tenant's quota: its own oldest go, another tenant's stay. */
+static void
+codes_have_a_quota_per_tenant(void)
+{
+	char first[PVAUTH_CODE_LEN + 1], theirs[PVAUTH_CODE_LEN + 1];
+	char code[PVAUTH_CODE_LEN + 1], second[PVAUTH_CODE_LEN + 1];
+	char tenant[16];
+	int64_t now = clock_now(), exp = 0;
+	int made = 0;
+
+	setup("public");
+	CHECK(pvauth_mint(&c, "b", sb.app_id, now + 60, theirs) == 0);
+	CHECK(pvauth_mint(&c, "a", sb.app_id, now + 60, first) == 0);
+	CHECK(pvauth_mint(&c, "a", sb.app_id, now + 60, second) == 0);
+	for (int i = 0; i < PVAUTH_CODES_TENANT; i++)
+		made += pvauth_mint(&c, "a", sb.app_id, now + 60, code) == 0;
+	CHECK(made == PVAUTH_CODES_TENANT);
+	/* a's two oldest made room; b's and a's newest still open */
+	CHECK(!pvauth_redeem(&c, first, PVAUTH_CODE_LEN, sb.app_id, &exp));
+	CHECK(!pvauth_redeem(&c, second, PVAUTH_CODE_LEN, sb.app_id, &exp));
+	CHECK(pvauth_redeem(&c, code, PVAUTH_CODE_LEN, sb.app_id, &exp));
+	CHECK(pvauth_redeem(&c, theirs, PVAUTH_CODE_LEN, sb.app_id, &exp));
+	/* the whole table is bounded: many tenants fill it, then 503 */
+	made = 0;
+	for (int t = 0; made < PVAUTH_CODES_MAX + 1; t++) {
+		snprintf(tenant, sizeof(tenant), "t%d", t);
+		for (int i = 0; i < PVAUTH_CODES_TENANT; i++) {
+			if (pvauth_mint(&c, tenant, sb.app_id, now + 60, code) <
+			    0)
+				goto full;
+			made++;
+		}
+	}
+full:
+	CHECK(made == PVAUTH_CODES_MAX - PVAUTH_CODES_TENANT + 1);
+	/* a tenant at its quota still mints: its own oldest make room */
+	CHECK(pvauth_mint(&c, "t0", sb.app_id, now + 60, code) == 0);
 	teardown();
 }
 
@@ -169,8 +203,9 @@ main(void)
 	    {"view: the table, the default, generations",
 	     view_follows_the_table},
 	    {"cookie: app, epoch, expiry and MAC checked", cookie_checks},
-	    {"codes: once, for their app, bounded",
-	     codes_are_one_time_and_app_scoped},
+	    {"codes: once, for their app", codes_are_one_time_and_app_scoped},
+	    {"codes: a quota per tenant, its own oldest go first",
+	     codes_have_a_quota_per_tenant},
 	};
 
 	vault_init();

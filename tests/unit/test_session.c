@@ -181,32 +181,52 @@ rate_limiter(void)
 	int64_t t = 1000000;
 
 	session_limiter_init(l);
-	for (int i = 0; i < SESSION_LOGIN_FAILS_MAX; i++) {
+	/* A few free failures, then waits that double to a cap. */
+	for (int i = 0; i < SESSION_LOGIN_FREE; i++) {
 		CHECK(session_limit_check(l, "1.2.3.4", t) == 0);
 		session_limit_fail(l, "1.2.3.4", t);
 	}
-	CHECK(session_limit_check(l, "1.2.3.4", t) == SESSION_LOGIN_WINDOW_S);
-	CHECK(session_limit_check(l, "1.2.3.4", t + 20) == 40);
-	CHECK(session_limit_check(l, "5.6.7.8", t) == 0);      /* per address */
-	CHECK(session_limit_check(l, "1.2.3.4", t + 60) == 0); /* new window */
-	session_limit_fail(l, "1.2.3.4", t + 60);
+	CHECK(session_limit_check(l, "1.2.3.4", t) == SESSION_LOGIN_DELAY_MIN);
+	CHECK(session_limit_check(l, "1.2.3.4", t + 1) ==
+	      SESSION_LOGIN_DELAY_MIN - 1);
+	CHECK(session_limit_check(l, "1.2.3.4", t + SESSION_LOGIN_DELAY_MIN) ==
+	      0);
+	session_limit_fail(l, "1.2.3.4", t + 1);
+	CHECK(session_limit_check(l, "1.2.3.4", t + 1) ==
+	      2 * SESSION_LOGIN_DELAY_MIN);
+	for (int i = 0; i < 10; i++)
+		session_limit_fail(l, "1.2.3.4", t + 2);
+	CHECK(session_limit_check(l, "1.2.3.4", t + 2) ==
+	      SESSION_LOGIN_DELAY_MAX);
+	/* The right password gets its turn after the cap at most. */
+	CHECK(session_limit_check(l, "1.2.3.4",
+	                          t + 2 + SESSION_LOGIN_DELAY_MAX) == 0);
+	CHECK(session_limit_check(l, "5.6.7.8", t) == 0); /* per address */
 	session_limit_clear(l, "1.2.3.4");
-	CHECK(session_limit_check(l, "1.2.3.4", t + 61) == 0);
-	/* The global cap: many addresses, one failure each. */
-	t += 1000;
+	CHECK(session_limit_check(l, "1.2.3.4", t + 3) == 0);
+	/* Forgotten after a quiet while. */
+	for (int i = 0; i < SESSION_LOGIN_FREE + 3; i++)
+		session_limit_fail(l, "1.2.3.5", t);
+	CHECK(session_limit_check(l, "1.2.3.5", t + 5) > 0);
+	CHECK(session_limit_check(l, "1.2.3.5", t + SESSION_LOGIN_FORGET_S) ==
+	      0);
+	/* Many addresses failing together: each loses its free tries,
+	 * and an address without failures is never refused. */
+	t += 10000;
 	for (int i = 0; i < SESSION_LOGIN_GLOBAL_MAX; i++) {
 		snprintf(addr, sizeof(addr), "10.0.%d.%d", i / 250, i % 250);
 		CHECK(session_limit_check(l, addr, t) == 0);
 		session_limit_fail(l, addr, t);
 	}
-	CHECK(session_limit_check(l, "9.9.9.9", t + 1) > 0);
-	CHECK(session_limit_check(l, "9.9.9.9", t + 60) == 0);
+	CHECK(session_limit_check(l, "10.0.0.1", t) == SESSION_LOGIN_DELAY_MIN);
+	CHECK(session_limit_check(l, "9.9.9.9", t + 1) == 0);
+	CHECK(session_limit_check(l, "10.0.0.1", t + 60) == 0);
 	/* More addresses than slots: bounded, and counting goes on. */
 	for (int i = 0; i < SESSION_LIMIT_SLOTS_MAX * 2; i++) {
 		snprintf(addr, sizeof(addr), "10.1.%d.%d", i / 250, i % 250);
 		session_limit_fail(l, addr, t + 120 + i / 100);
 	}
-	for (int i = 0; i < SESSION_LOGIN_FAILS_MAX; i++)
+	for (int i = 0; i < SESSION_LOGIN_FREE + 1; i++)
 		session_limit_fail(l, "7.7.7.7", t + 200);
 	CHECK(session_limit_check(l, "7.7.7.7", t + 200) > 0);
 	/* Hashing slots. */

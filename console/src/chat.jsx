@@ -20,6 +20,9 @@ export const failureWords = {
 	sandbox_stopped: 'the sandbox was stopped while it ran',
 	sandbox_unavailable: 'the sandbox did not take the task',
 	internal: 'sandboxd hit an internal error',
+	provider_unreachable: 'the model provider could not be reached from this host',
+	provider_refused: 'the model provider refused the key',
+	budget_reached: 'a spending budget was reached',
 };
 
 const statusWords = {running: 'Running', succeeded: 'Done', failed: 'Failed', cancelled: 'Cancelled'};

@@ -96,6 +96,8 @@ function Row({r}) {
 				{d.build_error_message && <pre>{d.build_error_message}</pre>}
 			</li>
 		);
+	case 'provider_error':
+		return <li class="msg agent-error" data-ev={r.id}><span class="who">Model provider</span><div class="text">{d.message}</div></li>;
 	case 'done':
 		return <li class="done" data-ev={r.id}><Outcome t={d} /></li>;
 	default:
@@ -145,7 +147,7 @@ function useTaskStream(sbId, taskId, onDone) {
 				doneRef.current && doneRef.current(data);
 			}
 		};
-		for (const t of ['status', 'message', 'tool', 'build', 'done']) es.addEventListener(t, on(t));
+		for (const t of ['status', 'message', 'tool', 'build', 'provider_error', 'done']) es.addEventListener(t, on(t));
 		es.onopen = () => setConn('open');
 		es.onerror = () => setConn(es.readyState === EventSource.CLOSED ? 'failed' : 'reconnecting');
 		return () => es.close();

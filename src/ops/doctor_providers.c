@@ -67,7 +67,8 @@ doctor_providers(const struct config *cfg, struct doctor_check *c)
 			continue;
 		if (http_url_host(up[i].url, host, sizeof(host)) < 0)
 			snprintf(host, sizeof(host), "%s", up[i].url);
-		h.method = "HEAD";
+		h.method =
+		    "GET"; /* HEAD through CUSTOMREQUEST waits for a body */
 		h.url = up[i].url;
 		h.https = true;
 		h.connect_timeout_ms = DOCTOR_PROVIDER_CONNECT_MS;

@@ -20,6 +20,9 @@ export const failureWords = {
 	sandbox_stopped: 'the sandbox was stopped while it ran',
 	sandbox_unavailable: 'the sandbox did not take the task',
 	internal: 'sandboxd hit an internal error',
+	provider_unreachable: 'the model provider could not be reached from this host',
+	provider_refused: 'the model provider refused the key',
+	budget_reached: 'a spending budget was reached',
 };
 
 const statusWords = {running: 'Running', succeeded: 'Done', failed: 'Failed', cancelled: 'Cancelled'};
@@ -93,6 +96,8 @@ function Row({r}) {
 				{d.build_error_message && <pre>{d.build_error_message}</pre>}
 			</li>
 		);
+	case 'provider_error':
+		return <li class="msg agent-error" data-ev={r.id}><span class="who">Model provider</span><div class="text">{d.message}</div></li>;
 	case 'done':
 		return <li class="done" data-ev={r.id}><Outcome t={d} /></li>;
 	default:
@@ -142,7 +147,7 @@ function useTaskStream(sbId, taskId, onDone) {
 				doneRef.current && doneRef.current(data);
 			}
 		};
-		for (const t of ['status', 'message', 'tool', 'build', 'done']) es.addEventListener(t, on(t));
+		for (const t of ['status', 'message', 'tool', 'build', 'provider_error', 'done']) es.addEventListener(t, on(t));
 		es.onopen = () => setConn('open');
 		es.onerror = () => setConn(es.readyState === EventSource.CLOSED ? 'failed' : 'reconnecting');
 		return () => es.close();

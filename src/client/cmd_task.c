@@ -103,8 +103,13 @@ cmd_task_run(struct cli *c, const struct cli_args *a)
 	jv_free(body);
 	if (rc != 0)
 		return rc;
-	if (cli_args_has(a, "follow"))
+	if (cli_args_has(a, "follow")) {
+		/* The id first: what to follow again, cancel or show. */
+		if (!c->json && !c->quiet)
+			printf("task %s\n", id);
+		fflush(stdout);
 		return cli_follow(c, a->pos[0], id, -1, NULL);
+	}
 	if (!c->json && !c->quiet)
 		printf("task %s running; follow it with: sandboxd task follow "
 		       "%s %s\n",

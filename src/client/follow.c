@@ -201,6 +201,20 @@ show_done(struct follow *f, const struct jv *t)
 		       jv_num(jv_get(tok, "cost")));
 }
 
+/* The credential proxy could not get an answer from the provider. */
+static void
+show_provider(struct follow *f, const struct jv *d)
+{
+	struct cli *c = f->c;
+	const char *msg = jv_str(jv_get(d, "message"));
+
+	new_line(f);
+	printf("%s%s provider: %s", cli_sgr(c, "31"),
+	       jv_is_true(jv_get(d, "permanent")) ? "✗" : "!", CLI_RESET(c));
+	put_text(f, msg ? msg : "?");
+	new_line(f);
+}
+
 static int
 on_event(const struct sse_event *ev, void *arg)
 {
@@ -241,6 +255,8 @@ on_event(const struct sse_event *ev, void *arg)
 		show_tool(f, d);
 	} else if (strcmp(ev->type, "build") == 0) {
 		show_build(f, d);
+	} else if (strcmp(ev->type, "provider_error") == 0) {
+		show_provider(f, d);
 	} else if (strcmp(ev->type, "done") == 0) {
 		show_done(f, d);
 	}

@@ -44,6 +44,34 @@ progress(void *arg, curl_off_t dt, curl_off_t dn, curl_off_t ut, curl_off_t un)
 	return c->stop && atomic_load(c->stop) ? 1 : 0;
 }
 
+static enum http_fail
+fail_kind(CURLcode cc)
+{
+	switch (cc) {
+	case CURLE_OK:
+		return HTTP_FAIL_NONE;
+	case CURLE_COULDNT_RESOLVE_HOST:
+	case CURLE_COULDNT_RESOLVE_PROXY:
+		return HTTP_FAIL_RESOLVE;
+	case CURLE_COULDNT_CONNECT:
+		return HTTP_FAIL_CONNECT;
+	case CURLE_OPERATION_TIMEDOUT:
+		return HTTP_FAIL_TIMEOUT;
+	case CURLE_SSL_CONNECT_ERROR:
+	case CURLE_PEER_FAILED_VERIFICATION:
+	case CURLE_SSL_CERTPROBLEM:
+	case CURLE_SSL_CIPHER:
+	case CURLE_SSL_CACERT_BADFILE:
+	case CURLE_SSL_ISSUER_ERROR:
+	case CURLE_SSL_PINNEDPUBKEYNOTMATCH:
+	case CURLE_SSL_INVALIDCERTSTATUS:
+	case CURLE_USE_SSL_FAILED:
+		return HTTP_FAIL_TLS;
+	default:
+		return HTTP_FAIL_OTHER;
+	}
+}
+
 int
 http_perform(struct http_call *c)
 {
@@ -54,7 +82,9 @@ http_perform(struct http_call *c)
 
 	c->status = 0;
 	c->err[0] = '\0';
+	c->fail = HTTP_FAIL_NONE;
 	if (h == NULL) {
+		c->fail = HTTP_FAIL_OTHER;
 		snprintf(c->err, sizeof(c->err), "out of memory");
 		return -1;
 	}
@@ -101,9 +131,58 @@ http_perform(struct http_call *c)
 	curl_slist_free_all(hdr);
 	if (cc == CURLE_OK)
 		return 0;
+	c->fail = fail_kind(cc);
 	snprintf(c->err, sizeof(c->err), "%s",
 	         errbuf[0] ? errbuf : curl_easy_strerror(cc));
 	return -1;
+}
+
+static const struct {
+	const char *name, *words;
+} fail_text[] = {
+    [HTTP_FAIL_NONE] = {"", ""},
+    [HTTP_FAIL_RESOLVE] = {"dns", "does not resolve"},
+    [HTTP_FAIL_CONNECT] = {"connect", "refused the connection or cannot "
+                                      "be reached"},
+    [HTTP_FAIL_TLS] = {"tls", "failed the TLS handshake"},
+    [HTTP_FAIL_TIMEOUT] = {"timeout", "did not answer in time"},
+    [HTTP_FAIL_OTHER] = {"other", "failed"},
+};
+
+const char *
+http_fail_name(enum http_fail f)
+{
+	return f <= HTTP_FAIL_OTHER ? fail_text[f].name : "other";
+}
+
+const char *
+http_fail_words(enum http_fail f)
+{
+	return f <= HTTP_FAIL_OTHER ? fail_text[f].words : "failed";
+}
+
+int
+http_url_host(const char *url, char *out, size_t len)
+{
+	const char *p = strstr(url, "://");
+	size_t n;
+
+	if (p == NULL)
+		return -1;
+	p += 3;
+	n = strcspn(p, "/?#");
+	/* Credentials in a URL are not part of the name to show. */
+	for (size_t i = 0; i < n; i++)
+		if (p[i] == '@') {
+			p += i + 1;
+			n -= i + 1;
+			i = (size_t)-1;
+		}
+	if (n == 0 || n >= len)
+		return -1;
+	memcpy(out, p, n);
+	out[n] = '\0';
+	return 0;
 }
 
 int

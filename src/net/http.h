@@ -19,6 +19,17 @@
 
 #define HTTP_ERR_LEN 256
 
+/* What kind of failure ended a transfer that got no answer (the
+ * credential proxy and doctor tell the user which one). */
+enum http_fail {
+	HTTP_FAIL_NONE,
+	HTTP_FAIL_RESOLVE, /* the host name did not resolve */
+	HTTP_FAIL_CONNECT, /* refused, unreachable */
+	HTTP_FAIL_TLS,     /* handshake or certificate */
+	HTTP_FAIL_TIMEOUT, /* connect or transfer timed out */
+	HTTP_FAIL_OTHER,
+};
+
 struct http_call {
 	const char *method;
 	const char *url;
@@ -42,6 +53,7 @@ struct http_call {
 	/* Out: */
 	long status;            /* 0 when no HTTP answer came */
 	char err[HTTP_ERR_LEN]; /* set when the transfer failed */
+	enum http_fail fail;    /* its kind (HTTP_FAIL_NONE on success) */
 };
 
 int http_global_init(void);
@@ -51,6 +63,17 @@ void http_global_cleanup(void);
  * (c->err says why; c->status tells whether an answer had started).
  */
 int http_perform(struct http_call *c);
+/* The failure kind's short name: "dns", "connect", "tls", "timeout",
+ * "other" ("" for none). */
+const char *http_fail_name(enum http_fail f);
+/* What it means, in words ("does not resolve", ...). */
+const char *http_fail_words(enum http_fail f);
+/*
+ * The host (and port, when the URL names one) of an http(s) URL into
+ * out: "api.anthropic.com", "127.0.0.1:8080".  -1 when it has none or
+ * does not fit.
+ */
+int http_url_host(const char *url, char *out, size_t len);
 /* URL-encodes s into out; -1 when it does not fit. */
 int http_escape(const char *s, char *out, size_t len);
 

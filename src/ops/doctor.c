@@ -741,6 +741,12 @@ check_https_port(struct ctx *x, struct doctor_check *c)
 	check_port(c, 443, "HTTPS");
 }
 
+static void
+check_providers(struct ctx *x, struct doctor_check *c)
+{
+	doctor_providers(x->cfg, c);
+}
+
 static bool
 wants_https(const struct ctx *x)
 {
@@ -760,6 +766,7 @@ static const struct check {
     {"port-443", check_https_port, wants_https},
     {"image", check_image, NULL},
     {"proxy", check_proxy, NULL},
+    {"provider", check_providers, NULL},
     {"network", check_network, NULL},
     {"egress", check_egress, NULL},
     {"disk", check_disk, NULL},

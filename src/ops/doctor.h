@@ -36,6 +36,12 @@ struct doctor_report {
 /* Runs every check against cfg; never fails (a check that cannot run
  * says so). */
 void doctor_run(const struct config *cfg, struct doctor_report *r);
+/*
+ * The `provider` check (doctor_providers.c): each configured model
+ * provider's base URL resolves and answers from this host (TLS for
+ * https); a failure names the host, the step and the fix.
+ */
+void doctor_providers(const struct config *cfg, struct doctor_check *c);
 /* "ok", "warn", "fail". */
 const char *doctor_level_name(enum doctor_level l);
 /* The worst level of the report. */

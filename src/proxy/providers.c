@@ -50,6 +50,9 @@ upstream(const struct config *cfg, const char *name, size_t n,
 	};
 	const char *urls[] = {cfg->anthropic_base_url, cfg->openai_base_url,
 	                      cfg->zen_base_url, cfg->compat_base_url};
+	static const char *const settings[] = {
+	    "SANDBOXD_ANTHROPIC_BASE_URL", "SANDBOXD_OPENAI_BASE_URL",
+	    "SANDBOXD_ZEN_BASE_URL", "SANDBOXD_OPENAI_COMPAT_BASE_URL"};
 
 	for (size_t i = 0; i < sizeof(known) / sizeof(*known); i++)
 		if (strlen(known[i].name) == n &&
@@ -57,6 +60,7 @@ upstream(const struct config *cfg, const char *name, size_t n,
 			out->name = known[i].name;
 			out->auth = known[i].auth;
 			out->base_url = urls[i];
+			out->setting = settings[i];
 			*api = known[i].api;
 			return true;
 		}

@@ -26,6 +26,7 @@ enum provider_auth {
 struct provider {
 	const char *name; /* anthropic openai zen compat */
 	const char *base_url;
+	const char *setting; /* the base URL's: SANDBOXD_ANTHROPIC_BASE_URL */
 	enum provider_auth auth;
 };
 

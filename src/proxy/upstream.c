@@ -113,35 +113,99 @@ own_error(struct preq *r, long status, const char *type, const char *msg)
 	buf_appendf(&r->head, "Content-Type: application/json\r\n");
 }
 
+/*
+ * No answer came: the sandbox's task hears of it (task_upstream_failed),
+ * before the connection does, so that a task the failure ends fails
+ * with its reason whatever the agent does with the 502.  A name that
+ * does not resolve, a refused or unreachable address and a failed TLS
+ * handshake end the task (provider_unreachable): retrying cannot help
+ * until someone fixes the network or the setting.  A timeout (a lost
+ * packet, a slow link) may pass: the task module ends the task only at
+ * the second in a row.
+ */
+static void
+no_answer(struct preq *r, const struct http_call *h, char *msg, size_t len)
+{
+	char host[128];
+	const char *fix;
+	bool permanent = h->fail == HTTP_FAIL_RESOLVE ||
+	                 h->fail == HTTP_FAIL_CONNECT ||
+	                 h->fail == HTTP_FAIL_TLS;
+
+	if (http_url_host(r->url, host, sizeof(host)) < 0)
+		snprintf(host, sizeof(host), "?");
+	fix = h->fail == HTTP_FAIL_RESOLVE ? "check DNS, the firewall or"
+	      : h->fail == HTTP_FAIL_TLS
+	          ? "check the clock, a TLS-intercepting proxy or"
+	          : "check the firewall, the route to the provider or";
+	snprintf(msg, len, "%s: %s %s (%s); %s %s", r->path.up.name, host,
+	         http_fail_words(h->fail), h->err, fix, r->path.up.setting);
+	log_warn("proxy: sandbox %s: %s", r->sandbox, msg);
+	task_upstream_failed(
+	    r->px->core, r->sandbox,
+	    &(struct task_upstream){.upstream = r->path.up.name,
+	                            .host = host,
+	                            .kind = http_fail_name(h->fail),
+	                            .reason = permanent ? "provider_unreachable"
+	                                                : NULL,
+	                            .msg = msg});
+}
+
+/* A permanent refusal (the key rejected, no credit): the task ends. */
+static void
+refused(struct preq *r, const char *msg)
+{
+	char host[128];
+
+	if (http_url_host(r->url, host, sizeof(host)) < 0)
+		snprintf(host, sizeof(host), "?");
+	log_warn("proxy: sandbox %s: %s (HTTP %ld)", r->sandbox, msg,
+	         r->status);
+	task_upstream_failed(
+	    r->px->core, r->sandbox,
+	    &(struct task_upstream){.upstream = r->path.up.name,
+	                            .host = host,
+	                            .kind = "http",
+	                            .status = r->status,
+	                            .reason = "provider_refused",
+	                            .msg = msg});
+}
+
 /* What the connection gets once the transfer ended (r->mu held). */
 static void
-finish(struct preq *r, int rc, const char *err)
+finish(struct preq *r, int rc, const struct http_call *h)
 {
 	char msg[512];
+	bool answered = h->status > 0 || r->status > 0;
 
 	if (rc < 0 && !r->head_ready && !r->errored) {
 		if (r->px->halt) {
 			own_error(r, 503, "overloaded_error",
 			          "sandboxd proxy: shutting down");
-		} else {
+		} else if (answered) {
+			/* An answer began, then broke: no news of the
+			 * provider's reach. */
 			log_warn("proxy: sandbox %s: %s: %s", r->sandbox,
-			         r->path.up.name, err);
+			         r->path.up.name, h->err);
 			snprintf(msg, sizeof(msg),
 			         "%s: upstream unreachable: %s",
-			         r->path.up.name, err);
+			         r->path.up.name, h->err);
+			own_error(r, 502, "api_error", msg);
+		} else {
+			no_answer(r, h, msg, sizeof(msg));
 			own_error(r, 502, "api_error", msg);
 		}
 	} else if (r->errored) {
 		if (provider_permanent_error(r->path.up.name, r->status,
 		                             r->ring.data ? r->ring.data : "",
 		                             r->ring.len, msg, sizeof(msg))) {
-			log_warn("proxy: sandbox %s: %s (HTTP %ld)", r->sandbox,
-			         msg, r->status);
+			refused(r, msg);
 			own_error(r, 400, "invalid_request_error", msg);
-			task_provider_error(r->px->core, r->sandbox, msg);
 		}
 		r->errored = false;
 	}
+	if (answered)
+		task_upstream_answered(r->px->core, r->sandbox);
 	r->up_broken = rc < 0 && r->head_ready;
 	r->up_done = true;
 	r->head_ready = true;
@@ -194,7 +258,7 @@ worker_main(void *arg)
 	rc = http_perform(&h);
 	pthread_mutex_lock(&r->mu);
 	status = r->errored || (rc < 0 && !r->head_ready) ? 0 : r->status;
-	finish(r, rc, h.err);
+	finish(r, rc, &h);
 	pthread_mutex_unlock(&r->mu);
 	/* Off the stream's path, once the client has all of it. */
 	charge_settle(r, status);

@@ -71,6 +71,40 @@ event_data(const char *ev, size_t len)
 	return jv_parse(p, (size_t)(end - p), 64, NULL, 0);
 }
 
+/*
+ * The type line of an outside event.  JSON data holds no raw newline,
+ * so the line can only be an event's type.  '\n' is only its first and
+ * last byte: after a mismatch a match can only start again at a '\n'.
+ */
+#define OUTSIDE_LINE "\nevent: " EVLOG_OUTSIDE_TYPE "\n"
+
+static size_t
+outside_match(size_t k, char ch)
+{
+	if (k == sizeof(OUTSIDE_LINE) - 1)
+		k = 1; /* its last '\n' may start the next line */
+	if (ch == OUTSIDE_LINE[k])
+		return k + 1;
+	return ch == '\n' ? 1 : 0;
+}
+
+static bool
+is_outside(const struct evlog *l, int64_t n)
+{
+	for (unsigned i = 0; i < l->nout; i++)
+		if (l->outside[i] == n)
+			return true;
+	return false;
+}
+
+/* While replaying: steps over the outside events at the replay point. */
+static void
+skip_outside(struct evlog *l)
+{
+	while (l->n < l->have && is_outside(l, l->n))
+		l->n++;
+}
+
 int
 evlog_open(const char *data_dir, const char *id, struct evlog *l,
            struct jv **last)
@@ -78,6 +112,7 @@ evlog_open(const char *data_dir, const char *id, struct evlog *l,
 	char path[WORKSPACE_PATH_MAX], *chunk;
 	off_t pos = 0, ev_start = 0, last_start = -1, last_end = 0;
 	bool prev_nl = false;
+	size_t k = 0;
 	ssize_t n;
 
 	memset(l, 0, sizeof(*l));
@@ -95,10 +130,15 @@ evlog_open(const char *data_dir, const char *id, struct evlog *l,
 		close(l->fd);
 		return -1;
 	}
-	/* Count whole events; remember where the last one starts. */
+	/* Count whole events; remember where the last one starts and
+	 * which are outside events. */
 	while ((n = pread(l->fd, chunk, EVLOG_SCAN_CHUNK, pos)) > 0) {
 		for (ssize_t i = 0; i < n; i++) {
 			bool nl = chunk[i] == '\n';
+			k = outside_match(k, chunk[i]);
+			if (k == sizeof(OUTSIDE_LINE) - 1 &&
+			    l->nout < EVLOG_OUTSIDE_MAX)
+				l->outside[l->nout++] = l->n;
 			if (nl && prev_nl) {
 				last_start = ev_start;
 				last_end = pos + i + 1;
@@ -163,19 +203,15 @@ subs_tell(struct tasks *ts, const char *id, off_t committed, bool finished)
 	pthread_mutex_unlock(&ts->mu);
 }
 
-int
-evlog_append(struct tasks *ts, const char *id, struct evlog *l,
-             const char *type, struct jv *data)
+/* Writes event n, one write(2); steals data. */
+static int
+write_event(struct tasks *ts, const char *id, struct evlog *l, const char *type,
+            struct jv *data)
 {
 	struct buf b;
 	ssize_t w;
 	int rc = 0;
 
-	if (l->n < l->have) { /* replaying: the file has it already */
-		l->n++;
-		jv_free(data);
-		return 0;
-	}
 	buf_init(&b, 0);
 	buf_appendf(&b, "id: %lld\nevent: %s\ndata: ", (long long)l->n, type);
 	if (data == NULL || jv_dump(data, &b) < 0 || buf_append(&b, "\n\n", 2))
@@ -203,6 +239,37 @@ evlog_append(struct tasks *ts, const char *id, struct evlog *l,
 	}
 	buf_release(&b);
 	return rc;
+}
+
+int
+evlog_append(struct tasks *ts, const char *id, struct evlog *l,
+             const char *type, struct jv *data)
+{
+	skip_outside(l);
+	if (l->n < l->have) { /* replaying: the file has it already */
+		l->n++;
+		jv_free(data);
+		return 0;
+	}
+	return write_event(ts, id, l, type, data);
+}
+
+int
+evlog_append_outside(struct tasks *ts, const char *id, struct evlog *l,
+                     struct jv *data)
+{
+	skip_outside(l);
+	if (l->n < l->have)
+		return 1;
+	if (l->nout >= EVLOG_OUTSIDE_MAX) {
+		jv_free(data);
+		return 0;
+	}
+	l->outside[l->nout] = l->n;
+	if (write_event(ts, id, l, EVLOG_OUTSIDE_TYPE, data) < 0)
+		return -1;
+	l->nout++;
+	return 0;
 }
 
 void

@@ -24,6 +24,11 @@
 #include "lib/jv.h"
 
 #define EVLOG_SCAN_CHUNK (64u << 10) /* bytes read at a time on open */
+/* Events of the control plane's own (not derived from the task's
+ * files) per log; more are dropped. */
+#define EVLOG_OUTSIDE_MAX 32
+/* The one such type: the credential proxy's upstream failures. */
+#define EVLOG_OUTSIDE_TYPE "provider_error"
 
 struct core;
 struct tasks;
@@ -36,6 +41,10 @@ struct evlog {
 	int64_t have;    /* events the file held when it was opened */
 	bool done;       /* the done event is in the file */
 	bool failed;     /* a write failed: events must be derived again */
+	/* The ids of the outside events (EVLOG_OUTSIDE_TYPE) in the log:
+	 * replaying skips them, so derived events keep their ids. */
+	int64_t outside[EVLOG_OUTSIDE_MAX];
+	unsigned nout;
 };
 
 /* <data_dir>/tasks/<id>.events */
@@ -55,6 +64,16 @@ void evlog_close(struct evlog *l);
  */
 int evlog_append(struct tasks *ts, const char *id, struct evlog *l,
                  const char *type, struct jv *data);
+
+/*
+ * Appends an outside event (EVLOG_OUTSIDE_TYPE): one the follower gets
+ * from elsewhere, not from the task's files.  1 while the log is being
+ * replayed (try again once the derived events caught up), 0 when
+ * written or dropped (EVLOG_OUTSIDE_MAX reached), -1 when the write
+ * failed.  Steals data (unless it returns 1).
+ */
+int evlog_append_outside(struct tasks *ts, const char *id, struct evlog *l,
+                         struct jv *data);
 
 /* Tells subscribers of a finished task, or one going away, to end. */
 void evlog_subs_finish(struct tasks *ts, const char *id);

@@ -52,6 +52,19 @@
 
 #define TICK_MS 1000
 
+/* Upstream failures waiting for the follower; more are dropped. */
+#define UPSTREAM_PENDING_MAX 4
+
+/* One upstream failure, copied from the proxy's call. */
+struct upstream_note {
+	char upstream[16];
+	char host[128];
+	char kind[16];
+	long status;
+	bool permanent;
+	char msg[384];
+};
+
 /* Set by other threads under ts->mu; read by the follower under it. */
 struct live_shared {
 	bool started;   /* the supervisor accepted it (or has its files) */
@@ -60,7 +73,14 @@ struct live_shared {
 	char fail_reason[32];
 	char fail_msg[384];
 	char provider_err[384]; /* the proxy's, for the sandbox */
-	char budget_msg[384];   /* a spend budget reached (the proxy) */
+	/* The task is to stop (a spend budget reached, a provider that
+	 * cannot be reached): its reason and message. */
+	char stop_reason[32];
+	char stop_msg[384];
+	/* The proxy's upstream failures, not yet in the log. */
+	struct upstream_note pend[UPSTREAM_PENDING_MAX];
+	unsigned npend;
+	unsigned timeouts; /* upstream timeouts in a row */
 };
 
 struct live {
@@ -78,7 +98,7 @@ struct live {
 	struct evlog log;
 	int wd; /* inotify watch, -1 */
 	int64_t deadline_mono;
-	int64_t budget_asked_mono; /* the agent was asked to stop (0: not) */
+	int64_t stop_asked_mono; /* the agent was asked to stop (0: not) */
 	bool finished;
 	struct jv *done_result; /* the log's done event after a restart */
 	/* Copied from sh once the task ends. */
@@ -309,31 +329,34 @@ live_tick(struct core *c, struct live *lv)
 }
 
 /*
- * A spend budget was reached (follow_budget): the supervisor is asked
- * once to stop the agent, and the task fails with budget_reached when
- * the supervisor says the agent ended, so the sandbox is free for the
- * next task when this one is over.  If the supervisor does not take the
- * cancel, or the agent has not ended BUDGET_STOP_MS later, it fails
+ * The task is to stop (follow_stop: a spend budget reached, a provider
+ * that cannot be reached): the supervisor is asked once to stop the
+ * agent, as a cancel does, and the task fails with the stop's reason
+ * when the supervisor says the agent ended, so the sandbox is free for
+ * the next task when this one is over.  If the supervisor does not take
+ * the cancel, or the agent has not ended STOP_WAIT_MS later, it fails
  * here and now.
  */
-#define BUDGET_STOP_MS 10000
+#define STOP_WAIT_MS 10000
 
 static void
-budget_turn(struct core *c, struct tasks *ts, struct live *lv)
+stop_turn(struct core *c, struct tasks *ts, struct live *lv)
 {
 	struct jv *ans = NULL;
 	struct err e;
-	char line[96], msg[sizeof(lv->sh.budget_msg)];
+	char line[96], msg[sizeof(lv->sh.stop_msg)];
+	char reason[sizeof(lv->sh.stop_reason)];
 	bool send, now_fail = false;
 
 	pthread_mutex_lock(&ts->mu);
-	memcpy(msg, lv->sh.budget_msg, sizeof(msg));
-	send = msg[0] && lv->budget_asked_mono == 0;
+	memcpy(msg, lv->sh.stop_msg, sizeof(msg));
+	memcpy(reason, lv->sh.stop_reason, sizeof(reason));
+	send = reason[0] && lv->stop_asked_mono == 0;
 	pthread_mutex_unlock(&ts->mu);
-	if (msg[0] == '\0')
+	if (reason[0] == '\0')
 		return;
 	if (send) {
-		lv->budget_asked_mono = clock_mono_ms();
+		lv->stop_asked_mono = clock_mono_ms();
 		snprintf(line, sizeof(line), "task cancel %s\n", lv->row.id);
 		if (runtime_request(c, lv->ws, line, RUNTIME_SHARED_MS, &ans,
 		                    &e) < 0 ||
@@ -342,8 +365,54 @@ budget_turn(struct core *c, struct tasks *ts, struct live *lv)
 		jv_free(ans);
 	}
 	if (now_fail || lv->d.ended ||
-	    clock_mono_ms() - lv->budget_asked_mono > BUDGET_STOP_MS)
-		set_fail(ts, lv, "budget_reached", "%s", msg);
+	    clock_mono_ms() - lv->stop_asked_mono > STOP_WAIT_MS)
+		set_fail(ts, lv, reason, "%s", msg);
+}
+
+static struct jv *
+upstream_json(const struct upstream_note *u)
+{
+	struct jv *o = jv_obj();
+
+	jv_set_str(o, "upstream", u->upstream);
+	jv_set_str(o, "host", u->host);
+	jv_set_str(o, "kind", u->kind);
+	if (u->status)
+		jv_set_int(o, "status", u->status);
+	jv_set_bool(o, "permanent", u->permanent);
+	jv_set_str(o, "message", u->msg);
+	return o;
+}
+
+/* The proxy's upstream failures into the log, as they came. */
+static void
+upstream_turn(struct tasks *ts, struct live *lv)
+{
+	struct upstream_note pend[UPSTREAM_PENDING_MAX];
+	unsigned n, done = 0;
+
+	pthread_mutex_lock(&ts->mu);
+	n = lv->sh.npend;
+	memcpy(pend, lv->sh.pend, n * sizeof(*pend));
+	pthread_mutex_unlock(&ts->mu);
+	while (done < n && !lv->log.failed) {
+		struct jv *o = upstream_json(&pend[done]);
+		if (evlog_append_outside(ts, lv->row.id, &lv->log, o) == 1) {
+			/* Replaying: once the derived events caught up. */
+			jv_free(o);
+			break;
+		}
+		done++; /* written, or dropped (over the cap, a failed
+		           write) */
+	}
+	if (done == 0)
+		return;
+	pthread_mutex_lock(&ts->mu);
+	/* Others may have come meanwhile: keep them. */
+	memmove(lv->sh.pend, lv->sh.pend + done,
+	        (lv->sh.npend - done) * sizeof(*pend));
+	lv->sh.npend -= done;
+	pthread_mutex_unlock(&ts->mu);
 }
 
 /* Works on one live task; true when it is done with. */
@@ -374,7 +443,8 @@ live_turn(struct core *c, struct live *lv, bool tick)
 		step(ts, lv);
 	if (tick)
 		live_tick(c, lv);
-	budget_turn(c, ts, lv);
+	upstream_turn(ts, lv);
+	stop_turn(c, ts, lv);
 	pthread_mutex_lock(&ts->mu);
 	failing = lv->sh.fail_reason[0] != '\0';
 	pthread_mutex_unlock(&ts->mu);
@@ -592,17 +662,69 @@ follow_provider_error(struct core *c, const char *sandbox_id, const char *msg)
 	pthread_mutex_unlock(&c->tasks->mu);
 }
 
+/* The first stop wins (ts->mu held). */
+static void
+stop_locked(struct live *lv, const char *reason, const char *msg)
+{
+	if (lv->sh.stop_reason[0])
+		return;
+	snprintf(lv->sh.stop_reason, sizeof(lv->sh.stop_reason), "%s", reason);
+	snprintf(lv->sh.stop_msg, sizeof(lv->sh.stop_msg), "%s", msg);
+}
+
 void
-follow_budget(struct core *c, const char *sandbox_id, const char *msg)
+follow_stop(struct core *c, const char *sandbox_id, const char *reason,
+            const char *msg)
 {
 	pthread_mutex_lock(&c->tasks->mu);
 	for (struct live *lv = c->tasks->lives; lv; lv = lv->next)
-		if (strcmp(lv->row.sandbox_id, sandbox_id) == 0 &&
-		    lv->sh.budget_msg[0] == '\0')
-			snprintf(lv->sh.budget_msg, sizeof(lv->sh.budget_msg),
-			         "%s", msg);
+		if (strcmp(lv->row.sandbox_id, sandbox_id) == 0)
+			stop_locked(lv, reason, msg);
 	pthread_mutex_unlock(&c->tasks->mu);
 	follow_wake(c->tasks);
+}
+
+void
+follow_upstream(struct core *c, const char *sandbox_id,
+                const struct task_upstream *u)
+{
+	struct tasks *ts = c->tasks;
+
+	pthread_mutex_lock(&ts->mu);
+	for (struct live *lv = ts->lives; lv; lv = lv->next) {
+		struct upstream_note *n;
+		bool perm = u->reason != NULL;
+		if (strcmp(lv->row.sandbox_id, sandbox_id) != 0 || lv->log.done)
+			continue;
+		if (strcmp(u->kind, "timeout") == 0 &&
+		    ++lv->sh.timeouts >= TASK_UPSTREAM_TIMEOUTS_MAX)
+			perm = true;
+		if (perm)
+			stop_locked(
+			    lv, u->reason ? u->reason : "provider_unreachable",
+			    u->msg);
+		if (lv->sh.npend >= UPSTREAM_PENDING_MAX)
+			continue;
+		n = &lv->sh.pend[lv->sh.npend++];
+		snprintf(n->upstream, sizeof(n->upstream), "%s", u->upstream);
+		snprintf(n->host, sizeof(n->host), "%s", u->host);
+		snprintf(n->kind, sizeof(n->kind), "%s", u->kind);
+		snprintf(n->msg, sizeof(n->msg), "%s", u->msg);
+		n->status = u->status;
+		n->permanent = perm;
+	}
+	pthread_mutex_unlock(&ts->mu);
+	follow_wake(ts);
+}
+
+void
+follow_upstream_answered(struct core *c, const char *sandbox_id)
+{
+	pthread_mutex_lock(&c->tasks->mu);
+	for (struct live *lv = c->tasks->lives; lv; lv = lv->next)
+		if (strcmp(lv->row.sandbox_id, sandbox_id) == 0)
+			lv->sh.timeouts = 0;
+	pthread_mutex_unlock(&c->tasks->mu);
 }
 
 bool

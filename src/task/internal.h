@@ -17,6 +17,7 @@
 
 struct evlog_sub;
 struct live;
+struct task_upstream;
 
 struct tasks {
 	pthread_mutex_t mu; /* the lists below and every sub's listing */
@@ -68,10 +69,18 @@ void follow_cancel(struct core *c, const char *id);
 /* The credential proxy's error for the sandbox's running task. */
 void follow_provider_error(struct core *c, const char *sandbox_id,
                            const char *msg);
+/* The sandbox's live task stops its agent and fails with reason and
+ * msg once the agent ended (a spend budget reached, a provider that
+ * cannot be reached); the first stop asked for wins. */
+void follow_stop(struct core *c, const char *sandbox_id, const char *reason,
+                 const char *msg);
+/* The credential proxy's upstream failure: an event of the sandbox's
+ * live task and, when permanent, a stop (task.h, task_upstream_failed). */
+void follow_upstream(struct core *c, const char *sandbox_id,
+                     const struct task_upstream *u);
+/* The provider answered: the timeouts in a row start again at 0. */
+void follow_upstream_answered(struct core *c, const char *sandbox_id);
 /* The id of the task the sandbox runs, if any. */
-/* A spend budget was reached: the sandbox's live task stops its agent
- * and fails with budget_reached and msg once the agent ended. */
-void follow_budget(struct core *c, const char *sandbox_id, const char *msg);
 bool follow_active_id(struct core *c, const char *sandbox_id,
                       char id[ULID_LEN + 1]);
 /* The sandbox is being deleted: its tasks stop being followed. */

@@ -301,20 +301,30 @@ task_revert(struct core *c, const char *sandbox_id, const char *id,
 }
 
 void
-task_provider_error(struct core *c, const char *sandbox_id, const char *msg)
-{
-	if (c->tasks == NULL)
-		return;
-	follow_provider_error(c, sandbox_id, msg);
-}
-
-void
 task_budget_reached(struct core *c, const char *sandbox_id, const char *msg)
 {
 	if (c->tasks == NULL)
 		return;
 	follow_provider_error(c, sandbox_id, msg);
-	follow_budget(c, sandbox_id, msg);
+	follow_stop(c, sandbox_id, "budget_reached", msg);
+}
+
+void
+task_upstream_failed(struct core *c, const char *sandbox_id,
+                     const struct task_upstream *u)
+{
+	if (c->tasks == NULL)
+		return;
+	follow_provider_error(c, sandbox_id, u->msg);
+	follow_upstream(c, sandbox_id, u);
+}
+
+void
+task_upstream_answered(struct core *c, const char *sandbox_id)
+{
+	if (c->tasks == NULL)
+		return;
+	follow_upstream_answered(c, sandbox_id);
 }
 
 bool

@@ -36,6 +36,9 @@
 /* Event log bytes per task; past them only done is written. */
 #define TASK_EVLOG_MAX_BYTES (64ll << 20)
 #define TASK_REVERT_WAIT_MS  120000
+/* Upstream timeouts in a row after which the provider counts as
+ * unreachable (one may be a blip; two are not). */
+#define TASK_UPSTREAM_TIMEOUTS_MAX 2
 
 struct task_request {
 	const char *prompt;
@@ -72,10 +75,6 @@ bool task_running_on(struct core *c, const char *sandbox_id);
 /* The id of the task the sandbox runs, if any. */
 bool task_active_id(struct core *c, const char *sandbox_id,
                     char id[ULID_LEN + 1]);
-/* The credential proxy saw a permanent provider error for the sandbox:
- * its running task reports that message if it fails. */
-void task_provider_error(struct core *c, const char *sandbox_id,
-                         const char *msg);
 /*
  * A spend budget is reached (the proxy refused, or an answer crossed
  * it): the supervisor is asked to stop the sandbox's running task, which
@@ -84,6 +83,35 @@ void task_provider_error(struct core *c, const char *sandbox_id,
  */
 void task_budget_reached(struct core *c, const char *sandbox_id,
                          const char *msg);
+/*
+ * What the credential proxy saw go wrong between it and a provider for
+ * one request of the sandbox: no answer (the host did not resolve,
+ * refused or could not be reached, failed TLS, timed out) or a
+ * permanent refusal (the key rejected, 401/403).
+ */
+struct task_upstream {
+	const char *upstream; /* "anthropic", "openai", "zen", "compat" */
+	const char *host;     /* "api.anthropic.com", "127.0.0.1:8080" */
+	const char *kind; /* "dns" "connect" "tls" "timeout" "other" "http" */
+	long status;      /* the provider's HTTP status; 0 none */
+	/* "provider_unreachable" or "provider_refused" when permanent;
+	 * NULL when this one failure may pass. */
+	const char *reason;
+	const char *msg; /* for the user: the host, what failed, the fix */
+};
+/*
+ * Each failure becomes a `provider_error` event of the sandbox's running
+ * task as it happens.  A permanent one, or the TASK_UPSTREAM_TIMEOUTS_MAX-th
+ * timeout in a row (task_upstream_answered starts the count again),
+ * ends the task as a cancel does: its agent is stopped and it fails
+ * with the failure's reason (a timeout: provider_unreachable) and msg.
+ * Never blocks: a short hold of the tasks' lock, the follower does the
+ * rest.
+ */
+void task_upstream_failed(struct core *c, const char *sandbox_id,
+                          const struct task_upstream *u);
+/* A provider answered a request of the sandbox (any HTTP status). */
+void task_upstream_answered(struct core *c, const char *sandbox_id);
 /* The sandbox is being deleted: its tasks and their logs go too. */
 void task_forget_sandbox(struct core *c, const char *sandbox_id);
 /*

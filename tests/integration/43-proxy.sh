@@ -120,7 +120,7 @@ submit "$SB2" '{"prompt":"hello","agent":"claude-code","model":"fake-model"}'
 start=$SECONDS
 wait_task "$SB2" "$TASK_ID" 60
 took=$((SECONDS - start))
-expect_json .status failed && expect_json .failure_reason agent_error &&
+expect_json .status failed && expect_json .failure_reason provider_refused &&
 	expect_jq '.error_message | test("anthropic: the key was rejected.*invalid x-api-key")' \
 		"the proxy's message with the provider's"
 ((took < 30)) || t_err "the task took ${took}s to fail"

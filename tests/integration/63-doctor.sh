@@ -13,6 +13,13 @@
 . "$(dirname "$0")/lib.sh"
 need_test_image
 
+# The model providers doctor checks are the fake one on loopback: the
+# test reaches no host outside this machine.
+start_fake_provider
+PROVIDERS=(SANDBOXD_ANTHROPIC_BASE_URL="http://127.0.0.1:$PPORT"
+	SANDBOXD_OPENAI_BASE_URL="http://127.0.0.1:$PPORT/v1"
+	SANDBOXD_ZEN_BASE_URL="http://127.0.0.1:$PPORT/v1")
+
 # doc [VAR=value]… [-- ARGS…]: `sandboxd doctor --json` with the
 # current data directory; JSON in DOC, exit status in DOC_RC.
 doc() {
@@ -27,7 +34,7 @@ doc() {
 		SANDBOXD_DATA_DIR="$DATA" SANDBOXD_ENV_FILE="$IT_TMP/empty.env" \
 		SANDBOXD_NETWORK="sbxit-$$-doctor" HTTP_PORT="${D_PORT:-$(free_port)}" \
 		SANDBOXD_API_ADDR="${D_API:-127.0.0.1:$(free_port)}" \
-		"${envs[@]}" "$SANDBOXD_BIN" doctor "${args[@]}" 2>"$IT_TMP/doc.err")
+		"${PROVIDERS[@]}" "${envs[@]}" "$SANDBOXD_BIN" doctor "${args[@]}" 2>"$IT_TMP/doc.err")
 	DOC_RC=$?
 }
 # check NAME -> its status, message and fix (tab-separated)
@@ -151,6 +158,7 @@ create_app doctor && create_sandbox "$APP_ID" || t_err "setup: ${T_ERRS[*]}"
 D_PORT=$EPORT doc SANDBOXD_IMAGE="$TEST_IMAGE" SANDBOXD_API_TOKENS="it=$IT_TOKEN"
 expect_check port ok "is sandboxd's own (pid $DAEMON_PID)"
 expect_check proxy ok "the credential proxy listens at http://"
+expect_check provider ok "3 model providers reachable"
 expect_check network ok "sbxit-$$-doctor is ready"
 expect_check egress ok "is installed (public)"
 expect_check image ok "1 sandbox container use it"

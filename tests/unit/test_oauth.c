@@ -200,9 +200,12 @@ proxy_injects(void)
 	struct store *s = store_fixture_open_sealed();
 	struct config cfg;
 	struct core c;
-	struct provider anthropic = {"anthropic", "http://a",
-	                             PROVIDER_AUTH_X_API_KEY};
-	struct provider openai = {"openai", "http://o", PROVIDER_AUTH_BEARER};
+	struct provider anthropic = {.name = "anthropic",
+	                             .base_url = "http://a",
+	                             .auth = PROVIDER_AUTH_X_API_KEY};
+	struct provider openai = {.name = "openai",
+	                          .base_url = "http://o",
+	                          .auth = PROVIDER_AUTH_BEARER};
 	struct cred_oauth o;
 	struct cred cr;
 	char msg[256];

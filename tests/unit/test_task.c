@@ -226,12 +226,63 @@ test_live_sub_suspends(void)
 	(void)suspended, (void)resumed;
 }
 
+/*
+ * The proxy's events are not derived from the task's files: after a
+ * restart the derivation replays around them, so every derived event
+ * keeps its id and none is lost or written twice.
+ */
+static void
+test_evlog_outside_replay(void)
+{
+	static const char id[] = "01ARZ3NDEKTSV4RRFFQ69G5FAX";
+	struct config cfg;
+	struct tasks ts;
+	struct core c;
+	struct evlog l;
+	struct evlog_sub *s;
+	struct err e = {0};
+	char out[4096];
+
+	setup(&c, &cfg, &ts);
+	CHECK(evlog_open(dir, id, &l, NULL) == 0);
+	CHECK(evlog_append(&ts, id, &l, "status", msg(0)) == 0);
+	CHECK(evlog_append_outside(&ts, id, &l, msg(9)) == 0);
+	CHECK(evlog_append(&ts, id, &l, "message", msg(1)) == 0);
+	CHECK(evlog_append_outside(&ts, id, &l, msg(8)) == 0);
+	evlog_close(&l);
+
+	/* The restart: ids 1 and 3 are the outside ones. */
+	CHECK(evlog_open(dir, id, &l, NULL) == 0 && l.have == 4 &&
+	      l.nout == 2 && l.outside[0] == 1 && l.outside[1] == 3);
+	CHECK(evlog_append(&ts, id, &l, "status", msg(0)) == 0 && l.n == 1);
+	/* Replaying: an outside event waits for the derived ones. */
+	struct jv *later = msg(7);
+	CHECK(evlog_append_outside(&ts, id, &l, later) == 1);
+	jv_free(later);
+	CHECK(evlog_append(&ts, id, &l, "message", msg(1)) == 0 && l.n == 3);
+	/* The new one goes after the last outside event, as id 4. */
+	CHECK(evlog_append(&ts, id, &l, "build", msg(2)) == 0 && l.n == 5);
+	evlog_close(&l);
+
+	CHECK(evlog_sub_open(&c, id, -1, on_suspend, on_resume, NULL, &s, &e) ==
+	      0);
+	drain(s, out, sizeof(out), 1024);
+	CHECK_STR(out, "id: 0\nevent: status\ndata: {\"i\":0}\n\n"
+	               "id: 1\nevent: provider_error\ndata: {\"i\":9}\n\n"
+	               "id: 2\nevent: message\ndata: {\"i\":1}\n\n"
+	               "id: 3\nevent: provider_error\ndata: {\"i\":8}\n\n"
+	               "id: 4\nevent: build\ndata: {\"i\":2}\n\n");
+	evlog_sub_close(s);
+}
+
 static const struct unit_test tests[] = {
     {"opencode argv", test_opencode_argv},
     {"claude argv", test_claude_argv},
     {"system prompt", test_system_prompt},
     {"event log and subscriptions", test_evlog_and_subs},
     {"a finished log ends its subscribers", test_live_sub_suspends},
+    {"outside events keep the derived ids on replay",
+     test_evlog_outside_replay},
 };
 
 int

@@ -13,6 +13,7 @@
  * stopped by a flag it polled once a second).
  */
 #include <limits.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,7 +45,7 @@
 #include "trash/trash.h"
 #include "vault/vault.h"
 
-#define SERVE_JOBS 5 /* rows of the periodic jobs' table */
+#define SERVE_JOBS 6 /* rows of the periodic jobs' table */
 
 static void
 wait_for_signal(void)
@@ -136,7 +137,33 @@ job_disk_usage(void *arg)
 	diskuse_pass(arg);
 }
 
+/*
+ * After a burst the heap keeps what it freed in pages among the live
+ * blocks, where the top-of-heap trim cannot reach: 0.5 MiB after
+ * bench/rss's load.  malloc_trim returns the free whole pages wherever
+ * they are.  It runs when that much more lies free than after the last
+ * trim (free blocks smaller than a page stay), so an idle daemon does not
+ * walk its heap every second.
+ */
+#define SERVE_TRIM_FREE (256 * 1024) /* bytes freed since the last trim */
+
+static void
+job_heap_trim(void *arg)
+{
+	static size_t floor; /* free bytes after the last trim; lane only */
+	size_t free_now = mallinfo2().fordblks;
+
+	(void)arg;
+	if (free_now < floor)
+		floor = free_now;
+	if (free_now >= floor + SERVE_TRIM_FREE) {
+		malloc_trim(0);
+		floor = mallinfo2().fordblks;
+	}
+}
+
 static const int64_t git_trim_s = GITWS_CACHE_TRIM_S;
+static const int64_t heap_trim_s = 1;
 
 /* name, lane, first run (s after start), period, job, its argument */
 static void
@@ -154,6 +181,7 @@ jobs_fill(struct daemon *d)
 	    {"trash", "trash", 0, &cfg->trash_interval_s, job_trash, c},
 	    {"disk usage", "disk", 2, &cfg->disk_usage_interval_s,
 	     job_disk_usage, c->du},
+	    {"heap trim", "reaper", 1, &heap_trim_s, job_heap_trim, NULL},
 	};
 
 	memcpy(d->jobs, jobs, sizeof(jobs));
@@ -237,6 +265,33 @@ stop_all(struct daemon *d)
 	c->net = NULL;
 }
 
+/*
+ * glibc's malloc, set for a daemon that is idle most of the time and
+ * bursts now and then (bench/rss, docs/design.md "Memory"):
+ *
+ * - One arena.  Each thread that mallocs otherwise gets an arena of its
+ *   own (up to 8 per core), and each keeps the high-water mark of what its
+ *   thread ever held: the API's workers alone kept ~4 MiB apiece after a
+ *   burst of sandbox creates.  The per-thread cache (tcache) serves most
+ *   small allocations without taking the arena's lock.
+ * - A fixed mmap threshold.  By default a freed mmap'd block raises the
+ *   threshold to its size, after which such blocks come from the arena
+ *   and stay resident once freed; libnftables' context, made and freed
+ *   for each rule change, grew an arena to 6 MiB that way.  Setting it
+ *   (to glibc's own default) turns that adjustment off; blocks this size
+ *   and up go back to the kernel when freed.
+ */
+#define SERVE_MALLOC_ARENAS  1
+#define SERVE_MMAP_THRESHOLD (128 * 1024)
+
+static void
+tune_malloc(void)
+{
+	mallopt(M_ARENA_MAX, SERVE_MALLOC_ARENAS);
+	mallopt(M_MMAP_THRESHOLD, SERVE_MMAP_THRESHOLD);
+	mallopt(M_TRIM_THRESHOLD, SERVE_MMAP_THRESHOLD);
+}
+
 int
 serve(void)
 {
@@ -252,6 +307,7 @@ serve(void)
 		fprintf(stderr, "sandboxd: configuration error: %s\n", err);
 		return 2;
 	}
+	tune_malloc();
 	block_signals();
 	raise_nofile();
 	if (vault_init() < 0 || cli_open_store(&cfg, &store) < 0 ||

@@ -267,29 +267,27 @@ stop_all(struct daemon *d)
 
 /*
  * glibc's malloc, set for a daemon that is idle most of the time and
- * bursts now and then (bench/rss, docs/design.md "Memory"):
+ * bursts now and then (bench/rss, docs/design.md "Memory"): one arena.
+ * Each thread that mallocs otherwise gets an arena of its own (up to 8
+ * per core), and each keeps the high-water mark of what its thread ever
+ * held: libnftables' context (a few MiB, made and freed for each rule
+ * change and refusal count) left ~4 MiB in every API worker's arena after
+ * a burst of sandbox creates.  The per-thread cache (tcache) serves most
+ * small allocations without taking the arena's lock.
  *
- * - One arena.  Each thread that mallocs otherwise gets an arena of its
- *   own (up to 8 per core), and each keeps the high-water mark of what its
- *   thread ever held: the API's workers alone kept ~4 MiB apiece after a
- *   burst of sandbox creates.  The per-thread cache (tcache) serves most
- *   small allocations without taking the arena's lock.
- * - A fixed mmap threshold.  By default a freed mmap'd block raises the
- *   threshold to its size, after which such blocks come from the arena
- *   and stay resident once freed; libnftables' context, made and freed
- *   for each rule change, grew an arena to 6 MiB that way.  Setting it
- *   (to glibc's own default) turns that adjustment off; blocks this size
- *   and up go back to the kernel when freed.
+ * Rejected: a fixed mmap threshold (which stops glibc from raising it to
+ * the size of freed mmap'd blocks).  It kept those few MiB out of the
+ * heap, but libnftables then maps and unmaps a 2 MiB buffer and dozens of
+ * 128 KiB tables per command: 20 to 50 ms a command instead of 1, on
+ * every sandbox create and GET.  Running libnftables in a forked child
+ * cost as much.
  */
-#define SERVE_MALLOC_ARENAS  1
-#define SERVE_MMAP_THRESHOLD (128 * 1024)
+#define SERVE_MALLOC_ARENAS 1
 
 static void
 tune_malloc(void)
 {
 	mallopt(M_ARENA_MAX, SERVE_MALLOC_ARENAS);
-	mallopt(M_MMAP_THRESHOLD, SERVE_MMAP_THRESHOLD);
-	mallopt(M_TRIM_THRESHOLD, SERVE_MMAP_THRESHOLD);
 }
 
 int

@@ -13,6 +13,7 @@
  * stopped by a flag it polled once a second).
  */
 #include <limits.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,7 +45,7 @@
 #include "trash/trash.h"
 #include "vault/vault.h"
 
-#define SERVE_JOBS 5 /* rows of the periodic jobs' table */
+#define SERVE_JOBS 6 /* rows of the periodic jobs' table */
 
 static void
 wait_for_signal(void)
@@ -136,7 +137,33 @@ job_disk_usage(void *arg)
 	diskuse_pass(arg);
 }
 
+/*
+ * After a burst the heap keeps what it freed in pages among the live
+ * blocks, where the top-of-heap trim cannot reach: 0.5 MiB after
+ * bench/rss's load.  malloc_trim returns the free whole pages wherever
+ * they are.  It runs when that much more lies free than after the last
+ * trim (free blocks smaller than a page stay), so an idle daemon does not
+ * walk its heap every second.
+ */
+#define SERVE_TRIM_FREE (256 * 1024) /* bytes freed since the last trim */
+
+static void
+job_heap_trim(void *arg)
+{
+	static size_t floor; /* free bytes after the last trim; lane only */
+	size_t free_now = mallinfo2().fordblks;
+
+	(void)arg;
+	if (free_now < floor)
+		floor = free_now;
+	if (free_now >= floor + SERVE_TRIM_FREE) {
+		malloc_trim(0);
+		floor = mallinfo2().fordblks;
+	}
+}
+
 static const int64_t git_trim_s = GITWS_CACHE_TRIM_S;
+static const int64_t heap_trim_s = 1;
 
 /* name, lane, first run (s after start), period, job, its argument */
 static void
@@ -154,6 +181,7 @@ jobs_fill(struct daemon *d)
 	    {"trash", "trash", 0, &cfg->trash_interval_s, job_trash, c},
 	    {"disk usage", "disk", 2, &cfg->disk_usage_interval_s,
 	     job_disk_usage, c->du},
+	    {"heap trim", "reaper", 1, &heap_trim_s, job_heap_trim, NULL},
 	};
 
 	memcpy(d->jobs, jobs, sizeof(jobs));
@@ -237,6 +265,31 @@ stop_all(struct daemon *d)
 	c->net = NULL;
 }
 
+/*
+ * glibc's malloc, set for a daemon that is idle most of the time and
+ * bursts now and then (bench/rss, docs/design.md "Memory"): one arena.
+ * Each thread that mallocs otherwise gets an arena of its own (up to 8
+ * per core), and each keeps the high-water mark of what its thread ever
+ * held: libnftables' context (a few MiB, made and freed for each rule
+ * change and refusal count) left ~4 MiB in every API worker's arena after
+ * a burst of sandbox creates.  The per-thread cache (tcache) serves most
+ * small allocations without taking the arena's lock.
+ *
+ * Rejected: a fixed mmap threshold (which stops glibc from raising it to
+ * the size of freed mmap'd blocks).  It kept those few MiB out of the
+ * heap, but libnftables then maps and unmaps a 2 MiB buffer and dozens of
+ * 128 KiB tables per command: 20 to 50 ms a command instead of 1, on
+ * every sandbox create and GET.  Running libnftables in a forked child
+ * cost as much.
+ */
+#define SERVE_MALLOC_ARENAS 1
+
+static void
+tune_malloc(void)
+{
+	mallopt(M_ARENA_MAX, SERVE_MALLOC_ARENAS);
+}
+
 int
 serve(void)
 {
@@ -252,6 +305,7 @@ serve(void)
 		fprintf(stderr, "sandboxd: configuration error: %s\n", err);
 		return 2;
 	}
+	tune_malloc();
 	block_signals();
 	raise_nofile();
 	if (vault_init() < 0 || cli_open_store(&cfg, &store) < 0 ||

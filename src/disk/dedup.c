@@ -40,8 +40,9 @@
 #include "ws/usage.h"
 #include "ws/workspace.h"
 
-#define DEDUP_DEPTH   64   /* directories open at once */
-#define DEDUP_TMP_AGE 3600 /* seconds before gc takes a store temporary */
+#define DEDUP_DEPTH   64    /* directories open at once */
+#define DEDUP_TMP_AGE 3600  /* seconds before gc takes a store temporary */
+#define DEDUP_CHUNK   65536 /* bytes read at a time while hashing */
 
 enum dedup_dir
 dedup_dir_kind(const char *name, bool in_deps)
@@ -103,17 +104,27 @@ struct pass {
 static int
 hash_fd(int fd, int out, char hex[VAULT_HASH_HEX + 1], int64_t *bytes)
 {
-	struct vault_sha256 *h = vault_sha256_new();
-	static __thread unsigned char chunk[65536];
+	struct vault_sha256 *h;
+	/*
+	 * On the heap, not thread-local: a 64 KiB __thread array is zeroed
+	 * into every thread's stack at its creation, 1.4 MiB resident over
+	 * the daemon's ~22 threads for the one thread that hashes.
+	 */
+	unsigned char *chunk = malloc(DEDUP_CHUNK);
 	int64_t total = 0;
 	ssize_t n;
 
-	if (h == NULL)
+	if (chunk == NULL)
 		return -1;
+	h = vault_sha256_new();
+	if (h == NULL) {
+		free(chunk);
+		return -1;
+	}
 	if (lseek(fd, 0, SEEK_SET) < 0)
 		n = -1;
 	else
-		while ((n = read(fd, chunk, sizeof(chunk))) > 0 ||
+		while ((n = read(fd, chunk, DEDUP_CHUNK)) > 0 ||
 		       (n < 0 && errno == EINTR)) {
 			if (n < 0)
 				continue;
@@ -125,6 +136,7 @@ hash_fd(int fd, int out, char hex[VAULT_HASH_HEX + 1], int64_t *bytes)
 			}
 		}
 	vault_sha256_end(h, hex);
+	free(chunk);
 	*bytes = total;
 	return n < 0 ? -1 : 0;
 }

@@ -2,19 +2,34 @@
 #include "net/http.h"
 
 #include <curl/curl.h>
+#include <libssh2.h>
 #include <stdio.h>
 #include <string.h>
 
+/*
+ * libcurl initialises libssh2 (for scp: and sftp:, which we never use),
+ * and libssh2's crypto set-up loads OpenSSL's engines and configuration:
+ * 1.5 MiB resident for nothing.  Initialising libssh2 first without its
+ * crypto makes curl's (and libgit2's) libssh2_init a reference count;
+ * OpenSSL initialises itself on first use should anything need it.
+ */
 int
 http_global_init(void)
 {
-	return curl_global_init(CURL_GLOBAL_NOTHING) == 0 ? 0 : -1;
+	if (libssh2_init(LIBSSH2_INIT_NO_CRYPTO) != 0)
+		return -1;
+	if (curl_global_init(CURL_GLOBAL_NOTHING) != 0) {
+		libssh2_exit();
+		return -1;
+	}
+	return 0;
 }
 
 void
 http_global_cleanup(void)
 {
 	curl_global_cleanup();
+	libssh2_exit();
 }
 
 static size_t

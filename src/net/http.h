@@ -9,6 +9,8 @@
  * TLS is set up on first use) to keep the daemon's resident memory
  * small.  We build against the GnuTLS flavour, so the process carries
  * one TLS library (the one libmicrohttpd already links), not two.
+ * libssh2, which libcurl and libgit2 link, is initialised here first
+ * without its crypto (see http_global_init).
  */
 #ifndef NET_HTTP_H
 #define NET_HTTP_H

@@ -395,6 +395,10 @@ response_head(struct edge_conn *c)
 	if ((err != HPE_OK && err != HPE_PAUSED) || edge_head_response(c) < 0)
 		return -1;
 	c->res_started = true;
+	/* Answered: no longer a stranger's wait (a 100 Continue is no
+	 * answer: the body it asks for may be what never comes). */
+	if (c->res.status_code >= 200 || c->res.status_code == 101)
+		preauth_end(c);
 	edge_head_begin(c, NULL); /* trailers are not collected */
 	edge_head_release(c);
 	return c->res_msg ? response_done(c) : 1;
@@ -674,7 +678,7 @@ expired(const struct edge_conn *c, int64_t now)
 void
 edge_conn_tick(struct edge_conn *c)
 {
-	/* Without credentials, the whole exchange has the head's time. */
+	/* Without credentials, head to answer has the head's time. */
 	bool late =
 	    c->preauth && c->e->now - c->head_at >= EDGE_PREAUTH_TIMEOUT_MS;
 

@@ -17,9 +17,10 @@
  * address at most EDGE_API_CLIENT_CONNECTIONS, in flight or idle
  * between its requests.  A request without credentials (no
  * Authorization, no Cookie: a stranger's, the open routes) is one of
- * at most EDGE_API_CLIENT_PREAUTH in flight per address, and lives
- * EDGE_PREAUTH_TIMEOUT_MS from its first byte to its answer's last
- * (conn.c), so trickling a login's body holds nothing for long.
+ * at most EDGE_API_CLIENT_PREAUTH in flight (unanswered) per address,
+ * and gets EDGE_PREAUTH_TIMEOUT_MS from its first byte to the head of
+ * its answer (conn.c), so trickling a login's body holds nothing for
+ * long.
  * Credentials are not checked here (that takes the store, which the
  * loop must not wait for); a false one is answered 401 from the head
  * by the API at once.  At a cap, an idle connection to the API (of the

@@ -71,7 +71,7 @@
 #define EDGE_API_MAX_CONNECTIONS    192   /* held to the API, all together */
 #define EDGE_API_CLIENT_CONNECTIONS 16    /* per client address: more get 429 */
 #define EDGE_API_CLIENT_PREAUTH     4     /* in flight without credentials */
-#define EDGE_PREAUTH_TIMEOUT_MS     10000 /* such a request, head to answer */
+#define EDGE_PREAUTH_TIMEOUT_MS     10000 /* such a request, to its answer */
 /* What the edge leaves of the API's connections to its direct clients. */
 #define API_DIRECT_RESERVE (API_MAX_CONNECTIONS - EDGE_API_MAX_CONNECTIONS)
 

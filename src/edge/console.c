@@ -455,25 +455,21 @@ _Static_assert(API_DIRECT_RESERVE >= API_MAX_CONNECTIONS / 4,
 _Static_assert(EDGE_API_CLIENT_CONNECTIONS * 8 <= EDGE_API_MAX_CONNECTIONS,
                "one client address must not fill the edge's share");
 
-#define XSTR(x) STR(x)
-#define STR(x)  #x
 #define API_REFUSAL(msg)                                                       \
 	"{\"error\":{\"code\":\"rate_limited\",\"message\":\"" msg             \
 	"\",\"retryable\":true}}\n"
 
-static const char api_busy_preauth[] = API_REFUSAL(
-    "too many requests without credentials from your address are in "
-    "flight to the API (" XSTR(
-        EDGE_API_CLIENT_PREAUTH) " at most); sign "
-                                 "in, or try again when one has its answer");
+/* The caps' numbers are in docs/limits.md. */
+static const char api_busy_preauth[] =
+    API_REFUSAL("too many requests without credentials from your address "
+                "wait for the API's answer; sign in, or try again when one "
+                "is answered");
 static const char api_busy_client[] =
-    API_REFUSAL("your address holds as many connections to the API as it may "
-                "through the console host (" XSTR(
-                    EDGE_API_CLIENT_CONNECTIONS) "); "
-                                                 "try again when one ends");
+    API_REFUSAL("your address holds as many connections to the API as it "
+                "may through the console host; try again when one ends");
 static const char api_busy_edge[] =
-    API_REFUSAL("the console host holds all the connections to the API it may "
-                "(" XSTR(EDGE_API_MAX_CONNECTIONS) "); try again in a moment");
+    API_REFUSAL("the console host holds all the connections to the API it "
+                "may; try again in a moment");
 
 static void
 api_refuse(struct edge_conn *c, const char *body, size_t len)

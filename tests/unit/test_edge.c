@@ -885,7 +885,7 @@ api_share_is_capped(void)
 	struct edge_conn *c, *idle;
 
 	c = api_request(e, &cl, "", NULL);
-	CHECK(refused_with(c, "without credentials"));
+	CHECK(refused_with(c, "without credentials from your address"));
 	CHECK(!c->preauth && cl.preauth == EDGE_API_CLIENT_PREAUTH);
 	done(e);
 

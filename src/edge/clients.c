@@ -2,8 +2,11 @@
  * The edge's connection counts per client address (edge.c's cap of
  * EDGE_MAX_CLIENT_CONNECTIONS each): a hash of the addresses with
  * connections open, taken at accept (edge.c) and given back when a
- * connection closes (conn.c).  Loopback peers behind the TLS proxy are
- * not counted.  Not a lib/idtab: keyed by address, not id, and an
+ * connection closes (conn.c).  Each entry also counts what the
+ * address holds of the API through the console host (console.c admits,
+ * io.c and conn.c give back): connections to it, and requests without
+ * credentials in flight.  Loopback peers behind the TLS proxy are not
+ * counted.  Not a lib/idtab: keyed by address, not id, and an
  * address leaves the table with its last connection.
  */
 #include <stdlib.h>

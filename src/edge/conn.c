@@ -98,11 +98,21 @@ edge_conn_new(struct edge *e, int fd, const struct sockaddr_storage *peer)
 	return c;
 }
 
+/* The request without credentials is no longer in flight (console.c). */
+static void
+preauth_end(struct edge_conn *c)
+{
+	if (c->preauth && c->client)
+		c->client->preauth--;
+	c->preauth = false;
+}
+
 void
 edge_conn_close(struct edge_conn *c)
 {
 	struct edge *e = c->e;
 
+	preauth_end(c);
 	edge_upstream_close(c);
 	edge_forget(e, &c->cl);
 	close(c->cl.fd);
@@ -223,8 +233,8 @@ request_head(struct edge_conn *c)
 
 	if (n == 0)
 		return 0;
-	if (c->head_raw == 0)
-		c->since = c->e->now; /* the header deadline runs from here */
+	if (c->head_raw == 0) /* the header deadline runs from here */
+		c->since = c->head_at = c->e->now;
 	if (n > EDGE_MAX_HEADER_BYTES - c->head_raw)
 		n = EDGE_MAX_HEADER_BYTES - c->head_raw;
 	err = request_parse(c, n);
@@ -385,6 +395,10 @@ response_head(struct edge_conn *c)
 	if ((err != HPE_OK && err != HPE_PAUSED) || edge_head_response(c) < 0)
 		return -1;
 	c->res_started = true;
+	/* Answered: no longer a stranger's wait (a 100 Continue is no
+	 * answer: the body it asks for may be what never comes). */
+	if (c->res.status_code >= 200 || c->res.status_code == 101)
+		preauth_end(c);
 	edge_head_begin(c, NULL); /* trailers are not collected */
 	edge_head_release(c);
 	return c->res_msg ? response_done(c) : 1;
@@ -487,6 +501,7 @@ exchange_reset(struct edge_conn *c)
 	c->res_started = c->res_done = c->res_msg = false;
 	c->local = c->retried = false;
 	c->served = true;
+	preauth_end(c);
 	http_parser_init(&c->req, HTTP_REQUEST);
 	edge_head_release(c);
 	edge_head_begin(c, &c->req);
@@ -663,9 +678,13 @@ expired(const struct edge_conn *c, int64_t now)
 void
 edge_conn_tick(struct edge_conn *c)
 {
-	if (!expired(c, c->e->now))
+	/* Without credentials, head to answer has the head's time. */
+	bool late =
+	    c->preauth && c->e->now - c->head_at >= EDGE_PREAUTH_TIMEOUT_MS;
+
+	if (!late && !expired(c, c->e->now))
 		return;
-	if (c->phase != EDGE_CONNECT) {
+	if (late || c->phase != EDGE_CONNECT) {
 		edge_conn_close(c);
 		return;
 	}

@@ -7,8 +7,28 @@
  * ways, so an event stream passes event by event, keep-alive reused for
  * the next API request on the connection.  The head keeps the client's
  * Host (the API's CSRF Origin check compares against it) and gets the
- * edge's own X-Forwarded-For and X-Forwarded-Proto; the client's are
- * dropped (head.c), so the API may trust them from its loopback peer.
+ * edge's own X-Forwarded-For, X-Forwarded-Proto and X-Forwarded-Host;
+ * the client's are dropped (head.c), so the API may trust them from its
+ * loopback peer.
+ *
+ * The API keeps room for its own clients: the edge holds at most
+ * EDGE_API_MAX_CONNECTIONS of the API's API_MAX_CONNECTIONS, so the
+ * command line always finds API_DIRECT_RESERVE free, and one client
+ * address at most EDGE_API_CLIENT_CONNECTIONS, in flight or idle
+ * between its requests.  A request without credentials (no
+ * Authorization, no Cookie: a stranger's, the open routes) is one of
+ * at most EDGE_API_CLIENT_PREAUTH in flight (unanswered) per address,
+ * and gets EDGE_PREAUTH_TIMEOUT_MS from its first byte to the head of
+ * its answer (conn.c), so trickling a login's body holds nothing for
+ * long.
+ * Credentials are not checked here (that takes the store, which the
+ * loop must not wait for); a false one is answered 401 from the head
+ * by the API at once.  At a cap, an idle connection to the API (of the
+ * address, or of anyone when the edge's share is spent) is closed to
+ * make room; when there is none the request is answered 429
+ * rate_limited in the API's envelope, Retry-After: 1.  Rejected: a
+ * listener of the API's own for the edge (more threads; the same caps
+ * would still be needed per address).
  *
  * Everything else is a file of SANDBOXD_CONSOLE_DIR, read into memory
  * once at start (edge_console_load, before the loop runs) and never
@@ -348,10 +368,11 @@ is_api_path(const char *p, size_t n)
 	       (n == 8 && memcmp(p, "/healthz", 8) == 0);
 }
 
+/* extra: header lines of this answer ("Name: value\r\n"...). */
 static void
 console_answer(struct edge_conn *c, int status, const char *reason,
                const char *type, const char *cache, const char *body,
-               size_t len, bool gz, bool vary)
+               size_t len, const char *extra)
 {
 	struct buf *o = &c->rs.out;
 	bool keep =
@@ -364,10 +385,7 @@ console_answer(struct edge_conn *c, int status, const char *reason,
 	                   "HTTP/1.1 %d %s\r\nContent-Type: %s\r\n"
 	                   "Content-Length: %zu\r\nCache-Control: %s\r\n",
 	                   status, reason, type, len, cache);
-	if (gz)
-		bad |= buf_appendf(o, "Content-Encoding: gzip\r\n");
-	if (vary)
-		bad |= buf_appendf(o, "Vary: Accept-Encoding\r\n");
+	bad |= buf_appendf(o, "%s", extra);
 	edge_console_headers(c, o);
 	if (!keep)
 		bad |= buf_appendf(o, "Connection: close\r\n");
@@ -405,14 +423,14 @@ console_static(struct edge_conn *c, const char *path, size_t len)
 		console_answer(c, 503, "Service Unavailable",
 		               "text/html; charset=utf-8", "no-store",
 		               console_missing, sizeof(console_missing) - 1,
-		               false, false);
+		               "");
 		return;
 	}
 	f = edge_console_find(k, path, len);
 	if (f == NULL) {
 		static const char nf[] = "No such file in the console.\n";
 		console_answer(c, 404, "Not Found", "text/plain; charset=utf-8",
-		               "no-store", nf, sizeof(nf) - 1, false, false);
+		               "no-store", nf, sizeof(nf) - 1, "");
 		return;
 	}
 	if (f->gz &&
@@ -423,8 +441,104 @@ console_static(struct edge_conn *c, const char *path, size_t len)
 	cache = f->immutable ? "public, max-age=31536000, immutable"
 	        : strcmp(f->path, "/index.html") == 0 ? "no-store"
 	                                              : "no-cache";
-	console_answer(c, 200, "OK", f->type, cache, send->data, send->len, gz,
-	               f->gz != NULL);
+	console_answer(
+	    c, 200, "OK", f->type, cache, send->data, send->len,
+	    gz      ? "Content-Encoding: gzip\r\nVary: Accept-Encoding\r\n"
+	    : f->gz ? "Vary: Accept-Encoding\r\n"
+	            : "");
+}
+
+/* --- the API's share of the edge ---------------------------------------- */
+
+_Static_assert(API_DIRECT_RESERVE >= API_MAX_CONNECTIONS / 4,
+               "the edge must leave the API room for its direct clients");
+_Static_assert(EDGE_API_CLIENT_CONNECTIONS * 8 <= EDGE_API_MAX_CONNECTIONS,
+               "one client address must not fill the edge's share");
+
+#define API_REFUSAL(msg)                                                       \
+	"{\"error\":{\"code\":\"rate_limited\",\"message\":\"" msg             \
+	"\",\"retryable\":true}}\n"
+
+/* The caps' numbers are in docs/limits.md. */
+static const char api_busy_preauth[] =
+    API_REFUSAL("too many requests without credentials from your address "
+                "wait for the API's answer; sign in, or try again when one "
+                "is answered");
+static const char api_busy_client[] =
+    API_REFUSAL("your address holds as many connections to the API as it "
+                "may through the console host; try again when one ends");
+static const char api_busy_edge[] =
+    API_REFUSAL("the console host holds all the connections to the API it "
+                "may; try again in a moment");
+
+static void
+api_refuse(struct edge_conn *c, const char *body, size_t len)
+{
+	console_answer(c, 429, "Too Many Requests", "application/json",
+	               "no-store", body, len, "Retry-After: 1\r\n");
+}
+
+/*
+ * Closes an idle connection to the API (its client is between
+ * requests) of cl's, or of anyone's when cl is NULL: true when one was.
+ */
+static bool
+api_reclaim(struct edge *e, const struct edge_client *cl)
+{
+	for (struct edge_conn *o = e->conns; o; o = o->next) {
+		if (!o->up_api || o->phase != EDGE_HEAD ||
+		    (cl && o->client != cl))
+			continue;
+		edge_upstream_close(o);
+		o->rs.off = o->rs.parsed = o->rs.len = 0;
+		return true;
+	}
+	return false;
+}
+
+static bool
+has_credentials(const struct edge_conn *c)
+{
+	const char *v;
+	size_t n;
+
+	return edge_head_find(c->head, "authorization", &v, &n) != 0 ||
+	       edge_head_find(c->head, "cookie", &v, &n) != 0;
+}
+
+/*
+ * Whether the request may go to the API (a new connection unless
+ * reuse): 0, counted; -1, answered 429.  An idle connection of the
+ * address's (or, when the edge's share is spent, anyone's) is closed to
+ * make room before a request is refused.
+ */
+static int
+api_admit(struct edge_conn *c, bool reuse)
+{
+	struct edge *e = c->e;
+	struct edge_client *cl = c->client;
+	bool pre = !has_credentials(c);
+
+	if (pre && cl && cl->preauth >= EDGE_API_CLIENT_PREAUTH) {
+		api_refuse(c, api_busy_preauth, sizeof(api_busy_preauth) - 1);
+		return -1;
+	}
+	if (!reuse && cl && cl->api >= EDGE_API_CLIENT_CONNECTIONS &&
+	    !api_reclaim(e, cl)) {
+		api_refuse(c, api_busy_client, sizeof(api_busy_client) - 1);
+		return -1;
+	}
+	if (!reuse && e->api_conns >= EDGE_API_MAX_CONNECTIONS &&
+	    !api_reclaim(e, NULL)) {
+		api_refuse(c, api_busy_edge, sizeof(api_busy_edge) - 1);
+		return -1;
+	}
+	if (pre) { /* conn.c ends it with the exchange */
+		c->preauth = true;
+		if (cl)
+			cl->preauth++;
+	}
+	return 0;
 }
 
 void
@@ -448,6 +562,8 @@ edge_console_route(struct edge_conn *c, const char *host, size_t hostlen)
 		return;
 	}
 	reuse = c->up.fd >= 0 && !c->up.eof && c->up_api;
+	if (api_admit(c, reuse) < 0)
+		return;
 	if (edge_head_request(c, host, hostlen) < 0) {
 		edge_page(c, EDGE_PAGE_TOO_LARGE, NULL);
 		return;

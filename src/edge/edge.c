@@ -32,6 +32,7 @@
 #include "edge/edge.h"
 
 #include <arpa/inet.h>
+#include <ctype.h>
 #include <errno.h>
 #include <netinet/tcp.h>
 #include <stdio.h>
@@ -334,6 +335,8 @@ edge_configure(struct edge *e, const struct config *cfg)
 	bool default_port = cfg->http_port == (cfg->preview_tls ? 443 : 80);
 
 	snprintf(e->domain, sizeof(e->domain), "%s", cfg->preview_domain);
+	for (char *p = e->domain; *p; p++) /* as X-Forwarded-Host says it */
+		*p = (char)tolower((unsigned char)*p);
 	e->tls = cfg->preview_tls;
 	e->tls_proxy_exempt = cfg->preview_tls;
 	if (default_port)

@@ -28,7 +28,9 @@
  * Requests go on with Host: localhost:<port> (dev servers such as Vite
  * refuse other hosts) and the edge's own view in X-Forwarded-For (the
  * peer's address), X-Forwarded-Proto (https when PREVIEW_TLS says a TLS
- * proxy is in front, else http) and X-Forwarded-Host; the client's
+ * proxy is in front, else http) and X-Forwarded-Host (the host the
+ * request was routed by, written from its parsed parts in lower case:
+ * never the client's bytes); the client's
  * X-Forwarded-*, Forwarded and X-Real-IP are dropped, never trusted:
  * the edge is the first hop it knows of (but for the console's host
  * behind the TLS proxy, whose X-Forwarded-For names the browser:
@@ -41,6 +43,7 @@
  * Upgrade included.
  */
 #include <arpa/inet.h>
+#include <ctype.h>
 #include <limits.h>
 #include <string.h>
 #include <strings.h>
@@ -504,6 +507,33 @@ put_cookies(struct out *o, const struct edge_head *h, int i)
 		put(o, "\r\n", 2);
 }
 
+/*
+ * X-Forwarded-Host: the host the request was routed by, from its parsed
+ * parts (route.c: c->t, the domain, c->port), lower case, never the
+ * client's bytes.
+ */
+static void
+put_forwarded_host(const struct edge_conn *c, struct out *o)
+{
+	char id[ULID_LEN + 1];
+
+	puts_(o, "X-Forwarded-Host: ");
+	if (c->console) {
+		puts_(o, "console.");
+	} else {
+		for (size_t i = 0; i <= ULID_LEN; i++)
+			id[i] = (char)tolower((unsigned char)c->t.id[i]);
+		puts_(o, "s-");
+		puts_(o, id);
+		put(o, "-", 1);
+		put_uint(o, (unsigned)c->t.port);
+		puts_(o, ".preview.");
+	}
+	puts_(o, c->e->domain);
+	puts_(o, c->port);
+	put(o, "\r\n", 2);
+}
+
 int
 edge_head_request(struct edge_conn *c, const char *host, size_t hostlen)
 {
@@ -538,9 +568,8 @@ edge_head_request(struct edge_conn *c, const char *host, size_t hostlen)
 	put_client(c, &o);
 	puts_(&o, c->e->tls ? "\r\nX-Forwarded-Proto: https\r\n"
 	                    : "\r\nX-Forwarded-Proto: http\r\n");
-	puts_(&o, "X-Forwarded-Host: ");
-	put(&o, host, hostlen);
-	put(&o, "\r\n\r\n", 4);
+	put_forwarded_host(c, &o);
+	put(&o, "\r\n", 2);
 	return o.bad ? -1 : 0;
 }
 

@@ -3,14 +3,33 @@
  * any case, from a request's Host header.  A pure function of its
  * bytes and the configured domain, so the fuzz target runs it alone
  * (tests/fuzz/fuzz_edge_head.c).  The id must be a ULID (ulid_parse
- * gives its canonical form), the port 1-65535 in decimal without a
- * sign; anything else, or another domain, is no preview.
+ * gives its canonical form), both ports 1-65535 in decimal without a
+ * sign; anything else, or another domain, is no preview.  What the
+ * edge writes of a Host (X-Forwarded-Host, origins) is built from
+ * these parsed parts, never from the client's bytes.
  */
 #include <ctype.h>
+#include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
 #include "edge/internal.h"
+
+/* ":<port>" of a Host, at most 5 digits, 1-65535; -1 when not that. */
+static long
+host_port(const char *p, size_t n)
+{
+	long v = 0;
+
+	if (n < 2 || n > 6 || p[0] != ':')
+		return -1;
+	for (size_t i = 1; i < n; i++) {
+		if (!isdigit((unsigned char)p[i]))
+			return -1;
+		v = v * 10 + (p[i] - '0');
+	}
+	return v >= 1 && v <= 65535 ? v : -1;
+}
 
 bool
 edge_host_parse(const char *domain, const char *host, size_t len,
@@ -22,6 +41,8 @@ edge_host_parse(const char *domain, const char *host, size_t len,
 	long v = 0;
 
 	p = memchr(host, ':', len);
+	if (p && host_port(p, len - (size_t)(p - host)) < 0)
+		return false;
 	if (p)
 		end = p; /* drop :port */
 	if (end - host < (long)(2 + ULID_LEN + 2 + 9 + dlen) ||
@@ -43,18 +64,14 @@ edge_host_parse(const char *domain, const char *host, size_t len,
 	return true;
 }
 
+/* c->port: the Host's ":<port>" as a number writes it ("" without). */
 void
 edge_host_port(struct edge_conn *c, const char *host, size_t len)
 {
 	const char *p = memchr(host, ':', len);
-	size_t n = p ? len - (size_t)(p - host) : 0;
+	long v = p ? host_port(p, len - (size_t)(p - host)) : -1;
 
 	c->port[0] = '\0';
-	if (n < 2 || n > 6)
-		return;
-	for (size_t i = 1; i < n; i++)
-		if (!isdigit((unsigned char)p[i]))
-			return;
-	memcpy(c->port, p, n);
-	c->port[n] = '\0';
+	if (v > 0)
+		snprintf(c->port, sizeof(c->port), ":%ld", v);
 }

@@ -77,7 +77,9 @@ struct edge_head {
 struct edge_client {
 	struct edge_client *next;
 	unsigned char addr[16];
-	int n;
+	int n;       /* its connections to the edge */
+	int api;     /* the API connections they hold (console.c) */
+	int preauth; /* their API requests in flight without credentials */
 };
 
 /* A free list (pool.c). */
@@ -124,9 +126,11 @@ struct edge_conn {
 	int64_t last_io;
 	int64_t activity_at; /* last preview_activity for t.id */
 	char ip[INET6_ADDRSTRLEN];
-	bool console; /* the request is for the console's host */
-	bool up_api;  /* the upstream connection is to the API */
-	char port[8]; /* ":port" of the request's Host, or "" */
+	bool console;    /* the request is for the console's host */
+	bool up_api;     /* the upstream connection is to the API (counted) */
+	bool preauth;    /* an API request without credentials (counted) */
+	int64_t head_at; /* the first byte of the request's head */
+	char port[8];    /* ":port" of the request's Host, or "" */
 	/* private.c: what the gate last learnt of a sandbox's app */
 	struct pvauth_view view;
 	char view_sb[ULID_LEN + 1];
@@ -182,6 +186,7 @@ struct edge {
 	struct edge_pool bufs, heads;
 	size_t mem; /* bytes of buffers and heads held (pool.c) */
 	struct edge_client *clients[EDGE_CLIENT_BUCKETS];
+	int api_conns; /* connections to the API held (console.c) */
 	/* From the configuration, so heads need no core (unit tests). */
 	bool tls;                 /* PREVIEW_TLS: X-Forwarded-Proto https */
 	bool tls_proxy_exempt;    /* loopback peers are the TLS proxy */

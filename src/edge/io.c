@@ -48,6 +48,11 @@ edge_upstream_close(struct edge_conn *c)
 	close(c->up.fd);
 	c->up = (struct edge_side){.fd = -1, .c = c};
 	c->up_reused = false;
+	if (c->up_api) { /* console.c counted it */
+		c->e->api_conns--;
+		if (c->client)
+			c->client->api--;
+	}
 	c->up_api = false;
 }
 

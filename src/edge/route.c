@@ -54,10 +54,12 @@ edge_route(struct edge_conn *c)
 		return;
 	reuse = c->up.fd >= 0 && !c->up.eof && !c->up_api &&
 	        c->t.port == port && strcmp(c->t.id, id) == 0;
-	if (reuse)
+	if (reuse) {
 		edge_touch(c);
-	else
-		c->t.port = port; /* for the head below; open() resolves */
+	} else { /* for the head below; open() resolves */
+		memcpy(c->t.id, id, sizeof(c->t.id));
+		c->t.port = port;
+	}
 	if (edge_head_request(c, host, hostlen) < 0) {
 		edge_page(c, EDGE_PAGE_TOO_LARGE, NULL);
 		return;

@@ -71,6 +71,11 @@ edge_upstream_open(struct edge_conn *c, const char *id, int port)
 		    c, (const struct sockaddr *)&c->e->console.api,
 		    c->e->console.api_len);
 		c->up_api = c->up.fd >= 0;
+		if (c->up_api) { /* given back by edge_upstream_close */
+			c->e->api_conns++;
+			if (c->client)
+				c->client->api++;
+		}
 		return;
 	}
 	memcpy(copy, id, sizeof(copy)); /* id may point into c->t */

@@ -104,8 +104,9 @@ const struct err_code err_codes[] = {
                 "multipart or none)"},
     {.code = "rate_limited",
      .status = 429,
-     .meaning = "too many failed console sign-ins (Retry-After says when "
-                "to try again)"},
+     .meaning = "too many failed console sign-ins, or too many "
+                "connections to the API through the console host (the "
+                "edge answers it; Retry-After says when to try again)"},
     {.code = "internal",
      .status = 500,
      .meaning = "a bug or a failed disk write"},

@@ -69,6 +69,13 @@
 #define EDGE_MAX_BUFFERED           (256u << 10) /* per direction */
 #define EDGE_ACTIVITY_INTERVAL_MS   1000 /* preview_activity while streaming */
 #define EDGE_LISTEN_BACKLOG         1024
+/* The console host's /v1 (the API through the edge, console.c) */
+#define EDGE_API_MAX_CONNECTIONS    192   /* held to the API, all together */
+#define EDGE_API_CLIENT_CONNECTIONS 16    /* per client address: more get 429 */
+#define EDGE_API_CLIENT_PREAUTH     4     /* in flight without credentials */
+#define EDGE_PREAUTH_TIMEOUT_MS     10000 /* such a request, to its answer */
+/* What the edge leaves of the API's connections to its direct clients. */
+#define API_DIRECT_RESERVE (API_MAX_CONNECTIONS - EDGE_API_MAX_CONNECTIONS)
 
 /* Trash (trash/trash.c) */
 #define TRASH_LIST_MAX 1000 /* entries one listing or purge pass reads */

@@ -69,7 +69,7 @@ else
 	[[ $(jq -r .host <<<"$E_BODY") == localhost:3000 ]] || t_err "host: $(jq -r .host <<<"$E_BODY")"
 	[[ $(jq -r '."x-forwarded-for"' <<<"$E_BODY") == 127.0.0.1 ]] ||
 		t_err "x-forwarded-for: $(jq -r '."x-forwarded-for"' <<<"$E_BODY")"
-	[[ $(jq -r '."x-forwarded-host"' <<<"$E_BODY") == "$HOST" ]] ||
+	[[ $(jq -r '."x-forwarded-host"' <<<"$E_BODY") == "${HOST,,}" ]] ||
 		t_err "x-forwarded-host: $(jq -r '."x-forwarded-host"' <<<"$E_BODY")"
 	[[ $(jq -r '."x-forwarded-proto"' <<<"$E_BODY") == http ]] ||
 		t_err "x-forwarded-proto: $(jq -r '."x-forwarded-proto"' <<<"$E_BODY")"

@@ -24,6 +24,7 @@ edge_new(void)
 	edge_head_settings(&e->req_settings, &e->res_settings);
 	snprintf(e->console_origin, sizeof(e->console_origin),
 	         "http://console.localhost:8080");
+	snprintf(e->domain, sizeof(e->domain), "localhost");
 	return e;
 }
 
@@ -37,7 +38,10 @@ conn_new(struct edge *e)
 	in->sin_family = AF_INET;
 	in->sin_addr.s_addr = htonl(0x0a000005); /* 10.0.0.5 */
 	c = edge_conn_new(e, -1, &peer);
+	/* As route.c leaves them for HOST. */
+	snprintf(c->t.id, sizeof(c->t.id), "01ARZ3NDEKTSV4RRFFQ69G5FAV");
 	c->t.port = 3000;
+	snprintf(c->port, sizeof(c->port), ":8080");
 	e->conns = c;
 	e->nconns = 1;
 	return c;
@@ -787,6 +791,137 @@ unknown_page_links_to_sign_in(void)
 	done(e);
 }
 
+/*
+ * X-Forwarded-Host is written from the host the request was routed by:
+ * lower case, the canonical id, the port as a number; a Host whose port
+ * is no port 1-65535 is no preview at all.
+ */
+static void
+forwarded_host_is_the_validated_host(void)
+{
+	static const char *const bad[] = {
+	    "s-01arz3ndektsv4rrffq69g5fav-3000.preview.localhost:0",
+	    "s-01arz3ndektsv4rrffq69g5fav-3000.preview.localhost:65536",
+	    "s-01arz3ndektsv4rrffq69g5fav-3000.preview.localhost:80x",
+	    "s-01arz3ndektsv4rrffq69g5fav-3000.preview.localhost:",
+	    "s-01arz3ndektsv4rrffq69g5fav-3000.preview.localhost::80",
+	    "s-01arz3ndektsv4rrffq69g5fav-3000.preview.localhost:123456",
+	    "s-01arz3ndektsv4rrffq69g5fav-3000.preview.localhost:80\x01",
+	};
+	const char *odd =
+	    "S-01ARZ3NDEKTSV4RRFFQ69G5FAV-3000.PREVIEW.LocalHost:08080";
+	struct edge *e = edge_new();
+	struct edge_conn *c = conn_new(e);
+	char id[ULID_LEN + 1], in[256], got[128];
+	int port = 0;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++)
+		CHECK(!edge_host_parse("localhost", bad[i], strlen(bad[i]), id,
+		                       &port));
+	CHECK(edge_host_parse("localhost", odd, strlen(odd), id, &port));
+	CHECK_STR(id, "01ARZ3NDEKTSV4RRFFQ69G5FAV");
+	CHECK(port == 3000);
+	edge_host_port(c, odd, strlen(odd));
+	CHECK_STR(c->port, ":8080");
+	snprintf(in, sizeof(in), "GET / HTTP/1.1\r\nHost: %s\r\n\r\n", odd);
+	CHECK(feed_head(c, &c->req, in, 0) == HPE_PAUSED);
+	CHECK(edge_head_request(c, odd, strlen(odd)) == 0);
+	CHECK_STR(header_value(out_text(&c->rq.out),
+	                       "\r\nX-Forwarded-Host: ", got, sizeof(got)),
+	          "s-01arz3ndektsv4rrffq69g5fav-3000.preview.localhost:8080");
+	edge_host_port(c, "console.localhost:0", 19);
+	CHECK_STR(c->port, "");
+	done(e);
+}
+
+/* A console host request for the API, routed by edge_console_route
+ * with the API's address set (it is not connected to here). */
+static struct edge_conn *
+api_request(struct edge *e, struct edge_client *cl, const char *creds,
+            struct edge_conn *other)
+{
+	struct edge_conn *c = conn_new(e);
+	char in[256];
+
+	if (other) { /* conn_new keeps one; done() closes both */
+		c->next = other;
+		other->prev = c;
+		e->nconns = 2;
+	}
+	e->console.api_len = sizeof(struct sockaddr_in);
+	c->client = cl;
+	cl->n++;
+	snprintf(in, sizeof(in),
+	         "GET /v1/apps HTTP/1.1\r\nHost: console.localhost:8080\r\n"
+	         "%s\r\n",
+	         creds);
+	CHECK(feed_head(c, &c->req, in, 0) == HPE_PAUSED);
+	edge_console_route(c, "console.localhost:8080", 22);
+	return c;
+}
+
+static bool
+refused_with(const struct edge_conn *c, const char *words)
+{
+	return starts(out_text((struct buf *)&c->rs.out),
+	              "HTTP/1.1 429 Too Many Requests\r\n") &&
+	       strstr(out_text((struct buf *)&c->rs.out),
+	              "\r\nRetry-After: 1\r\n") &&
+	       c->rs.ext && strstr(c->rs.ext, "\"code\":\"rate_limited\"") &&
+	       strstr(c->rs.ext, words);
+}
+
+/*
+ * The console host's share of the API: an address with its requests
+ * without credentials in flight, or holding its connections, and the
+ * edge holding its share, are answered 429 before the API is asked;
+ * an idle connection is closed to make room instead.
+ */
+static void
+api_share_is_capped(void)
+{
+	struct edge *e = edge_new();
+	struct edge_client cl = {.preauth = EDGE_API_CLIENT_PREAUTH};
+	struct edge_conn *c, *idle;
+
+	c = api_request(e, &cl, "", NULL);
+	CHECK(refused_with(c, "without credentials from your address"));
+	CHECK(!c->preauth && cl.preauth == EDGE_API_CLIENT_PREAUTH);
+	done(e);
+
+	e = edge_new();
+	cl = (struct edge_client){.api = EDGE_API_CLIENT_CONNECTIONS};
+	e->api_conns = cl.api;
+	c = api_request(e, &cl, "Authorization: Bearer x\r\n", NULL);
+	CHECK(refused_with(c, "your address holds"));
+	done(e);
+
+	e = edge_new();
+	cl = (struct edge_client){0};
+	e->api_conns = EDGE_API_MAX_CONNECTIONS;
+	c = api_request(e, &cl, "Cookie: sbx_session=x\r\n", NULL);
+	CHECK(refused_with(c, "the console host holds"));
+	done(e);
+
+	/* Another connection of the address idles on an API connection:
+	 * it is closed, and the request goes on (to a connect that fails
+	 * here: no event loop). */
+	e = edge_new();
+	cl = (struct edge_client){.api = EDGE_API_CLIENT_CONNECTIONS};
+	e->api_conns = cl.api;
+	idle = conn_new(e);
+	idle->client = &cl;
+	cl.n++;
+	idle->up = (struct edge_side){.fd = dup(1), .c = idle};
+	idle->up_api = true;
+	c = api_request(e, &cl, "Authorization: Bearer x\r\n", idle);
+	CHECK(idle->up.fd == -1 && !idle->up_api);
+	CHECK(cl.api == EDGE_API_CLIENT_CONNECTIONS - 1);
+	CHECK(e->api_conns == EDGE_API_CLIENT_CONNECTIONS - 1);
+	CHECK(!starts(out_text(&c->rs.out), "HTTP/1.1 429"));
+	done(e);
+}
+
 int
 main(void)
 {
@@ -834,6 +969,11 @@ main(void)
 	    {"console: Accept-Encoding takes gzip, or says q=0", gzip_accepted},
 	    {"console: files in memory, SPA fallback, assets, gzip twins",
 	     console_files},
+	    {"request head: X-Forwarded-Host is the validated host",
+	     forwarded_host_is_the_validated_host},
+	    {"console: the API's share per address, without credentials, "
+	     "in all",
+	     api_share_is_capped},
 	};
 
 	return UNIT_RUN("edge", tests);

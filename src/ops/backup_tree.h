@@ -14,6 +14,7 @@
 #include <sys/types.h>
 
 #include "lib/buf.h"
+#include "ops/treewalk.h"
 
 #include "vault/vault.h"
 
@@ -25,12 +26,11 @@
  * 0x21 or over 0x7e, and '%', as %XX.  Lines come in the order of a walk
  * that visits each directory's entries sorted by name (backup_path_cmp).
  */
-#define BACKUP_PATH_MAX   4096 /* bytes of a path in a tree, or a target */
-#define BACKUP_TREE_DEPTH 128  /* components of a path in a tree */
+#define BACKUP_TREE_DEPTH 128 /* components of a path in a tree */
 #define BACKUP_LINE_MAX   (6 * BACKUP_PATH_MAX + 256)
 
 struct backup_entry {
-	char type; /* 'd', 'f' or 'l' */
+	char type;     /* 'd', 'f' or 'l' */
 	unsigned mode; /* permission bits only: never set-id or sticky */
 	int64_t size;  /* f: bytes; l: bytes of the target; d: 0 */
 	int64_t mtime; /* seconds */
@@ -49,9 +49,6 @@ int backup_entry_format(const struct backup_entry *e, struct buf *out);
  * sorted by strcmp, a directory before its entries ('/' sorts first).
  */
 int backup_path_cmp(const char *a, const char *b);
-
-/* Entries of one directory a walk sorts: past it the copy fails. */
-#define BACKUP_DIR_ENTRIES (1 << 20)
 
 struct backup_tree_count {
 	int64_t top;      /* the tree's directories: workspaces */

@@ -66,8 +66,8 @@ remove_tree(const char *path)
 int
 restore_target_check(const char *data_dir, char *err, size_t errlen)
 {
-	static const char *const dirs[] = {
-	    "state", "workspaces", "trash", "trash/" WORKSPACE_KEPT_DIR, "log"};
+	static const char *const dirs[] = {"state", "workspaces", "trash",
+	                                   "trash/" WORKSPACE_KEPT_DIR, "log"};
 	char path[PATH_MAX + 32];
 	struct stat st;
 
@@ -241,7 +241,7 @@ fail:
 
 /* A tree of the backup to <dd>/<parent>/<name>.restore-tmp, checked. */
 struct tree {
-	const char *name, *list; /* in the backup */
+	const char *name, *list;  /* in the backup */
 	const char *parent, *dst; /* in the data directory */
 	mode_t mode;
 };
@@ -266,8 +266,9 @@ stage_tree(struct step *s, int bkfd, const struct backup_manifest *m,
 	remove_tree(s->staged);
 	pfd = open(dd, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (pfd >= 0 && strcmp(t->parent, ".") != 0) {
-		int fd = openat(pfd, t->parent,
-		                O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		int fd =
+		    openat(pfd, t->parent,
+		           O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		close(pfd);
 		pfd = fd;
 	}
@@ -284,7 +285,8 @@ stage_tree(struct step *s, int bkfd, const struct backup_manifest *m,
 		fprintf(out, "%s: %lld sockets or FIFOs left out\n", t->name,
 		        (long long)n.skipped);
 	if (n.setid)
-		fprintf(out, "%s: set-id or sticky bits of %lld entries dropped\n",
+		fprintf(out,
+		        "%s: set-id or sticky bits of %lld entries dropped\n",
 		        t->name, (long long)n.setid);
 	rc = 0;
 fail:
@@ -301,8 +303,8 @@ static const struct tree trash_tree = {BACKUP_TRASH_DIR, BACKUP_TRASH_LIST,
 /* Stages each step but the database's, in the order they are committed. */
 static int
 stage_all(struct step *steps, size_t *n, const char *dir, int bkfd,
-          const struct backup_manifest *m, const char *dd, FILE *out,
-          char *err, size_t errlen)
+          const struct backup_manifest *m, const char *dd, FILE *out, char *err,
+          size_t errlen)
 {
 	char path[PATH_MAX + 32];
 	struct stat st;
@@ -324,9 +326,9 @@ stage_all(struct step *steps, size_t *n, const char *dir, int bkfd,
 	if (stage_tree(&steps[(*n)++], bkfd, m, &ws_tree, dd, out, err,
 	               errlen) < 0)
 		return -1;
-	if (!m->trash && (m->format != BACKUP_FORMAT_NOLIST ||
-	                  fstatat(bkfd, BACKUP_TRASH_DIR, &st,
-	                          AT_SYMLINK_NOFOLLOW) < 0))
+	if (!m->trash &&
+	    (m->format != BACKUP_FORMAT_NOLIST ||
+	     fstatat(bkfd, BACKUP_TRASH_DIR, &st, AT_SYMLINK_NOFOLLOW) < 0))
 		return 0;
 	snprintf(path, sizeof(path), "%s/trash", dd);
 	if (mkdir(path, 0755) < 0 && errno != EEXIST) {
@@ -369,8 +371,8 @@ restore_run(const struct config *cfg, const char *dir, bool force, FILE *out,
 		FAIL("%s: %s", dir, strerror(errno));
 	/* Staged in the order they are committed: the database last. */
 	if (stage_all(steps, &n, dir, bkfd, &m, dd, out, err, errlen) < 0 ||
-	    stage_file(&steps[n++], dir, "sandboxd.db", dd,
-	               "state/sandboxd.db", err, errlen) < 0)
+	    stage_file(&steps[n++], dir, "sandboxd.db", dd, "state/sandboxd.db",
+	               err, errlen) < 0)
 		goto fail;
 	if (strcmp(m.data_dir, dd) != 0 &&
 	    store_db_forget_instance(steps[n - 1].staged, err, errlen) < 0)

@@ -281,7 +281,8 @@ restore_entry(struct rctx *c, int sfd, int dfd, const char *name, int depth)
 	if (depth == 0 && !S_ISDIR(st.st_mode))
 		FAIL("%s/%s is a %s: every entry of %s/ must be a "
 		     "workspace's directory",
-		     c->tree, treewalk_shown(c->p.s, c->shown, sizeof(c->shown)),
+		     c->tree,
+		     treewalk_shown(c->p.s, c->shown, sizeof(c->shown)),
 		     treewalk_type_name(st.st_mode), c->tree);
 	if (depth >= BACKUP_TREE_DEPTH)
 		FAIL("%s/%s is deeper than %d directories", c->tree,
@@ -323,11 +324,11 @@ restore_dir(struct rctx *c, int sfd, int dfd, int depth)
 	for (size_t i = 0; rc == 0 && i < s.n; i++) {
 		ssize_t old = treewalk_path_push(&c->p, s.v[i]);
 		if (old < 0) {
-			snprintf(c->err, c->errlen,
-			         "%s/%s/%s: a path longer than %d bytes",
-			         c->tree,
-			         treewalk_shown(c->p.s, c->shown, sizeof(c->shown)),
-			         s.v[i], BACKUP_PATH_MAX);
+			snprintf(
+			    c->err, c->errlen,
+			    "%s/%s/%s: a path longer than %d bytes", c->tree,
+			    treewalk_shown(c->p.s, c->shown, sizeof(c->shown)),
+			    s.v[i], BACKUP_PATH_MAX);
 			rc = -1;
 			break;
 		}

@@ -74,7 +74,6 @@ treewalk_names_read(int dirfd, struct treewalk_names *s)
 	return 0;
 }
 
-
 /* Appends name; its old length, or -1 (unchanged) when too long. */
 ssize_t
 treewalk_path_push(struct treewalk_path *p, const char *name)
@@ -125,4 +124,3 @@ treewalk_type_name(mode_t m)
 	       : S_ISSOCK(m) ? "socket"
 	                     : "device";
 }
-

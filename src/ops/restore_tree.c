@@ -57,6 +57,13 @@ struct rctx {
 	size_t errlen;
 };
 
+/* The entry being copied, fit for a message. */
+static const char *
+here(struct rctx *c)
+{
+	return treewalk_shown(c->p.s, c->shown, sizeof(c->shown));
+}
+
 /* The small part of a line an entry needs after the list moved on. */
 struct want {
 	char type;
@@ -115,7 +122,7 @@ fail:
 static int
 match(struct rctx *c, const struct stat *st, struct want *w)
 {
-	const char *where = treewalk_shown(c->p.s, c->shown, sizeof(c->shown));
+	const char *where = here(c);
 	int cmp = c->have ? backup_path_cmp(c->p.s, c->L.path) : -1;
 
 	if (cmp < 0)
@@ -165,7 +172,7 @@ restore_file(struct rctx *c, int sfd, int dfd, const char *name,
 	    out = -1, rc = -1;
 	struct vault_sha256 *h = vault_sha256_new();
 	char hex[VAULT_HASH_HEX + 1] = "";
-	const char *where = treewalk_shown(c->p.s, c->shown, sizeof(c->shown));
+	const char *where = here(c);
 	struct stat st;
 	int64_t total = 0;
 	ssize_t k = 0;
@@ -215,7 +222,7 @@ static int
 restore_link(struct rctx *c, int sfd, int dfd, const char *name,
              const struct want *w)
 {
-	const char *where = treewalk_shown(c->p.s, c->shown, sizeof(c->shown));
+	const char *where = here(c);
 	ssize_t k = readlinkat(sfd, name, c->target, sizeof(c->target));
 
 	if (k <= 0 || k >= (ssize_t)sizeof(c->target))
@@ -241,7 +248,7 @@ restore_subdir(struct rctx *c, int sfd, int dfd, const char *name,
 	int sub = openat(sfd, name,
 	                 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC),
 	    dsub = -1, rc = -1;
-	const char *where = treewalk_shown(c->p.s, c->shown, sizeof(c->shown));
+	const char *where = here(c);
 
 	if (sub < 0 || mkdirat(dfd, name, 0700) < 0 ||
 	    (dsub = openat(dfd, name,
@@ -252,9 +259,7 @@ restore_subdir(struct rctx *c, int sfd, int dfd, const char *name,
 	    restore_dir(c, sub, dsub, depth + 1) < 0)
 		goto fail;
 	if (settle(dsub, dfd, name, w) < 0)
-		FAIL("%s/%s: %s", c->tree,
-		     treewalk_shown(c->p.s, c->shown, sizeof(c->shown)),
-		     strerror(errno));
+		FAIL("%s/%s: %s", c->tree, here(c), strerror(errno));
 	rc = 0;
 fail:
 	if (dsub >= 0)
@@ -272,21 +277,16 @@ restore_entry(struct rctx *c, int sfd, int dfd, const char *name, int depth)
 	struct want w;
 
 	if (fstatat(sfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-		FAIL("%s/%s: %s", c->tree,
-		     treewalk_shown(c->p.s, c->shown, sizeof(c->shown)),
-		     strerror(errno));
+		FAIL("%s/%s: %s", c->tree, here(c), strerror(errno));
 	if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode))
 		FAIL("%s/%s is a device: a backup never holds one", c->tree,
-		     treewalk_shown(c->p.s, c->shown, sizeof(c->shown)));
+		     here(c));
 	if (depth == 0 && !S_ISDIR(st.st_mode))
 		FAIL("%s/%s is a %s: every entry of %s/ must be a "
 		     "workspace's directory",
-		     c->tree,
-		     treewalk_shown(c->p.s, c->shown, sizeof(c->shown)),
-		     treewalk_type_name(st.st_mode), c->tree);
+		     c->tree, here(c), treewalk_type_name(st.st_mode), c->tree);
 	if (depth >= BACKUP_TREE_DEPTH)
-		FAIL("%s/%s is deeper than %d directories", c->tree,
-		     treewalk_shown(c->p.s, c->shown, sizeof(c->shown)),
+		FAIL("%s/%s is deeper than %d directories", c->tree, here(c),
 		     BACKUP_TREE_DEPTH);
 	if (c->lists && match(c, &st, &w) < 0)
 		goto fail;
@@ -318,17 +318,13 @@ restore_dir(struct rctx *c, int sfd, int dfd, int depth)
 	int rc = 0;
 
 	if (treewalk_names_read(sfd, &s) < 0)
-		FAIL("%s/%s: %s", c->tree,
-		     treewalk_shown(c->p.s, c->shown, sizeof(c->shown)),
-		     strerror(errno));
+		FAIL("%s/%s: %s", c->tree, here(c), strerror(errno));
 	for (size_t i = 0; rc == 0 && i < s.n; i++) {
 		ssize_t old = treewalk_path_push(&c->p, s.v[i]);
 		if (old < 0) {
-			snprintf(
-			    c->err, c->errlen,
-			    "%s/%s/%s: a path longer than %d bytes", c->tree,
-			    treewalk_shown(c->p.s, c->shown, sizeof(c->shown)),
-			    s.v[i], BACKUP_PATH_MAX);
+			snprintf(c->err, c->errlen,
+			         "%s/%s/%s: a path longer than %d bytes",
+			         c->tree, here(c), s.v[i], BACKUP_PATH_MAX);
 			rc = -1;
 			break;
 		}

@@ -103,7 +103,9 @@ write_file(struct wctx *c, int sfd, int dfd, const char *name)
 	ssize_t k = 0;
 
 	if (in < 0 || fstat(in, &st) < 0 || !S_ISREG(st.st_mode)) {
-		rc = in < 0 && errno != ENOENT ? -1 : 1; /* gone or changed */
+		/* gone, or changed since it was listed (a link now): left out
+		 */
+		rc = in < 0 && errno != ENOENT && errno != ELOOP ? -1 : 1;
 		goto out;
 	}
 	if (c->max_file > 0 && st.st_size > c->max_file) {

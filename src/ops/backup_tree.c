@@ -103,8 +103,7 @@ write_file(struct wctx *c, int sfd, int dfd, const char *name)
 	ssize_t k = 0;
 
 	if (in < 0 || fstat(in, &st) < 0 || !S_ISREG(st.st_mode)) {
-		/* gone, or changed since it was listed (a link now): left out
-		 */
+		/* gone, or a link since fstatat: left out */
 		rc = in < 0 && errno != ENOENT && errno != ELOOP ? -1 : 1;
 		goto out;
 	}

@@ -4,7 +4,9 @@
  * daemon and takes the secrets lock shared, as the daemon does, so no
  * `secrets rotate` changes the key between the database and the key
  * file; restore takes it exclusively, so it refuses while a daemon (or
- * anything else of ours) has the data directory open.
+ * anything else of ours) has the data directory open.  Restore checks
+ * that none of the data directory's own directories is a link before it
+ * makes the missing ones (and the lock file in state/).
  * Exit status: 0 done, 1 failed, 2 usage or configuration.
  */
 #include <errno.h>
@@ -104,6 +106,11 @@ cmd_restore(int argc, char **argv)
 		return 2;
 	if (load(&cfg) < 0)
 		return 2;
+	/* Before anything is made there: never through a link. */
+	if (restore_target_check(cfg.data_dir, err, sizeof(err)) < 0) {
+		log_error("restore: %s", err);
+		goto out;
+	}
 	if (workspace_init_dirs(cfg.data_dir) < 0) {
 		log_error("SANDBOXD_DATA_DIR: cannot prepare %s", cfg.data_dir);
 		goto out;

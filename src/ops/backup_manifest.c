@@ -1,16 +1,23 @@
 /*
- * The manifest of a backup (backup.h): written by backup_run, read by
- * restore_run before anything else.  A backup directory is input: the
- * parser takes only the fields it knows, each within its size, file
- * names only from a fixed list (never a path), SHA-256 only as 64
- * lower-case hex digits, and refuses a manifest that lacks what the
- * backup must hold.  Kept apart from backup.c so the fuzz target links
- * it alone.
+ * The manifest of a backup and the lines of its trees' lists (backup.h):
+ * written by backup_run, read by restore_run before anything else.  A
+ * backup directory is input: the parser takes only the fields it knows,
+ * each within its size, file names only from a fixed list (never a
+ * path), SHA-256 only as 64 lower-case hex digits, and refuses a
+ * manifest that lacks what the backup must hold.  A list's line gives a
+ * path only as clean components ('.', '..', empty or NUL ones refused)
+ * and a mode with no set-id or sticky bit: the writer never lists one,
+ * so a line that has one was not written by a backup.  Kept apart from
+ * backup.c so the fuzz target links it alone.
  */
+#include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ops/backup.h"
+#include "ops/backup_tree.h"
 #include "lib/buf.h"
 #include "lib/jv.h"
 
@@ -21,7 +28,8 @@
 	} while (0)
 
 static const char *const names[] = {"sandboxd.db", VAULT_KEY_FILE,
-                                    VAULT_NEXT_FILE};
+                                    VAULT_NEXT_FILE, BACKUP_WS_LIST,
+                                    BACKUP_TRASH_LIST};
 
 bool
 backup_file_known(const char *name)
@@ -60,6 +68,7 @@ backup_manifest_dump(const struct backup_manifest *m, struct buf *out)
 	}
 	jv_set(o, "files", f);
 	jv_set_bool(w, "included", m->workspaces);
+	jv_set_bool(w, "trash", m->trash);
 	jv_set_int(w, "count", m->workspaces_count);
 	jv_set_int(w, "bytes", m->workspaces_bytes);
 	jv_set(o, "workspaces", w);
@@ -136,6 +145,43 @@ parse_files(const struct jv *files, struct backup_manifest *m, char *err,
 	return 0;
 }
 
+bool
+backup_manifest_lists(const struct backup_manifest *m, const char *name)
+{
+	for (size_t i = 0; i < m->nfiles; i++)
+		if (strcmp(m->files[i].name, name) == 0)
+			return true;
+	return false;
+}
+
+/* What the files must be for what the manifest says the backup holds. */
+static int
+check_files(const struct backup_manifest *m, char *err, size_t errlen)
+{
+	bool lists = m->format != BACKUP_FORMAT_NOLIST;
+
+	if (!backup_manifest_lists(m, "sandboxd.db"))
+		FAIL("manifest: lists no sandboxd.db");
+	if (!m->key_external && !backup_manifest_lists(m, VAULT_KEY_FILE))
+		FAIL("manifest: secrets_key is file but it lists no "
+		     "secret.key");
+	if (m->trash && !m->workspaces)
+		FAIL("manifest: the trash is included without the "
+		     "workspaces");
+	if (lists && m->workspaces != backup_manifest_lists(m, BACKUP_WS_LIST))
+		FAIL("manifest: " BACKUP_WS_LIST " must be listed exactly "
+		     "when the workspaces are included");
+	if (lists && m->trash != backup_manifest_lists(m, BACKUP_TRASH_LIST))
+		FAIL("manifest: " BACKUP_TRASH_LIST " must be listed exactly "
+		     "when the trash is included");
+	if (!lists && (backup_manifest_lists(m, BACKUP_WS_LIST) ||
+	               backup_manifest_lists(m, BACKUP_TRASH_LIST)))
+		FAIL("manifest: format %d has no lists", BACKUP_FORMAT_NOLIST);
+	return 0;
+fail:
+	return -1;
+}
+
 int
 backup_manifest_parse(const char *text, size_t len, struct backup_manifest *m,
                       char *err, size_t errlen)
@@ -150,9 +196,10 @@ backup_manifest_parse(const char *text, size_t len, struct backup_manifest *m,
 	if (jv_type(o) != JV_OBJECT)
 		FAIL("manifest: not a JSON object");
 	m->format = (int)jv_int(jv_get(o, "format"));
-	if (m->format != BACKUP_FORMAT)
-		FAIL("manifest: format %d is not %d (made by another version?)",
-		     m->format, BACKUP_FORMAT);
+	if (m->format != BACKUP_FORMAT && m->format != BACKUP_FORMAT_NOLIST)
+		FAIL("manifest: format %d is not %d or %d (made by a newer "
+		     "version?)",
+		     m->format, BACKUP_FORMAT_NOLIST, BACKUP_FORMAT);
 	if (get_str(o, "version", m->version, sizeof(m->version), err, errlen) <
 	        0 ||
 	    get_str(o, "created_at", m->created_at, sizeof(m->created_at), err,
@@ -175,25 +222,208 @@ backup_manifest_parse(const char *text, size_t len, struct backup_manifest *m,
 	m->counts.secrets = jv_int(jv_get(c, "secrets"));
 	w = jv_get(o, "workspaces");
 	m->workspaces = jv_is_true(jv_get(w, "included"));
+	m->trash = jv_is_true(jv_get(w, "trash"));
 	m->workspaces_count = jv_int(jv_get(w, "count"));
 	m->workspaces_bytes = jv_int(jv_get(w, "bytes"));
-	if (parse_files(jv_get(o, "files"), m, err, errlen) < 0)
+	if (parse_files(jv_get(o, "files"), m, err, errlen) < 0 ||
+	    check_files(m, err, errlen) < 0)
 		goto fail;
-	for (size_t i = 0; i < m->nfiles; i++)
-		if (strcmp(m->files[i].name, "sandboxd.db") == 0)
-			rc = 0;
-	if (rc < 0)
-		FAIL("manifest: lists no sandboxd.db");
-	if (!m->key_external) {
-		rc = -1;
-		for (size_t i = 0; i < m->nfiles; i++)
-			if (strcmp(m->files[i].name, VAULT_KEY_FILE) == 0)
-				rc = 0;
-		if (rc < 0)
-			FAIL("manifest: secrets_key is file but it lists no "
-			     "secret.key");
-	}
+	rc = 0;
 fail:
 	jv_free(o);
 	return rc;
+}
+
+/* --- the lines of a tree's list ------------------------------------------ */
+
+static bool
+plain(unsigned char c)
+{
+	return c > 0x20 && c < 0x7f && c != '%';
+}
+
+static int
+escape(struct buf *out, const char *s)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	const unsigned char *p = (const unsigned char *)s;
+	int rc = 0;
+
+	for (; *p && rc == 0; p++) {
+		char e[3] = {'%', hex[*p >> 4], hex[*p & 15]};
+		rc = plain(*p) ? buf_append(out, (const char *)p, 1)
+		               : buf_append(out, e, 3);
+	}
+	return rc;
+}
+
+static int
+unhex(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* The escaped field [s, s+n) into out (outlen with the NUL); -1 if bad. */
+static int
+unescape(const char *s, size_t n, char *out, size_t outlen)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		int c = (unsigned char)s[i];
+		if (c == '%') {
+			int hi = i + 2 < n ? unhex(s[i + 1]) : -1,
+			    lo = i + 2 < n ? unhex(s[i + 2]) : -1;
+			if (hi < 0 || lo < 0 || (c = hi * 16 + lo) == 0 ||
+			    plain((unsigned char)c))
+				return -1; /* one spelling per byte, no NUL */
+			i += 2;
+		} else if (!plain((unsigned char)c))
+			return -1;
+		if (k + 1 >= outlen)
+			return -1;
+		out[k++] = (char)c;
+	}
+	out[k] = '\0';
+	return k > 0 ? 0 : -1;
+}
+
+/* Relative, clean, at most BACKUP_TREE_DEPTH components of NAME_MAX. */
+static bool
+clean_path(const char *p)
+{
+	int depth = 0;
+
+	while (*p) {
+		size_t n = strcspn(p, "/");
+		if (n == 0 || n > 255 || (n == 1 && p[0] == '.') ||
+		    (n == 2 && p[0] == '.' && p[1] == '.') ||
+		    ++depth > BACKUP_TREE_DEPTH)
+			return false;
+		p += n;
+		if (*p == '/' && *++p == '\0')
+			return false; /* a trailing slash */
+	}
+	return depth > 0;
+}
+
+/* A decimal field into *v (>= min); -1 if it is not one. */
+static int
+number(const char *s, size_t n, int base, int64_t min, int64_t *v)
+{
+	char tmp[24], *end;
+	long long x;
+
+	if (n == 0 || n >= sizeof(tmp) || (s[0] == '-' && min >= 0))
+		return -1;
+	memcpy(tmp, s, n);
+	tmp[n] = '\0';
+	errno = 0;
+	x = strtoll(tmp, &end, base);
+	if (errno || *end || x < min)
+		return -1;
+	*v = x;
+	return 0;
+}
+
+/* The DATA field of e's type; -1 if it is not one. */
+static int
+entry_data(struct backup_entry *e, const char *s, size_t n)
+{
+	if (e->type == 'f') {
+		if (n != VAULT_HASH_HEX)
+			return -1;
+		memcpy(e->sha256, s, n);
+		e->sha256[n] = '\0';
+		return is_hex64(e->sha256) ? 0 : -1;
+	}
+	if (e->type == 'l')
+		return unescape(s, n, e->target, sizeof(e->target)) < 0 ||
+		               (int64_t)strlen(e->target) != e->size
+		           ? -1
+		           : 0;
+	return n == 1 && s[0] == '-' && e->size == 0 ? 0 : -1;
+}
+
+int
+backup_entry_parse(const char *line, size_t len, struct backup_entry *e,
+                   char *err, size_t errlen)
+{
+	const char *f[6];
+	size_t n[6], at = 0;
+	int64_t mode = 0;
+
+	memset(e, 0, sizeof(*e));
+	for (int i = 0; i < 6; i++) {
+		const char *sp =
+		    i < 5 ? memchr(line + at, ' ', len - at) : NULL;
+		f[i] = line + at;
+		n[i] = (sp ? (size_t)(sp - line) : len) - at;
+		at += n[i] + 1;
+		if (n[i] == 0 || (i < 5 && sp == NULL))
+			FAIL("not six fields");
+	}
+	if (n[0] != 1 || !strchr("dfl", f[0][0]))
+		FAIL("type %.*s is not d, f or l", (int)(n[0] > 8 ? 8 : n[0]),
+		     f[0]);
+	e->type = f[0][0];
+	if (number(f[1], n[1], 8, 0, &mode) < 0 || mode > 07777)
+		FAIL("bad mode");
+	if (mode & ~0777)
+		FAIL("mode %04o has a set-id or sticky bit, which a backup "
+		     "never lists",
+		     (unsigned)mode);
+	e->mode = (unsigned)mode;
+	if (number(f[2], n[2], 10, 0, &e->size) < 0 ||
+	    number(f[3], n[3], 10, INT64_MIN, &e->mtime) < 0)
+		FAIL("bad size or time");
+	if (unescape(f[5], n[5], e->path, sizeof(e->path)) < 0 ||
+	    !clean_path(e->path))
+		FAIL("bad path");
+	if (entry_data(e, f[4], n[4]) < 0)
+		FAIL("%s: bad %s", e->path,
+		     e->type == 'f'   ? "sha256"
+		     : e->type == 'l' ? "link target"
+		                      : "data (a directory has none)");
+	return 0;
+fail:
+	return -1;
+}
+
+int
+backup_entry_format(const struct backup_entry *e, struct buf *out)
+{
+	int rc = buf_appendf(out, "%c %04o %" PRId64 " %" PRId64 " ", e->type,
+	                     e->mode & 0777u, e->size, e->mtime);
+
+	if (rc == 0 && e->type == 'f')
+		rc = buf_append(out, e->sha256, strlen(e->sha256));
+	else if (rc == 0 && e->type == 'l')
+		rc = escape(out, e->target);
+	else if (rc == 0)
+		rc = buf_append(out, "-", 1);
+	if (rc == 0)
+		rc = buf_append(out, " ", 1);
+	if (rc == 0)
+		rc = escape(out, e->path);
+	return rc == 0 ? buf_append(out, "\n", 1) : -1;
+}
+
+/* A path's byte for ordering: '/' first, the end before anything. */
+static int
+rank(const char *p)
+{
+	return *p == '\0' ? -1 : *p == '/' ? 0 : (unsigned char)*p + 1;
+}
+
+int
+backup_path_cmp(const char *a, const char *b)
+{
+	while (*a && *a == *b)
+		a++, b++;
+	return rank(a) - rank(b);
 }

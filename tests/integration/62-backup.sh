@@ -72,7 +72,7 @@ note "backup took ${took} ms; $(du -sb "$BK" | cut -f1) bytes"
 	t_err "integrity_check of the copy: $(sqlite3 "$BK/sandboxd.db" 'PRAGMA integrity_check' 2>&1 | head -3)"
 BODY=$(cat "$BK/manifest.json")
 REQ="manifest.json"
-expect_json .format 1 && expect_json .secrets_key file &&
+expect_json .format 2 && expect_json .secrets_key file &&
 	expect_json .data_dir "$DATA1" && expect_json .workspaces.included true
 expect_json .counts.apps "$(sqlite3 "$BK/sandboxd.db" 'SELECT count(*) FROM app')"
 apps_in_copy=$(sqlite3 "$BK/sandboxd.db" 'SELECT count(*) FROM app WHERE trashed_at = 0')

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include "ops/backup.h"
+#include "ops/backup_tree.h"
 #include "config/config.h"
 #include "ops/doctor.h"
 #include "lib/buf.h"
@@ -203,7 +204,14 @@ manifest_refusals(void)
 		const char *text, *why;
 	} bad[] = {
 	    {"[]", "not a JSON object"},
-	    {"{\"format\":2}", "format 2"},
+	    {"{\"format\":3}", "format 3"},
+	    /* Format 2 with workspaces must list them. */
+	    {"{\"format\":2,\"version\":\"x\",\"created_at\":\"t\","
+	     "\"data_dir\":\"/d\",\"secrets_key\":\"external\","
+	     "\"schema_version\":7,\"files\":[{\"name\":\"sandboxd.db\","
+	     "\"sha256\":\"" HEX_A "\",\"bytes\":1}],\"workspaces\":{"
+	     "\"included\":true}}",
+	     "workspaces.list must be listed"},
 	    {"{\"format\":1,\"version\":\"x\",\"created_at\":\"t\","
 	     "\"data_dir\":\"/d\",\"secrets_key\":\"file\",\"schema_version\":"
 	     "7,\"files\":[{\"name\":\"../../etc/passwd\",\"sha256\":\"" HEX_A
@@ -255,6 +263,84 @@ manifest_refusals(void)
 	CHECK(backup_file_known("sandboxd.db"));
 	CHECK(!backup_file_known("sandboxd.db-wal"));
 	CHECK(!backup_file_known("workspaces"));
+}
+
+static void
+list_lines_parse_and_round_trip(void)
+{
+	static const char *const good[] = {
+	    "f 0644 7 1764626400 " HEX_A " 01JD/workspace/app/a.txt",
+	    "d 0700 0 -5 - 01JD",
+	    "l 0777 17 0 ../pkg/bin/cli.js 01JD/node_modules/.bin/cli",
+	    "l 0777 16 0 /usr/bin/python3 01JD/.venv/bin/python",
+	    "f 0600 0 1 " HEX_B " 01JD/odd%20name%0A%25%FF.txt",
+	};
+	static struct backup_entry e, again;
+	char err[256];
+	struct buf b;
+
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		CHECK(backup_entry_parse(good[i], strlen(good[i]), &e, err,
+		                         sizeof(err)) == 0);
+		buf_init(&b, BACKUP_LINE_MAX + 1);
+		CHECK(backup_entry_format(&e, &b) == 0);
+		CHECK(b.len == strlen(good[i]) + 1 &&
+		      memcmp(b.data, good[i], b.len - 1) == 0);
+		CHECK(backup_entry_parse(b.data, b.len - 1, &again, err,
+		                         sizeof(err)) == 0);
+		CHECK_STR(again.path, e.path);
+		buf_release(&b);
+	}
+	CHECK(backup_entry_parse(good[4], strlen(good[4]), &e, err,
+	                         sizeof(err)) == 0);
+	CHECK_STR(e.path, "01JD/odd name\n%\xff.txt");
+	CHECK(backup_entry_parse(good[2], strlen(good[2]), &e, err,
+	                         sizeof(err)) == 0);
+	CHECK(e.type == 'l' && e.size == 17);
+	CHECK_STR(e.target, "../pkg/bin/cli.js");
+	/* The order of a walk: a directory, its entries, then its sibling. */
+	CHECK(backup_path_cmp("a", "a/b") < 0);
+	CHECK(backup_path_cmp("a/b", "a-b") < 0);
+	CHECK(backup_path_cmp("a/z/z", "a-b") < 0);
+	CHECK(backup_path_cmp("a-b", "b") < 0);
+	CHECK(backup_path_cmp("a/b", "a/b") == 0);
+}
+
+static void
+list_line_refusals(void)
+{
+	static const struct {
+		const char *line, *why;
+	} bad[] = {
+	    {"f 4755 7 1 " HEX_A " 01JD/suid", "set-id"},
+	    {"d 1777 0 1 - 01JD/tmp", "sticky"},
+	    {"p 0644 0 1 - 01JD/pipe", "type p"},
+	    {"f 0644 7 1 " HEX_A " 01JD/../../etc/passwd", "bad path"},
+	    {"f 0644 7 1 " HEX_A " /etc/passwd", "bad path"},
+	    {"f 0644 7 1 " HEX_A " 01JD//a", "bad path"},
+	    {"f 0644 7 1 " HEX_A " 01JD/a/", "bad path"},
+	    {"f 0644 7 1 " HEX_A " 01JD/./a", "bad path"},
+	    {"f 0644 7 1 " HEX_A " 01JD%2F..%2Fx", "bad path"}, /* '/' spelt */
+	    {"f 0644 7 1 " HEX_A " 01JD/a%00b", "bad path"},
+	    {"f 0644 7 1 XYZ 01JD/a", "bad sha256"},
+	    {"f 0644 -7 1 " HEX_A " 01JD/a", "bad size"},
+	    {"l 0777 3 1 ../x 01JD/a", "bad link target"},
+	    {"d 0755 0 1 x 01JD", "a directory has none"},
+	    {"f 0644 7 1 " HEX_A, "not six fields"},
+	    {"", "not six fields"},
+	};
+	static struct backup_entry e;
+	char err[256];
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		err[0] = '\0';
+		CHECK(backup_entry_parse(bad[i].line, strlen(bad[i].line), &e,
+		                         err, sizeof(err)) < 0);
+		if (strstr(err, bad[i].why) == NULL) {
+			fprintf(stderr, "  case %zu: %s\n", i, err);
+			CHECK(!"the error names the problem");
+		}
+	}
 }
 
 static void
@@ -349,6 +435,10 @@ static const struct unit_test tests[] = {
      manifest_parse_and_round_trip},
     {"backup: manifests that name other files or lack one are refused",
      manifest_refusals},
+    {"backup: a list's lines parse, round-trip and sort as a walk",
+     list_lines_parse_and_round_trip},
+    {"backup: a list's line with a bad path, mode, type or data is refused",
+     list_line_refusals},
     {"doctor: /proc/net/tcp listeners", doctor_tcp_lines},
     {"doctor: disk and memory thresholds", doctor_thresholds},
     {"doctor: who may pass through a directory", doctor_traverse_rule},

@@ -316,7 +316,9 @@ def abs_programs(text):
     but the files the script writes (>/usr/sbin/...)."""
     written = set(re.findall(r'>\s*((?:/usr)?/s?bin/[\w.+-]+)', text))
     return [(m.group(1), text.count('\n', 0, m.start()) + 1)
-            for m in ABSPATH.finditer(text) if m.group(1) not in written]
+            for m in ABSPATH.finditer(text)
+            if m.group(1) not in written
+            and os.path.basename(m.group(1)) not in GIVEN]
 
 
 def functions(text):

@@ -136,7 +136,7 @@ t_begin "sign-in: strangers failing from 80 addresses do not refuse the operator
 # each address, so that over SESSION_LOGIN_GLOBAL_MAX (50) fail within
 # the minute even on a slow machine.
 fails=$(seq 1 80 | xargs -P 2 -I{} curl -s -o /dev/null -w '%{http_code}\n' --max-time 60 \
-	-X POST -H 'X-Forwarded-For: 198.51.100.{}' --data-binary '{"password":"wrong password"}' \
+	-X POST -H 'X-Forwarded-For: 198.51.100.{}' -H 'Content-Type: application/json' --data-binary '{"password":"wrong password"}' \
 	"$API_URL/v1/auth/login" | grep -c '^401$')
 note "$fails wrong passwords from the strangers' addresses"
 ((fails >= 50)) || t_err "only $fails of the strangers' tries were counted failures"

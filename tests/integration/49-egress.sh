@@ -72,33 +72,7 @@ BLOCKED_STATES=" refused EHOSTUNREACH ENETUNREACH EACCES "
 
 # --- helpers ----------------------------------------------------------------
 
-# Prints the first "<prefix>.X" (X 20..249) whose /24 overlaps no route of
-# the host (any table) and no Docker network's subnet.
-pick_net24() {
-	local taken
-	taken=$({
-		ip -4 route show table all | awk '{ print $1 }' | grep -E '^[0-9.]+(/[0-9]+)?$'
-		# shellcheck disable=SC2046
-		docker network inspect $(docker network ls -q) \
-			-f '{{range .IPAM.Config}}{{println .Subnet}}{{end}}' 2>/dev/null
-	} | grep -v '^$')
-	python3 -c '
-import ipaddress, sys
-prefix, pid = sys.argv[1], int(sys.argv[2])
-taken = []
-for line in sys.stdin:
-    try:
-        taken.append(ipaddress.ip_network(line.strip(), strict=False))
-    except ValueError:
-        pass
-for i in range(230):
-    x = 20 + (pid + i) % 230
-    net = ipaddress.ip_network("%s.%d.0/24" % (prefix, x))
-    if not any(net.overlaps(t) for t in taken if t.version == 4):
-        print("%s.%d" % (prefix, x))
-        break
-' "$1" "$PID" <<<"$taken"
-}
+# pick_net24: lib.sh's.
 
 # The TCP listener of the test hosts: NAME ADDR PORT…; greets each
 # connection with "NAME:PORT" and closes it.

@@ -33,43 +33,10 @@ PID=$$
 NS=sbxit-$PID-w
 HV=sbxw$PID
 NV=sbxpw$PID
-# The first 10.252.X.0/24 that overlaps no route and no Docker network.
-pick_net24() {
-	{
-		ip -4 route show table all | awk '{ print $1 }' | grep -E '^[0-9.]+(/[0-9]+)?$'
-		# shellcheck disable=SC2046
-		docker network inspect $(docker network ls -q) \
-			-f '{{range .IPAM.Config}}{{println .Subnet}}{{end}}' 2>/dev/null
-	} | grep -v '^$' | python3 -c '
-import ipaddress, sys
-taken = []
-for line in sys.stdin:
-    try:
-        taken.append(ipaddress.ip_network(line.strip(), strict=False))
-    except ValueError:
-        pass
-for i in range(230):
-    x = 20 + (int(sys.argv[1]) + i) % 230
-    net = ipaddress.ip_network("10.252.%d.0/24" % x)
-    if not any(net.overlaps(t) for t in taken if t.version == 4):
-        print("10.252.%d" % x)
-        break
-' "$PID"
-}
-teardown_ns() {
-	ip link del "$HV" 2>/dev/null
-	ip netns del "$NS" 2>/dev/null
-	return 0
-}
-IT_CLEANUP_HOOKS+=(teardown_ns)
-X=$(pick_net24)
+X=$(pick_net24 10.252)
 [[ $X =~ ^10\.252\.[0-9]+$ ]] || bail "no free 10.252.X.0/24: $X"
 HOST_IP=$X.1
-{ ip netns add "$NS" &&
-	ip link add "$HV" type veth peer name "$NV" netns "$NS" &&
-	ip addr add "$HOST_IP/24" dev "$HV" && ip link set "$HV" up &&
-	ip -n "$NS" link set lo up && ip -n "$NS" addr add "$X.2/24" dev "$NV" &&
-	ip -n "$NS" link set "$NV" up; } || bail "cannot set up the outside client's namespace"
+outside_host "$NS" "$HV" "$NV" "$X" 2 || bail "cannot set up the outside client's namespace"
 # outside URL [curl args…]: curl from the namespace; prints the status
 # (000: no answer), the body in $IT_TMP/out.body.
 outside() {

@@ -38,52 +38,9 @@ NS=sbxit-$PID-cap
 HV=sbxc$PID # the host end of the veth; the namespace's is sbxq<pid>
 NV=sbxq$PID
 
-# The first 10.251.X.0/24 that overlaps no route and no Docker network.
-pick_net24() {
-	local taken
-	taken=$({
-		ip -4 route show table all | awk '{ print $1 }' | grep -E '^[0-9.]+(/[0-9]+)?$'
-		# shellcheck disable=SC2046
-		docker network inspect $(docker network ls -q) \
-			-f '{{range .IPAM.Config}}{{println .Subnet}}{{end}}' 2>/dev/null
-	} | grep -v '^$')
-	python3 -c '
-import ipaddress, sys
-pid = int(sys.argv[1])
-taken = []
-for line in sys.stdin:
-    try:
-        taken.append(ipaddress.ip_network(line.strip(), strict=False))
-    except ValueError:
-        pass
-for i in range(230):
-    x = 20 + (pid + i) % 230
-    net = ipaddress.ip_network("10.251.%d.0/24" % x)
-    if not any(net.overlaps(t) for t in taken if t.version == 4):
-        print("10.251.%d" % x)
-        break
-' "$PID" <<<"$taken"
-}
-
-teardown_netns() {
-	ip link del "$HV" 2>/dev/null
-	ip netns del "$NS" 2>/dev/null
-	return 0
-}
-IT_CLEANUP_HOOKS+=(teardown_netns)
-
-NET=$(pick_net24)
+NET=$(pick_net24 10.251)
 [[ $NET =~ ^10\.251\.[0-9]+$ ]] || bail "no free 10.251.X.0/24: $NET"
-{
-	ip netns add "$NS" &&
-		ip link add "$HV" type veth peer name "$NV" netns "$NS" &&
-		ip addr add "$NET.1/24" dev "$HV" &&
-		ip link set "$HV" up &&
-		ip -n "$NS" link set lo up &&
-		ip -n "$NS" addr add "$NET.2/24" dev "$NV" &&
-		ip -n "$NS" addr add "$NET.3/24" dev "$NV" &&
-		ip -n "$NS" link set "$NV" up
-} || bail "cannot make the attackers' network namespace"
+outside_host "$NS" "$HV" "$NV" "$NET" 2 3 || bail "cannot make the attackers' network namespace"
 
 EDGE_PORT=$(free_port)
 API_PORT=$(free_port)

@@ -490,6 +490,63 @@ daemon_gateway() {
 
 # --- Docker -------------------------------------------------------------------
 
+# pick_net24 PREFIX: prints the first "PREFIX.X" (X 20..249, from this
+# shell's pid on) whose /24 overlaps no route of the host (any table) and
+# no Docker network's subnet: a network for test hosts of our own.
+pick_net24() {
+	local taken
+	taken=$({
+		ip -4 route show table all | awk '{ print $1 }' | grep -E '^[0-9.]+(/[0-9]+)?$'
+		# shellcheck disable=SC2046
+		docker network inspect $(docker network ls -q) \
+			-f '{{range .IPAM.Config}}{{println .Subnet}}{{end}}' 2>/dev/null
+	} | grep -v '^$')
+	python3 -c '
+import ipaddress, sys
+prefix, pid = sys.argv[1], int(sys.argv[2])
+taken = []
+for line in sys.stdin:
+    try:
+        taken.append(ipaddress.ip_network(line.strip(), strict=False))
+    except ValueError:
+        pass
+for i in range(230):
+    x = 20 + (pid + i) % 230
+    net = ipaddress.ip_network("%s.%d.0/24" % (prefix, x))
+    if not any(net.overlaps(t) for t in taken if t.version == 4):
+        print("%s.%d" % (prefix, x))
+        break
+' "$1" "$$" <<<"$taken"
+}
+
+# outside_host NS HOST_VETH NS_VETH NET ADDR...: a test host of our own,
+# the network namespace NS on a veth pair, the host's end NET.1/24 and
+# the namespace's NET.ADDR/24 for each ADDR (lo up too); both go at the
+# test's end.  Traffic to it never leaves this machine.
+OUTSIDE_HOSTS=()
+outside_host() {
+	local ns=$1 hv=$2 nv=$3 net=$4 a
+	shift 4
+	if ((${#OUTSIDE_HOSTS[@]} == 0)); then IT_CLEANUP_HOOKS+=(teardown_outside_hosts); fi
+	OUTSIDE_HOSTS+=("$ns $hv")
+	ip netns add "$ns" &&
+		ip link add "$hv" type veth peer name "$nv" netns "$ns" &&
+		ip addr add "$net.1/24" dev "$hv" &&
+		ip link set "$hv" up &&
+		ip -n "$ns" link set lo up || return 1
+	for a in "$@"; do ip -n "$ns" addr add "$net.$a/24" dev "$nv" || return 1; done
+	ip -n "$ns" link set "$nv" up
+}
+teardown_outside_hosts() {
+	local h
+	for h in "${OUTSIDE_HOSTS[@]}"; do
+		ip link del "${h#* }" 2>/dev/null
+		ip netns del "${h%% *}" 2>/dev/null
+	done
+	return 0
+}
+
+
 docker_ok() {
 	curl -sf --max-time 3 --unix-socket "$DOCKER_SOCK" http://localhost/_ping >/dev/null 2>&1
 }

@@ -73,6 +73,12 @@ unit: $(UNIT_BIN)
 integration: all
 	@SANDBOXD_BIN=$(abspath $(BUILD)/sandboxd) tests/run-integration
 
+# The fuzz targets (below), named here: a rule's prerequisites are
+# expanded when make reads it.
+FUZZ_BUILD   ?= build-fuzz
+FUZZ_SRC     := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_BIN     := $(FUZZ_SRC:tests/fuzz/%.c=$(FUZZ_BUILD)/%)
+
 # Everything CI runs (lint, unit, the fuzz targets' smoke run, integration);
 # the last line is "N passed, N failed".  The console's browser test needs
 # the console built.
@@ -121,14 +127,11 @@ asan:
 # `make fuzz` runs each target for FUZZ_SECONDS (long runs, by hand);
 # `make fuzz-smoke` builds every target and runs each for a few seconds
 # on its corpus (tests/fuzz/corpus/<target>/), as `make check` does.
-FUZZ_BUILD   ?= build-fuzz
 FUZZ_SECONDS ?= 20
 FUZZ_CC      ?= clang
 FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=undefined
 FUZZ_CFLAGS  := -std=c17 -D_GNU_SOURCE -g -O1 -fno-omit-frame-pointer -Isrc \
                 -DSANDBOXD_VERSION='"$(VERSION)"' $(shell pkg-config --cflags $(PKGS))
-FUZZ_SRC     := $(wildcard tests/fuzz/fuzz_*.c)
-FUZZ_BIN     := $(FUZZ_SRC:tests/fuzz/%.c=$(FUZZ_BUILD)/%)
 FUZZ_OBJ     := $(filter-out $(FUZZ_BUILD)/src/cli/main.o,$(DAEMON_SRC:%.c=$(FUZZ_BUILD)/%.o))
 
 $(FUZZ_BUILD)/src/%.o: src/%.c

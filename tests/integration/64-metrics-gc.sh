@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# GET /metrics (behind the token) and its counters moving after an edge
+# GET /metrics (behind an operator's token) and its counters moving after an edge
 # request, a wake, a task and proxy requests (forwarded and refused);
 # the app object's disk figure, measured in the background;
 # SANDBOXD_LOG_FORMAT=json (every line of the daemon's log one JSON
@@ -27,7 +27,7 @@ start_fake_provider --expect-key "$KEY"
 EDGE_PORT=$(free_port)
 EDGE=http://127.0.0.1:$EDGE_PORT
 PROXY_PORT=$(free_port)
-start_daemon SANDBOXD_IMAGE="$REPO:used" HTTP_PORT="$EDGE_PORT" SANDBOXD_EDGE_ADDR=127.0.0.1 \
+start_daemon SANDBOXD_IMAGE="$REPO:used" SANDBOXD_OPERATORS=it HTTP_PORT="$EDGE_PORT" SANDBOXD_EDGE_ADDR=127.0.0.1 \
 	SANDBOXD_PROXY_PORT="$PROXY_PORT" SANDBOXD_ANTHROPIC_BASE_URL="http://127.0.0.1:$PPORT" \
 	SANDBOXD_LOG_FORMAT=json SANDBOXD_DISK_USAGE_INTERVAL_SECONDS=5 ||
 	bail "the daemon did not start: $(tail -n 5 "$DAEMON_ERR")"

@@ -54,8 +54,9 @@ wait_until 10 ip netns exec "$NS" bash -c "exec 3<>/dev/tcp/$NET.1/$EDGE_PORT" |
 	bail "the edge cannot be reached from the namespace"
 
 # Connections the daemon's edge holds to the API (the API's side of
-# each is one of its API_MAX_CONNECTIONS).
-api_conns() { ss -Htn state established "( dport = :$API_PORT )" | wc -l; }
+# each is one of its API_MAX_CONNECTIONS): the client ends the daemon
+# owns, not a curl or CLI of this test's that happens to be connected.
+api_conns() { ss -Htnp state established "( dport = :$API_PORT )" | grep -c "pid=$DAEMON_PID,"; }
 
 # The attackers: 128 connections from each address, held until the
 # file $IT_TMP/attack.stop exists; $IT_TMP/attack.out gets "ready

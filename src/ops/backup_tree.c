@@ -51,14 +51,6 @@
 #include "ops/treewalk.h"
 #include "ws/workspace.h"
 
-#define FAIL(...)                                                              \
-	do {                                                                   \
-		snprintf(c->err, c->errlen, __VA_ARGS__);                      \
-		goto fail;                                                     \
-	} while (0)
-
-#define CHUNK 65536
-
 struct wctx {
 	struct backup_tree_count *n;
 	const struct backup_tree_hooks *h;
@@ -68,7 +60,7 @@ struct wctx {
 	struct buf line;
 	struct backup_entry e;
 	struct treewalk_path p;
-	char chunk[CHUNK];
+	char chunk[TREEWALK_CHUNK];
 	char *err;
 	size_t errlen;
 };
@@ -98,9 +90,7 @@ write_file(struct wctx *c, int sfd, int dfd, const char *name)
 	int in = openat(sfd, name,
 	                O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC),
 	    out = -1, rc = -1;
-	struct vault_sha256 *h = NULL;
 	struct stat st;
-	ssize_t k = 0;
 
 	if (in < 0 || fstat(in, &st) < 0 || !S_ISREG(st.st_mode)) {
 		/* gone, or a link since fstatat: left out */
@@ -115,26 +105,16 @@ write_file(struct wctx *c, int sfd, int dfd, const char *name)
 	out =
 	    openat(dfd, name,
 	           O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (out < 0 || (h = vault_sha256_new()) == NULL)
+	if (out < 0)
 		goto out;
-	c->e.size = 0;
-	while ((k = read(in, c->chunk, sizeof(c->chunk))) > 0 ||
-	       (k < 0 && errno == EINTR)) {
-		if (k < 0)
-			continue;
-		if (fileio_write_all(out, c->chunk, (size_t)k) < 0)
-			break;
-		vault_sha256_update(h, c->chunk, (size_t)k);
-		c->e.size += k;
-	}
-	if (k == 0 && fchmod(out, st.st_mode & 0777) == 0)
+	if (treewalk_copy(in, out, c->chunk, -1, &c->e.size, c->e.sha256) ==
+	        TREEWALK_COPIED &&
+	    fchmod(out, st.st_mode & 0777) == 0)
 		rc = 0;
 	c->e.mtime = st.st_mtime;
 	c->e.mode = st.st_mode & 0777;
 	c->n->setid += (st.st_mode & 07000) != 0;
 out:
-	if (h)
-		vault_sha256_end(h, c->e.sha256);
 	if (out >= 0)
 		close(out);
 	if (in >= 0)

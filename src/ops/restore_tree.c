@@ -23,13 +23,7 @@
 #include "ops/treewalk.h"
 #include "ws/workspace.h"
 
-#define FAIL(...)                                                              \
-	do {                                                                   \
-		snprintf(c->err, c->errlen, __VA_ARGS__);                      \
-		goto fail;                                                     \
-	} while (0)
-
-#define CHUNK 65536
+#define FAIL TREEWALK_FAIL
 
 static const char *
 line_type_name(char t)
@@ -51,7 +45,7 @@ struct rctx {
 	struct backup_entry L;
 	char target[BACKUP_PATH_MAX + 1];
 	struct treewalk_path p;
-	char chunk[CHUNK];
+	char chunk[TREEWALK_CHUNK];
 	char shown[512];
 	char *err;
 	size_t errlen;
@@ -72,7 +66,7 @@ struct want {
 	char sha256[VAULT_HASH_HEX + 1];
 };
 
-#define LBUF (BACKUP_LINE_MAX + CHUNK)
+#define LBUF (BACKUP_LINE_MAX + TREEWALK_CHUNK)
 
 /* The list's next line into c->L (c->have false at its end); 0 or -1. */
 static int
@@ -170,37 +164,30 @@ restore_file(struct rctx *c, int sfd, int dfd, const char *name,
 	int in = openat(sfd, name,
 	                O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC),
 	    out = -1, rc = -1;
-	struct vault_sha256 *h = vault_sha256_new();
 	char hex[VAULT_HASH_HEX + 1] = "";
 	const char *where = here(c);
 	struct stat st;
 	int64_t total = 0;
-	ssize_t k = 0;
 
-	if (h == NULL || in < 0 || fstat(in, &st) < 0 || !S_ISREG(st.st_mode))
+	if (in < 0 || fstat(in, &st) < 0 || !S_ISREG(st.st_mode))
 		FAIL("%s/%s: cannot open it as a file", c->tree, where);
 	out =
 	    openat(dfd, name,
 	           O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (out < 0)
 		FAIL("%s/%s: %s", c->tree, where, strerror(errno));
-	while ((k = read(in, c->chunk, sizeof(c->chunk))) > 0 ||
-	       (k < 0 && errno == EINTR)) {
-		if (k < 0)
-			continue;
-		total += k;
-		if (c->lists && total > w->size)
-			FAIL("%s/%s is larger than its list says (%lld bytes)",
-			     c->tree, where, (long long)w->size);
-		if (fileio_write_all(out, c->chunk, (size_t)k) < 0)
-			FAIL("writing %s/%s: %s", c->tree, where,
-			     strerror(errno));
-		vault_sha256_update(h, c->chunk, (size_t)k);
-	}
-	vault_sha256_end(h, hex);
-	h = NULL;
-	if (k < 0)
+	switch (treewalk_copy(in, out, c->chunk, c->lists ? w->size : -1,
+	                      &total, hex)) {
+	case TREEWALK_COPIED:
+		break;
+	case TREEWALK_OVER:
+		FAIL("%s/%s is larger than its list says (%lld bytes)", c->tree,
+		     where, (long long)w->size);
+	case TREEWALK_WRITE:
+		FAIL("writing %s/%s: %s", c->tree, where, strerror(errno));
+	case TREEWALK_READ:
 		FAIL("reading %s/%s: %s", c->tree, where, strerror(errno));
+	}
 	if (c->lists && (total != w->size || strcmp(hex, w->sha256) != 0))
 		FAIL("%s/%s does not match its checksum in the list", c->tree,
 		     where);
@@ -209,8 +196,6 @@ restore_file(struct rctx *c, int sfd, int dfd, const char *name,
 	c->n->bytes += total;
 	rc = 0;
 fail:
-	if (h)
-		vault_sha256_end(h, hex);
 	if (out >= 0)
 		close(out);
 	if (in >= 0)

@@ -13,6 +13,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "lib/fileio.h"
+#include "vault/vault.h"
+
 static int
 by_name(const void *a, const void *b)
 {
@@ -123,4 +126,37 @@ treewalk_type_name(mode_t m)
 	       : S_ISFIFO(m) ? "FIFO"
 	       : S_ISSOCK(m) ? "socket"
 	                     : "device";
+}
+
+enum treewalk_copied
+treewalk_copy(int in, int out, char *chunk, int64_t limit, int64_t *total,
+              char *hex)
+{
+	struct vault_sha256 *h = vault_sha256_new();
+	enum treewalk_copied rc = TREEWALK_COPIED;
+	ssize_t k;
+
+	*total = 0;
+	hex[0] = '\0';
+	if (h == NULL)
+		return TREEWALK_READ;
+	while ((k = read(in, chunk, TREEWALK_CHUNK)) > 0 ||
+	       (k < 0 && errno == EINTR)) {
+		if (k < 0)
+			continue;
+		*total += k;
+		if (limit >= 0 && *total > limit) {
+			rc = TREEWALK_OVER;
+			break;
+		}
+		if (fileio_write_all(out, chunk, (size_t)k) < 0) {
+			rc = TREEWALK_WRITE;
+			break;
+		}
+		vault_sha256_update(h, chunk, (size_t)k);
+	}
+	if (k < 0)
+		rc = TREEWALK_READ;
+	vault_sha256_end(h, hex);
+	return rc;
 }

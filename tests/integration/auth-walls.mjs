@@ -13,30 +13,13 @@
 import {mkdirSync, mkdtempSync, rmSync, writeFileSync} from 'node:fs';
 import {tmpdir} from 'node:os';
 import {join} from 'node:path';
+import {anyFailed, assert, step} from './steps.mjs';
 
 const {chromium} = await import(new URL('../../console/node_modules/playwright-core/index.mjs', import.meta.url));
 
 const env = process.env;
 const CONSOLE = env.CONSOLE_URL;
 
-let failed = false;
-async function step(name, fn) {
-	if (failed) {
-		console.log(`not ok ${name}\n# not run: an earlier case failed`);
-		return;
-	}
-	try {
-		await fn();
-		console.log(`ok ${name}`);
-	} catch (e) {
-		failed = true;
-		console.log(`not ok ${name}`);
-		for (const l of String(e && e.stack ? e.stack : e).split('\n').slice(0, 12)) console.log('# ' + l);
-	}
-}
-function assert(cond, msg) {
-	if (!cond) throw new Error(msg);
-}
 
 const profile = mkdtempSync(join(tmpdir(), 'sbx-walls-chromium-'));
 mkdirSync(join(profile, 'Default'));
@@ -106,4 +89,4 @@ await step('the console stays signed in, the forged cookie sent first', async ()
 
 await ctx.close();
 rmSync(profile, {recursive: true, force: true});
-process.exit(failed ? 1 : 0);
+process.exit(anyFailed() ? 1 : 0);

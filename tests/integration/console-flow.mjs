@@ -12,6 +12,7 @@ import http from 'node:http';
 import {mkdirSync, mkdtempSync, rmSync, writeFileSync} from 'node:fs';
 import {tmpdir} from 'node:os';
 import {join} from 'node:path';
+import {anyFailed, assert, step} from './steps.mjs';
 
 // playwright-core is a devDependency of the console (console/package-lock.json).
 const {chromium} = await import(new URL('../../console/node_modules/playwright-core/index.mjs', import.meta.url));
@@ -23,21 +24,6 @@ const PASSWORD = 'correct horse battery ' + Math.random().toString(36).slice(2);
 const AGENT_KEY = 'sk-ant-console-test-' + Math.random().toString(36).slice(2) + 'WXYZ';
 const T = 120000;
 
-let failed = false;
-async function step(name, fn) {
-	if (failed) {
-		console.log(`not ok ${name}\n# not run: an earlier case failed`);
-		return;
-	}
-	try {
-		await fn();
-		console.log(`ok ${name}`);
-	} catch (e) {
-		failed = true;
-		console.log(`not ok ${name}`);
-		for (const l of String(e && e.stack ? e.stack : e).split('\n').slice(0, 12)) console.log('# ' + l);
-	}
-}
 async function until(fn, ms = 15000) {
 	const end = Date.now() + ms;
 	for (;;) {
@@ -45,9 +31,6 @@ async function until(fn, ms = 15000) {
 		if (Date.now() > end) return false;
 		await new Promise((r) => setTimeout(r, 200));
 	}
-}
-function assert(cond, msg) {
-	if (!cond) throw new Error(msg);
 }
 
 async function api(method, path, body, headers = {}) {
@@ -152,7 +135,7 @@ if (env.FLOW === 'open') {
 	});
 	await ctx.close();
 	rmSync(profile, {recursive: true, force: true});
-	process.exit(failed ? 1 : 0);
+	process.exit(anyFailed() ? 1 : 0);
 }
 
 await step('first visit: the setup page; a wrong setup code is refused', async () => {
@@ -622,4 +605,4 @@ await step('no request left the console’s origin and the previews', async () =
 
 await ctx.close();
 rmSync(profile, {recursive: true, force: true});
-process.exit(failed ? 1 : 0);
+process.exit(anyFailed() ? 1 : 0);

@@ -15,6 +15,7 @@
 import {mkdirSync, mkdtempSync, rmSync, writeFileSync} from 'node:fs';
 import {tmpdir} from 'node:os';
 import {join} from 'node:path';
+import {anyFailed, assert, step, stepTag} from './steps.mjs';
 
 const {chromium} = await import(new URL('../../console/node_modules/playwright-core/index.mjs', import.meta.url));
 
@@ -23,24 +24,7 @@ const CONSOLE = env.CONSOLE_URL;
 const block = env.BLOCK_3PC === '1';
 const tag = block ? ' (third-party cookies blocked)' : ' (third-party cookies allowed)';
 
-let failed = false;
-async function step(name, fn) {
-	if (failed) {
-		console.log(`not ok ${name}${tag}\n# not run: an earlier case failed`);
-		return;
-	}
-	try {
-		await fn();
-		console.log(`ok ${name}${tag}`);
-	} catch (e) {
-		failed = true;
-		console.log(`not ok ${name}${tag}`);
-		for (const l of String(e && e.stack ? e.stack : e).split('\n').slice(0, 12)) console.log('# ' + l);
-	}
-}
-function assert(cond, msg) {
-	if (!cond) throw new Error(msg);
-}
+stepTag(tag);
 
 const profile = mkdtempSync(join(tmpdir(), 'sbx-private-chromium-'));
 mkdirSync(join(profile, 'Default'));
@@ -142,4 +126,4 @@ try {
 	await ctx.close();
 	rmSync(profile, {recursive: true, force: true});
 }
-process.exit(failed ? 1 : 0);
+process.exit(anyFailed() ? 1 : 0);

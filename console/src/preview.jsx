@@ -1,0 +1,113 @@
+import {useState, useRef, useEffect} from 'preact/hooks';
+import {post, enc} from './api.js';
+import {ErrorText} from './ui.jsx';
+
+const previewState = {
+	down: 'The app is stopped. Start it to see the preview.',
+	starting: 'Warming up: the app is starting…',
+	none: 'This app has no web page (it declares no web process).',
+};
+
+// A one-time link to a private preview (POST /v1/apps/{id}/preview-link):
+// opened once, it gives the browser the preview's cookie on that host.
+const mintLink = (sandbox, ttl) =>
+	post('/v1/apps/' + enc(sandbox.app_id) + '/preview-link', {ttl_seconds: ttl}).then((l) => l.url);
+
+export function Preview({sandbox, onChange}) {
+	const p = sandbox.preview || {status: 'down'};
+	const frame = useRef(null);
+	const [n, setN] = useState(0);
+	const [copied, setCopied] = useState('');
+	const [src, setSrc] = useState(null);
+	const [linkError, setLinkError] = useState(null);
+	const priv = p.visibility === 'private';
+	const notListening = p.status === 'starting' && p.detail;
+	// A frozen app is shown as it is: loading it thaws it in milliseconds.
+	const live = p.status === 'ready' || p.status === 'frozen';
+	// A private preview is framed through a fresh link (each reload too).
+	useEffect(() => {
+		setLinkError(null);
+		if (!live || !priv) { setSrc(p.url || null); return; }
+		let gone = false;
+		setSrc(null);
+		mintLink(sandbox, 43200).then((u) => { if (!gone) setSrc(u); }, (e) => { if (!gone) setLinkError(e); });
+		return () => { gone = true; };
+	}, [n, p.url, priv, live, sandbox.app_id]);
+	const note = (t) => { setCopied(t); setTimeout(() => setCopied(''), 3000); };
+	const copy = async (text, what) => {
+		try {
+			await navigator.clipboard.writeText(text);
+			note('Copied ' + what + '.');
+		} catch (_) {
+			note('Copy failed: ' + text);
+		}
+	};
+	const share = async () => {
+		try { await copy(await mintLink(sandbox, 86400), 'a link for one person (it works once, for 24 hours)'); } catch (e) { setLinkError(e); }
+	};
+	const open = async () => {
+		const w = window.open('about:blank', '_blank');
+		try {
+			const u = await mintLink(sandbox, 43200);
+			if (w) { w.opener = null; w.location = u; }
+		} catch (e) { if (w) w.close(); setLinkError(e); }
+	};
+	return (
+		<section class="preview" aria-label="Preview">
+			<div class="preview-bar">
+				<input aria-label="Preview address" readOnly value={p.url || ''} onFocus={(e) => e.currentTarget.select()} />
+				<button onClick={() => setN(n + 1)} disabled={!live} aria-label="Reload the preview">Reload</button>
+				{priv ? (
+					<button onClick={open} disabled={!p.url} aria-label="Open the preview in a new tab">Open</button>
+				) : (
+					<a class="button" href={p.url} target="_blank" rel="noopener noreferrer" aria-label="Open the preview in a new tab">Open</a>
+				)}
+				<button onClick={() => copy(p.url, 'the address')} disabled={!p.url}>Copy URL</button>
+				{priv && <button onClick={share} disabled={!p.url}>Share link</button>}
+			</div>
+			{priv && <p class="muted">Private preview: only you (signed in here) and people you send a link to can see it.</p>}
+			{copied && <p class="note" role="status">{copied}</p>}
+			<ErrorText error={linkError} />
+			{live ? (
+				src ? (
+					<iframe key={n + src} ref={frame} src={src} title={'Preview of the app on port ' + p.port}
+						sandbox="allow-scripts allow-same-origin allow-forms allow-popups allow-modals allow-downloads" />
+				) : <div class="preview-state" role="status"><p>Opening the private preview…</p></div>
+			) : (
+				<div class={'preview-state ps-' + p.status} role="status">
+					{p.status === 'error' ? (
+						<>
+							<strong>The app's web page is in error.</strong>
+							<p>{p.detail || 'Its web process crashed or stopped answering.'} Look at the web process's log below.</p>
+						</>
+					) : notListening ? (
+						<>
+							<strong>Nothing answers on port {p.port} yet.</strong>
+							<p>{p.detail}</p>
+						</>
+					) : (
+						<p>{previewState[p.status] || p.status}{p.detail ? ' ' + p.detail : ''}</p>
+					)}
+					{p.status === 'down' && sandbox.status === 'stopped' && (
+						<StartButton sandbox={sandbox} onChange={onChange} />
+					)}
+				</div>
+			)}
+		</section>
+	);
+}
+
+function StartButton({sandbox, onChange}) {
+	const [busy, setBusy] = useState(false);
+	const [error, setError] = useState(null);
+	return (
+		<>
+			<button class="primary" disabled={busy} onClick={async () => {
+				setBusy(true);
+				try { await post('/v1/sandboxes/' + enc(sandbox.id) + '/start', {}); onChange(); } catch (e) { setError(e); } finally { setBusy(false); }
+			}}>Start the app</button>
+			<ErrorText error={error} />
+		</>
+	);
+}
+

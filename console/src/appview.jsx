@@ -9,6 +9,7 @@ import {Config} from './config.jsx';
 import {Spend, SpendLine} from './spend.jsx';
 import {Preview} from './preview.jsx';
 import {Processes} from './processes.jsx';
+import {AppTitle} from './apptitle.jsx';
 
 async function loadApp(id) {
 	const app = await get('/v1/apps/' + enc(id));
@@ -45,7 +46,7 @@ export function AppShell({params}) {
 	return (
 		<main class="app">
 			<div class="app-head">
-				<h1>{app.name}</h1>
+				<AppTitle app={app} onChange={st.reload} />
 				{sandbox ? <StatusBadge status={sandbox.frozen ? 'frozen' : sandbox.status} /> : <StatusBadge status="none" />}
 				<nav aria-label="App sections" class="tabs">
 					{tabs.map(([t, label]) => (

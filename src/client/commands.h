@@ -42,6 +42,7 @@ int cmd_spend_own_calls(struct cli *c, const struct cli_args *a);
 int cmd_apps(struct cli *c, const struct cli_args *a);
 int cmd_app_create(struct cli *c, const struct cli_args *a);
 int cmd_app_show(struct cli *c, const struct cli_args *a);
+int cmd_app_export(struct cli *c, const struct cli_args *a);
 int cmd_app_delete(struct cli *c, const struct cli_args *a);
 int cmd_app_visibility(struct cli *c, const struct cli_args *a);
 int cmd_app_link(struct cli *c, const struct cli_args *a);

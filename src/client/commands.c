@@ -251,6 +251,12 @@ const struct cli_cmd cli_cmds[] = {
      "delete a git credential", NULL},
     {"agents", "[--instance]", 0, 0, cmd_agents, scope_opts,
      "the coding agents and their credentials", NULL},
+    {"agents models", "[AGENT]", 0, 1, cmd_agents_models, no_opts,
+     "the models an agent offers, and which are usable now",
+     "The models the price table knows for the providers the agent\n"
+     "reaches, with its default and free models.  USABLE: a credential\n"
+     "for it is stored (or it is the free model).  A task may still name\n"
+     "any other model (--model)."},
     {"agent key", "AGENT [--instance] < KEY", 1, 1, cmd_agent_key, scope_opts,
      "store an agent's API key (from stdin or a prompt, never argv)", NULL},
     {"agent login", "claude-code [--instance]", 1, 1, cmd_agent_login,

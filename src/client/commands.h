@@ -85,6 +85,7 @@ int cmd_cred_list(struct cli *c, const struct cli_args *a);
 int cmd_cred_delete(struct cli *c, const struct cli_args *a);
 /* cmd_agents.c */
 int cmd_agents(struct cli *c, const struct cli_args *a);
+int cmd_agents_models(struct cli *c, const struct cli_args *a);
 int cmd_agent_key(struct cli *c, const struct cli_args *a);
 int cmd_agent_login(struct cli *c, const struct cli_args *a);
 int cmd_agent_disconnect(struct cli *c, const struct cli_args *a);

@@ -81,7 +81,8 @@ on_write(struct archive *a, void *arg, const void *p, size_t n)
 static int
 fail(struct zipstream *z, const char *what, int err)
 {
-	log_warn("export: %s%s: %s", z->path, what,
+	log_warn("export: %s%s: %s",
+	         z->path[0] ? z->path : "(the app directory)", what,
 	         err ? strerror(err) : archive_error_string(z->a));
 	z->failed = true;
 	return -1;
@@ -296,13 +297,17 @@ int
 zipstream_open(int dirfd, bool with_git, struct zipstream **out)
 {
 	struct zipstream *z = calloc(1, sizeof(*z));
+	/* Opened again for reading: dirfd may be an O_PATH descriptor. */
+	int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	struct stat st;
 	DIR *d = NULL;
 
-	if (z == NULL || fstat(dirfd, &st) < 0 ||
-	    (d = fdopendir(dirfd)) == NULL) {
+	close(dirfd);
+	if (z == NULL || fd < 0 || fstat(fd, &st) < 0 ||
+	    (d = fdopendir(fd)) == NULL) {
 		free(z);
-		close(dirfd);
+		if (fd >= 0)
+			close(fd);
 		return -1;
 	}
 	buf_init(&z->out, ZIPSTREAM_OUT_MAX);

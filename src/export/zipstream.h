@@ -31,8 +31,8 @@
 struct zipstream;
 
 /*
- * Starts an archive of the directory open at dirfd (taken: closed by
- * zipstream_free, or here on failure).  0, or -1 when out of memory.
+ * Starts an archive of the directory open at dirfd (O_PATH will do; it
+ * is closed here).  0, or -1 when out of memory.
  */
 int zipstream_open(int dirfd, bool with_git, struct zipstream **out);
 /*

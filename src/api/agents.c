@@ -203,7 +203,7 @@ model_push(struct jv *arr, const struct agent_def *a, const char *id,
 	bool free_one = free_id && strcmp(id, free_id) == 0;
 	bool usable = connected || (free_one && a->free_upstream &&
 	                            strcmp(provider, a->free_upstream) == 0);
-	char label[96], why[200];
+	char label[96], why[240];
 	struct jv *m = jv_obj();
 
 	for (size_t i = 0; i < jv_len(arr); i++)
@@ -217,9 +217,10 @@ model_push(struct jv *arr, const struct agent_def *a, const char *id,
 	jv_set_str(m, "provider", provider);
 	jv_set_bool(m, "usable", usable);
 	snprintf(why, sizeof(why),
-	         "no credential for %s is stored: connect one (PUT "
-	         "/v1/agents/%s/api-key)",
-	         a->label, a->name);
+	         "no credential for %s is stored: connect an API key (POST "
+	         "/v1/agents/%s/api-key)%s",
+	         a->label, a->name,
+	         a->oauth ? " or sign in with a subscription" : "");
 	jv_set(m, "reason", usable ? json_null() : jv_new_str(why));
 	jv_set_bool(m, "free", free_one);
 	jv_set_bool(m, "default", def && strcmp(id, def) == 0);

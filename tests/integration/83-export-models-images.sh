@@ -13,7 +13,9 @@
 #   the test wrote, not node_modules, .venv, a symlink to /etc/passwd, a
 #   FIFO, nor .git unless ?git=true), while the sandbox runs and once it
 #   is stopped; another tenant gets 404; `sandboxd app export` writes
-#   NAME.zip and -o FILE.
+#   NAME.zip and -o FILE.  Twelve stalled downloads (more than the API's
+#   threads) leave the API answering and the daemon's memory bounded
+#   (both printed: time of a full-speed 20 MiB export, RSS before/after).
 #
 # Nothing leaves the machine: the providers are the fake one on 127.0.0.1.
 . "$(dirname "$0")/lib.sh"
@@ -211,6 +213,40 @@ check_contents "$names" yes
 "$SANDBOXD_BIN" app export "$APP" -o - >"$IT_TMP/stdout.zip" 2>"$IT_TMP/stdout.err" ||
 	t_err "-o -: $(cat "$IT_TMP/stdout.err")"
 zip_check "$IT_TMP/stdout.zip" >/dev/null || t_err "-o - wrote no valid zip"
+t_end
+
+rss_kib() { awk '/^VmRSS:/{print $2}' "/proc/$DAEMON_PID/status"; }
+ms() { echo $(($(date +%s%N) / 1000000)); }
+
+t_begin "export: slow clients hold no thread: 12 stalled downloads, the API still answers; memory stays bounded"
+# 20 MiB that does not compress, in 200 files.
+docker exec -u 1000 "$CT" sh -c 'mkdir -p /home/sandbox/workspace/app/blobs && cd /home/sandbox/workspace/app/blobs &&
+	for i in $(seq 1 200); do head -c 102400 /dev/urandom >b$i.bin; done' >/dev/null ||
+	t_err "cannot write the blobs"
+t0=$(ms)
+code=$(export_to export "$IT_TMP/big.zip")
+t1=$(ms)
+size=$(stat -c %s "$IT_TMP/big.zip")
+note "a ${size}-byte export took $((t1 - t0)) ms at full speed"
+[[ $code == 200 ]] && zip_check "$IT_TMP/big.zip" | grep -qx "blobs/b200.bin" || t_err "the big export: $code"
+rss0=$(rss_kib)
+pids=()
+for i in $(seq 1 12); do # more than the API's 8 threads
+	curl -s --limit-rate 20k --max-time 60 -o /dev/null -H "Authorization: Bearer $TOKEN" 		"$API_URL/v1/apps/$APP/export" &
+	pids+=($!)
+done
+wait_until 20 grep -c "export:" /dev/null # a beat for them to start
+sleep 3
+t0=$(ms)
+api GET /v1/agents
+t1=$(ms)
+rss1=$(rss_kib)
+kill "${pids[@]}" 2>/dev/null
+wait "${pids[@]}" 2>/dev/null
+note "with 12 stalled exports: GET /v1/agents in $((t1 - t0)) ms; daemon RSS ${rss0} KiB -> ${rss1} KiB"
+expect_status 200
+(((t1 - t0) < 3000)) || t_err "the API took $((t1 - t0)) ms while exports stalled"
+(((rss1 - rss0) < 32768)) || t_err "RSS grew by $((rss1 - rss0)) KiB with 12 stalled exports"
 t_end
 
 t_begin "export: a stopped sandbox's app exports the same files"

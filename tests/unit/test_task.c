@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "task/agentcmd.h"
+#include "task/attach.h"
 #include "task/evlog.h"
 #include "task/internal.h"
 #include "task/task.h"
@@ -32,14 +33,15 @@ test_opencode_argv(void)
 
 	buf_init(&b, 0);
 	CHECK(agentcmd_argv(AGENT_OPENCODE, "opencode/big-pickle", false, "SYS",
-	                    "do it", &b) == 0);
+	                    "do it", NULL, &b) == 0);
 	argv_text(&b, t, sizeof(t));
 	CHECK_STR(t,
 	          "opencode|run|--format|json|--dangerously-skip-permissions|"
 	          "--model|opencode/big-pickle|SYS\n\n---\n\n# Your "
 	          "task\n\ndo it|");
 	buf_reset(&b);
-	CHECK(agentcmd_argv(AGENT_OPENCODE, "", true, "SYS", "more", &b) == 0);
+	CHECK(agentcmd_argv(AGENT_OPENCODE, "", true, "SYS", "more", NULL,
+	                    &b) == 0);
 	argv_text(&b, t, sizeof(t));
 	CHECK_STR(t,
 	          "opencode|run|--format|json|--dangerously-skip-permissions|"
@@ -55,7 +57,7 @@ test_claude_argv(void)
 
 	buf_init(&b, 0);
 	CHECK(agentcmd_argv(AGENT_CLAUDE, "claude-sonnet-4-5", true, "SYS",
-	                    "-rf", &b) == 0);
+	                    "-rf", NULL, &b) == 0);
 	argv_text(&b, t, sizeof(t));
 	/* The prompt is an argument of its own even when it looks like a flag:
 	 * it comes last, after every option. */
@@ -63,6 +65,53 @@ test_claude_argv(void)
 	             "--dangerously-skip-permissions|--model|claude-sonnet-4-5|"
 	             "--continue|--append-system-prompt|SYS|-rf|");
 	buf_release(&b);
+}
+
+/* Images: OpenCode's --file before its other options (it is an array
+ * option, it would take the prompt), Claude Code's paths in the prompt. */
+static void
+test_argv_files(void)
+{
+	static const char *const files[] = {"/h/1-a.png", "/h/2-b.gif", NULL};
+	struct buf b;
+	char t[4096];
+
+	buf_init(&b, 0);
+	CHECK(agentcmd_argv(AGENT_OPENCODE, "", true, "SYS", "look", files,
+	                    &b) == 0);
+	argv_text(&b, t, sizeof(t));
+	CHECK_STR(t, "opencode|run|--file|/h/1-a.png|--file|/h/2-b.gif|"
+	             "--format|json|--dangerously-skip-permissions|"
+	             "--continue|look|");
+	buf_reset(&b);
+	CHECK(agentcmd_argv(AGENT_CLAUDE, "", false, "SYS", "look", files,
+	                    &b) == 0);
+	argv_text(&b, t, sizeof(t));
+	CHECK_STR(t, "claude|-p|--output-format|stream-json|--verbose|"
+	             "--dangerously-skip-permissions|--append-system-prompt|"
+	             "SYS|look\n\nAttached images (read them): /h/1-a.png, "
+	             "/h/2-b.gif|");
+	buf_release(&b);
+}
+
+static void
+test_image_types(void)
+{
+	static const unsigned char webp[] = "RIFF\0\0\0\0WEBPVP8 ";
+
+	CHECK_STR(
+	    task_image_type((const unsigned char *)"\x89PNG\r\n\x1a\n..", 10),
+	    "image/png");
+	CHECK_STR(task_image_type((const unsigned char *)"\xff\xd8\xff\xe0", 4),
+	          "image/jpeg");
+	CHECK_STR(task_image_type((const unsigned char *)"GIF89a..", 8),
+	          "image/gif");
+	CHECK_STR(task_image_type(webp, sizeof(webp) - 1), "image/webp");
+	/* The name says nothing; short or other bytes are no image. */
+	CHECK(task_image_type((const unsigned char *)"\x89PNG", 4) == NULL);
+	CHECK(task_image_type((const unsigned char *)"<svg>....", 9) == NULL);
+	CHECK(task_image_type((const unsigned char *)"RIFF\0\0\0\0WAVE", 12) ==
+	      NULL);
 }
 
 static void
@@ -278,6 +327,8 @@ test_evlog_outside_replay(void)
 static const struct unit_test tests[] = {
     {"opencode argv", test_opencode_argv},
     {"claude argv", test_claude_argv},
+    {"images on the agents' command lines", test_argv_files},
+    {"images known by their first bytes", test_image_types},
     {"system prompt", test_system_prompt},
     {"event log and subscriptions", test_evlog_and_subs},
     {"a finished log ends its subscribers", test_live_sub_suspends},

@@ -41,10 +41,16 @@ function SkipLink() {
 // load would start there), once it shows: unless something on the new
 // page took it already (an autofocused field), or it stayed on a button
 // of the page that is still there (a switch that routes).
+// Redirects before the user did anything (/ to /apps, to sign-in) leave
+// the focus where a page load puts it, so the skip link stays first.
+let interacted = false;
+for (const ev of ['pointerdown', 'keydown'])
+	addEventListener(ev, () => { interacted = true; }, {capture: true, once: true});
+
 function useRouteFocus(path) {
 	const first = useRef(true);
 	useEffect(() => {
-		if (first.current) { first.current = false; return undefined; }
+		if (first.current || !interacted) { first.current = false; return undefined; }
 		const from = document.activeElement;
 		const end = Date.now() + 5000;
 		let t = 0;

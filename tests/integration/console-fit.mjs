@@ -173,6 +173,8 @@ await step('an app with a finished task (real sandbox, scripted agent)', async (
 	const app = await api('POST', '/v1/apps', {name: 'A shopping list where I can add items', runtime_preset: 'react-vite'});
 	appId = app.id;
 	appPath = '/apps/' + appId;
+	// A value for the Config tab's table (its buttons carry hidden text).
+	await api('PUT', `/v1/apps/${appId}/config/GREETING_TEXT_FOR_THE_PAGE`, {value: 'hello from a rather long configuration value', sensitive: false, expose_env: true});
 	const sb = await api('POST', '/v1/apps/' + appId + '/sandbox', {});
 	sbId = sb.id;
 	const t = await api('POST', `/v1/sandboxes/${sbId}/tasks`, {prompt: 'Add a shopping list [[fake:write=src/List.jsx]] [[fake:content=export const List = () => null;]]'});

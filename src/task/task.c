@@ -287,8 +287,14 @@ task_revert(struct core *c, const char *sandbox_id, const char *id,
 				                   : 0)),
 				        tab ? tab + 1 : b.data);
 			buf_release(&b);
-			if (ok)
+			if (ok) {
 				activity_touch(c->act, sandbox_id);
+				if (store_task_set_reverted(c->store, id,
+				                            clock_now()) != 0)
+					log_warn("task %s: reverted, but the "
+					         "time was not stored",
+					         id);
+			}
 			return ok ? 0 : -1;
 		}
 		if (rc == 0)
@@ -399,8 +405,10 @@ task_json(const struct task *t)
 
 	if (t->result)
 		r = jv_parse(t->result, strlen(t->result), 64, NULL, 0);
-	if (r && jv_type(r) == JV_OBJECT)
-		return r;
+	if (r && jv_type(r) == JV_OBJECT) {
+		o = r;
+		goto revert;
+	}
 	jv_free(r);
 	o = jv_obj();
 	jv_set_str(o, "id", t->id);
@@ -413,6 +421,13 @@ task_json(const struct task *t)
 	if (t->failure_reason[0])
 		jv_set_str(o, "failure_reason", t->failure_reason);
 	result_set_time(o, "created_at", t->created_at);
+revert:
+	/* Reverted once: the checkpoint is spent. */
+	jv_set_bool(o, "can_revert", t->checkpoint_id[0] &&
+	                                 t->status != TASK_RUNNING &&
+	                                 t->reverted_at == 0);
+	if (t->reverted_at)
+		result_set_time(o, "reverted_at", t->reverted_at);
 	return o;
 }
 

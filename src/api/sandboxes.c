@@ -75,8 +75,9 @@ preview_json(const struct core *c, const struct sandbox *sb,
 	 * (an internal address refusing) goes apart, for who wants it.
 	 */
 	if (strcmp(health, "starting") == 0) {
-		jv_set_str(p, "detail", rt ? "the web process is starting"
-		                           : "the sandbox is starting");
+		jv_set_str(p, "detail",
+		           rt ? "the web process is starting"
+		              : "the sandbox is starting");
 		if (probe)
 			jv_set_str(p, "probe_error", probe);
 	} else if (probe) {
@@ -165,9 +166,9 @@ api_sandbox_json(struct core *c, const struct sandbox *sb)
 	jv_set(o, "preview", preview_json(c, sb, rt, &re));
 	procs = rt ? jv_get(rt, "processes") : NULL;
 	jv_set(o, "processes", processes_json(sb, procs));
-	jv_set(o, "problem", sb->status == SANDBOX_RUNNING
-	                         ? applog_problem(ws, sb->id, procs)
-	                         : jv_new_null());
+	jv_set(o, "problem",
+	       sb->status == SANDBOX_RUNNING ? applog_problem(ws, sb->id, procs)
+	                                     : jv_new_null());
 	jv_set(o, "manifest", manifest_json(sb));
 	jv_free(rt);
 	jv_set_str(o, "idle_policy", sb->idle_policy);

@@ -38,7 +38,7 @@ static const struct pattern errors[] = {
     {"Pre-transform error", LOGSCAN_COMPILE},
     {"[plugin:vite:", LOGSCAN_COMPILE},
     {"Transform failed", LOGSCAN_COMPILE},
-    {"[ERROR] ", LOGSCAN_COMPILE}, /* esbuild: "✘ [ERROR] Expected ..." */
+    {"[ERROR] ", LOGSCAN_COMPILE},  /* esbuild: "✘ [ERROR] Expected ..." */
     {": ERROR: ", LOGSCAN_COMPILE}, /* esbuild: "a.jsx:5:10: ERROR: ..." */
     {"error TS", LOGSCAN_COMPILE},
     {"Failed to compile", LOGSCAN_COMPILE},
@@ -51,8 +51,8 @@ static const struct pattern errors[] = {
 };
 
 /* Thrown errors that count only when a stack follows. */
-static const char *const thrown[] = {"TypeError:", "ReferenceError:",
-                                     "RangeError:"};
+static const char *const thrown[] = {
+    "TypeError:", "ReferenceError:", "RangeError:"};
 
 /* A dev server that prints one of these is serving again. */
 static const char *const healthy[] = {

@@ -229,8 +229,8 @@ applog_problem(const char *ws, const char *id, const struct jv *procs)
 			         "The %s process exited (exit code %lld).",
 			         name, (long long)code);
 	}
-	out = problem_json(kind, name, summary, ls,
-	                   since_of(id, kind, ls->sig));
+	out =
+	    problem_json(kind, name, summary, ls, since_of(id, kind, ls->sig));
 out:
 	free(buf);
 	free(ls);
@@ -245,8 +245,8 @@ applog_procs_seen(const char *id, const struct jv *procs)
 	pthread_mutex_lock(&seen_mu);
 	if ((s = seen_get(id)) != NULL) {
 		s->nprocs = 0;
-		for (size_t i = 0; procs && i < jv_len(procs) &&
-		                   s->nprocs < APPLOG_PROCS;
+		for (size_t i = 0;
+		     procs && i < jv_len(procs) && s->nprocs < APPLOG_PROCS;
 		     i++) {
 			const struct jv *p = jv_at(procs, i);
 			const char *name = jv_str(jv_get(p, "name"));

@@ -13,10 +13,10 @@
 
 #include "lib/jv.h"
 
-#define APPLOG_TAIL   (32u << 10) /* bytes of the web log scanned */
-#define APPLOG_TABLE  256         /* sandboxes remembered (least used go) */
-#define APPLOG_PROCS  16          /* processes remembered per sandbox */
-#define APPLOG_NAME   33          /* bytes of a remembered name, with NUL */
+#define APPLOG_TAIL  (32u << 10) /* bytes of the web log scanned */
+#define APPLOG_TABLE 256         /* sandboxes remembered (least used go) */
+#define APPLOG_PROCS 16          /* processes remembered per sandbox */
+#define APPLOG_NAME  33          /* bytes of a remembered name, with NUL */
 
 /*
  * The problem of sandbox id whose workspace is ws: a new object

@@ -78,8 +78,8 @@ one_clause(const char *in, char *out, size_t len)
 	for (; *in == ' ' || *in == '\n' || *in == '\t'; in++)
 		;
 	for (; *in && o + 2 < len; in++) {
-		bool space = *in == ' ' || *in == '\n' || *in == '\t' ||
-		             *in == '\r';
+		bool space =
+		    *in == ' ' || *in == '\n' || *in == '\t' || *in == '\r';
 		if (space && (o == 0 || out[o - 1] == ' '))
 			continue;
 		if (space && o && out[o - 1] == '.') {

@@ -344,9 +344,8 @@ create_import(struct core *c, const struct app *app, int nports,
 			             "cannot create the workspace directory");
 		/* "import_failed": the repository, not the machine; retried
 		 * by creating the sandbox again (its URL fixed first). */
-		create_failed_now(c, sb, cloned ? "import_failed"
-		                                : "create_failed",
-		                  e->msg);
+		create_failed_now(
+		    c, sb, cloned ? "import_failed" : "create_failed", e->msg);
 		return -1;
 	}
 	if (nports == 0 && runtime_manifest(c, sb->id, &m) == 0 && m.has_web)

@@ -123,14 +123,15 @@ nextjs_failed_to_compile(void)
 	     "https://nextjs.org/docs/messages/module-not-found\n");
 	CHECK(ls.kind == LOGSCAN_COMPILE);
 	CHECK_STR(ls.summary, "Module not found: Can't resolve 'left-pad'");
-	scan("  \xe2\x96\xb2 Next.js 14.2.3\n"
-	     "  - Local:        http://localhost:3000\n\n"
-	     " \xe2\x9c\x93 Ready in 1906ms\n"
-	     " \xe2\x97\x8b Compiling / ...\n"
-	     " \xe2\xa8\xaf ./app/page.js\n"
-	     "Error: \n"
-	     "  \xc3\x97 Unexpected token `div`. Expected jsx identifier\n"
-	     "   \xe2\x95\xad\xe2\x94\x80[/home/sandbox/app/app/page.js:3:1]\n");
+	scan(
+	    "  \xe2\x96\xb2 Next.js 14.2.3\n"
+	    "  - Local:        http://localhost:3000\n\n"
+	    " \xe2\x9c\x93 Ready in 1906ms\n"
+	    " \xe2\x97\x8b Compiling / ...\n"
+	    " \xe2\xa8\xaf ./app/page.js\n"
+	    "Error: \n"
+	    "  \xc3\x97 Unexpected token `div`. Expected jsx identifier\n"
+	    "   \xe2\x95\xad\xe2\x94\x80[/home/sandbox/app/app/page.js:3:1]\n");
 	CHECK(ls.kind == LOGSCAN_COMPILE);
 	CHECK(lines_have("Unexpected token `div`"));
 	scan(" \xe2\xa8\xaf ./app/page.js\nError: x\n"
@@ -270,8 +271,7 @@ cleaning(void)
 {
 	char out[32];
 
-	CHECK(logscan_clean("\x1b[31mred\x1b[0m\r", 13, out, sizeof(out)) ==
-	      3);
+	CHECK(logscan_clean("\x1b[31mred\x1b[0m\r", 13, out, sizeof(out)) == 3);
 	CHECK_STR(out, "red");
 	logscan_clean("a\tb\x01\x7f\xff", 7, out, sizeof(out));
 	CHECK_STR(out, "a b");

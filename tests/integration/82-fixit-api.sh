@@ -32,6 +32,29 @@ IT_CLEANUP_HOOKS+=(stop_git_server)
 wait_until 5 bash -c "exec 3<>/dev/tcp/127.0.0.1/$GPORT" 2>/dev/null ||
 	bail "the git server did not come up"
 
+# wait_ready SB SECS: until preview.status is ready; each "starting" seen
+# on the way must say so in words, the probe's error apart (STARTING
+# counts them).
+STARTING=0
+wait_ready() {
+	local i st
+	for ((i = 0; i < $2 * 4; i++)); do
+		api GET "/v1/sandboxes/$1"
+		st=$(j .preview.status)
+		[[ $st == ready ]] && return 0
+		if [[ $st == starting ]]; then
+			STARTING=$((STARTING + 1))
+			expect_jq '.preview.detail | test("^the (web process|sandbox) is starting$")' \
+				'a detail in words while starting' || return 1
+			expect_jq '(.preview.probe_error // "") | test("starting") | not' \
+				'the probe error apart' || return 1
+			[[ $(j .preview.probe_error) != null ]] && PROBE="probe_error: $(j .preview.probe_error)"
+		fi
+		sleep 0.25
+	done
+	t_err "not ready after $2 s: $(short_body)"
+}
+
 start_edge_daemon SANDBOXD_IMAGE="$TEST_IMAGE" SANDBOXD_GIT_ALLOW_HTTP=1 \
 	SANDBOXD_GIT_ALLOW_PRIVATE_HOSTS=true
 
@@ -46,13 +69,7 @@ create_app "Fixit" '"runtime_preset":"react-vite"' && create_sandbox "$APP_ID" '
 SB=$SB_ID
 HOST=s-${SB,,}-3000.preview.localhost:$EDGE_PORT
 expect_jq '.problem == null' 'no problem at creation'
-# While booting: "starting" with a plain detail, never the probe's error.
-api GET "/v1/sandboxes/$SB"
-if [[ $(j .preview.status) == starting ]]; then
-	expect_jq '.preview.detail | test("starting") and (test("refused") | not)' \
-		'a detail in words while starting'
-fi
-wait_sb "$SB" '.preview.status == "ready"' 180
+wait_ready "$SB" 180
 expect_jq '.problem == null' 'no problem once ready'
 expect_jq '[.processes[] | select(.name == "web")] | length == 1' 'the web process listed'
 t_end
@@ -78,6 +95,8 @@ for ((i = 0; i < 120; i++)); do
 	sleep 0.25
 done
 [[ -n $found ]] || t_err "no compile_error (last module answer $code): $(short_body)"
+note "compile_error after $((i / 4)).$((i % 4 * 25)) s of polling: $(j .problem.summary)"
+note "its first lines: $(j '.problem.lines[:3] | join(" / ")')"
 expect_json .problem.process web
 expect_jq '.problem.lines | length > 0 and length <= 40' 'one to 40 lines'
 expect_jq '[.problem.lines[] | select(test("App\\.jsx"))] | length > 0' 'the file named in the lines'
@@ -101,6 +120,7 @@ for ((i = 0; i < 120; i++)); do
 	sleep 0.25
 done
 [[ -n $gone ]] || t_err "the problem stayed (module answer $code): $(short_body)"
+note "problem gone $((i / 4)).$((i % 4 * 25)) s after the fix"
 [[ $code == 200 ]] || t_err "the fixed module answers $code"
 t_end
 
@@ -112,7 +132,9 @@ expect_status 200
 api POST "/v1/sandboxes/$SB/processes/web/restart"
 expect_status 200
 wait_sb "$SB" '.problem.kind == "crashed" or .problem.kind == "crashloop"' 30
+T0=$SECONDS
 wait_sb "$SB" '.problem.kind == "crashloop"' 120
+note "crashloop $((SECONDS - T0)) s after the first crash: $(j .problem.summary)"
 expect_json .problem.process web
 expect_jq '[.problem.lines[] | select(test("cannot start"))] | length > 0' 'the script'\''s output in the lines'
 expect_jq '.problem.summary | length > 0' 'a summary'
@@ -123,7 +145,10 @@ printf '%s\n' "$PKG" >"$IT_TMP/package.json"
 api PUT "/v1/sandboxes/$SB/files?path=package.json" "@$IT_TMP/package.json"
 api POST "/v1/sandboxes/$SB/processes/web/restart"
 expect_status 200
-wait_sb "$SB" '.preview.status == "ready" and .problem == null' 120
+wait_ready "$SB" 120
+expect_jq '.problem == null' 'no problem once ready again'
+((STARTING > 0)) || t_err "the preview was never seen starting"
+note "preview seen starting $STARTING times (${PROBE:-no probe error seen})"
 t_end
 
 t_begin "a reverted task: reverted_at and can_revert false, in the task and the list"
@@ -166,6 +191,7 @@ api GET "/v1/sandboxes/$BAD"
 expect_status 200 && expect_json .status error && expect_json .status_reason import_failed
 expect_jq '.error_message | test("^[A-Z][^\n]*[.]$")' 'a sentence: a capital, one line, a full stop'
 expect_jq '.error_message | test("[.] [A-Z]") | not' 'no second sentence run on'
+note "error_message: $(j .error_message)"
 [[ -z $(docker ps -aq --filter "label=sandboxd.sandbox=$BAD") ]] || t_err "a container is left for the failed sandbox"
 t_end
 

@@ -261,8 +261,6 @@ list_one(const struct task *t, void *arg)
 		msg = jv_get(o, "error_message");
 	if (msg)
 		jv_set(o, "agent_message", jv_copy(msg));
-	jv_set_bool(o, "can_revert",
-	            t->checkpoint_id[0] && t->status != TASK_RUNNING);
 	jv_push(x->arr, o);
 	return 0;
 }

@@ -290,6 +290,22 @@ tune_malloc(void)
 	mallopt(M_ARENA_MAX, SERVE_MALLOC_ARENAS);
 }
 
+/*
+ * Where the console is, as a browser reaches it: the edge's console host
+ * on HTTP_PORT (the port left out when it is the scheme's own), https
+ * when the edge sits behind TLS (SANDBOXD_PREVIEW_TLS).
+ */
+static void
+print_console(const struct config *cfg)
+{
+	char port[16] = "";
+
+	if (cfg->http_port != (cfg->preview_tls ? 443 : 80))
+		snprintf(port, sizeof(port), ":%u", (unsigned)cfg->http_port);
+	printf("Console: %s://console.%s%s/\n",
+	       cfg->preview_tls ? "https" : "http", cfg->preview_domain, port);
+}
+
 int
 serve(void)
 {
@@ -338,6 +354,7 @@ serve(void)
 		printf(
 		    "previews at http://s-<sandbox id>-<port>.preview.%s:%u\n",
 		    cfg.preview_domain, cfg.http_port);
+		print_console(&cfg);
 		fflush(stdout);
 		log_info("listening on http://%s; previews on %s:%u",
 		         cfg.api_addr, cfg.edge_addr, (unsigned)cfg.edge_port);

@@ -65,6 +65,38 @@ import_status(const char *reason)
 	return 502;
 }
 
+/*
+ * git's message as the end of one sentence: whitespace runs (newlines
+ * too) made one space, a sentence break inside made "; ", no final
+ * full stop (the caller's format ends the sentence).
+ */
+static void
+one_clause(const char *in, char *out, size_t len)
+{
+	size_t o = 0;
+
+	for (; *in == ' ' || *in == '\n' || *in == '\t'; in++)
+		;
+	for (; *in && o + 2 < len; in++) {
+		bool space =
+		    *in == ' ' || *in == '\n' || *in == '\t' || *in == '\r';
+		if (space && (o == 0 || out[o - 1] == ' '))
+			continue;
+		if (space && o && out[o - 1] == '.') {
+			out[o - 1] = ';'; /* "refused. Retrying" */
+			out[o++] = ' ';
+			continue;
+		}
+		out[o++] = space ? ' ' : *in;
+	}
+	while (o && (out[o - 1] == ' ' || out[o - 1] == '.' ||
+	             out[o - 1] == ';' || out[o - 1] == ':'))
+		o--;
+	out[o] = '\0';
+	if (o == 0)
+		snprintf(out, len, "the clone failed");
+}
+
 int
 gitops_import(struct core *c, const struct app *a, const char *sandbox_id,
               struct err *e)
@@ -91,11 +123,14 @@ gitops_import(struct core *c, const struct app *a, const char *sandbox_id,
 	if (rc < 0)
 		return -1;
 	if (!jv_is_true(jv_get(out, "imported"))) {
+		char why[400];
 		reason = jv_str(jv_get(out, "reason"));
+		one_clause(jv_str(jv_get(out, "message")) ?: "", why,
+		           sizeof(why));
 		err_set(e, import_status(reason ? reason : ""),
-		        "git_import_failed", "git import failed (%s): %s",
-		        reason ? reason : "clone_failed",
-		        jv_str(jv_get(out, "message")) ?: "");
+		        "git_import_failed",
+		        "The repository could not be imported (%s): %s.",
+		        reason ? reason : "clone_failed", why);
 		jv_free(out);
 		return -1;
 	}

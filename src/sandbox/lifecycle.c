@@ -220,18 +220,26 @@ mark(struct sandbox *sb, enum sandbox_state status, const char *reason)
 	snprintf(sb->status_reason, sizeof(sb->status_reason), "%s", reason);
 }
 
-/* Removes a failed create's container and records the error on the row. */
+/* Removes a failed create's container and records the error on the row
+ * with why (its status_reason). */
 static void
-create_failed(struct core *c, struct sandbox *sb, const char *msg)
+create_failed_why(struct core *c, struct sandbox *sb, const char *why,
+                  const char *msg)
 {
 	char name[128], ignored[DOCKER_MSG_LEN];
 
 	core_container_name(c, sb->id, name, sizeof(name));
 	docker_remove(c->docker, name, ignored);
-	mark(sb, SANDBOX_ERROR, "create_failed");
+	mark(sb, SANDBOX_ERROR, why);
 	snprintf(sb->error_message, sizeof(sb->error_message), "%s", msg);
 	row_update(c, sb);
 	log_warn("sandbox %s: create failed: %s", sb->id, msg);
+}
+
+static void
+create_failed(struct core *c, struct sandbox *sb, const char *msg)
+{
+	create_failed_why(c, sb, "create_failed", msg);
 }
 
 static int
@@ -306,10 +314,11 @@ route_refresh_now(struct core *c, const char *id)
 
 /* Marks a failed create on its row, under the sandbox's lock. */
 static void
-create_failed_now(struct core *c, struct sandbox *sb, const char *msg)
+create_failed_now(struct core *c, struct sandbox *sb, const char *why,
+                  const char *msg)
 {
 	core_sandbox_lock(c, sb->id);
-	create_failed(c, sb, msg);
+	create_failed_why(c, sb, why, msg);
 	core_sandbox_unlock(c, sb->id);
 }
 
@@ -329,10 +338,14 @@ create_import(struct core *c, const struct app *app, int nports,
 		return 0;
 	if (workspace_create(c->cfg->data_dir, sb->id) < 0 ||
 	    gitops_import(c, app, sb->id, e) < 0) {
-		if (e->status == 0)
+		bool cloned = e->status != 0;
+		if (!cloned)
 			ERR_INTERNAL(e,
 			             "cannot create the workspace directory");
-		create_failed_now(c, sb, e->msg);
+		/* "import_failed": the repository, not the machine; retried
+		 * by creating the sandbox again (its URL fixed first). */
+		create_failed_now(
+		    c, sb, cloned ? "import_failed" : "create_failed", e->msg);
 		return -1;
 	}
 	if (nports == 0 && runtime_manifest(c, sb->id, &m) == 0 && m.has_web)

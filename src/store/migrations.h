@@ -312,6 +312,14 @@ static const struct migration store_migrations[] = {
                "DROP TABLE budget;"
                "ALTER TABLE budget_new RENAME TO budget;",
     },
+    {
+        .version = 14,
+        .name = "task_reverted_at",
+        /* When a task's changes were reverted (0: never): the task list
+         * and the task say so, and it cannot be reverted twice. */
+        .sql = "ALTER TABLE task ADD COLUMN reverted_at INTEGER NOT NULL"
+               "  DEFAULT 0;",
+    },
 };
 
 #endif

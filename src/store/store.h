@@ -286,6 +286,7 @@ struct task {
 	char *result;
 	int64_t created_at;
 	int64_t finished_at;
+	int64_t reverted_at; /* 0: never reverted */
 };
 
 void store_task_release(struct task *t);
@@ -310,6 +311,8 @@ int store_task_list_running(struct store *s,
 int store_task_finish(struct store *s, const char *id, enum task_state status,
                       const char *failure_reason, const char *checkpoint_id,
                       const char *result, int64_t finished_at);
+/* Records that the task's changes were reverted at unix time at. */
+int store_task_set_reverted(struct store *s, const char *id, int64_t at);
 int store_task_delete_sandbox(struct store *s, const char *sandbox_id);
 
 int store_apikey_count(struct store *s, int64_t *n);

@@ -13,7 +13,7 @@
 
 #define TASK_COLS                                                              \
 	"id, sandbox_id, agent, model, timeout_s, status, failure_reason, "    \
-	"checkpoint_id, prompt, result, created_at, finished_at"
+	"checkpoint_id, prompt, result, created_at, finished_at, reverted_at"
 
 static char *
 col_dup(sqlite3_stmt *st, int col)
@@ -51,6 +51,7 @@ task_from_row(sqlite3_stmt *st, void *out)
 	t->result = col_dup(st, 9);
 	t->created_at = sqlite3_column_int64(st, 10);
 	t->finished_at = sqlite3_column_int64(st, 11);
+	t->reverted_at = sqlite3_column_int64(st, 12);
 	return 0;
 }
 
@@ -150,6 +151,13 @@ store_task_finish(struct store *s, const char *id, enum task_state status,
 		rc = STORE_NOT_FOUND;
 	UNLOCK(s);
 	return rc;
+}
+
+int
+store_task_set_reverted(struct store *s, const char *id, int64_t at)
+{
+	return store_exec(s, "UPDATE task SET reverted_at = ? WHERE id = ?",
+	                  "is", at, id);
 }
 
 int

@@ -117,7 +117,9 @@ tasks_after(const struct tasks *t, const struct tasks_run *r)
 	case TASKS_AGENT:
 		return TASKS_FILES;
 	case TASKS_FILES:
-		if (r->cancelled)
+		/* No build or health check after a failed agent: nothing
+		 * green follows a failure. */
+		if (r->cancelled || r->agent_failed)
 			return TASKS_END;
 		return t->procs->build.cmd != NULL ? TASKS_BUILD : TASKS_HEALTH;
 	case TASKS_BUILD:

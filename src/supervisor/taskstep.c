@@ -343,6 +343,7 @@ taskstep_agent_failed(struct tasks_run *r, int log, const char *why)
 	if (log != -1 && n > 0 && write(log, line, (size_t)n) < 0)
 		log_msg("task %s: writing agent.log: %s", r->id,
 		        strerror(errno));
+	r->agent_failed = true;
 	taskdir_record(r->steps, "agent\t127\tspawn_failed");
 }
 
@@ -415,6 +416,7 @@ taskstep_agent_end(struct tasks *t, struct tasks_run *r, int status,
 		if (r->oom_before >= 0 && oom > r->oom_before)
 			how = "oom";
 	}
+	r->agent_failed = strcmp(how, "exited") != 0;
 	taskdir_record(r->steps, "agent\t%d\t%s", proc_exit_code(status), how);
 }
 

@@ -36,9 +36,10 @@ struct tasks_run {
 	int files;  /* the files list while it is written; -1 */
 	unsigned nfiles;
 	bool cancelled;
-	bool stopping;  /* SIGTERM sent to the step's group */
-	bool killed;    /* SIGKILL sent to the step's group */
-	bool timed_out; /* the step ran out of time */
+	bool agent_failed; /* timed out, OOM-killed, could not start */
+	bool stopping;     /* SIGTERM sent to the step's group */
+	bool killed;       /* SIGKILL sent to the step's group */
+	bool timed_out;    /* the step ran out of time */
 	bool web_restarted;
 	unsigned timeout_s; /* the agent's */
 	long long begun;    /* the step's start (CLOCK_MONOTONIC ms) */

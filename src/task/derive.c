@@ -319,6 +319,20 @@ on_build(const struct derive_sink *s, struct derive *d, char **f)
 	s->emit(s->ctx, "build", o);
 }
 
+/*
+ * Whether the agent's run ended in a failure (result.c's order: timeout,
+ * cancel, OOM, no start, an error in its stream).  Then no build or
+ * health check is shown: the supervisor may still run the build (an
+ * error in the stream is ours to see, not its), but nothing that reads
+ * "passed" follows a failure.
+ */
+static bool
+agent_failed(const struct derive *d)
+{
+	return d->agent_done &&
+	       (strcmp(d->how, "exited") != 0 || d->oc.error != NULL);
+}
+
 /* One steps record. */
 static void
 on_record(const struct derive_sink *s, struct derive *d, char *line)
@@ -333,7 +347,8 @@ on_record(const struct derive_sink *s, struct derive *d, char *line)
 		    "checkpoint", "agent_running", "build_check",
 		    "health_check"};
 		for (size_t i = 0; i < sizeof(known) / sizeof(*known); i++)
-			if (strcmp(f[1], known[i]) == 0)
+			if (strcmp(f[1], known[i]) == 0 &&
+			    !(i >= 2 && agent_failed(d)))
 				emit_status(s, known[i]);
 		if (strcmp(f[1], "agent_running") == 0)
 			d->in_agent = true;
@@ -351,7 +366,7 @@ on_record(const struct derive_sink *s, struct derive *d, char *line)
 		agent_parser_finish(d->parser, d->agent_code, &d->oc);
 	} else if (strcmp(f[0], "files") == 0) {
 		read_files(d);
-	} else if (strcmp(f[0], "build") == 0) {
+	} else if (strcmp(f[0], "build") == 0 && !agent_failed(d)) {
 		on_build(s, d, f);
 	} else if (strcmp(f[0], "health") == 0) {
 		d->health_seen = true;

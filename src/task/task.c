@@ -248,17 +248,67 @@ task_cancel(struct core *c, const char *sandbox_id, const char *id,
 	return 0;
 }
 
+/*
+ * Waits for the supervisor's record of the revert of task id: 0 when it
+ * says ok (the time is stored: the task shows reverted_at), else -1 with
+ * e (git's message, or revert_timeout).
+ */
+static int
+revert_wait(struct core *c, const char *ws, const char *sandbox_id,
+            const char *id, struct err *e)
+{
+	struct err re = {0};
+	char rel[96];
+	int64_t deadline;
+	int rc, wsfd;
+
+	snprintf(rel, sizeof(rel), ".sandboxd/tasks/%s/revert", id);
+	deadline = clock_mono_ms() + TASK_REVERT_WAIT_MS;
+	while (clock_mono_ms() < deadline && !c->stopping) {
+		struct buf b;
+		wsfd = wsfs_open_dir(ws, ".", NULL);
+		rc = wsfd >= 0 ? wsfs_read(wsfd, rel, 4096, &b, &re) : -1;
+		if (wsfd >= 0)
+			close(wsfd);
+		if (rc == 0 && b.len && b.data[b.len - 1] == '\n') {
+			bool ok = strncmp(b.data, "ok", 2) == 0;
+			char *tab = strchr(b.data, '\t');
+			if (!ok)
+				err_set(e, 409, "revert_failed", "%.*s",
+				        (int)(b.len - 1 -
+				              (tab ? (size_t)(tab + 1 - b.data)
+				                   : 0)),
+				        tab ? tab + 1 : b.data);
+			buf_release(&b);
+			if (ok) {
+				activity_touch(c->act, sandbox_id);
+				if (store_task_set_reverted(c->store, id,
+				                            clock_now()) != 0)
+					log_warn("task %s: reverted, but the "
+					         "time was not stored",
+					         id);
+			}
+			return ok ? 0 : -1;
+		}
+		if (rc == 0)
+			buf_release(&b);
+		usleep(50 * 1000);
+	}
+	return err_set(e, 504, "revert_timeout",
+	               "the revert did not finish within %d s",
+	               TASK_REVERT_WAIT_MS / 1000);
+}
+
 int
 task_revert(struct core *c, const char *sandbox_id, const char *id,
             struct err *e)
 {
-	char ws[WORKSPACE_PATH_MAX], line[96], rel[96];
+	char ws[WORKSPACE_PATH_MAX], line[96];
 	struct jv *ans = NULL;
 	struct sandbox sb;
 	struct task t;
 	struct err re = {0};
-	int64_t deadline;
-	int rc = store_task_get(c->store, sandbox_id, id, &t), wsfd;
+	int rc = store_task_get(c->store, sandbox_id, id, &t);
 
 	if (rc == STORE_NOT_FOUND)
 		return ERR_NOTFOUND(e, "no such task");
@@ -298,35 +348,7 @@ task_revert(struct core *c, const char *sandbox_id, const char *id,
 		return -1;
 	}
 	jv_free(ans);
-	snprintf(rel, sizeof(rel), ".sandboxd/tasks/%s/revert", id);
-	deadline = clock_mono_ms() + TASK_REVERT_WAIT_MS;
-	while (clock_mono_ms() < deadline && !c->stopping) {
-		struct buf b;
-		wsfd = wsfs_open_dir(ws, ".", NULL);
-		rc = wsfd >= 0 ? wsfs_read(wsfd, rel, 4096, &b, &re) : -1;
-		if (wsfd >= 0)
-			close(wsfd);
-		if (rc == 0 && b.len && b.data[b.len - 1] == '\n') {
-			bool ok = strncmp(b.data, "ok", 2) == 0;
-			char *tab = strchr(b.data, '\t');
-			if (!ok)
-				err_set(e, 409, "revert_failed", "%.*s",
-				        (int)(b.len - 1 -
-				              (tab ? (size_t)(tab + 1 - b.data)
-				                   : 0)),
-				        tab ? tab + 1 : b.data);
-			buf_release(&b);
-			if (ok)
-				activity_touch(c->act, sandbox_id);
-			return ok ? 0 : -1;
-		}
-		if (rc == 0)
-			buf_release(&b);
-		usleep(50 * 1000);
-	}
-	return err_set(e, 504, "revert_timeout",
-	               "the revert did not finish within %d s",
-	               TASK_REVERT_WAIT_MS / 1000);
+	return revert_wait(c, ws, sandbox_id, id, e);
 }
 
 void
@@ -428,8 +450,10 @@ task_json(const struct task *t)
 
 	if (t->result)
 		r = jv_parse(t->result, strlen(t->result), 64, NULL, 0);
-	if (r && jv_type(r) == JV_OBJECT)
-		return r;
+	if (r && jv_type(r) == JV_OBJECT) {
+		o = r;
+		goto revert;
+	}
 	jv_free(r);
 	o = jv_obj();
 	jv_set_str(o, "id", t->id);
@@ -442,6 +466,13 @@ task_json(const struct task *t)
 	if (t->failure_reason[0])
 		jv_set_str(o, "failure_reason", t->failure_reason);
 	result_set_time(o, "created_at", t->created_at);
+revert:
+	/* Reverted once: the checkpoint is spent. */
+	jv_set_bool(o, "can_revert",
+	            t->checkpoint_id[0] && t->status != TASK_RUNNING &&
+	                t->reverted_at == 0);
+	if (t->reverted_at)
+		result_set_time(o, "reverted_at", t->reverted_at);
 	return o;
 }
 

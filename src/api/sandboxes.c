@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "api/api.h"
+#include "applog/problem.h"
 #include "trash/trash.h"
 #include "task/task.h"
 #include "sandbox/activity.h"
@@ -38,7 +39,7 @@ static struct jv *
 preview_json(const struct core *c, const struct sandbox *sb,
              const struct jv *rt, const struct err *rt_err)
 {
-	const char *health = rt ? jv_str(jv_get(rt, "health")) : NULL;
+	const char *health = rt ? jv_str(jv_get(rt, "health")) : NULL, *probe;
 	struct jv *p = jv_obj();
 	char url[512];
 	int web = sb->nports ? sb->ports[0] : 3000;
@@ -67,10 +68,23 @@ preview_json(const struct core *c, const struct sandbox *sb,
 	else if (health == NULL)
 		health = "starting";
 	jv_set_str(p, "status", health);
-	if (rt && jv_str(jv_get(rt, "health_detail")))
-		jv_set_str(p, "detail", jv_str(jv_get(rt, "health_detail")));
-	else if (sb->status == SANDBOX_RUNNING && rt == NULL && rt_err->status)
+	probe = rt ? jv_str(jv_get(rt, "health_detail")) : NULL;
+	/*
+	 * Nothing listening yet is how every web process starts, not a
+	 * failure: the detail says so in words, and the probe's own error
+	 * (an internal address refusing) goes apart, for who wants it.
+	 */
+	if (strcmp(health, "starting") == 0) {
+		jv_set_str(p, "detail", rt ? "the web process is starting"
+		                           : "the sandbox is starting");
+		if (probe)
+			jv_set_str(p, "probe_error", probe);
+	} else if (probe) {
+		jv_set_str(p, "detail", probe);
+	} else if (sb->status == SANDBOX_RUNNING && rt == NULL &&
+	           rt_err->status) {
 		jv_set_str(p, "detail", rt_err->msg);
+	}
 	return p;
 }
 
@@ -85,6 +99,35 @@ manifest_json(const struct sandbox *sb)
 	if (sb->manifest_error[0])
 		jv_set_str(m, "error", sb->manifest_error);
 	return m;
+}
+
+/*
+ * What runs: the supervisor's list when it answered (remembered for
+ * later); while frozen, the last list seen with every state "paused"
+ * (or, never seen since the daemon started, the web process the ports
+ * promise).
+ */
+static struct jv *
+processes_json(const struct sandbox *sb, const struct jv *procs)
+{
+	struct jv *list, *web;
+
+	if (procs) {
+		applog_procs_seen(sb->id, procs);
+		return jv_copy((struct jv *)procs);
+	}
+	if (sb->status != SANDBOX_RUNNING || !sb->frozen)
+		return jv_arr();
+	list = applog_procs_paused(sb->id);
+	if (jv_len(list) == 0 && sb->manifest_error[0] == '\0') {
+		web = jv_obj();
+		jv_set_str(web, "name", "web");
+		jv_set_str(web, "kind", "web");
+		jv_set_str(web, "state", "paused");
+		jv_set_int(web, "port", sb->nports ? sb->ports[0] : 3000);
+		jv_push(list, web);
+	}
+	return list;
 }
 
 struct jv *
@@ -121,7 +164,10 @@ api_sandbox_json(struct core *c, const struct sandbox *sb)
 		jv_set_str(o, "runtime_preset", sb->preset);
 	jv_set(o, "preview", preview_json(c, sb, rt, &re));
 	procs = rt ? jv_get(rt, "processes") : NULL;
-	jv_set(o, "processes", procs ? jv_copy(procs) : jv_arr());
+	jv_set(o, "processes", processes_json(sb, procs));
+	jv_set(o, "problem", sb->status == SANDBOX_RUNNING
+	                         ? applog_problem(ws, sb->id, procs)
+	                         : jv_new_null());
 	jv_set(o, "manifest", manifest_json(sb));
 	jv_free(rt);
 	jv_set_str(o, "idle_policy", sb->idle_policy);

@@ -1,0 +1,286 @@
+/*
+ * problem.c - a sandbox's problem, from its supervisor's process states
+ * and the tail of its web process's log; and the last process list seen.
+ *
+ * Where the scan runs, and why here (docs/design.md, "The app's
+ * problem"): the daemon reads the last APPLOG_TAIL bytes of the log the
+ * supervisor already writes into the workspace, when a sandbox's JSON is
+ * made.  The supervisor is baked into the sandbox image, so a scanner
+ * there would only reach sandboxes made from a rebuilt image; here it
+ * costs one confined open (wsfs, openat2: the workspace is the
+ * sandbox's to plant symlinks in), an fstat and one pread of 32 KiB per
+ * poll, whatever the log's size, and the matching table can grow with
+ * the daemon.
+ *
+ * The log is only ever read from its fd: a FIFO or a device planted in
+ * its place is refused by wsfs_open_file, and nothing past the tail is
+ * read.  "since" is remembered per sandbox with the error's signature
+ * (logscan.h): the same error printed again keeps its first time.
+ */
+#include "applog/problem.h"
+
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "applog/logscan.h"
+#include "lib/clock.h"
+#include "lib/idtab.h"
+#include "lib/ulid.h"
+#include "ws/wsfs.h"
+
+struct seen_proc {
+	char name[APPLOG_NAME];
+	bool web;
+	int port; /* 0: none */
+};
+
+struct seen {
+	char id[ULID_LEN + 1];
+	int64_t used;  /* clock_now_ms of the last use */
+	char kind[16]; /* the problem's kind, "" when none */
+	uint32_t sig;
+	int64_t since;
+	size_t nprocs;
+	struct seen_proc procs[APPLOG_PROCS];
+};
+
+static pthread_mutex_t seen_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct seen seen_slots[APPLOG_TABLE];
+static struct idtab seen_tab;
+static bool seen_ready;
+
+static int64_t
+seen_keep(const void *entry)
+{
+	return ((const struct seen *)entry)->used;
+}
+
+/* id's entry, made if missing; call with seen_mu held. */
+static struct seen *
+seen_get(const char *id)
+{
+	struct seen *s;
+
+	if (!seen_ready) {
+		idtab_init(&seen_tab, seen_slots, APPLOG_TABLE,
+		           sizeof(seen_slots[0]), seen_keep);
+		seen_ready = true;
+	}
+	if (strlen(id) != ULID_LEN)
+		return NULL;
+	s = idtab_put(&seen_tab, id);
+	if (s)
+		s->used = clock_now_ms();
+	return s;
+}
+
+/* The web process of a status's list, or NULL. */
+static const struct jv *
+web_of(const struct jv *procs)
+{
+	for (size_t i = 0; procs && i < jv_len(procs); i++) {
+		const char *k = jv_str(jv_get(jv_at(procs, i), "kind"));
+		if (k && strcmp(k, "web") == 0)
+			return jv_at(procs, i);
+	}
+	return NULL;
+}
+
+/*
+ * The last APPLOG_TAIL bytes of <ws>/.sandboxd/logs/<name>.log, from the
+ * first whole line, into buf (NUL-terminated).  Returns their length; 0
+ * when there is no such file or it cannot be read.
+ */
+static size_t
+read_tail(const char *ws, const char *name, char *buf)
+{
+	char rel[96];
+	struct err e = {0};
+	struct stat st;
+	off_t off = 0;
+	ssize_t n;
+	int dfd, fd;
+	char *nl;
+
+	snprintf(rel, sizeof(rel), ".sandboxd/logs/%s.log", name);
+	if ((dfd = wsfs_open_dir(ws, "", &e)) < 0)
+		return 0;
+	fd = wsfs_open_file(dfd, rel, &e);
+	close(dfd);
+	if (fd < 0)
+		return 0;
+	if (fstat(fd, &st) == 0 && st.st_size > (off_t)APPLOG_TAIL)
+		off = st.st_size - (off_t)APPLOG_TAIL;
+	n = pread(fd, buf, APPLOG_TAIL, off);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	if (off > 0 && (nl = memchr(buf, '\n', (size_t)n)) != NULL) {
+		size_t skip = (size_t)(nl - buf) + 1;
+		memmove(buf, buf + skip, (size_t)n - skip + 1);
+		n -= (ssize_t)skip;
+	}
+	return (size_t)n;
+}
+
+/* The kind the supervisor's state of the web process gives, or NULL. */
+static const char *
+state_kind(const struct jv *web, int64_t *code)
+{
+	const char *st = web ? jv_str(jv_get(web, "state")) : NULL;
+	const struct jv *ec = web ? jv_get(web, "exit_code") : NULL;
+
+	*code = ec && jv_type(ec) == JV_INT ? jv_int(ec) : -1;
+	if (st == NULL)
+		return NULL;
+	if (strcmp(st, "crashloop") == 0)
+		return "crashloop";
+	if (strcmp(st, "backoff") == 0 ||
+	    ((strcmp(st, "exited") == 0 || strcmp(st, "stopped") == 0) &&
+	     *code > 0))
+		return "crashed";
+	return NULL;
+}
+
+/* Stamps "since": the first time this sandbox showed this problem. */
+static int64_t
+since_of(const char *id, const char *kind, uint32_t sig)
+{
+	int64_t now = clock_now(), since = now;
+	struct seen *s;
+
+	pthread_mutex_lock(&seen_mu);
+	if ((s = seen_get(id)) != NULL) {
+		if (kind && strcmp(s->kind, kind) == 0 && s->sig == sig)
+			since = s->since;
+		snprintf(s->kind, sizeof(s->kind), "%s", kind ? kind : "");
+		s->sig = sig;
+		s->since = since;
+	}
+	pthread_mutex_unlock(&seen_mu);
+	return since;
+}
+
+static struct jv *
+problem_json(const char *kind, const char *process, const char *summary,
+             const struct logscan *ls, int64_t since)
+{
+	struct jv *o = jv_obj(), *lines = jv_arr();
+	char t[CLOCK_RFC3339_LEN];
+
+	jv_set_str(o, "kind", kind);
+	jv_set_str(o, "process", process);
+	jv_set(o, "summary", jv_new_str_lossy(summary, strlen(summary)));
+	for (size_t i = 0; i < ls->nlines; i++)
+		jv_push(lines,
+		        jv_new_str_lossy(ls->lines[i], strlen(ls->lines[i])));
+	jv_set(o, "lines", lines);
+	clock_rfc3339(since, t);
+	jv_set_str(o, "since", t);
+	return o;
+}
+
+struct jv *
+applog_problem(const char *ws, const char *id, const struct jv *procs)
+{
+	const struct jv *web = web_of(procs);
+	const char *name = web ? jv_str(jv_get(web, "name")) : NULL;
+	const char *kind;
+	char summary[LOGSCAN_SUMMARY + 64];
+	struct logscan *ls = NULL;
+	struct jv *out = NULL;
+	char *buf = NULL;
+	size_t n;
+	int64_t code;
+
+	if (name == NULL || strlen(name) >= APPLOG_NAME)
+		name = "web";
+	kind = state_kind(web, &code);
+	if ((ls = calloc(1, sizeof(*ls))) == NULL ||
+	    (buf = malloc(APPLOG_TAIL + 1)) == NULL)
+		goto out;
+	n = read_tail(ws, name, buf);
+	logscan_text(buf, n, ls);
+	if (kind == NULL && ls->kind == LOGSCAN_NONE) {
+		since_of(id, NULL, 0);
+		goto out;
+	}
+	if (kind == NULL) {
+		kind = ls->kind == LOGSCAN_COMPILE ? "compile_error"
+		                                   : "runtime_error";
+		snprintf(summary, sizeof(summary), "%s", ls->summary);
+	} else if (ls->kind != LOGSCAN_NONE) {
+		snprintf(summary, sizeof(summary), "%s", ls->summary);
+	} else {
+		logscan_tail(buf, n, LOGSCAN_LINES, ls);
+		if (strcmp(kind, "crashloop") == 0)
+			snprintf(summary, sizeof(summary),
+			         "The %s process keeps exiting right after it "
+			         "starts (exit code %lld).",
+			         name, (long long)code);
+		else
+			snprintf(summary, sizeof(summary),
+			         "The %s process exited (exit code %lld).",
+			         name, (long long)code);
+	}
+	out = problem_json(kind, name, summary, ls,
+	                   since_of(id, kind, ls->sig));
+out:
+	free(buf);
+	free(ls);
+	return out ? out : jv_new_null();
+}
+
+void
+applog_procs_seen(const char *id, const struct jv *procs)
+{
+	struct seen *s;
+
+	pthread_mutex_lock(&seen_mu);
+	if ((s = seen_get(id)) != NULL) {
+		s->nprocs = 0;
+		for (size_t i = 0; procs && i < jv_len(procs) &&
+		                   s->nprocs < APPLOG_PROCS;
+		     i++) {
+			const struct jv *p = jv_at(procs, i);
+			const char *name = jv_str(jv_get(p, "name"));
+			const char *k = jv_str(jv_get(p, "kind"));
+			struct seen_proc *sp = &s->procs[s->nprocs];
+			if (name == NULL || strlen(name) >= APPLOG_NAME)
+				continue;
+			snprintf(sp->name, sizeof(sp->name), "%s", name);
+			sp->web = k && strcmp(k, "web") == 0;
+			sp->port = (int)jv_int(jv_get(p, "port"));
+			s->nprocs++;
+		}
+	}
+	pthread_mutex_unlock(&seen_mu);
+}
+
+struct jv *
+applog_procs_paused(const char *id)
+{
+	struct jv *list = jv_arr();
+	struct seen *s;
+
+	pthread_mutex_lock(&seen_mu);
+	s = seen_ready && strlen(id) == ULID_LEN ? idtab_get(&seen_tab, id)
+	                                         : NULL;
+	for (size_t i = 0; s && i < s->nprocs; i++) {
+		struct jv *o = jv_obj();
+		jv_set_str(o, "name", s->procs[i].name);
+		jv_set_str(o, "kind", s->procs[i].web ? "web" : "worker");
+		jv_set_str(o, "state", "paused");
+		if (s->procs[i].port > 0)
+			jv_set_int(o, "port", s->procs[i].port);
+		jv_push(list, o);
+	}
+	pthread_mutex_unlock(&seen_mu);
+	return list;
+}

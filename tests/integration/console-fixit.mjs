@@ -152,7 +152,7 @@ await step('provider back: Retry refills the composer, the task succeeds', async
 	assert(await promptBox().evaluate((el) => el === document.activeElement), 'the prompt box has no focus after Retry');
 	await page.getByRole('button', {name: 'Send'}).click();
 	await outcome().getByText('Done').waitFor({timeout: T});
-	const r = await api('GET', `/v1/sandboxes/${sbId}/files?path=note.txt`);
+	const r = await api('GET', `/v1/sandboxes/${sbId}/files/content?path=note.txt`);
 	assert(r.status === 200 && r.text.startsWith('a note'), 'note.txt: ' + r.status + ' ' + r.text.slice(0, 80));
 	await shot('fixit-retried');
 	await axe('app Build (finished task)');
@@ -232,7 +232,7 @@ await step('an import from an unreachable URL: the card; the URL fixed; Try agai
 	await page.locator('.badge', {hasText: 'Running'}).waitFor({timeout: T});
 	const app = (await api('GET', '/v1/apps/' + id)).json;
 	assert(app.git && app.git.repo_url === env.GIT_GOOD, 'the URL was not saved: ' + JSON.stringify(app.git));
-	const f = await api('GET', `/v1/sandboxes/${app.current_sandbox_id}/files?path=index.html`);
+	const f = await api('GET', `/v1/sandboxes/${app.current_sandbox_id}/files/content?path=index.html`);
 	assert(f.status === 200 && /Imported app/.test(f.text), 'the repository was not cloned: ' + f.status);
 	await shot('fixit-import-retried');
 });

@@ -211,7 +211,7 @@ export function SandboxFailed({app, sandbox, onChange}) {
 		} catch (err) { setError(err); } finally { setBusy(false); }
 	};
 	return (
-		<form class="fail-card sandbox-failed" role="alert" aria-label="The sandbox failed" onSubmit={retry}>
+		<div class="fail-card sandbox-failed" role="alert" aria-label="The sandbox failed"><form onSubmit={retry}>
 			<p><strong>{imp ? 'The repository could not be imported.' : 'The app’s sandbox could not start.'}</strong></p>
 			{sandbox.error_message && <p><Rich text={sandbox.error_message} /></p>}
 			{imp && app.git && (
@@ -223,6 +223,6 @@ export function SandboxFailed({app, sandbox, onChange}) {
 				<button class="primary" type="submit" disabled={busy}>{busy ? 'Trying again…' : 'Try again'}</button>
 			</div>
 			<ErrorText error={error} />
-		</form>
+		</form></div>
 	);
 }

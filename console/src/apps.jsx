@@ -178,7 +178,7 @@ export function AppsList() {
 								<td><a href={'/apps/' + enc(a.id)}>{a.name}</a>
 									{a.git && <span class="muted"> · from {a.git.repo_url}</span>}</td>
 								<td><StatusBadge status={a.sandbox ? (a.sandbox.frozen ? 'frozen' : a.sandbox.status) : 'none'} /></td>
-								<td>{a.sandbox && a.sandbox.preview ? previewWords(a.sandbox.preview.status) : ''}</td>
+								<td>{a.sandbox && a.sandbox.preview && !a.sandbox.frozen && a.sandbox.preview.status !== 'frozen' ? previewWords(a.sandbox.preview.status) : ''}</td>
 								<td>{when(a.updated_at)}</td>
 							</tr>
 						))}
@@ -190,5 +190,5 @@ export function AppsList() {
 }
 
 export function previewWords(s) {
-	return {down: 'Stopped', starting: 'Warming up', ready: 'Ready', error: 'Error', none: 'No web page'}[s] || s;
+	return {down: 'Stopped', starting: 'Starting', ready: 'Ready', error: 'Not working', none: 'No web page'}[s] || 'Unknown';
 }

@@ -10,6 +10,7 @@ import {Spend, SpendLine} from './spend.jsx';
 import {Preview} from './preview.jsx';
 import {Processes} from './processes.jsx';
 import {AppTitle} from './apptitle.jsx';
+import {SandboxFailed} from './fixit.jsx';
 
 async function loadApp(id) {
 	const app = await get('/v1/apps/' + enc(id));
@@ -58,9 +59,7 @@ export function AppShell({params}) {
 				<span class="app-spend"><SpendLine app={app} /></span>
 				<AppMenu app={app} sandbox={sandbox} onChange={st.reload} />
 			</div>
-			{sandbox && sandbox.status === 'error' && (
-				<p class="error" role="alert">The sandbox failed{sandbox.error_message ? ': ' + sandbox.error_message : '.'} Reset it (in the App menu) and make a new one to try again.</p>
-			)}
+			{sandbox && sandbox.status === 'error' && <SandboxFailed app={app} sandbox={sandbox} onChange={st.reload} />}
 			{sandbox && sandbox.status === 'stopped' && sandbox.status_reason && sandbox.status_reason !== 'stopped' && (
 				<Note kind="warn">The sandbox was stopped: {stopWords[sandbox.status_reason] || sandbox.status_reason}.</Note>
 			)}
@@ -68,7 +67,7 @@ export function AppShell({params}) {
 			{fit && <PaneSwitch id={id} tab={tab} pane={pane} setPane={setPane} />}
 			{sandbox && tab === '' && (
 				<div class={'split pane-' + pane}>
-					<Chat sandbox={sandbox} onChange={st.reload} />
+					<Chat sandbox={sandbox} app={app} onChange={st.reload} />
 					<div class="side">
 						<Preview sandbox={sandbox} onChange={st.reload} />
 						<Processes sandbox={sandbox} />

@@ -1,19 +1,26 @@
-import {useState} from 'preact/hooks';
+import {useEffect, useRef, useState} from 'preact/hooks';
 import {get, post, enc} from './api.js';
 import {useLoad, ErrorText} from './ui.jsx';
 
-export function Composer({sandbox, running, onSubmitted}) {
+export function Composer({sandbox, running, onSubmitted, fill, blocked}) {
 	const agents = useLoad(() => get('/v1/agents'), []);
 	const [prompt, setPrompt] = useState('');
 	const [agent, setAgent] = useState('');
 	const [model, setModel] = useState('');
 	const [busy, setBusy] = useState(false);
 	const [error, setError] = useState(null);
+	const box = useRef(null);
+	// fill {text, n}: a new n puts text in the box and focuses it.
+	useEffect(() => {
+		if (!fill) return;
+		setPrompt(fill.text || '');
+		if (box.current) box.current.focus();
+	}, [fill && fill.n]);
 	const list = agents.data ? agents.data.agents : [];
 	const cur = list.find((a) => a.id === agent) || list.find((a) => a.status === 'connected') || list[0];
 	const submit = async (e) => {
 		e.preventDefault();
-		if (!prompt.trim()) return;
+		if (!prompt.trim() || blocked) return;
 		setBusy(true);
 		setError(null);
 		try {
@@ -34,8 +41,11 @@ export function Composer({sandbox, running, onSubmitted}) {
 	};
 	return (
 		<form class="composer" onSubmit={submit}>
+			{blocked && (
+				<p class="blocked" role="status">{blocked.message}{blocked.link && <> <a href={blocked.link.href}>{blocked.link.label}</a></>}</p>
+			)}
 			<label for="prompt" class="sr-only">What should the agent do?</label>
-			<textarea id="prompt" rows={3} value={prompt} onInput={(e) => setPrompt(e.currentTarget.value)}
+			<textarea id="prompt" ref={box} rows={3} value={prompt} onInput={(e) => setPrompt(e.currentTarget.value)}
 				onKeyDown={keydown} placeholder="Ask for a change, e.g. “make the title blue” (Ctrl+Enter sends)"
 				disabled={running} />
 			<div class="row">
@@ -54,7 +64,7 @@ export function Composer({sandbox, running, onSubmitted}) {
 						{cur && cur.free_model && <option value={cur.free_model} />}
 					</datalist>
 				</label>
-				<button type="submit" class="primary" disabled={busy || running || !prompt.trim()}>Send</button>
+				<button type="submit" class="primary" disabled={busy || running || !!blocked || !prompt.trim()}>Send</button>
 			</div>
 			{cur && cur.status !== 'connected' && !cur.free_model && (
 				<p class="note">{cur.label} is not connected: connect it in <a href="/settings/agents">Settings → AI agents</a>.</p>

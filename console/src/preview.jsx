@@ -1,6 +1,7 @@
 import {useState, useRef, useEffect} from 'preact/hooks';
 import {post, enc} from './api.js';
-import {ErrorText} from './ui.jsx';
+import {ErrorText, Rich} from './ui.jsx';
+import {ProblemCard} from './fixit.jsx';
 
 // The device sizes the preview can show the app at: Desktop fills the
 // pane; Tablet and Phone are that many CSS pixels wide, centred and scaled
@@ -55,16 +56,47 @@ function DeviceFrame({device, children}) {
 
 const previewState = {
 	down: 'The app is stopped. Start it to see the preview.',
-	starting: 'Warming up: the app is starting…',
+	starting: 'Starting the app…',
 	none: 'This app has no web page (it declares no web process).',
 };
+
+// What shows instead of the frame while there is no page to show.
+function PreviewState({sandbox, p, onChange}) {
+	if (sandbox.status === 'error')
+		return <p>The app does not run: its sandbox failed (the card above says why).</p>;
+	if (sandbox.status === 'creating')
+		return <p class="starting"><span class="spinner" aria-hidden="true" /> Making the app’s sandbox…</p>;
+	if (p.status === 'starting') {
+		// The daemon's plain words (detail) and, apart, the raw probe error.
+		return (
+			<>
+				<p class="starting"><span class="spinner" aria-hidden="true" /> Starting the app…</p>
+				{p.probe_error && p.detail && <p class="muted"><Rich text={p.detail} /></p>}
+			</>
+		);
+	}
+	if (p.status === 'error') {
+		return (
+			<>
+				<strong>The app’s web page is not working.</strong>
+				<p>{p.detail ? <Rich text={p.detail.replace(/\bbackoff\b/g, 'restarting after a crash')} /> : 'Its web process crashed or stopped answering.'} The web process’s log is below.</p>
+			</>
+		);
+	}
+	return (
+		<>
+			<p>{previewState[p.status] || 'The preview is not available.'}</p>
+			{p.status === 'down' && sandbox.status === 'stopped' && <StartButton sandbox={sandbox} onChange={onChange} />}
+		</>
+	);
+}
 
 // A one-time link to a private preview (POST /v1/apps/{id}/preview-link):
 // opened once, it gives the browser the preview's cookie on that host.
 const mintLink = (sandbox, ttl) =>
 	post('/v1/apps/' + enc(sandbox.app_id) + '/preview-link', {ttl_seconds: ttl}).then((l) => l.url);
 
-export function Preview({sandbox, onChange}) {
+export function Preview({sandbox, onChange, running}) {
 	const p = sandbox.preview || {status: 'down'};
 	const frame = useRef(null);
 	const [n, setN] = useState(0);
@@ -73,7 +105,6 @@ export function Preview({sandbox, onChange}) {
 	const [linkError, setLinkError] = useState(null);
 	const [device, setDevice] = useDevice();
 	const priv = p.visibility === 'private';
-	const notListening = p.status === 'starting' && p.detail;
 	// A frozen app is shown as it is: loading it thaws it in milliseconds.
 	const live = p.status === 'ready' || p.status === 'frozen';
 	// A private preview is framed through a fresh link (each reload too).
@@ -124,6 +155,7 @@ export function Preview({sandbox, onChange}) {
 			{priv && <p class="muted preview-note">Private preview: the address above works only for you, signed in here. To show the app to someone, copy a one-time link.</p>}
 			{copied && <p class="note" role="status">{copied}</p>}
 			<ErrorText error={linkError} />
+			<ProblemCard key={sandbox.problem ? sandbox.problem.since : 'none'} sandbox={sandbox} running={running || !!sandbox.active_task_id} onChange={onChange} />
 			{live ? (
 				src ? (
 					<DeviceFrame device={device}>
@@ -133,22 +165,7 @@ export function Preview({sandbox, onChange}) {
 				) : <div class="preview-state" role="status"><p>Opening the private preview…</p></div>
 			) : (
 				<div class={'preview-state ps-' + p.status} role="status">
-					{p.status === 'error' ? (
-						<>
-							<strong>The app's web page is in error.</strong>
-							<p>{p.detail || 'Its web process crashed or stopped answering.'} Look at the web process's log below.</p>
-						</>
-					) : notListening ? (
-						<>
-							<strong>Nothing answers on port {p.port} yet.</strong>
-							<p>{p.detail}</p>
-						</>
-					) : (
-						<p>{previewState[p.status] || p.status}{p.detail ? ' ' + p.detail : ''}</p>
-					)}
-					{p.status === 'down' && sandbox.status === 'stopped' && (
-						<StartButton sandbox={sandbox} onChange={onChange} />
-					)}
+					<PreviewState sandbox={sandbox} p={p} onChange={onChange} />
 				</div>
 			)}
 		</section>

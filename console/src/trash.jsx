@@ -61,7 +61,7 @@ export function Trash() {
 			{d && d.trash.length === 0 && <p>The trash is empty.</p>}
 			{d && d.trash.length > 0 && (
 				<>
-					<p class="muted">{d.entries} deleted app{d.entries === 1 ? '' : 's'}, {bytes(d.bytes)}.</p>
+					<p class="muted">{d.entries} deleted app{d.entries === 1 ? '' : 's'}, {d.trash.some((t) => t.bytes == null) ? 'size: measuring…' : bytes(d.bytes)}.</p>
 					<table class="list">
 						<caption class="sr-only">Deleted apps</caption>
 						<thead><tr><th scope="col">App</th><th scope="col">Deleted</th>

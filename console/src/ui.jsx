@@ -36,9 +36,45 @@ export function useAction() {
 	return [run, busy, error, setError];
 }
 
+// Error codes in words, for an error whose server sent no message of its own.
+const codeWords = {
+	network: 'Cannot reach sandboxd. Check that it runs and the connection is up.',
+	not_found: 'It is not there any more: someone may have deleted it.',
+	conflict: 'Something changed at the same time. Load the page again and retry.',
+	invalid_request: 'sandboxd did not accept the request.',
+	unauthorized: 'You are signed out. Sign in again.',
+	csrf_failed: 'The page is out of date. Load it again and retry.',
+	rate_limited: 'Too many tries. Wait a moment and try again.',
+	payload_too_large: 'That is too large for sandboxd.',
+	insufficient_storage: 'The host is out of disk space.',
+	operator_only: 'Only an operator of this sandboxd may do that.',
+	internal: 'sandboxd hit an internal error. Its log says more.',
+};
+
+// Server text as a sentence: a capital first letter, a full stop, and
+// `backtick spans` as <code>.
+export function Rich({text}) {
+	let s = String(text || '').trim();
+	if (!s) return null;
+	s = s[0].toUpperCase() + s.slice(1);
+	if (!/[.!?…:)]$/.test(s) && !s.endsWith('`')) s += '.';
+	else if (s.endsWith('`')) s += '.';
+	const parts = s.split('`');
+	// An odd count of backticks leaves the last one as it is.
+	if (parts.length % 2 === 0) return s;
+	return parts.map((p, i) => (i % 2 ? <code key={i}>{p}</code> : p));
+}
+
+export function errorWords(error) {
+	if (!error) return '';
+	const generic = !error.message || /^The server answered \d+\.$/.test(error.message);
+	if (generic && error.code && codeWords[error.code]) return codeWords[error.code];
+	return error.message || String(error);
+}
+
 export function ErrorText({error}) {
 	if (!error) return null;
-	return <p class="error" role="alert">{error.message || String(error)}</p>;
+	return <p class="error" role="alert"><Rich text={errorWords(error)} /></p>;
 }
 
 // A line that tells: kind 'ok' (green, the default: something worked),

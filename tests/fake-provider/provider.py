@@ -3,7 +3,7 @@
 
     python3 provider.py --port N --log FILE [--bind ADDR] [--expect-key KEY]
                         [--chunk-delay-ms MS] [--dump-dir DIR] [--model ID]
-                        [--dns-port 53 --dns-log FILE]
+                        [--directives-file FILE] [--dns-port 53 --dns-log FILE]
 
 Prints "listening on ADDR:PORT" once it accepts connections (--port 0: any
 free port, the line says which).  README.md has the directives and the
@@ -54,6 +54,10 @@ is sent: time, method, path, every header (names lower-cased), body size, the
 protocol, model, stream flag, offered tool names, the directives seen and
 what was answered.  --dump-dir DIR also saves each request body as
 DIR/NNNN.json.
+
+--directives-file FILE: the directives for a prompt that has none of its
+own (a prompt a console writes, say), read from FILE again for every
+request; a missing or empty file gives none.
 
 --expect-key KEY (may repeat): a request whose x-api-key (or Authorization: Bearer token)
 is not KEY gets the protocol's 401.
@@ -127,6 +131,21 @@ class State:
 # --- reading requests ---------------------------------------------------------
 
 
+DIRECTIVES_FILE_MAX = 256 * 1024
+
+
+def file_directives(path):
+    """The directives in --directives-file, read again for each request (so
+    a test can change the answer between prompts); none when the file is
+    missing, empty or unreadable."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read(DIRECTIVES_FILE_MAX)
+    except (OSError, UnicodeDecodeError):
+        return []
+    return [(k, v if v is not None else "") for k, v in DIRECTIVE_RE.findall(text)]
+
+
 def text_of(content):
     """The text of a message's content: a string, or the text blocks of a
     list of blocks (both protocols)."""
@@ -170,6 +189,7 @@ class Conversation:
         self.directives = [(k, v if v is not None else "")
                            for k, v in DIRECTIVE_RE.findall(self.prompt)]
         self.images = self._images(msgs)
+        self.from_file = False
         self.tools = self._tools(body)
         self.system_text = self._system_text(body, msgs)
         self.model = str(body.get("model", "")) if isinstance(body, dict) else ""
@@ -589,7 +609,10 @@ class Handler(BaseHTTPRequestHandler):
             return self.send_json(200, {"input_tokens": tokens_of(len(raw))})
 
         conv = Conversation(api, body)
-        rec.update(model=conv.model, stream=conv.stream,
+        if not conv.directives and st.args.directives_file:
+            conv.directives = file_directives(st.args.directives_file)
+            conv.from_file = bool(conv.directives)
+        rec.update(directives_file=conv.from_file, model=conv.model, stream=conv.stream,
                    tools=[n for n, _ in conv.tools],
                    directives=["%s=%s" % (k, v) if v else k for k, v in conv.directives],
                    tool_results=conv.tool_results, images=conv.images)
@@ -845,6 +868,9 @@ def main():
                     help="another model id in listings (repeatable)")
     ap.add_argument("--default-cwd", default="/home/sandbox/workspace/app",
                     help="resolves a relative write PATH when the request names no cwd")
+    ap.add_argument("--directives-file", default=None,
+                    help="directives for a prompt that has none of its own (the file is "
+                         "read again for each request; missing or empty: none)")
     ap.add_argument("--dns-port", type=int, default=None,
                     help="also answer DNS over UDP on this port of --bind: NXDOMAIN to "
                          "everything, each name asked for logged to --dns-log")

@@ -91,7 +91,7 @@ if [[ $(id -u) == 0 ]]; then
 	DNS_ARGS=(--dns-port 53 --dns-log "$T/dns.jsonl")
 fi
 python3 "$here/provider.py" --port 0 --bind "$GW" --log "$T/provider.jsonl" \
-	--expect-key "$KEY" "${DNS_ARGS[@]}" >"$T/provider.out" 2>"$T/provider.err" &
+	--expect-key "$KEY" --directives-file "$T/directives.txt" "${DNS_ARGS[@]}" >"$T/provider.out" 2>"$T/provider.err" &
 PROV_PID=$!
 PORT=
 for _ in $(seq 100); do
@@ -127,6 +127,34 @@ EOF
 }
 WHY="the provider did not answer a wrong key with the protocols' 401"
 check "provider: a wrong key gets 401 (Anthropic and OpenAI shapes)" wrong_key_shapes
+
+# --directives-file: the answer to a prompt without directives of its own,
+# read again for each request; a prompt's own directives win.
+file_directives() {
+	python3 - "$BASE" "$KEY" "$T/directives.txt" <<'EOF'
+import json, os, sys, urllib.request
+base, key, path = sys.argv[1:4]
+def text(prompt):
+    body = json.dumps({"model": "m", "messages": [{"role": "user", "content": prompt}]}).encode()
+    req = urllib.request.Request(base + "/v1/chat/completions", data=body,
+                                 headers={"content-type": "application/json", "authorization": "Bearer " + key})
+    with urllib.request.urlopen(req, timeout=10) as r:
+        return json.loads(r.read())["choices"][0]["message"]["content"]
+if os.path.exists(path):
+    os.remove(path)
+assert text("Fix it.") == "Hello from the fake provider", "no file: " + text("Fix it.")
+with open(path, "w") as f:
+    f.write("[[provider:text=first answer]]\n")
+assert text("Fix it.") == "first answer", "the file's text: " + text("Fix it.")
+with open(path, "w") as f:
+    f.write("[[provider:text=second answer]]\n")
+assert text("Fix it.") == "second answer", "not read again: " + text("Fix it.")
+assert text("Mine. [[provider:text=own]]") == "own", "the prompt's own directives lost"
+os.remove(path)
+EOF
+}
+WHY="the directives file was not applied as documented"
+check "provider: --directives-file answers a prompt without directives, read per request" file_directives
 
 # --- helpers --------------------------------------------------------------------
 
@@ -382,6 +410,16 @@ check "opencode: the 402 is an error event with statusCode 402" \
 	json_lines_has 'o["type"] == "error" and o["error"]["data"]["statusCode"] == 402'
 # One request for the session title, one for the task: neither retried.
 check "opencode: no retry after the 402 (title + task request)" answered_402 2
+
+# A prompt without directives (as a console writes it) scripted by the file.
+new_ws opencodefile
+printf '%s\n' '[[provider:write=fixed.txt]] [[provider:content=fixed by the file\n]]' >"$T/directives.txt"
+sandbox opencodefile "${opencode_env[@]}" "${opencode_cmd[@]}" \
+	"The app shows this error. Fix it."
+rm -f "$T/directives.txt"
+check "opencode: --directives-file scripts a plain prompt (exit 0 in ${MS} ms)" exit_is 0
+check "opencode: fixed.txt written as the directives file says" \
+	file_is "$WS/workspace/app/fixed.txt" "fixed by the file"
 
 echo "# fake-provider selftest: $((CASES - FAILS)) passed, $FAILS failed"
 ((FAILS == 0))

@@ -16,6 +16,13 @@
  * its place is refused by wsfs_open_file, and nothing past the tail is
  * read.  "since" is remembered per sandbox with the error's signature
  * (logscan.h): the same error printed again keeps its first time.
+ *
+ * A fixed file clears a compile error even when the dev server prints
+ * nothing on success (Vite logs a transform error when a client asks for
+ * the module, and nothing when it compiles): the error names the file,
+ * and a file of the workspace changed after the log's last write was
+ * changed after the error.  Still broken, the next request for it prints
+ * the error again, which makes the log the newer of the two.
  */
 #include "applog/problem.h"
 
@@ -93,11 +100,12 @@ web_of(const struct jv *procs)
 
 /*
  * The last APPLOG_TAIL bytes of <ws>/.sandboxd/logs/<name>.log, from the
- * first whole line, into buf (NUL-terminated).  Returns their length; 0
- * when there is no such file or it cannot be read.
+ * first whole line, into buf (NUL-terminated), and the log's mtime into
+ * *mtime.  Returns their length; 0 when there is no such file or it
+ * cannot be read.
  */
 static size_t
-read_tail(const char *ws, const char *name, char *buf)
+read_tail(const char *ws, const char *name, char *buf, struct timespec *mtime)
 {
 	char rel[96];
 	struct err e = {0};
@@ -114,8 +122,11 @@ read_tail(const char *ws, const char *name, char *buf)
 	close(dfd);
 	if (fd < 0)
 		return 0;
-	if (fstat(fd, &st) == 0 && st.st_size > (off_t)APPLOG_TAIL)
-		off = st.st_size - (off_t)APPLOG_TAIL;
+	if (fstat(fd, &st) == 0) {
+		*mtime = st.st_mtim;
+		if (st.st_size > (off_t)APPLOG_TAIL)
+			off = st.st_size - (off_t)APPLOG_TAIL;
+	}
 	n = pread(fd, buf, APPLOG_TAIL, off);
 	close(fd);
 	if (n <= 0)
@@ -127,6 +138,55 @@ read_tail(const char *ws, const char *name, char *buf)
 		n -= (ssize_t)skip;
 	}
 	return (size_t)n;
+}
+
+/* The home directory inside the sandbox: the workspace on the host. */
+#define SANDBOX_HOME "/home/sandbox/"
+
+static bool
+later(struct timespec a, struct timespec b)
+{
+	return a.tv_sec > b.tv_sec ||
+	       (a.tv_sec == b.tv_sec && a.tv_nsec > b.tv_nsec);
+}
+
+/*
+ * Whether the first file of the workspace an error's lines name (as
+ * "/home/sandbox/…", the way the dev servers print paths) was changed
+ * after log_mtime: then it was fixed, or changed, since the error.
+ */
+static bool
+named_file_changed(const char *ws, const struct logscan *ls,
+                   struct timespec log_mtime)
+{
+	for (size_t i = 0; i < ls->nlines; i++) {
+		const char *p = strstr(ls->lines[i], SANDBOX_HOME);
+		char rel[LOGSCAN_LINE_MAX];
+		struct err e = {0};
+		struct stat st;
+		size_t n;
+		int dfd, fd;
+		bool changed;
+
+		if (p == NULL)
+			continue;
+		p += strlen(SANDBOX_HOME);
+		n = strcspn(p, ": \t\"'()?");
+		if (n == 0 || n >= sizeof(rel))
+			continue;
+		memcpy(rel, p, n);
+		rel[n] = '\0';
+		if ((dfd = wsfs_open_dir(ws, "", &e)) < 0)
+			return false;
+		fd = wsfs_open_file(dfd, rel, &e);
+		close(dfd);
+		if (fd < 0)
+			continue; /* not a file of the workspace: the next one */
+		changed = fstat(fd, &st) == 0 && later(st.st_mtim, log_mtime);
+		close(fd);
+		return changed;
+	}
+	return false;
 }
 
 /* The kind the supervisor's state of the web process gives, or NULL. */
@@ -196,6 +256,7 @@ applog_problem(const char *ws, const char *id, const struct jv *procs)
 	struct logscan *ls = NULL;
 	struct jv *out = NULL;
 	char *buf = NULL;
+	struct timespec log_mtime = {0};
 	size_t n;
 	int64_t code;
 
@@ -205,8 +266,10 @@ applog_problem(const char *ws, const char *id, const struct jv *procs)
 	if ((ls = calloc(1, sizeof(*ls))) == NULL ||
 	    (buf = malloc(APPLOG_TAIL + 1)) == NULL)
 		goto out;
-	n = read_tail(ws, name, buf);
+	n = read_tail(ws, name, buf, &log_mtime);
 	logscan_text(buf, n, ls);
+	if (ls->kind == LOGSCAN_COMPILE && named_file_changed(ws, ls, log_mtime))
+		ls->kind = LOGSCAN_NONE;
 	if (kind == NULL && ls->kind == LOGSCAN_NONE) {
 		since_of(id, NULL, 0);
 		goto out;

@@ -33,8 +33,7 @@ fi
 DIRECTIVES=$IT_TMP/directives.txt
 start_fake_provider --directives-file "$DIRECTIVES"
 
-# The git server with the repository an import is fixed to.
-GIT_TOKEN=ghp-fixit-$RANDOM$RANDOM$RANDOM
+# The git server with the (public) repository an import is fixed to.
 ROOT=$IT_TMP/remote
 mkdir -p "$ROOT"
 G=(git -c safe.directory='*' -c user.name=dev -c user.email=dev@example.com -c init.defaultBranch=main)
@@ -43,7 +42,7 @@ W=$IT_TMP/seed
 printf '<!doctype html><title>imported</title><h1>Imported app</h1>\n' >"$W/index.html"
 "${G[@]}" -C "$W" add -A && "${G[@]}" -C "$W" commit -q -m first
 "${G[@]}" clone -q --bare "$W" "$ROOT/site.git"
-start_git_server "$ROOT" "$GIT_TOKEN"
+start_git_server "$ROOT"
 CLOSED=$(free_port) # nothing listens there
 
 EDGE_PORT=$(free_port)
@@ -87,7 +86,6 @@ SHOTS=${SHOTS:-}
 env CONSOLE_URL="http://console.localhost:$EDGE_PORT" API_URL="$API_URL" TOKEN="$FIRST_TOKEN" \
 	SETUP_CODE="$SETUP_CODE" SHOTS="$SHOTS" CHROMIUM="$CHROMIUM" DIRECTIVES="$DIRECTIVES" CTL="$CTL" \
 	GIT_GOOD="http://127.0.0.1:$GPORT/site.git" GIT_BAD="http://127.0.0.1:$CLOSED/site.git" \
-	GIT_TOKEN="$GIT_TOKEN" \
 	timeout -k 10 1500 node "$IT_ROOT/tests/integration/console-fixit.mjs" >"$IT_TMP/flow.out" 2>&1 &
 FLOW_PID=$!
 provider_ctl

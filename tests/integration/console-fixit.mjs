@@ -228,7 +228,10 @@ await step('an import from an unreachable URL: the card; the URL fixed; Try agai
 	await axe('app Build (failed import)');
 	await card.getByLabel('Repository URL').fill(env.GIT_GOOD);
 	await card.getByRole('button', {name: 'Try again'}).click();
-	await card.waitFor({state: 'detached', timeout: T});
+	await card.waitFor({state: 'detached', timeout: T}).catch(async (e) => {
+		const text = await card.innerText().catch(() => '');
+		throw new Error('the failed card stayed after Try again: ' + text.replace(/\s+/g, ' ').slice(0, 400));
+	});
 	await page.locator('.badge', {hasText: 'Running'}).waitFor({timeout: T});
 	const app = (await api('GET', '/v1/apps/' + id)).json;
 	assert(app.git && app.git.repo_url === env.GIT_GOOD, 'the URL was not saved: ' + JSON.stringify(app.git));

@@ -694,14 +694,14 @@ start_edge_daemon() {
 	EDGE=http://127.0.0.1:$EDGE_PORT
 }
 
-# start_git_server ROOT TOKEN: tests/git-server on 127.0.0.1:$GPORT (a
-# free port) serving the bare repositories under ROOT to TOKEN, logging to
-# $IT_TMP/git-server.log, stopped at cleanup.  Bails when it does not
-# come up.
+# start_git_server ROOT [TOKEN]: tests/git-server on 127.0.0.1:$GPORT (a
+# free port) serving the bare repositories under ROOT to TOKEN (to anyone
+# without one: a public repository), logging to $IT_TMP/git-server.log,
+# stopped at cleanup.  Bails when it does not come up.
 start_git_server() {
 	GPORT=$(free_port)
 	python3 "$IT_ROOT/tests/git-server/server.py" --root "$1" --port "$GPORT" \
-		--token "$2" --log "$IT_TMP/git-server.log" >/dev/null 2>&1 &
+		${2:+--token "$2"} --log "$IT_TMP/git-server.log" >/dev/null 2>&1 &
 	GIT_SRV_PID=$!
 	IT_CLEANUP_HOOKS+=(stop_git_server)
 	wait_until 5 bash -c "exec 3<>/dev/tcp/127.0.0.1/$GPORT" 2>/dev/null ||

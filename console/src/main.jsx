@@ -2,7 +2,7 @@ import {render} from 'preact';
 import {useEffect, useState} from 'preact/hooks';
 import {LocationProvider, Router, Route, useLocation} from 'preact-iso';
 import {loadAuth, onAuthChange, authState, signOut} from './api.js';
-import {SignIn} from './signin.jsx';
+import {SignIn, SessionEnded} from './signin.jsx';
 import {AppsList} from './apps.jsx';
 import {AppShell} from './appview.jsx';
 import {Settings} from './settings.jsx';
@@ -72,6 +72,7 @@ function Shell() {
 		<>
 			{!auth.auth_enabled && <OpenBanner />}
 			{auth.signed_in && <Header auth={auth} />}
+			{auth.session_ended && <SessionEnded />}
 			<Router>
 				<Route path="/signin" component={SignIn} />
 				<Route path="/" component={() => <Redirect to="/apps" />} />

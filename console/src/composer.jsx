@@ -182,7 +182,7 @@ export function Composer({sandbox, running, onSubmitted, fill, blocked}) {
 					</select>
 				</label>
 				<label>Model
-					<select value={choice} onChange={(e) => setChoice(e.currentTarget.value)}>
+					<select id="composer-model" value={choice} onChange={(e) => setChoice(e.currentTarget.value)}>
 						<option value="">{'The agent’s default' + (def ? ': ' + (def.label || def.id) : '')}</option>
 						{byProvider(models).map(([p, ms]) => (
 							<optgroup label={p} key={p}>

@@ -70,22 +70,30 @@ addEventListener('pagehide', flushDrafts);
 // clear() drops the draft (after the text was sent).
 export function useDraft(key, value, setValue) {
 	const [restored, setRestored] = useState(false);
-	const loaded = useRef(null);
+	// {key, waiting}: which key the box holds; waiting is the restored
+	// text until the box shows it (the same render still has the old value).
+	const at = useRef(null);
 	useEffect(() => {
 		const d = loadDraft(key);
-		loaded.current = key;
 		if (d && d.text.trim()) {
+			at.current = {key, waiting: d.text};
 			setValue(d.text);
 			setRestored(true);
 		} else {
+			at.current = {key};
 			setRestored(false);
 		}
 		return () => flushDraft(key);
 	}, [key]);
 	useEffect(() => {
-		if (loaded.current !== key) return;
+		const a = at.current;
+		if (!a || a.key !== key) return;
+		if (a.waiting !== undefined) {
+			if (value === a.waiting) a.waiting = undefined;
+			return;
+		}
 		saveDraft(key, () => (value.trim() ? {text: value} : null));
-		if (!value) setRestored(false);
+		if (!value.trim()) setRestored(false);
 	}, [key, value]);
 	return {
 		restored,

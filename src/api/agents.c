@@ -29,6 +29,7 @@
  * bound to the scope that started it: a finish in another scope does
  * not find it.
  */
+#include <ctype.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
@@ -38,6 +39,7 @@
 #include "cred/credentials.h"
 #include "lib/clock.h"
 #include "lib/log.h"
+#include "spend/spend.h"
 
 #define HINT_MIN 16 /* shorter keys get no hint: 4 characters is too much */
 
@@ -123,6 +125,135 @@ set_model(struct store *st, const char *tenant, const struct agent_def *a,
 	       from ? jv_new_str(from) : json_null());
 }
 
+/* A dated snapshot ("…-20250514", "…-2025-08-07"): the alias is listed. */
+static bool
+dated(const char *name)
+{
+	size_t n = strlen(name), d = 0;
+
+	for (size_t i = n; i > 0 && (isdigit((unsigned char)name[i - 1]) ||
+	                             name[i - 1] == '-');
+	     i--)
+		d += isdigit((unsigned char)name[i - 1]) != 0;
+	return d >= 8;
+}
+
+/* "claude-sonnet-4-5" as "Claude Sonnet 4.5", "gpt-5-mini" "GPT-5 Mini". */
+static void
+model_label(const char *id, char *out, size_t len)
+{
+	const char *name = strrchr(id, '/') ? strrchr(id, '/') + 1 : id;
+	size_t n = 0;
+
+	for (const char *p = name; *p && n + 4 < len; p++) {
+		bool start = p == name || p[-1] == '-';
+		if (*p != '-')
+			out[n++] = start && !(p[0] == 'o' &&
+			                      isdigit((unsigned char)p[1]))
+			               ? (char)toupper((unsigned char)*p)
+			               : *p;
+		else if (isdigit((unsigned char)p[-1]) &&
+		         isdigit((unsigned char)p[1]))
+			out[n++] = '.';
+		else
+			out[n++] =
+			    strncmp(name, "gpt-", 4) == 0 && p == name + 3
+			        ? '-'
+			        : ' ';
+	}
+	out[n] = '\0';
+	if (strncmp(out, "Gpt", 3) == 0)
+		memcpy(out, "GPT", 3);
+}
+
+/* The name a model of provider has in the agent's --model. */
+static void
+model_id(const struct agent_def *a, const char *provider, const char *name,
+         char *out, size_t len)
+{
+	if (a->kind != AGENT_OPENCODE)
+		snprintf(out, len, "%s", name);
+	else
+		snprintf(out, len, "%s/%s",
+		         strcmp(provider, "zen") == 0 ? "opencode" : provider,
+		         name);
+}
+
+/* The proxy upstream an id of the agent goes to (agent/opencode.c). */
+static const char *
+model_provider(const struct agent_def *a, const char *id)
+{
+	static const char *const named[] = {"openai", "anthropic", "compat"};
+	const char *slash = strchr(id, '/');
+
+	if (a->kind != AGENT_OPENCODE)
+		return a->upstreams[0];
+	for (size_t i = 0; slash && i < sizeof(named) / sizeof(named[0]); i++)
+		if (strlen(named[i]) == (size_t)(slash - id) &&
+		    strncmp(id, named[i], (size_t)(slash - id)) == 0)
+			return named[i];
+	return "zen";
+}
+
+static void
+model_push(struct jv *arr, const struct agent_def *a, const char *id,
+           const char *free_id, const char *def, bool connected)
+{
+	const char *provider = model_provider(a, id);
+	bool free_one = free_id && strcmp(id, free_id) == 0;
+	bool usable = connected || (free_one && a->free_upstream &&
+	                            strcmp(provider, a->free_upstream) == 0);
+	char label[96], why[200];
+	struct jv *m = jv_obj();
+
+	for (size_t i = 0; i < jv_len(arr); i++)
+		if (strcmp(jv_str(jv_get(jv_at(arr, i), "id")), id) == 0) {
+			jv_free(m);
+			return;
+		}
+	model_label(id, label, sizeof(label));
+	jv_set_str(m, "id", id);
+	jv_set_str(m, "label", label);
+	jv_set_str(m, "provider", provider);
+	jv_set_bool(m, "usable", usable);
+	snprintf(why, sizeof(why),
+	         "no credential for %s is stored: connect one (PUT "
+	         "/v1/agents/%s/api-key)",
+	         a->label, a->name);
+	jv_set(m, "reason", usable ? json_null() : jv_new_str(why));
+	jv_set_bool(m, "free", free_one);
+	jv_set_bool(m, "default", def && strcmp(id, def) == 0);
+	jv_push(arr, m);
+}
+
+/*
+ * The models of the agent: its default and free models first, then the
+ * built-in price table's (aliases, not dated snapshots) of the upstreams
+ * the agent reaches.  A task may still name any other model.
+ */
+static struct jv *
+models_json(const struct agent_def *a, const struct jv *o, const char *free_id,
+            bool connected)
+{
+	const char *def = jv_str(jv_get(o, "default_model")), *provider, *name;
+	struct jv *arr = jv_arr();
+	char id[160];
+
+	if (def == NULL)
+		def = a->default_model;
+	if (def)
+		model_push(arr, a, def, free_id, def, connected);
+	if (free_id)
+		model_push(arr, a, free_id, free_id, def, connected);
+	for (size_t i = 0; (name = spend_model_at(i, &provider)) != NULL; i++) {
+		if (!agent_uses_upstream(a, provider) || dated(name))
+			continue;
+		model_id(a, provider, name, id, sizeof(id));
+		model_push(arr, a, id, free_id, def, connected);
+	}
+	return arr;
+}
+
 /* The agent as the tenant ("" the instance) sees it. */
 static struct jv *
 agent_json(struct req *r, const char *tenant, const struct agent_def *a)
@@ -155,6 +286,11 @@ agent_json(struct req *r, const char *tenant, const struct agent_def *a)
 	set_model(st, tenant, a, o);
 	if (a->free_model)
 		jv_set_str(o, "free_model", r->core->cfg->opencode_free_model);
+	jv_set(o, "models",
+	       models_json(a, o,
+	                   a->free_model ? r->core->cfg->opencode_free_model
+	                                 : NULL,
+	                   rc == 0));
 	jv_set_bool(o, "supports_api_key", a->api_key);
 	jv_set_bool(o, "supports_oauth", a->oauth);
 	return o;

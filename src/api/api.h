@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "sandbox/core.h"
 #include "lib/buf.h"
@@ -55,6 +56,19 @@ struct resp {
 	struct evlog_sub *stream; /* an event stream to send instead of body */
 	int retry_after;          /* seconds, for 429; 0: none */
 	char trash_id[ULID_LEN + 1]; /* a delete kept in the trash, or "" */
+	/*
+	 * A body made while it is sent, instead of body (export.c): read
+	 * gives up to max bytes (their count), 0 at its end, -1 when it
+	 * cannot go on (the response then ends unfinished); free releases
+	 * arg once the response is done.  read runs on a server thread, a
+	 * bounded step a call, only when the client can take more.
+	 */
+	struct api_pull {
+		ssize_t (*read)(void *arg, char *buf, size_t max);
+		void (*free)(void *arg);
+		void *arg;
+	} pull;
+	char disposition[160]; /* a Content-Disposition header, or "" */
 };
 
 typedef void (*api_handler)(struct req *, struct resp *);
@@ -76,8 +90,8 @@ extern const struct route health_routes[], signin_routes[], status_routes[],
     metrics_routes[], presets_routes[], apps_routes[], trash_routes[],
     pvlinks_routes[], sandboxes_routes[], processes_routes[], files_routes[],
     tasks_routes[], agents_routes[], spend_routes[], settings_routes[],
-    config_routes[], git_routes[], gitpush_routes[], gitcreds_routes[],
-    tokens_routes[];
+    config_routes[], export_routes[], git_routes[], gitpush_routes[],
+    gitcreds_routes[], tokens_routes[];
 
 /* Replies: set status and body.  reply_json steals v. */
 void api_reply_json(struct resp *w, int status, struct jv *v);
@@ -142,6 +156,7 @@ void apps_list(struct req *, struct resp *);
 void apps_get(struct req *, struct resp *);
 void apps_patch(struct req *, struct resp *);
 void apps_delete(struct req *, struct resp *);
+void apps_export(struct req *, struct resp *);
 void trash_list(struct req *, struct resp *);
 void trash_get(struct req *, struct resp *);
 void trash_restore_post(struct req *, struct resp *);

@@ -26,11 +26,12 @@
 
 /* The order of matching: do not sort. */
 static const struct route *const tables[] = {
-    health_routes,    signin_routes,    status_routes,   metrics_routes,
-    presets_routes,   apps_routes,      trash_routes,    pvlinks_routes,
-    sandboxes_routes, processes_routes, files_routes,    tasks_routes,
-    agents_routes,    spend_routes,     settings_routes, config_routes,
-    git_routes,       gitpush_routes,   gitcreds_routes, tokens_routes,
+    health_routes,  signin_routes,    status_routes,    metrics_routes,
+    presets_routes, apps_routes,      export_routes,    trash_routes,
+    pvlinks_routes, sandboxes_routes, processes_routes, files_routes,
+    tasks_routes,   agents_routes,    spend_routes,     settings_routes,
+    config_routes,  git_routes,       gitpush_routes,   gitcreds_routes,
+    tokens_routes,
 };
 
 /*

@@ -274,6 +274,47 @@ stream_response(struct resp *w)
 	return mr;
 }
 
+static ssize_t
+pull_read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+	const struct api_pull *p = cls;
+	ssize_t n = p->read(p->arg, buf, max);
+
+	(void)pos;
+	if (n == 0)
+		return MHD_CONTENT_READER_END_OF_STREAM;
+	return n < 0 ? MHD_CONTENT_READER_END_WITH_ERROR : n;
+}
+
+static void
+pull_free(void *cls)
+{
+	struct api_pull *p = cls;
+
+	p->free(p->arg);
+	free(p);
+}
+
+/* A body made while it is sent (chunked), given to the response. */
+static struct MHD_Response *
+pull_response(struct resp *w)
+{
+	struct api_pull *p = malloc(sizeof(*p));
+	struct MHD_Response *mr = NULL;
+
+	if (p) {
+		*p = w->pull;
+		mr = MHD_create_response_from_callback(
+		    MHD_SIZE_UNKNOWN, API_PULL_BLOCK, pull_read, p, pull_free);
+	}
+	if (mr == NULL) {
+		w->pull.free(w->pull.arg);
+		free(p);
+	}
+	w->pull.read = NULL;
+	return mr;
+}
+
 static enum MHD_Result
 send_resp(struct MHD_Connection *conn, struct req *r, struct resp *w)
 {
@@ -282,6 +323,8 @@ send_resp(struct MHD_Connection *conn, struct req *r, struct resp *w)
 
 	if (w->stream)
 		mr = stream_response(w);
+	else if (w->pull.read)
+		mr = pull_response(w);
 	else
 		mr = MHD_create_response_from_buffer(
 		    w->body.len, w->body.data ? w->body.data : "",
@@ -296,6 +339,9 @@ send_resp(struct MHD_Connection *conn, struct req *r, struct resp *w)
 		MHD_add_response_header(mr, MHD_HTTP_HEADER_ALLOW, w->allow);
 	if (w->etag[0])
 		MHD_add_response_header(mr, MHD_HTTP_HEADER_ETAG, w->etag);
+	if (w->disposition[0])
+		MHD_add_response_header(mr, MHD_HTTP_HEADER_CONTENT_DISPOSITION,
+		                        w->disposition);
 	if (w->trash_id[0]) {
 		char link[96];
 		snprintf(link, sizeof(link),

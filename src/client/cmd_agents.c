@@ -43,6 +43,61 @@ cmd_agents(struct cli *c, const struct cli_args *a)
 	return rc;
 }
 
+static void
+print_json(const struct jv *v)
+{
+	struct buf b;
+
+	buf_init(&b, 0);
+	if (jv_dump(v, &b) == 0)
+		printf("%s\n", b.data);
+	buf_release(&b);
+}
+
+/* The models of one agent or of all, a table of one row a model. */
+int
+cmd_agents_models(struct cli *c, const struct cli_args *a)
+{
+	static const struct cli_col cols[] = {
+	    {.head = "AGENT", .field = "agent"},
+	    {.head = "MODEL", .field = "id"},
+	    {.head = "PROVIDER", .field = "provider"},
+	    {.head = "USABLE", .field = "usable", .kind = CLI_COL_YESNO},
+	    {.head = "FREE", .field = "free", .kind = CLI_COL_YESNO},
+	    {.head = "DEFAULT", .field = "default", .kind = CLI_COL_YESNO},
+	};
+	const char *only = a->npos > 0 ? a->pos[0] : NULL;
+	struct jv *rows = jv_arr(), *agents;
+	struct cli_resp r;
+	bool found = false;
+	int rc = cli_call(c, "GET", "/v1/agents", NULL, &r);
+
+	agents = rc == 0 ? jv_get(r.json, "agents") : NULL;
+	for (size_t i = 0; i < jv_len(agents); i++) {
+		const struct jv *ag = jv_at(agents, i);
+		const struct jv *ms = jv_get(ag, "models");
+		const char *name = jv_str(jv_get(ag, "id"));
+		if (name == NULL || (only && strcmp(only, name) != 0))
+			continue;
+		found = true;
+		for (size_t k = 0; k < jv_len(ms); k++) {
+			struct jv *m = jv_copy(jv_at(ms, k));
+			jv_set_str(m, "agent", name);
+			jv_push(rows, m);
+		}
+	}
+	if (rc == 0 && only && !found)
+		rc = cli_fail(CLI_ENOTFOUND, "not_found", "no such agent: %s",
+		              only);
+	else if (rc == 0 && c->json)
+		print_json(rows);
+	else if (rc == 0)
+		cli_print_list(c, rows, cols, 6, 1);
+	jv_free(rows);
+	cli_resp_release(&r);
+	return rc;
+}
+
 static int
 agent_path(char *out, size_t len, const char *agent, const char *verb,
            const struct cli_args *a)

@@ -1,13 +1,17 @@
 /*
- * The app commands: apps, app create|show|delete|visibility|link|unlink,
+ * The app commands: apps, app create|show|delete|visibility|link|unlink|
+ * export,
  * and the trash of deleted apps: trash, trash restore|purge.  Deleting asks
  * first (the workspace is the only copy of the files unless pushed) unless
  * --yes; with no terminal to ask on, it refuses without --yes rather
  * than guess.
  */
+#include <ctype.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "client/calls.h"
 #include "client/commands.h"
@@ -80,6 +84,121 @@ cmd_app_show(struct cli *c, const struct cli_args *a)
 	if (cli_pathf(path, sizeof(path), "/v1/apps/%s", a->pos[0]) < 0)
 		return cli_fail(CLI_EUSAGE, "usage", "the id is too long");
 	return cli_get_show(c, path);
+}
+
+/* The app's name as the server's export names it: [a-z0-9-], or "app". */
+static void
+export_name(const char *name, char *out, size_t len)
+{
+	size_t n = 0;
+	bool dash = false;
+
+	for (const char *p = name ? name : ""; *p && n + 6 < len && n < 64;
+	     p++) {
+		unsigned char ch = (unsigned char)*p;
+		if (!isalnum(ch) || ch >= 0x80) {
+			dash = true;
+			continue;
+		}
+		if (dash && n > 0)
+			out[n++] = '-';
+		out[n++] = (char)tolower(ch);
+		dash = false;
+	}
+	snprintf(out + n, len - n, "%s.zip", n ? "" : "app");
+}
+
+struct export_out {
+	FILE *f;
+	int err;
+	long long bytes;
+};
+
+static size_t
+export_bytes(const char *p, size_t n, void *arg)
+{
+	struct export_out *o = arg;
+
+	if (fwrite(p, 1, n, o->f) != n) {
+		o->err = errno;
+		return 0;
+	}
+	o->bytes += (long long)n;
+	return n;
+}
+
+/* Streams the export at path into o->f; 0, or the exit status. */
+static int
+export_fetch(struct cli *c, const char *path, struct export_out *o)
+{
+	static const atomic_bool never = false;
+	char why[256];
+	bool broke;
+	int rc = cli_stream(c, path, NULL, export_bytes, o, &never, &broke, why,
+	                    sizeof(why));
+
+	if (rc < 0)
+		return cli_fail(CLI_EUNREACHABLE, "unreachable", "%s", why);
+	if (rc > 0)
+		return rc;
+	if (o->err)
+		return cli_fail(CLI_EFAIL, "write_failed", "cannot write: %s",
+		                strerror(o->err));
+	if (broke || fflush(o->f) != 0)
+		return cli_fail(CLI_EFAIL, "export_broken",
+		                "the export ended unfinished (%s): the server "
+		                "could not read a file, see its log",
+		                broke ? why : strerror(errno));
+	return 0;
+}
+
+int
+cmd_app_export(struct cli *c, const struct cli_args *a)
+{
+	const char *to = cli_args_get(a, "output");
+	char path[512], app[512], file[256], part[300];
+	struct export_out o = {0};
+	struct cli_resp r;
+	int rc;
+
+	if (cli_pathf(app, sizeof(app), "/v1/apps/%s", a->pos[0]) < 0)
+		return cli_fail(CLI_EUSAGE, "usage", "the id is too long");
+	snprintf(path, sizeof(path), "%s/export%s", app,
+	         cli_args_has(a, "git") ? "?git=true" : "");
+	if (to && strcmp(to, "-") == 0) {
+		o.f = stdout;
+		return export_fetch(c, path, &o);
+	}
+	if (to == NULL) {
+		if ((rc = cli_call(c, "GET", app, NULL, &r)) != 0) {
+			cli_resp_release(&r);
+			return rc;
+		}
+		export_name(jv_str(jv_get(r.json, "name")), file, sizeof(file));
+		cli_resp_release(&r);
+		to = file;
+	}
+	snprintf(part, sizeof(part), "%s.part", to);
+	if ((o.f = fopen(part, "wbx")) == NULL)
+		return cli_fail(CLI_EFAIL, "write_failed",
+		                "cannot create %s: %s", part, strerror(errno));
+	rc = export_fetch(c, path, &o);
+	if (fclose(o.f) != 0 && rc == 0)
+		rc = cli_fail(CLI_EFAIL, "write_failed", "cannot write %s",
+		              part);
+	if (rc == 0 && rename(part, to) < 0)
+		rc = cli_fail(CLI_EFAIL, "write_failed",
+		              "cannot rename to %s: %s", to, strerror(errno));
+	if (rc != 0) {
+		unlink(part);
+		return rc;
+	}
+	if (c->quiet)
+		printf("%s\n", to);
+	else
+		printf("exported app %s to %s (%lld bytes)\n", a->pos[0], to,
+		       o.bytes);
+	return 0;
 }
 
 int

@@ -49,6 +49,14 @@ static const struct cli_opt app_create_opts[] = {
      .help = "V: the preview, public or private (default: the server's)"},
     {0},
 };
+static const struct cli_opt export_opts[] = {
+    {.name = "output",
+     .short_name = 'o',
+     .value = true,
+     .help = "FILE: write here (- for stdout; default NAME.zip)"},
+    {.name = "git", .help = "include the app's .git directory"},
+    {0},
+};
 static const struct cli_opt link_opts[] = {
     {.name = "ttl",
      .value = true,
@@ -136,6 +144,13 @@ const struct cli_cmd cli_cmds[] = {
      "[--visibility V]",
      1, 1, cmd_app_create, app_create_opts, "make an app", NULL},
     {"app show", "APP", 1, 1, cmd_app_show, no_opts, "show an app", NULL},
+    {"app export", "APP [-o FILE] [--git]", 1, 1, cmd_app_export, export_opts,
+     "download the app's files as a zip",
+     "Writes NAME.zip (the app's name) in the current directory, or FILE\n"
+     "(-o; - for stdout), through FILE.part, renamed once whole: a broken\n"
+     "download leaves nothing behind.  Dependency folders, build caches\n"
+     "and symbolic links are left out; .git only with --git (docs/api.md,\n"
+     "\"Export\")."},
     {"spend", "", 0, 0, cmd_spend, no_opts,
      "what the tenant and each app spent on models, and their budgets",
      "Tokens and dollars the credential proxy counted from the providers'\n"
@@ -236,6 +251,12 @@ const struct cli_cmd cli_cmds[] = {
      "delete a git credential", NULL},
     {"agents", "[--instance]", 0, 0, cmd_agents, scope_opts,
      "the coding agents and their credentials", NULL},
+    {"agents models", "[AGENT]", 0, 1, cmd_agents_models, no_opts,
+     "the models an agent offers, and which are usable now",
+     "The models the price table knows for the providers the agent\n"
+     "reaches, with its default and free models.  USABLE: a credential\n"
+     "for it is stored (or it is the free model).  A task may still name\n"
+     "any other model (--model)."},
     {"agent key", "AGENT [--instance] < KEY", 1, 1, cmd_agent_key, scope_opts,
      "store an agent's API key (from stdin or a prompt, never argv)", NULL},
     {"agent login", "claude-code [--instance]", 1, 1, cmd_agent_login,

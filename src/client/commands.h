@@ -42,6 +42,7 @@ int cmd_spend_own_calls(struct cli *c, const struct cli_args *a);
 int cmd_apps(struct cli *c, const struct cli_args *a);
 int cmd_app_create(struct cli *c, const struct cli_args *a);
 int cmd_app_show(struct cli *c, const struct cli_args *a);
+int cmd_app_export(struct cli *c, const struct cli_args *a);
 int cmd_app_delete(struct cli *c, const struct cli_args *a);
 int cmd_app_visibility(struct cli *c, const struct cli_args *a);
 int cmd_app_link(struct cli *c, const struct cli_args *a);
@@ -84,6 +85,7 @@ int cmd_cred_list(struct cli *c, const struct cli_args *a);
 int cmd_cred_delete(struct cli *c, const struct cli_args *a);
 /* cmd_agents.c */
 int cmd_agents(struct cli *c, const struct cli_args *a);
+int cmd_agents_models(struct cli *c, const struct cli_args *a);
 int cmd_agent_key(struct cli *c, const struct cli_args *a);
 int cmd_agent_login(struct cli *c, const struct cli_args *a);
 int cmd_agent_disconnect(struct cli *c, const struct cli_args *a);

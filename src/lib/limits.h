@@ -42,6 +42,7 @@
 /* A model call's output reserved when its request names no max_tokens. */
 #define PROXY_OUTPUT_DEFAULT_TOKENS 32768
 #define API_STREAM_BLOCK            (16u << 10) /* event stream write size */
+#define API_PULL_BLOCK              (64u << 10) /* a made body's write size */
 #define API_THREADS                 8           /* request threads */
 #define API_MAX_CONNECTIONS         256         /* concurrent API connections */
 

@@ -84,6 +84,15 @@ static const struct builtin {
 
 #define NBUILTIN (sizeof(builtin) / sizeof(*builtin))
 
+const char *
+spend_model_at(size_t i, const char **provider)
+{
+	if (i >= NBUILTIN)
+		return NULL;
+	*provider = builtin[i].provider;
+	return builtin[i].name;
+}
+
 /* The operator's key k matches name: exactly, or as a "prefix*". */
 static size_t
 key_matches(const char *k, const char *name)

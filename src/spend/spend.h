@@ -117,6 +117,11 @@ struct jv *spend_budget_json(const struct store_budget *b, bool set);
  */
 int spend_budget_parse(const struct jv *v, struct store_budget *out, char *why,
                        size_t len);
+/*
+ * The i-th model of the built-in price table, and the proxy upstream
+ * that serves it (*provider); NULL past the end.  For model lists.
+ */
+const char *spend_model_at(size_t i, const char **provider);
 /* The effective price table as JSON (built-in merged with the operator's). */
 struct jv *spend_prices_json(struct store *s);
 /*

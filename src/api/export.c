@@ -1,0 +1,129 @@
+/*
+ * GET /v1/apps/{id}/export (or …/export.zip): the app's files as a zip,
+ * made while it is sent (export/zipstream.h says what is in it and what
+ * is left out).  The files are read on the host, from the workspace of
+ * the app's sandbox, so an export works while the sandbox runs, sleeps
+ * or is stopped; a sandbox's own writes meanwhile may or may not be in
+ * it.  The body is pulled by the server a step at a time, only when the
+ * client takes more, so a slow client holds memory of one step and two
+ * descriptors, no thread and no lock, until the server's connection
+ * timeout; a file that cannot be read ends the body unfinished (the
+ * chunked transfer has no last chunk, the zip no central directory).
+ */
+#include <ctype.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "api/api.h"
+#include "export/zipstream.h"
+#include "lib/limits.h"
+#include "lib/log.h"
+#include "ws/workspace.h"
+#include "ws/wsfs.h"
+
+#define EXPORT_SLUG_MAX 64 /* bytes of the file name's stem */
+
+/* The app's name as a file name: [a-z0-9-], "app" when nothing is left. */
+static void
+slug(const char *name, char *out, size_t len)
+{
+	size_t n = 0;
+	bool dash = false;
+
+	for (const char *p = name; *p && n + 1 < len && n < EXPORT_SLUG_MAX;
+	     p++) {
+		unsigned char c = (unsigned char)*p;
+		if (isalnum(c) && c < 0x80) {
+			if (dash && n > 0)
+				out[n++] = '-';
+			if (n + 1 < len)
+				out[n++] = (char)tolower(c);
+			dash = false;
+		} else {
+			dash = true;
+		}
+	}
+	out[n] = '\0';
+	if (n == 0)
+		snprintf(out, len, "app");
+}
+
+static ssize_t
+pull_read(void *arg, char *buf, size_t max)
+{
+	return zipstream_read(arg, buf, max);
+}
+
+static void
+pull_free(void *arg)
+{
+	size_t files, left_out;
+
+	zipstream_counts(arg, &files, &left_out);
+	log_info("export: %zu files stored, %zu entries left out", files,
+	         left_out);
+	zipstream_free(arg);
+}
+
+/* ?git=true|false (default false); -1 with 400 in w. */
+static int
+git_param(struct req *r, struct resp *w, bool *out)
+{
+	bool bad;
+	const char *v = api_query(r, w, "git", &bad);
+
+	if (bad)
+		return -1;
+	*out = v && (strcmp(v, "true") == 0 || strcmp(v, "1") == 0);
+	if (v && !*out && strcmp(v, "false") != 0 && strcmp(v, "0") != 0) {
+		api_fail(w, 400, "invalid_request",
+		         "git must be true or false");
+		return -1;
+	}
+	return 0;
+}
+
+void
+apps_export(struct req *r, struct resp *w)
+{
+	char ws[WORKSPACE_PATH_MAX], name[EXPORT_SLUG_MAX + 1];
+	struct zipstream *z;
+	struct err e = {0};
+	struct app a;
+	bool git;
+	int fd;
+
+	if (api_load_app(r, w, &a) < 0 || git_param(r, w, &git) < 0)
+		return;
+	if (a.current_sandbox_id[0] == '\0') {
+		api_fail(w, 409, "conflict",
+		         "app %s has no files: it has no sandbox (create one "
+		         "with POST /v1/sandboxes)",
+		         a.id);
+		return;
+	}
+	workspace_path(r->core->cfg->data_dir, a.current_sandbox_id, ws,
+	               sizeof(ws));
+	fd = wsfs_open_dir(ws, "workspace/app", &e);
+	if (fd < 0) {
+		api_reply_err(w, &e);
+		return;
+	}
+	if (zipstream_open(fd, git, &z) < 0) {
+		api_fail(w, 500, "internal", "cannot start the archive");
+		return;
+	}
+	slug(a.name, name, sizeof(name));
+	snprintf(w->disposition, sizeof(w->disposition),
+	         "attachment; filename=\"%s.zip\"", name);
+	w->status = 200;
+	w->content_type = "application/zip";
+	w->pull =
+	    (struct api_pull){.read = pull_read, .free = pull_free, .arg = z};
+}
+
+const struct route export_routes[] = {
+    {.method = "GET", .pattern = "/v1/apps/{id}/export", .fn = apps_export},
+    {.method = "GET", .pattern = "/v1/apps/{id}/export.zip", .fn = apps_export},
+    {0},
+};

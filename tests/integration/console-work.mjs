@@ -224,15 +224,19 @@ await step('attach images: checked in the browser, thumbnails, sent with the pro
 	await axeCheck(page, 'the composer with an image');
 	await shot('86-composer-image');
 	await page.locator('#prompt').fill('use this image as the logo');
-	await page.locator('#prompt').press('Enter');
-	await page.locator('.current .outcome').getByText('Done').waitFor({timeout: T});
+	const [resp] = await Promise.all([
+		page.waitForResponse((r) => r.request().method() === 'POST' && /\/tasks$/.test(new URL(r.url()).pathname), {timeout: T}),
+		page.locator('#prompt').press('Enter'),
+	]);
+	assert(resp.status() === 202, 'the task POST answered ' + resp.status() + ': ' + await resp.text());
+	const tid = (await resp.json()).id;
+	assert(await until(async () => (await api('GET', `/v1/sandboxes/${sbId}/tasks/${tid}`)).json().status !== 'running', T),
+		'the task with the image did not end');
 	const body = JSON.parse(posted[posted.length - 1]);
 	assert(body.images && body.images.length === 1 && body.images[0].name === 'dot.png' &&
 		Buffer.from(body.images[0].data, 'base64').equals(PNG), 'the POST body images: ' + JSON.stringify(body.images));
-	const tasks = (await api('GET', `/v1/sandboxes/${sbId}/tasks`)).json();
-	const t = (tasks.tasks || tasks).find((x) => x.prompt === 'use this image as the logo');
-	assert(t, 'no task for the prompt');
-	const full = (await api('GET', `/v1/sandboxes/${sbId}/tasks/${t.id}`)).json();
+	const full = (await api('GET', `/v1/sandboxes/${sbId}/tasks/${tid}`)).json();
+	assert(full.prompt === 'use this image as the logo', 'the task: ' + JSON.stringify(full).slice(0, 300));
 	assert(Array.isArray(full.images) && JSON.stringify(full.images).includes('dot.png'),
 		'the task JSON does not list the image: ' + JSON.stringify(full.images));
 	assert(await page.locator('.composer .thumbs').count() === 0, 'the thumbnails stayed after sending');

@@ -19,11 +19,13 @@
 /*
  * The CLI's argv, each argument followed by a NUL byte.  model NULL or
  * "" leaves the CLI's default; with cont the agent continues its
- * previous session and gets the bare prompt.
+ * previous session and gets the bare prompt.  files: images to attach
+ * (paths inside the sandbox, NULL-ended; NULL for none), given as the
+ * CLI takes them.
  */
 typedef int agent_argv_fn(const char *model, bool cont,
                           const char *system_prompt, const char *prompt,
-                          struct buf *out);
+                          const char *const *files, struct buf *out);
 /*
  * The environment that points the CLI at the credential proxy
  * (proxy_url "http://<addr>:<port>", token the sandbox's proxy token):

@@ -285,8 +285,9 @@ agent_claude_final(const struct agent_parser *p)
 
 int
 agent_claude_argv(const char *model, bool cont, const char *system_prompt,
-                  const char *prompt, struct buf *out)
+                  const char *prompt, const char *const *files, struct buf *out)
 {
+	static const char head[] = "\n\nAttached images (read them): ";
 	int rc = 0;
 
 	rc |= agent_arg(out, "claude") | agent_arg(out, "-p") |
@@ -298,7 +299,14 @@ agent_claude_argv(const char *model, bool cont, const char *system_prompt,
 	if (cont)
 		rc |= agent_arg(out, "--continue");
 	rc |= agent_arg(out, "--append-system-prompt") |
-	      agent_arg(out, system_prompt) | agent_arg(out, prompt);
+	      agent_arg(out, system_prompt);
+	/* Claude Code reads an image from a path the prompt names. */
+	rc |= buf_append(out, prompt, strlen(prompt));
+	if (files && files[0])
+		rc |= buf_append(out, head, sizeof(head) - 1);
+	for (size_t i = 0; files && files[i]; i++)
+		rc |= buf_appendf(out, "%s%s", i ? ", " : "", files[i]);
+	rc |= buf_append(out, "", 1);
 	return rc ? -1 : 0;
 }
 

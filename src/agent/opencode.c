@@ -159,12 +159,17 @@ agent_opencode_final(const struct agent_parser *p)
 
 int
 agent_opencode_argv(const char *model, bool cont, const char *system_prompt,
-                    const char *prompt, struct buf *out)
+                    const char *prompt, const char *const *files,
+                    struct buf *out)
 {
 	int rc = 0;
 
-	rc |= agent_arg(out, "opencode") | agent_arg(out, "run") |
-	      agent_arg(out, "--format") | agent_arg(out, "json") |
+	rc |= agent_arg(out, "opencode") | agent_arg(out, "run");
+	/* --file is an array option: it takes every word up to the next
+	 * option, so each comes before the other options, never last. */
+	for (size_t i = 0; files && files[i]; i++)
+		rc |= agent_arg(out, "--file") | agent_arg(out, files[i]);
+	rc |= agent_arg(out, "--format") | agent_arg(out, "json") |
 	      agent_arg(out, "--dangerously-skip-permissions");
 	if (model && *model)
 		rc |= agent_arg(out, "--model") | agent_arg(out, model);
@@ -203,6 +208,20 @@ opencode_route(const char *model, const char **upstream, const char **npm,
 	}
 }
 
+/* {"input":["text","image"],"output":["text"]} */
+static struct jv *
+modalities(void)
+{
+	struct jv *o = jv_obj(), *in = jv_arr(), *out = jv_arr();
+
+	jv_push(in, jv_new_str("text"));
+	jv_push(in, jv_new_str("image"));
+	jv_push(out, jv_new_str("text"));
+	jv_set(o, "input", in);
+	jv_set(o, "output", out);
+	return o;
+}
+
 /*
  * The task's model "provider/id" becomes a provider of its own config
  * that points at the proxy (OPENCODE_CONFIG_CONTENT).
@@ -227,6 +246,10 @@ agent_opencode_env(const char *proxy_url, const char *token, const char *model,
 	jv_set_str(opts, "apiKey", token);
 	m = jv_obj();
 	jv_set_str(m, "name", id);
+	/* Without these OpenCode drops an attached image before the model
+	 * sees it; a model that takes no images answers with its error. */
+	jv_set_bool(m, "attachment", true);
+	jv_set(m, "modalities", modalities());
 	models = jv_obj();
 	jv_set(models, id, m);
 	prov = jv_obj();

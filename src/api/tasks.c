@@ -9,8 +9,107 @@
 
 #include "api/api.h"
 #include "spend/spend.h"
+#include "task/attach.h"
 #include "task/evlog.h"
 #include "task/task.h"
+#include "vault/vault.h"
+#include "ws/workspace.h"
+
+/* The body of a task with images: each base64 (4 bytes per 3) and its
+ * name, beside the prompt (docs/limits.md). */
+#define TASK_IMAGES_BODY_BYTES                                                 \
+	(TASK_IMAGES_MAX * ((TASK_IMAGE_MAX_BYTES + 2) / 3 * 4 + 1024))
+
+/* A request's images, decoded. */
+struct images {
+	struct task_image v[TASK_IMAGES_MAX];
+	unsigned char *buf[TASK_IMAGES_MAX];
+	size_t n;
+};
+
+static void
+images_free(struct images *im)
+{
+	for (size_t i = 0; i < im->n; i++)
+		free(im->buf[i]);
+	im->n = 0;
+}
+
+/* images[i]: {"name", "data"} (base64, or a data: URL), an image by its
+ * first bytes, at most TASK_IMAGE_MAX_BYTES decoded. */
+static int
+image_one(const struct jv *o, size_t i, struct images *im, struct err *e)
+{
+	const struct jv *d = jv_get(o, "data");
+	const char *name = jv_str(jv_get(o, "name")), *data = jv_str(d), *c;
+	size_t len = jv_str_len(d), got;
+	unsigned char *buf;
+
+	if (jv_type(o) != JV_OBJECT || name == NULL || *name == '\0' ||
+	    data == NULL)
+		return ERR_BAD(e,
+		               "images[%zu] must be {\"name\": a file name, "
+		               "\"data\": its bytes in base64}",
+		               i);
+	/* What a browser's FileReader gives: "data:image/png;base64,…". */
+	if (strncmp(data, "data:", 5) == 0 &&
+	    (c = memchr(data, ',', len < 256 ? len : 256)) != NULL) {
+		len -= (size_t)(c + 1 - data);
+		data = c + 1;
+	}
+	if (len / 4 * 3 > TASK_IMAGE_MAX_BYTES + 2)
+		return err_set(e, 413, "too_large",
+		               "image %s is larger than %u MiB", name,
+		               TASK_IMAGE_MAX_BYTES >> 20);
+	if ((buf = malloc(len / 4 * 3 + 3)) == NULL)
+		return ERR_INTERNAL(e, "out of memory");
+	im->buf[im->n] = buf;
+	im->v[im->n++] = (struct task_image){.name = name, .data = buf};
+	if (vault_base64_decode(data, len, buf, len / 4 * 3 + 3, &got) < 0)
+		return ERR_BAD(e, "image %s: data is not base64", name);
+	if (got > TASK_IMAGE_MAX_BYTES)
+		return err_set(e, 413, "too_large",
+		               "image %s is larger than %u MiB", name,
+		               TASK_IMAGE_MAX_BYTES >> 20);
+	if (task_image_type(buf, got) == NULL)
+		return ERR_BAD(e,
+		               "image %s is not a PNG, JPEG, GIF or WebP image "
+		               "(by its first bytes)",
+		               name);
+	im->v[im->n - 1].len = got;
+	return 0;
+}
+
+static int
+images_from(const struct jv *body, struct images *im, struct err *e)
+{
+	const struct jv *a = jv_get(body, "images");
+
+	im->n = 0;
+	if (a == NULL || jv_type(a) == JV_NULL)
+		return 0;
+	if (jv_type(a) != JV_ARRAY)
+		return ERR_BAD(e, "images must be an array of {\"name\", "
+		                  "\"data\"}");
+	if (jv_len(a) > TASK_IMAGES_MAX)
+		return err_set(e, 413, "too_large",
+		               "at most %d images a task, not %zu",
+		               TASK_IMAGES_MAX, jv_len(a));
+	for (size_t i = 0; i < jv_len(a); i++)
+		if (image_one(jv_at(a, i), i, im, e) < 0)
+			return -1;
+	return 0;
+}
+
+/* The task's attached images, [{"name","path","bytes"}]. */
+static struct jv *
+images_json(struct core *c, const char *sandbox_id, const char *id)
+{
+	char ws[WORKSPACE_PATH_MAX];
+
+	workspace_path(c->cfg->data_dir, sandbox_id, ws, sizeof(ws));
+	return task_attach_list(ws, id);
+}
 
 /* An optional string field: NULL when absent or null; -1 on a wrong type. */
 static int
@@ -65,7 +164,9 @@ void
 tasks_create(struct req *r, struct resp *w)
 {
 	struct task_request tr;
+	struct images im = {0};
 	struct sandbox sb;
+	int rc;
 	struct task t;
 	struct jv *body, *o;
 	struct err e = {0};
@@ -77,12 +178,18 @@ tasks_create(struct req *r, struct resp *w)
 		jv_free(body);
 		return;
 	}
-	if (request_from(body, &tr, &e) < 0 ||
-	    task_submit(r->core, sb.id, &tr, &t, &e) < 0) {
+	rc = request_from(body, &tr, &e) < 0 || images_from(body, &im, &e) < 0
+	         ? -1
+	         : 0;
+	tr.images = im.v;
+	tr.nimages = im.n;
+	if (rc < 0 || task_submit(r->core, sb.id, &tr, &t, &e) < 0) {
+		images_free(&im);
 		jv_free(body);
 		api_reply_err(w, &e);
 		return;
 	}
+	images_free(&im);
 	jv_free(body);
 	/* Sorted keys; the task's "id" is the last "id" of the body. */
 	snprintf(url, sizeof(url), "/v1/sandboxes/%s/tasks/%s/events", sb.id,
@@ -96,6 +203,7 @@ tasks_create(struct req *r, struct resp *w)
 	jv_set_str(o, "sandbox_id", sb.id);
 	jv_set_str(o, "status", task_state_name(TASK_RUNNING));
 	jv_set_int(o, "timeout_s", t.timeout_s);
+	jv_set(o, "images", images_json(r->core, sb.id, t.id));
 	store_task_release(&t);
 	api_reply_json(w, 202, o);
 }
@@ -132,6 +240,7 @@ tasks_get(struct req *r, struct resp *w)
 	 * "tokens"). */
 	if (store_spend_get(r->core->store, "task", t.id, &s) == 0)
 		jv_set(o, "spend", spend_json(&s));
+	jv_set(o, "images", images_json(r->core, t.sandbox_id, t.id));
 	api_reply_json(w, 200, o);
 	store_task_release(&t);
 }
@@ -173,6 +282,18 @@ tasks_list(struct req *r, struct resp *w)
 		jv_free(x.arr);
 		api_fail(w, 500, "internal", "cannot list the tasks");
 		return;
+	}
+	/* After the list, not in it: its rows are handed out under no lock,
+	 * but one query at a time reads more plainly. */
+	for (size_t i = 0; i < jv_len(x.arr); i++) {
+		struct jv *t = jv_at(x.arr, i);
+		const char *id = jv_str(jv_get(t, "id"));
+		struct store_spend s;
+		if (id == NULL)
+			continue;
+		if (store_spend_get(r->core->store, "task", id, &s) == 0)
+			jv_set(t, "spend", spend_json(&s));
+		jv_set(t, "images", images_json(r->core, sb.id, id));
 	}
 	o = jv_obj();
 	jv_set(o, "tasks", x.arr);
@@ -274,7 +395,7 @@ const struct route tasks_routes[] = {
     {.method = "POST",
      .pattern = "/v1/sandboxes/{id}/tasks",
      .fn = tasks_create,
-     .max_body = TASK_MAX_PROMPT_BYTES * 2 + 4096},
+     .max_body = TASK_MAX_PROMPT_BYTES * 2 + 4096 + TASK_IMAGES_BODY_BYTES},
     {.method = "GET", .pattern = "/v1/sandboxes/{id}/tasks", .fn = tasks_list},
     {.method = "GET",
      .pattern = "/v1/sandboxes/{id}/tasks/{id}",

@@ -6,6 +6,7 @@
  * the order they came; with -q the ids alone.
  */
 #include <ctype.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,7 +16,95 @@
 #include "client/commands.h"
 #include "client/follow.h"
 
-#define CLI_NAME_BYTES 40 /* an app name made from the prompt */
+#define CLI_NAME_BYTES  40         /* an app name made from the prompt */
+#define CLI_IMAGES_MAX  4          /* --image given at most (the server's) */
+#define CLI_IMAGE_BYTES (5u << 20) /* one image (the server's limit) */
+
+/* Standard base64 of n bytes into a new string (NULL: no memory). */
+static char *
+base64(const unsigned char *p, size_t n)
+{
+	static const char abc[] =
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	char *out = malloc((n + 2) / 3 * 4 + 1), *o = out;
+
+	for (size_t i = 0; out && i < n; i += 3) {
+		unsigned v = (unsigned)p[i] << 16 |
+		             (i + 1 < n ? (unsigned)p[i + 1] << 8 : 0) |
+		             (i + 2 < n ? p[i + 2] : 0);
+		*o++ = abc[v >> 18 & 63];
+		*o++ = abc[v >> 12 & 63];
+		*o++ = i + 1 < n ? abc[v >> 6 & 63] : '=';
+		*o++ = i + 2 < n ? abc[v & 63] : '=';
+	}
+	if (out)
+		*o = '\0';
+	return out;
+}
+
+/* {"name","data"} of the image file at path; -1 (error printed). */
+static int
+image_add(struct jv *arr, const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	unsigned char *buf = malloc(CLI_IMAGE_BYTES + 1);
+	const char *name = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+	size_t n = 0;
+	char *b64 = NULL;
+	int rc = -1;
+
+	if (f == NULL || buf == NULL) {
+		cli_fail(CLI_EUSAGE, "usage", "--image %s: %s", path,
+		         f ? "out of memory" : strerror(errno));
+		goto out;
+	}
+	n = fread(buf, 1, CLI_IMAGE_BYTES + 1, f);
+	if (ferror(f) || n > CLI_IMAGE_BYTES) {
+		cli_fail(n > CLI_IMAGE_BYTES ? CLI_ETOOLARGE : CLI_EUSAGE,
+		         "usage", "--image %s: %s", path,
+		         n > CLI_IMAGE_BYTES ? "larger than 5 MiB"
+		                             : "cannot read it");
+		goto out;
+	}
+	if ((b64 = base64(buf, n)) != NULL) {
+		struct jv *o = jv_obj();
+		jv_set_str(o, "name", name);
+		jv_set_str(o, "data", b64);
+		jv_push(arr, o);
+		rc = 0;
+	}
+out:
+	if (f)
+		fclose(f);
+	free(buf);
+	free(b64);
+	return rc;
+}
+
+/* --image FILE (repeated) as the body's images; -1 (error printed). */
+static int
+images_add(struct jv *b, const struct cli_args *a, int *rc)
+{
+	const char *files[CLI_IMAGES_MAX + 1];
+	int n = cli_args_all(a, "image", files, CLI_IMAGES_MAX + 1);
+	struct jv *arr;
+
+	if (n <= 0)
+		return 0;
+	if (n > CLI_IMAGES_MAX) {
+		*rc = cli_fail(CLI_EUSAGE, "usage", "at most %d --image",
+		               CLI_IMAGES_MAX);
+		return -1;
+	}
+	arr = jv_arr();
+	jv_set(b, "images", arr);
+	for (int i = 0; i < n; i++)
+		if (image_add(arr, files[i]) < 0) {
+			*rc = CLI_EUSAGE;
+			return -1;
+		}
+	return 0;
+}
 
 static int
 task_path(char *out, size_t len, const char *fmt, const char *sb,
@@ -51,6 +140,10 @@ task_body(const char *prompt, const struct cli_args *a, int *rc)
 		jv_set_bool(b, "continue", true);
 	if (cli_args_has(a, "no-continue"))
 		jv_set_bool(b, "continue", false);
+	if (images_add(b, a, rc) < 0) {
+		jv_free(b);
+		return NULL;
+	}
 	return b;
 }
 

@@ -95,6 +95,9 @@ static const struct cli_opt task_run_opts[] = {
     {.name = "no-continue", .help = "start a new session"},
     {.name = "timeout", .value = true, .help = "S: seconds (0: the default)"},
     {.name = "follow", .short_name = 'f', .help = "follow the task to its end"},
+    {.name = "image",
+     .value = true,
+     .help = "FILE: attach a PNG, JPEG, GIF or WebP (repeat, at most 4)"},
     {0},
 };
 static const struct cli_opt follow_opts[] = {
@@ -216,7 +219,7 @@ const struct cli_cmd cli_cmds[] = {
      NULL},
     {"task run",
      "SB \"PROMPT\" [--agent A] [--model M] [--continue] [--timeout S] "
-     "[--follow]",
+     "[--image FILE]… [--follow]",
      2, 2, cmd_task_run, task_run_opts, "give a prompt to the sandbox's agent",
      NULL},
     {"task list", "SB", 1, 1, cmd_task_list, no_opts,

@@ -78,11 +78,12 @@ agentcmd_system_prompt(const struct manifest *m, struct buf *out)
 
 int
 agentcmd_argv(enum agent_kind kind, const char *model, bool cont,
-              const char *system_prompt, const char *prompt, struct buf *out)
+              const char *system_prompt, const char *prompt,
+              const char *const *files, struct buf *out)
 {
 	const struct agent_def *d = agent_of(kind);
 
-	return d ? d->argv(model, cont, system_prompt, prompt, out) : -1;
+	return d ? d->argv(model, cont, system_prompt, prompt, files, out) : -1;
 }
 
 int

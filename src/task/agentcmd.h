@@ -20,10 +20,12 @@ int agentcmd_system_prompt(const struct manifest *m, struct buf *out);
  * The CLI's argv, each argument followed by a NUL byte (the supervisor's
  * `argv` file).  model NULL or "" leaves the CLI's default.  With cont
  * the agent continues its previous session and gets the bare prompt.
+ * files: the images attached to the task (paths inside the sandbox,
+ * NULL-ended; NULL for none).
  */
 int agentcmd_argv(enum agent_kind kind, const char *model, bool cont,
                   const char *system_prompt, const char *prompt,
-                  struct buf *out);
+                  const char *const *files, struct buf *out);
 
 /*
  * The agent's environment for reaching its model through the credential

@@ -208,6 +208,7 @@ finish(struct tasks *ts, struct core *c, struct live *lv)
 		fin = lv->d.ended && lv->d.ended_ms ? lv->d.ended_ms
 		                                    : clock_now_ms();
 		r = result_json(&lv->row, &lv->d, &o, fin);
+		result_add_spend(c->store, lv->row.id, r);
 		/* done is written after whatever the log holds. */
 		lv->log.failed = false;
 		if (lv->log.n < lv->log.have)

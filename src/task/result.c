@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "lib/clock.h"
+#include "spend/spend.h"
 
 void
 result_set_time(struct jv *o, const char *key, int64_t ms)
@@ -151,4 +152,14 @@ result_json(const struct task *row, const struct derive *d,
 	result_set_time(r, "started_at", d->started_ms);
 	result_set_time(r, "finished_at", finished_ms);
 	return r;
+}
+
+void
+result_add_spend(struct store *s, const char *id, struct jv *r)
+{
+	struct store_spend sp;
+
+	if (store_spend_get(s, "task", id, &sp) != 0)
+		memset(&sp, 0, sizeof(sp));
+	jv_set(r, "spend", spend_json(&sp));
 }

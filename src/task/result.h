@@ -38,6 +38,11 @@ void result_classify(const struct task *row, const struct derive *d,
 /* The TaskResult (a new object); finished_ms is when it ended. */
 struct jv *result_json(const struct task *row, const struct derive *d,
                        const struct result_outcome *o, int64_t finished_ms);
+/*
+ * r.spend: what the credential proxy counted for task id (spend_json;
+ * zeros when it counted nothing), for the done event.
+ */
+void result_add_spend(struct store *s, const char *id, struct jv *r);
 /* Sets key to ms as RFC 3339 time, unless ms is 0 or less. */
 void result_set_time(struct jv *o, const char *key, int64_t ms);
 

@@ -25,6 +25,7 @@
 #include "lib/buf.h"
 #include "lib/jv.h"
 #include "lib/limits.h"
+#include "task/attach.h"
 #include "task/agentcmd.h"
 #include "task/internal.h"
 #include "task/task.h"
@@ -72,6 +73,8 @@ write_argv(struct core *c, const struct starter *st, const char *ws, char *msg,
 	char rel[96], model[TASK_MAX_MODEL_BYTES + 32];
 	struct manifest m;
 	struct buf sys, argv, env;
+	const char *paths[TASK_IMAGES_MAX + 1] = {0};
+	struct jv *files = NULL;
 	struct err e = {0};
 	int wsfd, rc = -1;
 
@@ -97,10 +100,13 @@ write_argv(struct core *c, const struct starter *st, const char *ws, char *msg,
 		goto out;
 	}
 	snprintf(rel, sizeof(rel), ".sandboxd/tasks/%s/argv", st->row.id);
+	files = task_attach_list(ws, st->row.id);
+	for (size_t i = 0; i < jv_len(files) && i < TASK_IMAGES_MAX; i++)
+		paths[i] = jv_str(jv_get(jv_at(files, i), "path"));
 	if (agentcmd_system_prompt(&m, &sys) < 0 ||
 	    agentcmd_argv((enum agent_kind)agent_kind_parse(st->row.agent),
 	                  model, st->cont, sys.data ? sys.data : "",
-	                  st->row.prompt, &argv) < 0)
+	                  st->row.prompt, paths, &argv) < 0)
 		snprintf(msg, len, "the agent's command line is too long");
 	else if (wsfs_write(wsfd, rel, argv.data, argv.len, WORKSPACE_UID,
 	                    WORKSPACE_GID, &e) < 0)
@@ -108,6 +114,7 @@ write_argv(struct core *c, const struct starter *st, const char *ws, char *msg,
 	else
 		rc = 0;
 out:
+	jv_free(files);
 	if (env.data)
 		vault_wipe(env.data, env.len);
 	buf_release(&sys);

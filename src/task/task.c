@@ -28,6 +28,7 @@
 #include "lib/clock.h"
 #include "lib/limits.h"
 #include "lib/log.h"
+#include "task/attach.h"
 #include "task/evlog.h"
 #include "task/internal.h"
 #include "task/result.h"
@@ -111,6 +112,28 @@ validate(struct core *c, const char *tenant, const struct task_request *r,
 	return 0;
 }
 
+/* The request's images, stored for the task before it is recorded. */
+static int
+attach(struct core *c, const struct task *t, const struct task_request *r,
+       struct err *e)
+{
+	char ws[WORKSPACE_PATH_MAX];
+
+	if (r->nimages == 0)
+		return 0;
+	workspace_path(c->cfg->data_dir, t->sandbox_id, ws, sizeof(ws));
+	return task_attach_write(ws, t->id, r->images, r->nimages, e);
+}
+
+static void
+detach(struct core *c, const struct task *t)
+{
+	char ws[WORKSPACE_PATH_MAX];
+
+	workspace_path(c->cfg->data_dir, t->sandbox_id, ws, sizeof(ws));
+	task_attach_remove(ws, t->id);
+}
+
 int
 task_submit(struct core *c, const char *sandbox_id,
             const struct task_request *r, struct task *out, struct err *e)
@@ -161,7 +184,13 @@ task_submit(struct core *c, const char *sandbox_id,
 	out->prompt = strdup(r->prompt);
 	if (out->prompt == NULL)
 		return ERR_INTERNAL(e, "out of memory");
+	if (attach(c, out, r, e) < 0) {
+		store_task_release(out);
+		return -1;
+	}
 	rc = store_task_insert(c->store, out);
+	if (rc != 0 && r->nimages > 0)
+		detach(c, out);
 	if (rc == STORE_CONFLICT) {
 		store_task_release(out);
 		return err_set(e, 409, "task_in_progress",

@@ -40,12 +40,17 @@
  * unreachable (one may be a blip; two are not). */
 #define TASK_UPSTREAM_TIMEOUTS_MAX 2
 
+struct task_image;
+
 struct task_request {
 	const char *prompt;
 	const char *agent; /* NULL: the configured default */
 	const char *model; /* NULL: the agent's default */
 	int64_t timeout_s; /* 0: the configured default */
 	int cont;          /* -1: continue when the sandbox had a task */
+	/* Images to attach (task/attach.h), checked by the caller. */
+	const struct task_image *images;
+	size_t nimages;
 };
 
 int task_init(struct core *c);

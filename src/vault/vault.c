@@ -405,3 +405,18 @@ vault_open(const struct vault *v, const void *aad, size_t aad_len,
 	}
 	return 0;
 }
+
+int
+vault_base64_decode(const char *in, size_t len, unsigned char *out, size_t max,
+                    size_t *got)
+{
+	const char *end = NULL;
+
+	*got = 0;
+	if (sodium_base642bin(out, max, in, len, " \r\n", got, &end,
+	                      sodium_base64_VARIANT_ORIGINAL) != 0 &&
+	    sodium_base642bin(out, max, in, len, " \r\n", got, &end,
+	                      sodium_base64_VARIANT_ORIGINAL_NO_PADDING) != 0)
+		return -1;
+	return end == in + len ? 0 : -1;
+}

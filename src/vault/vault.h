@@ -131,6 +131,14 @@ void vault_key_text(const unsigned char key[VAULT_KEY_BYTES],
 void vault_key_id_of(const unsigned char key[VAULT_KEY_BYTES],
                      char out[VAULT_KEY_ID_LEN + 1]);
 
+/*
+ * Standard base64 (padding optional, "\r\n" and spaces skipped) into at
+ * most max bytes of out: 0 with *got, or -1 when the text is not base64
+ * or holds more than max bytes.
+ */
+int vault_base64_decode(const char *in, size_t len, unsigned char *out,
+                        size_t max, size_t *got);
+
 /* --- sealing ------------------------------------------------------------- */
 
 /* A sealed value as it is stored: which key, the nonce, the ciphertext. */

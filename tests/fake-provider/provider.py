@@ -169,10 +169,29 @@ class Conversation:
         self.tool_results = sum(1 for m in msgs[idx + 1:] if is_tool_result_msg(api, m))
         self.directives = [(k, v if v is not None else "")
                            for k, v in DIRECTIVE_RE.findall(self.prompt)]
+        self.images = self._images(msgs)
         self.tools = self._tools(body)
         self.system_text = self._system_text(body, msgs)
         self.model = str(body.get("model", "")) if isinstance(body, dict) else ""
         self.stream = bool(body.get("stream")) if isinstance(body, dict) else False
+
+    def _images(self, msgs):
+        """The media types of the image parts of every message, in order:
+        OpenAI's image_url (a data: URL) and Anthropic's image block."""
+        out = []
+        for m in msgs:
+            c = m.get("content")
+            for b in c if isinstance(c, list) else []:
+                if not isinstance(b, dict):
+                    continue
+                if b.get("type") == "image_url":
+                    u = b.get("image_url")
+                    u = u.get("url", "") if isinstance(u, dict) else str(u or "")
+                    out.append(u[5:u.find(";")] if u.startswith("data:") and ";" in u else "url")
+                elif b.get("type") == "image":
+                    src = b.get("source") if isinstance(b.get("source"), dict) else {}
+                    out.append(str(src.get("media_type", "unknown")))
+        return out
 
     def _tools(self, body):
         tools = []
@@ -573,7 +592,7 @@ class Handler(BaseHTTPRequestHandler):
         rec.update(model=conv.model, stream=conv.stream,
                    tools=[n for n, _ in conv.tools],
                    directives=["%s=%s" % (k, v) if v else k for k, v in conv.directives],
-                   tool_results=conv.tool_results)
+                   tool_results=conv.tool_results, images=conv.images)
 
         sleep = conv.get("sleep")
         if sleep:

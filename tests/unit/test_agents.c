@@ -166,7 +166,7 @@ command_builder_uses_the_rows(void)
 		buf_init(&b, 0);
 		buf_init(&env, 0);
 		CHECK(agentcmd_argv(agents[i].kind, "", false, "SYS", "do it",
-		                    &b) == 0);
+		                    NULL, &b) == 0);
 		CHECK(b.len > 0);
 		CHECK(agentcmd_env(agents[i].kind, "http://10.0.0.1:1", "tok",
 		                   "", &env, model, sizeof(model)) == 0);
@@ -178,7 +178,7 @@ command_builder_uses_the_rows(void)
 	}
 	buf_init(&b, 0);
 	CHECK(agentcmd_argv((enum agent_kind)agents_count, "", false, "S", "p",
-	                    &b) < 0);
+	                    NULL, &b) < 0);
 	buf_release(&b);
 }
 

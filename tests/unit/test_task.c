@@ -32,14 +32,15 @@ test_opencode_argv(void)
 
 	buf_init(&b, 0);
 	CHECK(agentcmd_argv(AGENT_OPENCODE, "opencode/big-pickle", false, "SYS",
-	                    "do it", &b) == 0);
+	                    "do it", NULL, &b) == 0);
 	argv_text(&b, t, sizeof(t));
 	CHECK_STR(t,
 	          "opencode|run|--format|json|--dangerously-skip-permissions|"
 	          "--model|opencode/big-pickle|SYS\n\n---\n\n# Your "
 	          "task\n\ndo it|");
 	buf_reset(&b);
-	CHECK(agentcmd_argv(AGENT_OPENCODE, "", true, "SYS", "more", &b) == 0);
+	CHECK(agentcmd_argv(AGENT_OPENCODE, "", true, "SYS", "more", NULL,
+	                    &b) == 0);
 	argv_text(&b, t, sizeof(t));
 	CHECK_STR(t,
 	          "opencode|run|--format|json|--dangerously-skip-permissions|"
@@ -55,7 +56,7 @@ test_claude_argv(void)
 
 	buf_init(&b, 0);
 	CHECK(agentcmd_argv(AGENT_CLAUDE, "claude-sonnet-4-5", true, "SYS",
-	                    "-rf", &b) == 0);
+	                    "-rf", NULL, &b) == 0);
 	argv_text(&b, t, sizeof(t));
 	/* The prompt is an argument of its own even when it looks like a flag:
 	 * it comes last, after every option. */

@@ -91,7 +91,12 @@ page.on('request', (r) => {
 const shot = async (name) => {
 	if (env.SHOTS) await page.screenshot({path: join(env.SHOTS, name + '.png')});
 };
-const editorText = () => page.locator('.cm-content').innerText();
+// The editor's whole text (CodeMirror draws only the lines in view):
+// through its view, found from its content element; else what is drawn.
+const editorText = () => page.locator('.cm-content').evaluate((el) => {
+	const v = el.cmTile && el.cmTile.root && el.cmTile.root.view;
+	return v && v.state ? v.state.doc.toString() : el.innerText;
+});
 const draftKeys = () => page.evaluate(() => Object.keys(localStorage).filter((k) => k.startsWith('sbx-draft:')));
 
 let appId, sbId;
@@ -239,6 +244,7 @@ await step('attach images: checked in the browser, thumbnails, sent with the pro
 	assert(full.prompt === 'use this image as the logo', 'the task: ' + JSON.stringify(full).slice(0, 300));
 	assert(Array.isArray(full.images) && JSON.stringify(full.images).includes('dot.png'),
 		'the task JSON does not list the image: ' + JSON.stringify(full.images));
+	assert(full.images.length === 1 && full.images[0].bytes === PNG.length, 'the stored image: ' + JSON.stringify(full.images));
 	assert(await page.locator('.composer .thumbs').count() === 0, 'the thumbnails stayed after sending');
 });
 

@@ -37,14 +37,14 @@ export function AppTitle({app, onChange}) {
 	};
 	if (!editing) {
 		return (
-			<div class="app-title">
+			<div class="title-line">
 				<h1>{app.name}</h1>
 				<button class="link" ref={button} onClick={start}>Rename<span class="sr-only"> the app</span></button>
 			</div>
 		);
 	}
 	return (
-		<form class="app-title renaming" onSubmit={save}>
+		<form class="title-line renaming" onSubmit={save}>
 			<h1 class="sr-only">{app.name}</h1>
 			<label for="app-name" class="sr-only">New name for the app</label>
 			<input id="app-name" ref={input} value={name} maxLength={200} disabled={busy}

@@ -1,4 +1,4 @@
-import {useState} from 'preact/hooks';
+import {useEffect, useRef, useState} from 'preact/hooks';
 import {useLocation} from 'preact-iso';
 import {get, post, patch, del, enc} from './api.js';
 import {useLoad, usePoll, ErrorText, Note, StatusBadge, setTitle} from './ui.jsx';
@@ -32,6 +32,7 @@ export function AppShell({params}) {
 	const id = params.id;
 	const tab = params.tab || '';
 	const st = useLoad(() => loadApp(id), [id]);
+	const [pane, setPane] = usePane();
 	const {app, sandbox} = st.data || {};
 	const settling = sandbox && (sandbox.status === 'creating' || sandbox.active_task_id ||
 		(sandbox.status === 'running' && sandbox.preview && sandbox.preview.status !== 'ready' &&
@@ -43,29 +44,30 @@ export function AppShell({params}) {
 	if (!app) return <main class="page" aria-busy="true"><p>Loading…</p></main>;
 	if (!tabs.some(([t]) => t === tab))
 		return <main class="page"><h1>Page not found</h1><p><a href={'/apps/' + enc(id)}>Back to {app.name}</a></p></main>;
+	const fit = !!sandbox && (tab === '' || tab === 'files');
 	return (
-		<main class="app">
+		<main class={'app' + (fit ? ' fit' : '')}>
 			<div class="app-head">
-				<AppTitle app={app} onChange={st.reload} />
+				<div class="app-title"><AppTitle app={app} onChange={st.reload} /></div>
 				{sandbox ? <StatusBadge status={sandbox.frozen ? 'frozen' : sandbox.status} /> : <StatusBadge status="none" />}
 				<nav aria-label="App sections" class="tabs">
 					{tabs.map(([t, label]) => (
 						<a key={t} href={'/apps/' + enc(id) + (t ? '/' + t : '')} aria-current={t === tab ? 'page' : undefined}>{label}</a>
 					))}
 				</nav>
-				<Visibility app={app} onChange={st.reload} />
-				<SpendLine app={app} />
-				<SandboxControls app={app} sandbox={sandbox} onChange={st.reload} />
+				<span class="app-spend"><SpendLine app={app} /></span>
+				<AppMenu app={app} sandbox={sandbox} onChange={st.reload} />
 			</div>
 			{sandbox && sandbox.status === 'error' && (
-				<p class="error" role="alert">The sandbox failed{sandbox.error_message ? ': ' + sandbox.error_message : '.'} Delete it and make a new one to try again.</p>
+				<p class="error" role="alert">The sandbox failed{sandbox.error_message ? ': ' + sandbox.error_message : '.'} Reset it (in the App menu) and make a new one to try again.</p>
 			)}
 			{sandbox && sandbox.status === 'stopped' && sandbox.status_reason && sandbox.status_reason !== 'stopped' && (
-				<Note>The sandbox was stopped: {stopWords[sandbox.status_reason] || sandbox.status_reason}.</Note>
+				<Note kind="warn">The sandbox was stopped: {stopWords[sandbox.status_reason] || sandbox.status_reason}.</Note>
 			)}
 			{!sandbox && <NoSandbox app={app} onChange={st.reload} />}
+			{fit && <PaneSwitch id={id} tab={tab} pane={pane} setPane={setPane} />}
 			{sandbox && tab === '' && (
-				<div class="split">
+				<div class={'split pane-' + pane}>
 					<Chat sandbox={sandbox} onChange={st.reload} />
 					<div class="side">
 						<Preview sandbox={sandbox} onChange={st.reload} />
@@ -78,6 +80,71 @@ export function AppShell({params}) {
 			{tab === 'config' && <Config app={app} />}
 			{tab === 'spend' && <Spend app={app} onChange={st.reload} />}
 		</main>
+	);
+}
+
+// Under 800 px the Build view shows one pane at a time: this switch picks
+// it (Chat or Preview), or goes to the Files tab.  Wider screens hide it
+// (style.css) and show chat and preview side by side.  The choice lasts
+// while the console is open.
+let lastPane = 'chat';
+
+function usePane() {
+	const [pane, set] = useState(lastPane);
+	return [pane, (p) => { lastPane = p; set(p); }];
+}
+
+function PaneSwitch({id, tab, pane, setPane}) {
+	const {route} = useLocation();
+	const base = '/apps/' + enc(id);
+	const cur = tab === 'files' ? 'files' : pane;
+	const go = (p) => {
+		if (p === 'files') { if (tab !== 'files') route(base + '/files'); return; }
+		setPane(p);
+		if (tab !== '') route(base);
+	};
+	return (
+		<div class="pane-switch" role="group" aria-label="Show">
+			{[['chat', 'Chat'], ['preview', 'Preview'], ['files', 'Files']].map(([p, label]) => (
+				<button key={p} type="button" aria-pressed={cur === p} onClick={() => go(p)}>{label}</button>
+			))}
+		</div>
+	);
+}
+
+// The app's less frequent actions, out of the header's one row: who sees
+// the preview, stop/start, reset the sandbox, delete the app.  A
+// disclosure: the button says whether it is open; Escape or a click
+// outside closes it, and Escape gives the focus back to the button.
+function AppMenu({app, sandbox, onChange}) {
+	const [open, setOpen] = useState(false);
+	const btn = useRef(null);
+	const box = useRef(null);
+	useEffect(() => {
+		if (!open) return undefined;
+		const key = (e) => {
+			if (e.key !== 'Escape') return;
+			setOpen(false);
+			if (btn.current) btn.current.focus();
+		};
+		const down = (e) => { if (box.current && !box.current.contains(e.target)) setOpen(false); };
+		document.addEventListener('keydown', key);
+		document.addEventListener('pointerdown', down);
+		return () => {
+			document.removeEventListener('keydown', key);
+			document.removeEventListener('pointerdown', down);
+		};
+	}, [open]);
+	return (
+		<div class="menu" ref={box}>
+			<button ref={btn} type="button" aria-expanded={open} aria-controls="app-menu" onClick={() => setOpen(!open)}>
+				App<span class="sr-only"> actions</span> <span aria-hidden="true">▾</span>
+			</button>
+			<div id="app-menu" class="menu-panel" hidden={!open}>
+				<Visibility app={app} onChange={onChange} />
+				<SandboxControls app={app} sandbox={sandbox} onChange={onChange} onDone={() => setOpen(false)} />
+			</div>
+		</div>
 	);
 }
 
@@ -133,34 +200,35 @@ function Visibility({app, onChange}) {
 	);
 }
 
-function SandboxControls({app, sandbox, onChange}) {
+function SandboxControls({app, sandbox, onChange, onDone}) {
 	const {route} = useLocation();
 	const [busy, setBusy] = useState(false);
 	const [error, setError] = useState(null);
 	const act = async (fn) => {
 		setBusy(true);
 		setError(null);
-		try { await fn(); onChange(); } catch (e) { setError(e); } finally { setBusy(false); }
+		try { await fn(); onDone(); onChange(); } catch (e) { setError(e); } finally { setBusy(false); }
 	};
 	const sb = sandbox && '/v1/sandboxes/' + enc(sandbox.id);
 	return (
 		<div class="controls">
 			{sandbox && sandbox.status === 'running' && (
-				<button disabled={busy} onClick={() => act(() => post(sb + '/stop', {}))}>Stop</button>
+				<button disabled={busy} onClick={() => act(() => post(sb + '/stop', {}))}>Stop the app</button>
 			)}
 			{sandbox && sandbox.status === 'stopped' && (
-				<button disabled={busy} onClick={() => act(() => post(sb + '/start', {}))}>Start</button>
+				<button disabled={busy} onClick={() => act(() => post(sb + '/start', {}))}>Start the app</button>
 			)}
 			{sandbox && (
-				<button disabled={busy} class="danger" onClick={() => {
-					if (confirm('Delete this sandbox? Its container and all its files go; the app stays and can get a new one.'))
+				<button disabled={busy} class="danger" aria-describedby="reset-what" onClick={() => {
+					if (confirm('Reset the sandbox? Its container is deleted and its files and task history go to the Trash (restorable there for a while). The app, its settings and its configuration stay, and it can get a fresh sandbox.'))
 						act(() => del(sb));
-				}}>Delete sandbox</button>
+				}}>Reset the sandbox</button>
 			)}
+			{sandbox && <p id="reset-what" class="muted">Reset deletes the sandbox’s container and moves its files to the Trash; the app and its settings stay.</p>}
 			<button disabled={busy} class="danger" onClick={() => {
 				if (confirm(`Delete the app “${app.name}”? Its sandbox stops and the app moves to the Trash, where you can restore it (files, settings and history) until it is removed for good.`))
 					act(async () => { await del('/v1/apps/' + enc(app.id)); route('/trash'); });
-			}}>Delete app</button>
+			}}>Delete the app (to the Trash)</button>
 			{busy && <span class="muted" role="status">Working…</span>}
 			<ErrorText error={error} />
 		</div>

@@ -58,7 +58,10 @@ export async function createEditor(host, text, path, {onChange, onSave}) {
 				keymap.of([{key: 'Mod-s', preventDefault: true, run: () => { onSave(); return true; }},
 					indentWithTab, ...defaultKeymap, ...historyKeymap]),
 				EditorView.updateListener.of((u) => { if (u.docChanged) onChange(); }),
-				EditorView.contentAttributes.of({'aria-label': 'Contents of ' + path}),
+				// The editable content is the keyboard's way into the editor's
+				// scroller (the arrows and Page Up/Down move and scroll it): an
+				// explicit tab stop, so it is one for assistive checks too.
+				EditorView.contentAttributes.of({'aria-label': 'Contents of ' + path, tabindex: '0'}),
 				lang,
 			],
 		}),

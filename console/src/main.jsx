@@ -1,5 +1,5 @@
 import {render} from 'preact';
-import {useEffect, useState} from 'preact/hooks';
+import {useEffect, useRef, useState} from 'preact/hooks';
 import {LocationProvider, Router, Route, useLocation} from 'preact-iso';
 import {loadAuth, onAuthChange, authState, signOut} from './api.js';
 import {SignIn, SessionEnded} from './signin.jsx';
@@ -17,6 +17,56 @@ function Redirect({to}) {
 
 function NotFound() {
 	return <main class="page"><h1>Page not found</h1><p><a href="/apps">Go to your apps</a></p></main>;
+}
+
+// The page's heading, or its main region: where "Skip to content" and a
+// route change put the focus (tabindex -1: focusable by script only).
+function landing() {
+	const el = document.querySelector('main h1') || document.querySelector('main');
+	if (el && !el.hasAttribute('tabindex')) el.setAttribute('tabindex', '-1');
+	return el;
+}
+
+function SkipLink() {
+	return (
+		<a class="skip" href="#content" onClick={(e) => {
+			e.preventDefault();
+			const el = landing();
+			if (el) el.focus();
+		}}>Skip to content</a>
+	);
+}
+
+// After a route change the focus goes to the new page's h1 (as a page
+// load would start there), once it shows: unless something on the new
+// page took it already (an autofocused field), or it stayed on a button
+// of the page that is still there (a switch that routes).
+// Redirects before the user did anything (/ to /apps, to sign-in) leave
+// the focus where a page load puts it, so the skip link stays first.
+let interacted = false;
+for (const ev of ['pointerdown', 'keydown'])
+	addEventListener(ev, () => { interacted = true; }, {capture: true, once: true});
+
+function useRouteFocus(path) {
+	const first = useRef(true);
+	useEffect(() => {
+		if (first.current || !interacted) { first.current = false; return undefined; }
+		const from = document.activeElement;
+		const end = Date.now() + 5000;
+		let t = 0;
+		const tick = () => {
+			const a = document.activeElement;
+			const moved = a && a !== document.body && a !== from && a.isConnected;
+			const kept = from && from.isConnected && from.tagName === 'BUTTON' && a === from;
+			if (moved || kept || document.querySelector('main [autofocus]')) return;
+			const h = document.querySelector('main h1');
+			if (h) { landing().focus({preventScroll: true}); return; }
+			if (Date.now() < end) t = setTimeout(tick, 50);
+		};
+		// After the next frame: the browser has applied autofocus by then.
+		const f = requestAnimationFrame(() => { t = setTimeout(tick, 0); });
+		return () => { cancelAnimationFrame(f); clearTimeout(t); };
+	}, [path]);
 }
 
 function OpenBanner() {
@@ -56,6 +106,7 @@ function Shell() {
 	const [auth, setAuth] = useState(authState());
 	const [err, setErr] = useState(null);
 	const {path, url, route} = useLocation();
+	useRouteFocus(path);
 	useEffect(() => onAuthChange(setAuth), []);
 	useEffect(() => { loadAuth().catch(setErr); }, []);
 	if (err && !auth)
@@ -70,20 +121,23 @@ function Shell() {
 	}
 	return (
 		<>
+			<SkipLink />
 			{!auth.auth_enabled && <OpenBanner />}
 			{auth.signed_in && <Header auth={auth} />}
 			{auth.session_ended && <SessionEnded />}
-			<Router>
-				<Route path="/signin" component={SignIn} />
-				<Route path="/" component={() => <Redirect to="/apps" />} />
-				<Route path="/apps" component={AppsList} />
-				<Route path="/apps/:id" component={AppShell} />
-				<Route path="/apps/:id/:tab" component={AppShell} />
-				<Route path="/trash" component={Trash} />
-				<Route path="/settings" component={() => <Redirect to="/settings/agents" />} />
-				<Route path="/settings/:section" component={Settings} />
-				<Route default component={NotFound} />
-			</Router>
+			<div id="content" class="content">
+				<Router>
+					<Route path="/signin" component={SignIn} />
+					<Route path="/" component={() => <Redirect to="/apps" />} />
+					<Route path="/apps" component={AppsList} />
+					<Route path="/apps/:id" component={AppShell} />
+					<Route path="/apps/:id/:tab" component={AppShell} />
+					<Route path="/trash" component={Trash} />
+					<Route path="/settings" component={() => <Redirect to="/settings/agents" />} />
+					<Route path="/settings/:section" component={Settings} />
+					<Route default component={NotFound} />
+				</Router>
+			</div>
 		</>
 	);
 }

@@ -2,6 +2,57 @@ import {useState, useRef, useEffect} from 'preact/hooks';
 import {post, enc} from './api.js';
 import {ErrorText} from './ui.jsx';
 
+// The device sizes the preview can show the app at: Desktop fills the
+// pane; Tablet and Phone are that many CSS pixels wide, centred and scaled
+// down to fit a narrower pane.  The choice is kept in this browser.
+const devices = [['desktop', 'Desktop', 0], ['tablet', 'Tablet', 768], ['phone', 'Phone', 390]];
+const DEVICE_KEY = 'sandboxd.preview-device';
+
+function useDevice() {
+	const [d, setD] = useState(() => {
+		try { return localStorage.getItem(DEVICE_KEY) || 'desktop'; } catch (_) { return 'desktop'; }
+	});
+	const set = (v) => {
+		setD(v);
+		try { localStorage.setItem(DEVICE_KEY, v); } catch (_) { /* storage refused: for this page only */ }
+	};
+	return [devices.find((x) => x[0] === d) || devices[0], set];
+}
+
+function DeviceSwitch({device, setDevice}) {
+	return (
+		<div class="seg" role="group" aria-label="Preview size">
+			{devices.map(([id, label, w]) => (
+				<button key={id} type="button" aria-pressed={device[0] === id} onClick={() => setDevice(id)}
+					title={w ? label + ': ' + w + ' px wide' : label + ': the whole pane'}>{label}</button>
+			))}
+		</div>
+	);
+}
+
+// The frame's box: at a device width the frame is that wide and scaled
+// (CSS transform) to the box's width when the box is narrower; its height
+// fills the box either way.
+function DeviceFrame({device, children}) {
+	const box = useRef(null);
+	const [w, setW] = useState(0);
+	useEffect(() => {
+		const el = box.current;
+		if (!el || typeof ResizeObserver === 'undefined') return undefined;
+		const ro = new ResizeObserver(() => setW(el.clientWidth));
+		ro.observe(el);
+		return () => ro.disconnect();
+	}, []);
+	const width = device[2];
+	const scale = width && w ? Math.min(1, w / width) : 1;
+	return (
+		<div ref={box} class={'frame-box' + (width ? ' sized' : '')}
+			style={width ? {'--dev-w': width + 'px', '--dev-s': String(scale)} : undefined}>
+			{children}
+		</div>
+	);
+}
+
 const previewState = {
 	down: 'The app is stopped. Start it to see the preview.',
 	starting: 'Warming up: the app is starting…',
@@ -20,6 +71,7 @@ export function Preview({sandbox, onChange}) {
 	const [copied, setCopied] = useState('');
 	const [src, setSrc] = useState(null);
 	const [linkError, setLinkError] = useState(null);
+	const [device, setDevice] = useDevice();
 	const priv = p.visibility === 'private';
 	const notListening = p.status === 'starting' && p.detail;
 	// A frozen app is shown as it is: loading it thaws it in milliseconds.
@@ -62,16 +114,22 @@ export function Preview({sandbox, onChange}) {
 				) : (
 					<a class="button" href={p.url} target="_blank" rel="noopener noreferrer" aria-label="Open the preview in a new tab">Open</a>
 				)}
-				<button onClick={() => copy(p.url, 'the address')} disabled={!p.url}>Copy URL</button>
-				{priv && <button onClick={share} disabled={!p.url}>Share link</button>}
+				{priv ? (
+					<button onClick={share} disabled={!p.url}>Copy a one-time link</button>
+				) : (
+					<button onClick={() => copy(p.url, 'the address')} disabled={!p.url}>Copy URL</button>
+				)}
+				<DeviceSwitch device={device} setDevice={setDevice} />
 			</div>
-			{priv && <p class="muted">Private preview: only you (signed in here) and people you send a link to can see it.</p>}
+			{priv && <p class="muted preview-note">Private preview: the address above works only for you, signed in here. To show the app to someone, copy a one-time link.</p>}
 			{copied && <p class="note" role="status">{copied}</p>}
 			<ErrorText error={linkError} />
 			{live ? (
 				src ? (
-					<iframe key={n + src} ref={frame} src={src} title={'Preview of the app on port ' + p.port}
-						sandbox="allow-scripts allow-same-origin allow-forms allow-popups allow-modals allow-downloads" />
+					<DeviceFrame device={device}>
+						<iframe key={n + src} ref={frame} src={src} title={'Preview of the app on port ' + p.port}
+							sandbox="allow-scripts allow-same-origin allow-forms allow-popups allow-modals allow-downloads" />
+					</DeviceFrame>
 				) : <div class="preview-state" role="status"><p>Opening the private preview…</p></div>
 			) : (
 				<div class={'preview-state ps-' + p.status} role="status">

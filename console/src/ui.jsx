@@ -41,8 +41,10 @@ export function ErrorText({error}) {
 	return <p class="error" role="alert">{error.message || String(error)}</p>;
 }
 
-export function Note({children}) {
-	return <p class="note" role="status">{children}</p>;
+// A line that tells: kind 'ok' (green, the default: something worked),
+// 'warn' (amber: something is off, nothing failed yet) or 'info' (neutral).
+export function Note({children, kind}) {
+	return <p class={'note' + (kind === 'warn' || kind === 'info' ? ' ' + kind : '')} role="status">{children}</p>;
 }
 
 export function usePoll(fn, ms, on) {

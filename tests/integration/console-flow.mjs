@@ -420,11 +420,13 @@ await step('settings: the Claude subscription sign-in, then disconnect', async (
 
 await step('stop and start the sandbox', async () => {
 	await page.goto(CONSOLE + appPath);
-	await page.getByRole('button', {name: 'Stop', exact: true}).click();
+	await page.getByRole('button', {name: 'App actions'}).click();
+	await page.locator('#app-menu').getByRole('button', {name: 'Stop the app'}).click();
 	await page.getByText(/The app is stopped/).waitFor({timeout: T});
 	await page.locator('.app-head .badge').getByText('Stopped').waitFor();
 	await shot('app-stopped');
-	await page.getByRole('button', {name: 'Start', exact: true}).click();
+	await page.getByRole('button', {name: 'App actions'}).click();
+	await page.locator('#app-menu').getByRole('button', {name: 'Start the app'}).click();
 	await page.locator('.app-head .badge').getByText('Running').waitFor({timeout: T});
 	await page.frameLocator('iframe[title^="Preview"]').getByRole('heading', {name: 'Todo list'}).waitFor({timeout: T});
 	// The web process's log.
@@ -465,7 +467,8 @@ await step('prompt-first create: describe an app, land in its chat with the task
 	const f = await api('GET', `/v1/sandboxes/${app.current_sandbox_id}/files/content?path=hello.txt`);
 	assert(f.text === 'hi there', 'hello.txt: ' + f.text);
 	// The delete can be undone: the app lands in the Trash, restorable.
-	await page.getByRole('button', {name: 'Delete app'}).click();
+	await page.getByRole('button', {name: 'App actions'}).click();
+	await page.locator('#app-menu').getByRole('button', {name: /Delete the app/}).click();
 	await page.waitForURL(/\/trash$/);
 	const row = page.getByRole('row').filter({hasText: 'A greeting page'});
 	await row.waitFor();
@@ -473,7 +476,8 @@ await step('prompt-first create: describe an app, land in its chat with the task
 	await page.waitForURL((u) => u.pathname === '/apps/' + id, {timeout: T});
 	const back = await api('GET', `/v1/sandboxes/${app.current_sandbox_id}/files/content?path=hello.txt`);
 	assert(back.text === 'hi there', 'hello.txt after the restore: ' + back.text);
-	await page.getByRole('button', {name: 'Delete app'}).click();
+	await page.getByRole('button', {name: 'App actions'}).click();
+	await page.locator('#app-menu').getByRole('button', {name: /Delete the app/}).click();
 	await page.waitForURL(/\/trash$/);
 	await page.getByRole('row').filter({hasText: 'A greeting page'}).getByRole('button', {name: 'Delete for good'}).click();
 	await page.getByText('The trash is empty.').waitFor();

@@ -109,7 +109,7 @@ function PromptCreate() {
 			<h2 id="pc-title">Describe your app</h2>
 			<p>Say what you want in plain words. sandboxd makes the app, starts it and asks the agent to build it.</p>
 			<label for="pc-text" class="sr-only">What your app should do</label>
-			<textarea id="pc-text" rows={4} value={text} required ref={box}
+			<textarea id="pc-text" rows={4} value={text} required ref={box} autofocus
 				placeholder="A to-do list where I can tick items off and filter by done (Enter builds it, Shift+Enter for a new line)"
 				onInput={(e) => setText(e.currentTarget.value)} onKeyDown={enterSends} />
 			{draft.restored && (

@@ -153,7 +153,7 @@ export function Composer({sandbox, running, onSubmitted, fill, blocked}) {
 					{blocked.link && <>{' '}<a href={blocked.link.href}>{blocked.link.label}</a></>}</p>
 			)}
 			<label for="prompt" class="sr-only">What should the agent do?</label>
-			<textarea id="prompt" rows={3} value={prompt} ref={box} onInput={(e) => setPrompt(e.currentTarget.value)}
+			<textarea id="prompt" rows={3} value={prompt} ref={box} autofocus onInput={(e) => setPrompt(e.currentTarget.value)}
 				onKeyDown={enterSends} onPaste={onPaste}
 				placeholder="Ask for a change, e.g. “make the title blue” (Enter sends, Shift+Enter for a new line)"
 				disabled={running} />

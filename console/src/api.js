@@ -1,6 +1,10 @@
 // The console's one door to /v1: same origin, the session cookie, the CSRF
-// token on every write, the error envelope's message on failure, and a 401
-// sends the user back to sign-in.
+// token on every write, the error envelope's message on failure.  A 401
+// while signed in ends the session in place: auth.session_ended is set,
+// the page and its drafts stay, and the user signs in again through
+// signInAgain(), which comes back to the same place.
+import {flushDrafts} from './drafts.js';
+import {leaveWithoutAsking} from './guard.js';
 
 let auth = null; // the last GET /v1/auth/status answer
 const listeners = new Set();
@@ -48,12 +52,30 @@ async function toError(r) {
 }
 
 function signedOut() {
-	if (auth) setAuth({...auth, signed_in: false, csrf_token: null});
+	flushDrafts();
+	if (auth && auth.signed_in && !location.pathname.startsWith('/signin')) {
+		if (!auth.session_ended) setAuth({...auth, session_ended: true});
+		return;
+	}
+	toSignIn();
+}
+
+function toSignIn() {
+	if (auth) setAuth({...auth, signed_in: false, session_ended: false, csrf_token: null});
 	if (!location.pathname.startsWith('/signin')) {
 		const back = location.pathname + location.search;
-		history.pushState(null, '', '/signin?next=' + encodeURIComponent(back));
-		dispatchEvent(new PopStateEvent('popstate'));
+		leaveWithoutAsking(() => {
+			history.pushState(null, '', '/signin?next=' + encodeURIComponent(back));
+			dispatchEvent(new PopStateEvent('popstate'));
+		});
 	}
+}
+
+// After the session ended: to sign-in, then back here (the drafts are in
+// localStorage already).
+export function signInAgain() {
+	flushDrafts();
+	toSignIn();
 }
 
 // request(method, path, {json, body, headers, raw}) -> parsed JSON, or the
@@ -77,7 +99,9 @@ export async function request(method, path, opts = {}) {
 	}
 	if (r.status === 401 && !path.startsWith('/v1/auth/')) {
 		signedOut();
-		throw await toError(r);
+		const e = await toError(r);
+		e.message = 'Your session ended. Sign in to continue.';
+		throw e;
 	}
 	if (!r.ok) throw await toError(r);
 	if (opts.raw) return r;

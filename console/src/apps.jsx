@@ -1,7 +1,17 @@
-import {useState} from 'preact/hooks';
+import {useEffect, useRef, useState} from 'preact/hooks';
 import {useLocation} from 'preact-iso';
 import {get, post, enc} from './api.js';
 import {useLoad, ErrorText, Note, StatusBadge, when, setTitle, usePoll} from './ui.jsx';
+import {useDraft} from './drafts.js';
+
+// Enter sends the form, Shift+Enter is a new line (and Enter that ends
+// an input method's composition is not a send).
+export function enterSends(e) {
+	if (e.key === 'Enter' && !e.shiftKey && !e.isComposing && e.keyCode !== 229) {
+		e.preventDefault();
+		e.currentTarget.form.requestSubmit();
+	}
+}
 
 async function loadApps() {
 	const {apps} = await get('/v1/apps');
@@ -10,10 +20,46 @@ async function loadApps() {
 	return apps.map((a, i) => ({...a, sandbox: sbs[i]}));
 }
 
-// A name from the first words of a description.
-function nameFrom(text) {
-	const w = text.replace(/\[\[[^\]]*\]\]/g, ' ').replace(/\s+/g, ' ').trim().split(' ').slice(0, 6).join(' ');
-	return (w.length > 60 ? w.slice(0, 60) : w) || 'New app';
+// A short name from a description: its first 2–4 meaningful words,
+// filler dropped, each capitalised, at most 32 characters ("A shopping
+// list where I can add items." -> "Shopping List").
+const filler = new Set(('a an the i im me my we our us you your please want wants wanted need needs would like ' +
+	'let lets build make create write generate design code develop app apps application website site web page ' +
+	'tool simple small little quick basic new nice some just one and to can could').split(' '));
+// After the name's first word, these end it: the rest describes.
+const breaks = new Set(('where that which who whose when while with without for to so can could should will would ' +
+	'using use by from in on at of is are was be has have lets let allows allowing').split(' '));
+
+export function nameFrom(text) {
+	const t = text.replace(/\[\[[^\]]*\]\]/g, ' ');
+	const tokens = t.match(/[\p{L}\p{N}][\p{L}\p{N}'’-]*|[.!?;:,()\n]/gu) || [];
+	const words = [];
+	for (const tok of tokens) {
+		const w = tok.toLowerCase().replace(/['’]/g, '');
+		if (!/[\p{L}\p{N}]/u.test(tok)) {
+			if (words.length) break;
+			continue;
+		}
+		if (breaks.has(w)) {
+			if (words.length) break;
+			continue;
+		}
+		if (filler.has(w)) {
+			// "a todo app" -> "Todo App", not one word
+			if (words.length === 1 && /^(app|website|site|tool|page)$/.test(w)) words.push(tok[0].toUpperCase() + tok.slice(1));
+			continue;
+		}
+		words.push(tok[0].toUpperCase() + tok.slice(1));
+		if (words.length === 4) break;
+	}
+	let name = '';
+	for (const w of words) {
+		const n = name ? name + ' ' + w : w;
+		if (n.length > 32) break;
+		name = n;
+	}
+	if (!name && words.length) name = words[0].slice(0, 32);
+	return name || 'New app';
 }
 
 function Presets({value, onChange, id}) {
@@ -34,9 +80,12 @@ function PromptCreate() {
 	const [preset, setPreset] = useState('react-vite');
 	const [step, setStep] = useState('');
 	const [error, setError] = useState(null);
+	const box = useRef(null);
+	const draft = useDraft('apps-prompt', text, setText);
+	useEffect(() => { if (box.current) box.current.focus(); }, []);
 	const submit = async (e) => {
 		e.preventDefault();
-		if (!text.trim()) return;
+		if (!text.trim() || step) return;
 		setError(null);
 		let app;
 		try {
@@ -47,6 +96,7 @@ function PromptCreate() {
 			const sb = await post('/v1/apps/' + app.id + '/sandbox', {});
 			setStep('Giving the agent your description…');
 			await post('/v1/sandboxes/' + sb.id + '/tasks', {prompt: text});
+			draft.clear();
 			route('/apps/' + app.id);
 		} catch (err) {
 			setError(err);
@@ -59,9 +109,13 @@ function PromptCreate() {
 			<h2 id="pc-title">Describe your app</h2>
 			<p>Say what you want in plain words. sandboxd makes the app, starts it and asks the agent to build it.</p>
 			<label for="pc-text" class="sr-only">What your app should do</label>
-			<textarea id="pc-text" rows={4} value={text} required
-				placeholder="A to-do list where I can tick items off and filter by done"
-				onInput={(e) => setText(e.currentTarget.value)} />
+			<textarea id="pc-text" rows={4} value={text} required ref={box} autofocus
+				placeholder="A to-do list where I can tick items off and filter by done (Enter builds it, Shift+Enter for a new line)"
+				onInput={(e) => setText(e.currentTarget.value)} onKeyDown={enterSends} />
+			{draft.restored && (
+				<Note kind="info">Restored your unsaved draft.{' '}
+					<button type="button" class="link" onClick={draft.discard}>Discard</button></Note>
+			)}
 			<div class="row">
 				<label for="pc-preset">Start from</label>
 				<Presets id="pc-preset" value={preset} onChange={setPreset} />

@@ -1,6 +1,8 @@
 import {useEffect, useRef, useState} from 'preact/hooks';
 import {get, request, post, del, enc} from './api.js';
 import {useLoad, ErrorText, Note, bytes} from './ui.jsx';
+import {loadDraft, saveDraft, clearDraft, flushDraft} from './drafts.js';
+import {useGuard, confirmLeave} from './guard.js';
 
 // A file is text when it decodes as UTF-8 and has no NUL in its start.
 export function isBinary(buf) {
@@ -66,11 +68,30 @@ function Editor({sandbox, path, onSaved, onGone}) {
 	const [msg, setMsg] = useState('');
 	const [conflict, setConflict] = useState(false);
 	const [error, setError] = useState(null);
+	const [restored, setRestored] = useState(false);
+	// The draft of this file: the editor's text and the version it was
+	// opened at (so a save over a file changed since is a conflict).
+	const key = `file:${sandbox.id}:${path}`;
+	const dirtyRef = useRef(false);
+	dirtyRef.current = dirty;
+	const loaded = useRef({text: '', etag: null});
+	const quiet = useRef(false); // the editor's text set by the page, not typed
+	const setText = (t) => {
+		quiet.current = true;
+		try { ed.current.set(t); } finally { quiet.current = false; }
+	};
+	const changed = () => {
+		if (quiet.current) return;
+		setDirty(true);
+		saveDraft(key, () => (ed.current ? {text: ed.current.get(), etag: loaded.current.etag} : null));
+	};
+	useGuard(() => (dirtyRef.current ? `${path} has changes that are not saved.` : null), () => clearDraft(key));
 
-	const load = async () => {
+	const load = async (useDraft) => {
 		setError(null);
 		setConflict(false);
 		setMsg('');
+		setRestored(false);
 		try {
 			const r = await request('GET', base + '/content?path=' + enc(path), {raw: true});
 			etag.current = r.headers.get('etag');
@@ -81,15 +102,28 @@ function Editor({sandbox, path, onSaved, onGone}) {
 				return;
 			}
 			const text = new TextDecoder().decode(buf);
+			loaded.current = {text, etag: etag.current};
+			const draft = useDraft ? loadDraft(key) : null;
+			if (!useDraft) clearDraft(key);
+			const shown = draft && draft.text !== text ? draft.text : text;
 			setState({loading: false});
 			if (ed.current) {
-				ed.current.set(text);
+				setText(shown);
 			} else {
 				const {createEditor} = await import('./editor.js');
 				if (!host.current) return;
-				ed.current = await createEditor(host.current, text, path, {onChange: () => setDirty(true), onSave: () => save(false)});
+				ed.current = await createEditor(host.current, shown, path, {onChange: changed, onSave: () => save(false)});
 			}
-			setDirty(false);
+			if (shown !== text) {
+				// Saved against the version it was made from: if the file
+				// changed since, the save is a conflict to settle.
+				if (draft.etag) etag.current = draft.etag;
+				setRestored(true);
+				setDirty(true);
+			} else {
+				if (draft) clearDraft(key);
+				setDirty(false);
+			}
 		} catch (e) {
 			setState({loading: false});
 			if (e.status === 404) onGone();
@@ -98,9 +132,19 @@ function Editor({sandbox, path, onSaved, onGone}) {
 		}
 	};
 	useEffect(() => {
-		load();
-		return () => { if (ed.current) { ed.current.destroy(); ed.current = null; } };
+		load(true);
+		return () => {
+			flushDraft(key);
+			if (ed.current) { ed.current.destroy(); ed.current = null; }
+		};
 	}, [path]);
+	const discard = () => {
+		clearDraft(key);
+		etag.current = loaded.current.etag;
+		if (ed.current) setText(loaded.current.text);
+		setRestored(false);
+		setDirty(false);
+	};
 
 	const save = async (force) => {
 		if (!ed.current) return;
@@ -109,9 +153,15 @@ function Editor({sandbox, path, onSaved, onGone}) {
 		const headers = {'content-type': 'application/octet-stream'};
 		if (!force && etag.current) headers['if-match'] = etag.current;
 		try {
-			const r = await request('PUT', base + '?path=' + enc(path), {body: ed.current.get(), headers});
+			const body = ed.current.get();
+			const r = await request('PUT', base + '?path=' + enc(path), {body, headers});
 			etag.current = r && r.etag ? (r.etag.startsWith('"') ? r.etag : `"${r.etag}"`) : null;
-			setDirty(false);
+			loaded.current = {text: body, etag: etag.current};
+			if (ed.current && ed.current.get() === body) {
+				clearDraft(key);
+				setDirty(false);
+			}
+			setRestored(false);
 			setConflict(false);
 			setMsg('Saved.');
 			onSaved();
@@ -132,10 +182,14 @@ function Editor({sandbox, path, onSaved, onGone}) {
 					<strong>This file changed since you opened it</strong> (the agent or someone else wrote it).
 					Saving now would overwrite their change.
 					<div class="row">
-						<button onClick={load}>Load their version (drop my edits)</button>
+						<button onClick={() => load(false)}>Load their version (drop my edits)</button>
 						<button class="danger" onClick={() => save(true)}>Overwrite with mine</button>
 					</div>
 				</div>
+			)}
+			{restored && (
+				<Note kind="info">Restored your unsaved draft of this file.{' '}
+					<button class="link" onClick={discard}>Discard the draft</button></Note>
 			)}
 			{msg && <p class="note" role="status">{msg}</p>}
 			<ErrorText error={error} />
@@ -165,6 +219,7 @@ export function Files({sandbox}) {
 	const dir = selEntry ? (selEntry.type === 'dir' ? sel : sel.split('/').slice(0, -1).join('/')) : '';
 
 	const select = (p) => {
+		if (p !== sel && !confirmLeave()) return;
 		setSel(p);
 		const u = new URL(location.href);
 		u.searchParams.set('path', p);
@@ -223,6 +278,9 @@ export function Files({sandbox}) {
 					<button onClick={() => upload.current.click()}>Upload</button>
 					<input type="file" multiple hidden ref={upload} onChange={onUpload} aria-label="Files to upload" />
 					<button class="link" onClick={list.reload}>Refresh</button>
+					{sandbox.app_id && (
+						<a class="download" href={`/v1/apps/${enc(sandbox.app_id)}/export`} download>Download as zip</a>
+					)}
 				</div>
 				{form && (
 					<form onSubmit={submitForm} class="row">

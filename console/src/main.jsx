@@ -2,7 +2,7 @@ import {render} from 'preact';
 import {useEffect, useRef, useState} from 'preact/hooks';
 import {LocationProvider, Router, Route, useLocation} from 'preact-iso';
 import {loadAuth, onAuthChange, authState, signOut} from './api.js';
-import {SignIn} from './signin.jsx';
+import {SignIn, SessionEnded} from './signin.jsx';
 import {AppsList} from './apps.jsx';
 import {AppShell} from './appview.jsx';
 import {Settings} from './settings.jsx';
@@ -124,6 +124,7 @@ function Shell() {
 			<SkipLink />
 			{!auth.auth_enabled && <OpenBanner />}
 			{auth.signed_in && <Header auth={auth} />}
+			{auth.session_ended && <SessionEnded />}
 			<div id="content" class="content">
 				<Router>
 					<Route path="/signin" component={SignIn} />

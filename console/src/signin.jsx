@@ -1,10 +1,12 @@
 import {useState} from 'preact/hooks';
-import {authState, signIn} from './api.js';
+import {authState, signIn, signInAgain} from './api.js';
 import {ErrorText, setTitle} from './ui.jsx';
 
 export function SignIn() {
 	const auth = authState();
 	const setup = !auth.password_set;
+	const next = new URLSearchParams(location.search).get('next');
+	const back = next && next.startsWith('/apps/');
 	const [code, setCode] = useState('');
 	const [pw, setPw] = useState('');
 	const [pw2, setPw2] = useState('');
@@ -37,6 +39,7 @@ export function SignIn() {
 		<main class="signin">
 			<form class="card" onSubmit={submit} aria-labelledby="signin-title">
 				<h1 id="signin-title">{setup ? 'Set up sandboxd' : 'Sign in to sandboxd'}</h1>
+				{!setup && back && <p>Sign in to go back to where you were; anything you had not saved is kept in this browser.</p>}
 				{setup && (
 					<p>
 						Choose the password for this console. To prove you run this machine,
@@ -67,5 +70,18 @@ export function SignIn() {
 				</button>
 			</form>
 		</main>
+	);
+}
+
+// Shown over the page when a request finds the session gone (expired, or
+// logged out elsewhere): the page and the drafts stay; Sign in comes back
+// here.
+export function SessionEnded() {
+	return (
+		<div class="session-ended" role="alert" aria-labelledby="se-title">
+			<p><strong id="se-title">Your session ended.</strong>{' '}
+				Sign in to continue — your unsaved work is kept in this browser.</p>
+			<button class="primary" onClick={signInAgain}>Sign in</button>
+		</div>
 	);
 }

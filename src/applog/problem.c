@@ -181,7 +181,8 @@ named_file_changed(const char *ws, const struct logscan *ls,
 		fd = wsfs_open_file(dfd, rel, &e);
 		close(dfd);
 		if (fd < 0)
-			continue; /* not a file of the workspace: the next one */
+			continue; /* not a file of the workspace: the next one
+			           */
 		changed = fstat(fd, &st) == 0 && later(st.st_mtim, log_mtime);
 		close(fd);
 		return changed;
@@ -268,7 +269,8 @@ applog_problem(const char *ws, const char *id, const struct jv *procs)
 		goto out;
 	n = read_tail(ws, name, buf, &log_mtime);
 	logscan_text(buf, n, ls);
-	if (ls->kind == LOGSCAN_COMPILE && named_file_changed(ws, ls, log_mtime))
+	if (ls->kind == LOGSCAN_COMPILE &&
+	    named_file_changed(ws, ls, log_mtime))
 		ls->kind = LOGSCAN_NONE;
 	if (kind == NULL && ls->kind == LOGSCAN_NONE) {
 		since_of(id, NULL, 0);

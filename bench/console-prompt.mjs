@@ -125,7 +125,7 @@ async function viaConsole(mark) {
 	const seen = {};
 	while (now() - t0 < 180000 && !(seen.done && seen.preview)) {
 		const s = await page.evaluate(() => ({
-			first: !!document.querySelector('.chat .events li, .chat .current [role=status]'),
+			first: !!document.querySelector('.chat .events li, .chat .current .working'),
 			agent: !!document.querySelector('.chat .events li.tool, .chat .events li.msg.agent'),
 			done: !!document.querySelector('.chat .outcome'),
 		}));

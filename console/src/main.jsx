@@ -69,17 +69,6 @@ function useRouteFocus(path) {
 	}, [path]);
 }
 
-function OpenBanner() {
-	return (
-		<div class="banner" role="alert">
-			<strong>The API is open.</strong> Authentication is turned off
-			(SANDBOXD_API_AUTH_DISABLED), so anything that can reach this address can
-			control sandboxd without a password. Turn it back on unless this
-			machine is yours alone.
-		</div>
-	);
-}
-
 function Header({auth}) {
 	const {path} = useLocation();
 	const [busy, setBusy] = useState(false);
@@ -122,7 +111,6 @@ function Shell() {
 	return (
 		<>
 			<SkipLink />
-			{!auth.auth_enabled && <OpenBanner />}
 			{auth.signed_in && <Header auth={auth} />}
 			{auth.session_ended && <SessionEnded />}
 			<div id="content" class="content">

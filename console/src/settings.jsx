@@ -294,7 +294,6 @@ function Account() {
 	const [nw2, setNw2] = useState('');
 	const [error, setError] = useState(null);
 	const [ok, setOk] = useState('');
-	if (!auth.auth_enabled) return <p>Authentication is turned off, so there is no password.</p>;
 	if (auth.via !== 'session') return <p>You are signed in with an API token, not a password.</p>;
 	const change = async (e) => {
 		e.preventDefault();

@@ -10,7 +10,6 @@
  * timeout; a file that cannot be read ends the body unfinished (the
  * chunked transfer has no last chunk, the zip no central directory).
  */
-#include <ctype.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -18,35 +17,11 @@
 #include "export/zipstream.h"
 #include "lib/limits.h"
 #include "lib/log.h"
+#include "lib/utf8.h"
 #include "ws/workspace.h"
 #include "ws/wsfs.h"
 
 #define EXPORT_SLUG_MAX 64 /* bytes of the file name's stem */
-
-/* The app's name as a file name: [a-z0-9-], "app" when nothing is left. */
-static void
-slug(const char *name, char *out, size_t len)
-{
-	size_t n = 0;
-	bool dash = false;
-
-	for (const char *p = name; *p && n + 1 < len && n < EXPORT_SLUG_MAX;
-	     p++) {
-		unsigned char c = (unsigned char)*p;
-		if (isalnum(c) && c < 0x80) {
-			if (dash && n > 0)
-				out[n++] = '-';
-			if (n + 1 < len)
-				out[n++] = (char)tolower(c);
-			dash = false;
-		} else {
-			dash = true;
-		}
-	}
-	out[n] = '\0';
-	if (n == 0)
-		snprintf(out, len, "app");
-}
 
 static ssize_t
 pull_read(void *arg, char *buf, size_t max)
@@ -113,7 +88,7 @@ apps_export(struct req *r, struct resp *w)
 		api_fail(w, 500, "internal", "cannot start the archive");
 		return;
 	}
-	slug(a.name, name, sizeof(name));
+	utf8_slug(a.name, EXPORT_SLUG_MAX, name, sizeof(name));
 	snprintf(w->disposition, sizeof(w->disposition),
 	         "attachment; filename=\"%s.zip\"", name);
 	w->status = 200;

@@ -5,7 +5,6 @@
  * every API answer (and every event's data) is printed as one line, in
  * the order they came; with -q the ids alone.
  */
-#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +14,7 @@
 #include "client/calls.h"
 #include "client/commands.h"
 #include "client/follow.h"
+#include "lib/utf8.h"
 
 #define CLI_NAME_BYTES  40         /* an app name made from the prompt */
 #define CLI_IMAGES_MAX  4          /* --image given at most (the server's) */
@@ -301,29 +301,6 @@ cmd_task_revert(struct cli *c, const struct cli_args *a)
 
 /* --- new ------------------------------------------------------------------ */
 
-/* A name from the prompt's first words: "Add a todo list …" -> "add-a-todo". */
-static void
-name_from_prompt(const char *prompt, char *out, size_t len)
-{
-	size_t n = 0;
-	bool dash = false;
-
-	for (const char *p = prompt; *p && n + 2 < len && n < CLI_NAME_BYTES;
-	     p++) {
-		if (isalnum((unsigned char)*p)) {
-			if (dash && n > 0)
-				out[n++] = '-';
-			out[n++] = (char)tolower((unsigned char)*p);
-			dash = false;
-		} else {
-			dash = true;
-		}
-	}
-	out[n] = '\0';
-	if (n == 0)
-		snprintf(out, len, "app");
-}
-
 int
 cmd_new(struct cli *c, const struct cli_args *a)
 {
@@ -334,7 +311,8 @@ cmd_new(struct cli *c, const struct cli_args *a)
 	int rc, trc;
 
 	if (name == NULL) {
-		name_from_prompt(a->pos[0], gen, sizeof(gen));
+		/* "Add a todo list …" -> "add-a-todo-list" */
+		utf8_slug(a->pos[0], CLI_NAME_BYTES, gen, sizeof(gen));
 		name = gen;
 	}
 	jv_set_str(body, "name", name);

@@ -9,6 +9,9 @@
  */
 #include "lib/utf8.h"
 
+#include <ctype.h>
+#include <stdio.h>
+
 size_t
 utf8_char_len(const char *s, size_t len)
 {
@@ -63,4 +66,28 @@ utf8_clip(const char *s, size_t len, size_t max)
 	while (len > 0 && ((unsigned char)s[len] & 0xc0) == 0x80)
 		len--;
 	return len;
+}
+
+void
+utf8_slug(const char *name, size_t max, char *out, size_t len)
+{
+	size_t n = 0;
+	bool dash = false;
+
+	if (len == 0)
+		return;
+	for (const char *p = name; *p && n + 2 < len && n < max; p++) {
+		unsigned char c = (unsigned char)*p;
+		if (c < 0x80 && isalnum(c)) {
+			if (dash && n > 0)
+				out[n++] = '-';
+			out[n++] = (char)tolower(c);
+			dash = false;
+		} else {
+			dash = true;
+		}
+	}
+	out[n] = '\0';
+	if (n == 0)
+		snprintf(out, len, "app");
 }

@@ -18,4 +18,11 @@ bool utf8_valid(const char *s, size_t len);
  * most max bytes and ends on a character boundary. */
 size_t utf8_clip(const char *s, size_t len, size_t max);
 
+/*
+ * A name as a slug: its ASCII letters and digits in lower case, each run
+ * of anything else between them one '-', at most max of them, into out
+ * (len bytes, NUL-terminated); "app" when none is left.
+ */
+void utf8_slug(const char *name, size_t max, char *out, size_t len);
+
 #endif

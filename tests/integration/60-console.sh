@@ -14,16 +14,7 @@
 . "$(dirname "$0")/lib.sh"
 need_test_image
 
-command -v node >/dev/null || bail "node is not installed (scripts/bootstrap installs it)"
-CHROMIUM=${CHROMIUM:-/usr/bin/chromium}
-[[ -x $CHROMIUM ]] || bail "no Chromium at $CHROMIUM (scripts/bootstrap installs it)"
-# BUILD=build: under `make asan` the sub-make would otherwise inherit
-# BUILD=build-asan and build the console where this test does not look.
-CONSOLE_DIR=$IT_ROOT/build/console
-if [[ ! -f $CONSOLE_DIR/index.html || ! -d $IT_ROOT/console/node_modules/playwright-core ]]; then
-	make -s -C "$IT_ROOT" BUILD=build console >"$IT_TMP/make-console.log" 2>&1 ||
-		bail "make console failed: $(tail -n 5 "$IT_TMP/make-console.log")"
-fi
+need_console
 
 # The git server the app pushes to.
 GIT_TOKEN=ghp-console-$RANDOM$RANDOM$RANDOM
@@ -91,25 +82,7 @@ run_flow() {
 		GIT_REMOTE="http://127.0.0.1:$GPORT/app.git" GIT_HOST="127.0.0.1:$GPORT" GIT_TOKEN="$GIT_TOKEN" \
 		GIT_REMOTE_AUTH="http://u:$GIT_TOKEN@127.0.0.1:$GPORT/app.git" SHOTS="$SHOTS" CHROMIUM="$CHROMIUM" OAUTH_CODE="$OAUTH_CODE" "$@" \
 		timeout -k 10 900 node "$IT_ROOT/tests/integration/console-flow.mjs" >"$IT_TMP/flow.out" 2>&1
-	local rc=$? line
-	CASE= DETAIL=()
-	while IFS= read -r line; do
-		case $line in
-		"ok "*) flush_case; CASE=${line#ok } CASE_OK=1 ;;
-		"not ok "*) flush_case; CASE=${line#not ok } CASE_OK=0 ;;
-		"# "*) DETAIL+=("${line#\# }") ;;
-		*) DETAIL+=("$line") ;;
-		esac
-	done <"$IT_TMP/flow.out"
-	flush_case
-	if ((rc != 0)) && ! grep -q '^not ok ' "$IT_TMP/flow.out"; then
-		fail "browser: the flow script ran to its end" "exit $rc: $(tail -n 20 "$IT_TMP/flow.out")"
-	fi
-}
-flush_case() {
-	[[ -n $CASE ]] || return 0
-	if [[ $CASE_OK == 1 ]]; then pass "browser: $CASE"; else fail "browser: $CASE" "${DETAIL[@]}"; fi
-	CASE= DETAIL=()
+	report_browser "$IT_TMP/flow.out" $? "the flow script"
 }
 run_flow
 

@@ -20,14 +20,7 @@
 . "$(dirname "$0")/lib.sh"
 need_docker
 
-command -v node >/dev/null || bail "node is not installed (scripts/bootstrap installs it)"
-CHROMIUM=${CHROMIUM:-/usr/bin/chromium}
-[[ -x $CHROMIUM ]] || bail "no Chromium at $CHROMIUM (scripts/bootstrap installs it)"
-CONSOLE_DIR=$IT_ROOT/build/console
-if [[ ! -f $CONSOLE_DIR/index.html || ! -d $IT_ROOT/console/node_modules/playwright-core ]]; then
-	make -s -C "$IT_ROOT" BUILD=build console >"$IT_TMP/make-console.log" 2>&1 ||
-		bail "make console failed: $(tail -n 5 "$IT_TMP/make-console.log")"
-fi
+need_console
 
 # The provider, whose answer to a prompt without directives is the file's.
 DIRECTIVES=$IT_TMP/directives.txt
@@ -54,8 +47,7 @@ start_daemon HTTP_PORT="$EDGE_PORT" SANDBOXD_EDGE_ADDR=127.0.0.1 \
 	SANDBOXD_OPENAI_BASE_URL="http://127.0.0.1:$PPORT/v1" \
 	SANDBOXD_ZEN_BASE_URL="http://127.0.0.1:$PPORT/v1" -SANDBOXD_API_TOKENS ||
 	bail "the daemon did not start: $(tail -n 5 "$DAEMON_ERR")"
-SETUP_CODE=$(sed -nE 's/^.*Console setup code[^:]*: *([A-Za-z0-9-]+).*$/\1/p' "$DAEMON_OUT" | head -n 1)
-[[ -n $SETUP_CODE ]] || bail "no console setup code on stdout"
+setup_code
 
 # The provider's control for the browser flow: a file it polls for "down"
 # or "up", answered by stopping or starting the provider on its port.
@@ -92,24 +84,7 @@ provider_ctl
 wait "$FLOW_PID"
 RC=$?
 
-CASE= DETAIL=()
-flush_case() {
-	[[ -n $CASE ]] || return 0
-	if [[ $CASE_OK == 1 ]]; then pass "browser: $CASE"; else fail "browser: $CASE" "${DETAIL[@]}"; fi
-	CASE= DETAIL=()
-}
-while IFS= read -r line; do
-	case $line in
-	"ok "*) flush_case; CASE=${line#ok } CASE_OK=1 ;;
-	"not ok "*) flush_case; CASE=${line#not ok } CASE_OK=0 ;;
-	"# "*) DETAIL+=("${line#\# }") ;;
-	*) DETAIL+=("$line") ;;
-	esac
-done <"$IT_TMP/flow.out"
-flush_case
-if ((RC != 0)) && ! grep -q '^not ok ' "$IT_TMP/flow.out"; then
-	fail "browser: the flow script ran to its end" "exit $RC: $(tail -n 20 "$IT_TMP/flow.out")"
-fi
+report_browser "$IT_TMP/flow.out" "$RC" "the flow script"
 grep '^# measured' "$IT_TMP/flow.out" | sed 's/^# measured/#   measured/'
 
 finish

@@ -14,21 +14,13 @@
 . "$(dirname "$0")/lib.sh"
 need_test_image
 
-command -v node >/dev/null || bail "node is not installed (scripts/bootstrap installs it)"
-CHROMIUM=${CHROMIUM:-/usr/bin/chromium}
-[[ -x $CHROMIUM ]] || bail "no Chromium at $CHROMIUM (scripts/bootstrap installs it)"
-CONSOLE_DIR=$IT_ROOT/build/console
-if [[ ! -f $CONSOLE_DIR/index.html || ! -d $IT_ROOT/console/node_modules/playwright-core ]]; then
-	make -s -C "$IT_ROOT" BUILD=build console >"$IT_TMP/make-console.log" 2>&1 ||
-		bail "make console failed: $(tail -n 5 "$IT_TMP/make-console.log")"
-fi
+need_console
 
 EDGE_PORT=$(free_port)
 start_daemon SANDBOXD_IMAGE="$TEST_IMAGE" HTTP_PORT="$EDGE_PORT" SANDBOXD_EDGE_ADDR=127.0.0.1 \
 	SANDBOXD_CONSOLE_DIR="$CONSOLE_DIR" -SANDBOXD_API_TOKENS ||
 	bail "the daemon did not start: $(tail -n 5 "$DAEMON_ERR")"
-SETUP_CODE=$(sed -nE 's/^.*Console setup code[^:]*: *([A-Za-z0-9-]+).*$/\1/p' "$DAEMON_OUT" | head -n 1)
-[[ -n $SETUP_CODE ]] || bail "no 'Console setup code:' line on stdout: $(head -c 400 "$DAEMON_OUT")"
+setup_code
 
 SHOTS=${SHOTS:-}
 [[ -n $SHOTS ]] && mkdir -p "$SHOTS"
@@ -36,22 +28,5 @@ env CONSOLE_URL="http://console.localhost:$EDGE_PORT" API_URL="$API_URL" TOKEN="
 	SETUP_CODE="$SETUP_CODE" SHOTS="$SHOTS" CHROMIUM="$CHROMIUM" DL_DIR="$IT_TMP/downloads" \
 	timeout -k 10 900 node "$IT_ROOT/tests/integration/console-work.mjs" >"$IT_TMP/work.out" 2>&1
 rc=$?
-CASE= DETAIL=()
-flush_case() {
-	[[ -n $CASE ]] || return 0
-	if [[ $CASE_OK == 1 ]]; then pass "browser: $CASE"; else fail "browser: $CASE" "${DETAIL[@]}"; fi
-	CASE= DETAIL=()
-}
-while IFS= read -r line; do
-	case $line in
-	"ok "*) flush_case; CASE=${line#ok } CASE_OK=1 ;;
-	"not ok "*) flush_case; CASE=${line#not ok } CASE_OK=0 ;;
-	"# "*) DETAIL+=("${line#\# }") ;;
-	*) DETAIL+=("$line") ;;
-	esac
-done <"$IT_TMP/work.out"
-flush_case
-if ((rc != 0)) && ! grep -q '^not ok ' "$IT_TMP/work.out"; then
-	fail "browser: the script ran to its end" "exit $rc: $(tail -n 20 "$IT_TMP/work.out")"
-fi
+report_browser "$IT_TMP/work.out" "$rc" "the script"
 finish

@@ -6,13 +6,11 @@
 // Environment (set by 84-console-fit.sh): CONSOLE_URL, API_URL, TOKEN (the
 // first-start token: tenant default, the console's), SETUP_CODE, SHOTS
 // (where screenshots go, optional), CHROMIUM (default /usr/bin/chromium).
-import {mkdirSync, mkdtempSync, rmSync, writeFileSync} from 'node:fs';
-import {tmpdir} from 'node:os';
 import {join} from 'node:path';
 import {anyFailed, assert, step} from './steps.mjs';
 import {axeCheck} from './axe.mjs';
+import {openBrowser, until} from './browser.mjs';
 
-const {chromium} = await import(new URL('../../console/node_modules/playwright-core/index.mjs', import.meta.url));
 
 const env = process.env;
 const CONSOLE = env.CONSOLE_URL;
@@ -24,15 +22,6 @@ const SIZES = [
 	{name: '1280x720', width: 1280, height: 720, desk: true},
 	{name: '390x844', width: 390, height: 844, desk: false},
 ];
-
-async function until(fn, ms = 30000) {
-	const end = Date.now() + ms;
-	for (;;) {
-		if (await fn()) return true;
-		if (Date.now() > end) return false;
-		await new Promise((r) => setTimeout(r, 200));
-	}
-}
 
 async function api(method, path, body) {
 	const r = await fetch(env.API_URL + path, {
@@ -47,31 +36,8 @@ async function api(method, path, body) {
 	return json;
 }
 
-const profile = mkdtempSync(join(tmpdir(), 'sbx-fit-chromium-'));
-mkdirSync(join(profile, 'Default'));
-writeFileSync(join(profile, 'Default', 'Preferences'),
-	JSON.stringify({profile: {cookie_controls_mode: 0, block_third_party_cookies: false}}));
-const ctx = await chromium.launchPersistentContext(profile, {
-	executablePath: env.CHROMIUM || '/usr/bin/chromium',
-	headless: true,
-	viewport: {width: 1440, height: 900},
-	serviceWorkers: 'block',
-	args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-		'--disable-background-networking', '--disable-component-update', '--disable-sync'],
-});
+const {ctx, page, problems, shot, close} = await openBrowser('fit');
 await ctx.grantPermissions(['clipboard-read', 'clipboard-write'], {origin: CONSOLE});
-const page = ctx.pages()[0] || await ctx.newPage();
-page.setDefaultTimeout(30000);
-const problems = [];
-page.on('pageerror', (e) => problems.push('page error: ' + e.message));
-page.on('dialog', (d) => d.accept());
-
-const shot = async (name) => {
-	if (env.SHOTS) {
-		mkdirSync(env.SHOTS, {recursive: true});
-		await page.screenshot({path: join(env.SHOTS, name + '.png')});
-	}
-};
 
 // The page's size against the window, and what sticks out on the right.
 async function layout() {
@@ -401,6 +367,5 @@ await step('no page error', async () => {
 	assert(!problems.length, problems.join('\n'));
 });
 
-await ctx.close();
-rmSync(profile, {recursive: true, force: true});
+await close();
 process.exit(anyFailed() ? 1 : 0);

@@ -8,27 +8,17 @@
 // SETUP_CODE, SHOTS (optional), CHROMIUM, DIRECTIVES (the provider's
 // --directives-file), CTL (write "down"/"up" there: the script stops or
 // starts the provider and acks in CTL.ack), GIT_GOOD, GIT_BAD.
-import {existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync} from 'node:fs';
-import {tmpdir} from 'node:os';
+import {existsSync, readFileSync, unlinkSync, writeFileSync} from 'node:fs';
 import {join} from 'node:path';
 import {anyFailed, assert, step} from './steps.mjs';
 import {axeCheck} from './axe.mjs';
+import {openBrowser, until} from './browser.mjs';
 
-const {chromium} = await import(new URL('../../console/node_modules/playwright-core/index.mjs', import.meta.url));
 
 const env = process.env;
 const CONSOLE = env.CONSOLE_URL;
 const PASSWORD = 'fix it horse battery ' + Math.random().toString(36).slice(2);
 const T = 240000;
-
-async function until(fn, ms = 15000) {
-	const end = Date.now() + ms;
-	for (;;) {
-		if (await fn()) return true;
-		if (Date.now() > end) return false;
-		await new Promise((r) => setTimeout(r, 200));
-	}
-}
 
 async function api(method, path, body, type = 'application/json') {
 	const r = await fetch(env.API_URL + path, {
@@ -53,26 +43,7 @@ async function provider(want) {
 
 const measured = (what, ms) => console.log(`# measured ${what}: ${ms} ms`);
 
-const profile = mkdtempSync(join(tmpdir(), 'sbx-fixit-chromium-'));
-mkdirSync(join(profile, 'Default'));
-writeFileSync(join(profile, 'Default', 'Preferences'),
-	JSON.stringify({profile: {cookie_controls_mode: 0, block_third_party_cookies: false}}));
-const ctx = await chromium.launchPersistentContext(profile, {
-	executablePath: env.CHROMIUM || '/usr/bin/chromium',
-	headless: true,
-	viewport: {width: 1440, height: 900},
-	serviceWorkers: 'block',
-	args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-		'--disable-background-networking', '--disable-component-update', '--disable-sync'],
-});
-const page = ctx.pages()[0] || await ctx.newPage();
-page.setDefaultTimeout(30000);
-const problems = [];
-page.on('pageerror', (e) => problems.push('page error: ' + e.message));
-page.on('dialog', (d) => d.accept());
-const shot = async (name) => {
-	if (env.SHOTS) await page.screenshot({path: join(env.SHOTS, name + '.png')});
-};
+const {page, problems, shot, close} = await openBrowser('fixit');
 const axe = async (what) => {
 	// Let the page settle (a poll may be on its way) before axe looks.
 	await page.waitForTimeout(300);
@@ -244,6 +215,5 @@ await step('no page error on the way', async () => {
 	assert(problems.length === 0, problems.join('\n'));
 });
 
-await ctx.close();
-rmSync(profile, {recursive: true, force: true});
+await close();
 process.exit(anyFailed() ? 1 : 0);

@@ -6,13 +6,12 @@
 // console's tenant), SETUP_CODE, SHOTS (screenshots, optional), CHROMIUM,
 // DL_DIR (where the zip download goes).
 import http from 'node:http';
-import {mkdirSync, mkdtempSync, rmSync, writeFileSync} from 'node:fs';
-import {tmpdir} from 'node:os';
+import {mkdirSync, writeFileSync} from 'node:fs';
 import {join} from 'node:path';
 import {anyFailed, assert, step} from './steps.mjs';
 import {axeCheck} from './axe.mjs';
+import {openBrowser, until} from './browser.mjs';
 
-const {chromium} = await import(new URL('../../console/node_modules/playwright-core/index.mjs', import.meta.url));
 
 const env = process.env;
 const CONSOLE = env.CONSOLE_URL;
@@ -21,15 +20,6 @@ const PASSWORD = 'work kept safe ' + Math.random().toString(36).slice(2);
 const T = 120000;
 // A 1×1 PNG.
 const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==', 'base64');
-
-async function until(fn, ms = 15000) {
-	const end = Date.now() + ms;
-	for (;;) {
-		if (await fn()) return true;
-		if (Date.now() > end) return false;
-		await new Promise((r) => setTimeout(r, 150));
-	}
-}
 
 async function api(method, path, body) {
 	const r = await fetch(env.API_URL + path, {
@@ -60,37 +50,20 @@ function viaConsole(method, path, {cookie, csrf, body} = {}) {
 	});
 }
 
-const profile = mkdtempSync(join(tmpdir(), 'sbx-work-chromium-'));
-mkdirSync(join(profile, 'Default'));
-writeFileSync(join(profile, 'Default', 'Preferences'),
-	JSON.stringify({profile: {cookie_controls_mode: 0, block_third_party_cookies: false}}));
-const ctx = await chromium.launchPersistentContext(profile, {
-	executablePath: env.CHROMIUM || '/usr/bin/chromium',
-	headless: true,
-	viewport: {width: 1440, height: 900},
-	serviceWorkers: 'block',
-	acceptDownloads: true,
-	args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-		'--disable-background-networking', '--disable-component-update', '--disable-sync'],
-});
-const page = ctx.pages()[0] || await ctx.newPage();
-page.setDefaultTimeout(30000);
-const problems = [];
-page.on('pageerror', (e) => problems.push('page error: ' + e.message));
 // Dialogs (the guard's confirm, beforeunload): answered as the case says.
 let answer = 'accept';
 const dialogs = [];
-page.on('dialog', (d) => {
-	dialogs.push({type: d.type(), message: d.message()});
-	if (answer === 'accept') d.accept(); else d.dismiss();
+const {ctx, page, problems, shot, close} = await openBrowser('work', {
+	launch: {acceptDownloads: true},
+	onDialog: (d) => {
+		dialogs.push({type: d.type(), message: d.message()});
+		if (answer === 'accept') d.accept(); else d.dismiss();
+	},
 });
 const posted = [];
 page.on('request', (r) => {
 	if (r.method() === 'POST' && /\/v1\/sandboxes\/[^/]+\/tasks$/.test(new URL(r.url()).pathname)) posted.push(r.postData());
 });
-const shot = async (name) => {
-	if (env.SHOTS) await page.screenshot({path: join(env.SHOTS, name + '.png')});
-};
 // The editor's whole text (CodeMirror draws only the lines in view):
 // through its view, found from its content element; else what is drawn.
 const editorText = () => page.locator('.cm-content').evaluate((el) => {
@@ -369,6 +342,5 @@ await step('no page errors', async () => {
 	assert(!problems.length, problems.join('\n'));
 });
 
-await ctx.close();
-rmSync(profile, {recursive: true, force: true});
+await close();
 process.exit(anyFailed() ? 1 : 0);

@@ -694,6 +694,55 @@ start_edge_daemon() {
 	EDGE=http://127.0.0.1:$EDGE_PORT
 }
 
+# need_console: node, Chromium ($CHROMIUM, default Debian's) and the built
+# console ($CONSOLE_DIR, made here with playwright-core when missing) for
+# a browser test; bails without them.
+need_console() {
+	command -v node >/dev/null || bail "node is not installed (scripts/bootstrap installs it)"
+	CHROMIUM=${CHROMIUM:-/usr/bin/chromium}
+	[[ -x $CHROMIUM ]] || bail "no Chromium at $CHROMIUM (scripts/bootstrap installs it)"
+	# BUILD=build: under `make asan` the sub-make would otherwise inherit
+	# BUILD=build-asan and build the console where this test does not look.
+	CONSOLE_DIR=$IT_ROOT/build/console
+	if [[ ! -f $CONSOLE_DIR/index.html || ! -d $IT_ROOT/console/node_modules/playwright-core ]]; then
+		make -s -C "$IT_ROOT" BUILD=build console >"$IT_TMP/make-console.log" 2>&1 ||
+			bail "make console failed: $(tail -n 5 "$IT_TMP/make-console.log")"
+	fi
+}
+
+# setup_code: the console setup code the daemon printed ($DAEMON_OUT) into
+# $SETUP_CODE; bails without one.
+setup_code() {
+	SETUP_CODE=$(sed -nE 's/^.*Console setup code[^:]*: *([A-Za-z0-9-]+).*$/\1/p' "$DAEMON_OUT" | head -n 1)
+	[[ -n $SETUP_CODE ]] || bail "no 'Console setup code:' line on stdout: $(head -c 400 "$DAEMON_OUT")"
+}
+
+# report_browser OUT RC [WHAT]: each case a browser script (steps.mjs)
+# printed to OUT ("ok CASE" / "not ok CASE", "# " lines of detail) passed
+# or failed here as "browser: CASE"; a script that exited RC != 0 without
+# a "not ok" line fails as "browser: WHAT ran to its end".
+report_browser() {
+	local out=$1 rc=$2 what=${3:-the script} line name= ok=0
+	local -a detail=()
+	_report_case() {
+		[[ -n $name ]] || return 0
+		if ((ok)); then pass "browser: $name"; else fail "browser: $name" "${detail[@]}"; fi
+		name= detail=()
+	}
+	while IFS= read -r line; do
+		case $line in
+		"ok "*) _report_case; name=${line#ok } ok=1 ;;
+		"not ok "*) _report_case; name=${line#not ok } ok=0 ;;
+		"# "*) detail+=("${line#\# }") ;;
+		*) detail+=("$line") ;;
+		esac
+	done <"$out"
+	_report_case
+	if ((rc != 0)) && ! grep -q '^not ok ' "$out"; then
+		fail "browser: $what ran to its end" "exit $rc: $(tail -n 20 "$out")"
+	fi
+}
+
 # start_git_server ROOT [TOKEN]: tests/git-server on 127.0.0.1:$GPORT (a
 # free port) serving the bare repositories under ROOT to TOKEN (to anyone
 # without one: a public repository), logging to $IT_TMP/git-server.log,

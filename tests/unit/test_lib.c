@@ -216,6 +216,23 @@ utf8_clip_cuts_on_boundaries(void)
 }
 
 static void
+utf8_slug_keeps_ascii_words(void)
+{
+	char out[32];
+
+	utf8_slug("A Shopping List!", 40, out, sizeof(out));
+	CHECK(strcmp(out, "a-shopping-list") == 0);
+	utf8_slug("  --Caf\xc3\xa9 au lait  ", 40, out, sizeof(out));
+	CHECK(strcmp(out, "caf-au-lait") == 0);
+	utf8_slug("\xe2\x82\xac ?! ", 40, out, sizeof(out));
+	CHECK(strcmp(out, "app") == 0);
+	utf8_slug("abcdefghij", 4, out, sizeof(out));
+	CHECK(strcmp(out, "abcd") == 0);
+	utf8_slug("abcdefghijklmnopqrstuvwxyz", 40, out, 8);
+	CHECK(strlen(out) < 8 && strncmp(out, "abcdef", 6) == 0);
+}
+
+static void
 clock_formats_rfc3339(void)
 {
 	char t[CLOCK_RFC3339_LEN];
@@ -310,6 +327,7 @@ static const struct unit_test tests[] = {
     {"utf8_valid takes shortest forms only",
      utf8_valid_takes_shortest_forms_only},
     {"utf8_clip cuts on boundaries", utf8_clip_cuts_on_boundaries},
+    {"utf8_slug keeps ASCII words", utf8_slug_keeps_ascii_words},
     {"clock formats RFC 3339", clock_formats_rfc3339},
     {"err codes are unique, sorted and sane",
      err_codes_are_unique_sorted_and_sane},

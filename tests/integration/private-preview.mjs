@@ -63,7 +63,7 @@ try {
 	});
 
 	await step("the console's preview frame shows the private app", async () => {
-		await page.getByText(/Private preview: only you/).waitFor();
+		await page.getByText(/Private preview: the address above works only for you/).waitFor();
 		const frame = page.frameLocator(frameSel);
 		await frame.locator('body').getByText('hello from the app').waitFor({timeout: 60000});
 		const src = await page.locator(frameSel).getAttribute('src');

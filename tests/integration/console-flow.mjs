@@ -434,7 +434,7 @@ await step('stop and start the sandbox', async () => {
 	await page.getByLabel('Log of web').getByText(/vite|VITE|Local/).first().waitFor({timeout: T});
 });
 
-await step('cancel a running task, then revert it', async () => {
+await step('cancel a running task; revert an earlier one, which then says so', async () => {
 	await page.goto(CONSOLE + appPath);
 	await page.getByLabel('What should the agent do?').fill('a long one [[fake:sleep=60]]');
 	await page.getByRole('button', {name: 'Send'}).click();
@@ -443,14 +443,20 @@ await step('cancel a running task, then revert it', async () => {
 	await page.locator('.current .outcome').getByText('Cancelled', {exact: true}).waitFor({timeout: T});
 	const tasks = (await api('GET', `/v1/sandboxes/${sbId}/tasks`)).json().tasks;
 	assert(tasks[0].status === 'cancelled', 'newest task ' + tasks[0].status);
+	// It was cancelled while it slept: it changed nothing, so nothing to revert.
+	assert(!(await page.locator('.current').getByRole('button', {name: 'Revert this task'}).count()),
+		'Revert is offered for a cancelled task that changed no file');
+	// An earlier task that changed files is reverted from the list.
+	const past = page.locator('.history .past').filter({has: page.getByRole('button', {name: 'Revert this task'})}).first();
+	await past.waitFor();
 	const reverted = page.waitForResponse((r) => r.request().method() === 'POST' && /\/revert$/.test(r.url()), {timeout: T});
 	reverted.catch(() => {});
-	await page.locator('.current').getByRole('button', {name: 'Revert this task'}).click();
+	await past.getByRole('button', {name: 'Revert this task'}).click();
 	const rv = await reverted;
 	assert(rv.status() === 200, 'revert: ' + rv.status() + ' ' + (await rv.text()));
-	// The earlier tasks are listed above, with their final message.
-	await page.locator('.history .past').first().waitFor();
-	assert(await page.locator('.history .past').count() >= 1, 'no earlier task listed');
+	await page.getByText('Reverted: the files are as before this task.').first().waitFor({timeout: T});
+	const after = (await api('GET', `/v1/sandboxes/${sbId}/tasks`)).json().tasks;
+	assert(after.some((t) => t.reverted_at && t.can_revert === false), 'no task says it was reverted');
 });
 
 await step('prompt-first create: describe an app, land in its chat with the task done', async () => {

@@ -225,7 +225,7 @@ await step('a prompt runs: phases, tool calls and done in the chat; reload mid-t
 	await page.getByLabel('What should the agent do?').fill('add a todo list [[fake:sleep=6]]');
 	await page.getByRole('button', {name: 'Send'}).click();
 	const log = page.locator('.current');
-	await log.getByText('The agent is working').waitFor({timeout: T});
+	await log.locator('.phase').getByText('The agent is working').waitFor({timeout: T});
 	await log.getByText('working… 1').waitFor({timeout: T});
 	await page.getByRole('button', {name: 'Cancel the task'}).waitFor();
 	await shot('app-chat-running');

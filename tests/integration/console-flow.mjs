@@ -469,14 +469,14 @@ await step('prompt-first create: describe an app, land in its chat with the task
 	await page.locator('.current .tool').filter({hasText: 'hello.txt'}).first().waitFor();
 	const id = new URL(page.url()).pathname.split('/')[2];
 	const app = (await api('GET', '/v1/apps/' + id)).json();
-	assert(app.name === 'A greeting page', 'app name ' + app.name);
+	assert(app.name === 'Greeting Page', 'the name made from the prompt: ' + app.name);
 	const f = await api('GET', `/v1/sandboxes/${app.current_sandbox_id}/files/content?path=hello.txt`);
 	assert(f.text === 'hi there', 'hello.txt: ' + f.text);
 	// The delete can be undone: the app lands in the Trash, restorable.
 	await page.getByRole('button', {name: 'App actions'}).click();
 	await page.locator('#app-menu').getByRole('button', {name: /Delete the app/}).click();
 	await page.waitForURL(/\/trash$/);
-	const row = page.getByRole('row').filter({hasText: 'A greeting page'});
+	const row = page.getByRole('row').filter({hasText: 'Greeting Page'});
 	await row.waitFor();
 	await row.getByRole('button', {name: 'Restore'}).click();
 	await page.waitForURL((u) => u.pathname === '/apps/' + id, {timeout: T});
@@ -485,7 +485,7 @@ await step('prompt-first create: describe an app, land in its chat with the task
 	await page.getByRole('button', {name: 'App actions'}).click();
 	await page.locator('#app-menu').getByRole('button', {name: /Delete the app/}).click();
 	await page.waitForURL(/\/trash$/);
-	await page.getByRole('row').filter({hasText: 'A greeting page'}).getByRole('button', {name: 'Delete for good'}).click();
+	await page.getByRole('row').filter({hasText: 'Greeting Page'}).getByRole('button', {name: 'Delete for good'}).click();
 	await page.getByText('The trash is empty.').waitFor();
 	assert((await api('GET', '/v1/apps/' + id)).status === 404, 'the app is gone');
 });

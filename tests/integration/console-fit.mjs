@@ -118,7 +118,12 @@ await step('the skip link is first in the tab order and lands on the heading', a
 	await page.getByRole('heading', {name: 'Apps'}).waitFor();
 	// The Apps prompt takes the focus (autofocus); from the page's start,
 	// the first Tab stop is the skip link.
-	await page.evaluate(() => document.activeElement && document.activeElement.blur());
+	await page.evaluate(() => {
+		const b = document.body;
+		b.tabIndex = -1;
+		b.focus();
+		b.removeAttribute('tabindex');
+	});
 	await page.keyboard.press('Tab');
 	const first = await page.evaluate(() => document.activeElement && document.activeElement.textContent);
 	assert(first === 'Skip to content', 'the first Tab stop is ' + JSON.stringify(first));

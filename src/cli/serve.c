@@ -42,6 +42,7 @@
 #include "sbnet/sbnet.h"
 #include "store/store.h"
 #include "task/task.h"
+#include "timeline/timeline.h"
 #include "trash/trash.h"
 #include "vault/vault.h"
 
@@ -243,6 +244,7 @@ stop_all(struct daemon *d)
 	cred_refresher_stop(d->refresher);
 	proxy_stop(d->proxy);
 	task_shutdown(c); /* ends event streams, so the API can stop */
+	timeline_subs_end_all(c->tl); /* the same for the timeline's */
 	api_stop(d->api);
 	/* A disk-usage walk in flight ends at its next workspace. */
 	diskuse_stop(c->du);
@@ -340,6 +342,7 @@ serve(void)
 	/* core, then what sits on it: the runtime's handle and private
 	 * previews, which forget a deleted app by core's hook. */
 	if (core_init(&d.core, &cfg, store, docker) < 0 ||
+	    (d.core.tl = timeline_new(store)) == NULL ||
 	    runtime_init(&d.core) < 0 || pvauth_init(&d.core) < 0 ||
 	    core_hook_add(&d.core, CORE_APP_DELETED, pvauth_drop) < 0)
 		goto out_core;
@@ -366,6 +369,7 @@ out_core:
 	pvauth_release(&d.core);
 	runtime_free(&d.core);
 	core_release(&d.core);
+	timeline_free(d.core.tl);
 out:
 	store_close(store);
 	vault_free(vault);

@@ -135,6 +135,15 @@ const char *api_header(struct req *r, const char *name);
 void api_stream_suspend(void *conn);
 void api_stream_resume(void *conn);
 
+/*
+ * An event of the app app_id on its timeline (timeline/timeline.h), by
+ * the caller (api_dispatch set the thread's actor): payload (freed;
+ * NULL none) and a message made by fmt.
+ */
+void api_note(struct req *r, const char *app_id, const char *type,
+              const char *sandbox_id, struct jv *payload, const char *fmt, ...)
+    __attribute__((format(printf, 6, 7)));
+
 /* The server's authentication (api/auth.h): its tokens, its operators. */
 struct auth *api_auth(const struct req *r);
 

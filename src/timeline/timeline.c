@@ -19,6 +19,7 @@
  * for a client that reconnects a little late.
  */
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -87,6 +88,24 @@ tl_set_actor(const char *actor)
 {
 	snprintf(actor_tl, sizeof(actor_tl), "%s",
 	         actor && *actor ? actor : "");
+}
+
+const char *
+tl_payload(struct jv *v, char *out, size_t len)
+{
+	struct buf b;
+	const char *ret = NULL;
+
+	if (v == NULL)
+		return NULL;
+	buf_init(&b, STORE_EVENT_PAYLOAD_MAX);
+	if (jv_dump(v, &b) == 0 && b.data && b.len < len) {
+		memcpy(out, b.data, b.len + 1);
+		ret = out;
+	}
+	buf_release(&b);
+	jv_free(v);
+	return ret;
 }
 
 const char *
@@ -207,6 +226,34 @@ timeline_record(struct timeline *tl, const struct tl_event *ev)
 		log_warn("timeline: a %s event of app %s is dropped", row->type,
 		         row->app_id);
 	free(row);
+}
+
+static const struct {
+	const char *type, *severity;
+} severities[] = {
+    {"sandbox.oom_killed", "error"},
+    {"task.failed", "error"},
+    {"app.budget_reached", "warning"},
+};
+
+void
+timeline_note(struct timeline *tl, const struct tl_event *ev, const char *fmt,
+              ...)
+{
+	struct tl_event e;
+	va_list ap;
+
+	if (tl == NULL || ev == NULL || ev->type == NULL)
+		return;
+	e = *ev;
+	va_start(ap, fmt);
+	vsnprintf(e.message, sizeof(e.message), fmt, ap);
+	va_end(ap);
+	for (size_t i = 0;
+	     !e.severity && i < sizeof(severities) / sizeof(severities[0]); i++)
+		if (strcmp(severities[i].type, e.type) == 0)
+			e.severity = severities[i].severity;
+	timeline_record(tl, &e);
 }
 
 static void

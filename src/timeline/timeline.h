@@ -40,12 +40,25 @@ void timeline_free(struct timeline *tl);
 
 void timeline_record(struct timeline *tl, const struct tl_event *ev);
 /*
+ * timeline_record() of ev with its message made by fmt, and when
+ * ev->severity is NULL the type's own ("error" for an OOM kill or a
+ * failed task, "warning" for a budget reached, else "info").
+ */
+void timeline_note(struct timeline *tl, const struct tl_event *ev,
+                   const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/*
  * Who acts on this thread: the API sets it per request (the token's
  * name, "console" for a console session); NULL or "" is "system", what
  * every thread starts as.  Thread-local, copied (truncated to
  * STORE_EVENT_ACTOR_MAX bytes).
  */
 void tl_set_actor(const char *actor);
+/*
+ * A payload from v (freed): its JSON text in out (at least
+ * STORE_EVENT_PAYLOAD_MAX + 1 bytes), or NULL when v is NULL or its
+ * text does not fit.
+ */
+const char *tl_payload(struct jv *v, char *out, size_t len);
 const char *tl_actor(void);
 
 /* The event as the API shows it (docs/api.md); NULL when out of memory. */

@@ -46,7 +46,7 @@
 #include "trash/trash.h"
 #include "vault/vault.h"
 
-#define SERVE_JOBS 6 /* rows of the periodic jobs' table */
+#define SERVE_JOBS 8 /* rows of the periodic jobs' table */
 
 static void
 wait_for_signal(void)
@@ -163,6 +163,25 @@ job_heap_trim(void *arg)
 	}
 }
 
+/* The timeline's followers hear from a quiet stream this often. */
+#define SERVE_EVENTS_HEARTBEAT_MS 15000
+
+static void
+job_events_heartbeat(void *arg)
+{
+	timeline_subs_heartbeat(arg, SERVE_EVENTS_HEARTBEAT_MS);
+}
+
+static void
+job_events_prune(void *arg)
+{
+	struct core *c = arg;
+
+	timeline_prune(c->tl, c->cfg->events_retention_days,
+	               c->cfg->events_max_per_app);
+}
+
+static const int64_t events_beat_s = 5;
 static const int64_t git_trim_s = GITWS_CACHE_TRIM_S;
 static const int64_t heap_trim_s = 1;
 
@@ -183,6 +202,10 @@ jobs_fill(struct daemon *d)
 	    {"disk usage", "disk", 2, &cfg->disk_usage_interval_s,
 	     job_disk_usage, c->du},
 	    {"heap trim", "reaper", 1, &heap_trim_s, job_heap_trim, NULL},
+	    {"events heartbeat", "reaper", events_beat_s, &events_beat_s,
+	     job_events_heartbeat, c->tl},
+	    {"events prune", "trash", 5, &cfg->events_prune_s, job_events_prune,
+	     c},
 	};
 
 	memcpy(d->jobs, jobs, sizeof(jobs));

@@ -25,9 +25,9 @@ has_event() {
 	events "$1" "limit=200" >/dev/null
 	[[ $(j "[.events[] | select(.type == \"$2\")] | length") -ge 1 ]]
 }
-# event APP TYPE: the newest event of TYPE -> EV (its JSON)
+# event APP TYPE [TOKEN]: the newest event of TYPE -> EV (its JSON)
 event() {
-	events "$1" "limit=200"
+	events "$1" "limit=200" "${3:-$TOKEN}"
 	EV=$(j "[.events[] | select(.type == \"$2\")][0]")
 	[[ -n $EV && $EV != null ]] || t_err "no $2 event of app $1: $(short_body)"
 }
@@ -157,7 +157,7 @@ expect_status 404
 api_as "$BOB" POST /v1/apps '{"name":"Bobs App"}'
 expect_status 201
 B=$(j .id)
-event "$B" app.created
+event "$B" app.created "$BOB"
 [[ $(ev .actor) == bob ]] || t_err "bob's app.created: actor $(ev .actor)"
 events "$B" "" "$TOKEN"
 expect_status 404
@@ -167,10 +167,12 @@ t_end
 
 t_begin "live: a follower sees a new event; Last-Event-ID replays what it missed"
 OUT=$IT_TMP/stream.out
-curl -sN --max-time 30 -H "Authorization: Bearer $TOKEN" "$API_URL/v1/apps/$A/events/stream" >"$OUT" 2>/dev/null &
+curl -sN --max-time 30 -D "$OUT.head" -H "Authorization: Bearer $TOKEN" \
+	"$API_URL/v1/apps/$A/events/stream" >"$OUT" 2>/dev/null &
 CURL=$!
-# The stream is open once its headers are written; then an event.
-sleep 0.5
+# The follower is in place once the answer's head came; then an event.
+stream_open() { grep -qi '^content-type: text/event-stream' "$OUT.head" 2>/dev/null; }
+wait_until 10 stream_open || t_err "the stream did not open: $(cat "$OUT.head" 2>/dev/null)"
 api PATCH "/v1/apps/$A" '{"name":"Live Name"}'
 expect_status 200
 seen() { grep -q '"type":"app.renamed".*"to":"Live Name"' "$OUT"; }
@@ -201,7 +203,8 @@ TID=$(header Sandboxd-Trash-Id)
 	t_err "no app.trashed by bob in the database"
 api_as "$BOB" POST "/v1/trash/$TID/restore"
 expect_status 200
-event "$B" app.untrashed
+event "$B" app.untrashed "$BOB"
+[[ $(ev .actor) == bob ]] || t_err "app.untrashed by $(ev .actor)"
 events "$B" "" "$BOB"
 [[ $(j '[.events[].type] | join(",")') == "app.untrashed,app.trashed,app.created" ]] ||
 	t_err "after the restore: $(j '[.events[].type]')"

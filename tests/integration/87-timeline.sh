@@ -195,6 +195,32 @@ curl -sN --max-time 3 -H "Authorization: Bearer $TOKEN" -H "Last-Event-ID: nope"
 [[ $(cat "$OUT.3") == 400 ]] || t_err "a bad Last-Event-ID: $(cat "$OUT.3")"
 t_end
 
+t_begin "the command line: app events lists oldest first, --follow prints a new one"
+CLI=(env SANDBOXD_API="$API_URL" SANDBOXD_TOKEN="$TOKEN" "$SANDBOXD_BIN")
+"${CLI[@]}" app events "$A" --limit 3 >"$IT_TMP/cli.out" 2>&1 || t_err "app events: $(cat "$IT_TMP/cli.out")"
+events "$A" "limit=3"
+mapfile -t want < <(j '.events | reverse | .[].type')
+mapfile -t got < <(awk '{print $3}' "$IT_TMP/cli.out")
+[[ "${got[*]}" == "${want[*]}" ]] || t_err "app events printed $(cat "$IT_TMP/cli.out") (want ${want[*]})"
+"${CLI[@]}" app events "$A" --limit 2 -q >"$IT_TMP/cli.q" 2>&1
+[[ $(head -n 1 "$IT_TMP/cli.q") == "$(j '.events[1].id')" ]] || t_err "-q: $(cat "$IT_TMP/cli.q")"
+"${CLI[@]}" app events "$A" --limit 1 --follow --type app. >"$IT_TMP/cli.f" 2>&1 &
+FPID=$!
+cli_shown() { [[ -s $IT_TMP/cli.f ]]; }
+wait_until 10 cli_shown || t_err "app events --follow printed nothing"
+# Opened or not yet, the stream starts after the event shown
+# (Last-Event-ID): a rename now is printed either way.
+api PATCH "/v1/apps/$A" '{"name":"Followed Name"}'
+followed() { (($(grep -c 'app\.renamed' "$IT_TMP/cli.f") >= 2)); }
+wait_until 10 followed || t_err "--follow did not print the rename: $(cat "$IT_TMP/cli.f")"
+kill -INT "$FPID" 2>/dev/null
+wait "$FPID"
+rc=$?
+((rc == 0)) || t_err "Ctrl-C of --follow exited $rc"
+"${CLI[@]}" app events "$A" --limit 0 >/dev/null 2>&1
+(($? == 2)) || t_err "--limit 0 is not a usage error"
+t_end
+
 t_begin "the trash keeps an app's events; a purge removes them"
 api_as "$BOB" DELETE "/v1/apps/$B"
 expect_status 204

@@ -97,9 +97,14 @@ page(struct cli *c, const char *app, long limit, const char *type,
 	char path[640];
 	int rc;
 
-	if (cli_pathf(path, sizeof(path), "/v1/apps/%s/events?limit=%ld%s%s",
-	              app, limit, type ? "&type=" : "", type ? type : "") < 0)
+	size_t n;
+
+	/* cli_pathf escapes each %s; the query's values are checked. */
+	if (cli_pathf(path, sizeof(path), "/v1/apps/%s/events", app) < 0)
 		return cli_fail(CLI_EUSAGE, "usage", "the id is too long");
+	n = strlen(path);
+	snprintf(path + n, sizeof(path) - n, "?limit=%ld%s%s", limit,
+	         type ? "&type=" : "", type ? type : "");
 	rc = cli_call(c, "GET", path, NULL, &r);
 	evs = jv_get(r.json, "events");
 	for (size_t i = jv_len(evs); rc == 0 && i > 0; i--) {
@@ -128,9 +133,13 @@ follow(struct cli *c, const char *app, const char *type, struct watch *w)
 	char path[640], hdr[64], why[256];
 	int wait_s = 1;
 
-	if (cli_pathf(path, sizeof(path), "/v1/apps/%s/events/stream%s%s", app,
-	              type ? "?type=" : "", type ? type : "") < 0)
+	size_t n;
+
+	if (cli_pathf(path, sizeof(path), "/v1/apps/%s/events/stream", app) < 0)
 		return cli_fail(CLI_EUSAGE, "usage", "the id is too long");
+	n = strlen(path);
+	snprintf(path + n, sizeof(path) - n, "%s%s", type ? "?type=" : "",
+	         type ? type : "");
 	while (!atomic_load(&stop)) {
 		bool broke = false;
 		int r;

@@ -32,6 +32,7 @@
 #include "timeline/timeline.h"
 
 #define TL_SUB_BUF_MAX (TL_SUB_BATCH * 8192) /* bytes a follower holds */
+#define TL_HEARTBEAT   ": keep-alive\n\n"    /* as the tasks' streams say */
 
 static _Thread_local char actor_tl[STORE_EVENT_ACTOR_MAX + 1];
 
@@ -60,6 +61,7 @@ struct timeline {
 	char last[ULID_LEN + 1];
 	struct tl_sub *subs;
 	int nsubs;
+	bool stopping; /* timeline_subs_end_all ran: new followers end too */
 };
 
 struct timeline *
@@ -337,6 +339,7 @@ timeline_sub_open(struct timeline *tl, const char *app_id, const char *after,
 	else
 		next_id(tl, s->last);
 	s->more = after != NULL;
+	s->ended = tl->stopping;
 	s->next = tl->subs;
 	tl->subs = s;
 	tl->nsubs++;
@@ -418,11 +421,11 @@ sub_take(struct tl_sub *s, char *buf, size_t max)
 		s->sent_ms = clock_mono_ms();
 		return (ssize_t)n;
 	}
-	if (s->beat && max >= 2) {
+	if (s->beat && max >= sizeof(TL_HEARTBEAT) - 1) {
 		s->beat = false;
 		s->sent_ms = clock_mono_ms();
-		memcpy(buf, ":\n", 2);
-		return 2;
+		memcpy(buf, TL_HEARTBEAT, sizeof(TL_HEARTBEAT) - 1);
+		return (ssize_t)(sizeof(TL_HEARTBEAT) - 1);
 	}
 	return 0;
 }
@@ -487,6 +490,7 @@ subs_poke(struct timeline *tl, int64_t quiet_ms, bool end)
 	if (tl == NULL)
 		return;
 	pthread_mutex_lock(&tl->mu);
+	tl->stopping |= end;
 	for (struct tl_sub *s = tl->subs; s; s = s->next) {
 		pthread_mutex_lock(&s->mu);
 		if (end)

@@ -102,6 +102,18 @@ else
 fi
 t_end
 
+t_begin "a cancelled task: task.cancelled names who cancelled, not the follower"
+submit "$SB" '{"prompt":"Wait [[fake:sleep=60]]","agent":"opencode"}'
+wait_until 20 has_event "$A" task.started || t_err "no task.started"
+api POST "/v1/sandboxes/$SB/tasks/$TASK_ID/cancel"
+expect_status 200
+wait_task "$SB" "$TASK_ID" 30
+expect_json .status cancelled
+wait_until 10 has_event "$A" task.cancelled || t_err "no task.cancelled"
+event "$A" task.cancelled
+[[ $(ev .task_id) == "$TASK_ID" && $(ev .actor) == it ]] || t_err "task.cancelled: $EV"
+t_end
+
 t_begin "a container that dies behind our back: sandbox.stopped by system, a warning"
 docker kill "$(container_of "$SB")" >/dev/null 2>&1 || t_err "docker kill failed"
 stopped_by_system() {
@@ -277,6 +289,20 @@ wait_until 10 pruned || t_err "$(sql "SELECT count(*) FROM app_event WHERE app_i
 events "$A" "limit=200"
 [[ $(j '.events | length') -ge 5 && $(j '.events[0].type') == sandbox.reaped ]] ||
 	t_err "the newest were not kept: $(j '[.events[].type]')"
+t_end
+
+# --- an OOM kill ---------------------------------------------------------
+stop_daemon
+start_daemon "${BASE_ENV[@]}" SANDBOXD_MEMORY_MB=64 || bail "the daemon did not come back"
+
+t_begin "a process killed at the memory limit: sandbox.oom_killed, an error, by system"
+create_app "Hog" && create_sandbox "$APP_ID" || bail "no app: ${T_ERRS[*]}"
+H=$APP_ID
+docker exec "$SB_CONTAINER" python3 -c 'b = b"x" * (400 << 20); print(len(b))' >/dev/null 2>&1
+wait_until 15 has_event "$H" sandbox.oom_killed || t_err "no sandbox.oom_killed"
+event "$H" sandbox.oom_killed
+[[ $(ev .severity) == error && $(ev .actor) == system && $(ev .sandbox_id) == "$SB_ID" ]] ||
+	t_err "sandbox.oom_killed: $EV"
 t_end
 
 finish

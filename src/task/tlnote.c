@@ -63,21 +63,31 @@ tlnote(struct core *c, const char *sandbox_id, const char *task_id,
 	              "%s", message);
 }
 
+/* {"key": value} as a payload in out (STORE_EVENT_PAYLOAD_MAX + 1). */
+static const char *
+one_field(const char *key, const char *value, char *out)
+{
+	struct jv *o = jv_obj();
+
+	jv_set_str(o, key, value);
+	return tl_payload(o, out, STORE_EVENT_PAYLOAD_MAX + 1);
+}
+
 void
 tlnote_started(struct core *c, const struct task *t)
 {
-	char pl[64];
+	char pl[STORE_EVENT_PAYLOAD_MAX + 1];
 
-	snprintf(pl, sizeof(pl), "{\"agent\":\"%s\"}", t->agent);
-	tlnote(c, t->sandbox_id, t->id, "task.started", pl,
-	       "A task was started.");
+	tlnote(c, t->sandbox_id, t->id, "task.started",
+	       one_field("agent", t->agent, pl), "A task was started.");
 }
 
 void
 tlnote_end(struct core *c, const struct task *row, enum task_state st,
            const char *reason)
 {
-	char actor[STORE_EVENT_ACTOR_MAX + 1], pl[96], msg[128];
+	char actor[STORE_EVENT_ACTOR_MAX + 1], pl[STORE_EVENT_PAYLOAD_MAX + 1],
+	    msg[128];
 
 	cancel_take(row->id, actor);
 	if (st == TASK_SUCCEEDED) {
@@ -85,8 +95,6 @@ tlnote_end(struct core *c, const struct task *row, enum task_state st,
 		       "The task succeeded.");
 		return;
 	}
-	snprintf(pl, sizeof(pl), "{\"reason\":\"%s\"}",
-	         reason && *reason ? reason : "unknown");
 	if (st == TASK_CANCELLED) {
 		/* Who asked, though the follower's thread ends it. */
 		tl_set_actor(actor);
@@ -95,7 +103,8 @@ tlnote_end(struct core *c, const struct task *row, enum task_state st,
 		tl_set_actor(NULL);
 		return;
 	}
-	snprintf(msg, sizeof(msg), "The task failed (%s).",
-	         reason && *reason ? reason : "unknown");
-	tlnote(c, row->sandbox_id, row->id, "task.failed", pl, msg);
+	reason = reason && *reason ? reason : "unknown";
+	snprintf(msg, sizeof(msg), "The task failed (%.64s).", reason);
+	tlnote(c, row->sandbox_id, row->id, "task.failed",
+	       one_field("reason", reason, pl), msg);
 }

@@ -177,6 +177,26 @@ api GET "/v1/apps/01ARZ3NDEKTSV4RRFFQ69G5FAV/events"
 expect_status 404
 t_end
 
+t_begin "a console session's changes are by console"
+CODE=$(sed -nE 's/^Console setup code \(shown once\): (.*)$/\1/p' "$DAEMON_OUT" | head -n 1)
+[[ -n $CODE ]] || t_err "no setup code on stdout"
+JAR=$IT_TMP/jar
+# ccurl ARGS…: a call with the session's cookie (and CSRF token once set)
+ccurl() { curl -s -b "$JAR" -c "$JAR" ${CSRF:+-H "X-CSRF-Token: $CSRF"} "$@"; }
+CSRF=
+CSRF=$(ccurl -H 'Content-Type: application/json' -d "{\"setup_code\":\"$CODE\",\"password\":\"correct horse battery\"}" \
+	"$API_URL/v1/auth/setup" | jq -r .csrf_token)
+[[ ${#CSRF} -ge 40 ]] || t_err "no session: $CSRF"
+CA=$(ccurl -H 'Content-Type: application/json' -d '{"name":"By Console"}' "$API_URL/v1/apps" | jq -r .id)
+if ulid_ok "$CA"; then
+	BODY=$(ccurl "$API_URL/v1/apps/$CA/events")
+	[[ $(j '.events[0].type') == app.created && $(j '.events[0].actor') == console ]] ||
+		t_err "the console's app.created: $(short_body)"
+else
+	t_err "the console made no app: $CA"
+fi
+t_end
+
 t_begin "live: a follower sees a new event; Last-Event-ID replays what it missed"
 OUT=$IT_TMP/stream.out
 curl -sN --max-time 30 -D "$OUT.head" -H "Authorization: Bearer $TOKEN" \

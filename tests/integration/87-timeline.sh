@@ -311,13 +311,41 @@ events "$A" "limit=200"
 	t_err "the newest were not kept: $(j '[.events[].type]')"
 t_end
 
-# --- an OOM kill ---------------------------------------------------------
+# --- a budget reached and an OOM kill ------------------------------------
+KEY=sk-ant-test-$RANDOM$RANDOM
+start_fake_provider --expect-key "$KEY"
+PROXY_PORT=$(free_port)
 stop_daemon
-start_daemon "${BASE_ENV[@]}" SANDBOXD_MEMORY_MB=64 || bail "the daemon did not come back"
+start_daemon "${BASE_ENV[@]}" SANDBOXD_MEMORY_MB=64 SANDBOXD_PROXY_PORT="$PROXY_PORT" \
+	SANDBOXD_ANTHROPIC_BASE_URL="http://127.0.0.1:$PPORT" || bail "the daemon did not come back"
+daemon_gateway || bail "no gateway for the sandbox network: $(short_body)"
 
-t_begin "a process killed at the memory limit: sandbox.oom_killed, an error, by system"
+t_begin "a model call refused by the app's budget: app.budget_reached, a warning, by system"
 create_app "Hog" && create_sandbox "$APP_ID" || bail "no app: ${T_ERRS[*]}"
 H=$APP_ID
+api POST /v1/agents/claude-code/api-key "{\"api_key\":\"$KEY\"}"
+expect_status 200
+submit "$SB_ID" '{"prompt":"[[fake:write=a.txt]]","agent":"opencode"}'
+wait_task "$SB_ID" "$TASK_ID" 60
+TOK=$(jq -r '.provider.sandboxd.options.apiKey' <<<"$(tr '\0' '\n' <"$DATA/workspaces/$SB_ID/.sandboxd/tasks/$TASK_ID/env" |
+	sed -n 's/^OPENCODE_CONFIG_CONTENT=//p')")
+[[ $TOK == sk_* ]] || t_err "no proxy token in the task's env file"
+api PATCH "/v1/apps/$H" '{"own_model_calls":{"tokens":1}}'
+expect_status 200
+st=$(sandbox_post "$SB_CONTAINER" "http://$GW:$PROXY_PORT/claude-code/anthropic/v1/messages" "$TOK" \
+	'{"model":"m","max_tokens":50,"messages":[]}')
+[[ $st == 403 ]] || t_err "the call over budget answered $st"
+sandbox_post "$SB_CONTAINER" "http://$GW:$PROXY_PORT/claude-code/anthropic/v1/messages" "$TOK" \
+	'{"model":"m","max_tokens":50,"messages":[]}' >/dev/null
+wait_until 10 has_event "$H" app.budget_reached || t_err "no app.budget_reached"
+event "$H" app.budget_reached
+[[ $(ev .severity) == warning && $(ev .actor) == system && $(ev .sandbox_id) == "$SB_ID" ]] ||
+	t_err "app.budget_reached: $EV"
+events "$H" "type=app.budget_reached"
+[[ $(j '.events | length') == 1 ]] || t_err "two refusals in a minute made $(j '.events | length') events"
+t_end
+
+t_begin "a process killed at the memory limit: sandbox.oom_killed, an error, by system"
 docker exec "$SB_CONTAINER" python3 -c 'b = b"x" * (400 << 20); print(len(b))' >/dev/null 2>&1
 wait_until 15 has_event "$H" sandbox.oom_killed || t_err "no sandbox.oom_killed"
 event "$H" sandbox.oom_killed

@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # The activity timeline (GET /v1/apps/{id}/events and its SSE stream): an
-# app's life shows as events with who did it (the token's name, "system"
-# for what the daemon does by itself), newest first, paged by a cursor
+# app's life shows as events with who did it (the token's name, "console"
+# for a console session, "system" for what the daemon does by itself; a
+# cancelled task names who cancelled it), newest first, paged by a cursor
 # and filtered by a type prefix; another tenant's app is 404; a follower
 # of the stream sees a new event as it happens and, with Last-Event-ID,
-# the ones it missed first; config changes name the key, never the
-# value; the watcher's exit, the freeze, the wake and the idle reaper
-# are events too; the prune keeps SANDBOXD_EVENTS_MAX_PER_APP newest;
-# the trash keeps an app's events and a purge removes them.
+# the ones it missed first, and so does `sandboxd app events --follow`;
+# config changes name the key, never the value; the watcher's exit, the
+# freeze, the wake, the idle reaper, a budget reached and an OOM kill are
+# events too; the prune keeps SANDBOXD_EVENTS_MAX_PER_APP newest; the
+# trash keeps an app's events and a purge removes them.
 . "$(dirname "$0")/lib.sh"
 need_test_image
 command -v python3 >/dev/null || bail "python3 is needed"

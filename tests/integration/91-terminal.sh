@@ -9,7 +9,7 @@
 . "$(dirname "$0")/lib.sh"
 need_docker
 start_daemon SANDBOXD_API_TOKENS=a=tok-a-term,b=tok-b-term \
-	SANDBOXD_TERMINAL_MAX_PER_SANDBOX=3 SANDBOXD_TERMINAL_IDLE_SECONDS=4 \
+	SANDBOXD_TERMINAL_MAX_PER_SANDBOX=3 SANDBOXD_TERMINAL_IDLE_SECONDS=6 \
 	SANDBOXD_TERMINAL_REATTACH_SECONDS=20 ||
 	bail "the daemon did not come up (exit status ${DAEMON_RC:-none})"
 TOKEN=tok-a-term
@@ -53,13 +53,79 @@ t_begin "shell under a real PTY: a typed command's output, stty size, exit statu
 	sleep 1
 	printf 'stty size\r'
 	sleep 1
+	# the window changes: the client gets SIGWINCH and sends a resize
+	pid=$(pgrep -f "^$SANDBOXD_BIN sandbox shell $SB" | head -1)
+	[[ -n $pid ]] && stty -F "/proc/$pid/fd/0" cols 120 rows 40
+	sleep 1
+	printf 'stty size\r'
+	sleep 1
+	# Ctrl-C ends the foreground command, not the shell
+	printf 'sleep 100\r'
+	sleep 1
+	printf '\003'
+	sleep 1
+	printf 'echo after-$((1+1))-int\r'
+	sleep 1
 	printf 'exit 3\r'
 	sleep 2
-} | COLUMNS=100 LINES=30 script -qfec "stty cols 100 rows 30; $SANDBOXD_BIN sandbox shell $SB" /dev/null >"$IT_TMP/shell" 2>&1
+} | script -qfec "stty cols 100 rows 30; $SANDBOXD_BIN sandbox shell $SB" /dev/null >"$IT_TMP/shell" 2>&1
 rc=$?
 grep -q 'hi-42' "$IT_TMP/shell" || t_err "no hi-42 in: $(tr -d '\r' <"$IT_TMP/shell" | tail -5)"
 grep -q '30 100' "$IT_TMP/shell" || t_err "stty size is not 30 100"
+grep -q '40 120' "$IT_TMP/shell" || t_err "stty size after the resize is not 40 120"
+grep -q 'after-2-int' "$IT_TMP/shell" || t_err "the shell did not survive Ctrl-C"
 [[ $rc == 3 ]] || t_err "the shell's exit status came back as $rc"
+t_end
+
+# rss: the daemon's VmRSS in kB
+rss() { awk '/^VmRSS/ {print $2}' "/proc/$DAEMON_PID/status"; }
+
+t_begin "a resize message, then a reconnect replays the last screen"
+api POST "/v1/sandboxes/$SB/terminal" '{"cols":80,"rows":24}'
+expect_status 201
+S=$(j .session_id)
+M=marker-$RANDOM
+python3 "$IT_ROOT/tests/integration/wsterm.py" "$API_URL" "$(j .ticket)" --resize 77x22 \
+	--send "echo $M; stty size\r" --read-for 3 >"$IT_TMP/ws1" 2>"$IT_TMP/ws1e"
+grep -q "$M" "$IT_TMP/ws1" || t_err "no $M in the first attach"
+grep -q '22 77' "$IT_TMP/ws1" || t_err "stty size after the resize message: $(tr -d '\r' <"$IT_TMP/ws1" | tail -2)"
+api POST "/v1/sandboxes/$SB/terminal" "{\"session_id\":\"$S\"}"
+expect_status 201 && expect_json .session_id "$S"
+python3 "$IT_ROOT/tests/integration/wsterm.py" "$API_URL" "$(j .ticket)" --read-for 2 >"$IT_TMP/ws2" 2>"$IT_TMP/ws2e"
+grep -q "$M" "$IT_TMP/ws2" || t_err "the reconnect did not replay $M"
+t_end
+
+t_begin "idle: a terminal without input ends (reason idle)"
+api POST "/v1/sandboxes/$SB/terminal" '{}'
+python3 "$IT_ROOT/tests/integration/wsterm.py" "$API_URL" "$(j .ticket)" --read-for 12 >/dev/null 2>"$IT_TMP/idle"
+grep -q '"reason": "idle"' "$IT_TMP/idle" || t_err "no idle exit: $(cat "$IT_TMP/idle")"
+t_end
+
+t_begin "flood: a slow reader, the daemon's RSS flat"
+api POST "/v1/sandboxes/$SB/terminal" '{"command":["sh","-c","yes | head -c 200000000"]}'
+expect_status 201
+before=$(rss)
+python3 "$IT_ROOT/tests/integration/wsterm.py" "$API_URL" "$(j .ticket)" --slow 300000 --read-for 5 >/dev/null 2>&1 &
+wpid=$!
+max=$before
+for _ in $(seq 1 20); do
+	sleep 0.25
+	r=$(rss)
+	((r > max)) && max=$r
+done
+wait "$wpid"
+after=$(rss)
+note "VmRSS before $before kB, at most $max kB while flooding, after $after kB"
+((max - before < 8192)) || t_err "the daemon's RSS grew by $((max - before)) kB under a flood"
+t_end
+
+t_begin "a stopped sandbox wakes for a terminal"
+api POST "/v1/sandboxes/$SB/stop"
+expect_status 200
+out=$(sbd sandbox exec "$SB" -- echo awake </dev/null)
+[[ $out == awake ]] || t_err "exec on a stopped sandbox: $out"
+api GET "/v1/sandboxes/$SB"
+expect_json .status running
 t_end
 
 # ws_open TICKET [ORIGIN]: the status of a WebSocket handshake

@@ -92,7 +92,7 @@ grep -q '22 77' "$IT_TMP/ws1" || t_err "stty size after the resize message: $(tr
 api POST "/v1/sandboxes/$SB/terminal" "{\"session_id\":\"$S\"}"
 expect_status 201 && expect_json .session_id "$S"
 python3 "$IT_ROOT/tests/integration/wsterm.py" "$API_URL" "$(j .ticket)" --read-for 2 >"$IT_TMP/ws2" 2>"$IT_TMP/ws2e"
-grep -q "$M" "$IT_TMP/ws2" || t_err "the reconnect did not replay $M"
+grep -q "$M" "$IT_TMP/ws2" || t_err "the reconnect did not replay $M: $(tr -d "\r" <"$IT_TMP/ws2" | tail -3) $(cat "$IT_TMP/ws2e")"
 t_end
 
 t_begin "idle: a terminal without input ends (reason idle)"

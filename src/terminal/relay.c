@@ -507,6 +507,7 @@ terminal_relay(void *arg)
 {
 	struct term_session *s = arg;
 	struct relay r = {.s = s, .cfg = s->t->c->cfg, .ws = -1};
+	char payload[96];
 	struct tl_event ev = {.app_id = s->app,
 	                      .type = "terminal.closed",
 	                      .sandbox_id = s->sandbox};
@@ -526,6 +527,9 @@ terminal_relay(void *arg)
 		r.reason = "closed";
 	detach(&r);
 	close(s->dfd);
+	snprintf(payload, sizeof(payload),
+	         "{\"session_id\":\"%s\",\"reason\":\"%s\"}", s->id, r.reason);
+	ev.payload_json = payload;
 	timeline_note(s->t->c->tl, &ev, "terminal %s closed (%s)", s->id,
 	              r.reason);
 	free(r.out);

@@ -333,6 +333,7 @@ terminal_ticket(struct terminal *t, const struct sandbox *sb,
                 struct err *e)
 {
 	struct term_session *s;
+	char payload[96];
 	struct tl_event ev = {.app_id = sb->app_id,
 	                      .type = "terminal.opened",
 	                      .sandbox_id = sb->id};
@@ -364,6 +365,10 @@ terminal_ticket(struct terminal *t, const struct sandbox *sb,
 		return err_set(e, 409, "terminal_limit", "too many terminals");
 	}
 	pthread_detach(s->thread);
+	snprintf(payload, sizeof(payload),
+	         "{\"session_id\":\"%s\",\"kind\":\"%s\"}", s->id,
+	         o->argv ? "command" : "shell");
+	ev.payload_json = payload;
 	timeline_note(t->c->tl, &ev, "terminal %s opened (%s)", s->id,
 	              o->argv ? "a command" : "a shell");
 	return 0;

@@ -171,6 +171,8 @@ actor=$(jq -r '[.events[]? // .[]? | select(.type=="terminal.opened")][0].actor'
 ((n_open >= 3)) || t_err "$n_open terminal.opened events"
 ((n_closed >= 2)) || t_err "$n_closed terminal.closed events"
 [[ $actor == a ]] || t_err "terminal.opened's actor: $actor"
+n_idle=$(jq '[.events[] | select(.type=="terminal.closed" and .payload.reason=="idle")] | length' <<<"$BODY")
+((n_idle >= 1)) || t_err "no terminal.closed with reason idle: $(jq -c '[.events[] | select(.type=="terminal.closed")][0]' <<<"$BODY")"
 t_end
 
 finish

@@ -8,10 +8,9 @@
 # timeout; the timeline's terminal.opened and terminal.closed.
 . "$(dirname "$0")/lib.sh"
 need_docker
-start_daemon SANDBOXD_API_TOKENS=a=tok-a-term,b=tok-b-term \
+start_edge_daemon SANDBOXD_API_TOKENS=a=tok-a-term,b=tok-b-term \
 	SANDBOXD_TERMINAL_MAX_PER_SANDBOX=3 SANDBOXD_TERMINAL_IDLE_SECONDS=6 \
-	SANDBOXD_TERMINAL_REATTACH_SECONDS=20 ||
-	bail "the daemon did not come up (exit status ${DAEMON_RC:-none})"
+	SANDBOXD_TERMINAL_REATTACH_SECONDS=20
 TOKEN=tok-a-term
 export SANDBOXD_API=$API_URL SANDBOXD_TOKEN=tok-a-term
 export XDG_CONFIG_HOME=$IT_TMP/xdg
@@ -128,14 +127,26 @@ api GET "/v1/sandboxes/$SB"
 expect_json .status running
 t_end
 
-# ws_open TICKET [ORIGIN]: the status of a WebSocket handshake
+# ws_open TICKET [ORIGIN [HOST]]: the status of a WebSocket handshake,
+# straight to the API or, with HOST, through the edge
 ws_open() {
+	local url=$API_URL
+	[[ -n ${3:-} ]] && url=$EDGE
 	curl -s -o /dev/null -w '%{http_code}' --max-time 2 --http1.1 \
 		-H 'Connection: Upgrade' -H 'Upgrade: websocket' \
 		-H 'Sec-WebSocket-Version: 13' \
 		-H 'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==' \
-		${2:+-H "Origin: $2"} "$API_URL/v1/terminal?ticket=$1"
+		${2:+-H "Origin: $2"} ${3:+-H "Host: $3"} "$url/v1/terminal?ticket=$1"
 }
+
+t_begin "through the console's host: its own Origin opens, a preview's is refused"
+CH=console.localhost:$EDGE_PORT
+api POST "/v1/sandboxes/$SB/terminal" '{"command":["true"]}'
+T=$(j .ticket)
+[[ $(ws_open "$T" "http://s-${SB,,}-3000.preview.localhost:$EDGE_PORT" "$CH") == 403 ]] ||
+	t_err "a preview's Origin opens a terminal through the console's host"
+[[ $(ws_open "$T" "http://$CH" "$CH") == 101 ]] || t_err "the console's own Origin is refused"
+t_end
 
 t_begin "refused: a cross-origin WebSocket, a reused ticket"
 api POST "/v1/sandboxes/$SB/terminal" '{"command":["sleep","30"]}'

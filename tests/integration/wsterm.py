@@ -72,13 +72,6 @@ def main():
         if slow and got > slow * (time.time() - start):
             time.sleep(0.05)
             continue
-        try:
-            d = s.recv(4096 if slow else 65536)
-        except socket.timeout:
-            continue
-        if not d: break
-        got += len(d)
-        buf += d
         while len(buf) >= 2:
             op, n = buf[0] & 0x0f, buf[1] & 0x7f
             h = 2
@@ -98,6 +91,15 @@ def main():
                 if m["type"] == "exit": read_for = 0
             elif op == 8:
                 read_for = 0
+        if read_for == 0:
+            break
+        try:
+            d = s.recv(4096 if slow else 65536)
+        except socket.timeout:
+            continue
+        if not d: break
+        got += len(d)
+        buf += d
     s.close()
     return 0
 

@@ -369,6 +369,8 @@ serve(void)
 	    (d.core.tl = timeline_new(store)) == NULL ||
 	    runtime_init(&d.core) < 0 || pvauth_init(&d.core) < 0 ||
 	    terminal_init(&d.core.term, &d.core) < 0 ||
+	    core_hook_add(&d.core, CORE_SANDBOX_STOPPING,
+	                  terminal_sandbox_stopping) < 0 ||
 	    core_hook_add(&d.core, CORE_APP_DELETED, pvauth_drop) < 0)
 		goto out_core;
 	/* Interrupted trash moves first: reconcile then sees whole rows. */

@@ -44,9 +44,10 @@ struct core;
  * event passes the app's id and is called with no lock held.
  */
 enum core_event {
-	CORE_SANDBOX_STARTED, /* its container started (create or start) */
-	CORE_SANDBOX_DELETED, /* its row is gone */
-	CORE_APP_DELETED,     /* the app's row is gone (core_app_delete) */
+	CORE_SANDBOX_STARTED,  /* its container started (create or start) */
+	CORE_SANDBOX_DELETED,  /* its row is gone */
+	CORE_SANDBOX_STOPPING, /* its container is about to be stopped */
+	CORE_APP_DELETED,      /* the app's row is gone (core_app_delete) */
 	CORE_EVENTS,
 };
 typedef void (*core_hook_fn)(struct core *c, const char *id);

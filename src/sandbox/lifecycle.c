@@ -675,6 +675,8 @@ core_sandbox_stop_why(struct core *c, const char *id, const char *why,
 	/* A paused container's processes would not see the SIGTERM. */
 	if (sb->frozen)
 		docker_pause(c->docker, name, false, msg);
+	/* Its terminals end first: an interactive shell ignores SIGTERM. */
+	core_hooks_run(c, CORE_SANDBOX_STOPPING, id);
 	rc = docker_stop(c->docker, name, DOCKER_STOP_GRACE_S, msg);
 	if (rc != DOCKER_OK && rc != DOCKER_NOT_FOUND) {
 		rc = docker_err(rc, msg, e);

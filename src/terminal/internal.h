@@ -28,6 +28,7 @@ struct term_session {
 	int wake; /* an eventfd: a WebSocket was handed over, or stop */
 	pthread_t thread;
 	int64_t started_ms;
+	bool sandbox_stopping; /* under t->mu: end, reason sandbox_stopped */
 };
 
 struct term_ticket {

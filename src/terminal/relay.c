@@ -26,6 +26,7 @@
 #include "lib/log.h"
 #include "lib/wsframe.h"
 #include "sandbox/activity.h"
+#include "store/store.h"
 #include "timeline/timeline.h"
 #include "terminal/internal.h"
 
@@ -52,7 +53,7 @@ struct relay {
 	uint8_t mux_head[DOCKER_MUX_HEAD];
 	size_t mux_have, mux_left;
 	int mux_chan;
-	int64_t last_input_ms, detached_ms, touched_ms;
+	int64_t last_input_ms, detached_ms, touched_ms, checked_ms;
 	const char *reason;
 	bool ended;
 };
@@ -163,6 +164,8 @@ adopt(struct relay *r)
 	pthread_mutex_lock(&s->t->mu);
 	if (s->t->stopping)
 		r->reason = "closed";
+	if (s->sandbox_stopping)
+		r->reason = "sandbox_stopped";
 	fd = s->new_fd;
 	if (fd < 0) {
 		pthread_mutex_unlock(&s->t->mu);
@@ -346,7 +349,21 @@ read_process(struct relay *r)
 	return n;
 }
 
-/* The exit code once the engine sees the process ended; -1 unknown. */
+/* Whether the sandbox's container is no longer running. */
+static bool
+sandbox_gone(struct relay *r)
+{
+	char name[128], msg[DOCKER_MSG_LEN];
+	struct docker_state st;
+	struct core *c = r->s->t->c;
+
+	core_container_name(c, r->s->sandbox, name, sizeof(name));
+	return docker_inspect(c->docker, name, &st, msg) != DOCKER_OK ||
+	       !st.running;
+}
+
+/* The exit code once the engine sees the process ended; -1 unknown
+ * (and the reason sandbox_stopped when its container went with it). */
 static int
 exit_code(struct relay *r)
 {
@@ -363,6 +380,8 @@ exit_code(struct relay *r)
 		if (running)
 			usleep(50000);
 	}
+	if (!running && sandbox_gone(r))
+		r->reason = "sandbox_stopped";
 	return running ? -1 : code;
 }
 
@@ -402,6 +421,16 @@ check_limits(struct relay *r)
 	else if (r->ws < 0 &&
 	         now - r->detached_ms > r->cfg->term_reattach_s * 1000)
 		r->reason = "closed";
+	/* The engine may keep the stream of a stopped container's exec
+	 * open: the sandbox's row says it stopped. */
+	if (r->reason == NULL && now - r->checked_ms >= 2000) {
+		struct sandbox sb;
+		r->checked_ms = now;
+		if (store_sandbox_get(r->s->t->c->store, r->s->sandbox, &sb) !=
+		        0 ||
+		    sb.status != SANDBOX_RUNNING)
+			r->reason = "sandbox_stopped";
+	}
 	/* Typing keeps the sandbox awake; a forgotten tab ends as idle. */
 	if (r->ws >= 0 && r->last_input_ms > r->touched_ms) {
 		activity_touch(r->s->t->c->act, r->s->sandbox);

@@ -314,6 +314,7 @@ session_reserve(struct terminal *t, const struct sandbox *sb,
 		return NULL;
 	}
 	s->live = true; /* counted from now on */
+	s->sandbox_stopping = false;
 	s->pending = 0;
 	s->new_fd = -1;
 	s->t = t;
@@ -445,4 +446,35 @@ terminal_attach(struct term_session *s, int fd, const uint8_t *extra,
 	pthread_mutex_unlock(&t->mu);
 	if (old_done)
 		old_done(old_arg);
+}
+
+void
+terminal_sandbox_stopping(struct core *c, const char *id)
+{
+	struct terminal *t = c->term;
+	uint64_t one = 1;
+	int left = 1;
+
+	if (t == NULL)
+		return;
+	pthread_mutex_lock(&t->mu);
+	for (int i = 0; i < TERMINAL_TABLE_MAX; i++) {
+		struct term_session *s = t->sessions[i];
+		if (s && s->live && strcmp(s->sandbox, id) == 0) {
+			s->sandbox_stopping = true;
+			if (write(s->wake, &one, sizeof(one)) < 0)
+				log_warn("terminal: wake: %s", strerror(errno));
+		}
+	}
+	pthread_mutex_unlock(&t->mu);
+	for (int n = 0; left && n < 40; n++) { /* up to 2 s */
+		left = 0;
+		pthread_mutex_lock(&t->mu);
+		for (int i = 0; i < TERMINAL_TABLE_MAX; i++)
+			left += t->sessions[i] && t->sessions[i]->live &&
+			        strcmp(t->sessions[i]->sandbox, id) == 0;
+		pthread_mutex_unlock(&t->mu);
+		if (left)
+			usleep(50000);
+	}
 }

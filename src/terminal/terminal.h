@@ -71,6 +71,14 @@ struct term_session *terminal_redeem(struct terminal *t, const char *ticket,
 void terminal_attach(struct term_session *s, int fd, const uint8_t *extra,
                      size_t extra_len, void (*done)(void *), void *arg);
 
+/*
+ * The core hook CORE_SANDBOX_STOPPING: ends the sandbox's sessions
+ * (reason sandbox_stopped), and waits up to 2 s for them to let go of
+ * their processes' streams (the hangup ends an interactive shell, which
+ * would hold the stop for its grace period).
+ */
+void terminal_sandbox_stopping(struct core *c, const char *id);
+
 /* Sessions open (attached or detached), for tests and metrics. */
 int terminal_count(struct terminal *t);
 

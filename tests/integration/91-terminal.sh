@@ -9,7 +9,7 @@
 . "$(dirname "$0")/lib.sh"
 need_docker
 start_edge_daemon SANDBOXD_API_TOKENS=a=tok-a-term,b=tok-b-term \
-	SANDBOXD_TERMINAL_MAX_PER_SANDBOX=3 SANDBOXD_TERMINAL_IDLE_SECONDS=6 \
+	SANDBOXD_TERMINAL_MAX_PER_SANDBOX=3 SANDBOXD_TERMINAL_IDLE_SECONDS=12 \
 	SANDBOXD_TERMINAL_REATTACH_SECONDS=20
 TOKEN=tok-a-term
 export SANDBOXD_API=$API_URL SANDBOXD_TOKEN=tok-a-term
@@ -96,7 +96,7 @@ t_end
 
 t_begin "idle: a terminal without input ends (reason idle)"
 api POST "/v1/sandboxes/$SB/terminal" '{}'
-python3 "$IT_ROOT/tests/integration/wsterm.py" "$API_URL" "$(j .ticket)" --read-for 12 >/dev/null 2>"$IT_TMP/idle"
+python3 "$IT_ROOT/tests/integration/wsterm.py" "$API_URL" "$(j .ticket)" --read-for 18 >/dev/null 2>"$IT_TMP/idle"
 grep -q '"reason": "idle"' "$IT_TMP/idle" || t_err "no idle exit: $(cat "$IT_TMP/idle")"
 t_end
 
@@ -118,9 +118,19 @@ note "VmRSS before $before kB, at most $max kB while flooding, after $after kB"
 ((max - before < 8192)) || t_err "the daemon's RSS grew by $((max - before)) kB under a flood"
 t_end
 
-t_begin "a stopped sandbox wakes for a terminal"
+t_begin "a sandbox stopped under an open terminal ends it (reason sandbox_stopped)"
+api POST "/v1/sandboxes/$SB/terminal" '{}'
+python3 "$IT_ROOT/tests/integration/wsterm.py" "$API_URL" "$(j .ticket)" \
+	--send 'echo typing\r' --after 0.5 --read-for 30 >/dev/null 2>"$IT_TMP/stopped" &
+wpid=$!
+sleep 2
 api POST "/v1/sandboxes/$SB/stop"
 expect_status 200
+wait "$wpid"
+grep -q '"reason": "sandbox_stopped"' "$IT_TMP/stopped" || t_err "the terminal's end: $(cat "$IT_TMP/stopped")"
+t_end
+
+t_begin "a stopped sandbox wakes for a terminal"
 out=$(sbd sandbox exec "$SB" -- echo awake </dev/null)
 [[ $out == awake ]] || t_err "exec on a stopped sandbox: $out"
 api GET "/v1/sandboxes/$SB"

@@ -63,18 +63,31 @@ let dialogSeq = 0;
 // was.  Unmounting closes it.
 export function Dialog({title, onClose, children}) {
 	const ref = useRef(null);
+	const back = useRef(null);
 	const [id] = useState(() => 'dlg-' + ++dialogSeq);
+	const refocus = () => {
+		const b = back.current;
+		back.current = null;
+		if (b && b.isConnected) b.focus();
+	};
 	useEffect(() => {
 		const d = ref.current;
-		const back = document.activeElement;
+		back.current = document.activeElement;
 		if (d && !d.open) d.showModal();
 		return () => {
 			if (d && d.open) d.close();
-			if (back && back.isConnected) back.focus();
+			refocus();
 		};
 	}, []);
+	// Escape: closed and the focus back at once, then the owner forgets it.
+	const cancel = (e) => {
+		e.preventDefault();
+		if (ref.current && ref.current.open) ref.current.close();
+		refocus();
+		onClose();
+	};
 	return (
-		<dialog ref={ref} class="dialog" aria-labelledby={id} onCancel={(e) => { e.preventDefault(); onClose(); }}>
+		<dialog ref={ref} class="dialog" aria-labelledby={id} onCancel={cancel}>
 			<h2 id={id}>{title}</h2>
 			{children}
 		</dialog>

@@ -25,7 +25,10 @@ const nextStep = {
 	task_in_progress: 'A task is running in this app. Wait for it to finish, or cancel it in Build, then try again.',
 	insufficient_storage: 'The host is out of disk space. Delete snapshots you no longer need, or free space on the host, then try again.',
 	not_found: 'It is not there any more (deleted meanwhile?). The list was reloaded.',
-	snapshot_not_ready: 'The snapshot is not ready. Wait until it says ready, or take another one.',
+	snapshot_busy: 'Another snapshot, restore or fork of this snapshot is under way. Wait a moment, then try again.',
+	snapshot_limit: 'The app has as many snapshots as this server keeps. Delete one you no longer need below, then try again.',
+	too_large: 'The app’s files are too many or nested too deep to snapshot. Remove what it does not need (build output, caches) in Files, then try again.',
+	docker_error: 'Docker did not do what sandboxd asked. Try again; the daemon’s log says more if it keeps failing.',
 	no_sandbox: 'The app has no sandbox yet. Make one in Build first.',
 };
 

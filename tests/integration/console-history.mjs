@@ -206,6 +206,17 @@ await step('Delete a snapshot after a confirmation; the fork\'s History; axe cle
 	await shot('90-history-after');
 });
 
+await step('History fits a phone (390 px, nothing sideways) and passes axe there', async () => {
+	await page.setViewportSize({width: 390, height: 844});
+	await page.reload();
+	await timeline.locator('li').first().waitFor();
+	const w = await page.evaluate(() => [document.documentElement.scrollWidth, innerWidth]);
+	assert(w[0] <= w[1], 'the page is ' + w[0] + ' px wide in a ' + w[1] + ' px window');
+	await axeCheck(page, 'History on a phone');
+	await shot('90-history-phone');
+	await page.setViewportSize({width: 1440, height: 900});
+});
+
 await step('no page errors', async () => {
 	assert(problems.length === 0, problems.join('\n'));
 });

@@ -31,6 +31,7 @@ struct routes;
 struct runtime;
 struct sbnet;
 struct tasks;
+struct timeline;
 struct core;
 
 /*
@@ -69,6 +70,7 @@ struct core {
 	struct dedup *dedup;   /* dedup.c: dependencies stored once (serve) */
 	struct diskuse *du;    /* diskuse.c: each app's disk use (serve) */
 	struct runtime *rt;    /* runtime.c: sandboxes to configure (serve) */
+	struct timeline *tl;   /* timeline/: the apps' activity (serve) */
 	pthread_mutex_t proxy_mu;
 	char proxy_url[96]; /* "http://<addr>:<port>" once it listens */
 	core_hook_fn hooks[CORE_EVENTS][CORE_HOOKS_MAX];

@@ -114,6 +114,27 @@ function lineOf(events, snaps, next, kind) {
 
 const sevWords = {warning: 'Warning: ', error: 'Error: '};
 
+// What an event's payload adds to its sentence (docs/api.md, Activity
+// timeline): a rename's names, the config's key names (never values), a
+// reason, a commit, a branch; a fork's new app links to its source.
+function Details({ev}) {
+	const p = ev.payload;
+	if (!p || typeof p !== 'object') return null;
+	const out = [];
+	if (typeof p.from === 'string' && typeof p.to === 'string') out.push(`“${p.from}” → “${p.to}”`);
+	if (Array.isArray(p.names) && p.names.length) out.push(p.names.join(', ') + (p.change ? ' ' + p.change : ''));
+	if (typeof p.reason === 'string') out.push(p.reason.replace(/_/g, ' '));
+	if (typeof p.exit_code === 'number') out.push('exit code ' + p.exit_code);
+	if (typeof p.sha === 'string') out.push('commit ' + p.sha.slice(0, 7));
+	if (typeof p.branch === 'string') out.push('branch ' + p.branch);
+	if (typeof p.agent === 'string') out.push('agent ' + p.agent);
+	const from = typeof p.forked_from === 'string' && /^[0-9A-Za-z]{26}$/.test(p.forked_from) ? p.forked_from : null;
+	if (!out.length && !from) return null;
+	return (
+		<span class="ev-details">{' '}({out.join('; ')}{from && <>{out.length ? '; ' : ''}forked from <a href={'/apps/' + from}>the source app</a></>})</span>
+	);
+}
+
 function Checkpoint({task, sandbox, onChange}) {
 	const [run, busy, error] = useAction();
 	if (!task || !task.checkpoint_id) return null;
@@ -154,6 +175,7 @@ function Item({it, tasks, sandbox, onChange}) {
 			<span class="ev-body">
 				{snap && <><span class="marker-label">Snapshot</span> <strong>{snap.name || snap.id}</strong> · </>}
 				<span class="ev-msg">{sevWords[ev.severity] || ''}{ev.message || ev.type}</span>
+				<Details ev={ev} />
 				{ev.actor && <span class="muted"> · by {actorWords(ev.actor)}</span>}
 				{' '}<code class="ev-type muted">{ev.type}</code>
 				{task && <> <Checkpoint task={task} sandbox={sandbox} onChange={onChange} /></>}

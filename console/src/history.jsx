@@ -204,7 +204,8 @@ export function History({app, sandbox, onChange}) {
 	const onLive = (ev) => {
 		setSaid('New: ' + (ev.message || ev.type));
 		if (ev.type.startsWith('snapshot.') || ev.type === 'app.forked') snaps.reload();
-		if (ev.type.startsWith('task.')) tasks.reload();
+		// The task's row may be written just after its event: look again.
+		if (ev.type.startsWith('task.')) { tasks.reload(); setTimeout(tasks.reload, 1500); }
 		if (ev.type.startsWith('sandbox.') || ev.type === 'snapshot.restored' || ev.type === 'app.renamed') onChange();
 	};
 	const t = useTimeline(app.id, kind, onLive);

@@ -1,22 +1,24 @@
 #!/usr/bin/env bash
 # The console's History tab in a real browser (Debian's Chromium driven by
 # playwright-core through console-history.mjs) against a real daemon and a
-# real sandbox whose web process is tests/integration/edge-app.js: the
+# real sandbox whose web process is tests/integration/edge-app.js, with
+# the scripted fake agent for a task: the
 # empty state says what a snapshot is; a snapshot taken in the UI shows in
 # the list and on the timeline; an event made through the API (a rename,
 # outside the browser) appears without a reload; Load older pages back;
+# a task's checkpoint is on the line and its Revert puts the files back;
 # restore (a dialog, by keyboard; Escape closes it and gives the focus
 # back) puts the files back, and Undo returns them; fork opens the new app,
 # whose preview answers while the source's still does; delete removes the
 # snapshot; axe on each state.  Screenshots go to $SHOTS when it is set
 # (CONSOLE_SHOTS=1: docs/console/history).
 . "$(dirname "$0")/lib.sh"
-need_docker
+need_test_image
 
 need_console
 
 EDGE_PORT=$(free_port)
-start_daemon HTTP_PORT="$EDGE_PORT" SANDBOXD_EDGE_ADDR=127.0.0.1 \
+start_daemon SANDBOXD_IMAGE="$TEST_IMAGE" HTTP_PORT="$EDGE_PORT" SANDBOXD_EDGE_ADDR=127.0.0.1 \
 	SANDBOXD_CONSOLE_DIR="$CONSOLE_DIR" -SANDBOXD_API_TOKENS ||
 	bail "the daemon did not start: $(tail -n 5 "$DAEMON_ERR")"
 setup_code

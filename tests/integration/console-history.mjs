@@ -125,6 +125,27 @@ await step('Load older pages back to the beginning', async () => {
 	assert(await timeline.locator('li.marker-snap', {hasText: SNAP}).count() === 1, 'the snapshot is not on the line exactly once');
 });
 
+await step('a finished task is a checkpoint on the timeline; its Revert puts the files back', async () => {
+	const sb = await sandboxOf(APP);
+	const t = await api('POST', `/v1/sandboxes/${sb}/tasks`, {prompt: 'Add a note [[fake:write=task-note.txt]] [[fake:content=written by the task]]'});
+	assert(t.status === 202, 'the task: ' + t.status + ' ' + t.text);
+	const id = t.json().id;
+	const done = page.locator(`li[data-type="task.succeeded"]`);
+	await done.first().waitFor({timeout: T});
+	const task = (await api('GET', `/v1/sandboxes/${sb}/tasks/${id}`)).json();
+	assert(task.status === 'succeeded' && task.can_revert, 'the task: ' + JSON.stringify(task).slice(0, 300));
+	assert((await fileOf(APP, 'task-note.txt')).trim() === 'written by the task', 'the task did not write its file');
+	await done.first().getByText('Checkpoint').waitFor({timeout: 15000});
+	const n = dialogs.length;
+	await done.first().getByRole('button', {name: /^Revert the task/}).click();
+	await page.locator('li[data-type="task.reverted"]').first().waitFor({timeout: T});
+	assert(dialogs.length === n + 1 && /Put the files back/.test(dialogs[n]), 'no confirmation before the revert');
+	assert(/^HTTP 404/.test(await fileOf(APP, 'task-note.txt')), 'the revert left the task\'s file');
+	await done.first().getByText(/reverted/).waitFor({timeout: 15000});
+	assert(await done.first().getByRole('button', {name: /^Revert the task/}).count() === 0, 'Revert is still offered');
+	await axeCheck(page, 'History with a checkpoint');
+});
+
 await step('Restore by keyboard: the dialog says it can be undone, Escape closes it and gives the focus back; axe clean', async () => {
 	const w = await api('PUT', `/v1/sandboxes/${await sandboxOf(APP)}/files?path=marker.txt`, 'after the snapshot\n');
 	assert(w.status === 200 || w.status === 201, 'PUT marker.txt: ' + w.status + ' ' + w.text);

@@ -43,7 +43,7 @@ function preview(sb) {
 	});
 }
 
-const answers = async (sb) => (await preview(sb)).text === 'hello from the app';
+const answers = async (sb) => (await preview(sb)).text.trim() === 'hello from the app';
 const sandboxOf = async (app) => (await api('GET', '/v1/apps/' + app)).json().current_sandbox_id;
 async function fileOf(app, path) {
 	const r = await api('GET', `/v1/sandboxes/${await sandboxOf(app)}/files/content?path=${encodeURIComponent(path)}`);
@@ -55,7 +55,8 @@ const {page, problems, shot, close} = await openBrowser('history');
 const dialogs = [];
 page.on('dialog', (d) => dialogs.push(d.message()));
 const timeline = page.locator('ol.timeline');
-const row = (name) => page.locator('table.snaps tbody tr').filter({has: page.locator('.snap-name', {hasText: name})});
+const exactly = (t) => new RegExp('^' + t.replace(/[.*+?^${}()|[\]\\]/g, '\\$&') + '$');
+const row = (name) => page.locator('table.snaps tbody tr').filter({has: page.locator('.snap-name', {hasText: exactly(name)})});
 
 await step('sign in; History opens on the empty state that says what a snapshot is; axe clean', async () => {
 	await page.goto(CONSOLE + '/apps');

@@ -143,6 +143,8 @@ await step('a finished task is a checkpoint on the timeline; its Revert puts the
 	assert(dialogs.length === n + 1 && /Put the files back/.test(dialogs[n]), 'no confirmation before the revert');
 	assert(/^HTTP 404/.test(await fileOf(APP, 'task-note.txt')), 'the revert left the task\'s file');
 	await done.first().getByText(/reverted/).waitFor({timeout: 15000});
+	const at = Date.parse((await api('GET', `/v1/sandboxes/${sb}/tasks/${id}`)).json().reverted_at);
+	assert(Math.abs(Date.now() - at) < 600000, 'reverted_at is not now: ' + new Date(at).toISOString());
 	assert(await done.first().getByRole('button', {name: /^Revert the task/}).count() === 0, 'Revert is still offered');
 	await axeCheck(page, 'History with a checkpoint');
 });

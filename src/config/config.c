@@ -297,6 +297,8 @@ static const struct config_var vars[] = {
     INT("SANDBOXD_TRASH_RETENTION_SECONDS", trash_retention_s, 259200, 0,
         31536000),
     INT("SANDBOXD_TRASH_PASS_INTERVAL_SECONDS", trash_interval_s, 60, 1, 3600),
+    /* Snapshots of an app (snapshot/snapshot.c). */
+    INT("SANDBOXD_SNAPSHOTS_MAX_PER_APP", snapshots_max, 50, 1, 10000),
     WORD("SANDBOXD_EDGE_ADDR", edge_addr, "0.0.0.0", ".:"),
     HOOK(config_parse_console_dir),
     {.name = "SANDBOXD_EDGE_PORT",

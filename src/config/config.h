@@ -69,6 +69,7 @@ struct config {
 	char sleep_policy[8];      /* "freeze" or "stop" */
 	int64_t trash_retention_s; /* a deleted app is kept this long; 0 none */
 	int64_t trash_interval_s;  /* the trash pass (purge, measure) period */
+	int64_t snapshots_max;     /* snapshots an app may keep */
 	int64_t freeze_after_s;    /* idle this long: frozen (policy freeze) */
 	int64_t idle_interval_s;   /* idle reaper period */
 	int64_t pressure_interval_s; /* pressure reaper period */

@@ -73,6 +73,13 @@ const struct err_code err_codes[] = {
     {.code = "task_in_progress",
      .status = 409,
      .meaning = "a task already runs in the sandbox"},
+    {.code = "snapshot_busy",
+     .status = 409,
+     .meaning = "a snapshot that is still being taken or restored"},
+    {.code = "snapshot_limit",
+     .status = 409,
+     .meaning = "the app keeps SANDBOXD_SNAPSHOTS_MAX_PER_APP snapshots "
+                "already"},
     {.code = "trash_busy",
      .status = 409,
      .meaning = "a restore or purge of a trash entry another call is "

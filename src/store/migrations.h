@@ -328,8 +328,9 @@ static const struct migration store_migrations[] = {
          * <data>/snapshots/<id>.  No foreign key to app: the rows
          * outlive the app's row for the moment between its delete and
          * the hook that removes them (and a trashed app keeps them).
-         * step journals a restore ("" none; "copied", "swapped"), so a
-         * restart finishes or undoes it.
+         * step journals a restore from the snapshot: the id of the
+         * sandbox whose files are being replaced ("" none), so a restart
+         * removes a half-made copy.
          */
         .sql = "CREATE TABLE snapshot ("
                "  id TEXT PRIMARY KEY,"
@@ -358,6 +359,5 @@ static const struct migration store_migrations[] = {
                "CREATE INDEX snapshot_owner ON snapshot(owner, created_at);",
     },
 };
-
 
 #endif

@@ -80,9 +80,9 @@ store_snapshot_insert(struct store *s, const struct snapshot *sn, int64_t max)
 		                  "?, ?, 'taking', ?, ?, ?, ?, ?, ?)",
 		                  "sssssssssssi", sn->id, sn->owner, sn->app_id,
 		                  sn->name, sn->source_app_id,
-		                  sn->source_sandbox_id, sn->reason, sn->task_id,
-		                  sn->base_image, sn->path, sn->created_by,
-		                  sn->created_at));
+		                  sn->source_sandbox_id, sn->reason,
+		                  sn->task_id, sn->base_image, sn->path,
+		                  sn->created_by, sn->created_at));
 	rc = store_end(s, rc);
 	UNLOCK(s);
 	return rc;
@@ -95,9 +95,9 @@ store_snapshot_finish(struct store *s, const struct snapshot *sn)
 	                  "UPDATE snapshot SET status = ?, size_bytes = ?, "
 	                  "own_bytes = ?, files = ?, method = ?, "
 	                  "pause_ms = ?, head = ? WHERE id = ?",
-	                  "siiisiss", sn->status, sn->size_bytes,
-	                  sn->own_bytes, sn->files, sn->method, sn->pause_ms,
-	                  sn->head, sn->id);
+	                  "siiisiss", sn->status, sn->size_bytes, sn->own_bytes,
+	                  sn->files, sn->method, sn->pause_ms, sn->head,
+	                  sn->id);
 }
 
 int

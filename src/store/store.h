@@ -219,7 +219,7 @@ struct snapshot {
 	char name[SNAPSHOT_NAME_MAX + 1];
 	char source_app_id[ULID_LEN + 1];
 	char source_sandbox_id[ULID_LEN + 1];
-	char status[8]; /* "taking", "ready", "failed" */
+	char status[8];  /* "taking", "ready", "failed" */
 	char reason[16]; /* "manual", "before_restore", "fork" */
 	int64_t size_bytes, own_bytes, files;
 	char method[8]; /* "reflink" or "copy" */
@@ -230,15 +230,14 @@ struct snapshot {
 	char path[256]; /* its directory, under <data>/snapshots */
 	char created_by[64];
 	int64_t created_at;
-	char step[16]; /* a restore's journal: "", "copied", "swapped" */
+	char step[ULID_LEN + 1]; /* a restore in progress: its sandbox, or "" */
 };
 /* Inserts sn ("taking"): STORE_TOO_MANY when its app has max or more. */
 int store_snapshot_insert(struct store *s, const struct snapshot *sn,
                           int64_t max);
 /* Writes the figures, method, pause, head and status of sn. */
 int store_snapshot_finish(struct store *s, const struct snapshot *sn);
-int store_snapshot_set_step(struct store *s, const char *id,
-                            const char *step);
+int store_snapshot_set_step(struct store *s, const char *id, const char *step);
 /* owner NULL matches any owner. */
 int store_snapshot_get(struct store *s, const char *owner, const char *id,
                        struct snapshot *out);

@@ -55,7 +55,7 @@ t_end
 
 t_begin "immutable: writes to the workspace after it do not change the snapshot"
 put_file "$SB" content.txt two
-docker exec -u 1000 "$CONTAINER" sh -c 'echo more >> /home/sandbox/workspace/app/app.js'
+docker exec -u 1000 "$CONTAINER" sh -c 'echo "// more" >> /home/sandbox/workspace/app/app.js'
 [[ $(cat "$DATA/snapshots/$S1/app/content.txt") == one ]] || t_err "the snapshot's file changed"
 [[ $(stat -c %i "$DATA/snapshots/$S1/app/app.js") != $(stat -c %i "$DATA/workspaces/$SB/workspace/app/app.js") ]] ||
 	t_err "the snapshot shares app.js's inode with the workspace"

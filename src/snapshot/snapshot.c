@@ -299,6 +299,20 @@ snapshot_delete(struct core *c, const char *owner, const char *id,
 	return 0;
 }
 
+/* A take killed during its copy left the container paused: a sandbox
+ * that is not frozen by its row is resumed (a no-op when it runs). */
+static void
+resume_source(struct core *c, const char *sandbox_id)
+{
+	char name[128], msg[DOCKER_MSG_LEN];
+	struct sandbox sb;
+
+	if (store_sandbox_get(c->store, sandbox_id, &sb) != 0 || sb.frozen)
+		return;
+	core_container_name(c, sandbox_id, name, sizeof(name));
+	docker_pause(c->docker, name, false, msg);
+}
+
 static int
 recover_one(const struct snapshot *sn, void *arg)
 {
@@ -325,6 +339,7 @@ recover_one(const struct snapshot *sn, void *arg)
 	} else if (strcmp(sn->status, "ready") != 0) {
 		log_warn("snapshot %s: interrupted while %s; removing it",
 		         sn->id, sn->status);
+		resume_source(c, sn->source_sandbox_id);
 		snap_path(c, sn->id, ".tmp", path, sizeof(path));
 		copytree_remove(path);
 		copytree_remove(sn->path);

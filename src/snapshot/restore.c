@@ -15,7 +15,8 @@
  * one; app.new is the other or half of a copy.  So a crash anywhere
  * leaves the app on old or new files, never a mix, and recovery only
  * removes app.new (snapshot_recover).  A full disk fails step 4's copy:
- * app.new is removed, the app untouched, and the sandbox started again.
+ * app.new is removed, the app untouched, the sandbox started again and
+ * the undo snapshot deleted (it would only hold the disk).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -126,8 +127,12 @@ snapshot_restore(struct core *c, const struct app *app, const char *snap_id,
 		         sb->id, start_err.msg);
 		store_sandbox_get(c->store, sb->id, sb);
 	}
-	if (rc < 0)
+	if (rc < 0) {
+		/* Nothing changed: the undo would only hold the disk. */
+		struct err ignored = {0};
+		snapshot_delete(c, NULL, undo->id, &ignored);
 		return -1;
+	}
 	log_info("app %s: restored to snapshot %s (undo: %s)", app->id, sn.id,
 	         undo->id);
 	return 0;

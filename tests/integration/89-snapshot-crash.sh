@@ -117,7 +117,7 @@ stop_daemon
 
 SMALL=$IT_TMP/small
 mkdir -p "$SMALL"
-mount -t tmpfs -o size=96m,mode=755 sbxit-snapfull "$SMALL" || bail "cannot mount a tmpfs"
+mount -t tmpfs -o size=160m,mode=755 sbxit-snapfull "$SMALL" || bail "cannot mount a tmpfs"
 unmount_small() {
 	remove_test_containers
 	umount -l "$SMALL" 2>/dev/null
@@ -135,7 +135,7 @@ fill_to() {
 	note "free now: $(($(df -k --output=avail "$SMALL" | tail -n 1) / 1024)) MiB"
 }
 
-t_begin "setup on a 96 MiB data filesystem: an app with 24 MiB of files"
+t_begin "setup on a 160 MiB data filesystem: an app with 24 MiB of files"
 create_app full '"runtime_preset":"static"' && create_sandbox "$APP_ID" '{}' || bail "no app: ${T_ERRS[*]}"
 FAPP=$APP_ID FSB=$SB_ID
 FWS=$DATA/workspaces/$FSB/workspace/app
@@ -158,13 +158,14 @@ expect_json .status running
 [[ $(dinspect "$(container_of "$FSB")" '{{.State.Paused}}') == false ]] || t_err "the container stayed paused"
 t_end
 
-t_begin "disk full: a restore answers 507 and the app keeps its files"
+t_begin "disk full: a restore answers 507 and the app keeps its files (no undo snapshot kept)"
 rm -f "$SMALL/filler"
 api POST "/v1/apps/$FAPP/snapshots" '{"name":"fits"}'
 expect_status 201
 SF=$(j .id)
 echo changed >"$FWS/keep.txt"
-fill_to 20
+# room for the undo snapshot (24 MiB), not for the restore's copy after it
+fill_to 36
 api POST "/v1/apps/$FAPP/restore" "{\"snapshot_id\":\"$SF\"}"
 expect_status 507 && expect_envelope insufficient_storage
 [[ $(cat "$FWS/keep.txt") == changed && $(md5sum <"$FWS/big.bin") == "$SUM" ]] || t_err "the app's files changed"

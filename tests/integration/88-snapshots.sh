@@ -186,6 +186,25 @@ api POST "/v1/apps/$APP/fork" '{"name":"Snap Fork"}'
 expect_status 409 && expect_envelope conflict
 t_end
 
+t_begin "the command line: snapshot create|list|show|delete, app restore, app fork"
+cli() { SANDBOXD_API=$API_URL SANDBOXD_TOKEN=$TOKEN XDG_CONFIG_HOME=$IT_TMP/xdg "$SANDBOXD_BIN" "$@" </dev/null 2>"$IT_TMP/cli.err"; }
+CS=$(cli snapshot create "$APP" --name "from cli" -q)
+ulid_ok "$CS" || t_err "snapshot create -q printed '$CS': $(cat "$IT_TMP/cli.err")"
+cli snapshot list "$APP" | grep -q "from cli" || t_err "snapshot list APP does not show it"
+cli snapshot list | grep -q "$CS" || t_err "snapshot list does not show it"
+[[ $(cli snapshot show "$CS" --json | jq -r .name) == "from cli" ]] || t_err "snapshot show --json"
+out=$(cli app restore "$APP" "$S1") || t_err "app restore failed: $(cat "$IT_TMP/cli.err")"
+[[ $out == *"undo with: sandboxd app restore $APP "* ]] || t_err "app restore does not say how to undo: $out"
+[[ $(file_of "$SB" content.txt) == one ]] || t_err "app restore did not restore"
+CF=$(cli app fork "$APP" --snapshot "$S1" --name "Cli Fork" -q)
+ulid_ok "$CF" || t_err "app fork -q printed '$CF': $(cat "$IT_TMP/cli.err")"
+api GET "/v1/apps/$CF"
+expect_status 200 && expect_json .name "Cli Fork"
+cli snapshot delete "$CS" --yes >/dev/null || t_err "snapshot delete failed: $(cat "$IT_TMP/cli.err")"
+api GET "/v1/snapshots/$CS"
+expect_status 404
+t_end
+
 t_begin "the cap: SANDBOXD_SNAPSHOTS_MAX_PER_APP answers 409 snapshot_limit, naming the setting"
 for ((i = 0; i < CAP + 2; i++)); do
 	api POST "/v1/apps/$APP/snapshots" '{}'

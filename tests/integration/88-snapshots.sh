@@ -186,6 +186,30 @@ api POST "/v1/apps/$APP/fork" '{"name":"Snap Fork"}'
 expect_status 409 && expect_envelope conflict
 t_end
 
+t_begin "dependencies by reference: a react-vite app's node_modules are store links in its snapshot; its fork serves at once"
+create_app "Vite App" '"runtime_preset":"react-vite"' && create_sandbox "$APP_ID" || t_err "no react-vite app"
+VAPP=$APP_ID VSB=$SB_ID
+wait_until 120 grep -q "dedup: sandbox $VSB" "$DAEMON_ERR" || t_err "no dedup pass over the app"
+api POST "/v1/apps/$VAPP/snapshots" '{"name":"with deps"}'
+expect_status 201
+VS=$(j .id)
+note "react-vite snapshot: $(j .files) files, $(j .size_bytes) bytes, $(j .own_bytes) own, $(j .method), paused $(j .pause_ms) ms"
+expect_jq '.own_bytes * 2 < .size_bytes' 'most bytes are shared with the store'
+F=app/node_modules/react/package.json
+h=$(sha256sum "$DATA/snapshots/$VS/$F" | cut -c1-64)
+[[ $(stat -c %i "$DATA/snapshots/$VS/$F") == $(stat -c %i "$DATA/store/$h" 2>/dev/null) ]] ||
+	t_err "node_modules/react/package.json is not the store's entry"
+t0=$(date +%s%N)
+api POST "/v1/apps/$VAPP/fork" "{\"snapshot_id\":\"$VS\"}"
+expect_status 201
+VFSB=$(j .sandbox.id)
+vite_up() { [[ $(ecurl "s-$VFSB-3000.preview.localhost:$EDGE_PORT" / -o /dev/null -w '%{http_code}') == 200 ]]; }
+wait_until 90 vite_up || t_err "the fork's Vite preview does not answer"
+note "fork to its preview answering: $((($(date +%s%N) - t0) / 1000000)) ms"
+[[ $(stat -c %i "$DATA/workspaces/$VFSB/workspace/$F") == $(stat -c %i "$DATA/store/$h") ]] ||
+	t_err "the fork's node_modules file is not the store's entry"
+t_end
+
 t_begin "the command line: snapshot create|list|show|delete, app restore, app fork"
 cli() { SANDBOXD_API=$API_URL SANDBOXD_TOKEN=$TOKEN XDG_CONFIG_HOME=$IT_TMP/xdg "$SANDBOXD_BIN" "$@" </dev/null 2>"$IT_TMP/cli.err"; }
 CS=$(cli snapshot create "$APP" --name "from cli" -q)

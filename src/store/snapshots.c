@@ -154,3 +154,36 @@ store_snapshot_delete(struct store *s, const char *id)
 {
 	return store_exec(s, "DELETE FROM snapshot WHERE id = ?", "s", id);
 }
+
+struct usage {
+	int64_t count, bytes;
+};
+
+static int
+usage_of(sqlite3_stmt *st, void *out)
+{
+	struct usage *u = out;
+
+	u->count = sqlite3_column_int64(st, 0);
+	u->bytes = sqlite3_column_int64(st, 1);
+	return 0;
+}
+
+int
+store_snapshot_usage(struct store *s, const char *app_id, int64_t *count,
+                     int64_t *own_bytes)
+{
+	struct usage u = {0};
+	int rc;
+
+	LOCK(s);
+	rc = store_one(store_prep(s,
+	                          "SELECT count(*), COALESCE(sum(own_bytes), "
+	                          "0) FROM snapshot WHERE app_id = ?",
+	                          "s", app_id),
+	               usage_of, &u);
+	UNLOCK(s);
+	*count = u.count;
+	*own_bytes = u.bytes;
+	return rc;
+}

@@ -246,6 +246,9 @@ int store_snapshot_get(struct store *s, const char *owner, const char *id,
 int store_snapshot_list(struct store *s, const char *owner, const char *app_id,
                         int (*fn)(const struct snapshot *, void *), void *arg);
 int store_snapshot_delete(struct store *s, const char *id);
+/* How many snapshots the app keeps and their own bytes together. */
+int store_snapshot_usage(struct store *s, const char *app_id, int64_t *count,
+                         int64_t *own_bytes);
 
 int store_app_name_taken(struct store *s, const char *owner, const char *name,
                          const char *except_id);

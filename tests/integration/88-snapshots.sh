@@ -63,13 +63,17 @@ grep -q more "$DATA/snapshots/$S1/app/app.js" && t_err "app.js of the snapshot c
 wait_until 30 answers "$SB" two || t_err "the app does not serve its new content: $(answer "$SB")"
 t_end
 
-t_begin "list and show: per app, per tenant, one"
+t_begin "list and show: per app, per tenant, one; the app's disk counts it"
 api GET "/v1/apps/$APP/snapshots"
 expect_status 200 && expect_jq "[.snapshots[].id] == [\"$S1\"]" 'the app lists S1'
 api GET /v1/snapshots
 expect_status 200 && expect_jq "[.snapshots[].id] | index(\"$S1\") != null" 'the tenant lists S1'
 api GET "/v1/snapshots/$S1"
 expect_status 200 && expect_json .name v1 && expect_json .status ready
+S1OWN=$(j .own_bytes)
+wait_until 20 eval 'api GET "/v1/apps/$APP"; [[ $(j .disk.snapshots) == 1 ]]' ||
+	t_err "the app's disk does not count the snapshot: $(j .disk)"
+expect_json .disk.snapshot_bytes "$S1OWN"
 t_end
 
 t_begin "the reference's route: POST /v1/snapshots {source_sandbox_id,name}, DELETE"

@@ -14,7 +14,7 @@ need_test_image
 command -v python3 >/dev/null || bail "python3 is needed"
 
 CAP=8
-start_edge_daemon SANDBOXD_IMAGE="$TEST_IMAGE" SANDBOXD_SNAPSHOTS_MAX_PER_APP=$CAP \
+start_edge_daemon SANDBOXD_IMAGE="$TEST_IMAGE" SANDBOXD_SNAPSHOTS_MAX_PER_APP=$CAP SANDBOXD_DISK_USAGE_INTERVAL_SECONDS=2 \
 	SANDBOXD_API_TOKENS=it=$IT_TOKEN,b=tok-b-tenant
 TOKEN_B=tok-b-tenant
 

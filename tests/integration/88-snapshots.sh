@@ -14,7 +14,7 @@ need_test_image
 command -v python3 >/dev/null || bail "python3 is needed"
 
 CAP=8
-start_edge_daemon SANDBOXD_IMAGE="$TEST_IMAGE" SANDBOXD_SNAPSHOTS_MAX_PER_APP=$CAP SANDBOXD_DISK_USAGE_INTERVAL_SECONDS=2 \
+start_edge_daemon SANDBOXD_IMAGE="$TEST_IMAGE" SANDBOXD_SNAPSHOTS_MAX_PER_APP=$CAP SANDBOXD_DISK_USAGE_INTERVAL_SECONDS=5 \
 	SANDBOXD_API_TOKENS=it=$IT_TOKEN,b=tok-b-tenant
 TOKEN_B=tok-b-tenant
 
@@ -71,7 +71,7 @@ expect_status 200 && expect_jq "[.snapshots[].id] | index(\"$S1\") != null" 'the
 api GET "/v1/snapshots/$S1"
 expect_status 200 && expect_json .name v1 && expect_json .status ready
 S1OWN=$(j .own_bytes)
-wait_until 20 eval 'api GET "/v1/apps/$APP"; [[ $(j .disk.snapshots) == 1 ]]' ||
+wait_until 30 eval 'api GET "/v1/apps/$APP"; [[ $(j .disk.snapshots) == 1 ]]' ||
 	t_err "the app's disk does not count the snapshot: $(j .disk)"
 expect_json .disk.snapshot_bytes "$S1OWN"
 t_end

@@ -13,6 +13,8 @@ void snap_path(const struct core *c, const char *id, const char *suffix,
 /* <workspace of sandbox_id>/workspace/<leaf>. */
 void snap_app_dir(const struct core *c, const char *sandbox_id,
                   const char *leaf, char *out, size_t len);
+/* The dependency store's inodes (empty when it cannot be read). */
+void snap_store_set(struct core *c, struct ws_inoset *set);
 /* copytree with the dependency store's inodes; -1 with errno. */
 int snap_copy(struct core *c, const char *src, const char *dst,
               struct copytree_stats *st);

@@ -58,16 +58,23 @@ snap_app_dir(const struct core *c, const char *sandbox_id, const char *leaf,
 	snprintf(out, len, "%s/workspace/%s", ws, leaf);
 }
 
+void
+snap_store_set(struct core *c, struct ws_inoset *set)
+{
+	char store[PATH_MAX];
+
+	snprintf(store, sizeof(store), "%s/store", c->cfg->data_dir);
+	ws_inoset_load(store, set);
+}
+
 int
 snap_copy(struct core *c, const char *src, const char *dst,
           struct copytree_stats *st)
 {
 	struct ws_inoset set = {0};
-	char store[PATH_MAX];
 	int rc;
 
-	snprintf(store, sizeof(store), "%s/store", c->cfg->data_dir);
-	ws_inoset_load(store, &set);
+	snap_store_set(c, &set);
 	rc = copytree(src, dst, &set, st);
 	ws_inoset_release(&set);
 	return rc;
@@ -178,6 +185,7 @@ copy_locked(struct core *c, struct snapshot *sn, struct err *e)
 {
 	char src[PATH_MAX], tmp[PATH_MAX], dst[PATH_MAX + 8];
 	char name[128], msg[DOCKER_MSG_LEN];
+	struct ws_inoset set = {0};
 	struct copytree_stats st;
 	int64_t t0;
 	int paused, rc, err;
@@ -189,14 +197,18 @@ copy_locked(struct core *c, struct snapshot *sn, struct err *e)
 		return ERR_CONFLICT(e, "the app has no files yet");
 	if (mkdir(tmp, 0700) < 0)
 		return snap_copy_err(errno, "no snapshot was taken", e);
+	/* The store's inodes before the pause: reading them is not the
+	 * copy. */
+	snap_store_set(c, &set);
 	core_sandbox_lock(c, sn->source_sandbox_id);
 	paused = pause_for_copy(c, sn->source_sandbox_id, e);
 	if (paused < 0) {
 		core_sandbox_unlock(c, sn->source_sandbox_id);
+		ws_inoset_release(&set);
 		return -1;
 	}
 	t0 = clock_mono_ms();
-	rc = snap_copy(c, src, dst, &st);
+	rc = copytree(src, dst, &set, &st);
 	err = errno;
 	if (paused) {
 		core_container_name(c, sn->source_sandbox_id, name,
@@ -208,6 +220,7 @@ copy_locked(struct core *c, struct snapshot *sn, struct err *e)
 		sn->pause_ms = clock_mono_ms() - t0;
 	}
 	core_sandbox_unlock(c, sn->source_sandbox_id);
+	ws_inoset_release(&set);
 	if (rc < 0)
 		return snap_copy_err(err, "no snapshot was taken", e);
 	sn->files = st.files;

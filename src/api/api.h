@@ -54,7 +54,17 @@ struct resp {
 	char allow[64]; /* for 405 */
 	char etag[72];  /* an ETag header ("" none), quotes included */
 	struct evlog_sub *stream; /* an event stream to send instead of body */
-	int retry_after;          /* seconds, for 429; 0: none */
+	/*
+	 * Another event stream (events.c): read as evlog_sub_read (bytes,
+	 * 0 after suspending the connection, -1 at its end); free once the
+	 * response is done.
+	 */
+	struct api_sse {
+		ssize_t (*read)(void *arg, char *buf, size_t max);
+		void (*free)(void *arg);
+		void *arg;
+	} sse;
+	int retry_after;             /* seconds, for 429; 0: none */
 	char trash_id[ULID_LEN + 1]; /* a delete kept in the trash, or "" */
 	/*
 	 * A body made while it is sent, instead of body (export.c): read
@@ -91,7 +101,7 @@ extern const struct route health_routes[], signin_routes[], status_routes[],
     pvlinks_routes[], sandboxes_routes[], processes_routes[], files_routes[],
     tasks_routes[], agents_routes[], spend_routes[], settings_routes[],
     config_routes[], export_routes[], git_routes[], gitpush_routes[],
-    gitcreds_routes[], tokens_routes[], snapshots_routes[];
+    gitcreds_routes[], tokens_routes[], events_routes[], snapshots_routes[];
 
 /* Replies: set status and body.  reply_json steals v. */
 void api_reply_json(struct resp *w, int status, struct jv *v);
@@ -134,6 +144,15 @@ const char *api_header(struct req *r, const char *name);
 /* Suspend/resume of a streaming response's connection (arg: r->conn). */
 void api_stream_suspend(void *conn);
 void api_stream_resume(void *conn);
+
+/*
+ * An event of the app app_id on its timeline (timeline/timeline.h), by
+ * the caller (api_dispatch set the thread's actor): payload (freed;
+ * NULL none) and a message made by fmt.
+ */
+void api_note(struct req *r, const char *app_id, const char *type,
+              const char *sandbox_id, struct jv *payload, const char *fmt, ...)
+    __attribute__((format(printf, 6, 7)));
 
 /* The server's authentication (api/auth.h): its tokens, its operators. */
 struct auth *api_auth(const struct req *r);
@@ -178,6 +197,8 @@ void sandboxes_freeze(struct req *, struct resp *);
 void sandboxes_patch(struct req *, struct resp *);
 void presets_list(struct req *, struct resp *);
 void processes_logs(struct req *, struct resp *);
+void events_list(struct req *, struct resp *);
+void events_stream(struct req *, struct resp *);
 void processes_restart(struct req *, struct resp *);
 void files_list(struct req *, struct resp *);
 void files_content(struct req *, struct resp *);

@@ -235,6 +235,7 @@ apps_create(struct req *r, struct resp *w)
 		return;
 	}
 	pvauth_put(r->core, a.id, a.preview_visibility, a.preview_epoch);
+	api_note(r, a.id, "app.created", NULL, NULL, "The app was created.");
 	api_reply_json(w, 201, api_app_json(r->core, &a));
 }
 
@@ -322,6 +323,35 @@ patch_git(struct store *s, const struct jv *g, struct app *a, struct err *e)
 	return 0;
 }
 
+/* A pair {"from":…, "to":…} for the timeline. */
+static struct jv *
+from_to(const char *from, const char *to)
+{
+	struct jv *o = jv_obj();
+
+	jv_set_str(o, "from", from);
+	jv_set_str(o, "to", to);
+	return o;
+}
+
+/* What a patch changed that the timeline shows: the name, the preview's
+ * visibility ("" is the instance's default). */
+static void
+patch_notes(struct req *r, const struct app *a, const char *name,
+            const char *vis)
+{
+	if (strcmp(name, a->name) != 0)
+		api_note(r, a->id, "app.renamed", NULL, from_to(name, a->name),
+		         "The app was renamed.");
+	if (strcmp(vis, a->preview_visibility) != 0)
+		api_note(r, a->id, "app.visibility_changed", NULL,
+		         from_to(vis[0] ? vis : "default",
+		                 a->preview_visibility[0]
+		                     ? a->preview_visibility
+		                     : "default"),
+		         "The preview's visibility was changed.");
+}
+
 void
 apps_patch(struct req *r, struct resp *w)
 {
@@ -330,7 +360,7 @@ apps_patch(struct req *r, struct resp *w)
 	struct store_budget b, ob;
 	char why[160];
 	struct app a;
-	char vis[sizeof(a.preview_visibility)];
+	char vis[sizeof(a.preview_visibility)], name[sizeof(a.name)];
 
 	if (api_body_object(r, w, false, &body) < 0)
 		return;
@@ -338,6 +368,7 @@ apps_patch(struct req *r, struct resp *w)
 	if (api_load_app(r, w, &a) < 0)
 		goto fail;
 	memcpy(vis, a.preview_visibility, sizeof(vis));
+	memcpy(name, a.name, sizeof(name));
 	budget = jv_get(body, "budget");
 	own = jv_get(body, "own_model_calls");
 	if (app_fields(body, &a, false, &e) < 0 ||
@@ -372,6 +403,7 @@ apps_patch(struct req *r, struct resp *w)
 		           a.preview_epoch);
 		pvauth_forget_codes(r->core, a.id);
 	}
+	patch_notes(r, &a, name, vis);
 	/* what the store keeps of the import (last_import_at) */
 	if (g && store_app_get(r->core->store, r->owner, a.id, &a) != 0) {
 		api_fail(w, 500, "internal", "cannot read the app");

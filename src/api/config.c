@@ -187,6 +187,20 @@ put_store(struct req *r, const char *key, const struct put *p, bool *created,
 	return 0;
 }
 
+/* The key's name on the timeline, never its value (nor whether it is
+ * sensitive: the name is all a reader of the timeline needs). */
+static void
+note_config(struct req *r, const char *key, const char *how)
+{
+	struct jv *o = jv_obj(), *names = jv_arr();
+
+	jv_push(names, jv_new_str(key));
+	jv_set(o, "names", names);
+	jv_set_str(o, "change", how);
+	api_note(r, r->ids[0], "app.config_changed", NULL, o,
+	         "The app's config %s was %s.", key, how);
+}
+
 void
 config_put(struct req *r, struct resp *w)
 {
@@ -218,6 +232,7 @@ config_put(struct req *r, struct resp *w)
 	/* The app's processes get the new environment (a no-op when the
 	 * exposed entries did not change). */
 	core_app_config_changed(r->core, r->ids[0]);
+	note_config(r, key, created ? "added" : "changed");
 	reply_row(r, w, key, created ? 201 : 200);
 }
 
@@ -236,6 +251,7 @@ config_delete(struct req *r, struct resp *w)
 		api_fail(w, 500, "internal", "cannot delete the config");
 	else {
 		core_app_config_changed(r->core, r->ids[0]);
+		note_config(r, key, "removed");
 		api_reply_empty(w, 204);
 	}
 }

@@ -45,6 +45,19 @@ app_workspace(struct req *r, struct resp *w, const char *flag, char *ws,
 }
 
 static void
+note_commit(struct req *r, const struct jv *out)
+{
+	struct jv *pl = jv_obj();
+	const char *sha = jv_str(jv_get(out, "sha"));
+
+	jv_set_str(pl, "sha", sha ? sha : "");
+	if (jv_str(jv_get(out, "branch")))
+		jv_set_str(pl, "branch", jv_str(jv_get(out, "branch")));
+	api_note(r, r->ids[0], "git.committed", NULL, pl,
+	         "A commit was made (%.12s).", sha ? sha : "?");
+}
+
+static void
 git_run(struct req *r, struct resp *w, enum git_op op, const char *message,
         const struct jv *paths)
 {
@@ -69,7 +82,8 @@ git_run(struct req *r, struct resp *w, enum git_op op, const char *message,
 	} else if (rc != 0) {
 		api_reply_err(w, &e);
 		return;
-	}
+	} else if (op == GIT_OP_COMMIT && jv_is_true(jv_get(out, "committed")))
+		note_commit(r, out);
 	api_reply_json(w, 200, out);
 }
 

@@ -94,6 +94,20 @@ requested_branch(struct req *r, struct resp *w, const struct app *a, char *out,
 	return rc;
 }
 
+/* Never the remote's URL: it may carry a name the tenant keeps private. */
+static void
+note_push(struct req *r, const struct jv *out)
+{
+	struct jv *pl = jv_obj();
+	const char *branch = jv_str(jv_get(out, "branch"));
+
+	jv_set_str(pl, "branch", branch ? branch : "");
+	if (jv_str(jv_get(out, "head")))
+		jv_set_str(pl, "head", jv_str(jv_get(out, "head")));
+	api_note(r, r->ids[0], "git.pushed", NULL, pl,
+	         "The app was pushed to the branch %s.", branch ? branch : "?");
+}
+
 void
 apps_git_push(struct req *r, struct resp *w)
 {
@@ -146,8 +160,11 @@ apps_git_push(struct req *r, struct resp *w)
 		               "the workspace has no repository yet");
 	else if (rc != 0)
 		api_reply_err(w, &e);
-	else
+	else {
+		if (jv_is_true(jv_get(out, "pushed")))
+			note_push(r, out);
 		api_reply_json(w, 200, out);
+	}
 }
 
 /* The routes of this file, in the router's order (routes.c). */

@@ -55,10 +55,29 @@ path_field(const struct jv *v, char *out, size_t len, struct err *e)
 	return 0;
 }
 
+/* The link's answer, and its event (never the code) on the timeline. */
+static void
+link_reply(struct req *r, struct resp *w, const struct app *a,
+           const char *sandbox_id, const char *url, int web, int64_t exp)
+{
+	struct jv *o = jv_obj();
+
+	jv_set_str(o, "url", url);
+	jv_set_str(o, "app_id", a->id);
+	jv_set_str(o, "sandbox_id", sandbox_id);
+	jv_set_int(o, "port", web);
+	jv_set_str(o, "visibility",
+	           pvauth_effective(r->core, a->preview_visibility));
+	api_set_time(o, "expires_at", exp);
+	api_note(r, a->id, "app.link_issued", sandbox_id, NULL,
+	         "A preview link was issued for port %d.", web);
+	api_reply_json(w, 201, o);
+}
+
 void
 apps_preview_link(struct req *r, struct resp *w)
 {
-	struct jv *body, *ttl, *port, *o;
+	struct jv *body, *ttl, *port;
 	struct err e = {0};
 	struct app a;
 	struct sandbox sb;
@@ -122,15 +141,7 @@ apps_preview_link(struct req *r, struct resp *w)
 	api_preview_url(r->core, sb.id, web, base, sizeof(base));
 	snprintf(url, sizeof(url), "%s" PVAUTH_AUTH_PATH "?code=%s&next=%s",
 	         base, code, next);
-	o = jv_obj();
-	jv_set_str(o, "url", url);
-	jv_set_str(o, "app_id", a.id);
-	jv_set_str(o, "sandbox_id", sb.id);
-	jv_set_int(o, "port", web);
-	jv_set_str(o, "visibility",
-	           pvauth_effective(r->core, a.preview_visibility));
-	api_set_time(o, "expires_at", exp);
-	api_reply_json(w, 201, o);
+	link_reply(r, w, &a, sb.id, url, web, exp);
 	return;
 fail:
 	jv_free(body);

@@ -15,6 +15,7 @@
 #include "api/api.h"
 #include "lib/clock.h"
 #include "lib/limits.h"
+#include "timeline/timeline.h"
 
 void
 api_set_time(struct jv *o, const char *key, int64_t t)
@@ -225,4 +226,22 @@ void
 api_stream_resume(void *conn)
 {
 	MHD_resume_connection(conn);
+}
+
+void
+api_note(struct req *r, const char *app_id, const char *type,
+         const char *sandbox_id, struct jv *payload, const char *fmt, ...)
+{
+	char pl[STORE_EVENT_PAYLOAD_MAX + 1];
+	struct tl_event ev = {.app_id = app_id,
+	                      .type = type,
+	                      .sandbox_id = sandbox_id,
+	                      .payload_json =
+	                          tl_payload(payload, pl, sizeof(pl))};
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(ev.message, sizeof(ev.message), fmt, ap);
+	va_end(ap);
+	timeline_note(r->core->tl, &ev, "%s", ev.message);
 }

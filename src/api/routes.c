@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "lib/limits.h"
+#include "timeline/timeline.h"
 
 /* The order of matching: do not sort. */
 static const struct route *const tables[] = {
@@ -31,7 +32,7 @@ static const struct route *const tables[] = {
     pvlinks_routes, sandboxes_routes, processes_routes, files_routes,
     tasks_routes,   agents_routes,    spend_routes,     settings_routes,
     config_routes,  git_routes,       gitpush_routes,   gitcreds_routes,
-    tokens_routes,  snapshots_routes,
+    tokens_routes,  events_routes,    snapshots_routes,
 };
 
 /*
@@ -176,7 +177,10 @@ api_dispatch(struct req *r, struct resp *w)
 		api_fail(w, 413, "payload_too_large",
 		         "request body is larger than %zu bytes", r->body.max);
 	else if (!full_disk_refuse(r, w)) {
+		/* Who the timeline's events of this request name. */
+		tl_set_actor(r->via == API_VIA_SESSION ? "console" : r->owner);
 		found->fn(r, w);
+		tl_set_actor(NULL);
 		full_disk_answer(r, w);
 	}
 }

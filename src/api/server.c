@@ -275,6 +275,52 @@ stream_response(struct resp *w)
 }
 
 static ssize_t
+sse_read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+	const struct api_sse *sse = cls;
+	ssize_t n = sse->read(sse->arg, buf, max);
+
+	(void)pos;
+	return n < 0 ? MHD_CONTENT_READER_END_OF_STREAM : n;
+}
+
+static void
+sse_free(void *cls)
+{
+	struct api_sse *sse = cls;
+
+	sse->free(sse->arg);
+	free(sse);
+}
+
+/* stream_response's for w->sse (events.c's follower). */
+static struct MHD_Response *
+sse_response(struct resp *w)
+{
+	struct api_sse *sse = malloc(sizeof(*sse));
+	struct MHD_Response *mr = NULL;
+
+	if (sse) {
+		*sse = w->sse;
+		mr = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN,
+		                                       API_STREAM_BLOCK,
+		                                       sse_read, sse, sse_free);
+	}
+	if (mr == NULL) {
+		w->sse.free(w->sse.arg);
+		free(sse);
+	}
+	w->sse.read = NULL;
+	if (mr) {
+		MHD_add_response_header(mr, MHD_HTTP_HEADER_CACHE_CONTROL,
+		                        "no-cache");
+		MHD_add_response_header(mr, "X-Accel-Buffering", "no");
+		w->content_type = "text/event-stream";
+	}
+	return mr;
+}
+
+static ssize_t
 pull_read(void *cls, uint64_t pos, char *buf, size_t max)
 {
 	const struct api_pull *p = cls;
@@ -323,6 +369,8 @@ send_resp(struct MHD_Connection *conn, struct req *r, struct resp *w)
 
 	if (w->stream)
 		mr = stream_response(w);
+	else if (w->sse.read)
+		mr = sse_response(w);
 	else if (w->pull.read)
 		mr = pull_response(w);
 	else

@@ -43,10 +43,11 @@
 #include "snapshot/snapshot.h"
 #include "store/store.h"
 #include "task/task.h"
+#include "timeline/timeline.h"
 #include "trash/trash.h"
 #include "vault/vault.h"
 
-#define SERVE_JOBS 6 /* rows of the periodic jobs' table */
+#define SERVE_JOBS 8 /* rows of the periodic jobs' table */
 
 static void
 wait_for_signal(void)
@@ -163,6 +164,25 @@ job_heap_trim(void *arg)
 	}
 }
 
+/* The timeline's followers hear from a quiet stream this often. */
+#define SERVE_EVENTS_HEARTBEAT_MS 15000
+
+static void
+job_events_heartbeat(void *arg)
+{
+	timeline_subs_heartbeat(arg, SERVE_EVENTS_HEARTBEAT_MS);
+}
+
+static void
+job_events_prune(void *arg)
+{
+	struct core *c = arg;
+
+	timeline_prune(c->tl, c->cfg->events_retention_days,
+	               c->cfg->events_max_per_app);
+}
+
+static const int64_t events_beat_s = 5;
 static const int64_t git_trim_s = GITWS_CACHE_TRIM_S;
 static const int64_t heap_trim_s = 1;
 
@@ -183,6 +203,10 @@ jobs_fill(struct daemon *d)
 	    {"disk usage", "disk", 2, &cfg->disk_usage_interval_s,
 	     job_disk_usage, c->du},
 	    {"heap trim", "reaper", 1, &heap_trim_s, job_heap_trim, NULL},
+	    {"events heartbeat", "reaper", events_beat_s, &events_beat_s,
+	     job_events_heartbeat, c->tl},
+	    {"events prune", "trash", 5, &cfg->events_prune_s, job_events_prune,
+	     c},
 	};
 
 	memcpy(d->jobs, jobs, sizeof(jobs));
@@ -244,6 +268,7 @@ stop_all(struct daemon *d)
 	cred_refresher_stop(d->refresher);
 	proxy_stop(d->proxy);
 	task_shutdown(c); /* ends event streams, so the API can stop */
+	timeline_subs_end_all(c->tl); /* the same for the timeline's */
 	api_stop(d->api);
 	/* A disk-usage walk in flight ends at its next workspace. */
 	diskuse_stop(c->du);
@@ -341,6 +366,7 @@ serve(void)
 	/* core, then what sits on it: the runtime's handle and private
 	 * previews, which forget a deleted app by core's hook. */
 	if (core_init(&d.core, &cfg, store, docker) < 0 ||
+	    (d.core.tl = timeline_new(store)) == NULL ||
 	    runtime_init(&d.core) < 0 || pvauth_init(&d.core) < 0 ||
 	    core_hook_add(&d.core, CORE_APP_DELETED, pvauth_drop) < 0 ||
 	    core_hook_add(&d.core, CORE_APP_DELETED, snapshot_app_gone) < 0)
@@ -370,6 +396,7 @@ out_core:
 	pvauth_release(&d.core);
 	runtime_free(&d.core);
 	core_release(&d.core);
+	timeline_free(d.core.tl);
 out:
 	store_close(store);
 	vault_free(vault);

@@ -70,6 +70,14 @@ static const struct cli_opt export_opts[] = {
     {.name = "git", .help = "include the app's .git directory"},
     {0},
 };
+static const struct cli_opt events_opts[] = {
+    {.name = "limit", .value = true, .help = "N: the last N events (20)"},
+    {.name = "type",
+     .value = true,
+     .help = "T: only events whose type starts with T (task.)"},
+    {.name = "follow", .short_name = 'f', .help = "go on with new events"},
+    {0},
+};
 static const struct cli_opt link_opts[] = {
     {.name = "ttl",
      .value = true,
@@ -204,6 +212,12 @@ const struct cli_cmd cli_cmds[] = {
      "the URL only."},
     {"app unlink", "APP", 1, 1, cmd_app_unlink, no_opts,
      "revoke every preview link and cookie of the app", NULL},
+    {"app events", "APP [--limit N] [--type T] [--follow]", 1, 1,
+     cmd_app_events, events_opts, "what happened to the app, and who did it",
+     "The app's activity timeline, oldest of the last N first: time, type,\n"
+     "who (a token's name, console, system) and what.  --follow goes on\n"
+     "with each new event as it happens, resuming when the connection\n"
+     "drops, until Ctrl-C.  --json prints each event's object, -q its id."},
     {"trash", "", 0, 0, cmd_trash, no_opts,
      "list deleted apps that can be restored", NULL},
     {"trash restore", "ID [--name N]", 1, 1, cmd_trash_restore, restore_opts,

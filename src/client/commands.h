@@ -47,6 +47,7 @@ int cmd_app_delete(struct cli *c, const struct cli_args *a);
 int cmd_app_visibility(struct cli *c, const struct cli_args *a);
 int cmd_app_link(struct cli *c, const struct cli_args *a);
 int cmd_app_unlink(struct cli *c, const struct cli_args *a);
+int cmd_app_events(struct cli *c, const struct cli_args *a);
 int cmd_trash(struct cli *c, const struct cli_args *a);
 int cmd_trash_restore(struct cli *c, const struct cli_args *a);
 int cmd_trash_purge(struct cli *c, const struct cli_args *a);

@@ -297,6 +297,11 @@ static const struct config_var vars[] = {
     INT("SANDBOXD_TRASH_RETENTION_SECONDS", trash_retention_s, 259200, 0,
         31536000),
     INT("SANDBOXD_TRASH_PASS_INTERVAL_SECONDS", trash_interval_s, 60, 1, 3600),
+    /* The apps' activity timeline (timeline/timeline.c). */
+    INT("SANDBOXD_EVENTS_RETENTION_DAYS", events_retention_days, 90, 1, 3650),
+    INT("SANDBOXD_EVENTS_MAX_PER_APP", events_max_per_app, 10000, 10, 1000000),
+    INT("SANDBOXD_EVENTS_PRUNE_INTERVAL_SECONDS", events_prune_s, 3600, 1,
+        86400),
     /* Snapshots of an app (snapshot/snapshot.c). */
     INT("SANDBOXD_SNAPSHOTS_MAX_PER_APP", snapshots_max, 50, 1, 10000),
     WORD("SANDBOXD_EDGE_ADDR", edge_addr, "0.0.0.0", ".:"),

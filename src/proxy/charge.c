@@ -22,6 +22,8 @@
  * (meter_result).  An error answer is not charged; its reservation, and
  * that of a call that never went (preq_unref), is dropped.
  */
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -29,6 +31,8 @@
 #include "lib/log.h"
 #include "proxy/internal.h"
 #include "task/task.h"
+#include "timeline/timeline.h"
+#include "lib/clock.h"
 
 /* Asks an OpenAI-compatible stream for its usage (best effort: when the
  * body is at its cap the answer is charged from what passed). */
@@ -45,6 +49,48 @@ ask_usage(struct preq *r, const struct meter_req *rq)
 		return;
 	memmove(r->body.data + at + k, r->body.data + at, r->body.len - k - at);
 	memcpy(r->body.data + at, opt, k);
+}
+
+/*
+ * A budget reached, on the app's timeline: once a minute per app at
+ * most (every refused call says the same), for the last few apps seen.
+ */
+#define CHARGE_NOTE_APPS 16
+#define CHARGE_NOTE_S    60
+
+static void
+note_budget(struct preq *r, const char *why)
+{
+	static struct {
+		char app[ULID_LEN + 1];
+		int64_t at;
+	} seen[CHARGE_NOTE_APPS];
+	static unsigned next;
+	static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+	int64_t now = clock_now();
+	bool fresh = true;
+
+	pthread_mutex_lock(&mu);
+	for (unsigned i = 0; i < CHARGE_NOTE_APPS; i++)
+		if (strcmp(seen[i].app, r->app) == 0) {
+			fresh = now - seen[i].at >= CHARGE_NOTE_S;
+			if (fresh)
+				seen[i].at = now;
+			goto out;
+		}
+	snprintf(seen[next].app, sizeof(seen[next].app), "%s", r->app);
+	seen[next].at = now;
+	next = (next + 1) % CHARGE_NOTE_APPS;
+out:
+	pthread_mutex_unlock(&mu);
+	if (fresh)
+		timeline_note(
+		    r->px->core->tl,
+		    &(struct tl_event){.app_id = r->app,
+		                       .type = "app.budget_reached",
+		                       .sandbox_id = r->sandbox,
+		                       .task_id = r->task[0] ? r->task : NULL},
+		    "A spend budget was reached: %s", why);
 }
 
 int
@@ -77,6 +123,7 @@ charge_begin(struct preq *r, char *why, size_t len)
 	                  len) == 1) {
 		log_warn("proxy: sandbox %s: %s", r->sandbox, why);
 		task_budget_reached(r->px->core, r->sandbox, why);
+		note_budget(r, why);
 		return 1;
 	}
 	r->metered = true;
@@ -118,5 +165,6 @@ charge_settle(struct preq *r, long status)
 	                 model, &d, why, sizeof(why)) == 1) {
 		log_warn("proxy: sandbox %s: %s", r->sandbox, why);
 		task_budget_reached(r->px->core, r->sandbox, why);
+		note_budget(r, why);
 	}
 }

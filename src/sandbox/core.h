@@ -31,6 +31,7 @@ struct routes;
 struct runtime;
 struct sbnet;
 struct tasks;
+struct timeline;
 struct core;
 
 /*
@@ -69,6 +70,7 @@ struct core {
 	struct dedup *dedup;   /* dedup.c: dependencies stored once (serve) */
 	struct diskuse *du;    /* diskuse.c: each app's disk use (serve) */
 	struct runtime *rt;    /* runtime.c: sandboxes to configure (serve) */
+	struct timeline *tl;   /* timeline/: the apps' activity (serve) */
 	pthread_mutex_t proxy_mu;
 	char proxy_url[96]; /* "http://<addr>:<port>" once it listens */
 	core_hook_fn hooks[CORE_EVENTS][CORE_HOOKS_MAX];
@@ -122,22 +124,18 @@ void core_container_name(const struct core *c, const char *id, char *out,
                          size_t len);
 
 /*
- * nports 0: the default, [3000], or for an imported app the web.port of
- * the sandbox.yaml it brought.
- */
-int core_sandbox_create(struct core *c, const struct app *app, const int *ports,
-                        int nports, struct sandbox *out, struct err *e);
-/*
- * The same with the workspace's files put there by seed (a fork,
- * snapshot/snapshot.c) after the workspace directory is made and before
- * the container starts, instead of the app's import; seed's -1 (with e
- * set) fails the create, the row marked failed.
+ * Creates app's sandbox.  nports 0: the default, [3000], or for an
+ * imported app the web.port of the sandbox.yaml it brought.  With seed
+ * (a fork, snapshot/snapshot.c), the workspace's files are put there by
+ * seed after the workspace directory is made and before the container
+ * starts, instead of the app's import; seed's -1 (with e set) fails the
+ * create, the row marked failed.
  */
 typedef int (*core_seed_fn)(struct core *c, const char *sandbox_id, void *arg,
                             struct err *e);
-int core_sandbox_create_seeded(struct core *c, const struct app *app,
-                               const int *ports, int nports, core_seed_fn seed,
-                               void *arg, struct sandbox *out, struct err *e);
+int core_sandbox_create(struct core *c, const struct app *app, const int *ports,
+                        int nports, core_seed_fn seed, void *arg,
+                        struct sandbox *out, struct err *e);
 int core_sandbox_start(struct core *c, const char *id, struct sandbox *out,
                        struct err *e);
 int core_sandbox_stop(struct core *c, const char *id, struct sandbox *out,

@@ -13,6 +13,7 @@
 #include "ws/workspace.h"
 #include "git/git.h"
 #include "lib/clock.h"
+#include "timeline/timeline.h"
 #include "lib/log.h"
 
 bool
@@ -97,6 +98,23 @@ one_clause(const char *in, char *out, size_t len)
 		snprintf(out, len, "the clone failed");
 }
 
+static void
+note_import(struct core *c, const struct app *a, const char *sandbox_id,
+            const char *branch)
+{
+	char pl[STORE_EVENT_PAYLOAD_MAX + 1];
+	struct jv *o = jv_obj();
+
+	jv_set_str(o, "branch", branch ? branch : "");
+	timeline_note(
+	    c->tl,
+	    &(struct tl_event){.app_id = a->id,
+	                       .type = "git.imported",
+	                       .sandbox_id = sandbox_id,
+	                       .payload_json = tl_payload(o, pl, sizeof(pl))},
+	    "The repository was imported.");
+}
+
 int
 gitops_import(struct core *c, const struct app *a, const char *sandbox_id,
               struct err *e)
@@ -141,6 +159,7 @@ gitops_import(struct core *c, const struct app *a, const char *sandbox_id,
 	log_info("app %s: imported %s (%s) into sandbox %s", a->id,
 	         a->git_repo_url, jv_str(jv_get(out, "branch")) ?: "?",
 	         sandbox_id);
+	note_import(c, a, sandbox_id, jv_str(jv_get(out, "branch")));
 	jv_free(out);
 	return 0;
 }

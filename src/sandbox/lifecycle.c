@@ -27,12 +27,20 @@
 #include "sandbox/routes.h"
 #include "sandbox/runtime.h"
 #include "sbnet/sbnet.h"
+#include "timeline/timeline.h"
 #include "ws/workspace.h"
 #include "lib/hash.h"
 #include "lib/clock.h"
 #include "lib/limits.h"
 #include "lib/log.h"
 #include "lib/ulid.h"
+
+/* The sandbox's event of type on its app's timeline. */
+#define SB_EVENT(sb, t, pl)                                                    \
+	(&(struct tl_event){.app_id = (sb)->app_id,                            \
+	                    .type = (t),                                       \
+	                    .sandbox_id = (sb)->id,                            \
+	                    .payload_json = (pl)})
 
 static pthread_mutex_t *
 lock_for(struct core *c, const char *id)
@@ -406,16 +414,8 @@ create_seed(struct core *c, core_seed_fn seed, void *arg, struct sandbox *sb,
 
 int
 core_sandbox_create(struct core *c, const struct app *app, const int *ports,
-                    int nports, struct sandbox *sb, struct err *e)
-{
-	return core_sandbox_create_seeded(c, app, ports, nports, NULL, NULL, sb,
-	                                  e);
-}
-
-int
-core_sandbox_create_seeded(struct core *c, const struct app *app,
-                           const int *ports, int nports, core_seed_fn seed,
-                           void *arg, struct sandbox *sb, struct err *e)
+                    int nports, core_seed_fn seed, void *arg,
+                    struct sandbox *sb, struct err *e)
 {
 	if (create_row(c, app, ports, nports, sb, e) < 0)
 		return -1;
@@ -430,6 +430,8 @@ core_sandbox_create_seeded(struct core *c, const struct app *app,
 	    create_locked(c, sb, e) < 0)
 		return -1;
 	core_sandbox_reload(c, sb->id);
+	timeline_note(c->tl, SB_EVENT(sb, "sandbox.created", NULL),
+	              "The sandbox was created and started.");
 	log_info("sandbox %s: created for app %s", sb->id, app->id);
 	return 0;
 }
@@ -476,6 +478,8 @@ thaw_locked(struct core *c, struct sandbox *sb, struct err *e)
 	rc = row_update(c, sb);
 	log_info("sandbox %s: unpaused in %lld ms", sb->id,
 	         (long long)(clock_mono_ms() - t0));
+	timeline_note(c->tl, SB_EVENT(sb, "sandbox.woken", NULL),
+	              "The sandbox woke from its sleep.");
 	return rc ? ERR_INTERNAL(e, "database error") : 0;
 }
 
@@ -544,6 +548,9 @@ core_sandbox_freeze(struct core *c, const char *id, int64_t idle_since,
 	}
 	sb.frozen = true;
 	rc = row_update(c, &sb);
+	if (rc == 0)
+		timeline_note(c->tl, SB_EVENT(&sb, "sandbox.frozen", NULL),
+		              "The sandbox was frozen while idle.");
 	/*
 	 * A request or a task that came while the engine paused it read the
 	 * route before it said frozen, so nobody else would thaw it: thaw it
@@ -579,7 +586,7 @@ core_sandbox_start(struct core *c, const char *id, struct sandbox *sb,
                    struct err *e)
 {
 	char msg[DOCKER_MSG_LEN];
-	bool ran = false;
+	bool ran = false, was_stopped;
 	int rc;
 
 	/*
@@ -613,6 +620,7 @@ core_sandbox_start(struct core *c, const char *id, struct sandbox *sb,
 	 * a moment after the engine came back (its containers were stopped
 	 * with it), and starting a running container is a no-op.
 	 */
+	was_stopped = sb->status == SANDBOX_STOPPED;
 	rc = container_run(c, sb, msg);
 	if (rc != DOCKER_OK) {
 		rc = docker_err(rc, msg, e);
@@ -631,6 +639,10 @@ out:
 	if (ran) {
 		core_sandbox_reload(c, id);
 		log_info("sandbox %s: started", id);
+		if (was_stopped)
+			timeline_note(c->tl,
+			              SB_EVENT(sb, "sandbox.started", NULL),
+			              "The sandbox was started.");
 	}
 	return rc;
 }
@@ -640,6 +652,22 @@ core_sandbox_stop(struct core *c, const char *id, struct sandbox *sb,
                   struct err *e)
 {
 	return core_sandbox_stop_why(c, id, "stopped", sb, e);
+}
+
+/* "stopped" by a caller; "idle" or "pressure" by a reaper. */
+static void
+stopped_event(struct core *c, const struct sandbox *sb, const char *why)
+{
+	char pl[64];
+
+	if (strcmp(why, "stopped") == 0) {
+		timeline_note(c->tl, SB_EVENT(sb, "sandbox.stopped", NULL),
+		              "The sandbox was stopped.");
+		return;
+	}
+	snprintf(pl, sizeof(pl), "{\"reason\":\"%s\"}", why);
+	timeline_note(c->tl, SB_EVENT(sb, "sandbox.reaped", pl),
+	              "The sandbox was stopped by the %s reaper.", why);
 }
 
 int
@@ -675,6 +703,7 @@ core_sandbox_stop_why(struct core *c, const char *id, const char *why,
 	sb->stopped_at = clock_now();
 	rc = row_update(c, sb) ? ERR_INTERNAL(e, "database error") : 0;
 	log_info("sandbox %s: stopped (%s)", id, why);
+	stopped_event(c, sb, why);
 out:
 	core_sandbox_unlock(c, id);
 	return rc;
@@ -710,6 +739,8 @@ core_sandbox_delete(struct core *c, const char *id, struct err *e)
 		routes_drop(c->routes, id);
 		core_hooks_run(c, CORE_SANDBOX_DELETED, id);
 		cred_drop_proxy_token(c->store, id);
+		timeline_note(c->tl, SB_EVENT(&sb, "sandbox.deleted", NULL),
+		              "The sandbox was deleted.");
 	}
 	log_info("sandbox %s: deleted", id);
 	rc = 0;
@@ -728,6 +759,10 @@ core_app_delete(struct core *c, const struct app *app, struct err *e)
 		return ERR_INTERNAL(e, "database error");
 	if (rc == 0 && core_sandbox_delete(c, sb.id, e) < 0 && e->status != 404)
 		return -1;
+	/* Its events go with the row: a follower may still see this one. */
+	timeline_note(
+	    c->tl, &(struct tl_event){.app_id = app->id, .type = "app.deleted"},
+	    "The app was deleted for good.");
 	rc = store_app_delete(c->store, app->id);
 	if (rc < 0)
 		return ERR_INTERNAL(e, "database error");

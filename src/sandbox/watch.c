@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "sandbox/routes.h"
+#include "timeline/timeline.h"
 #include "ws/workspace.h"
 #include "lib/clock.h"
 #include "lib/log.h"
@@ -61,6 +62,37 @@ check_container(const char *id, const struct jv *labels, void *arg)
 	}
 }
 
+/* An event of the sandbox sid on its app's timeline; a container that
+ * exited behind our back is "sandbox.stopped" with what it said. */
+static void
+watch_note(struct core *c, const char *sid, const char *type, int exit_code,
+           bool oom)
+{
+	struct sandbox sb;
+	char pl[96];
+
+	if (store_sandbox_get(c->store, sid, &sb) != 0)
+		return;
+	if (strcmp(type, "sandbox.oom_killed") == 0) {
+		timeline_note(c->tl,
+		              &(struct tl_event){.app_id = sb.app_id,
+		                                 .type = type,
+		                                 .sandbox_id = sid},
+		              "A process of the sandbox was killed at its "
+		              "memory limit.");
+		return;
+	}
+	snprintf(pl, sizeof(pl), "{\"reason\":\"%s\",\"exit_code\":%d}",
+	         oom ? "oom_killed" : "exited", exit_code);
+	timeline_note(c->tl,
+	              &(struct tl_event){.app_id = sb.app_id,
+	                                 .type = type,
+	                                 .severity = "warning",
+	                                 .sandbox_id = sid,
+	                                 .payload_json = pl},
+	              "The sandbox's container exited (code %d%s).", exit_code,
+	              oom ? ", out of memory" : "");
+}
 static void
 reconcile_running(struct core *c, struct sandbox *sb)
 {
@@ -84,8 +116,10 @@ reconcile_running(struct core *c, struct sandbox *sb)
 		log_info("reconcile: sandbox %s: container %s", sb->id,
 		         st.paused ? "paused (frozen)" : "not paused");
 	} else if (rc == DOCKER_OK && !st.running) {
-		store_sandbox_mark_exited(c->store, sb->id, st.exit_code,
-		                          st.oom_killed);
+		if (store_sandbox_mark_exited(c->store, sb->id, st.exit_code,
+		                              st.oom_killed) == 0)
+			watch_note(c, sb->id, "sandbox.stopped", st.exit_code,
+			           st.oom_killed);
 		core_route_refresh(c, sb->id);
 		log_info("reconcile: sandbox %s: container exited (%d%s)",
 		         sb->id, st.exit_code, st.oom_killed ? ", OOM" : "");
@@ -164,6 +198,38 @@ core_reconcile(struct core *c)
 	return 0;
 }
 
+/*
+ * A container died.  Under the sandbox's lock, so a stop in flight
+ * writes its row (and its own event) first: its container's die then
+ * finds the row stopped and is no event of its own.  The edge's copy is
+ * refreshed under the same lock.
+ */
+static void
+on_die(struct core *c, const char *sid, int exit_code)
+{
+	char name[128], msg[DOCKER_MSG_LEN];
+	struct docker_state st;
+
+	core_container_name(c, sid, name, sizeof(name));
+	memset(&st, 0, sizeof(st));
+	st.exit_code = exit_code;
+	core_sandbox_lock(c, sid);
+	if (docker_inspect(c->docker, name, &st, msg) == DOCKER_OK &&
+	    st.running) {
+		core_sandbox_unlock(c, sid);
+		return; /* restarted meanwhile */
+	}
+	if (store_sandbox_mark_exited(c->store, sid, st.exit_code,
+	                              st.oom_killed) == 0) {
+		log_info("sandbox %s: container exited (%d%s)", sid,
+		         st.exit_code, st.oom_killed ? ", OOM" : "");
+		watch_note(c, sid, "sandbox.stopped", st.exit_code,
+		           st.oom_killed);
+	}
+	core_route_refresh(c, sid);
+	core_sandbox_unlock(c, sid);
+}
+
 static void
 on_event(const struct jv *ev, void *arg)
 {
@@ -193,26 +259,11 @@ on_event(const struct jv *ev, void *arg)
 		core_sandbox_unlock(c, sid);
 	} else if (strcmp(action, "oom") == 0) {
 		store_sandbox_mark_oom(c->store, sid);
+		watch_note(c, sid, "sandbox.oom_killed", 0, true);
 		log_warn("sandbox %s: a process was killed at the memory limit",
 		         sid);
 	} else if (strcmp(action, "die") == 0) {
-		core_container_name(c, sid, name, sizeof(name));
-		memset(&st, 0, sizeof(st));
-		st.exit_code = (int)num_long(code, -1);
-		if (docker_inspect(c->docker, name, &st, msg) == DOCKER_OK &&
-		    st.running)
-			return; /* restarted meanwhile */
-		if (store_sandbox_mark_exited(c->store, sid, st.exit_code,
-		                              st.oom_killed) == 0)
-			log_info("sandbox %s: container exited (%d%s)", sid,
-			         st.exit_code, st.oom_killed ? ", OOM" : "");
-		/*
-		 * The edge's copy, under the sandbox's lock so a start or
-		 * stop in flight puts its row first (this waits for it).
-		 */
-		core_sandbox_lock(c, sid);
-		core_route_refresh(c, sid);
-		core_sandbox_unlock(c, sid);
+		on_die(c, sid, (int)num_long(code, -1));
 	}
 }
 

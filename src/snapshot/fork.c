@@ -9,7 +9,7 @@
  * budgets (a limit is a decision about one app's spending; copied, it
  * would double what may be spent without anyone saying so): both only
  * when asked (copy_config, copy_budget).  Its sandbox is made by
- * core_sandbox_create_seeded with the snapshot's files put into the new
+ * core_sandbox_create with the snapshot's files put into the new
  * workspace before the container starts, so its first boot finds the
  * app (the preset's template is only copied into an empty app).  The
  * source is only read (a snapshot taken while it runs pauses it for the
@@ -186,8 +186,8 @@ snapshot_fork(struct core *c, const struct app *app,
 	if (new_app(c, app, f, out_app, e) < 0)
 		return -1;
 	if (copy_extras(c, app, out_app, f, e) < 0 ||
-	    core_sandbox_create_seeded(c, out_app, ports, nports, seed, &sn,
-	                               out_sb, e) < 0) {
+	    core_sandbox_create(c, out_app, ports, nports, seed, &sn, out_sb,
+	                        e) < 0) {
 		if (core_app_delete(c, out_app, &ignored) < 0)
 			log_error("app %s: a failed fork left it: %s",
 			          out_app->id, ignored.msg);

@@ -143,6 +143,11 @@ store_app_delete(struct store *s, const char *id)
 		                            "AND owner = ?",
 		                            "ss", STORE_SECRET_APP_CONFIG, id));
 	if (rc == 0 || rc == STORE_NOT_FOUND)
+		rc = store_run(s, store_prep(s,
+		                             "DELETE FROM app_event WHERE "
+		                             "app_id = ?",
+		                             "s", id));
+	if (rc == 0 || rc == STORE_NOT_FOUND)
 		rc = store_run(
 		    s, store_prep(s, "DELETE FROM app WHERE id = ?", "s", id));
 	rc = store_end(s, rc);

@@ -321,6 +321,31 @@ static const struct migration store_migrations[] = {
                "  DEFAULT 0;",
     },
     {
+        .version = 15,
+        .name = "app_event",
+        /*
+         * The activity timeline (src/timeline/): what happened to an
+         * app and who did it.  The ULID id is the cursor (newest first
+         * by id); owner is the app's, copied so tenancy needs no join.
+         * Kept while the app row is (trashed too), deleted with it.
+         */
+        .sql = "CREATE TABLE app_event ("
+               "  id TEXT PRIMARY KEY,"
+               "  app_id TEXT NOT NULL,"
+               "  owner TEXT NOT NULL,"
+               "  type TEXT NOT NULL,"
+               "  severity TEXT NOT NULL DEFAULT 'info',"
+               "  message TEXT NOT NULL DEFAULT '',"
+               "  sandbox_id TEXT NOT NULL DEFAULT '',"
+               "  task_id TEXT NOT NULL DEFAULT '',"
+               "  snapshot_id TEXT NOT NULL DEFAULT '',"
+               "  actor TEXT NOT NULL DEFAULT 'system',"
+               "  payload TEXT NOT NULL DEFAULT '',"
+               "  created_at INTEGER NOT NULL);"
+               "CREATE INDEX app_event_app ON app_event(app_id, id);"
+               "CREATE INDEX app_event_time ON app_event(created_at);",
+    },
+    {
         .version = 16,
         .name = "snapshot",
         /*

@@ -654,4 +654,48 @@ int store_budget_get(struct store *s, const char *scope, const char *id,
 int store_budget_set(struct store *s, const char *scope, const char *id,
                      const struct store_budget *b);
 
+/*
+ * The activity timeline's rows (events.c, migration 15; the module is
+ * src/timeline/).  owner is copied from the app at insert.  Strings are
+ * "" when absent; payload is a JSON object's text or "".
+ */
+#define STORE_EVENT_TYPE_MAX    40
+#define STORE_EVENT_MESSAGE_MAX 255
+#define STORE_EVENT_ACTOR_MAX   63
+#define STORE_EVENT_PAYLOAD_MAX 1024
+struct app_event {
+	char id[ULID_LEN + 1];
+	char app_id[ULID_LEN + 1];
+	char owner[64];
+	char type[STORE_EVENT_TYPE_MAX + 1];
+	char severity[8];
+	char message[STORE_EVENT_MESSAGE_MAX + 1];
+	char sandbox_id[ULID_LEN + 1];
+	char task_id[ULID_LEN + 1];
+	char snapshot_id[ULID_LEN + 1];
+	char actor[STORE_EVENT_ACTOR_MAX + 1];
+	char payload[STORE_EVENT_PAYLOAD_MAX + 1];
+	int64_t created_at; /* unix seconds */
+};
+
+/* Fills ev->owner from the app row; STORE_NOT_FOUND when the app is
+ * gone (its events went with it). */
+int store_event_insert(struct store *s, struct app_event *ev);
+/*
+ * The app's events, at most max: with before (an id, or NULL) newest
+ * first below it; with after (an id, or NULL, and before NULL) oldest
+ * first above it (a follower's replay).  type_prefix NULL or "" matches
+ * every type.  fn returns non-zero to stop.
+ */
+int store_event_list(struct store *s, const char *app_id, const char *before,
+                     const char *after, const char *type_prefix, int max,
+                     int (*fn)(const struct app_event *, void *), void *arg);
+/*
+ * Deletes events created before older_than (unix seconds; 0: none by
+ * age) and, of each app, all but its newest max_per_app (0: no cap);
+ * *deleted counts them.
+ */
+int store_event_prune(struct store *s, int64_t older_than, int64_t max_per_app,
+                      int64_t *deleted);
+
 #endif

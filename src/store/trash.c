@@ -334,6 +334,11 @@ store_trash_purged(struct store *s, const char *id, const char *app_id,
 		                  "AND owner = ?",
 		                  "ss", STORE_SECRET_APP_CONFIG, app_id));
 	if (rc == 0 || rc == STORE_NOT_FOUND)
+		rc = store_run(s, store_prep(s,
+		                             "DELETE FROM app_event WHERE "
+		                             "app_id = ?",
+		                             "s", app_id));
+	if (rc == 0 || rc == STORE_NOT_FOUND)
 		rc =
 		    store_run(s, store_prep(s, "DELETE FROM trash WHERE id = ?",
 		                            "s", id));

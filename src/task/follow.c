@@ -47,6 +47,7 @@
 #include "task/derive.h"
 #include "task/evlog.h"
 #include "task/internal.h"
+#include "task/tlnote.h"
 #include "task/result.h"
 #include "task/task.h"
 
@@ -230,6 +231,9 @@ finish(struct tasks *ts, struct core *c, struct live *lv)
 	                       jv_str(jv_get(r, "failure_reason")) ?: "",
 	                       jv_str(jv_get(r, "checkpoint_id")) ?: "",
 	                       text.data ? text.data : "{}", clock_now_ms());
+	if (rc == 0)
+		tlnote_end(c, &lv->row, outcome,
+		           jv_str(jv_get(r, "failure_reason")));
 	if (rc == 0)
 		metric_inc(outcome == TASK_SUCCEEDED   ? METRIC_TASKS_SUCCEEDED
 		           : outcome == TASK_CANCELLED ? METRIC_TASKS_CANCELLED

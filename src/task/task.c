@@ -32,6 +32,7 @@
 #include "task/evlog.h"
 #include "task/internal.h"
 #include "task/result.h"
+#include "task/tlnote.h"
 
 /* ---- API -------------------------------------------------------------- */
 
@@ -211,6 +212,7 @@ task_submit(struct core *c, const char *sandbox_id,
 		            "cannot start a thread for the task");
 	log_info("task %s: %s on sandbox %s (timeout %llds)", out->id,
 	         out->agent, sandbox_id, (long long)out->timeout_s);
+	tlnote_started(c, out);
 	return 0;
 }
 
@@ -233,6 +235,7 @@ task_cancel(struct core *c, const char *sandbox_id, const char *id,
 	if (*status != TASK_RUNNING)
 		return 0; /* already over: nothing to cancel */
 	*status = TASK_CANCELLING;
+	tlnote_cancel_by(id);
 	follow_cancel(c, id);
 	workspace_path(c->cfg->data_dir, sandbox_id, ws, sizeof(ws));
 	snprintf(line, sizeof(line), "task cancel %s\n", id);
@@ -287,6 +290,8 @@ revert_wait(struct core *c, const char *ws, const char *sandbox_id,
 					log_warn("task %s: reverted, but the "
 					         "time was not stored",
 					         id);
+				tlnote(c, sandbox_id, id, "task.reverted", NULL,
+				       "The task's changes were reverted.");
 			}
 			return ok ? 0 : -1;
 		}

@@ -51,6 +51,25 @@
 #include "lib/clock.h"
 #include "lib/limits.h"
 #include "lib/log.h"
+#include "timeline/timeline.h"
+
+/* A move of the trash on the app's timeline, naming the entry. */
+static void
+trash_note(struct core *c, const struct trash_entry *t, const char *type,
+           const char *msg)
+{
+	char pl[STORE_EVENT_PAYLOAD_MAX + 1];
+	struct jv *o = jv_obj();
+
+	jv_set_str(o, "trash_id", t->id);
+	timeline_note(c->tl,
+	              &(struct tl_event){
+	                  .app_id = t->app_id,
+	                  .type = type,
+	                  .sandbox_id = t->sandbox_id[0] ? t->sandbox_id : NULL,
+	                  .payload_json = tl_payload(o, pl, sizeof(pl))},
+	              "%s", msg);
+}
 
 /* Steps 2 and 3 of a delete; 0, or -1 with e set (nothing undone). */
 static int
@@ -161,6 +180,8 @@ trash_sandbox(struct core *c, const char *sandbox_id,
 		return -1;
 	}
 	log_info("sandbox %s: moved to the trash as %s", sandbox_id, t.id);
+	trash_note(c, &t, "sandbox.deleted",
+	           "The sandbox was deleted (kept in the trash).");
 	return 0;
 }
 
@@ -195,6 +216,7 @@ trash_app(struct core *c, const struct app *app, char trash_id[ULID_LEN + 1],
 	}
 	log_info("app %s: moved to the trash as %s (purged after %llds)",
 	         app->id, t.id, (long long)c->cfg->trash_retention_s);
+	trash_note(c, &t, "app.trashed", "The app was moved to the trash.");
 	return 0;
 }
 
@@ -341,6 +363,12 @@ restore_locked(struct core *c, const struct trash_entry *t, struct app *app,
 	if (has_sb)
 		core_route_refresh(c, t->sandbox_id);
 	log_info("app %s: restored from the trash (%s)", t->app_id, t->id);
+	if (t->sandbox_only)
+		trash_note(c, t, "sandbox.created",
+		           "The sandbox was restored from the trash.");
+	else
+		trash_note(c, t, "app.untrashed",
+		           "The app was restored from the trash.");
 out:
 	if (has_sb)
 		core_sandbox_unlock(c, t->sandbox_id);

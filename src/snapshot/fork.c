@@ -164,6 +164,32 @@ new_app(struct core *c, const struct app *app, const struct snapshot_fork *f,
 	return 0;
 }
 
+/* app.created on the fork (before its sandbox's events). */
+static void
+note_created(struct core *c, const struct app *from, const struct app *to,
+             const struct snapshot *sn)
+{
+	struct jv *o = jv_obj();
+
+	jv_set_str(o, "forked_from", from->id);
+	jv_set_str(o, "snapshot_id", sn->id);
+	snap_note(c, to->id, "app.created", sn->id, NULL, o,
+	          "The app was created as a fork of \"%.80s\".", from->name);
+}
+
+/* app.forked on the source. */
+static void
+note_forked(struct core *c, const struct app *from, const struct app *to,
+            const struct snapshot *sn)
+{
+	struct jv *o = jv_obj();
+
+	jv_set_str(o, "app_id", to->id);
+	jv_set_str(o, "name", to->name);
+	snap_note(c, from->id, "app.forked", sn->id, NULL, o,
+	          "The app was forked into \"%.80s\".", to->name);
+}
+
 int
 snapshot_fork(struct core *c, const struct app *app,
               const struct snapshot_fork *f, struct app *out_app,
@@ -185,6 +211,7 @@ snapshot_fork(struct core *c, const struct app *app,
 	}
 	if (new_app(c, app, f, out_app, e) < 0)
 		return -1;
+	note_created(c, app, out_app, &sn);
 	if (copy_extras(c, app, out_app, f, e) < 0 ||
 	    core_sandbox_create(c, out_app, ports, nports, seed, &sn, out_sb,
 	                        e) < 0) {
@@ -193,6 +220,7 @@ snapshot_fork(struct core *c, const struct app *app,
 			          out_app->id, ignored.msg);
 		return -1;
 	}
+	note_forked(c, app, out_app, &sn);
 	log_info("app %s: forked from app %s (snapshot %s)", out_app->id,
 	         app->id, sn.id);
 	return 0;

@@ -22,6 +22,15 @@ int snap_copy(struct core *c, const char *src, const char *dst,
 int snap_sync(const char *dir);
 /* A failed copy's errno as an error (507 for a full disk); -1. */
 int snap_copy_err(int err, const char *what, struct err *e);
+/*
+ * Records an event of type on app_id's timeline (timeline.h), with the
+ * snapshot's id, the sandbox's (or NULL) and payload (freed; NULL none);
+ * the message made by fmt.
+ */
+void snap_note(struct core *c, const char *app_id, const char *type,
+               const char *snapshot_id, const char *sandbox_id,
+               struct jv *payload, const char *fmt, ...)
+    __attribute__((format(printf, 7, 8)));
 /* The HEAD commit (hex) of the repository <snapshot dir>/app/.git, or
  * "" (no repository, or one it cannot read). */
 void snap_head(const char *dir, char *out, size_t len);

@@ -99,6 +99,7 @@ snapshot_restore(struct core *c, const struct app *app, const char *snap_id,
 	char name[SNAPSHOT_NAME_MAX + 1];
 	struct snapshot sn;
 	struct err start_err = {0};
+	struct jv *pl;
 	int rc;
 
 	if (load(c, app, snap_id, &sn, e) < 0)
@@ -133,6 +134,13 @@ snapshot_restore(struct core *c, const struct app *app, const char *snap_id,
 		snapshot_delete(c, NULL, undo->id, &ignored);
 		return -1;
 	}
+	pl = jv_obj();
+	jv_set_str(pl, "name", sn.name);
+	jv_set_str(pl, "undo_snapshot_id", undo->id);
+	snap_note(c, app->id, "snapshot.restored", sn.id, sb->id, pl,
+	          "The app was restored to snapshot \"%.80s\"; restoring to "
+	          "the snapshot taken before undoes it.",
+	          sn.name);
 	log_info("app %s: restored to snapshot %s (undo: %s)", app->id, sn.id,
 	         undo->id);
 	return 0;

@@ -25,6 +25,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <limits.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -34,6 +35,7 @@
 
 #include "snapshot/copytree.h"
 #include "snapshot/internal.h"
+#include "timeline/timeline.h"
 #include "ws/usage.h"
 #include "ws/workspace.h"
 #include "lib/clock.h"
@@ -78,6 +80,45 @@ snap_copy(struct core *c, const char *src, const char *dst,
 	rc = copytree(src, dst, &set, st);
 	ws_inoset_release(&set);
 	return rc;
+}
+
+void
+snap_note(struct core *c, const char *app_id, const char *type,
+          const char *snapshot_id, const char *sandbox_id, struct jv *payload,
+          const char *fmt, ...)
+{
+	char pl[STORE_EVENT_PAYLOAD_MAX + 1];
+	struct tl_event ev = {
+	    .app_id = app_id,
+	    .type = type,
+	    .snapshot_id = snapshot_id,
+	    .sandbox_id = sandbox_id && *sandbox_id ? sandbox_id : NULL,
+	    .payload_json = tl_payload(payload, pl, sizeof(pl)),
+	};
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(ev.message, sizeof(ev.message), fmt, ap);
+	va_end(ap);
+	timeline_record(c->tl, &ev);
+}
+
+/* snapshot.taken with the snapshot's figures. */
+static void
+note_taken(struct core *c, const struct snapshot *sn)
+{
+	struct jv *o = jv_obj();
+
+	jv_set_str(o, "name", sn->name);
+	jv_set_str(o, "reason", sn->reason);
+	jv_set_str(o, "method", sn->method);
+	jv_set_int(o, "files", sn->files);
+	jv_set_int(o, "own_bytes", sn->own_bytes);
+	jv_set_int(o, "pause_ms", sn->pause_ms);
+	snap_note(c, sn->app_id, "snapshot.taken", sn->id,
+	          sn->source_sandbox_id, o,
+	          "Snapshot \"%.80s\" was taken (%lld files, paused %lld ms).",
+	          sn->name, (long long)sn->files, (long long)sn->pause_ms);
 }
 
 int
@@ -277,6 +318,7 @@ snapshot_take(struct core *c, const struct app *app, const char *name,
 		copytree_remove(out->path);
 		goto fail;
 	}
+	note_taken(c, out);
 	log_info("app %s: snapshot %s taken (%s, %lld files, %lld bytes own, "
 	         "paused %lld ms)",
 	         app->id, out->id, out->method, (long long)out->files,
@@ -308,6 +350,8 @@ snapshot_delete(struct core *c, const char *owner, const char *id,
 		return ERR_INTERNAL(e, "cannot remove the snapshot's files");
 	if (store_snapshot_delete(c->store, id) < 0)
 		return ERR_INTERNAL(e, "database error");
+	snap_note(c, sn.app_id, "snapshot.deleted", sn.id, NULL, NULL,
+	          "Snapshot \"%.80s\" was deleted.", sn.name);
 	log_info("snapshot %s of app %s: deleted", sn.id, sn.app_id);
 	return 0;
 }

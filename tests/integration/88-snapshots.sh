@@ -190,6 +190,18 @@ api POST "/v1/apps/$APP/fork" '{"name":"Snap Fork"}'
 expect_status 409 && expect_envelope conflict
 t_end
 
+t_begin "the timeline: snapshot.taken, snapshot.deleted, snapshot.restored, app.forked; app.created on the fork"
+api GET "/v1/apps/$APP/events?limit=200"
+expect_status 200
+expect_jq "[.events[] | select(.type == \"snapshot.taken\" and .snapshot_id == \"$S1\" and .actor == \"it\" and .payload.name == \"v1\")] | length == 1" 'snapshot.taken of S1 by it'
+expect_jq "[.events[] | select(.type == \"snapshot.deleted\" and .snapshot_id == \"$REF\")] | length == 1" 'snapshot.deleted of REF'
+expect_jq "[.events[] | select(.type == \"snapshot.restored\" and .snapshot_id == \"$S1\" and .payload.undo_snapshot_id == \"$UNDO\")] | length == 1" 'snapshot.restored to S1 with its undo'
+expect_jq "[.events[] | select(.type == \"app.forked\" and .payload.app_id == \"$FAPP\" and .snapshot_id == \"$S1\")] | length == 1" 'app.forked naming the fork'
+api GET "/v1/apps/$FAPP/events?type=app."
+expect_status 200
+expect_jq "[.events[] | select(.type == \"app.created\" and .payload.forked_from == \"$APP\" and .payload.snapshot_id == \"$S1\")] | length == 1" 'app.created {forked_from, snapshot_id} on the fork'
+t_end
+
 t_begin "dependencies by reference: a react-vite app's node_modules are store links in its snapshot; its fork serves at once"
 create_app "Vite App" '"runtime_preset":"react-vite"' && create_sandbox "$APP_ID" || t_err "no react-vite app"
 VAPP=$APP_ID VSB=$SB_ID

@@ -111,6 +111,19 @@ expect_status 201
 [[ -e $WS/marker-a.txt && ! -e $WS/marker-b.txt && $(count "$WS") == "$N" ]] ||
 	t_err "a restore after the crash did not bring the snapshot back whole"
 t_end
+t_begin "kill -9 right after the exchange (journal set, the old tree in app.new): the start keeps the new files"
+kill9
+cp -a "$WS" "$WS.new" # the old tree, as the exchange leaves it
+rm -f "$WS.new/marker-a.txt"
+echo b >"$WS.new/marker-b.txt"
+python3 -c 'import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute("UPDATE snapshot SET step = ? WHERE id = ?", (sys.argv[2], sys.argv[3])); c.commit()' "$DB" "$SB" "$SA"
+start_daemon "${SETTINGS[@]}" || bail "the daemon did not start again"
+[[ ! -e $WS.new ]] || t_err "app.new is left"
+[[ -e $WS/marker-a.txt && ! -e $WS/marker-b.txt && $(count "$WS") == "$N" ]] || t_err "the new files are not whole"
+[[ -z $(sql "SELECT id FROM snapshot WHERE step != ''") ]] || t_err "the step is still journaled"
+api DELETE "/v1/snapshots/$SA"
+expect_status 204
+t_end
 stop_daemon
 
 # --- a full data filesystem -----------------------------------------------------

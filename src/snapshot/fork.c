@@ -16,7 +16,10 @@
  * copy alone), so it keeps serving.
  *
  * A failure after the new app's row exists deletes the new app again:
- * a fork either makes a whole app or none.
+ * a fork either makes a whole app or none.  A crash cannot run that
+ * undo, so a marker, <data>/snapshots/.forking/<new app id>, is written
+ * before the app's row and removed once its sandbox runs; the next start
+ * deletes the app of every marker it finds (snapshot_recover).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -154,6 +157,8 @@ new_app(struct core *c, const struct app *app, const struct snapshot_fork *f,
 	out->created_at = out->updated_at = clock_now();
 	if (pick_name(c, app, f->name, out->name, sizeof(out->name), e) < 0)
 		return -1;
+	if (snap_fork_mark(c, out->id, true) < 0)
+		return snap_copy_err(errno, "the fork was not made", e);
 	if (store_app_insert(c->store, out) != 0)
 		return core_data_full(c, NULL)
 		           ? err_set(e, 507, "insufficient_storage",
@@ -209,17 +214,23 @@ snapshot_fork(struct core *c, const struct app *app,
 		ports = src.ports;
 		nports = src.nports;
 	}
-	if (new_app(c, app, f, out_app, e) < 0)
+	if (new_app(c, app, f, out_app, e) < 0) {
+		snap_fork_mark(c, out_app->id, false);
 		return -1;
+	}
 	note_created(c, app, out_app, &sn);
 	if (copy_extras(c, app, out_app, f, e) < 0 ||
 	    core_sandbox_create(c, out_app, ports, nports, seed, &sn, out_sb,
 	                        e) < 0) {
 		if (core_app_delete(c, out_app, &ignored) < 0)
-			log_error("app %s: a failed fork left it: %s",
+			log_error("app %s: a failed fork left it (the next "
+			          "start deletes it): %s",
 			          out_app->id, ignored.msg);
+		else
+			snap_fork_mark(c, out_app->id, false);
 		return -1;
 	}
+	snap_fork_mark(c, out_app->id, false);
 	note_forked(c, app, out_app, &sn);
 	log_info("app %s: forked from app %s (snapshot %s)", out_app->id,
 	         app->id, sn.id);

@@ -2,6 +2,7 @@
 #ifndef SNAPSHOT_INTERNAL_H
 #define SNAPSHOT_INTERNAL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "sandbox/core.h"
@@ -31,6 +32,12 @@ void snap_note(struct core *c, const char *app_id, const char *type,
                const char *snapshot_id, const char *sandbox_id,
                struct jv *payload, const char *fmt, ...)
     __attribute__((format(printf, 7, 8)));
+/*
+ * A fork in progress: on, the marker <data>/snapshots/.forking/<app_id>
+ * is made (synced; -1 with errno); off, removed.
+ */
+#define SNAP_FORKING ".forking"
+int snap_fork_mark(struct core *c, const char *app_id, bool on);
 /* The HEAD commit (hex) of the repository <snapshot dir>/app/.git, or
  * "" (no repository, or one it cannot read). */
 void snap_head(const char *dir, char *out, size_t len);

@@ -432,6 +432,60 @@ remove_strays(struct core *c, const char *dir)
 	closedir(d);
 }
 
+int
+snap_fork_mark(struct core *c, const char *app_id, bool on)
+{
+	char dir[PATH_MAX], path[PATH_MAX + 32];
+	int fd;
+
+	snprintf(dir, sizeof(dir), "%s/%s/%s", c->cfg->data_dir, SNAPSHOT_DIR,
+	         SNAP_FORKING);
+	snprintf(path, sizeof(path), "%s/%s", dir, app_id);
+	if (!on)
+		return unlink(path) < 0 && errno != ENOENT ? -1 : 0;
+	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+		return -1;
+	fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -1;
+	close(fd);
+	return fileio_sync_dir(dir);
+}
+
+/* The apps of forks a crash interrupted: deleted (a fork makes a whole
+ * app or none). */
+static void
+recover_forks(struct core *c)
+{
+	char dir[PATH_MAX], id[ULID_LEN + 1];
+	struct dirent *de;
+	struct err e = {0};
+	struct app a;
+	DIR *d;
+
+	snprintf(dir, sizeof(dir), "%s/%s/%s", c->cfg->data_dir, SNAPSHOT_DIR,
+	         SNAP_FORKING);
+	if ((d = opendir(dir)) == NULL)
+		return;
+	while ((de = readdir(d)) != NULL) {
+		if (!ulid_parse(de->d_name, id))
+			continue;
+		if (store_app_get(c->store, NULL, id, &a) == 0) {
+			log_warn(
+			    "app %s: its fork was interrupted; deleting it",
+			    id);
+			if (core_app_delete(c, &a, &e) < 0) {
+				log_error("app %s: %s; the next start tries "
+				          "again",
+				          id, e.msg);
+				continue;
+			}
+		}
+		snap_fork_mark(c, id, false);
+	}
+	closedir(d);
+}
+
 void
 snapshot_recover(struct core *c)
 {
@@ -444,6 +498,7 @@ snapshot_recover(struct core *c)
 	if (store_snapshot_list(c->store, NULL, NULL, recover_one, c) < 0)
 		log_error("snapshots: cannot read the snapshots");
 	remove_strays(c, dir);
+	recover_forks(c);
 }
 
 static int

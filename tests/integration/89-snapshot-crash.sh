@@ -111,6 +111,38 @@ expect_status 201
 [[ -e $WS/marker-a.txt && ! -e $WS/marker-b.txt && $(count "$WS") == "$N" ]] ||
 	t_err "a restore after the crash did not bring the snapshot back whole"
 t_end
+t_begin "kill -9 mid-fork: after the restart no half-made app, the source whole"
+# other workspaces than the source's being seeded
+fork_seen() {
+	local w
+	for w in "$DATA"/workspaces/*/workspace/app/many/d0[0-9][0-9]; do
+		[[ -e $w && $w != "$DATA/workspaces/$SB/"* ]] && return 0
+	done
+	return 1
+}
+napps=$(sql "SELECT count(*) FROM app")
+curl -s -o /dev/null -X POST -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' \
+	-d "{\"snapshot_id\":\"$SA\",\"name\":\"half\"}" "$API_URL/v1/apps/$APP/fork" &
+CURL=$!
+for ((i = 0; i < 6000; i++)); do fork_seen && break; sleep 0.01; done
+fork_seen || t_err "the fork's copy was never seen"
+kill9
+wait "$CURL"
+[[ -n $(ls "$DATA/snapshots/.forking" 2>/dev/null) ]] || t_err "no fork marker at the kill"
+[[ $(sql "SELECT count(*) FROM app") == $((napps + 1)) ]] || t_err "the fork's app row was not there at the kill"
+start_daemon "${SETTINGS[@]}" || bail "the daemon did not start again"
+[[ $(sql "SELECT count(*) FROM app") == "$napps" ]] || t_err "the half-made app is still there: $(sql 'SELECT id, name FROM app')"
+[[ -z $(ls "$DATA/snapshots/.forking" 2>/dev/null) ]] || t_err "the marker is left"
+[[ $(ls "$DATA/workspaces") == "$SB" ]] || t_err "workspaces left: $(ls "$DATA/workspaces")"
+api GET /v1/apps
+expect_jq '[.apps[].name] == ["crash"]' 'only the source is listed'
+[[ $(count "$WS") == "$N" ]] || t_err "the source's files changed"
+api POST "/v1/apps/$APP/fork" "{\"snapshot_id\":\"$SA\",\"name\":\"whole\"}"
+expect_status 201 && expect_json .sandbox.status running
+[[ $(count "$DATA/workspaces/$(j .sandbox.id)/workspace/app") == "$N" ]] || t_err "the fork after the crash is not whole"
+api DELETE "/v1/apps/$(j .app.id)"
+t_end
+
 t_begin "kill -9 right after the exchange (journal set, the old tree in app.new): the start keeps the new files"
 kill9
 cp -a "$WS" "$WS.new" # the old tree, as the exchange leaves it

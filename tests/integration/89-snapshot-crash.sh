@@ -3,7 +3,8 @@
 # snapshot's copy leaves no .tmp directory and no "taking" snapshot after
 # the restart, and the app's container is not left paused; one in the
 # middle of a restore's copy leaves the app on its old files or on the
-# snapshot's, whole, never a mix, and no app.new.  A full data
+# snapshot's, whole, never a mix, and no app.new; one in the middle of a
+# fork leaves no half-made app (the next start deletes it).  A full data
 # filesystem answers 507 insufficient_storage to a snapshot and to a
 # restore, leaves no partial copy and the app untouched.  The copies are
 # made slow enough to kill by giving the app many files (no fault hook).

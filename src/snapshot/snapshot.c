@@ -38,6 +38,7 @@
 #include "timeline/timeline.h"
 #include "ws/usage.h"
 #include "ws/workspace.h"
+#include "ws/wsfs.h"
 #include "lib/clock.h"
 #include "lib/fileio.h"
 #include "lib/log.h"
@@ -522,16 +523,17 @@ snapshot_app_gone(struct core *c, const char *app_id)
 	store_snapshot_list(c->store, NULL, app_id, gone_one, c);
 }
 
-/* At most max bytes of dir/rel, NUL-ended, trailing whitespace cut. */
+/*
+ * At most max bytes of rel beneath the app directory dfd, NUL-ended,
+ * trailing whitespace cut.  The repository is the app's (hostile): no
+ * link is followed, nothing outside dfd is read (wsfs_openat).
+ */
 static int
-read_small(const char *dir, const char *rel, char *out, size_t max)
+read_small(int dfd, const char *rel, char *out, size_t max)
 {
-	char path[PATH_MAX];
 	ssize_t n;
-	int fd;
+	int fd = wsfs_openat(dfd, rel, O_RDONLY | O_NONBLOCK, 0);
 
-	snprintf(path, sizeof(path), "%s/%s", dir, rel);
-	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return -1;
 	n = read(fd, out, max - 1);
@@ -555,11 +557,11 @@ is_hex_id(const char *s)
 
 /* The sha of ref in packed-refs (a line "<sha> <ref>"). */
 static void
-packed_ref(const char *git, const char *ref, char *out, size_t len)
+packed_ref(int dfd, const char *ref, char *out, size_t len)
 {
 	char buf[65536], *line, *save = NULL;
 
-	if (read_small(git, "packed-refs", buf, sizeof(buf)) < 0)
+	if (read_small(dfd, ".git/packed-refs", buf, sizeof(buf)) < 0)
 		return;
 	for (line = strtok_r(buf, "\n", &save); line;
 	     line = strtok_r(NULL, "\n", &save)) {
@@ -573,15 +575,13 @@ packed_ref(const char *git, const char *ref, char *out, size_t len)
 	}
 }
 
-void
-snap_head(const char *dir, char *out, size_t len)
+static void
+head_of(int dfd, char *out, size_t len)
 {
-	char git[PATH_MAX], head[512], sha[128];
+	char head[512], rel[600], sha[128];
 	const char *ref;
 
-	out[0] = '\0';
-	snprintf(git, sizeof(git), "%s/app/.git", dir);
-	if (read_small(git, "HEAD", head, sizeof(head)) < 0)
+	if (read_small(dfd, ".git/HEAD", head, sizeof(head)) < 0)
 		return;
 	if (is_hex_id(head)) {
 		snprintf(out, len, "%s", head);
@@ -590,8 +590,24 @@ snap_head(const char *dir, char *out, size_t len)
 	if (strncmp(head, "ref: refs/", 10) != 0 || strstr(head, ".."))
 		return;
 	ref = head + 5;
-	if (read_small(git, ref, sha, sizeof(sha)) == 0 && is_hex_id(sha))
+	snprintf(rel, sizeof(rel), ".git/%s", ref);
+	if (read_small(dfd, rel, sha, sizeof(sha)) == 0 && is_hex_id(sha))
 		snprintf(out, len, "%s", sha);
 	else
-		packed_ref(git, ref, out, len);
+		packed_ref(dfd, ref, out, len);
+}
+
+void
+snap_head(const char *dir, char *out, size_t len)
+{
+	char app[PATH_MAX];
+	int dfd;
+
+	out[0] = '\0';
+	snprintf(app, sizeof(app), "%s/app", dir);
+	dfd = open(app, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dfd < 0)
+		return;
+	head_of(dfd, out, len);
+	close(dfd);
 }

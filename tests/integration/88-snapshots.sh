@@ -233,6 +233,10 @@ ulid_ok "$CS" || t_err "snapshot create -q printed '$CS': $(cat "$IT_TMP/cli.err
 cli snapshot list "$APP" | grep -q "from cli" || t_err "snapshot list APP does not show it"
 cli snapshot list | grep -q "$CS" || t_err "snapshot list does not show it"
 [[ $(cli snapshot show "$CS" --json | jq -r .name) == "from cli" ]] || t_err "snapshot show --json"
+head=$(git -c safe.directory='*' -C "$DATA/workspaces/$SB/workspace/app" rev-parse -q --verify HEAD 2>/dev/null || echo null)
+api GET "/v1/snapshots/$CS"
+expect_json .commit "$head"
+note "the snapshot's commit: $head"
 out=$(cli app restore "$APP" "$S1") || t_err "app restore failed: $(cat "$IT_TMP/cli.err")"
 [[ $out == *"undo with: sandboxd app restore $APP "* ]] || t_err "app restore does not say how to undo: $out"
 [[ $(file_of "$SB" content.txt) == one ]] || t_err "app restore did not restore"

@@ -93,6 +93,7 @@ watch_note(struct core *c, const char *sid, const char *type, int exit_code,
 	              "The sandbox's container exited (code %d%s).", exit_code,
 	              oom ? ", out of memory" : "");
 }
+
 static void
 reconcile_running(struct core *c, struct sandbox *sb)
 {

@@ -144,6 +144,9 @@ expect_status 200 && expect_json '.apps | length' "$apps_in_copy"
 ((apps_in_copy < APPS_LIVE)) || t_err "all $APPS_LIVE apps are in the copy: it was not taken while apps were being created"
 api GET "/v1/sandboxes/$SB/tasks/$T1"
 expect_status 200 && expect_json .status succeeded
+# The activity timeline is in the database, so in the copy.
+api GET "/v1/apps/$(sqlite3 "$DATA/state/sandboxd.db" "SELECT app_id FROM sandbox WHERE id = '$SB'")/events?type=task.succeeded"
+expect_status 200 && expect_jq "[.events[].task_id] | index(\"$T1\") != null" "the task's event came back"
 api GET "/v1/sandboxes/$SB/tasks/$T2"
 expect_status 200
 note "the copy holds $apps_in_copy of $APPS_LIVE apps; the task that ran during the backup is now $(j .status) ($(j .failure_reason))"

@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # The activity timeline (GET /v1/apps/{id}/events and its SSE stream): an
-# app's life shows as events with who did it (the token's name, "system"
-# for what the daemon does by itself), newest first, paged by a cursor
+# app's life shows as events with who did it (the token's name, "console"
+# for a console session, "system" for what the daemon does by itself; a
+# cancelled task names who cancelled it), newest first, paged by a cursor
 # and filtered by a type prefix; another tenant's app is 404; a follower
 # of the stream sees a new event as it happens and, with Last-Event-ID,
-# the ones it missed first; config changes name the key, never the
-# value; the watcher's exit, the freeze, the wake and the idle reaper
-# are events too; the prune keeps SANDBOXD_EVENTS_MAX_PER_APP newest;
-# the trash keeps an app's events and a purge removes them.
+# the ones it missed first, and so does `sandboxd app events --follow`;
+# config changes name the key, never the value; the watcher's exit, the
+# freeze, the wake, the idle reaper, a budget reached and an OOM kill are
+# events too; the prune keeps SANDBOXD_EVENTS_MAX_PER_APP newest; the
+# trash keeps an app's events and a purge removes them.
 . "$(dirname "$0")/lib.sh"
 need_test_image
 command -v python3 >/dev/null || bail "python3 is needed"
@@ -177,6 +179,26 @@ api GET "/v1/apps/01ARZ3NDEKTSV4RRFFQ69G5FAV/events"
 expect_status 404
 t_end
 
+t_begin "a console session's changes are by console"
+CODE=$(sed -nE 's/^Console setup code \(shown once\): (.*)$/\1/p' "$DAEMON_OUT" | head -n 1)
+[[ -n $CODE ]] || t_err "no setup code on stdout"
+JAR=$IT_TMP/jar
+# ccurl ARGS…: a call with the session's cookie (and CSRF token once set)
+ccurl() { curl -s -b "$JAR" -c "$JAR" ${CSRF:+-H "X-CSRF-Token: $CSRF"} "$@"; }
+CSRF=
+CSRF=$(ccurl -H 'Content-Type: application/json' -d "{\"setup_code\":\"$CODE\",\"password\":\"correct horse battery\"}" \
+	"$API_URL/v1/auth/setup" | jq -r .csrf_token)
+[[ ${#CSRF} -ge 40 ]] || t_err "no session: $CSRF"
+CA=$(ccurl -H 'Content-Type: application/json' -d '{"name":"By Console"}' "$API_URL/v1/apps" | jq -r .id)
+if ulid_ok "$CA"; then
+	BODY=$(ccurl "$API_URL/v1/apps/$CA/events")
+	[[ $(j '.events[0].type') == app.created && $(j '.events[0].actor') == console ]] ||
+		t_err "the console's app.created: $(short_body)"
+else
+	t_err "the console made no app: $CA"
+fi
+t_end
+
 t_begin "live: a follower sees a new event; Last-Event-ID replays what it missed"
 OUT=$IT_TMP/stream.out
 curl -sN --max-time 30 -D "$OUT.head" -H "Authorization: Bearer $TOKEN" \
@@ -291,13 +313,41 @@ events "$A" "limit=200"
 	t_err "the newest were not kept: $(j '[.events[].type]')"
 t_end
 
-# --- an OOM kill ---------------------------------------------------------
+# --- a budget reached and an OOM kill ------------------------------------
+KEY=sk-ant-test-$RANDOM$RANDOM
+start_fake_provider --expect-key "$KEY"
+PROXY_PORT=$(free_port)
 stop_daemon
-start_daemon "${BASE_ENV[@]}" SANDBOXD_MEMORY_MB=64 || bail "the daemon did not come back"
+start_daemon "${BASE_ENV[@]}" SANDBOXD_MEMORY_MB=64 SANDBOXD_PROXY_PORT="$PROXY_PORT" \
+	SANDBOXD_ANTHROPIC_BASE_URL="http://127.0.0.1:$PPORT" || bail "the daemon did not come back"
+daemon_gateway || bail "no gateway for the sandbox network: $(short_body)"
 
-t_begin "a process killed at the memory limit: sandbox.oom_killed, an error, by system"
+t_begin "a model call refused by the app's budget: app.budget_reached, a warning, by system"
 create_app "Hog" && create_sandbox "$APP_ID" || bail "no app: ${T_ERRS[*]}"
 H=$APP_ID
+api POST /v1/agents/claude-code/api-key "{\"api_key\":\"$KEY\"}"
+expect_status 200
+submit "$SB_ID" '{"prompt":"[[fake:write=a.txt]]","agent":"opencode"}'
+wait_task "$SB_ID" "$TASK_ID" 60
+TOK=$(jq -r '.provider.sandboxd.options.apiKey' <<<"$(tr '\0' '\n' <"$DATA/workspaces/$SB_ID/.sandboxd/tasks/$TASK_ID/env" |
+	sed -n 's/^OPENCODE_CONFIG_CONTENT=//p')")
+[[ $TOK == sk_* ]] || t_err "no proxy token in the task's env file"
+api PATCH "/v1/apps/$H" '{"own_model_calls":{"tokens":1}}'
+expect_status 200
+st=$(sandbox_post "$SB_CONTAINER" "http://$GW:$PROXY_PORT/claude-code/anthropic/v1/messages" "$TOK" \
+	'{"model":"m","max_tokens":50,"messages":[]}')
+[[ $st == 403 ]] || t_err "the call over budget answered $st"
+sandbox_post "$SB_CONTAINER" "http://$GW:$PROXY_PORT/claude-code/anthropic/v1/messages" "$TOK" \
+	'{"model":"m","max_tokens":50,"messages":[]}' >/dev/null
+wait_until 10 has_event "$H" app.budget_reached || t_err "no app.budget_reached"
+event "$H" app.budget_reached
+[[ $(ev .severity) == warning && $(ev .actor) == system && $(ev .sandbox_id) == "$SB_ID" ]] ||
+	t_err "app.budget_reached: $EV"
+events "$H" "type=app.budget_reached"
+[[ $(j '.events | length') == 1 ]] || t_err "two refusals in a minute made $(j '.events | length') events"
+t_end
+
+t_begin "a process killed at the memory limit: sandbox.oom_killed, an error, by system"
 docker exec "$SB_CONTAINER" python3 -c 'b = b"x" * (400 << 20); print(len(b))' >/dev/null 2>&1
 wait_until 15 has_event "$H" sandbox.oom_killed || t_err "no sandbox.oom_killed"
 event "$H" sandbox.oom_killed

@@ -190,10 +190,21 @@ follower(void)
 	buf[n > 0 ? n : 0] = 0;
 	CHECK(strstr(buf, "\"type\":\"git.committed\"") != NULL);
 	CHECK(strstr(buf, "task.started") == NULL);
+	/* Quiet: a heartbeat, which resumes a suspended follower. */
+	CHECK(timeline_sub_read(live, buf, sizeof(buf)) == 0);
+	timeline_subs_heartbeat(tl, 0);
+	CHECK(resumes == 3);
+	n = timeline_sub_read(live, buf, sizeof(buf) - 1);
+	CHECK(n == 14 && memcmp(buf, ": keep-alive\n\n", 14) == 0);
 	timeline_subs_end_all(tl);
 	CHECK(timeline_sub_read(sub, buf, sizeof(buf)) == -1);
 	timeline_sub_close(sub);
 	timeline_sub_close(live);
+	/* One opened after the stop ends at once. */
+	CHECK(timeline_sub_open(tl, a.id, NULL, NULL, on_suspend, on_resume,
+	                        NULL, &sub) == 0);
+	CHECK(timeline_sub_read(sub, buf, sizeof(buf)) == -1);
+	timeline_sub_close(sub);
 	timeline_free(tl);
 	store_fixture_close(s);
 }
@@ -201,7 +212,7 @@ follower(void)
 static const struct unit_test tests[] = {
     {"ids, actor, pages and payloads", ids_actor_pages},
     {"prune by the cap, delete with the app", prune_and_delete},
-    {"a follower replays and is woken", follower},
+    {"a follower replays, is woken, beats and ends", follower},
 };
 
 int

@@ -168,6 +168,31 @@ await step('Restore by keyboard: the dialog says it can be undone, Escape closes
 	assert(await fileOf(APP, 'marker.txt') === 'after the snapshot\n', 'Escape restored');
 });
 
+await step('a restore while a task runs is refused in place, with the next step and a way to Build', async () => {
+	const sb = await sandboxOf(APP);
+	const t = await api('POST', `/v1/sandboxes/${sb}/tasks`, {prompt: 'Take a while [[fake:sleep=60]] [[fake:write=slow.txt]]'});
+	assert(t.status === 202, 'the task: ' + t.status + ' ' + t.text);
+	const id = t.json().id;
+	await page.getByRole('button', {name: `Restore “${SNAP}”…`}).click();
+	const dlg = page.getByRole('dialog', {name: `Restore “${SNAP}”?`});
+	await dlg.getByRole('button', {name: 'Restore', exact: true}).click();
+	await dlg.getByRole('alert').waitFor({timeout: T});
+	const text = await dlg.innerText();
+	assert(/task is running/i.test(text) && /Wait for it to finish, or cancel it in Build, then try again/.test(text),
+		'the refusal does not say what to do: ' + text);
+	await dlg.getByRole('link', {name: 'Go to Build'}).waitFor();
+	assert(await dlg.isVisible(), 'the dialog closed on the error');
+	await axeCheck(page, 'the restore refused during a task');
+	await shot('90-history-restore-refused');
+	await dlg.getByRole('button', {name: 'Cancel'}).click();
+	await dlg.waitFor({state: 'detached'});
+	const c = await api('POST', `/v1/sandboxes/${sb}/tasks/${id}/cancel`, {});
+	assert(c.status === 200, 'cancel: ' + c.status + ' ' + c.text);
+	assert(await until(async () => (await api('GET', `/v1/sandboxes/${sb}/tasks/${id}`)).json().status !== 'running', T),
+		'the task did not end after its cancel');
+	await page.locator('li[data-type="task.cancelled"]').first().waitFor({timeout: 15000});
+});
+
 await step('Restore puts the snapshot\'s files back; Undo returns the state before it', async () => {
 	await page.getByRole('button', {name: `Restore “${SNAP}”…`}).click();
 	const dlg = page.getByRole('dialog', {name: `Restore “${SNAP}”?`});

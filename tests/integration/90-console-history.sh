@@ -7,6 +7,7 @@
 # the list and on the timeline; an event made through the API (a rename,
 # outside the browser) appears without a reload; Load older pages back;
 # a task's checkpoint is on the line and its Revert puts the files back;
+# a restore while a task runs is refused in place with the next step;
 # restore (a dialog, by keyboard; Escape closes it and gives the focus
 # back) puts the files back, and Undo returns them; fork opens the new app,
 # whose preview answers while the source's still does; delete removes the

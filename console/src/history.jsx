@@ -116,7 +116,7 @@ const sevWords = {warning: 'Warning: ', error: 'Error: '};
 
 // What an event's payload adds to its sentence (docs/api.md, Activity
 // timeline): a rename's names, the config's key names (never values), a
-// reason, a commit, a branch; a fork's new app links to its source.
+// reason, a commit, a branch; a fork and its source link to each other.
 function Details({ev}) {
 	const p = ev.payload;
 	if (!p || typeof p !== 'object') return null;
@@ -128,10 +128,12 @@ function Details({ev}) {
 	if (typeof p.sha === 'string') out.push('commit ' + p.sha.slice(0, 7));
 	if (typeof p.branch === 'string') out.push('branch ' + p.branch);
 	if (typeof p.agent === 'string') out.push('agent ' + p.agent);
-	const from = typeof p.forked_from === 'string' && /^[0-9A-Za-z]{26}$/.test(p.forked_from) ? p.forked_from : null;
-	if (!out.length && !from) return null;
+	const ulid = (v) => (typeof v === 'string' && /^[0-9A-Za-z]{26}$/.test(v) ? v : null);
+	const link = ev.type === 'app.forked' && ulid(p.app_id) ? [p.app_id, 'open the new app']
+		: ulid(p.forked_from) ? [p.forked_from, 'open the source app'] : null;
+	if (!out.length && !link) return null;
 	return (
-		<span class="ev-details">{' '}({out.join('; ')}{from && <>{out.length ? '; ' : ''}forked from <a href={'/apps/' + from}>the source app</a></>})</span>
+		<span class="ev-details">{' '}({out.join('; ')}{link && <>{out.length ? '; ' : ''}<a href={'/apps/' + link[0] + '/history'}>{link[1]}</a></>})</span>
 	);
 }
 

@@ -241,9 +241,15 @@ await step('Fork: the dialog says why secrets and budget stay; the new app opens
 await step('Delete a snapshot after a confirmation; the fork\'s History; axe clean', async () => {
 	await page.getByRole('link', {name: 'History'}).click();
 	await page.getByRole('heading', {name: 'Timeline'}).waitFor();
-	await timeline.locator('li[data-type="app.created"]').waitFor();
+	const created = timeline.locator('li[data-type="app.created"]');
+	await created.waitFor();
+	assert(await created.getByRole('link', {name: 'open the source app'}).getAttribute('href') === `/apps/${APP}/history`,
+		'the fork\'s creation does not link to its source');
 	await axeCheck(page, 'the fork\'s History');
-	await page.goto(CONSOLE + `/apps/${APP}/history`);
+	await created.getByRole('link', {name: 'open the source app'}).click();
+	await page.waitForURL((u) => u.pathname === `/apps/${APP}/history`);
+	assert(await timeline.locator('li[data-type="app.forked"]').getByRole('link', {name: 'open the new app'}).getAttribute('href') ===
+		`/apps/${forkId}/history`, 'the source\'s app.forked does not link to the fork');
 	await row(SNAP).waitFor();
 	const n = dialogs.length;
 	await page.getByRole('button', {name: `Delete “${SNAP}”`}).click();

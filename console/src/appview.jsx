@@ -5,6 +5,7 @@ import {useLoad, usePoll, ErrorText, Note, StatusBadge, setTitle} from './ui.jsx
 import {Chat} from './chat.jsx';
 import {Files} from './files.jsx';
 import {Git} from './git.jsx';
+import {History} from './history.jsx';
 import {Config} from './config.jsx';
 import {Spend, SpendLine} from './spend.jsx';
 import {Preview} from './preview.jsx';
@@ -27,6 +28,7 @@ const tabs = [
 	['git', 'Git'],
 	['config', 'Config'],
 	['spend', 'Spend'],
+	['history', 'History'],
 ];
 
 export function AppShell({params}) {
@@ -78,6 +80,7 @@ export function AppShell({params}) {
 			{tab === 'git' && <Git app={app} sandbox={sandbox} onChange={st.reload} />}
 			{tab === 'config' && <Config app={app} />}
 			{tab === 'spend' && <Spend app={app} onChange={st.reload} />}
+			{tab === 'history' && <History app={app} sandbox={sandbox} onChange={st.reload} />}
 		</main>
 	);
 }

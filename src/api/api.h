@@ -115,7 +115,8 @@ extern const struct route health_routes[], signin_routes[], status_routes[],
     pvlinks_routes[], sandboxes_routes[], processes_routes[], files_routes[],
     tasks_routes[], agents_routes[], spend_routes[], settings_routes[],
     config_routes[], export_routes[], git_routes[], gitpush_routes[],
-    gitcreds_routes[], tokens_routes[], events_routes[], terminal_routes[];
+    gitcreds_routes[], tokens_routes[], events_routes[], snapshots_routes[],
+    terminal_routes[];
 
 /* Replies: set status and body.  reply_json steals v. */
 void api_reply_json(struct resp *w, int status, struct jv *v);
@@ -194,6 +195,14 @@ void trash_list(struct req *, struct resp *);
 void trash_get(struct req *, struct resp *);
 void trash_restore_post(struct req *, struct resp *);
 void trash_delete(struct req *, struct resp *);
+void snapshots_create(struct req *, struct resp *);
+void snapshots_create_ref(struct req *, struct resp *);
+void snapshots_list_app(struct req *, struct resp *);
+void snapshots_list(struct req *, struct resp *);
+void snapshots_get(struct req *, struct resp *);
+void snapshots_delete(struct req *, struct resp *);
+void apps_restore(struct req *, struct resp *);
+void apps_fork(struct req *, struct resp *);
 void sandboxes_create(struct req *, struct resp *);
 void sandboxes_get(struct req *, struct resp *);
 void sandboxes_delete(struct req *, struct resp *);

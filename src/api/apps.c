@@ -239,6 +239,22 @@ apps_create(struct req *r, struct resp *w)
 	api_reply_json(w, 201, api_app_json(r->core, &a));
 }
 
+/*
+ * The app's snapshots in its disk object (docs/snapshots.md): after the
+ * app's JSON, outside the store's lock (a list's callback holds it).
+ */
+static void
+disk_snapshots(struct core *c, struct jv *o, const char *app_id)
+{
+	struct jv *d = jv_get(o, "disk");
+	int64_t n, b;
+
+	if (d && store_snapshot_usage(c->store, app_id, &n, &b) == 0) {
+		jv_set_int(d, "snapshots", n);
+		jv_set_int(d, "snapshot_bytes", b);
+	}
+}
+
 struct list_ctx {
 	struct jv *arr;
 	const struct core *c;
@@ -269,8 +285,10 @@ apps_list(struct req *r, struct resp *w)
 	for (size_t i = 0; i < jv_len(l.arr); i++) {
 		struct jv *a = jv_at(l.arr, i);
 		const char *id = jv_str(jv_get(a, "id"));
-		if (id)
+		if (id) {
 			jv_set(a, "spend", api_app_spend_json(r->core, id));
+			disk_snapshots(r->core, a, id);
+		}
 	}
 	o = jv_obj();
 	jv_set(o, "apps", l.arr);
@@ -287,6 +305,7 @@ apps_get(struct req *r, struct resp *w)
 		return;
 	o = api_app_json(r->core, &a);
 	jv_set(o, "spend", api_app_spend_json(r->core, a.id));
+	disk_snapshots(r->core, o, a.id);
 	api_reply_json(w, 200, o);
 }
 
@@ -392,6 +411,7 @@ apps_patch(struct req *r, struct resp *w)
 	}
 	o = api_app_json(r->core, &a);
 	jv_set(o, "spend", api_app_spend_json(r->core, a.id));
+	disk_snapshots(r->core, o, a.id);
 	api_reply_json(w, 200, o);
 }
 

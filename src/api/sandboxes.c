@@ -240,7 +240,8 @@ sandboxes_create(struct req *r, struct resp *w)
 	}
 	if (api_load_app(r, w, &a) < 0)
 		return;
-	if (core_sandbox_create(r->core, &a, ports, n, &sb, &e) < 0) {
+	if (core_sandbox_create(r->core, &a, ports, n, NULL, NULL, &sb, &e) <
+	    0) {
 		api_reply_err(w, &e);
 		return;
 	}

@@ -40,6 +40,7 @@
 #include "sandbox/core.h"
 #include "sandbox/runtime.h"
 #include "sbnet/sbnet.h"
+#include "snapshot/snapshot.h"
 #include "store/store.h"
 #include "task/task.h"
 #include "terminal/terminal.h"
@@ -371,10 +372,13 @@ serve(void)
 	    terminal_init(&d.core.term, &d.core) < 0 ||
 	    core_hook_add(&d.core, CORE_SANDBOX_STOPPING,
 	                  terminal_sandbox_stopping) < 0 ||
-	    core_hook_add(&d.core, CORE_APP_DELETED, pvauth_drop) < 0)
+	    core_hook_add(&d.core, CORE_APP_DELETED, pvauth_drop) < 0 ||
+	    core_hook_add(&d.core, CORE_APP_DELETED, snapshot_app_gone) < 0)
 		goto out_core;
-	/* Interrupted trash moves first: reconcile then sees whole rows. */
+	/* Interrupted trash moves and snapshots first: reconcile then sees
+	 * whole rows and whole workspaces. */
 	trash_recover(&d.core);
+	snapshot_recover(&d.core);
 	if (docker_ping(docker, msg) == DOCKER_OK)
 		core_reconcile(&d.core);
 	else

@@ -26,6 +26,19 @@ static const struct cli_opt restore_opts[] = {
      .help = "N: restore under this name (a newer app has its name)"},
     {0},
 };
+static const struct cli_opt snap_opts[] = {
+    {.name = "name", .value = true, .help = "N: the snapshot's name"},
+    {0},
+};
+static const struct cli_opt fork_opts[] = {
+    {.name = "snapshot",
+     .value = true,
+     .help = "S: from this snapshot (default: a new one of now)"},
+    {.name = "name", .value = true, .help = "N: the new app's name"},
+    {.name = "copy-config", .help = "copy the app's config, secrets too"},
+    {.name = "copy-budget", .help = "copy the app's spend budgets"},
+    {0},
+};
 static const struct cli_opt new_opts[] = {
     {.name = "preset",
      .value = true,
@@ -215,6 +228,29 @@ const struct cli_cmd cli_cmds[] = {
      "bring a deleted app back, with a new sandbox from its workspace", NULL},
     {"trash purge", "ID [--yes]", 1, 1, cmd_trash_purge, yes_opts,
      "remove a deleted app for good now", NULL},
+    {"snapshot create", "APP [--name N]", 1, 1, cmd_snapshot_create, snap_opts,
+     "snapshot an app's files (a running app is paused briefly)",
+     "The app's files and its git repository, dependencies by reference\n"
+     "to the store; not its processes (docs/snapshots.md).  -q prints the\n"
+     "snapshot's id."},
+    {"snapshot list", "[APP]", 0, 1, cmd_snapshot_list, no_opts,
+     "the snapshots of an app, or of every app", NULL},
+    {"snapshot show", "SNAP", 1, 1, cmd_snapshot_show, no_opts,
+     "show a snapshot (size, method, pause, task, commit)", NULL},
+    {"snapshot delete", "SNAP [--yes]", 1, 1, cmd_snapshot_delete, yes_opts,
+     "delete a snapshot", NULL},
+    {"app restore", "APP SNAP", 2, 2, cmd_app_restore, no_opts,
+     "put an app back on a snapshot's files (undoable)",
+     "A snapshot of the app as it is comes first; the command prints how\n"
+     "to restore to it (the undo).  Refused while a task runs."},
+    {"app fork",
+     "APP [--snapshot S] [--name N] [--copy-config] "
+     "[--copy-budget]",
+     1, 1, cmd_app_fork, fork_opts,
+     "a new app from a snapshot of this one, with its own sandbox",
+     "The source keeps serving.  Its config (secrets) and budgets are\n"
+     "copied only with --copy-config and --copy-budget.  -q prints the\n"
+     "new app's id."},
     {"sandbox create", "APP [--port N]… [--wait]", 1, 1, cmd_sb_create,
      sb_create_opts, "make and start the app's sandbox", NULL},
     {"sandbox show", "SB", 1, 1, cmd_sb_show, no_opts, "show a sandbox", NULL},

@@ -51,6 +51,12 @@ int cmd_app_events(struct cli *c, const struct cli_args *a);
 int cmd_trash(struct cli *c, const struct cli_args *a);
 int cmd_trash_restore(struct cli *c, const struct cli_args *a);
 int cmd_trash_purge(struct cli *c, const struct cli_args *a);
+int cmd_snapshot_create(struct cli *c, const struct cli_args *a);
+int cmd_snapshot_list(struct cli *c, const struct cli_args *a);
+int cmd_snapshot_show(struct cli *c, const struct cli_args *a);
+int cmd_snapshot_delete(struct cli *c, const struct cli_args *a);
+int cmd_app_restore(struct cli *c, const struct cli_args *a);
+int cmd_app_fork(struct cli *c, const struct cli_args *a);
 /* cmd_sandbox.c */
 int cmd_sb_create(struct cli *c, const struct cli_args *a);
 int cmd_sb_show(struct cli *c, const struct cli_args *a);

@@ -308,6 +308,8 @@ static const struct config_var vars[] = {
     INT("SANDBOXD_EVENTS_MAX_PER_APP", events_max_per_app, 10000, 10, 1000000),
     INT("SANDBOXD_EVENTS_PRUNE_INTERVAL_SECONDS", events_prune_s, 3600, 1,
         86400),
+    /* Snapshots of an app (snapshot/snapshot.c). */
+    INT("SANDBOXD_SNAPSHOTS_MAX_PER_APP", snapshots_max, 50, 1, 10000),
     WORD("SANDBOXD_EDGE_ADDR", edge_addr, "0.0.0.0", ".:"),
     HOOK(config_parse_console_dir),
     {.name = "SANDBOXD_EDGE_PORT",

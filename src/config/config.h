@@ -74,6 +74,7 @@ struct config {
 	char sleep_policy[8];      /* "freeze" or "stop" */
 	int64_t trash_retention_s; /* a deleted app is kept this long; 0 none */
 	int64_t trash_interval_s;  /* the trash pass (purge, measure) period */
+	int64_t snapshots_max;     /* snapshots an app may keep */
 	int64_t events_retention_days; /* timeline events kept this long */
 	int64_t events_max_per_app;    /* and at most this many per app */
 	int64_t events_prune_s;        /* the prune's period */

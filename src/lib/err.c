@@ -74,6 +74,13 @@ const struct err_code err_codes[] = {
     {.code = "sandbox_not_running",
      .status = 409,
      .meaning = "a task for a sandbox that is creating or in error"},
+    {.code = "snapshot_busy",
+     .status = 409,
+     .meaning = "a snapshot that is still being taken or restored"},
+    {.code = "snapshot_limit",
+     .status = 409,
+     .meaning = "the app keeps SANDBOXD_SNAPSHOTS_MAX_PER_APP snapshots "
+                "already"},
     {.code = "task_in_progress",
      .status = 409,
      .meaning = "a task already runs in the sandbox"},

@@ -126,11 +126,18 @@ void core_container_name(const struct core *c, const char *id, char *out,
                          size_t len);
 
 /*
- * nports 0: the default, [3000], or for an imported app the web.port of
- * the sandbox.yaml it brought.
+ * Creates app's sandbox.  nports 0: the default, [3000], or for an
+ * imported app the web.port of the sandbox.yaml it brought.  With seed
+ * (a fork, snapshot/snapshot.c), the workspace's files are put there by
+ * seed after the workspace directory is made and before the container
+ * starts, instead of the app's import; seed's -1 (with e set) fails the
+ * create, the row marked failed.
  */
+typedef int (*core_seed_fn)(struct core *c, const char *sandbox_id, void *arg,
+                            struct err *e);
 int core_sandbox_create(struct core *c, const struct app *app, const int *ports,
-                        int nports, struct sandbox *out, struct err *e);
+                        int nports, core_seed_fn seed, void *arg,
+                        struct sandbox *out, struct err *e);
 int core_sandbox_start(struct core *c, const char *id, struct sandbox *out,
                        struct err *e);
 int core_sandbox_stop(struct core *c, const char *id, struct sandbox *out,

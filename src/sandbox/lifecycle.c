@@ -399,9 +399,23 @@ out:
 	return rc;
 }
 
+/* A fork's files, before the container starts (instead of an import). */
+static int
+create_seed(struct core *c, core_seed_fn seed, void *arg, struct sandbox *sb,
+            struct err *e)
+{
+	if (workspace_create(c->cfg->data_dir, sb->id) < 0)
+		ERR_INTERNAL(e, "cannot create the workspace directory");
+	else if (seed(c, sb->id, arg, e) == 0)
+		return 0;
+	create_failed_now(c, sb, "create_failed", e->msg);
+	return -1;
+}
+
 int
 core_sandbox_create(struct core *c, const struct app *app, const int *ports,
-                    int nports, struct sandbox *sb, struct err *e)
+                    int nports, core_seed_fn seed, void *arg,
+                    struct sandbox *sb, struct err *e)
 {
 	if (create_row(c, app, ports, nports, sb, e) < 0)
 		return -1;
@@ -411,7 +425,8 @@ core_sandbox_create(struct core *c, const struct app *app, const int *ports,
 	/* Its own token for the credential proxy (a task makes one later
 	 * if this fails). */
 	cred_new_proxy_token(c->store, sb->id);
-	if (create_import(c, app, nports, sb, e) < 0 ||
+	if ((seed ? create_seed(c, seed, arg, sb, e)
+	          : create_import(c, app, nports, sb, e)) < 0 ||
 	    create_locked(c, sb, e) < 0)
 		return -1;
 	core_sandbox_reload(c, sb->id);

@@ -345,6 +345,44 @@ static const struct migration store_migrations[] = {
                "CREATE INDEX app_event_app ON app_event(app_id, id);"
                "CREATE INDEX app_event_time ON app_event(created_at);",
     },
+    {
+        .version = 16,
+        .name = "snapshot",
+        /*
+         * Snapshots of an app's files (snapshot/snapshot.c), kept in
+         * <data>/snapshots/<id>.  No foreign key to app: the rows
+         * outlive the app's row for the moment between its delete and
+         * the hook that removes them (and a trashed app keeps them).
+         * step journals a restore from the snapshot: the id of the
+         * sandbox whose files are being replaced ("" none), so a restart
+         * removes a half-made copy.
+         */
+        .sql = "CREATE TABLE snapshot ("
+               "  id TEXT PRIMARY KEY,"
+               "  owner TEXT NOT NULL,"
+               "  app_id TEXT NOT NULL,"
+               "  name TEXT NOT NULL,"
+               "  source_app_id TEXT NOT NULL,"
+               "  source_sandbox_id TEXT NOT NULL DEFAULT '',"
+               "  status TEXT NOT NULL CHECK (status IN"
+               "    ('taking','ready','failed')),"
+               "  reason TEXT NOT NULL CHECK (reason IN"
+               "    ('manual','before_restore','fork')),"
+               "  size_bytes INTEGER NOT NULL DEFAULT 0,"
+               "  own_bytes INTEGER NOT NULL DEFAULT 0,"
+               "  files INTEGER NOT NULL DEFAULT 0,"
+               "  method TEXT NOT NULL DEFAULT 'copy',"
+               "  pause_ms INTEGER NOT NULL DEFAULT 0,"
+               "  task_id TEXT NOT NULL DEFAULT '',"
+               "  head TEXT NOT NULL DEFAULT '',"
+               "  base_image TEXT NOT NULL DEFAULT '',"
+               "  path TEXT NOT NULL,"
+               "  created_by TEXT NOT NULL,"
+               "  created_at INTEGER NOT NULL,"
+               "  step TEXT NOT NULL DEFAULT '');"
+               "CREATE INDEX snapshot_app ON snapshot(app_id, created_at);"
+               "CREATE INDEX snapshot_owner ON snapshot(owner, created_at);",
+    },
 };
 
 #endif

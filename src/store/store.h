@@ -205,6 +205,51 @@ int store_trash_restored(struct store *s, const char *id, int64_t now);
 int store_trash_purged(struct store *s, const char *id, const char *app_id,
                        bool sandbox_only);
 /* 1 when a live app of owner other than except_id has this name. */
+/*
+ * Snapshots of an app's files (migration 16, snapshot/snapshot.c).  A
+ * row is "taking" from before its directory is written until it is
+ * complete ("ready"); step journals a restore from it.
+ */
+#define SNAPSHOT_NAME_MAX 128 /* bytes of a snapshot's name */
+#define SNAPSHOT_LIST_MAX 1000
+struct snapshot {
+	char id[ULID_LEN + 1];
+	char owner[64];
+	char app_id[ULID_LEN + 1];
+	char name[SNAPSHOT_NAME_MAX + 1];
+	char source_app_id[ULID_LEN + 1];
+	char source_sandbox_id[ULID_LEN + 1];
+	char status[8];  /* "taking", "ready", "failed" */
+	char reason[16]; /* "manual", "before_restore", "fork" */
+	int64_t size_bytes, own_bytes, files;
+	char method[8]; /* "reflink" or "copy" */
+	int64_t pause_ms;
+	char task_id[ULID_LEN + 1];
+	char head[48]; /* the app repository's HEAD, hex, or "" */
+	char base_image[256];
+	char path[256]; /* its directory, under <data>/snapshots */
+	char created_by[64];
+	int64_t created_at;
+	char step[ULID_LEN + 1]; /* a restore in progress: its sandbox, or "" */
+};
+/* Inserts sn ("taking"): STORE_TOO_MANY when its app has max or more. */
+int store_snapshot_insert(struct store *s, const struct snapshot *sn,
+                          int64_t max);
+/* Writes the figures, method, pause, head and status of sn. */
+int store_snapshot_finish(struct store *s, const struct snapshot *sn);
+int store_snapshot_set_step(struct store *s, const char *id, const char *step);
+/* owner NULL matches any owner. */
+int store_snapshot_get(struct store *s, const char *owner, const char *id,
+                       struct snapshot *out);
+/* Newest first, at most SNAPSHOT_LIST_MAX; owner, app_id NULL: any;
+ * fn runs outside the store's lock. */
+int store_snapshot_list(struct store *s, const char *owner, const char *app_id,
+                        int (*fn)(const struct snapshot *, void *), void *arg);
+int store_snapshot_delete(struct store *s, const char *id);
+/* How many snapshots the app keeps and their own bytes together. */
+int store_snapshot_usage(struct store *s, const char *app_id, int64_t *count,
+                         int64_t *own_bytes);
+
 int store_app_name_taken(struct store *s, const char *owner, const char *name,
                          const char *except_id);
 

@@ -285,8 +285,8 @@ revert_wait(struct core *c, const char *ws, const char *sandbox_id,
 			buf_release(&b);
 			if (ok) {
 				activity_touch(c->act, sandbox_id);
-				if (store_task_set_reverted(c->store, id,
-				                            clock_now()) != 0)
+				if (store_task_set_reverted(
+				        c->store, id, clock_now_ms()) != 0)
 					log_warn("task %s: reverted, but the "
 					         "time was not stored",
 					         id);

@@ -44,6 +44,7 @@
 #include "cred/credentials.h"
 #include "preview/pvauth.h"
 #include "sandbox/routes.h"
+#include "snapshot/snapshot.h"
 #include "task/task.h"
 #include "ws/usage.h"
 #include "ws/workspace.h"
@@ -409,8 +410,10 @@ finish_purge(struct core *c, const struct trash_entry *t, struct err *e)
 	if (store_trash_purged(c->store, t->id, t->app_id, t->sandbox_only) !=
 	    0)
 		return ERR_INTERNAL(e, "database error");
-	if (!t->sandbox_only)
+	if (!t->sandbox_only) {
 		pvauth_drop(c, t->app_id); /* its preview links end with it */
+		snapshot_app_gone(c, t->app_id); /* and its snapshots */
+	}
 	log_info("%s of app %s: purged from the trash (%s)",
 	         t->sandbox_only ? "a sandbox" : "the app", t->app_id, t->id);
 	return 0;

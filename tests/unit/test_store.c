@@ -961,6 +961,65 @@ trash_moves(void)
 	store_fixture_close(s);
 }
 
+static int
+count_snap(const struct snapshot *sn, void *arg)
+{
+	(void)sn;
+	(*(int *)arg)++;
+	return 0;
+}
+
+static void
+snapshot_rows(void)
+{
+	struct store *s = store_fixture_open();
+	struct snapshot sn = {0}, got;
+	int64_t n, b;
+	int listed = 0;
+
+	snprintf(sn.owner, sizeof(sn.owner), "t1");
+	snprintf(sn.app_id, sizeof(sn.app_id), "01J0000000000000000000APP1");
+	snprintf(sn.source_app_id, sizeof(sn.source_app_id), "%s", sn.app_id);
+	snprintf(sn.reason, sizeof(sn.reason), "manual");
+	snprintf(sn.path, sizeof(sn.path), "/x");
+	snprintf(sn.created_by, sizeof(sn.created_by), "t1");
+	for (int i = 0; i < 3; i++) {
+		snprintf(sn.id, sizeof(sn.id), "01J000000000000000000SNAP%d",
+		         i);
+		snprintf(sn.name, sizeof(sn.name), "s%d", i);
+		sn.created_at = 100 + i;
+		CHECK(store_snapshot_insert(s, &sn, 2) ==
+		      (i < 2 ? 0 : STORE_TOO_MANY));
+	}
+	CHECK(store_snapshot_get(s, "t1", "01J000000000000000000SNAP0", &got) ==
+	      0);
+	CHECK_STR(got.status, "taking");
+	CHECK(store_snapshot_get(s, "t2", "01J000000000000000000SNAP0", &got) ==
+	      STORE_NOT_FOUND);
+	snprintf(sn.id, sizeof(sn.id), "01J000000000000000000SNAP0");
+	snprintf(sn.status, sizeof(sn.status), "ready");
+	snprintf(sn.method, sizeof(sn.method), "copy");
+	sn.own_bytes = 7;
+	sn.files = 2;
+	CHECK(store_snapshot_finish(s, &sn) == 0);
+	CHECK(store_snapshot_set_step(s, sn.id, "01J0000000000000000000SB01") ==
+	      0);
+	CHECK(store_snapshot_get(s, NULL, sn.id, &got) == 0);
+	CHECK_STR(got.status, "ready");
+	CHECK_STR(got.step, "01J0000000000000000000SB01");
+	CHECK(got.own_bytes == 7 && got.files == 2);
+	CHECK(store_snapshot_usage(s, sn.app_id, &n, &b) == 0 && n == 2 &&
+	      b == 7);
+	CHECK(store_snapshot_list(s, "t1", NULL, count_snap, &listed) == 0 &&
+	      listed == 2);
+	listed = 0;
+	CHECK(store_snapshot_list(s, "t2", NULL, count_snap, &listed) == 0 &&
+	      listed == 0);
+	CHECK(store_snapshot_delete(s, sn.id) == 0);
+	CHECK(store_snapshot_delete(s, sn.id) == STORE_NOT_FOUND);
+	store_fixture_close(s);
+}
+
 static const struct unit_test tests[] = {
     {"trash moves", trash_moves},
     {"secret rows", secret_rows},
@@ -982,6 +1041,8 @@ static const struct unit_test tests[] = {
     {"unknown state names are refused", unknown_state_names_refused},
     {"every state is stored", every_state_is_stored},
     {"an unknown state in the database is an error", unknown_state_in_database},
+    {"snapshot rows: the per-app cap, finish, step, tenancy, usage",
+     snapshot_rows},
 };
 
 int

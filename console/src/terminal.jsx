@@ -11,6 +11,7 @@ import {ErrorText} from './ui.jsx';
 import {connect, nextStep, reasonWords, saveSession, savedSession, socketUrl, ticket} from './termlink.js';
 
 const loadXterm = () => Promise.all([
+	import('./termstyle.js'),
 	import('@xterm/xterm'),
 	import('@xterm/addon-fit'),
 	import('@xterm/xterm/css/xterm.css'),
@@ -20,10 +21,10 @@ const phone = () => matchMedia('(max-width: 800px)').matches;
 
 // The phone's keys that a soft keyboard lacks.
 const extraKeys = [
-	['Esc', '\x1b', 'Escape'],
-	['Tab', '\t', 'Tab'],
-	['Ctrl+C', '\x03', 'Control C (interrupt)'],
-	['Ctrl+D', '\x04', 'Control D (end of input)'],
+	['Esc', '\x1b', '(Escape)'],
+	['Tab', '\t', ''],
+	['Ctrl+C', '\x03', '(Control C, interrupt)'],
+	['Ctrl+D', '\x04', '(Control D, end of input)'],
 	['↑', '\x1b[A', 'Up arrow'],
 	['↓', '\x1b[B', 'Down arrow'],
 	['←', '\x1b[D', 'Left arrow'],
@@ -75,7 +76,7 @@ export function Terminal({sandbox}) {
 				},
 			});
 		};
-		loadXterm().then(([{Terminal: Xterm}, {FitAddon}]) => {
+		loadXterm().then(([, {Terminal: Xterm}, {FitAddon}]) => {
 			if (dead || !host.current) return;
 			term = new Xterm({
 				cursorBlink: true,
@@ -148,9 +149,11 @@ export function Terminal({sandbox}) {
 			)}
 			<div class="term-screen" ref={host} />
 			<div class="term-keys" role="group" aria-label="Keys">
-				{extraKeys.map(([label, seq, name]) => (
-					<button key={label} type="button" aria-label={name} disabled={phase !== 'connected'}
-						onClick={() => ctl.current && ctl.current.send(seq)}>{label}</button>
+				{extraKeys.map(([label, seq, more]) => (
+					<button key={label} type="button" disabled={phase !== 'connected'} onClick={() => ctl.current && ctl.current.send(seq)}>
+						{/^\w/.test(label) ? label : <span aria-hidden="true">{label}</span>}
+						{more && <span class="sr-only">{(/^\w/.test(label) ? ' ' : '') + more}</span>}
+					</button>
 				))}
 			</div>
 		</section>

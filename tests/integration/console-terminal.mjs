@@ -38,6 +38,13 @@ await page.addInitScript(() => {
 	window.WebSocket = class extends WS {
 		constructor(...a) { super(...a); window.__sockets.push(this); }
 	};
+	// Every text the state line shows, in order (a waking state is brief).
+	window.__states = [];
+	new MutationObserver(() => {
+		const el = document.getElementById('term-state');
+		const t = el && el.textContent;
+		if (t && window.__states[window.__states.length - 1] !== t) window.__states.push(t);
+	}).observe(document, {subtree: true, childList: true, characterData: true});
 	if (navigator.clipboard) {
 		navigator.clipboard.writeText = async (t) => { window.__clipSeen(t); };
 		navigator.clipboard.write = async (t) => { window.__clipSeen(String(t)); };
@@ -189,6 +196,31 @@ await step('`exit` ends the session with its reason; Reconnect opens a new shell
 	await run('echo new-$$');
 	const p2 = (await seen(/^new-(\d+)$/, 'new-<n>'))[1];
 	assert(p2 !== pid, 'the same shell after exit and Reconnect: ' + p2);
+});
+
+await step('a refused ticket shows the envelope\'s message and a next step; Try again connects', async () => {
+	await page.route('**/v1/sandboxes/*/terminal', (r) => r.fulfill({status: 409, contentType: 'application/json',
+		body: JSON.stringify({error: {code: 'terminal_limit', message: 'this sandbox has 4 terminals open, the most it may have'}})}));
+	await page.goto(CONSOLE + termPath);
+	await page.getByRole('alert').getByText('This sandbox has 4 terminals open').waitFor({timeout: T});
+	await page.getByText(/Close a terminal open in another tab/).waitFor();
+	await axeCheck(page, 'the Terminal tab, a refused ticket');
+	await shot('terminal-refused');
+	await page.unroute('**/v1/sandboxes/*/terminal');
+	await page.getByRole('button', {name: 'Try again'}).click();
+	await connected();
+});
+
+await step('a stopped sandbox: the tab says it is waking it, then connects', async () => {
+	await api('POST', `/v1/sandboxes/${sbId}/stop`, {});
+	assert(await until(async () => (await api('GET', '/v1/sandboxes/' + sbId)).status === 'stopped', T), 'the sandbox did not stop');
+	await page.goto(CONSOLE + termPath);
+	await connected();
+	const seenStates = await page.evaluate(() => window.__states);
+	assert(seenStates.some((t) => /Waking the sandbox/.test(t)), 'never said it was waking the sandbox: ' + JSON.stringify(seenStates));
+	await run('echo awake-$((6*7))');
+	await seen(/^awake-42$/, 'awake-42');
+	assert((await api('GET', '/v1/sandboxes/' + sbId)).status === 'running', 'the sandbox is not running');
 });
 
 await step('phone size: no sideways overflow, the keys bar works (Ctrl+C), axe clean', async () => {

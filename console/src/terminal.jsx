@@ -34,7 +34,8 @@ const extraKeys = [
 export function Terminal({sandbox}) {
 	const sbId = sandbox.id;
 	const host = useRef(null);
-	const ctl = useRef(null); // {term, fit, link, open(reattach)}
+	const ctl = useRef(null); // {term, open(), send(text)}
+	const again = useRef(null);
 	// phase: loading | opening | waking | connected | ended | failed
 	const [st, setSt] = useState({phase: 'loading'});
 	const asleep = sandbox.status === 'stopped' || sandbox.frozen;
@@ -122,6 +123,13 @@ export function Terminal({sandbox}) {
 	}, [sbId]);
 
 	const {phase} = st;
+	// A session that ended under the user's fingers: the focus goes to
+	// Reconnect (Enter starts again) rather than stay in a dead screen.
+	useEffect(() => {
+		if ((phase === 'ended' || phase === 'failed') && again.current && host.current &&
+			(host.current.contains(document.activeElement) || document.activeElement === document.body))
+			again.current.focus();
+	}, [phase]);
 	return (
 		<section class="term" aria-labelledby="term-h">
 			<h2 id="term-h" class="sr-only">Terminal</h2>
@@ -135,7 +143,7 @@ export function Terminal({sandbox}) {
 					{phase === 'failed' && 'No terminal.'}
 				</p>
 				{(phase === 'ended' || phase === 'failed') && (
-					<button type="button" class="primary" onClick={() => ctl.current && ctl.current.open()}>
+					<button ref={again} type="button" class="primary" onClick={() => ctl.current && ctl.current.open()}>
 						{phase === 'ended' ? 'Reconnect' : 'Try again'}
 					</button>
 				)}

@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "sandbox/core.h"
@@ -64,6 +65,19 @@ struct resp {
 		void (*free)(void *arg);
 		void *arg;
 	} sse;
+	/*
+	 * A WebSocket (terminal.c): when attach is set, the answer is 101
+	 * with accept as Sec-WebSocket-Accept, and once upgraded attach gets
+	 * the socket, the bytes read past the head and done(done_arg) to call
+	 * once it is finished with the socket.
+	 */
+	struct api_upgrade {
+		void (*attach)(void *arg, int fd, const uint8_t *extra,
+		               size_t len, void (*done)(void *),
+		               void *done_arg);
+		void *arg;
+		char accept[32];
+	} upgrade;
 	int retry_after;             /* seconds, for 429; 0: none */
 	char trash_id[ULID_LEN + 1]; /* a delete kept in the trash, or "" */
 	/*
@@ -101,7 +115,7 @@ extern const struct route health_routes[], signin_routes[], status_routes[],
     pvlinks_routes[], sandboxes_routes[], processes_routes[], files_routes[],
     tasks_routes[], agents_routes[], spend_routes[], settings_routes[],
     config_routes[], export_routes[], git_routes[], gitpush_routes[],
-    gitcreds_routes[], tokens_routes[], events_routes[];
+    gitcreds_routes[], tokens_routes[], events_routes[], terminal_routes[];
 
 /* Replies: set status and body.  reply_json steals v. */
 void api_reply_json(struct resp *w, int status, struct jv *v);

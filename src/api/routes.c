@@ -32,7 +32,7 @@ static const struct route *const tables[] = {
     pvlinks_routes, sandboxes_routes, processes_routes, files_routes,
     tasks_routes,   agents_routes,    spend_routes,     settings_routes,
     config_routes,  git_routes,       gitpush_routes,   gitcreds_routes,
-    tokens_routes,  events_routes,
+    tokens_routes,  events_routes,    terminal_routes,
 };
 
 /*

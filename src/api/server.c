@@ -361,13 +361,57 @@ pull_response(struct resp *w)
 	return mr;
 }
 
+/* The WebSocket is done with: libmicrohttpd closes the socket. */
+static void
+upgrade_done(void *urh)
+{
+	MHD_upgrade_action(urh, MHD_UPGRADE_ACTION_CLOSE);
+}
+
+static void
+on_upgrade(void *cls, struct MHD_Connection *conn, void *con_cls,
+           const char *extra, size_t extra_len, MHD_socket sock,
+           struct MHD_UpgradeResponseHandle *urh)
+{
+	struct api_upgrade *u = cls;
+
+	(void)conn;
+	(void)con_cls;
+	u->attach(u->arg, sock, (const uint8_t *)extra, extra_len, upgrade_done,
+	          urh);
+	free(u);
+}
+
+/* 101 Switching Protocols to a WebSocket (terminal.c). */
+static struct MHD_Response *
+upgrade_response(struct resp *w)
+{
+	struct api_upgrade *u = malloc(sizeof(*u));
+	struct MHD_Response *mr = NULL;
+
+	if (u) {
+		*u = w->upgrade;
+		mr = MHD_create_response_for_upgrade(on_upgrade, u);
+	}
+	if (mr == NULL) {
+		free(u);
+		return NULL;
+	}
+	MHD_add_response_header(mr, MHD_HTTP_HEADER_UPGRADE, "websocket");
+	MHD_add_response_header(mr, "Sec-WebSocket-Accept", w->upgrade.accept);
+	w->upgrade.attach = NULL;
+	return mr;
+}
+
 static enum MHD_Result
 send_resp(struct MHD_Connection *conn, struct req *r, struct resp *w)
 {
 	struct MHD_Response *mr;
 	enum MHD_Result ret;
 
-	if (w->stream)
+	if (w->upgrade.attach)
+		mr = upgrade_response(w);
+	else if (w->stream)
 		mr = stream_response(w);
 	else if (w->sse.read)
 		mr = sse_response(w);
@@ -608,8 +652,8 @@ api_start(struct api **out, struct core *core)
 		goto fail;
 	}
 	flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
-	        MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG |
-	        (ipv6 ? MHD_USE_IPv6 : 0);
+	        MHD_ALLOW_SUSPEND_RESUME | MHD_ALLOW_UPGRADE |
+	        MHD_USE_ERROR_LOG | (ipv6 ? MHD_USE_IPv6 : 0);
 	a->mhd = MHD_start_daemon(
 	    flags, 0, NULL, NULL, on_request, a, MHD_OPTION_EXTERNAL_LOGGER,
 	    on_mhd_log, a, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,

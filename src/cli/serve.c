@@ -42,6 +42,7 @@
 #include "sbnet/sbnet.h"
 #include "store/store.h"
 #include "task/task.h"
+#include "terminal/terminal.h"
 #include "timeline/timeline.h"
 #include "trash/trash.h"
 #include "vault/vault.h"
@@ -367,6 +368,7 @@ serve(void)
 	if (core_init(&d.core, &cfg, store, docker) < 0 ||
 	    (d.core.tl = timeline_new(store)) == NULL ||
 	    runtime_init(&d.core) < 0 || pvauth_init(&d.core) < 0 ||
+	    terminal_init(&d.core.term, &d.core) < 0 ||
 	    core_hook_add(&d.core, CORE_APP_DELETED, pvauth_drop) < 0)
 		goto out_core;
 	/* Interrupted trash moves first: reconcile then sees whole rows. */
@@ -389,6 +391,7 @@ serve(void)
 	}
 	stop_all(&d);
 out_core:
+	terminal_free(d.core.term); /* the API is stopped: no new one */
 	pvauth_release(&d.core);
 	runtime_free(&d.core);
 	core_release(&d.core);

@@ -293,6 +293,12 @@ static const struct config_var vars[] = {
     INT("SANDBOXD_MEM_REFUSE_WAKES_PCT", mem_refuse_pct, 10, 0, 100),
     INT("SANDBOXD_MEM_BUDGET_MB", mem_budget_mb, 0, 0, 1 << 30),
     INT("SANDBOXD_WAKE_READY_SECONDS", wake_ready_s, 30, 1, 3600),
+    /* The terminal (src/terminal). */
+    INT("SANDBOXD_TERMINAL_MAX_PER_SANDBOX", term_per_sandbox, 4, 1, 64),
+    INT("SANDBOXD_TERMINAL_MAX_PER_TENANT", term_per_tenant, 10, 1, 256),
+    INT("SANDBOXD_TERMINAL_IDLE_SECONDS", term_idle_s, 900, 1, 86400),
+    INT("SANDBOXD_TERMINAL_MAX_SECONDS", term_max_s, 28800, 1, 604800),
+    INT("SANDBOXD_TERMINAL_REATTACH_SECONDS", term_reattach_s, 60, 1, 3600),
     /* The trash of deleted apps (trash/trash.c). */
     INT("SANDBOXD_TRASH_RETENTION_SECONDS", trash_retention_s, 259200, 0,
         31536000),

@@ -66,6 +66,11 @@ struct config {
 	char claude_scopes[256]; /* space-separated */
 	int64_t oauth_refresh_s; /* how often logins are checked for expiry */
 	int64_t idle_threshold_s;
+	int64_t term_per_sandbox;  /* terminal sessions at once, a sandbox */
+	int64_t term_per_tenant;   /* and a tenant */
+	int64_t term_idle_s;       /* no input this long: the session ends */
+	int64_t term_max_s;        /* a session's longest life */
+	int64_t term_reattach_s;   /* a detached session waits this long */
 	char sleep_policy[8];      /* "freeze" or "stop" */
 	int64_t trash_retention_s; /* a deleted app is kept this long; 0 none */
 	int64_t trash_interval_s;  /* the trash pass (purge, measure) period */

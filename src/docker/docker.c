@@ -71,6 +71,15 @@ docker_free(struct docker *d)
 	http_global_cleanup();
 }
 
+void
+docker_endpoint(struct docker *d, char path[4096], char prefix[16])
+{
+	pthread_mutex_lock(&d->mu);
+	memcpy(path, d->socket_path, sizeof(d->socket_path));
+	memcpy(prefix, d->prefix, sizeof(d->prefix));
+	pthread_mutex_unlock(&d->mu);
+}
+
 bool
 docker_is_up(struct docker *d)
 {

@@ -171,4 +171,38 @@ int docker_pause(struct docker *d, const char *id, bool pause,
 int docker_system_time(struct docker *d, char out[64],
                        char msg[DOCKER_MSG_LEN]);
 
+/*
+ * exec.c: a process started in a running container (the terminal).  The
+ * spec's strings are borrowed; cmd and env end with NULL.
+ */
+struct docker_exec_spec {
+	const char *container;
+	const char *const *cmd;
+	const char *const *env;
+	const char *user;    /* "1000:1000" */
+	const char *workdir; /* "" for the image's */
+	bool tty;
+};
+
+int docker_exec_create(struct docker *d, const struct docker_exec_spec *s,
+                       char id[72], char msg[DOCKER_MSG_LEN]);
+/*
+ * Starts it attached: *fd is then the raw stream on the engine's socket
+ * (a connection of its own, the caller's to close).  With a tty it
+ * carries the terminal's bytes both ways; without, what comes from it is
+ * multiplexed (docker_exec_demux) and writing to it is the process's
+ * stdin; shutdown(SHUT_WR) closes that stdin.
+ */
+int docker_exec_start(struct docker *d, const char *id, bool tty, int *fd,
+                      char msg[DOCKER_MSG_LEN]);
+int docker_exec_resize(struct docker *d, const char *id, int cols, int rows,
+                       char msg[DOCKER_MSG_LEN]);
+/* *running, and once it is not *exit_code. */
+int docker_exec_inspect(struct docker *d, const char *id, bool *running,
+                        int *exit_code, char msg[DOCKER_MSG_LEN]);
+
+/* The multiplexed stream's head: stream 1 stdout, 2 stderr, then a big-
+ * endian length. */
+#define DOCKER_MUX_HEAD 8
+
 #endif

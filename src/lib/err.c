@@ -52,6 +52,14 @@ const struct err_code err_codes[] = {
     {.code = "conflict",
      .status = 409,
      .meaning = "a duplicate, or the wrong state for the action"},
+    {.code = "terminal_limit",
+     .status = 409,
+     .meaning = "a terminal past SANDBOXD_TERMINAL_MAX_PER_SANDBOX or "
+                "SANDBOXD_TERMINAL_MAX_PER_TENANT sessions open"},
+    {.code = "ticket_invalid",
+     .status = 403,
+     .meaning = "a terminal's WebSocket with a ticket that is unknown, "
+                "used already or expired"},
     {.code = "no_checkpoint",
      .status = 409,
      .meaning = "a revert of a task that has no checkpoint"},

@@ -71,6 +71,7 @@ struct core {
 	struct diskuse *du;    /* diskuse.c: each app's disk use (serve) */
 	struct runtime *rt;    /* runtime.c: sandboxes to configure (serve) */
 	struct timeline *tl;   /* timeline/: the apps' activity (serve) */
+	struct terminal *term; /* terminal/: the terminals (serve) */
 	pthread_mutex_t proxy_mu;
 	char proxy_url[96]; /* "http://<addr>:<port>" once it listens */
 	core_hook_fn hooks[CORE_EVENTS][CORE_HOOKS_MAX];

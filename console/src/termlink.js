@@ -85,7 +85,7 @@ export function connect(url, h) {
 // An exit reason in words, after "Session ended: ".
 export function reasonWords(m) {
 	switch (m.reason) {
-	case 'exited': return m.code ? `the shell exited with status ${m.code}` : 'the shell exited';
+	case 'exited': return m.code > 0 ? `the shell exited with status ${m.code}` : 'the shell exited';
 	case 'idle': return 'nobody typed for a while (the idle timeout)';
 	case 'lifetime': return 'it reached the longest a session may last';
 	case 'sandbox_stopped': return 'the sandbox stopped';

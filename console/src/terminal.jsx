@@ -19,6 +19,12 @@ const loadXterm = () => Promise.all([
 
 const phone = () => matchMedia('(max-width: 800px)').matches;
 
+// Screen reader mode (xterm's: the rows also as text a screen reader
+// follows, new output announced), remembered in this browser.
+const SR_KEY = 'sbx-term-sr';
+const srSaved = () => { try { return localStorage.getItem(SR_KEY) === '1'; } catch (_) { return false; } };
+const srSave = (on) => { try { localStorage.setItem(SR_KEY, on ? '1' : '0'); } catch (_) { /* storage off */ } };
+
 // The phone's keys that a soft keyboard lacks.
 const extraKeys = [
 	['Esc', '\x1b', '(Escape)'],
@@ -38,6 +44,7 @@ export function Terminal({sandbox}) {
 	const again = useRef(null);
 	// phase: loading | opening | waking | connected | ended | failed
 	const [st, setSt] = useState({phase: 'loading'});
+	const [sr, setSr] = useState(srSaved);
 	const asleep = sandbox.status === 'stopped' || sandbox.frozen;
 
 	useEffect(() => {
@@ -84,7 +91,7 @@ export function Terminal({sandbox}) {
 				fontSize: phone() ? 13 : 14,
 				fontFamily: 'ui-monospace, SFMono-Regular, Menlo, Consolas, "DejaVu Sans Mono", monospace',
 				scrollback: 5000,
-				screenReaderMode: false,
+				screenReaderMode: srSaved(),
 				theme: {background: '#1b1f24', foreground: '#e8eaed', cursor: '#e8eaed'},
 			});
 			fit = new FitAddon();
@@ -122,6 +129,11 @@ export function Terminal({sandbox}) {
 		};
 	}, [sbId]);
 
+	const toggleSr = (on) => {
+		setSr(on);
+		srSave(on);
+		if (ctl.current) ctl.current.term.options.screenReaderMode = on;
+	};
 	const {phase} = st;
 	// A session that ended under the user's fingers: the focus goes to
 	// Reconnect (Enter starts again) rather than stay in a dead screen.
@@ -148,6 +160,7 @@ export function Terminal({sandbox}) {
 					</button>
 				)}
 				<span class="term-hint muted">Esc then Tab leaves the terminal.</span>
+				<label class="term-sr"><input type="checkbox" checked={sr} onChange={(e) => toggleSr(e.currentTarget.checked)} /> Screen reader mode</label>
 			</div>
 			{phase === 'failed' && (
 				<div class="term-error">

@@ -7,12 +7,13 @@
 # refits the terminal and `stty size` follows; a dropped connection says
 # "Session ended" and Reconnect reattaches to the same shell with its
 # screen replayed, as a reload does; Escape then Tab leaves the terminal;
-# `exit` ends the session with its reason and Reconnect opens a new shell;
-# a refused ticket shows the error envelope's message and a next step, and
-# Try again connects; a stopped sandbox is woken, the tab saying so; on a
-# phone-sized window nothing overflows sideways and the keys bar's
-# Ctrl+C interrupts; axe-core finds no violation in any state; the
-# console's CSP sees no violation.  Screenshots go to $SHOTS when set.
+# screen reader mode puts the output in the accessibility tree and is
+# remembered; `exit` ends the session with its reason and Reconnect opens
+# a new shell; a refused ticket shows the error envelope's message and a
+# next step, and Try again connects; a stopped sandbox is woken, the tab
+# saying so; on a phone-sized window nothing overflows sideways and the
+# keys bar's Ctrl+C interrupts; axe-core finds no violation in any state;
+# the console's CSP sees no violation.  Screenshots go to $SHOTS when set.
 . "$(dirname "$0")/lib.sh"
 need_test_image
 

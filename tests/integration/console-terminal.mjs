@@ -186,6 +186,18 @@ await step('Escape then Tab leaves the terminal; Tab alone stays', async () => {
 	await seen(/^back-in$/, 'back-in');
 });
 
+await step('screen reader mode puts the output in the accessibility tree, axe clean, and is remembered', async () => {
+	await page.getByLabel('Screen reader mode').check();
+	await run('echo sr-$((6*7))');
+	assert(await until(async () => /sr-42/.test(await page.locator('.xterm-accessibility').innerText().catch(() => ''))),
+		'the output is not in the accessibility tree');
+	await axeCheck(page, 'the Terminal tab in screen reader mode');
+	await page.reload();
+	await connected();
+	assert(await page.getByLabel('Screen reader mode').isChecked(), 'screen reader mode was not remembered');
+	await page.getByLabel('Screen reader mode').uncheck();
+});
+
 await step('`exit` ends the session with its reason; Reconnect opens a new shell', async () => {
 	await run('exit');
 	await state().getByText(/Session ended: the shell exited/).waitFor({timeout: T});

@@ -43,6 +43,10 @@ const struct err_code err_codes[] = {
      .status = 403,
      .meaning = "the console's first password with a wrong or no setup "
                 "code"},
+    {.code = "ticket_invalid",
+     .status = 403,
+     .meaning = "a terminal's WebSocket with a ticket that is unknown, "
+                "used already or expired"},
     {.code = "not_found",
      .status = 404,
      .meaning = "an unknown path or id, or another tenant's"},
@@ -52,14 +56,6 @@ const struct err_code err_codes[] = {
     {.code = "conflict",
      .status = 409,
      .meaning = "a duplicate, or the wrong state for the action"},
-    {.code = "terminal_limit",
-     .status = 409,
-     .meaning = "a terminal past SANDBOXD_TERMINAL_MAX_PER_SANDBOX or "
-                "SANDBOXD_TERMINAL_MAX_PER_TENANT sessions open"},
-    {.code = "ticket_invalid",
-     .status = 403,
-     .meaning = "a terminal's WebSocket with a ticket that is unknown, "
-                "used already or expired"},
     {.code = "no_checkpoint",
      .status = 409,
      .meaning = "a revert of a task that has no checkpoint"},
@@ -81,6 +77,10 @@ const struct err_code err_codes[] = {
     {.code = "task_in_progress",
      .status = 409,
      .meaning = "a task already runs in the sandbox"},
+    {.code = "terminal_limit",
+     .status = 409,
+     .meaning = "a terminal past SANDBOXD_TERMINAL_MAX_PER_SANDBOX or "
+                "SANDBOXD_TERMINAL_MAX_PER_TENANT sessions open"},
     {.code = "trash_busy",
      .status = 409,
      .meaning = "a restore or purge of a trash entry another call is "

@@ -67,9 +67,9 @@ export function Terminal({sandbox}) {
 			// The daemon replays the last screenful on a reattach: start
 			// from a clean screen so it is not drawn twice.
 			term.reset();
-			let ended = false;
+			let ended = false, opened = false;
 			link = connect(socketUrl(t), {
-				onOpen: () => { set({phase: 'connected'}); fit.fit(); link.resize(term.cols, term.rows); },
+				onOpen: () => { opened = true; set({phase: 'connected'}); fit.fit(); link.resize(term.cols, term.rows); },
 				onStatus: (s) => set({phase: s === 'waking' ? 'waking' : 'connected'}),
 				onOutput: (b) => term.write(b),
 				onExit: (m) => {
@@ -80,6 +80,12 @@ export function Terminal({sandbox}) {
 				},
 				onClose: () => {
 					if (ended) return;
+					// Refused before it opened: the browser says no more.
+					if (!opened) {
+						set({phase: 'failed', error: {code: 'ws_refused', status: -1,
+							message: 'sandboxd did not open the terminal’s connection (an expired ticket, or a page not served by the console)'}});
+						return;
+					}
 					set({phase: 'ended', reason: reasonWords({reason: 'lost'})});
 				},
 			});

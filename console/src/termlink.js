@@ -99,6 +99,7 @@ export function reasonWords(m) {
 export function nextStep(e) {
 	if (!e) return '';
 	if (e.code === 'terminal_limit') return 'Close a terminal open in another tab or window (or wait for an idle one to time out), then try again.';
+	if (e.code === 'ws_refused') return 'Try again; if it keeps failing, a proxy in front of sandboxd may not pass WebSockets through.';
 	if (e.status === 0) return 'Check that sandboxd runs and the connection is up, then try again.';
 	if (e.status === 404) return 'The sandbox is gone: load the app again; it may need a new sandbox.';
 	if (e.status === 401) return 'Sign in again, then come back to this tab.';

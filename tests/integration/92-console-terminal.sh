@@ -10,7 +10,8 @@
 # screen reader mode puts the output in the accessibility tree and is
 # remembered; `exit` ends the session with its reason and Reconnect opens
 # a new shell; a refused ticket shows the error envelope's message and a
-# next step, and Try again connects; a stopped sandbox is woken, the tab
+# next step, and Try again connects, as does a WebSocket the daemon
+# refuses (a forged ticket); a stopped sandbox is woken, the tab
 # saying so; on a phone-sized window nothing overflows sideways and the
 # keys bar's Ctrl+C interrupts; axe-core finds no violation in any state;
 # the console's CSP sees no violation.  Screenshots go to $SHOTS when set.

@@ -223,6 +223,19 @@ await step('a refused ticket shows the envelope\'s message and a next step; Try 
 	await connected();
 });
 
+await step('a WebSocket the daemon refuses (a forged ticket) says so with a next step; Try again connects', async () => {
+	await page.route('**/v1/sandboxes/*/terminal', (r) => r.fulfill({status: 201, contentType: 'application/json',
+		body: JSON.stringify({ticket: 'forged', session_id: 'forged', url: '/v1/terminal?ticket=forged', expires_at: ''})}));
+	await page.goto(CONSOLE + termPath);
+	await page.getByRole('alert').getByText(/did not open the terminal.s connection/).waitFor({timeout: T});
+	await page.getByText(/may not pass WebSockets through/).waitFor();
+	await page.unroute('**/v1/sandboxes/*/terminal');
+	await page.getByRole('button', {name: 'Try again'}).click();
+	await connected();
+	await run('echo after-forged');
+	await seen(/^after-forged$/, 'after-forged');
+});
+
 await step('a stopped sandbox: the tab says it is waking it, then connects', async () => {
 	await api('POST', `/v1/sandboxes/${sbId}/stop`, {});
 	assert(await until(async () => (await api('GET', '/v1/sandboxes/' + sbId)).status === 'stopped', T), 'the sandbox did not stop');

@@ -17,6 +17,8 @@ const loadXterm = () => Promise.all([
 	import('@xterm/xterm/css/xterm.css'),
 ]);
 
+const HIGH = 1 << 19, LOW = 1 << 17, HARD = 1 << 21;
+
 const phone = () => matchMedia('(max-width: 800px)').matches;
 
 // Screen reader mode (xterm's: the rows also as text a screen reader
@@ -68,10 +70,31 @@ export function Terminal({sandbox}) {
 			// from a clean screen so it is not drawn twice.
 			term.reset();
 			let ended = false, opened = false;
+			// Flow: xterm parses more slowly than a flood arrives.  Past
+			// HIGH bytes not yet drawn the daemon is asked to pause (a
+			// daemon that does not know the message ignores it); under
+			// LOW, to resume.  Past HARD (far below where xterm throws
+			// data away with an error) output is skipped, and the screen
+			// says so when it catches up.
+			let pending = 0, paused = false, skipped = 0;
+			const drawn = (n) => {
+				pending -= n;
+				if (pending > LOW) return;
+				if (paused) { paused = false; link.flow(false); }
+				if (skipped) {
+					term.write(`\r\n\x1b[0m[console: ${skipped} bytes of output skipped: they came faster than the screen could draw them]\r\n`);
+					skipped = 0;
+				}
+			};
 			link = connect(socketUrl(t), {
 				onOpen: () => { opened = true; set({phase: 'connected'}); fit.fit(); link.resize(term.cols, term.rows); },
 				onStatus: (s) => set({phase: s === 'waking' ? 'waking' : 'connected'}),
-				onOutput: (b) => term.write(b),
+				onOutput: (b) => {
+					if (skipped || pending > HARD) { skipped += b.length; return; }
+					pending += b.length;
+					term.write(b, () => drawn(b.length));
+					if (!paused && pending > HIGH) { paused = true; link.flow(true); }
+				},
 				onExit: (m) => {
 					ended = true;
 					sid = null;

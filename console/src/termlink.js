@@ -50,7 +50,8 @@ export function socketUrl(t) {
 }
 
 // connect(url, {onOutput(bytes), onStatus(state), onExit({code, reason}),
-// onOpen(), onClose(ev)}) -> {send(text), resize(cols, rows), close()}.
+// onOpen(), onClose(ev)}) -> {send(text), resize(cols, rows), flow(pause),
+// close()}.
 export function connect(url, h) {
 	const ws = new WebSocket(url);
 	ws.binaryType = 'arraybuffer';
@@ -77,6 +78,7 @@ export function connect(url, h) {
 	};
 	return {
 		send: (s) => frame(typeof s === 'string' ? encoder.encode(s) : s),
+		flow: (pause) => { if (ws.readyState === WebSocket.OPEN) ws.send(JSON.stringify({type: pause ? 'pause' : 'resume'})); },
 		resize: (cols, rows) => { if (ws.readyState === WebSocket.OPEN) ws.send(JSON.stringify({type: 'resize', cols, rows})); },
 		close: () => { closing = true; ws.close(1000); },
 	};

@@ -13,7 +13,8 @@
 # next step, and Try again connects, as does a WebSocket the daemon
 # refuses (a forged ticket); a stopped sandbox is woken, the tab
 # saying so; on a phone-sized window nothing overflows sideways and the
-# keys bar's Ctrl+C interrupts; axe-core finds no violation in any state;
+# keys bar's Ctrl+C interrupts; a 50 MB flood of output ends with the
+# prompt back, no page error and the page's heap bounded; axe-core finds no violation in any state;
 # the console's CSP sees no violation.  Screenshots go to $SHOTS when set.
 . "$(dirname "$0")/lib.sh"
 need_test_image

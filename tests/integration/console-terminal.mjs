@@ -63,13 +63,13 @@ async function run(cmd) {
 	await page.keyboard.press('Enter');
 }
 // The last line of the screen that matches re, after it appears.
-async function seen(re, what, ms = T) {
+async function seen(re, what, ms = T, every = 200) {
 	let m = null;
 	const ok = await until(async () => {
 		const lines = (await screen()).split('\n').map((l) => l.trimEnd());
 		for (const l of lines) { const x = l.match(re); if (x) m = x; }
 		return !!m;
-	}, ms);
+	}, ms, every);
 	assert(ok, `not on the screen: ${what}\n${(await screen()).trimEnd().split('\n').slice(-12).join('\n')}`);
 	return m;
 }
@@ -265,6 +265,17 @@ await step('phone size: no sideways overflow, the keys bar works (Ctrl+C), axe c
 	await axeCheck(page, 'the Terminal tab on a phone');
 	await shot('terminal-phone');
 	await page.setViewportSize({width: 1440, height: 900});
+});
+
+await step('a flood of output (50 MB) ends with the prompt back, no page error, the page\'s heap bounded', async () => {
+	await run('clear; yes | head -c 50000000; echo flood-$((6*7))');
+	// Read now and then: reading the screen is work for the page too.
+	await seen(/^flood-42$/, 'flood-42', 180000, 3000);
+	const heap = await page.evaluate(() => performance.memory ? performance.memory.usedJSHeapSize : 0);
+	assert(heap < 200e6, 'the page\'s heap after the flood: ' + heap);
+	assert(problems.length === 0, problems.slice(0, 3).join('\n'));
+	await run('echo still-$((6*7))');
+	await seen(/^still-42$/, 'still-42');
 });
 
 await step('no CSP violation, no page error', async () => {

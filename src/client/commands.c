@@ -72,6 +72,10 @@ static const struct cli_opt link_opts[] = {
     {.name = "path", .value = true, .help = "P: where it lands (/)"},
     {0},
 };
+static const struct cli_opt exec_opts[] = {
+    {.name = "tty", .short_name = 't', .help = "with a terminal (a PTY)"},
+    {0},
+};
 static const struct cli_opt wait_opts[] = {
     {.name = "wait", .help = "until the preview answers (at most 90 s)"},
     {0},
@@ -231,6 +235,15 @@ const struct cli_cmd cli_cmds[] = {
      "write a file from stdin (at most 16 MiB)", NULL},
     {"sandbox url", "SB", 1, 1, cmd_sb_url, no_opts, "print the preview URL",
      NULL},
+    {"sandbox shell", "SB", 1, 1, cmd_sb_shell, no_opts,
+     "a shell in the sandbox, as the sandbox user, in the app directory",
+     "An interactive login shell (bash, else sh) with a terminal: raw mode,\n"
+     "the window's size followed.  The exit status is the shell's."},
+    {"sandbox exec", "SB [-t] -- CMD [ARG]…", 2, CLI_MAX_WORDS, cmd_sb_exec,
+     exec_opts, "run a command in the sandbox",
+     "stdin is passed to it (closed at its end), its stdout and stderr\n"
+     "come apart, and its exit status is ours.  No terminal unless -t.\n"
+     "At most 15 words of command."},
     {"task run",
      "SB \"PROMPT\" [--agent A] [--model M] [--continue] [--timeout S] "
      "[--image FILE]… [--follow]",

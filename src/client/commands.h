@@ -62,6 +62,8 @@ int cmd_sb_files(struct cli *c, const struct cli_args *a);
 int cmd_sb_cat(struct cli *c, const struct cli_args *a);
 int cmd_sb_put(struct cli *c, const struct cli_args *a);
 int cmd_sb_url(struct cli *c, const struct cli_args *a);
+int cmd_sb_shell(struct cli *c, const struct cli_args *a);
+int cmd_sb_exec(struct cli *c, const struct cli_args *a);
 /*
  * Polls sandbox sb until its preview is no longer starting (at most
  * CLI_PREVIEW_WAIT_S), with a spinner; its URL into url.  0 ready, -1

@@ -428,8 +428,6 @@ step(struct relay *r, bool *stdin_closed)
 		r->reason = "closed";
 		return;
 	}
-	if (p[0].revents & POLLIN)
-		adopt(r);
 	if (r->ws >= 0 && (p[1].revents & POLLOUT) && flush(r) < 0)
 		detach(r);
 	if (r->ws >= 0 && (p[1].revents & (POLLIN | POLLHUP | POLLERR)))
@@ -450,6 +448,9 @@ step(struct relay *r, bool *stdin_closed)
 	}
 	if (r->ws >= 0 && r->olen && flush(r) < 0)
 		detach(r);
+	/* Last: the revents above are the old WebSocket's. */
+	if (p[0].revents & POLLIN)
+		adopt(r);
 }
 
 static void

@@ -28,8 +28,24 @@ function precompress() {
 	};
 }
 
+// xterm.js makes <style> elements, which the console's CSP refuses: it
+// makes <sbx-style> ones instead (src/termstyle.js).  The build fails if
+// xterm no longer makes exactly the three this expects (a new version:
+// look again).
+function xtermStyles() {
+	return {
+		name: 'sandboxd-xterm-styles',
+		transform(code, id) {
+			if (!/@xterm[\\/]xterm[\\/]lib[\\/]xterm\.mjs$/.test(id)) return null;
+			const n = code.split('createElement("style")').length - 1;
+			if (n !== 3) this.error(`xterm.js makes ${n} <style> elements, not 3: see xtermStyles in vite.config.js`);
+			return {code: code.replaceAll('createElement("style")', 'createElement("sbx-style")'), map: null};
+		},
+	};
+}
+
 export default defineConfig({
-	plugins: [preact({devToolsInProd: false, prefreshEnabled: false}), precompress()],
+	plugins: [preact({devToolsInProd: false, prefreshEnabled: false}), precompress(), xtermStyles()],
 	build: {
 		outDir: process.env.CONSOLE_OUT || 'dist',
 		emptyOutDir: true,

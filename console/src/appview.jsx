@@ -12,6 +12,7 @@ import {Preview} from './preview.jsx';
 import {Processes} from './processes.jsx';
 import {AppTitle} from './apptitle.jsx';
 import {SandboxFailed} from './fixit.jsx';
+import {Terminal} from './terminal.jsx';
 
 async function loadApp(id) {
 	const app = await get('/v1/apps/' + enc(id));
@@ -25,6 +26,7 @@ async function loadApp(id) {
 const tabs = [
 	['', 'Build'],
 	['files', 'Files'],
+	['terminal', 'Terminal'],
 	['git', 'Git'],
 	['config', 'Config'],
 	['spend', 'Spend'],
@@ -47,7 +49,7 @@ export function AppShell({params}) {
 	if (!app) return <main class="page" aria-busy="true"><p>Loading…</p></main>;
 	if (!tabs.some(([t]) => t === tab))
 		return <main class="page"><h1>Page not found</h1><p><a href={'/apps/' + enc(id)}>Back to {app.name}</a></p></main>;
-	const fit = !!sandbox && (tab === '' || tab === 'files');
+	const fit = !!sandbox && (tab === '' || tab === 'files' || tab === 'terminal');
 	return (
 		<main class={'app' + (fit ? ' fit' : '')}>
 			<div class="app-head">
@@ -66,7 +68,7 @@ export function AppShell({params}) {
 				<Note kind="warn">The sandbox was stopped: {stopWords[sandbox.status_reason] || sandbox.status_reason}.</Note>
 			)}
 			{!sandbox && <NoSandbox app={app} onChange={st.reload} />}
-			{fit && <PaneSwitch id={id} tab={tab} pane={pane} setPane={setPane} />}
+			{fit && tab !== 'terminal' && <PaneSwitch id={id} tab={tab} pane={pane} setPane={setPane} />}
 			{sandbox && tab === '' && (
 				<div class={'split pane-' + pane}>
 					<Chat sandbox={sandbox} app={app} onChange={st.reload} />
@@ -77,6 +79,7 @@ export function AppShell({params}) {
 				</div>
 			)}
 			{sandbox && tab === 'files' && <Files sandbox={sandbox} />}
+			{sandbox && tab === 'terminal' && <Terminal sandbox={sandbox} />}
 			{tab === 'git' && <Git app={app} sandbox={sandbox} onChange={st.reload} />}
 			{tab === 'config' && <Config app={app} />}
 			{tab === 'spend' && <Spend app={app} onChange={st.reload} />}

@@ -46,6 +46,7 @@ struct req {
 	bool https;           /* PREVIEW_TLS, or X-Forwarded-Proto: https */
 	char client[48];      /* the address the login limit counts */
 	char set_cookie[256]; /* a Set-Cookie to send, or "" */
+	void *upgrade;        /* server.c: a 101 answered, its state */
 };
 
 struct resp {
@@ -69,12 +70,14 @@ struct resp {
 	 * A WebSocket (terminal.c): when attach is set, the answer is 101
 	 * with accept as Sec-WebSocket-Accept, and once upgraded attach gets
 	 * the socket, the bytes read past the head and done(done_arg) to call
-	 * once it is finished with the socket.
+	 * once it is finished with the socket; when the connection ends
+	 * before the upgrade completes, abandon(arg) instead (if set).
 	 */
 	struct api_upgrade {
 		void (*attach)(void *arg, int fd, const uint8_t *extra,
 		               size_t len, void (*done)(void *),
 		               void *done_arg);
+		void (*abandon)(void *arg);
 		void *arg;
 		char accept[32];
 	} upgrade;

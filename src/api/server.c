@@ -37,6 +37,7 @@
 #include <microhttpd.h>
 #include <netdb.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -368,35 +369,75 @@ upgrade_done(void *urh)
 	MHD_upgrade_action(urh, MHD_UPGRADE_ACTION_CLOSE);
 }
 
+/*
+ * A 101 answered: either the upgrade completes (on_upgrade: attach) or
+ * the connection ends first (on_completed: abandon), never both.  Two
+ * references: the response's callback and the request.
+ */
+struct upgrade_state {
+	struct api_upgrade u;
+	atomic_int state; /* 0 waiting, 1 attached, 2 abandoned */
+	atomic_int refs;
+};
+
+static void
+upgrade_unref(struct upgrade_state *st)
+{
+	if (atomic_fetch_sub(&st->refs, 1) == 1)
+		free(st);
+}
+
 static void
 on_upgrade(void *cls, struct MHD_Connection *conn, void *con_cls,
            const char *extra, size_t extra_len, MHD_socket sock,
            struct MHD_UpgradeResponseHandle *urh)
 {
-	struct api_upgrade *u = cls;
+	struct upgrade_state *st = cls;
+	int want = 0;
 
 	(void)conn;
 	(void)con_cls;
-	u->attach(u->arg, sock, (const uint8_t *)extra, extra_len, upgrade_done,
-	          urh);
-	free(u);
+	if (atomic_compare_exchange_strong(&st->state, &want, 1))
+		st->u.attach(st->u.arg, sock, (const uint8_t *)extra, extra_len,
+		             upgrade_done, urh);
+	else
+		upgrade_done(urh);
+	upgrade_unref(st);
+}
+
+/* The request ended: an upgrade that did not happen is abandoned. */
+static void
+upgrade_end(struct upgrade_state *st)
+{
+	int want = 0;
+
+	if (atomic_compare_exchange_strong(&st->state, &want, 2) &&
+	    st->u.abandon)
+		st->u.abandon(st->u.arg);
+	upgrade_unref(st);
 }
 
 /* 101 Switching Protocols to a WebSocket (terminal.c). */
 static struct MHD_Response *
-upgrade_response(struct resp *w)
+upgrade_response(struct req *r, struct resp *w)
 {
-	struct api_upgrade *u = malloc(sizeof(*u));
+	struct upgrade_state *st = malloc(sizeof(*st));
 	struct MHD_Response *mr = NULL;
 
-	if (u) {
-		*u = w->upgrade;
-		mr = MHD_create_response_for_upgrade(on_upgrade, u);
+	if (st) {
+		st->u = w->upgrade;
+		atomic_init(&st->state, 0);
+		atomic_init(&st->refs, 2);
+		mr = MHD_create_response_for_upgrade(on_upgrade, st);
 	}
 	if (mr == NULL) {
-		free(u);
+		free(st);
+		if (w->upgrade.abandon)
+			w->upgrade.abandon(w->upgrade.arg);
+		w->upgrade.attach = NULL;
 		return NULL;
 	}
+	r->upgrade = st;
 	MHD_add_response_header(mr, MHD_HTTP_HEADER_UPGRADE, "websocket");
 	MHD_add_response_header(mr, "Sec-WebSocket-Accept", w->upgrade.accept);
 	w->upgrade.attach = NULL;
@@ -410,7 +451,7 @@ send_resp(struct MHD_Connection *conn, struct req *r, struct resp *w)
 	enum MHD_Result ret;
 
 	if (w->upgrade.attach)
-		mr = upgrade_response(w);
+		mr = upgrade_response(r, w);
 	else if (w->stream)
 		mr = stream_response(w);
 	else if (w->sse.read)
@@ -577,6 +618,8 @@ on_completed(void *cls, struct MHD_Connection *conn, void **ctx,
 	(void)cls, (void)conn, (void)toe;
 	if (r == NULL)
 		return;
+	if (r->upgrade)
+		upgrade_end(r->upgrade);
 	buf_release(&r->body);
 	free(r);
 	*ctx = NULL;

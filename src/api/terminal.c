@@ -95,6 +95,12 @@ attach(void *arg, int fd, const uint8_t *extra, size_t len,
 	terminal_attach(arg, fd, extra, len, done, done_arg);
 }
 
+static void
+abandon(void *arg)
+{
+	terminal_abandon(arg);
+}
+
 /* Origin, when sent, must be exactly this server's own. */
 static bool
 origin_ok(struct req *r)
@@ -145,6 +151,7 @@ terminal_socket(struct req *r, struct resp *w)
 	}
 	w->status = 101;
 	w->upgrade.attach = attach;
+	w->upgrade.abandon = abandon;
 	w->upgrade.arg = s;
 	wsframe_accept(key, w->upgrade.accept);
 }

@@ -29,6 +29,7 @@ struct term_session {
 	pthread_t thread;
 	int64_t started_ms;
 	bool sandbox_stopping; /* under t->mu: end, reason sandbox_stopped */
+	bool abandoned;        /* under t->mu: an upgrade did not happen */
 };
 
 struct term_ticket {

@@ -9,6 +9,10 @@
  * attached: a client that reads slowly (its send buffer full) stops the
  * reading, the engine's buffers fill and the process blocks on write.
  * The WebSocket is read only while stdin is empty, the other way round.
+ * A client may also ask for a pause ({"type":"pause"}, until
+ * {"type":"resume"}): the process's stream is not read meanwhile, so
+ * the process blocks the same way; the idle and lifetime limits still
+ * end a session whose client never resumes.
  */
 #include "terminal/terminal.h"
 
@@ -56,6 +60,8 @@ struct relay {
 	int64_t last_input_ms, detached_ms, touched_ms, checked_ms;
 	const char *reason;
 	bool ended;
+	bool ever;   /* a WebSocket was attached once */
+	bool paused; /* the client asked: the process's output is not read */
 };
 
 static void
@@ -145,6 +151,7 @@ detach(struct relay *r)
 	r->olen = r->ooff = r->ilen = 0;
 	r->msg.opcode = 0;
 	r->msg.done = false;
+	r->paused = false; /* the next WebSocket starts reading */
 	r->detached_ms = clock_mono_ms();
 	if (r->done)
 		r->done(r->done_arg);
@@ -167,6 +174,10 @@ adopt(struct relay *r)
 	if (s->sandbox_stopping)
 		r->reason = "sandbox_stopped";
 	fd = s->new_fd;
+	/* Its only ticket's upgrade failed: nobody will come. */
+	if (s->abandoned && fd < 0 && !r->ever)
+		r->reason = "closed";
+	s->abandoned = false;
 	if (fd < 0) {
 		pthread_mutex_unlock(&s->t->mu);
 		return;
@@ -178,6 +189,7 @@ adopt(struct relay *r)
 		detach(r);
 	}
 	r->ws = fd;
+	r->ever = true;
 	r->done = s->new_done;
 	r->done_arg = s->new_arg;
 	if (s->new_extra_len <= IN_CAP && s->new_extra) {
@@ -209,6 +221,10 @@ control(struct relay *r, const uint8_t *p, size_t n)
 			log_warn("terminal %s: resize: %s", r->s->id, msg);
 	} else if (type && strcmp(type, "eof") == 0) {
 		r->eof_pending = true;
+	} else if (type && strcmp(type, "pause") == 0) {
+		r->paused = true; /* the idle and lifetime limits still run */
+	} else if (type && strcmp(type, "resume") == 0) {
+		r->paused = false;
 	}
 	jv_free(v);
 }
@@ -450,9 +466,11 @@ step(struct relay *r, bool *stdin_closed)
 		    .events = (short)((r->slen == 0 && r->ilen < IN_CAP ? POLLIN
 		                                                        : 0) |
 		                      (r->olen ? POLLOUT : 0))};
-	p[2].fd = r->s->dfd;
-	p[2].events = (short)((r->ws >= 0 && r->olen == 0 ? POLLIN : 0) |
-	                      (r->slen ? POLLOUT : 0));
+	p[2].events =
+	    (short)((r->ws >= 0 && r->olen == 0 && !r->paused ? POLLIN : 0) |
+	            (r->slen ? POLLOUT : 0));
+	/* Nothing wanted: not polled (a hangup would spin the loop). */
+	p[2].fd = p[2].events ? r->s->dfd : -1;
 	if (poll(p, 3, 1000) < 0 && errno != EINTR) {
 		r->reason = "closed";
 		return;
@@ -469,7 +487,7 @@ step(struct relay *r, bool *stdin_closed)
 		shutdown(r->s->dfd, SHUT_WR);
 		*stdin_closed = true;
 	}
-	if (r->ws >= 0 && r->olen == 0 &&
+	if (r->ws >= 0 && r->olen == 0 && !r->paused &&
 	    (p[2].revents & (POLLIN | POLLHUP | POLLERR))) {
 		ssize_t n = read_process(r);
 		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))

@@ -315,6 +315,7 @@ session_reserve(struct terminal *t, const struct sandbox *sb,
 	}
 	s->live = true; /* counted from now on */
 	s->sandbox_stopping = false;
+	s->abandoned = false;
 	s->pending = 0;
 	s->new_fd = -1;
 	s->t = t;
@@ -446,6 +447,23 @@ terminal_attach(struct term_session *s, int fd, const uint8_t *extra,
 	pthread_mutex_unlock(&t->mu);
 	if (old_done)
 		old_done(old_arg);
+}
+
+void
+terminal_abandon(struct term_session *s)
+{
+	struct terminal *t = s->t;
+	uint64_t one = 1;
+
+	log_info("terminal %s: the upgrade did not happen", s->id);
+	pthread_mutex_lock(&t->mu);
+	s->pending--;
+	if (s->live && s->pending == 0 && s->new_fd < 0) {
+		s->abandoned = true;
+		if (write(s->wake, &one, sizeof(one)) < 0)
+			log_warn("terminal: wake: %s", strerror(errno));
+	}
+	pthread_mutex_unlock(&t->mu);
 }
 
 void

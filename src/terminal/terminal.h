@@ -72,6 +72,13 @@ void terminal_attach(struct term_session *s, int fd, const uint8_t *extra,
                      size_t extra_len, void (*done)(void *), void *arg);
 
 /*
+ * The connection of a ticket taken ended before its upgrade: a session
+ * never attached ends now (its slot is free again), else it stays
+ * detached for its reattach window.
+ */
+void terminal_abandon(struct term_session *s);
+
+/*
  * The core hook CORE_SANDBOX_STOPPING: ends the sandbox's sessions
  * (reason sandbox_stopped), and waits up to 2 s for them to let go of
  * their processes' streams (the hangup ends an interactive shell, which

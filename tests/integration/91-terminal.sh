@@ -8,8 +8,8 @@
 # timeout; the timeline's terminal.opened and terminal.closed.
 . "$(dirname "$0")/lib.sh"
 need_docker
-start_edge_daemon SANDBOXD_API_TOKENS=a=tok-a-term,b=tok-b-term \
-	SANDBOXD_TERMINAL_MAX_PER_SANDBOX=3 SANDBOXD_TERMINAL_IDLE_SECONDS=12 \
+start_edge_daemon SANDBOXD_API_TOKENS=a=tok-a-term,b=tok-b-term,c=tok-c-term \
+	SANDBOXD_TERMINAL_IDLE_SECONDS=12 \
 	SANDBOXD_TERMINAL_REATTACH_SECONDS=20
 TOKEN=tok-a-term
 export SANDBOXD_API=$API_URL SANDBOXD_TOKEN=tok-a-term
@@ -118,6 +118,18 @@ note "VmRSS before $before kB, at most $max kB while flooding, after $after kB"
 ((max - before < 8192)) || t_err "the daemon's RSS grew by $((max - before)) kB under a flood"
 t_end
 
+t_begin "flow control: a pause stops the output, a resume brings it back"
+api POST "/v1/sandboxes/$SB/terminal" '{"command":["sh","-c","yes | head -c 30000000"]}'
+expect_status 201
+python3 "$IT_ROOT/tests/integration/wsterm.py" "$API_URL" "$(j .ticket)" \
+	--pause-for 4 --read-for 8 >/dev/null 2>"$IT_TMP/flow"
+note "$(grep -E 'bytes:' "$IT_TMP/flow" | tr '\n' ' ')"
+pb=$(sed -n 's/^paused-bytes: //p' "$IT_TMP/flow")
+rb=$(sed -n 's/^resumed-bytes: //p' "$IT_TMP/flow")
+[[ $pb == 0 ]] || t_err "output while paused: ${pb:-none} bytes: $(cat "$IT_TMP/flow")"
+((${rb:-0} > 1000000)) || t_err "output after the resume: ${rb:-none} bytes"
+t_end
+
 t_begin "a sandbox stopped under an open terminal ends it (reason sandbox_stopped)"
 api POST "/v1/sandboxes/$SB/terminal" '{}'
 python3 "$IT_ROOT/tests/integration/wsterm.py" "$API_URL" "$(j .ticket)" \
@@ -178,10 +190,77 @@ api_as tok-b-term POST "/v1/sandboxes/$SB/terminal" "{\"session_id\":\"$S\"}"
 expect_status 404
 t_end
 
-t_begin "refused: past the per-sandbox cap (409 terminal_limit)"
-api POST "/v1/sandboxes/$SB/terminal" '{"command":["sleep","30"]}'
-api POST "/v1/sandboxes/$SB/terminal" '{"command":["sleep","30"]}'
+t_begin "refused: past the per-sandbox cap (the default 4: 409 terminal_limit)"
+for _ in 1 2 3 4 5; do
+	api POST "/v1/sandboxes/$SB/terminal" '{"command":["sleep","30"]}'
+	[[ $STATUS == 201 ]] || break
+done
 expect_status 409 && expect_json .error.code terminal_limit
+t_end
+
+# drop_before_upgrade TICKET: sends the handshake and resets the
+# connection at once, before the 101 can be read
+drop_before_upgrade() {
+	python3 - "$API_ADDR" "$1" <<'PY'
+import socket, struct, sys
+h, p = sys.argv[1].rsplit(":", 1)
+s = socket.create_connection((h, int(p)))
+s.sendall((f"GET /v1/terminal?ticket={sys.argv[2]} HTTP/1.1\r\nHost: {sys.argv[1]}\r\n"
+           "Upgrade: websocket\r\nConnection: Upgrade\r\n"
+           "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+           "Sec-WebSocket-Version: 13\r\n\r\n").encode())
+s.shutdown(socket.SHUT_WR)
+s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+s.close()
+PY
+}
+
+t_begin "tickets taken, connections dropped before the upgrade: the cap's slots come back"
+APP1=$APP_ID
+create_app term-drop && create_sandbox "$APP_ID"
+SB2=$SB_ID
+APP_ID=$APP1
+for _ in 1 2 3 4; do
+	api POST "/v1/sandboxes/$SB2/terminal" '{"command":["sleep","300"]}'
+	expect_status 201 || break
+	drop_before_upgrade "$(j .ticket)"
+done
+ok=
+for i in $(seq 1 60); do
+	api POST "/v1/sandboxes/$SB2/terminal" '{"command":["true"]}'
+	[[ $STATUS == 201 ]] && { ok=$i; break; }
+	sleep 0.5
+done
+[[ -n $ok ]] || t_err "no new session within 30 s of 4 dropped upgrades: $STATUS $BODY"
+note "a new session opened after $ok tries (0.5 s apart);" \
+	"$(grep -c 'the upgrade did not happen' "$DAEMON_ERR" 2>/dev/null) abandoned upgrades logged"
+t_end
+
+t_begin "refused: the eleventh session of a tenant past its cap (10; another tenant unaffected)"
+C_SBS=()
+for n in 1 2 3; do
+	api_as tok-c-term POST /v1/apps "{\"name\":\"term-c$n\"}"
+	expect_status 201 || break
+	a=$(j .id)
+	api_as tok-c-term POST "/v1/apps/$a/sandbox" '{"ports":[3000]}'
+	expect_status 201 || break
+	C_SBS+=("$(j .id)")
+done
+opened=0
+for sb in "${C_SBS[@]}"; do
+	for _ in 1 2 3 4; do
+		((opened < 10)) || break
+		api_as tok-c-term POST "/v1/sandboxes/$sb/terminal" '{"command":["sleep","120"]}'
+		expect_status 201 || break
+		opened=$((opened + 1))
+	done
+done
+((opened == 10)) || t_err "$opened sessions opened, not 10"
+api_as tok-c-term POST "/v1/sandboxes/${C_SBS[2]}/terminal" '{"command":["sleep","120"]}'
+expect_status 409 && expect_json .error.code terminal_limit
+grep -q 'already' <<<"$BODY" || t_err "the refusal: $BODY"
+api POST "/v1/sandboxes/$SB2/terminal" '{"command":["true"]}'
+expect_status 201
 t_end
 
 t_begin "the timeline has terminal.opened and terminal.closed with the actor"

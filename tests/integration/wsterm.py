@@ -3,13 +3,18 @@
 
 wsterm.py API_URL TICKET [--send TEXT]... [--after S] [--read-for S]
           [--slow BYTES_PER_S] [--resize COLSxROWS] [--origin O]
+          [--pause-for S]
 
 Opens GET /v1/terminal?ticket=TICKET, sends a resize and each TEXT as
 stdin (channel 0) after S seconds, then reads for --read-for seconds
 (or until the exit message), at most BYTES_PER_S when --slow.  Prints
 the output (channel 1 and 2) to stdout, and on stderr "status:", "exit:"
 lines with the control messages, and "http: CODE" when the upgrade is
-refused.  Exit status 0 once upgraded.
+refused.  --pause-for S: sends {"type":"pause"} at once and
+{"type":"resume"} S seconds later, then prints "paused-bytes: N" (the
+output that came from 1 s after the pause until the resume) and at the
+end "resumed-bytes: N" (the output after the resume).  Exit status 0
+once upgraded.
 """
 import base64, json, os, socket, struct, sys, time, urllib.parse
 
@@ -28,6 +33,7 @@ def main():
     a = sys.argv[1:]
     url, ticket = a[0], a[1]
     sends, after, read_for, slow, resize, origin = [], 1.0, 5.0, 0, None, None
+    pause_for = None
     i = 2
     while i < len(a):
         k, v = a[i], a[i + 1]
@@ -37,6 +43,7 @@ def main():
         elif k == "--slow": slow = int(v)
         elif k == "--resize": resize = v
         elif k == "--origin": origin = v
+        elif k == "--pause-for": pause_for = float(v)
         i += 2
     u = urllib.parse.urlparse(url)
     s = socket.create_connection((u.hostname, u.port or 80))
@@ -59,12 +66,20 @@ def main():
     if resize:
         c, r = resize.split("x")
         s.sendall(frame(1, json.dumps({"type": "resize", "cols": int(c), "rows": int(r)}).encode()))
+    if pause_for is not None:
+        s.sendall(frame(1, b'{"type":"pause"}'))
     start = time.time()
+    paused_bytes = resumed_bytes = 0
+    resumed = False
     sent = False
     got = 0
     s.settimeout(0.2)
     out = sys.stdout.buffer
     while time.time() - start < read_for:
+        if pause_for is not None and not resumed and time.time() - start >= pause_for:
+            print(f"paused-bytes: {paused_bytes}", file=sys.stderr, flush=True)
+            s.sendall(frame(1, b'{"type":"resume"}'))
+            resumed = True
         if not sent and time.time() - start >= after:
             for t in sends:
                 s.sendall(frame(2, b"\x00" + t))
@@ -85,6 +100,10 @@ def main():
             p, buf = buf[h:h + n], buf[h + n:]
             if op == 2 and p:
                 if not slow: out.write(p[1:]); out.flush()
+                if pause_for is not None:
+                    el = time.time() - start
+                    if el >= pause_for: resumed_bytes += len(p) - 1
+                    elif el >= 1: paused_bytes += len(p) - 1
             elif op == 1:
                 m = json.loads(p)
                 print(f"{m['type']}: {json.dumps(m)}", file=sys.stderr, flush=True)
@@ -101,6 +120,8 @@ def main():
         got += len(d)
         buf += d
     s.close()
+    if pause_for is not None:
+        print(f"resumed-bytes: {resumed_bytes}", file=sys.stderr, flush=True)
     return 0
 
 sys.exit(main())

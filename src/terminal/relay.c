@@ -54,6 +54,8 @@ struct relay {
 	bool eof_pending; /* close the process's stdin once written */
 	uint8_t *ring;    /* the last output sent, for a reconnect */
 	size_t ring_len, ring_pos;
+	uint8_t *pin; /* read from the process, not yet queued */
+	size_t pin_len, pin_off;
 	uint8_t mux_head[DOCKER_MUX_HEAD];
 	size_t mux_have, mux_left;
 	int mux_chan;
@@ -71,13 +73,18 @@ ring_add(struct relay *r, const uint8_t *p, size_t n)
 		p += n - TERMINAL_RING_BYTES;
 		n = TERMINAL_RING_BYTES;
 	}
-	for (size_t i = 0; i < n; i++) {
-		r->ring[r->ring_pos] = p[i];
-		r->ring_pos = (r->ring_pos + 1) % TERMINAL_RING_BYTES;
+	while (n) { /* up to the ring's end, then from its start */
+		size_t k = TERMINAL_RING_BYTES - r->ring_pos;
+		if (k > n)
+			k = n;
+		memcpy(r->ring + r->ring_pos, p, k);
+		r->ring_pos = (r->ring_pos + k) % TERMINAL_RING_BYTES;
+		r->ring_len = r->ring_len + k > TERMINAL_RING_BYTES
+		                  ? TERMINAL_RING_BYTES
+		                  : r->ring_len + k;
+		p += k;
+		n -= k;
 	}
-	r->ring_len = r->ring_len + n > TERMINAL_RING_BYTES
-	                  ? TERMINAL_RING_BYTES
-	                  : r->ring_len + n;
 }
 
 /* Queues a frame when it fits in out; false when it does not. */
@@ -327,41 +334,63 @@ write_stdin(struct relay *r)
 }
 
 /*
- * Reads from the process into one frame.  Without a tty the stream is
- * multiplexed: a head, then that many bytes of one stream.  0 at its
- * end.
+ * Queues frames from what pin holds, as far as out takes them.  Without
+ * a tty the stream is multiplexed: a head, then that many bytes of one
+ * stream; heads are parsed from pin too.
  */
-static ssize_t
-read_process(struct relay *r)
+static void
+drain_process(struct relay *r)
 {
-	uint8_t buf[TERMINAL_CHUNK_BYTES];
-	size_t want = sizeof(buf);
-	ssize_t n;
+	bool tty = r->s->tty;
 
-	if (!r->s->tty && r->mux_left == 0) {
-		n = recv(r->s->dfd, r->mux_head + r->mux_have,
-		         DOCKER_MUX_HEAD - r->mux_have, MSG_DONTWAIT);
-		if (n <= 0)
-			return n;
-		r->mux_have += (size_t)n;
-		if (r->mux_have == DOCKER_MUX_HEAD) {
+	while (r->pin_off < r->pin_len) {
+		const uint8_t *p = r->pin + r->pin_off;
+		size_t n = r->pin_len - r->pin_off;
+		if (!tty && r->mux_left == 0) {
+			size_t k = DOCKER_MUX_HEAD - r->mux_have;
 			const uint8_t *h = r->mux_head;
+			if (k > n)
+				k = n;
+			memcpy(r->mux_head + r->mux_have, p, k);
+			r->mux_have += k;
+			r->pin_off += k;
+			if (r->mux_have < DOCKER_MUX_HEAD)
+				continue;
 			r->mux_chan = h[0] == 2 ? 2 : 1;
 			r->mux_left = (size_t)h[4] << 24 | (size_t)h[5] << 16 |
 			              (size_t)h[6] << 8 | h[7];
 			r->mux_have = 0;
+			continue;
 		}
-		return n;
+		if (!tty && r->mux_left < n)
+			n = r->mux_left;
+		if (!queue(r, WS_OP_BINARY, tty ? 1 : r->mux_chan, p, n))
+			return; /* the rest once out is sent */
+		ring_add(r, p, n);
+		r->pin_off += n;
+		if (!tty)
+			r->mux_left -= n;
 	}
-	if (!r->s->tty && r->mux_left < want)
-		want = r->mux_left;
-	n = recv(r->s->dfd, buf, want, MSG_DONTWAIT);
+	r->pin_off = r->pin_len = 0;
+}
+
+/* Reads from the process (TERMINAL_CHUNK_BYTES at most) into frames,
+ * or first queues what is left of the last read.  0 at its end. */
+static ssize_t
+read_process(struct relay *r)
+{
+	ssize_t n;
+
+	if (r->pin_off < r->pin_len) {
+		drain_process(r);
+		return 1;
+	}
+	n = recv(r->s->dfd, r->pin, TERMINAL_CHUNK_BYTES, MSG_DONTWAIT);
 	if (n <= 0)
 		return n;
-	if (!r->s->tty)
-		r->mux_left -= (size_t)n;
-	queue(r, WS_OP_BINARY, r->s->tty ? 1 : r->mux_chan, buf, (size_t)n);
-	ring_add(r, buf, (size_t)n);
+	r->pin_len = (size_t)n;
+	r->pin_off = 0;
+	drain_process(r);
 	return n;
 }
 
@@ -459,6 +488,7 @@ step(struct relay *r, bool *stdin_closed)
 {
 	struct pollfd p[3] = {
 	    {.fd = r->s->wake, .events = POLLIN}, {.fd = -1}, {.fd = -1}};
+	bool more;
 
 	if (r->ws >= 0)
 		p[1] = (struct pollfd){
@@ -471,7 +501,10 @@ step(struct relay *r, bool *stdin_closed)
 	            (r->slen ? POLLOUT : 0));
 	/* Nothing wanted: not polled (a hangup would spin the loop). */
 	p[2].fd = p[2].events ? r->s->dfd : -1;
-	if (poll(p, 3, 1000) < 0 && errno != EINTR) {
+	/* Output read and not yet queued: no waiting. */
+	more =
+	    r->ws >= 0 && r->olen == 0 && !r->paused && r->pin_off < r->pin_len;
+	if (poll(p, 3, more ? 0 : 1000) < 0 && errno != EINTR) {
 		r->reason = "closed";
 		return;
 	}
@@ -488,7 +521,8 @@ step(struct relay *r, bool *stdin_closed)
 		*stdin_closed = true;
 	}
 	if (r->ws >= 0 && r->olen == 0 && !r->paused &&
-	    (p[2].revents & (POLLIN | POLLHUP | POLLERR))) {
+	    (r->pin_off < r->pin_len ||
+	     (p[2].revents & (POLLIN | POLLHUP | POLLERR)))) {
 		ssize_t n = read_process(r);
 		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
 			r->ended = true;
@@ -565,10 +599,11 @@ terminal_relay(void *arg)
 	r.msgbuf = malloc(TERMINAL_IN_BYTES);
 	r.stdin_buf = malloc(TERMINAL_IN_BYTES);
 	r.ring = malloc(TERMINAL_RING_BYTES);
+	r.pin = malloc(TERMINAL_CHUNK_BYTES);
 	r.msg =
 	    (struct wsframe_msg){.data = r.msgbuf, .cap = TERMINAL_IN_BYTES};
 	r.detached_ms = r.last_input_ms = clock_mono_ms();
-	if (r.out && r.in && r.msgbuf && r.stdin_buf && r.ring)
+	if (r.out && r.in && r.msgbuf && r.stdin_buf && r.ring && r.pin)
 		relay_run(&r);
 	else
 		r.reason = "closed";
@@ -584,6 +619,7 @@ terminal_relay(void *arg)
 	free(r.msgbuf);
 	free(r.stdin_buf);
 	free(r.ring);
+	free(r.pin);
 	session_ended(s);
 	return NULL;
 }

@@ -22,7 +22,7 @@
 
 #define TERMINAL_TICKET_S    30
 #define TERMINAL_RING_BYTES  (64u << 10) /* replayed on a reconnect */
-#define TERMINAL_CHUNK_BYTES (16u << 10) /* read from the process at once */
+#define TERMINAL_CHUNK_BYTES (64u << 10) /* read from the process at once */
 #define TERMINAL_IN_BYTES    (64u << 10) /* a message from the client */
 #define TERMINAL_TABLE_MAX   256         /* sessions and tickets, all */
 #define TERMINAL_ARGV_MAX    64

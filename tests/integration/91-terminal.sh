@@ -3,7 +3,9 @@
 # stderr apart), `sandbox shell` under a real PTY (script) typing a
 # command, resize, the sandbox user and no new privileges; refused: a
 # cross-origin WebSocket, a reused ticket, another tenant's sandbox and
-# session, a session past the per-sandbox cap; a reconnect replays; a
+# session, a session past the per-sandbox cap (default 4) and a tenant's
+# eleventh (default 10); tickets whose connection drops before the
+# upgrade give their slots back; pause/resume; a reconnect replays; a
 # stopped sandbox wakes; a flood with the daemon's RSS flat; the idle
 # timeout; the timeline's terminal.opened and terminal.closed.
 . "$(dirname "$0")/lib.sh"
@@ -259,7 +261,10 @@ done
 api_as tok-c-term POST "/v1/sandboxes/${C_SBS[2]}/terminal" '{"command":["sleep","120"]}'
 expect_status 409 && expect_json .error.code terminal_limit
 grep -q 'already' <<<"$BODY" || t_err "the refusal: $BODY"
-api POST "/v1/sandboxes/$SB2/terminal" '{"command":["true"]}'
+# tenant a, on a sandbox of its own with nothing open, is not affected
+create_app term-other && create_sandbox "$APP_ID"
+APP_ID=$APP1
+api POST "/v1/sandboxes/$SB_ID/terminal" '{"command":["true"]}'
 expect_status 201
 t_end
 

@@ -41,6 +41,35 @@ command_argv(struct resp *w, const struct jv *cmd,
 	return 0;
 }
 
+/*
+ * A terminal runs as the sandbox user, never root: a body that asks for
+ * another user, or for privileges, is refused rather than quietly given
+ * the sandbox user's shell.
+ */
+static bool
+asks_another_user(struct resp *w, const struct jv *body)
+{
+	const struct jv *user = jv_get(body, "user");
+	const struct jv *priv = jv_get(body, "privileged");
+
+	if (user && jv_type(user) != JV_NULL &&
+	    (jv_str(user) == NULL || strcmp(jv_str(user), "sandbox") != 0)) {
+		api_fail(
+		    w, 400, "invalid_request",
+		    "user: a terminal runs as the sandbox user (uid 1000); "
+		    "root or another user cannot be asked for");
+		return true;
+	}
+	if (priv && jv_type(priv) != JV_NULL &&
+	    !(jv_type(priv) == JV_BOOL && !jv_is_true(priv))) {
+		api_fail(w, 400, "invalid_request",
+		         "privileged: a terminal has the sandbox's own "
+		         "confinement; privileges cannot be asked for");
+		return true;
+	}
+	return false;
+}
+
 static void
 terminal_open(struct req *r, struct resp *w)
 {
@@ -54,7 +83,8 @@ terminal_open(struct req *r, struct resp *w)
 	if (api_load_sandbox(r, w, &sb) < 0 ||
 	    api_body_object(r, w, true, &body) < 0)
 		return;
-	if (command_argv(w, jv_get(body, "command"), argv) < 0)
+	if (asks_another_user(w, body) ||
+	    command_argv(w, jv_get(body, "command"), argv) < 0)
 		goto out;
 	/* Wakes a stopped or frozen sandbox. */
 	if ((sb.status != SANDBOX_RUNNING || sb.frozen) &&

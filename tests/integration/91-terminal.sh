@@ -47,6 +47,21 @@ note "$out"
 grep -q 'NoNewPrivs:[[:space:]]*1' <<<"$out" || t_err "NoNewPrivs is not 1"
 t_end
 
+t_begin "a root shell is refused: asked for by the API, or reached for with su inside"
+api POST "/v1/sandboxes/$SB/terminal" '{"user":"root"}'
+expect_status 400 && expect_json .error.code invalid_request
+api POST "/v1/sandboxes/$SB/terminal" '{"user":"0","command":["id","-u"]}'
+expect_status 400
+api POST "/v1/sandboxes/$SB/terminal" '{"privileged":true}'
+expect_status 400
+# su is set-uid root; with no new privileges it cannot become root
+out=$(sbd sandbox exec "$SB" -- sh -c 'su root -c "id -u" </dev/null 2>&1; echo "rc=$?"; id -u' </dev/null)
+note "su: $(tr '\n' ' ' <<<"$out")"
+[[ $(tail -1 <<<"$out") != 0 ]] || t_err "the shell is root"
+! grep -qx 0 <<<"$(sed '$d' <<<"$out")" || t_err "su reached root: $out"
+grep -q 'rc=[1-9]' <<<"$out" || t_err "su did not fail: $out"
+t_end
+
 t_begin "shell under a real PTY: a typed command's output, stty size, exit status"
 {
 	sleep 2

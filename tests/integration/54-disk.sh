@@ -46,16 +46,7 @@ stop_daemon
 
 # --- a full data filesystem ---------------------------------------------------------
 
-SMALL=$IT_TMP/small
-mkdir -p "$SMALL"
-mount -t tmpfs -o size=48m,mode=755 sbxit-small "$SMALL" || bail "cannot mount a tmpfs"
-unmount_small() {
-	remove_test_containers
-	umount -l "$SMALL" 2>/dev/null
-}
-IT_CLEANUP_HOOKS+=(unmount_small)
-new_data_dir # (its own network too)
-DATA=$SMALL/data
+small_data_dir 48m sbxit-small
 
 start_daemon || bail "the daemon did not start on the tmpfs"
 

@@ -341,16 +341,7 @@ stop_daemon
 
 # --- a full data filesystem during a restore -----------------------------------------
 
-SMALL=$IT_TMP/small
-mkdir -p "$SMALL"
-mount -t tmpfs -o size=48m,mode=755 sbxit-trash "$SMALL" || bail "cannot mount a tmpfs"
-unmount_small() {
-	remove_test_containers
-	umount -l "$SMALL" 2>/dev/null
-}
-IT_CLEANUP_HOOKS+=(unmount_small)
-new_data_dir
-DATA=$SMALL/data
+small_data_dir 48m sbxit-trash
 DB=$DATA/state/sandboxd.db
 start_edge_daemon "${SETTINGS[@]}"
 

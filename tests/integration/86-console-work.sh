@@ -12,15 +12,7 @@
 # saves; Download as zip in Files; axe on the states added.  Screenshots
 # go to $SHOTS when it is set.
 . "$(dirname "$0")/lib.sh"
-need_test_image
-
-need_console
-
-EDGE_PORT=$(free_port)
-start_daemon SANDBOXD_IMAGE="$TEST_IMAGE" HTTP_PORT="$EDGE_PORT" SANDBOXD_EDGE_ADDR=127.0.0.1 \
-	SANDBOXD_CONSOLE_DIR="$CONSOLE_DIR" -SANDBOXD_API_TOKENS ||
-	bail "the daemon did not start: $(tail -n 5 "$DAEMON_ERR")"
-setup_code
+start_console_daemon
 
 SHOTS=${SHOTS:-}
 [[ -n $SHOTS ]] && mkdir -p "$SHOTS"

@@ -161,16 +161,7 @@ stop_daemon
 
 # --- a full data filesystem -----------------------------------------------------
 
-SMALL=$IT_TMP/small
-mkdir -p "$SMALL"
-mount -t tmpfs -o size=160m,mode=755 sbxit-snapfull "$SMALL" || bail "cannot mount a tmpfs"
-unmount_small() {
-	remove_test_containers
-	umount -l "$SMALL" 2>/dev/null
-}
-IT_CLEANUP_HOOKS+=(unmount_small)
-new_data_dir
-DATA=$SMALL/data
+small_data_dir 160m sbxit-snapfull
 start_daemon "${SETTINGS[@]}" || bail "the daemon did not start on the tmpfs"
 # fill_to MB: leaves about MB mebibytes free (above the 16 MiB that count as full)
 fill_to() {

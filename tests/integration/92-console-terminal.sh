@@ -17,15 +17,7 @@
 # prompt back, no page error and the page's heap bounded; axe-core finds no violation in any state;
 # the console's CSP sees no violation.  Screenshots go to $SHOTS when set.
 . "$(dirname "$0")/lib.sh"
-need_test_image
-
-need_console
-
-EDGE_PORT=$(free_port)
-start_daemon SANDBOXD_IMAGE="$TEST_IMAGE" HTTP_PORT="$EDGE_PORT" SANDBOXD_EDGE_ADDR=127.0.0.1 \
-	SANDBOXD_CONSOLE_DIR="$CONSOLE_DIR" -SANDBOXD_API_TOKENS ||
-	bail "the daemon did not start: $(tail -n 5 "$DAEMON_ERR")"
-setup_code
+start_console_daemon
 
 t_begin "xterm loads with the Terminal tab only, not in the main bundle"
 ASSET=$(grep -oE 'assets/index-[A-Za-z0-9_-]+\.js' "$CONSOLE_DIR/index.html" | head -n 1)

@@ -717,6 +717,38 @@ setup_code() {
 	[[ -n $SETUP_CODE ]] || bail "no 'Console setup code:' line on stdout: $(head -c 400 "$DAEMON_OUT")"
 }
 
+# small_data_dir SIZE NAME: a data directory on a tmpfs of SIZE (48m, …)
+# mounted as NAME at $SMALL, for a full-disk test: a fresh data dir (and
+# network, new_data_dir) with $DATA=$SMALL/data; the mount goes at the end.
+small_data_dir() {
+	SMALL=$IT_TMP/small
+	mkdir -p "$SMALL"
+	mount -t tmpfs -o "size=$1,mode=755" "$2" "$SMALL" || bail "cannot mount a tmpfs"
+	IT_CLEANUP_HOOKS+=(_unmount_small)
+	new_data_dir
+	DATA=$SMALL/data
+}
+_unmount_small() {
+	remove_test_containers
+	umount -l "$SMALL" 2>/dev/null
+}
+
+# start_console_daemon [VAR=VALUE ...]: what a console test in Chromium
+# starts from: the test image and the built console (need_test_image,
+# need_console), then the daemon with the console on the edge at
+# 127.0.0.1:$EDGE_PORT (a free port) and no API token, so the browser signs
+# in with the setup code ($SETUP_CODE); extra settings are passed on.
+# Bails when it does not come up.
+start_console_daemon() {
+	need_test_image
+	need_console
+	EDGE_PORT=$(free_port)
+	start_daemon SANDBOXD_IMAGE="$TEST_IMAGE" HTTP_PORT="$EDGE_PORT" SANDBOXD_EDGE_ADDR=127.0.0.1 \
+		SANDBOXD_CONSOLE_DIR="$CONSOLE_DIR" -SANDBOXD_API_TOKENS "$@" ||
+		bail "the daemon did not start: $(tail -n 5 "$DAEMON_ERR")"
+	setup_code
+}
+
 # report_browser OUT RC [WHAT]: each case a browser script (steps.mjs)
 # printed to OUT ("ok CASE" / "not ok CASE", "# " lines of detail) passed
 # or failed here as "browser: CASE"; a script that exited RC != 0 without

@@ -205,13 +205,22 @@ t_end
 t_begin "dependencies by reference: a react-vite app's node_modules are store links in its snapshot; its fork serves at once"
 create_app "Vite App" '"runtime_preset":"react-vite"' && create_sandbox "$APP_ID" || t_err "no react-vite app"
 VAPP=$APP_ID VSB=$SB_ID
+F=app/node_modules/react/package.json
+# the first boot's dependency pass has put the file in the store (a pass
+# may log before it reaches every file: wait on the file itself)
+store_linked() {
+	local f=$DATA/workspaces/$1/workspace/$F h
+	[[ -f $f ]] || return 1
+	h=$(sha256sum "$f" | cut -c1-64)
+	[[ $(stat -c %i "$f") == $(stat -c %i "$DATA/store/$h" 2>/dev/null) ]]
+}
 wait_until 120 grep -q "dedup: sandbox $VSB" "$DAEMON_ERR" || t_err "no dedup pass over the app"
+wait_until 120 store_linked "$VSB" || t_err "node_modules/react/package.json never went to the store"
 api POST "/v1/apps/$VAPP/snapshots" '{"name":"with deps"}'
 expect_status 201
 VS=$(j .id)
 note "react-vite snapshot: $(j .files) files, $(j .size_bytes) bytes, $(j .own_bytes) own, $(j .method), paused $(j .pause_ms) ms"
 expect_jq '.own_bytes * 2 < .size_bytes' 'most bytes are shared with the store'
-F=app/node_modules/react/package.json
 h=$(sha256sum "$DATA/snapshots/$VS/$F" | cut -c1-64)
 [[ $(stat -c %i "$DATA/snapshots/$VS/$F") == $(stat -c %i "$DATA/store/$h" 2>/dev/null) ]] ||
 	t_err "node_modules/react/package.json is not the store's entry"

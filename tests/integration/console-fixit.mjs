@@ -119,6 +119,9 @@ await step('provider back: Retry refills the composer, the task succeeds', async
 	await provider('up');
 	await promptBox().fill('');
 	await current().getByRole('button', {name: /^Retry/}).click();
+	// the refill is a render after the click: wait for it, not for a time
+	const box = await promptBox().elementHandle();
+	await page.waitForFunction(([el, want]) => el.value === want, [box, taskPrompt], {timeout: 5000}).catch(() => {});
 	assert((await promptBox().inputValue()) === taskPrompt, 'Retry did not refill the prompt: ' + await promptBox().inputValue());
 	assert(await promptBox().evaluate((el) => el === document.activeElement), 'the prompt box has no focus after Retry');
 	await page.getByRole('button', {name: 'Send'}).click();

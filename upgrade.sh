@@ -176,7 +176,11 @@ take_backup() {
 
 # Whether the running daemon's binary has `sandboxd CMD`.
 running_has() {
-	run_compose exec -T sandboxd sandboxd help </dev/null 2>&1 | grep -qE "sandboxd $1( |\$)"
+	local out
+	# the whole help first: grep -q would close the pipe at its match and
+	# the writer's SIGPIPE fail the pipeline (pipefail) at random
+	out=$(run_compose exec -T sandboxd sandboxd help </dev/null 2>&1) || true
+	grep -qE "sandboxd $1( |\$)" <<<"$out"
 }
 
 # restore_backup DIR, with the daemon stopped: `sandboxd restore DIR` of the
@@ -185,7 +189,9 @@ running_has() {
 # onto the restored file).
 restore_backup() {
 	local dir=$1 img=$DAEMON_IMAGE
-	if daemon_has restore "$img"; then
+	# an offline copy (take_backup's other way) is put back as a copy
+	if ! grep -q '"kind":"offline-copy"' "$dir/manifest.json" 2>/dev/null &&
+		daemon_has restore "$img"; then
 		say "restore: sandboxd restore $dir"
 		"${SUDO[@]}" docker run --rm --network none \
 			-e SANDBOXD_ENV_FILE=/etc/sandboxd/sandboxd.env \

@@ -125,6 +125,9 @@ wait_stopped() {
 
 # Whether this daemon image has `sandboxd CMD` (backup, restore, setup-code).
 daemon_has() {
-	"${SUDO[@]}" docker run --rm --entrypoint /usr/local/bin/sandboxd "$2" help 2>&1 |
-		grep -qE "sandboxd $1( |\$)"
+	local out
+	# the whole help first: grep -q would close the pipe at its match and
+	# the writer's SIGPIPE fail the pipeline (pipefail) at random
+	out=$("${SUDO[@]}" docker run --rm --entrypoint /usr/local/bin/sandboxd "$2" help 2>&1) || true
+	grep -qE "sandboxd $1( |\$)" <<<"$out"
 }

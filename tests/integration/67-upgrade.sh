@@ -154,7 +154,7 @@ grep -qE '^upgrade: restore: ' <<<"$UPGRADE_OUT" || t_err "the database was not 
 [[ $(git -C "$INST_SRC" rev-parse HEAD) == "$H2" ]] || t_err "the checkout is not back at the previous commit"
 [[ $(id_of "$INST_DAEMON_IMAGE") == "$D2" ]] || t_err "$INST_DAEMON_IMAGE is not the previous image again"
 [[ $(id_of "$INST_BASE_IMAGE") == "$B2" ]] || t_err "$INST_BASE_IMAGE is not the previous image again"
-[[ $(running_daemon_image) == "$D2" ]] || t_err "the running daemon is not the previous image"
+[[ $(running_daemon_image) == "$D2" ]] || t_err "the running daemon is not the previous image: $(tail -n 12 <<<"$UPGRADE_OUT")"
 expect_healthz
 api GET /v1/status
 expect_json .version 0.1.1

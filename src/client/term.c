@@ -22,6 +22,7 @@
 
 #include "client/client.h"
 #include "client/commands.h"
+#include "lib/fileio.h"
 #include "lib/wsframe.h"
 
 #define TERM_IN_MAX (1u << 20) /* a frame from the daemon */
@@ -86,21 +87,6 @@ win_size(int *cols, int *rows)
 	}
 }
 
-static int
-send_all(int fd, const uint8_t *p, size_t n)
-{
-	while (n > 0) {
-		ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -1;
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 /* One masked frame (with a channel byte when chan >= 0). */
 static int
 send_frame(int fd, int op, int chan, const void *data, size_t n)
@@ -120,7 +106,7 @@ send_frame(int fd, int op, int chan, const void *data, size_t n)
 		buf[h] = (uint8_t)chan;
 	memcpy(buf + h + extra, data, n);
 	wsframe_mask(buf + h, extra + n, mask, 0);
-	rc = send_all(fd, buf, h + extra + n);
+	rc = fileio_send_all(fd, buf, h + extra + n);
 	free(buf);
 	return rc;
 }
@@ -216,7 +202,7 @@ handshake(struct term *t, const char *api, const char *ticket)
 	    "Upgrade: websocket\r\nConnection: Upgrade\r\n"
 	    "Sec-WebSocket-Key: %s\r\nSec-WebSocket-Version: 13\r\n\r\n",
 	    ticket, (int)strcspn(api + 7, "/"), api + 7, key);
-	if (send_all(t->fd, (const uint8_t *)req, (size_t)n) < 0)
+	if (fileio_send_all(t->fd, (const uint8_t *)req, (size_t)n) < 0)
 		return cli_fail(CLI_EUNREACHABLE, "unreachable", "send failed");
 	while ((end = memmem(t->in, t->ilen, "\r\n\r\n", 4)) == NULL) {
 		ssize_t r = recv(t->fd, t->in + t->ilen, 8192 - t->ilen - 1, 0);
@@ -236,21 +222,6 @@ handshake(struct term *t, const char *api, const char *ticket)
 	k = (size_t)(end + 4 - (char *)t->in);
 	memmove(t->in, t->in + k, t->ilen - k);
 	t->ilen -= k;
-	return 0;
-}
-
-static int
-write_fd(int fd, const uint8_t *p, size_t n)
-{
-	while (n > 0) {
-		ssize_t w = write(fd, p, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -1;
-		p += w;
-		n -= (size_t)w;
-	}
 	return 0;
 }
 
@@ -294,9 +265,9 @@ frames(struct term *t)
 		}
 		off += (size_t)n;
 		if (f.opcode == WS_OP_BINARY && f.len > 1)
-			write_fd(f.payload[0] == 2 ? STDERR_FILENO
-			                           : STDOUT_FILENO,
-			         f.payload + 1, f.len - 1);
+			fileio_write_all(f.payload[0] == 2 ? STDERR_FILENO
+			                                   : STDOUT_FILENO,
+			                 f.payload + 1, f.len - 1);
 		else if (f.opcode == WS_OP_TEXT)
 			control(t, &f);
 		else if (f.opcode == WS_OP_PING)

@@ -15,6 +15,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "lib/fileio.h"
 #include "lib/jv.h"
 #include "docker/internal.h"
 
@@ -89,21 +90,6 @@ dial(const char *sock, char msg[DOCKER_MSG_LEN])
 	return fd;
 }
 
-static int
-write_all(int fd, const char *p, size_t n)
-{
-	while (n > 0) {
-		ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -1;
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 /*
  * Reads the answer's head one byte at a time (nothing of the stream
  * after it may be taken from the socket), within the deadline.  The
@@ -153,7 +139,7 @@ docker_exec_start(struct docker *d, const char *id, bool tty, int *fd,
 	             "Connection: Upgrade\r\nUpgrade: tcp\r\n"
 	             "Content-Length: %zu\r\n\r\n%s",
 	             prefix, id, strlen(body), body);
-	if (write_all(s, req, (size_t)n) < 0 ||
+	if (fileio_send_all(s, req, (size_t)n) < 0 ||
 	    (status = read_head(s, head, sizeof(head))) < 0) {
 		snprintf(msg, DOCKER_MSG_LEN,
 		         "docker engine: exec start: no answer");

@@ -197,6 +197,31 @@ api GET "/v1/apps/$BROKEN/runtime-inspect"
 expect_jq 'any(.warnings[]; contains("package.json"))' 'a warning names package.json'
 t_end
 
+t_begin "CLI: sandbox create of an import prints the detection; app inspect, app detect, recipes"
+export SANDBOXD_API=$API_URL SANDBOXD_TOKEN=$IT_TOKEN XDG_CONFIG_HOME=$IT_TMP/xdg
+sbd() { "$SANDBOXD_BIN" "$@"; }
+CAPP=$(sbd app create cli-site --git "http://127.0.0.1:$GPORT/site.git" -q)
+ulid_ok "$CAPP" || t_err "app create -q: '$CAPP'"
+out=$(sbd sandbox create "$CAPP" 2>&1)
+grep -qE '^Detected .+ \((high|medium|low)\)' <<<"$out" || t_err "sandbox create: $out"
+[[ $(sbd app inspect "$CAPP" -q) == static ]] || t_err "inspect -q: $(sbd app inspect "$CAPP" -q)"
+out=$(sbd app inspect "$CAPP")
+grep -q '^sandbox.yaml: written by sandboxd, valid$' <<<"$out" || t_err "inspect: $out"
+api PUT "/v1/sandboxes/$OWN_SB/files?path=sandbox.yaml" $'# mine again\nversion: 1\nweb:\n  command: python3 -m http.server 3000 --bind 0.0.0.0\n  port: 3000\n'
+expect_status 200
+out=$(sbd app detect "$OWN" 2>&1) && t_err "detect of the user's manifest succeeded: $out"
+grep -q '(manifest_is_users)' <<<"$out" || t_err "detect of the user's manifest: $out"
+out=$(sbd app detect "$OWN" --force) || t_err "detect --force: $out"
+grep -q '^wrote sandbox.yaml' <<<"$out" || t_err "detect --force: $out"
+out=$(sbd app detect "$NOTHING")
+grep -q '^No framework detected: ' <<<"$out" && grep -q '^sandbox.yaml left as it was$' <<<"$out" ||
+	t_err "detect of nothing: $out"
+out=$(sbd app detect "$CAPP" --recipe fastapi)
+grep -q '^wrote sandbox.yaml (commit [0-9a-f]\{12\})$' <<<"$out" || t_err "detect --recipe: $out"
+sbd recipes -q | grep -qx static || t_err "recipes -q: $(sbd recipes -q | head -3)"
+sbd recipes | head -n 1 | grep -q '^ID  *NAME  *LANGUAGE  *PORT' || t_err "recipes: $(sbd recipes | head -n 2)"
+t_end
+
 t_begin "an app without a sandbox: nothing to inspect, a detection is a 409"
 create_app bare
 api GET "/v1/apps/$APP_ID/runtime-inspect"

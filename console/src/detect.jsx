@@ -24,21 +24,24 @@ export function Detected({app, sandbox, onChange}) {
 	const m = st.data.existing_manifest || {};
 	const own = m.present && !m.written_by_sandboxd;
 	const found = d && d.recipe;
+	// The recipe the app runs as: the one its sandbox.yaml was written from.
+	const chosen = m.written_by_sandboxd && m.recipe && m.recipe !== (found ? d.recipe : '');
 	const close = () => { closed.add(app.id); setHide(true); };
 	return (
-		<section class={'detect card' + (found || own ? '' : ' none')} aria-labelledby="detect-title">
+		<section class={'detect card' + (found || own || chosen ? '' : ' none')} aria-labelledby="detect-title">
 			<div class="detect-head">
 				<h2 id="detect-title">{own ? 'Runs from the repository’s own sandbox.yaml'
+					: chosen ? <>Runs as: {m.display_name || m.recipe} <span class="muted">· chosen</span></>
 					: found ? <>Detected: {d.display_name || d.recipe} <span class="muted">· {d.confidence_label}</span></>
 					: 'No framework detected'}</h2>
 				{!bad && <button type="button" class="link" onClick={close}>Hide<span class="sr-only"> what was detected</span></button>}
 			</div>
-			{found && !own && <Reasons d={d} />}
-			{own && found && <p class="muted">Detection would choose {d.display_name || d.recipe} ({d.confidence_label}).</p>}
-			{!found && d && d.looked_for && <p><Rich text={d.looked_for} /></p>}
+			{found && !own && !chosen && <Reasons d={d} />}
+			{(own || chosen) && found && <p class="muted">Detection would choose {d.display_name || d.recipe} ({d.confidence_label}).</p>}
+			{!found && !chosen && d && d.looked_for && <p><Rich text={d.looked_for} /></p>}
 			{bad && <Note kind="warn">Nothing runs yet: <Rich text={sandbox.manifest.error} /></Note>}
-			<Warnings list={st.data.warnings} />
-			<Change app={app} own={own} current={found ? d.recipe : ''} onDone={() => { st.reload(); onChange(); }} />
+			<Warnings list={(st.data.warnings || []).filter((w) => !d || w !== d.looked_for)} />
+			<Change app={app} own={own} current={chosen ? m.recipe : found ? d.recipe : ''} onDone={() => { st.reload(); onChange(); }} />
 		</section>
 	);
 }

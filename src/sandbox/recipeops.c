@@ -24,6 +24,8 @@
 #include "lib/log.h"
 
 #define RECIPEOPS_PKG_MAX (1u << 20) /* bytes of package.json read */
+/* The last line of a manifest sandboxd wrote: which recipe it is. */
+#define RECIPEOPS_RECIPE_LINE "# sandboxd recipe: "
 
 /* The app directory of a sandbox's workspace (ws filled), or -1 with e. */
 static int
@@ -151,7 +153,9 @@ write_manifest(struct core *c, const struct app *a, const char *sandbox_id,
 
 	buf_init(&text, MANIFEST_MAX_BYTES);
 	if (recipe_manifest(d, sandbox_port(c, sandbox_id), &text, msg,
-	                    sizeof(msg)) < 0) {
+	                    sizeof(msg)) < 0 ||
+	    buf_appendf(&text, "%s%s\n", RECIPEOPS_RECIPE_LINE, d->recipe) <
+	        0) {
 		buf_release(&text);
 		return ERR_INTERNAL(e, "cannot render the manifest: %s", msg);
 	}
@@ -246,19 +250,43 @@ out:
 	return rc;
 }
 
+/* The recipe a manifest of ours names on its RECIPEOPS_RECIPE_LINE. */
+static void
+set_recipe(struct jv *o, const struct buf *text)
+{
+	const char *p = memmem(text->data, text->len, RECIPEOPS_RECIPE_LINE,
+	                       strlen(RECIPEOPS_RECIPE_LINE));
+	const struct recipe *r;
+	char id[RECIPE_ID_LEN + 1];
+	size_t n = 0;
+
+	if (p == NULL)
+		return;
+	p += strlen(RECIPEOPS_RECIPE_LINE);
+	while (n < RECIPE_ID_LEN && p + n < text->data + text->len &&
+	       p[n] != '\n')
+		n++;
+	snprintf(id, sizeof(id), "%.*s", (int)n, p);
+	if ((r = recipe_find(id)) == NULL)
+		return;
+	jv_set_str(o, "recipe", recipe_id(r));
+	jv_set_str(o, "display_name", recipe_display_name(r));
+}
+
 /* existing_manifest of the inspect answer. */
 static struct jv *
-existing_json(int appfd, const struct buf *text, int has)
+existing_json(const struct buf *text, int has)
 {
 	struct jv *o = jv_obj(), *errs, *ws;
 	struct manifest m;
 	char err[384];
 
-	(void)appfd;
 	jv_set_bool(o, "present", has > 0);
 	if (has <= 0)
 		return o;
 	jv_set_bool(o, "written_by_sandboxd", ours(text));
+	if (ours(text))
+		set_recipe(o, text);
 	if (manifest_parse(text->data, text->len, &m, err, sizeof(err)) < 0) {
 		jv_set_bool(o, "valid", false);
 		errs = jv_arr();
@@ -326,7 +354,7 @@ recipeops_inspect(struct core *c, const char *sandbox_id, struct err *e)
 		memset(e, 0, sizeof(*e));
 	}
 	o = jv_obj();
-	jv_set(o, "existing_manifest", existing_json(appfd, &text, has));
+	jv_set(o, "existing_manifest", existing_json(&text, has));
 	if (has > 0)
 		buf_release(&text);
 	if (recipe_detect(appfd, &d) == 0) {

@@ -38,7 +38,7 @@ export function Detected({app, sandbox, onChange}) {
 			</div>
 			{found && !own && !chosen && <Reasons d={d} />}
 			{(own || chosen) && found && <p class="muted">Detection would choose {d.display_name || d.recipe} ({d.confidence_label}).</p>}
-			{!found && !chosen && d && d.looked_for && <p><Rich text={d.looked_for} /></p>}
+			{!found && !chosen && !bad && d && d.looked_for && <p><Rich text={d.looked_for} /></p>}
 			{bad && <Note kind="warn">Nothing runs yet: <Rich text={sandbox.manifest.error} /></Note>}
 			<Warnings list={(st.data.warnings || []).filter((w) => !d || w !== d.looked_for)} />
 			<Change app={app} own={own} current={chosen ? m.recipe : found ? d.recipe : ''} onDone={() => { st.reload(); onChange(); }} />

@@ -179,7 +179,7 @@ wait_until 30 manifest_error "$SB" "no sandbox.yaml, and no framework detected: 
 	t_err "the status's manifest: $(jq -c .manifest <<<"$BODY")"
 api GET "/v1/apps/$NOTHING/runtime-inspect"
 expect_json .existing_manifest.present false &&
-	expect_json .detection.recipe "" &&
+	expect_jq '.detection.recipe == null' 'no recipe' &&
 	expect_jq '(.detection.looked_for | length) > 10' 'looked_for' &&
 	expect_jq '(.warnings | length) >= 1' 'a warning'
 api POST "/v1/apps/$NOTHING/runtime-inspect" '{}'

@@ -179,6 +179,28 @@ add_quoted(struct facts *f, const char *p, const char *end)
 	}
 }
 
+/* The "]" that closes an array, outside quoted strings; NULL when the
+ * line has none. */
+static const char *
+array_end(const char *p, const char *end)
+{
+	char quote = 0;
+
+	for (; p < end; p++) {
+		if (quote) {
+			if (*p == quote)
+				quote = 0;
+		} else if (*p == '"' || *p == '\'') {
+			quote = *p;
+		} else if (*p == ']') {
+			return p;
+		} else if (*p == '#') {
+			return NULL;
+		}
+	}
+	return NULL;
+}
+
 enum py_section { PY_OTHER, PY_PROJECT, PY_LISTS, PY_KEYS };
 
 static enum py_section
@@ -211,11 +233,10 @@ struct py_walk {
 static void
 py_line(struct facts *f, struct py_walk *w, const char *p, const char *e)
 {
-	const char *eq;
+	const char *eq, *close;
 
 	if (w->in_array) {
-		const char *close = memchr(p, ']', (size_t)(e - p));
-
+		close = array_end(p, e);
 		add_quoted(f, p, close ? close : e);
 		w->in_array = close == NULL;
 		return;
@@ -238,10 +259,9 @@ py_line(struct facts *f, struct py_walk *w, const char *p, const char *e)
 	p = memchr(eq, '[', (size_t)(e - eq));
 	if (p == NULL)
 		return;
-	w->in_array = memchr(p, ']', (size_t)(e - p)) == NULL;
-	add_quoted(f, p,
-	           w->in_array ? e
-	                       : (const char *)memchr(p, ']', (size_t)(e - p)));
+	close = array_end(p + 1, e);
+	w->in_array = close == NULL;
+	add_quoted(f, p, close ? close : e);
 }
 
 void

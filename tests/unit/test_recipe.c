@@ -522,6 +522,33 @@ exclusions(void)
 	CHECK_STR(best_of("[1,2]", NULL), "");
 }
 
+/* A config file alone: medium when package.json cannot say, nothing
+ * when package.json says otherwise. */
+static void
+config_file_alone(void)
+{
+	static const char *const pkgs[] = {"{\"scripts\":{}}", "{ broken"};
+	const struct recipe *best[RECIPE_MAX_CANDS];
+	int conf[RECIPE_MAX_CANDS], n;
+
+	for (int i = 0; i < 2; i++) {
+		struct facts f;
+
+		facts_init(&f);
+		facts_add(&f.files, "package.json");
+		facts_add(&f.files, "next.config.mjs");
+		facts_package_json(&f, pkgs[i], strlen(pkgs[i]));
+		n = match_dir(&f, best, conf, RECIPE_MAX_CANDS);
+		if (i == 0) {
+			CHECK(n == 0);
+		} else {
+			CHECK(n == 1 && strcmp(best[0]->id, "nextjs") == 0 &&
+			      conf[0] >= 50 && conf[0] < 80);
+		}
+		facts_release(&f);
+	}
+}
+
 static void
 python_names(void)
 {
@@ -635,6 +662,8 @@ main(void)
 	    {"nothing matched says what was looked for", nothing_matched},
 	    {"a FIFO and a link are warnings, not hangs", hostile_files},
 	    {"exclusions: the specific framework wins", exclusions},
+	    {"a config file alone counts without a readable package.json",
+	     config_file_alone},
 	    {"Python package names from requirements and pyproject",
 	     python_names},
 	    {"a recipe chosen by hand", detect_as_chosen},

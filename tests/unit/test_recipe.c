@@ -148,6 +148,33 @@ table_loads(void)
 	CHECK(recipe_find("no-such") == NULL);
 }
 
+/* docs/recipes.md lists every recipe. */
+static void
+docs_list_every_recipe(void)
+{
+	FILE *fp = fopen("docs/recipes.md", "r");
+	static char text[1 << 17];
+	size_t n;
+
+	CHECK(fp != NULL);
+	if (fp == NULL)
+		return;
+	n = fread(text, 1, sizeof(text) - 1, fp);
+	text[n] = '\0';
+	fclose(fp);
+	for (size_t i = 0; i < recipe_count(); i++) {
+		char row[64];
+
+		snprintf(row, sizeof(row), "\n| `%s` |",
+		         recipe_id(recipe_at(i)));
+		if (strstr(text, row) == NULL) {
+			fprintf(stderr, "  docs/recipes.md: no row for %s\n",
+			        recipe_id(recipe_at(i)));
+			unit_failed = 1;
+		}
+	}
+}
+
 static void
 bad_tables_refused(void)
 {
@@ -651,6 +678,7 @@ main(void)
 	static const struct unit_test tests[] = {
 	    {"the table loads, ids are unique", table_loads},
 	    {"a bad table is refused, naming the recipe", bad_tables_refused},
+	    {"docs/recipes.md lists every recipe", docs_list_every_recipe},
 	    {"every recipe renders a manifest that parses",
 	     every_recipe_renders},
 	    {"the manifest of a Next.js app", manifest_text},

@@ -45,7 +45,8 @@ facts_has(const struct buf *list, const char *name)
 {
 	char key[RECIPE_NOTE_LEN];
 
-	if (list->data == NULL || name[0] == '\0')
+	if (list->data == NULL || name[0] == '\0' ||
+	    strlen(name) > sizeof(key) - 3)
 		return false;
 	snprintf(key, sizeof(key), "\n%s\n", name);
 	return strstr(list->data, key) != NULL;
@@ -146,6 +147,8 @@ facts_requirements(struct facts *f, const char *text, size_t len)
 {
 	const char *p = text, *end = text + len;
 
+	if (len >= 3 && memcmp(p, "\xef\xbb\xbf", 3) == 0) /* a BOM */
+		p += 3;
 	while (p < end) {
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
 		const char *e = nl ? nl : end;

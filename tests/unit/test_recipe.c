@@ -587,8 +587,10 @@ python_names(void)
 	    "[project.optional-dependencies]\ndev = [\n  \"pytest\",\n]\n"
 	    "[tool.poetry.group.dev.dependencies]\nRuff = \"*\"\n"
 	    "python = \"^3.11\"\n";
-	static const char req[] = "# c\n-r base.txt\n  Django == 4.2\n"
-	                          "-e .\ngunicorn[gevent]>=21 # prod\n";
+	static const char req[] =
+	    "\xef\xbb\xbf"
+	    "uvloop\r\n# c\n-r base.txt\n  Django == 4.2\n"
+	    "-e .\ngunicorn[gevent]>=21 # prod\n";
 	char name[64];
 	struct facts f;
 
@@ -601,6 +603,7 @@ python_names(void)
 	CHECK(facts_has(&f.pynames, "ruff"));
 	CHECK(facts_has(&f.pynames, "django"));
 	CHECK(facts_has(&f.pynames, "gunicorn"));
+	CHECK(facts_has(&f.pynames, "uvloop"));
 	CHECK(!facts_has(&f.pynames, "hatchling")); /* build-system */
 	CHECK(!facts_has(&f.pynames, "x"));         /* the project's name */
 	CHECK(!facts_has(&f.pynames, "python"));

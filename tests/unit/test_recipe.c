@@ -549,6 +549,60 @@ exclusions(void)
 	CHECK_STR(best_of("[1,2]", NULL), "");
 }
 
+/* Facts made of a recipe's own signals: its dependencies (all of deps,
+ * the first of any_deps and requirements), its files, its first config
+ * file and script. */
+static void
+facts_of(const struct recipe *r, struct facts *f)
+{
+	struct buf pkg;
+
+	facts_init(f);
+	buf_init(&pkg, 1u << 16);
+	buf_appendf(&pkg, "{\"dependencies\":{\"_\":\"1\"");
+	for (int i = 0; i < r->deps.n; i++)
+		buf_appendf(&pkg, ",\"%s\":\"1.0.0\"", r->deps.v[i]);
+	if (r->any_deps.n)
+		buf_appendf(&pkg, ",\"%s\":\"1.0.0\"", r->any_deps.v[0]);
+	buf_appendf(&pkg, "},\"scripts\":{\"%s\":\"x\"}}",
+	            r->scripts.n ? r->scripts.v[0] : "dev");
+	facts_add(&f->files, "package.json");
+	facts_package_json(f, pkg.data, pkg.len);
+	if (r->requirements.n)
+		facts_requirements(f, r->requirements.v[0],
+		                   strlen(r->requirements.v[0]));
+	for (int i = 0; i < r->files.n; i++)
+		facts_add(&f->files, r->files.v[i]);
+	if (r->config_files.n)
+		facts_add(&f->files, r->config_files.v[0][0] == '*'
+		                         ? "notebook.ipynb"
+		                         : r->config_files.v[0]);
+	buf_release(&pkg);
+}
+
+/* Every recipe is what detection picks from its own signals, with the
+ * confidence they deserve. */
+static void
+own_signals(void)
+{
+	for (size_t i = 0; i < recipe_count(); i++) {
+		const struct recipe *r = recipe_at(i), *best[RECIPE_MAX_CANDS];
+		int conf[RECIPE_MAX_CANDS], n, c;
+		struct facts f;
+
+		facts_of(r, &f);
+		c = match_recipe(r, &f, NULL, NULL);
+		n = match_dir(&f, best, conf, RECIPE_MAX_CANDS);
+		if (c < (r->fallback ? 1 : 80) || n == 0 ||
+		    (!r->fallback && best[0] != r)) {
+			fprintf(stderr, "  %s: confidence %d, best %s\n", r->id,
+			        c, n ? best[0]->id : "none");
+			unit_failed = 1;
+		}
+		facts_release(&f);
+	}
+}
+
 /* A config file alone: medium when package.json cannot say, nothing
  * when package.json says otherwise. */
 static void
@@ -693,6 +747,7 @@ main(void)
 	    {"nothing matched says what was looked for", nothing_matched},
 	    {"a FIFO and a link are warnings, not hangs", hostile_files},
 	    {"exclusions: the specific framework wins", exclusions},
+	    {"every recipe is picked from its own signals", own_signals},
 	    {"a config file alone counts without a readable package.json",
 	     config_file_alone},
 	    {"Python package names from requirements and pyproject",

@@ -105,6 +105,102 @@ mistakes_name_the_field(void)
 }
 
 static void
+install_parses_and_renders(void)
+{
+	const char *y = "web:\n"
+	                "  command: npm run dev\n"
+	                "  port: 5173\n"
+	                "install:\n"
+	                "  command: npm ci --no-audit\n"
+	                "  inputs: [package.json, sub/dir/package-lock.json]\n"
+	                "  timeout_seconds: 600\n";
+	struct manifest m;
+	struct buf b;
+	char err[256];
+
+	CHECK(parse(y, &m, err, sizeof(err)) == 0);
+	CHECK(m.has_install && m.install_timeout_s == 600);
+	CHECK_STR(m.install_command, "npm ci --no-audit");
+	CHECK(m.install_inputs_set && m.ninstall_inputs == 2);
+	CHECK_STR(m.install_inputs[1], "sub/dir/package-lock.json");
+	buf_init(&b, 0);
+	CHECK(manifest_runconf(&m, &b) == 0); /* no key yet: no record */
+	CHECK(strstr(b.data, "install") == NULL);
+	buf_release(&b);
+	memset(m.install_key, 'a', 64);
+	m.install_key[64] = '\0';
+	buf_init(&b, 0);
+	CHECK(manifest_runconf(&m, &b) == 0);
+	CHECK(strstr(b.data, "\ninstall\t600\taaaa") != NULL);
+	CHECK(strstr(b.data, "aaaa\tnpm ci --no-audit\n") != NULL);
+	buf_release(&b);
+
+	CHECK(parse("web:\n  command: x\n  port: 1\n"
+	            "install:\n  command: pip install -r requirements.txt\n",
+	            &m, err, sizeof(err)) == 0);
+	CHECK(m.has_install && m.install_timeout_s == 900);
+	CHECK(!m.install_inputs_set && m.ninstall_inputs == 0);
+	CHECK(parse("web:\n  command: x\n  port: 1\n"
+	            "install:\n  command: x\n  inputs: []\n",
+	            &m, err, sizeof(err)) == 0);
+	CHECK(m.install_inputs_set && m.ninstall_inputs == 0);
+	CHECK(parse("web:\n  command: x\n  port: 1\n", &m, err, sizeof(err)) ==
+	      0);
+	CHECK(!m.has_install);
+}
+
+static void
+install_mistakes_name_the_field(void)
+{
+	const char *w = "web:\n  command: x\n  port: 1\n";
+	static const char *const bad[][2] = {
+	    {"install:\n  inputs: [a]\n", "install.command: is required"},
+	    {"install:\n  command: \"\"\n", "install.command: is empty"},
+	    {"install:\n  command: \"a\\nb\"\n", "single line"},
+	    {"install: npm ci\n", "install: must be a mapping"},
+	    {"install:\n  command: x\n  input: [a]\n",
+	     "install.input: unknown key"},
+	    {"install:\n  command: x\n  timeout_seconds: 0\n",
+	     "install.timeout_seconds"},
+	    {"install:\n  command: x\n  timeout_seconds: 86401\n",
+	     "install.timeout_seconds"},
+	    {"install:\n  command: x\n  inputs: a\n", "install.inputs: must"},
+	    {"install:\n  command: x\n  inputs: [../a]\n", "install.inputs[0]"},
+	    {"install:\n  command: x\n  inputs: [a, /etc/passwd]\n",
+	     "install.inputs[1]"},
+	    {"install:\n  command: x\n  inputs: [a/../b]\n",
+	     "install.inputs[0]"},
+	    {"install:\n  command: x\n  inputs: [./a]\n", "install.inputs[0]"},
+	    {"install:\n  command: x\n  inputs: [a//b]\n", "install.inputs[0]"},
+	    {"install:\n  command: x\n  inputs: [a/]\n", "install.inputs[0]"},
+	    {"install:\n  command: x\n  inputs: [\"\"]\n", "install.inputs[0]"},
+	    {"install:\n  command: x\n  inputs: [[a]]\n", "install.inputs[0]"},
+	    {"install:\n  command: x\n  inputs: [a,b,c,d,e,f,g,h,i]\n",
+	     "install.inputs: more than 8"},
+	};
+	char y[1024], longp[300];
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(y, sizeof(y), "%s%s", w, bad[i][0]);
+		expect_error(y, bad[i][1]);
+	}
+	memset(longp, 'a', 256);
+	longp[256] = '\0';
+	snprintf(y, sizeof(y), "%sinstall:\n  command: x\n  inputs: [%s]\n", w,
+	         longp);
+	expect_error(y, "install.inputs[0]: longer than 255");
+	longp[255] = '\0';
+	snprintf(y, sizeof(y), "%sinstall:\n  command: x\n  inputs: [%s]\n", w,
+	         longp);
+	{
+		struct manifest m;
+		char err[256];
+
+		CHECK(parse(y, &m, err, sizeof(err)) == 0);
+	}
+}
+
+static void
 default_depends_on_package_json(void)
 {
 	struct manifest m;
@@ -120,6 +216,8 @@ static const struct unit_test tests[] = {
     {"a full manifest parses and renders", full_manifest_parses},
     {"mistakes name the field", mistakes_name_the_field},
     {"the default depends on package.json", default_depends_on_package_json},
+    {"install parses and renders", install_parses_and_renders},
+    {"install mistakes name the field", install_mistakes_name_the_field},
 };
 
 int

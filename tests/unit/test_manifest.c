@@ -2,8 +2,14 @@
  * Unit tests of sandbox.yaml parsing: the documented schema is accepted,
  * every mistake is an error naming the field, and run.conf renders it.
  */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include "sandbox/installkey.h"
 #include "sandbox/manifest.h"
 #include "unit.h"
 
@@ -212,12 +218,88 @@ default_depends_on_package_json(void)
 	CHECK(strstr(m.web.command, "http.server 3000") != NULL);
 }
 
+static void
+put(const char *dir, const char *name, const char *text)
+{
+	char p[512];
+	FILE *f;
+
+	snprintf(p, sizeof(p), "%s/%s", dir, name);
+	f = fopen(p, "w");
+	CHECK(f != NULL);
+	if (f) {
+		fputs(text, f);
+		fclose(f);
+	}
+}
+
+static void
+key_of(int appfd, const struct manifest *m, char out[65])
+{
+	CHECK(runtime_install_key(appfd, m, out) == 0);
+	CHECK(strlen(out) == 64);
+}
+
+static void
+install_key_follows_inputs(void)
+{
+	char dir[] = "/tmp/test_manifest.XXXXXX", p[512];
+	char k1[65], k2[65], k3[65], k4[65];
+	struct manifest m;
+	char err[256];
+	int appfd;
+
+	CHECK(mkdtemp(dir) != NULL);
+	appfd = open(dir, O_PATH | O_DIRECTORY);
+	CHECK(parse("web:\n  command: x\n  port: 1\n"
+	            "install:\n  command: npm ci\n",
+	            &m, err, sizeof(err)) == 0);
+	key_of(appfd, &m, k1); /* no input at all */
+	put(dir, "package.json", "{}\n");
+	key_of(appfd, &m, k2);
+	CHECK(strcmp(k1, k2) != 0);
+	key_of(appfd, &m, k3); /* the same files: the same key */
+	CHECK_STR(k2, k3);
+	put(dir, "package.json", "{\"a\":1}\n");
+	key_of(appfd, &m, k3);
+	CHECK(strcmp(k2, k3) != 0);
+	put(dir, "README.md", "not an input\n");
+	key_of(appfd, &m, k4);
+	CHECK_STR(k3, k4);
+	snprintf(m.install_command, sizeof(m.install_command), "npm i");
+	key_of(appfd, &m, k4);
+	CHECK(strcmp(k3, k4) != 0);
+
+	/* A FIFO or a link is "unreadable", at once, and not "absent". */
+	m.install_inputs_set = true;
+	m.ninstall_inputs = 1;
+	snprintf(m.install_inputs[0], sizeof(m.install_inputs[0]), "q");
+	key_of(appfd, &m, k1);
+	snprintf(p, sizeof(p), "%s/q", dir);
+	CHECK(mkfifo(p, 0600) == 0);
+	key_of(appfd, &m, k2);
+	CHECK(strcmp(k1, k2) != 0);
+	unlink(p);
+	CHECK(symlink("package.json", p) == 0);
+	key_of(appfd, &m, k3);
+	CHECK_STR(k2, k3);
+	unlink(p);
+	m.has_install = false;
+	CHECK(runtime_install_key(appfd, &m, k1) == -1);
+	CHECK(runtime_install_default_input("yarn.lock"));
+	CHECK(!runtime_install_default_input("sub/yarn.lock"));
+	close(appfd);
+	snprintf(p, sizeof(p), "rm -rf '%s'", dir);
+	CHECK(system(p) == 0);
+}
+
 static const struct unit_test tests[] = {
     {"a full manifest parses and renders", full_manifest_parses},
     {"mistakes name the field", mistakes_name_the_field},
     {"the default depends on package.json", default_depends_on_package_json},
     {"install parses and renders", install_parses_and_renders},
     {"install mistakes name the field", install_mistakes_name_the_field},
+    {"the install key follows its inputs", install_key_follows_inputs},
 };
 
 int

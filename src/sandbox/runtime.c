@@ -39,6 +39,7 @@
 #include <unistd.h>
 
 #include "disk/dedup.h"
+#include "sandbox/installkey.h"
 #include "sandbox/manifest.h"
 #include "sandbox/supanswer.h"
 #include "sandbox/supclient.h"
@@ -182,8 +183,17 @@ runtime_configure(struct core *c, const char *id, bool reload)
 		         "the app directory is missing or a "
 		         "symbolic link");
 	else if (manifest_load(appfd, sb.nports ? sb.ports[0] : 3000, &m,
-	                       &source, err, sizeof(err)) == 0)
-		rc = runconf_update(wsfd, &m);
+	                       &source, err, sizeof(err)) == 0) {
+		/* The key is computed each time: a changed lockfile is a
+		 * changed record, so the supervisor installs again. */
+		if (m.has_install &&
+		    runtime_install_key(appfd, &m, m.install_key) < 0)
+			snprintf(err, sizeof(err),
+			         "install: the key cannot be computed (out "
+			         "of memory)");
+		else
+			rc = runconf_update(wsfd, &m);
+	}
 	store_sandbox_set_manifest(c->store, id, source, err);
 	if (rc > 0 && reload &&
 	    runtime_request(c, ws, "reload\n", RUNTIME_TIMEOUT_MS, &ans, &e) ==

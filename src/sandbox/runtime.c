@@ -517,6 +517,15 @@ runtime_manifest(struct core *c, const char *id, struct manifest *m)
 	return rc;
 }
 
+void
+runtime_note_manifest(struct core *c, const char *id)
+{
+	struct manifest m;
+
+	if (runtime_manifest(c, id, &m) == 0)
+		note_procs(c, id, &m);
+}
+
 /* Nothing to start: each configure runs on its own thread. */
 int
 runtime_start(struct core *c)

@@ -44,6 +44,7 @@
 #include "sandbox/supanswer.h"
 #include "sandbox/supclient.h"
 #include "sandbox/activity.h"
+#include "sandbox/routes.h"
 #include "ws/workspace.h"
 #include "ws/wsfs.h"
 #include "lib/hash.h"
@@ -153,6 +154,19 @@ runconf_update(int wsfd, const struct manifest *m)
 	return rc;
 }
 
+/* Tells the edge whether a web process will answer (routes.h). */
+static void
+note_procs(struct core *c, const char *id, const struct manifest *m)
+{
+	char names[ROUTES_WORKERS_MAX] = "";
+	size_t n = 0;
+
+	for (int i = 0; i < m->nworkers && n < sizeof(names); i++)
+		n += (size_t)snprintf(names + n, sizeof(names) - n, "%s%s",
+		                      i ? ", " : "", m->workers[i].name);
+	routes_set_procs(c->routes, id, m->has_web, names);
+}
+
 int
 runtime_configure(struct core *c, const char *id, bool reload)
 {
@@ -193,6 +207,7 @@ runtime_configure(struct core *c, const char *id, bool reload)
 			         "of memory)");
 		else
 			rc = runconf_update(wsfd, &m);
+		note_procs(c, id, &m);
 	}
 	store_sandbox_set_manifest(c->store, id, source, err);
 	if (rc > 0 && reload &&
@@ -509,6 +524,15 @@ runtime_manifest(struct core *c, const char *id, struct manifest *m)
 	                   err, sizeof(err));
 	close(appfd);
 	return rc;
+}
+
+void
+runtime_note_manifest(struct core *c, const char *id)
+{
+	struct manifest m;
+
+	if (runtime_manifest(c, id, &m) == 0)
+		note_procs(c, id, &m);
 }
 
 /* Nothing to start: each configure runs on its own thread. */

@@ -52,7 +52,7 @@ static const struct cli_opt new_opts[] = {
 static const struct cli_opt app_create_opts[] = {
     {.name = "preset",
      .value = true,
-     .help = "P: react-vite, fastapi, node-express, static"},
+     .help = "P: react-vite, fastapi, node-express, static, nextjs, worker"},
     {.name = "git", .value = true, .help = "URL: import this https repository"},
     {.name = "branch", .value = true, .help = "B: the import branch"},
     {.name = "credential", .value = true, .help = "C: a git credential's id"},

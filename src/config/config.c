@@ -330,6 +330,8 @@ static const struct config_var vars[] = {
      .extra = "./",
      .hook = config_check_subnet},
     HOOK(config_parse_egress),
+    /* After the egress: the mirrors' addresses join its allow-list. */
+    HOOK(config_parse_mirrors),
     INT("SANDBOXD_MEMORY_MB", memory_mb, 2048, 16, 1 << 20),
     INT("SANDBOXD_PIDS_LIMIT", pids_limit, 1024, 16, 1 << 22),
     INT("SANDBOXD_NOFILE_LIMIT", nofile_limit, 8192, 64, 1 << 20),

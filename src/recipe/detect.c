@@ -48,6 +48,18 @@ is_interesting(const char *name)
 	       strncmp(name, "requirements", 12) == 0;
 }
 
+/* A directory's names are unique: appended without facts_add's
+ * lookup, which would make a large directory quadratic. */
+static void
+list_add(struct buf *list, const char *name)
+{
+	if (strchr(name, '\n') != NULL)
+		return;
+	if (list->len == 0)
+		buf_append(list, "\n", 1);
+	buf_appendf(list, "%s\n", name);
+}
+
 static void
 list_entry(struct facts *f, int fd, const struct dirent *de)
 {
@@ -64,9 +76,9 @@ list_entry(struct facts *f, int fd, const struct dirent *de)
 		       : S_ISLNK(st.st_mode) ? DT_LNK
 		                             : DT_FIFO;
 	if (type == DT_REG)
-		facts_add(&f->files, de->d_name);
+		list_add(&f->files, de->d_name);
 	else if (type == DT_DIR)
-		facts_add(&f->dirs, de->d_name);
+		list_add(&f->dirs, de->d_name);
 	else if (is_interesting(de->d_name))
 		facts_warn(f, "%s is %s: not read", de->d_name,
 		           type == DT_LNK ? "a symbolic link"

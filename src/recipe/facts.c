@@ -45,7 +45,8 @@ facts_has(const struct buf *list, const char *name)
 {
 	char key[RECIPE_NOTE_LEN];
 
-	if (list->data == NULL || name[0] == '\0')
+	if (list->data == NULL || name[0] == '\0' ||
+	    strlen(name) > sizeof(key) - 3)
 		return false;
 	snprintf(key, sizeof(key), "\n%s\n", name);
 	return strstr(list->data, key) != NULL;
@@ -146,6 +147,8 @@ facts_requirements(struct facts *f, const char *text, size_t len)
 {
 	const char *p = text, *end = text + len;
 
+	if (len >= 3 && memcmp(p, "\xef\xbb\xbf", 3) == 0) /* a BOM */
+		p += 3;
 	while (p < end) {
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
 		const char *e = nl ? nl : end;
@@ -177,6 +180,28 @@ add_quoted(struct facts *f, const char *p, const char *end)
 		add_pyname(f, p, (size_t)(q - p));
 		p = q + 1;
 	}
+}
+
+/* The "]" that closes an array, outside quoted strings; NULL when the
+ * line has none. */
+static const char *
+array_end(const char *p, const char *end)
+{
+	char quote = 0;
+
+	for (; p < end; p++) {
+		if (quote) {
+			if (*p == quote)
+				quote = 0;
+		} else if (*p == '"' || *p == '\'') {
+			quote = *p;
+		} else if (*p == ']') {
+			return p;
+		} else if (*p == '#') {
+			return NULL;
+		}
+	}
+	return NULL;
 }
 
 enum py_section { PY_OTHER, PY_PROJECT, PY_LISTS, PY_KEYS };
@@ -211,11 +236,10 @@ struct py_walk {
 static void
 py_line(struct facts *f, struct py_walk *w, const char *p, const char *e)
 {
-	const char *eq;
+	const char *eq, *close;
 
 	if (w->in_array) {
-		const char *close = memchr(p, ']', (size_t)(e - p));
-
+		close = array_end(p, e);
 		add_quoted(f, p, close ? close : e);
 		w->in_array = close == NULL;
 		return;
@@ -238,10 +262,9 @@ py_line(struct facts *f, struct py_walk *w, const char *p, const char *e)
 	p = memchr(eq, '[', (size_t)(e - eq));
 	if (p == NULL)
 		return;
-	w->in_array = memchr(p, ']', (size_t)(e - p)) == NULL;
-	add_quoted(f, p,
-	           w->in_array ? e
-	                       : (const char *)memchr(p, ']', (size_t)(e - p)));
+	close = array_end(p + 1, e);
+	w->in_array = close == NULL;
+	add_quoted(f, p, close ? close : e);
 }
 
 void

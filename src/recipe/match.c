@@ -8,9 +8,10 @@
  * `exclude_deps` is a dependency, each of its `scripts` lists (any one
  * present) holds, and then its dependency signals (`deps` all,
  * `any_deps` one, `requirements` one) or one of its `config_files`
- * hold.  Dependencies and a config file: 95; dependencies: 85; a config
- * file only: 60; files or scripts only: 40; a generic recipe (fallback)
- * 30 whatever it matched.  Ranking: the confidence's band (high 80+,
+ * hold (a Node recipe's config file alone only when there is no readable
+ * package.json).  Dependencies and a config file: 95; dependencies: 85;
+ * a config file only: 60; files or scripts only: 40; a generic recipe
+ * (fallback) 30 whatever it matched.  Ranking: the confidence's band (high 80+,
  * medium 50+, low) first, then the recipe's priority (the more specific
  * framework above the generic one), then the confidence.
  */
@@ -103,8 +104,11 @@ deps_hold(const struct recipe *r, const struct facts *f, struct why *w)
 			break;
 	if (r->requirements.n && found == r->requirements.n)
 		return 0;
-	if (r->deps.n)
+	if (r->deps.n == 1)
 		why_add(w, "package.json depends on \"%s\"", r->deps.v[0]);
+	else if (r->deps.n > 1)
+		why_add(w, "package.json depends on \"%s\" and \"%s\"",
+		        r->deps.v[0], r->deps.v[1]);
 	if (r->any_deps.n)
 		why_add(w, "package.json depends on \"%s\"", r->any_deps.v[i]);
 	if (r->requirements.n)
@@ -152,6 +156,10 @@ match_recipe(const struct recipe *r, const struct facts *f,
 	deps = deps_hold(r, f, &w);
 	for (int i = 0; i < r->config_files.n && cfg == NULL; i++)
 		cfg = file_found(f, r->config_files.v[i]);
+	/* A Node config file says little when package.json, read, lacks
+	 * the framework: it counts alone only without one. */
+	if (deps == 0 && cfg != NULL && !python(r) && f->pkg != NULL)
+		cfg = NULL;
 	if (deps != 1 && cfg == NULL && (deps == 0 || r->config_files.n))
 		return 0;
 	if (cfg != NULL)

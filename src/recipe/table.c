@@ -13,6 +13,7 @@
  * before any other thread reads it).
  */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,7 +23,7 @@
 #define TABLE_DEPTH 8
 
 static struct recipe_table table;
-static bool loaded;
+static atomic_bool loaded;
 
 struct load_ctx {
 	char *err;

@@ -128,6 +128,7 @@ container_make(struct core *c, struct sandbox *sb, char *msg)
 	spec.env[0] = "HOME=/home/sandbox";
 	snprintf(preset, sizeof(preset), "SANDBOXD_PRESET=%s", sb->preset);
 	spec.env[1] = preset;
+	config_mirror_env(c->cfg, &spec.env[2], DOCKER_MAX_KV - 3);
 	spec.labels[0] = (struct docker_kv){"sandboxd.managed", "true"};
 	spec.labels[1] = (struct docker_kv){"sandboxd.instance", c->instance};
 	spec.labels[2] = (struct docker_kv){"sandboxd.sandbox", lbl_sb};

@@ -39,11 +39,13 @@
 #include <unistd.h>
 
 #include "disk/dedup.h"
+#include "sandbox/installkey.h"
 #include "sandbox/manifest.h"
 #include "sandbox/recipeops.h"
 #include "sandbox/supanswer.h"
 #include "sandbox/supclient.h"
 #include "sandbox/activity.h"
+#include "sandbox/routes.h"
 #include "ws/workspace.h"
 #include "ws/wsfs.h"
 #include "lib/hash.h"
@@ -152,6 +154,19 @@ runconf_update(int wsfd, const struct manifest *m)
 	return rc;
 }
 
+/* Tells the edge whether a web process will answer (routes.h). */
+static void
+note_procs(struct core *c, const char *id, const struct manifest *m)
+{
+	char names[ROUTES_WORKERS_MAX] = "";
+	size_t n = 0;
+
+	for (int i = 0; i < m->nworkers && n < sizeof(names); i++)
+		n += (size_t)snprintf(names + n, sizeof(names) - n, "%s%s",
+		                      i ? ", " : "", m->workers[i].name);
+	routes_set_procs(c->routes, id, m->has_web, names);
+}
+
 int
 runtime_configure(struct core *c, const char *id, bool reload)
 {
@@ -182,8 +197,18 @@ runtime_configure(struct core *c, const char *id, bool reload)
 		         "the app directory is missing or a "
 		         "symbolic link");
 	else if (manifest_load(appfd, sb.nports ? sb.ports[0] : 3000, &m,
-	                       &source, err, sizeof(err)) == 0)
-		rc = runconf_update(wsfd, &m);
+	                       &source, err, sizeof(err)) == 0) {
+		/* The key is computed each time: a changed lockfile is a
+		 * changed record, so the supervisor installs again. */
+		if (m.has_install &&
+		    runtime_install_key(appfd, &m, m.install_key) < 0)
+			snprintf(err, sizeof(err),
+			         "install: the key cannot be computed (out "
+			         "of memory)");
+		else
+			rc = runconf_update(wsfd, &m);
+		note_procs(c, id, &m);
+	}
 	store_sandbox_set_manifest(c->store, id, source, err);
 	if (rc > 0 && reload &&
 	    runtime_request(c, ws, "reload\n", RUNTIME_TIMEOUT_MS, &ans, &e) ==
@@ -499,6 +524,15 @@ runtime_manifest(struct core *c, const char *id, struct manifest *m)
 	                   err, sizeof(err));
 	close(appfd);
 	return rc;
+}
+
+void
+runtime_note_manifest(struct core *c, const char *id)
+{
+	struct manifest m;
+
+	if (runtime_manifest(c, id, &m) == 0)
+		note_procs(c, id, &m);
 }
 
 /* Nothing to start: each configure runs on its own thread. */

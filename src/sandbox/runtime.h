@@ -98,6 +98,13 @@ bool runtime_wait(struct core *c, const char *id, int64_t wait_ms);
 struct manifest;
 /* The app's manifest (sandbox.yaml or the default); -1 when invalid. */
 int runtime_manifest(struct core *c, const char *id, struct manifest *m);
+/*
+ * Tells the routing table what the sandbox's manifest runs (a web
+ * process or workers only), as a configure does: for sandboxes that run
+ * on from before the daemon started.  Reads the workspace: not under the
+ * sandbox's lock.
+ */
+void runtime_note_manifest(struct core *c, const char *id);
 
 /*
  * The runtime's handle (c->rt: the supervisor client's quiet table, the

@@ -184,7 +184,7 @@ save_trees(const struct config *cfg, int rootfd, int wsfd, const char *key,
 	snprintf(path, sizeof(path), "%s/store", cfg->data_dir);
 	ws_inoset_load(path, &store);
 	if (copy_trees(t, wsfd, tmpfd, &o, st) < 0) {
-		if (errno == EFBIG) {
+		if (errno == EFBIG || errno == EMLINK) {
 			log_info(
 			    "depcache: %.12s: over the bounds (%lld files, "
 			    "%lld MiB copied): not cached",
@@ -204,12 +204,30 @@ save_trees(const struct config *cfg, int rootfd, int wsfd, const char *key,
 	return rc;
 }
 
+/* The dedup pass before a save: the store entries are then links. */
+static void
+dedup_first(const struct config *cfg, struct dedup *dq, const char *ws)
+{
+	struct dedup_stats dst;
+	const char *id = strrchr(ws, '/');
+
+	if (dq == NULL) {
+		if (dedup_tree(cfg->data_dir, ws, &dst) < 0)
+			log_warn("depcache: no dedup pass over %s", ws);
+		return;
+	}
+	dedup_kick(dq, id != NULL ? id + 1 : ws);
+	if (!dedup_idle_wait(dq, DEPCACHE_DEDUP_WAIT_MS))
+		log_warn("depcache: the dedup pass over %s is late; saving "
+		         "without waiting for it",
+		         ws);
+}
+
 int
-depcache_save(const struct config *cfg, const char *ws, const char *key,
-              struct depcache_stats *st)
+depcache_save(const struct config *cfg, struct dedup *dq, const char *ws,
+              const char *key, struct depcache_stats *st)
 {
 	struct depcache_trees t = {0};
-	struct dedup_stats dst;
 	struct stat e;
 	int rootfd, wsfd = -1, rc = -1;
 
@@ -224,8 +242,7 @@ depcache_save(const struct config *cfg, const char *ws, const char *key,
 		goto out;
 	}
 	/* The big files become store entries first: linked, not copied. */
-	if (dedup_tree(cfg->data_dir, ws, &dst) < 0)
-		log_warn("depcache: no dedup pass over %s", ws);
+	dedup_first(cfg, dq, ws);
 	wsfd = open(ws, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (wsfd < 0 || trees_find(wsfd, &t) < 0)
 		goto out;
@@ -362,6 +379,7 @@ list_entries(int rootfd, bool tmp, struct entry *v, int max)
 			close(fd);
 		return 0;
 	}
+	rewinddir(d); /* the dup shares rootfd's offset */
 	while (n < max && (de = readdir(d)) != NULL) {
 		struct stat st;
 		bool is_tmp = strncmp(de->d_name, DEPCACHE_TMP_PREFIX,

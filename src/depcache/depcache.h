@@ -31,6 +31,7 @@
 #define DEPCACHE_MAX_OWN_BYTES (1024ll << 20) /* copied, not linked */
 #define DEPCACHE_WATCH_MAX     256            /* installs watched at once */
 #define DEPCACHE_POLL_MS       1000
+#define DEPCACHE_DEDUP_WAIT_MS 120000 /* for the dedup thread's pass */
 #define DEPCACHE_TMP_PREFIX    ".tmp-"
 #define DEPCACHE_KEY_FILE      ".sandboxd/install.key"
 
@@ -46,13 +47,16 @@ bool depcache_key_ok(const char *key);
 
 /*
  * Saves the dependency trees of the workspace at ws under key, after a
- * dedup pass over it (on the caller's thread; seconds for a big tree).
+ * dedup pass over it: dq's (kicked, then waited for, at most
+ * DEPCACHE_DEDUP_WAIT_MS), or with dq NULL one on the caller's thread
+ * (no other pass may run on ws meanwhile).  Seconds for a big tree.
  * 1 saved; 0 not (off, an entry exists, no tree, or past a bound:
  * logged); -1 error.  Then evicts the least recently used entries past
  * SANDBOXD_DEPCACHE_MAX_MB.
  */
-int depcache_save(const struct config *cfg, const char *ws, const char *key,
-                  struct depcache_stats *st);
+struct dedup;
+int depcache_save(const struct config *cfg, struct dedup *dq, const char *ws,
+                  const char *key, struct depcache_stats *st);
 /*
  * Copies key's entry into the workspace at ws (store entries linked,
  * the rest owned by the workspace user) and writes DEPCACHE_KEY_FILE,
@@ -77,21 +81,22 @@ int depcache_gc(const char *data_dir, int64_t max_age_days, bool yes, int *n,
  * The watcher: a thread that, for each sandbox told to it, reads the
  * workspace's DEPCACHE_KEY_FILE every DEPCACHE_POLL_MS for up to
  * timeout_s; when it holds the key and the cache has no entry for it,
- * saves.  depcache_new (NULL: out of memory) holds cfg, which outlives
- * it; depcache_start starts the thread unless the cache is off;
- * depcache_stop joins it (NULL or not started: a no-op); depcache_free
- * stops and frees.  depcache_watch never blocks (a full table, a bad
- * key or a stopped watcher: nothing); a second watch of a sandbox
- * replaces its first.  Any thread.
+ * saves.  depcache_new (NULL: out of memory) holds cfg and dq (the
+ * daemon's dedup thread, which runs the pass before a save; NULL: the
+ * watcher runs it), which outlive it; depcache_start starts the thread unless
+ * the cache is off; depcache_stop joins it (NULL or not started: a no-op);
+ * depcache_free stops and frees.  depcache_watch never blocks (a full table, a
+ * bad key or a stopped watcher: nothing); a second watch of a sandbox replaces
+ * its first.  Any thread.
  */
 struct depcache;
-struct depcache *depcache_new(const struct config *cfg);
+struct depcache *depcache_new(const struct config *cfg, struct dedup *dq);
 int depcache_start(struct depcache *dc);
 void depcache_stop(struct depcache *dc);
 void depcache_free(struct depcache *dc);
 void depcache_watch(struct depcache *dc, const char *sandbox_id,
                     const char *key, int64_t timeout_s);
-/* Sandboxes watched now (tests). */
+/* Sandboxes watched now, or being saved (tests). */
 int depcache_watching(struct depcache *dc);
 
 #endif

@@ -42,22 +42,24 @@ struct watch {
 
 struct depcache {
 	const struct config *cfg;
+	struct dedup *dq;
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	struct watch w[DEPCACHE_WATCH_MAX];
-	int n;
+	int n, saving; /* watches; of those taken out, saves under way */
 	bool started, stop;
 	pthread_t thread;
 };
 
 struct depcache *
-depcache_new(const struct config *cfg)
+depcache_new(const struct config *cfg, struct dedup *dq)
 {
 	struct depcache *dc = calloc(1, sizeof(*dc));
 
 	if (dc == NULL)
 		return NULL;
 	dc->cfg = cfg;
+	dc->dq = dq;
 	pthread_mutex_init(&dc->mu, NULL);
 	pthread_cond_init(&dc->cv, NULL);
 	return dc;
@@ -101,15 +103,16 @@ installed(const char *data_dir, const char *id, const char *key)
 }
 
 static void
-save(const struct config *cfg, const struct watch *w)
+save(const struct depcache *dc, const struct watch *w)
 {
+	const struct config *cfg = dc->cfg;
 	struct depcache_stats st;
 	char ws[PATH_MAX];
 	int64_t t0 = clock_now_ms();
 	int rc;
 
 	workspace_path(cfg->data_dir, w->id, ws, sizeof(ws));
-	rc = depcache_save(cfg, ws, w->key, &st);
+	rc = depcache_save(cfg, dc->dq, ws, w->key, &st);
 	if (rc < 0)
 		log_warn("depcache: sandbox %s: saving %.12s failed: %s", w->id,
 		         w->key, strerror(errno));
@@ -156,9 +159,15 @@ poll_once(struct depcache *dc)
 			continue;
 		pthread_mutex_lock(&dc->mu);
 		gone = dc->stop || !take(dc, &v[i]);
-		pthread_mutex_unlock(&dc->mu);
 		if (done && !gone)
-			save(dc->cfg, &v[i]);
+			dc->saving++;
+		pthread_mutex_unlock(&dc->mu);
+		if (done && !gone) {
+			save(dc, &v[i]);
+			pthread_mutex_lock(&dc->mu);
+			dc->saving--;
+			pthread_mutex_unlock(&dc->mu);
+		}
 	}
 	free(v);
 	pthread_mutex_lock(&dc->mu);
@@ -249,7 +258,7 @@ depcache_watching(struct depcache *dc)
 	int n;
 
 	pthread_mutex_lock(&dc->mu);
-	n = dc->n;
+	n = dc->n + dc->saving;
 	pthread_mutex_unlock(&dc->mu);
 	return n;
 }

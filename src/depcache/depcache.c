@@ -287,7 +287,7 @@ seed_into(const struct config *cfg, int entryfd, int wsfd, const char *key,
 	                          .gid = WORKSPACE_GID,
 	                          .max_entries = DEPCACHE_MAX_ENTRIES,
 	                          .max_own_bytes = DEPCACHE_MAX_OWN_BYTES};
-	char path[PATH_MAX];
+	char path[PATH_MAX], line[DEPCACHE_KEY_LEN + 2];
 	struct err e;
 	int rc;
 
@@ -295,7 +295,9 @@ seed_into(const struct config *cfg, int entryfd, int wsfd, const char *key,
 	ws_inoset_load(path, &store);
 	rc = copy_trees(t, entryfd, wsfd, &o, st);
 	ws_inoset_release(&store);
-	if (rc == 0 && wsfs_write(wsfd, DEPCACHE_KEY_FILE, key, strlen(key),
+	/* The supervisor's own format: the key and a newline. */
+	snprintf(line, sizeof(line), "%s\n", key);
+	if (rc == 0 && wsfs_write(wsfd, DEPCACHE_KEY_FILE, line, strlen(line),
 	                          WORKSPACE_UID, WORKSPACE_GID, &e) < 0)
 		rc = -1;
 	if (rc == 0)

@@ -5,7 +5,7 @@
  * gets them before its first boot and installs nothing.
  *
  * An entry is <data>/depcache/<key>/: the workspace's dependency trees
- * at their workspace-relative paths (every node_modules under app/ at
+ * at their workspace-relative paths (every node_modules under workspace/app/ at
  * most TREES_SCAN_DEPTH directories down and not inside another,
  * .local/lib/python3* /site-packages, .local/bin), plus the list of them
  * in <key>/trees.  A file that is a dependency-store entry

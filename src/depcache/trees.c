@@ -1,7 +1,7 @@
 /*
  * A workspace's dependency trees, and an entry's list of them
  * (trees.h).  The walk for node_modules goes at most
- * TREES_SCAN_DEPTH directories down from app/ and into at most
+ * TREES_SCAN_DEPTH directories down from workspace/app/ and into at most
  * TREES_SCAN_DIRS directories, never into .git, .sandboxd or a
  * node_modules (a dependency's own node_modules is part of its tree).
  */
@@ -61,7 +61,7 @@ open_sub(const struct scan *s, int fd, const char *name)
 	return sub;
 }
 
-/* fd (owned here) is rel, depth directories below app/. */
+/* fd (owned here) is rel, depth directories below workspace/app/. */
 static int
 scan_dir(struct scan *s, int fd, const char *rel, int depth)
 {
@@ -148,13 +148,16 @@ trees_find(int wsfd, struct depcache_trees *t)
 {
 	struct scan s = {.t = t};
 	struct stat st;
-	int app;
+	int wsd, app;
 
 	if (fstat(wsfd, &st) < 0)
 		return -1;
 	s.dev = st.st_dev;
-	app = open_sub(&s, wsfd, "app");
-	if (app >= 0 && scan_dir(&s, app, "app", 0) < 0)
+	wsd = open_sub(&s, wsfd, "workspace");
+	app = wsd >= 0 ? open_sub(&s, wsd, "app") : -1;
+	if (wsd >= 0)
+		close(wsd);
+	if (app >= 0 && scan_dir(&s, app, "workspace/app", 0) < 0)
 		return -1;
 	if (scan_python(&s, wsfd) < 0)
 		return -1;

@@ -11,7 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define TREES_SCAN_DEPTH 4       /* app/…/node_modules */
+#define TREES_SCAN_DEPTH 4       /* workspace/app/…/node_modules */
 #define TREES_SCAN_DIRS  20000   /* directories looked into */
 #define TREES_MAX        64      /* dependency trees per entry */
 #define TREES_REL_MAX    512     /* bytes of a tree's relative path */
@@ -19,15 +19,15 @@
 #define TREES_FILE_MAX   (64 << 10)
 
 struct depcache_trees {
-	char (*rel)[TREES_REL_MAX]; /* "app/node_modules", … */
+	char (*rel)[TREES_REL_MAX]; /* "workspace/app/node_modules", … */
 	int n;
 };
 
 /*
- * The trees of the workspace open at wsfd: each node_modules under app/
- * at most TREES_SCAN_DEPTH directories down and not inside another
- * (a monorepo's too), .local/lib/python3* /site-packages and .local/bin.
- * At most TREES_MAX (more are left out, logged).  0 or -1.
+ * The trees of the workspace open at wsfd: each node_modules under
+ * workspace/app/ at most TREES_SCAN_DEPTH directories down and not inside
+ * another (a monorepo's too), .local/lib/python3* /site-packages and
+ * .local/bin. At most TREES_MAX (more are left out, logged).  0 or -1.
  */
 int trees_find(int wsfd, struct depcache_trees *t);
 /* The list of an entry open at entryfd (its TREES_FILE).  0 or -1. */

@@ -140,24 +140,27 @@ make_ws_a(void)
 {
 	char target[512];
 
-	put_n(WS_A "/app/node_modules/x/index.js", 'x', 100000, 0644);
-	put(WS_A "/app/node_modules/x/package.json", "{\"name\":\"x\"}", 0644);
-	put(WS_A "/app/node_modules/x/cli.js", "#!/usr/bin/env node\n", 0755);
-	put(WS_A "/app/node_modules/x/node_modules/z/z.js", "z", 0644);
-	put(WS_A "/app/node_modules/.package-lock.json", "{}", 0640);
-	put(WS_A "/app/node_modules/.suid", "s", 04755);
-	mkdir(at(WS_A "/app/node_modules/.bin"), 0755);
-	symlink("../x/cli.js", at(WS_A "/app/node_modules/.bin/x"));
-	symlink("/etc", at(WS_A "/app/node_modules/etc"));
-	mkfifo(at(WS_A "/app/node_modules/fifo"), 0644);
-	put(WS_A "/app/package.json", "{}", 0644);
-	put(WS_A "/app/packages/web/node_modules/y/y.js", "y", 0644);
-	put(WS_A "/app/a/b/c/d/node_modules/deep.js", "d", 0644);
-	put(WS_A "/app/.git/node_modules/g.js", "g", 0644);
-	put(WS_A "/app/src/main.js", "main", 0644);
+	put_n(WS_A "/workspace/app/node_modules/x/index.js", 'x', 100000, 0644);
+	put(WS_A "/workspace/app/node_modules/x/package.json",
+	    "{\"name\":\"x\"}", 0644);
+	put(WS_A "/workspace/app/node_modules/x/cli.js",
+	    "#!/usr/bin/env node\n", 0755);
+	put(WS_A "/workspace/app/node_modules/x/node_modules/z/z.js", "z",
+	    0644);
+	put(WS_A "/workspace/app/node_modules/.package-lock.json", "{}", 0640);
+	put(WS_A "/workspace/app/node_modules/.suid", "s", 04755);
+	mkdir(at(WS_A "/workspace/app/node_modules/.bin"), 0755);
+	symlink("../x/cli.js", at(WS_A "/workspace/app/node_modules/.bin/x"));
+	symlink("/etc", at(WS_A "/workspace/app/node_modules/etc"));
+	mkfifo(at(WS_A "/workspace/app/node_modules/fifo"), 0644);
+	put(WS_A "/workspace/app/package.json", "{}", 0644);
+	put(WS_A "/workspace/app/packages/web/node_modules/y/y.js", "y", 0644);
+	put(WS_A "/workspace/app/a/b/c/d/node_modules/deep.js", "d", 0644);
+	put(WS_A "/workspace/app/.git/node_modules/g.js", "g", 0644);
+	put(WS_A "/workspace/app/src/main.js", "main", 0644);
 	put("outside/node_modules/secret", "secret", 0600);
 	snprintf(target, sizeof(target), "%s", at("outside"));
-	symlink(target, at(WS_A "/app/link"));
+	symlink(target, at(WS_A "/workspace/app/link"));
 	put(WS_A "/.local/lib/python3.12/site-packages/pkg/__init__.py", "p",
 	    0644);
 	put(WS_A "/.local/bin/tool", "#!/bin/sh\n", 0755);
@@ -175,49 +178,55 @@ save_and_seed(void)
 	CHECK(st.trees == 4);
 	CHECK(no_tmp());
 	/* The big file is a store entry, linked, not copied. */
-	a = st_of(WS_A "/app/node_modules/x/index.js");
-	e = st_of(ENTRY1 "/app/node_modules/x/index.js");
+	a = st_of(WS_A "/workspace/app/node_modules/x/index.js");
+	e = st_of(ENTRY1 "/workspace/app/node_modules/x/index.js");
 	CHECK(a.st_ino != 0 && a.st_ino == e.st_ino && a.st_uid == 0);
 	CHECK((a.st_mode & 07777) == 0444 && a.st_nlink >= 3);
-	CHECK(st_of(ENTRY1 "/app/node_modules/x/cli.js").st_mode & 0100);
+	CHECK(st_of(ENTRY1 "/workspace/app/node_modules/x/cli.js").st_mode &
+	      0100);
 	/* Dot files copied with their mode; symlinks kept, not followed. */
-	e = st_of(ENTRY1 "/app/node_modules/.package-lock.json");
+	e = st_of(ENTRY1 "/workspace/app/node_modules/.package-lock.json");
 	CHECK(e.st_ino != 0 &&
 	      e.st_ino !=
-	          st_of(WS_A "/app/node_modules/.package-lock.json").st_ino);
+	          st_of(WS_A "/workspace/app/node_modules/.package-lock.json")
+	              .st_ino);
 	CHECK((e.st_mode & 07777) == 0640);
-	CHECK(S_ISLNK(st_of(ENTRY1 "/app/node_modules/.bin/x").st_mode));
-	CHECK(S_ISLNK(st_of(ENTRY1 "/app/node_modules/etc").st_mode));
-	CHECK(!exists(ENTRY1 "/app/node_modules/fifo"));
-	CHECK(exists(ENTRY1 "/app/node_modules/x/node_modules/z/z.js"));
+	CHECK(S_ISLNK(
+	    st_of(ENTRY1 "/workspace/app/node_modules/.bin/x").st_mode));
+	CHECK(S_ISLNK(st_of(ENTRY1 "/workspace/app/node_modules/etc").st_mode));
+	CHECK(!exists(ENTRY1 "/workspace/app/node_modules/fifo"));
+	CHECK(
+	    exists(ENTRY1 "/workspace/app/node_modules/x/node_modules/z/z.js"));
 	/* A monorepo's package; not too deep, not .git, not a link out. */
-	CHECK(exists(ENTRY1 "/app/packages/web/node_modules/y/y.js"));
-	CHECK(!exists(ENTRY1 "/app/a"));
-	CHECK(!exists(ENTRY1 "/app/.git"));
-	CHECK(!exists(ENTRY1 "/app/link"));
-	CHECK(!exists(ENTRY1 "/app/src"));
+	CHECK(exists(ENTRY1 "/workspace/app/packages/web/node_modules/y/y.js"));
+	CHECK(!exists(ENTRY1 "/workspace/app/a"));
+	CHECK(!exists(ENTRY1 "/workspace/app/.git"));
+	CHECK(!exists(ENTRY1 "/workspace/app/link"));
+	CHECK(!exists(ENTRY1 "/workspace/app/src"));
 	CHECK(exists(ENTRY1 "/.local/lib/python3.12/site-packages/pkg"));
 	CHECK(exists(ENTRY1 "/.local/bin/tool"));
 	/* The key is taken: a second save does nothing. */
 	CHECK(depcache_save(&cfg, NULL, at(WS_A), KEY1, &st) == 0);
 
-	put(WS_B "/app/package.json", "{}", 0644);
-	chown(at(WS_B "/app"), 1000, 1000);
+	put(WS_B "/workspace/app/package.json", "{}", 0644);
+	chown(at(WS_B "/workspace/app"), 1000, 1000);
 	CHECK(depcache_seed(&cfg, at(WS_B), KEY1, &st) == 1);
-	b = st_of(WS_B "/app/node_modules/x/index.js");
+	b = st_of(WS_B "/workspace/app/node_modules/x/index.js");
 	CHECK(b.st_ino == a.st_ino && b.st_uid == 0);
-	b = st_of(WS_B "/app/node_modules/.package-lock.json");
+	b = st_of(WS_B "/workspace/app/node_modules/.package-lock.json");
 	CHECK(b.st_uid == 1000 && b.st_gid == 1000 &&
 	      (b.st_mode & 07777) == 0640);
-	CHECK((st_of(WS_B "/app/node_modules/.suid").st_mode & 07777) == 0755);
-	CHECK(st_of(WS_B "/app/node_modules").st_uid == 1000);
-	CHECK(S_ISLNK(st_of(WS_B "/app/node_modules/.bin/x").st_mode));
-	CHECK(exists(WS_B "/app/packages/web/node_modules/y/y.js"));
-	CHECK(st_of(WS_B "/app/packages").st_uid == 1000);
+	CHECK((st_of(WS_B "/workspace/app/node_modules/.suid").st_mode &
+	       07777) == 0755);
+	CHECK(st_of(WS_B "/workspace/app/node_modules").st_uid == 1000);
+	CHECK(
+	    S_ISLNK(st_of(WS_B "/workspace/app/node_modules/.bin/x").st_mode));
+	CHECK(exists(WS_B "/workspace/app/packages/web/node_modules/y/y.js"));
+	CHECK(st_of(WS_B "/workspace/app/packages").st_uid == 1000);
 	CHECK(st_of(WS_B "/.local/lib/python3.12").st_uid == 1000);
 	CHECK(exists(WS_B "/.local/bin/tool"));
 	CHECK_STR(text_of(WS_B "/.sandboxd/install.key", buf, sizeof(buf)),
-	          KEY1);
+	          KEY1 "\n");
 	CHECK(st_of(WS_B "/.sandboxd/install.key").st_uid == 1000);
 	/* No entry, a bad key: nothing. */
 	CHECK(depcache_seed(&cfg, at(WS_B), KEY2, &st) == 0);
@@ -232,19 +241,20 @@ seed_refused(void)
 	char target[512];
 
 	/* The workspace has its own node_modules: left alone. */
-	put(WS_C "/app/node_modules/mine.js", "mine", 0644);
+	put(WS_C "/workspace/app/node_modules/mine.js", "mine", 0644);
 	CHECK(depcache_seed(&cfg, at(WS_C), KEY1, &st) == 0);
-	CHECK(!exists(WS_C "/app/node_modules/x"));
+	CHECK(!exists(WS_C "/workspace/app/node_modules/x"));
 	CHECK(!exists(WS_C "/.sandboxd/install.key"));
 	/* A parent symlinked outside: nothing written through it. */
 	mkdir(at("outside2"), 0755);
 	mkdir(at(WS_D), 0755);
-	mkdir(at(WS_D "/app"), 0755);
+	mkdir(at(WS_D "/workspace"), 0755);
+	mkdir(at(WS_D "/workspace/app"), 0755);
 	snprintf(target, sizeof(target), "%s", at("outside2"));
-	symlink(target, at(WS_D "/app/packages"));
+	symlink(target, at(WS_D "/workspace/app/packages"));
 	CHECK(depcache_seed(&cfg, at(WS_D), KEY1, &st) == 0);
 	CHECK(!exists("outside2/web"));
-	CHECK(!exists(WS_D "/app/node_modules"));
+	CHECK(!exists(WS_D "/workspace/app/node_modules"));
 }
 
 static void
@@ -256,12 +266,12 @@ bounds(void)
 
 	/* More copied bytes than the cap: not cached, nothing left. */
 	small.depcache_max_mb = 1;
-	put_n(WS_C "/app/node_modules/.big", 'b', 2 << 20, 0644);
+	put_n(WS_C "/workspace/app/node_modules/.big", 'b', 2 << 20, 0644);
 	CHECK(depcache_save(&small, NULL, at(WS_C), KEY2, &st) == 0);
 	CHECK(!exists("data/depcache/" KEY2));
 	CHECK(no_tmp());
 	/* A tree deeper than the copy goes: the same. */
-	snprintf(rel, sizeof(rel), WS_D "/app/node_modules");
+	snprintf(rel, sizeof(rel), WS_D "/workspace/app/node_modules");
 	mkdir(at(rel), 0755);
 	for (int i = 0; i < 70 && strlen(rel) < 400; i++) {
 		strcat(rel, "/d");
@@ -296,7 +306,7 @@ evict_and_gc(void)
 	int64_t bytes;
 	int n;
 
-	put(WS_E "/app/node_modules/.lock", "l", 0644);
+	put(WS_E "/workspace/app/node_modules/.lock", "l", 0644);
 	CHECK(depcache_save(&cfg, NULL, at(WS_E), KEY4, &st) == 1);
 	age(ENTRY1, 40 * 86400);
 	/* Over a cap of 1 byte: the oldest goes, the kept one stays. */
@@ -333,7 +343,8 @@ watcher(void)
 	while (depcache_watching(dc) > 0 && clock_now_ms() < end)
 		usleep(50000);
 	CHECK(depcache_watching(dc) == 0);
-	CHECK(exists("data/depcache/" KEY3 "/app/node_modules/.lock"));
+	CHECK(
+	    exists("data/depcache/" KEY3 "/workspace/app/node_modules/.lock"));
 	/* An install that never ends: dropped at its deadline. */
 	depcache_watch(dc, "DDDDDDDDDDDDDDDDDDDDDDDDDD", KEY2, -59);
 	end = clock_now_ms() + 10000;

@@ -41,6 +41,7 @@
 #include "disk/dedup.h"
 #include "sandbox/installkey.h"
 #include "sandbox/manifest.h"
+#include "sandbox/recipeops.h"
 #include "sandbox/supanswer.h"
 #include "sandbox/supclient.h"
 #include "sandbox/activity.h"
@@ -100,7 +101,7 @@ exists(int dirfd, const char *rel)
 	return true;
 }
 
-/* Finds the manifest: sandbox.yaml, else the default.  0 or -1 (err). */
+/* Finds the manifest: sandbox.yaml, else recipeops_fallback.  0 or -1. */
 static int
 manifest_load(int appfd, int port, struct manifest *m, const char **source,
               char *err, size_t errlen)
@@ -117,8 +118,7 @@ manifest_load(int appfd, int port, struct manifest *m, const char **source,
 			return -1;
 		}
 		*source = "default";
-		manifest_default(m, port, exists(appfd, "package.json"));
-		return 0;
+		return recipeops_fallback(appfd, port, m, err, errlen);
 	}
 	rc = manifest_parse(text.data, text.len, m, err, errlen);
 	buf_release(&text);

@@ -27,6 +27,7 @@
 #include "cred/credentials.h"
 #include "depcache/depcache.h"
 #include "disk/dedup.h"
+#include "recipe/recipe.h"
 #include "disk/diskuse.h"
 #include "docker/docker.h"
 #include "edge/edge.h"
@@ -237,7 +238,12 @@ static int
 start_all(struct daemon *d)
 {
 	struct core *c = &d->core;
+	char err[256];
 
+	if (recipe_load(err, sizeof(err)) < 0) { /* compiled in: a bug */
+		log_error("the recipe table: %s", err);
+		return -1;
+	}
 	if ((c->net = sbnet_new(c->cfg, c->docker, c->instance)) == NULL ||
 	    (c->dedup = dedup_new(c->cfg)) == NULL ||
 	    (c->dc = depcache_new(c->cfg, c->dedup)) == NULL ||

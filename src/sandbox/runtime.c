@@ -38,6 +38,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "depcache/depcache.h"
 #include "disk/dedup.h"
 #include "sandbox/installkey.h"
 #include "sandbox/manifest.h"
@@ -208,6 +209,11 @@ runtime_configure(struct core *c, const char *id, bool reload)
 		else
 			rc = runconf_update(wsfd, &m);
 		note_procs(c, id, &m);
+		/* A finished install's tree is kept for the next app with
+		 * the same key (depcache.h). */
+		if (rc >= 0 && m.has_install)
+			depcache_watch(c->dc, id, m.install_key,
+			               m.install_timeout_s);
 	}
 	store_sandbox_set_manifest(c->store, id, source, err);
 	if (rc > 0 && reload &&

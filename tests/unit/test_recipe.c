@@ -1,6 +1,7 @@
 /*
  * The recipes (src/recipe/): the compiled-in table loads and is sound,
- * every recipe renders a sandbox.yaml the manifest parser takes, and
+ * every recipe renders a sandbox.yaml the manifest parser takes (its
+ * install section too), and
  * detection picks the right framework, package manager and directory on
  * small app trees (tests/unit/fixtures/recipe/<name>/), says what it
  * looked for when nothing matched, and turns a broken package.json, a
@@ -88,30 +89,11 @@ manifest_of(const struct detection *d)
 	return out.data;
 }
 
-/*
- * The text without its install section, for the parser of today's
- * main, which does not know install yet; with it, the whole text.
- */
 static int
 parse(const char *text, struct manifest *m, char *err, size_t errlen)
 {
-	const char *a = strstr(text, "\ninstall:\n"), *b;
-	struct buf rest;
-	int rc;
-
-	if (manifest_parse(text, strlen(text), m, err, errlen) == 0)
-		return 0;
-	if (a == NULL)
-		return -1;
-	for (b = a + 1; (b = strchr(b, '\n')) != NULL && b[1] == ' '; b++)
-		;
-	buf_init(&rest, 1u << 16);
-	buf_append(&rest, text, (size_t)(a - text) + 1);
-	if (b != NULL)
-		buf_append(&rest, b + 1, strlen(b + 1));
-	rc = manifest_parse(rest.data, rest.len, m, err, errlen);
-	buf_release(&rest);
-	return rc;
+	memset(m, 0, sizeof(*m));
+	return manifest_parse(text, strlen(text), m, err, errlen);
 }
 
 static void
@@ -254,9 +236,11 @@ every_recipe_renders(void)
 				              15) == 0);
 			if (r->dev != NULL)
 				CHECK(m.web.port == 3000);
-			if (d.pm[0] && strstr(text, "install:\n") == NULL) {
-				fprintf(stderr, "  %s: no install\n", r->id);
-				unit_failed = 1;
+			CHECK(m.has_install == (d.pm[0] != '\0'));
+			if (m.has_install) {
+				CHECK(m.install_timeout_s == 900);
+				CHECK(m.ninstall_inputs == 1);
+				CHECK_STR(m.install_inputs[0], "a \"b\".txt");
 			}
 		}
 	}
@@ -331,6 +315,18 @@ framework_families(void)
 
 	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
 		const struct detection *d = fixture(want[i].fixture);
+		static struct manifest m;
+		char err[256];
+
+		/* what is written parses, with the inputs detection found */
+		if (parse(manifest_of(d), &m, err, sizeof(err)) < 0) {
+			fprintf(stderr, "  %s: %s\n", want[i].fixture, err);
+			unit_failed = 1;
+		}
+		CHECK(m.has_install == (d->pm[0] != '\0'));
+		CHECK(!m.has_install || m.ninstall_inputs == d->ninputs);
+		for (int k = 0; m.has_install && k < d->ninputs; k++)
+			CHECK_STR(m.install_inputs[k], d->inputs[k]);
 
 		if (strcmp(d->recipe, want[i].recipe) != 0 ||
 		    strcmp(d->pm, want[i].pm) != 0 ||
@@ -549,6 +545,60 @@ exclusions(void)
 	CHECK_STR(best_of("[1,2]", NULL), "");
 }
 
+/* Facts made of a recipe's own signals: its dependencies (all of deps,
+ * the first of any_deps and requirements), its files, its first config
+ * file and script. */
+static void
+facts_of(const struct recipe *r, struct facts *f)
+{
+	struct buf pkg;
+
+	facts_init(f);
+	buf_init(&pkg, 1u << 16);
+	buf_appendf(&pkg, "{\"dependencies\":{\"_\":\"1\"");
+	for (int i = 0; i < r->deps.n; i++)
+		buf_appendf(&pkg, ",\"%s\":\"1.0.0\"", r->deps.v[i]);
+	if (r->any_deps.n)
+		buf_appendf(&pkg, ",\"%s\":\"1.0.0\"", r->any_deps.v[0]);
+	buf_appendf(&pkg, "},\"scripts\":{\"%s\":\"x\"}}",
+	            r->scripts.n ? r->scripts.v[0] : "dev");
+	facts_add(&f->files, "package.json");
+	facts_package_json(f, pkg.data, pkg.len);
+	if (r->requirements.n)
+		facts_requirements(f, r->requirements.v[0],
+		                   strlen(r->requirements.v[0]));
+	for (int i = 0; i < r->files.n; i++)
+		facts_add(&f->files, r->files.v[i]);
+	if (r->config_files.n)
+		facts_add(&f->files, r->config_files.v[0][0] == '*'
+		                         ? "notebook.ipynb"
+		                         : r->config_files.v[0]);
+	buf_release(&pkg);
+}
+
+/* Every recipe is what detection picks from its own signals, with the
+ * confidence they deserve. */
+static void
+own_signals(void)
+{
+	for (size_t i = 0; i < recipe_count(); i++) {
+		const struct recipe *r = recipe_at(i), *best[RECIPE_MAX_CANDS];
+		int conf[RECIPE_MAX_CANDS], n, c;
+		struct facts f;
+
+		facts_of(r, &f);
+		c = match_recipe(r, &f, NULL, NULL);
+		n = match_dir(&f, best, conf, RECIPE_MAX_CANDS);
+		if (c < (r->fallback ? 1 : 80) || n == 0 ||
+		    (!r->fallback && best[0] != r)) {
+			fprintf(stderr, "  %s: confidence %d, best %s\n", r->id,
+			        c, n ? best[0]->id : "none");
+			unit_failed = 1;
+		}
+		facts_release(&f);
+	}
+}
+
 /* A config file alone: medium when package.json cannot say, nothing
  * when package.json says otherwise. */
 static void
@@ -693,6 +743,7 @@ main(void)
 	    {"nothing matched says what was looked for", nothing_matched},
 	    {"a FIFO and a link are warnings, not hangs", hostile_files},
 	    {"exclusions: the specific framework wins", exclusions},
+	    {"every recipe is picked from its own signals", own_signals},
 	    {"a config file alone counts without a readable package.json",
 	     config_file_alone},
 	    {"Python package names from requirements and pyproject",

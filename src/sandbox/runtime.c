@@ -582,3 +582,31 @@ runtime_status(struct core *c, const char *id, struct err *e)
 	jv_free(ans);
 	return out;
 }
+
+/* Whether the supervisor says its install step runs now. */
+static bool
+install_running(struct core *c, const char *id)
+{
+	struct err e = {0};
+	struct jv *st = runtime_status(c, id, &e);
+	const char *state = jv_str(jv_get(jv_get(st, "install"), "state"));
+	bool running = state && strcmp(state, "running") == 0;
+
+	jv_free(st);
+	return running;
+}
+
+bool
+runtime_wait_install(struct core *c, const char *id, int64_t wait_ms,
+                     bool (*go_on)(void *), void *arg)
+{
+	int64_t deadline = clock_mono_ms() + wait_ms;
+
+	while (install_running(c, id)) {
+		if (c->stopping || clock_mono_ms() >= deadline ||
+		    (go_on && !go_on(arg)))
+			return false;
+		usleep(250 * 1000);
+	}
+	return true;
+}

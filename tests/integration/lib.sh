@@ -1040,3 +1040,56 @@ it_cleanup() {
 }
 trap it_cleanup EXIT
 trap 'exit 143' TERM INT HUP
+
+# --- the test npm registry and the starters (tests/registry, tests/fixtures) --
+
+# start_npm_registry: tests/registry/serve.py, the npm registry filled by
+# scripts/bootstrap (tests/registry/build.sh) from the starters' lockfiles,
+# in a network namespace of its own (outside_host) that has no route but
+# its veth: sets NPM_REG_URL (http://NET.2:4873/) and NPM_REG_NS, and logs
+# each request to $NPM_REG_LOG ("GET /path STATUS").  Stopped at cleanup.
+# Bails when the registry is not built or does not answer.
+start_npm_registry() {
+	local dir=${TEST_REGISTRY_DIR:-$IT_ROOT/build/test-registry} net
+	[[ -d $dir/packuments ]] ||
+		bail "no test npm registry in $dir (tests/registry/build.sh; scripts/bootstrap runs it)"
+	net=$(pick_net24 10.251)
+	[[ $net =~ ^10\.251\.[0-9]+$ ]] || bail "no free 10.251.X.0/24 for the npm registry: $net"
+	NPM_REG_NS=sbxit-$$-npm
+	NPM_REG_URL=http://$net.2:4873/
+	NPM_REG_LOG=$IT_TMP/npm-registry.log
+	: >"$NPM_REG_LOG"
+	IT_CLEANUP_HOOKS+=(stop_npm_registry)
+	outside_host "$NPM_REG_NS" "sbxr$$" "sbxpr$$" "$net" 2 ||
+		bail "cannot set up the npm registry's namespace"
+	ip netns exec "$NPM_REG_NS" python3 "$IT_ROOT/tests/registry/serve.py" --dir "$dir" \
+		--host "$net.2" --port 4873 --base "$NPM_REG_URL" --log "$NPM_REG_LOG" \
+		>"$IT_TMP/npm-registry.out" 2>&1 &
+	NPM_REG_PID=$!
+	wait_until 10 curl -sf -o /dev/null --max-time 2 "${NPM_REG_URL}vite" ||
+		bail "the npm registry did not come up: $(tail -n 3 "$IT_TMP/npm-registry.out")"
+	: >"$NPM_REG_LOG"
+}
+stop_npm_registry() {
+	[[ -n ${NPM_REG_PID:-} ]] || return 0
+	kill "$NPM_REG_PID" 2>/dev/null
+	wait "$NPM_REG_PID" 2>/dev/null
+	NPM_REG_PID=
+}
+# npm_reg_requests: how many requests the registry has answered so far.
+npm_reg_requests() { wc -l <"$NPM_REG_LOG" | tr -d ' '; }
+
+# starter_repo ID BARE: the bare repository BARE made from the fixture
+# tests/fixtures/starters/ID (one commit on main, as a user's push would
+# leave it; node_modules never in it).
+starter_repo() {
+	local src=$IT_ROOT/tests/fixtures/starters/$1 w
+	[[ -d $src ]] || return 1
+	w=$(mktemp -d "$IT_TMP/starter.XXXXXX")
+	(cd "$src" && tar --exclude=node_modules -cf - .) | tar -xf - -C "$w" &&
+		git -c init.defaultBranch=main init -q "$w" &&
+		git -C "$w" add -A &&
+		git -C "$w" -c user.name=dev -c user.email=dev@example.com commit -q -m "$1 starter" &&
+		git -c safe.directory='*' clone -q --bare "$w" "$2" &&
+		rm -rf "$w"
+}

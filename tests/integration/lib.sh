@@ -1093,3 +1093,104 @@ starter_repo() {
 		git -c safe.directory='*' clone -q --bare "$w" "$2" &&
 		rm -rf "$w"
 }
+
+# starter_info ID: the row of tests/fixtures/starters/starters.tsv ->
+# S_RECIPE (the recipe detection must choose), S_DIR ("" for the root),
+# S_PATH and S_TEXT (what the preview answers).  1 when there is none.
+starter_info() {
+	local id recipe dir path text
+	while IFS=$'\t' read -r id recipe dir path text; do
+		[[ $id == "$1" ]] || continue
+		S_RECIPE=$recipe S_PATH=$path S_TEXT=$text
+		S_DIR=${dir#-}
+		return 0
+	done <"$IT_ROOT/tests/fixtures/starters/starters.tsv"
+	return 1
+}
+
+# starters_daemon ID…: a bare repository per fixture ID under
+# $IT_TMP/starters served by start_git_server, the test npm registry
+# (start_npm_registry), and an edge daemon (start_edge_daemon) importing
+# from loopback with SANDBOXD_NPM_REGISTRY set to the registry; extra
+# settings in STARTERS_ENV (an array).  Bails when a part does not come up.
+starters_daemon() {
+	local id
+	mkdir -p "$IT_TMP/starters"
+	for id in "$@"; do
+		starter_repo "$id" "$IT_TMP/starters/$id.git" || bail "cannot make the $id repository"
+	done
+	start_git_server "$IT_TMP/starters"
+	start_npm_registry
+	start_edge_daemon SANDBOXD_GIT_ALLOW_HTTP=1 "SANDBOXD_NPM_REGISTRY=$NPM_REG_URL" \
+		"${STARTERS_ENV[@]}"
+}
+
+# import_starter ID [NAME]: an app with git.repo_url only (no preset, no
+# sandbox.yaml) and its sandbox -> APP, SB; START_MS[SB] = when it began.
+declare -A START_MS=()
+import_starter() {
+	local t0
+	t0=$(now_ms)
+	create_app "${2:-$1}" "\"git\":{\"repo_url\":\"http://127.0.0.1:$GPORT/$1.git\"}" &&
+		create_sandbox "$APP_ID" '{}' || return 1
+	APP=$APP_ID SB=$SB_ID
+	START_MS[$SB]=$t0
+}
+now_ms() { echo $(($(date +%s%N) / 1000000)); }
+
+# starter_answers ID SB: the preview of SB answers the starter's page.
+starter_answers() {
+	starter_info "$1" || return 1
+	[[ $(ecurl "s-$2-3000.preview.localhost:$EDGE_PORT" "$S_PATH" --max-time 10) == *"$S_TEXT"* ]]
+}
+
+# wait_starters SECS ID=SB…: waits (all at once) until each SB's preview
+# answers its starter's page; an error per one that did not within SECS,
+# with its status's problem and manifest.  Notes how long each took.
+wait_starters() {
+	local secs=$1 pair id sb end left=()
+	shift
+	left=("$@")
+	end=$(($(date +%s) + secs))
+	while ((${#left[@]})) && (($(date +%s) < end)); do
+		local next=()
+		for pair in "${left[@]}"; do
+			id=${pair%%=*} sb=${pair#*=}
+			if starter_answers "$id" "$sb"; then
+				note "$id: the preview answered $(((($(now_ms) - ${START_MS[$sb]:-$(now_ms)})) / 1000)) s after the import began"
+			else
+				next+=("$pair")
+			fi
+		done
+		left=("${next[@]}")
+		((${#left[@]})) && sleep 1
+	done
+	for pair in "${left[@]}"; do
+		id=${pair%%=*} sb=${pair#*=}
+		api GET "/v1/sandboxes/$sb"
+		t_err "$id: no answer with \"$S_TEXT\" within ${secs}s: install $(jq -c .install <<<"$BODY") problem $(jq -c '.problem // empty' <<<"$BODY" | head -c 300) manifest $(jq -c .manifest <<<"$BODY" | head -c 300); install.log: $(tail -n 3 "$DATA/workspaces/$sb/workspace/app/.sandboxd/logs/install.log" 2>/dev/null)"
+	done
+	((${#left[@]} == 0))
+}
+
+# check_detected ID APP SB: sandbox.yaml written by sandboxd and committed
+# alone on top of the import; runtime-inspect names the starter's recipe
+# (and sub-directory).
+check_detected() {
+	local id=$1 app=$2 sb=$3 a=$DATA/workspaces/$3/workspace/app
+	local -a g=(git -c safe.directory='*' -C "$a")
+	starter_info "$id" || { t_err "$id is not in starters.tsv"; return 1; }
+	[[ $(head -n 1 "$a/sandbox.yaml" 2>/dev/null) == "# Written by sandboxd"* ]] ||
+		t_err "$id: sandbox.yaml's first line: $(head -n 1 "$a/sandbox.yaml" 2>&1)"
+	[[ $("${g[@]}" log -1 --format=%s) == "sandboxd: "*sandbox.yaml* ]] ||
+		t_err "$id: the last commit: $("${g[@]}" log -1 --format=%s)"
+	[[ $("${g[@]}" show --name-only --format= HEAD) == sandbox.yaml ]] ||
+		t_err "$id: the commit has more than sandbox.yaml: $("${g[@]}" show --name-only --format= HEAD | head -n 3)"
+	[[ $("${g[@]}" rev-list --count HEAD) == 2 ]] || t_err "$id: not one commit on top of the import"
+	api GET "/v1/apps/$app/runtime-inspect"
+	expect_status 200 || return 1
+	[[ $(j .detection.recipe) == "$S_RECIPE" ]] ||
+		t_err "$id: runtime-inspect's recipe is $(j .detection.recipe), not $S_RECIPE: $(short_body)"
+	[[ $(j '.detection.dir // ""') == "$S_DIR" ]] ||
+		t_err "$id: runtime-inspect's dir is '$(j '.detection.dir // ""')', not '$S_DIR'"
+}

@@ -1121,7 +1121,8 @@ starters_daemon() {
 	done
 	start_git_server "$IT_TMP/starters"
 	start_npm_registry
-	start_edge_daemon SANDBOXD_GIT_ALLOW_HTTP=1 "SANDBOXD_NPM_REGISTRY=$NPM_REG_URL" \
+	start_edge_daemon "SANDBOXD_IMAGE=$IT_IMAGE" SANDBOXD_GIT_ALLOW_HTTP=1 \
+		"SANDBOXD_NPM_REGISTRY=$NPM_REG_URL" \
 		"${STARTERS_ENV[@]}"
 }
 

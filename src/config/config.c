@@ -339,6 +339,9 @@ static const struct config_var vars[] = {
     INT("SANDBOXD_DISK_USAGE_INTERVAL_SECONDS", disk_usage_interval_s, 300, 5,
         86400),
     BOOL("SANDBOXD_DEDUP", dedup, true),
+    /* The dependency cache (depcache/depcache.c). */
+    INT("SANDBOXD_DEPCACHE_MAX_AGE_DAYS", depcache_max_age_days, 30, 1, 3650),
+    INT("SANDBOXD_DEPCACHE_MAX_MB", depcache_max_mb, 4096, 0, 1 << 30),
     HOOK(config_parse_docker_host),
     {.name = "SANDBOXD_LOG_FORMAT",
      .kind = CONFIG_WORD,

@@ -110,6 +110,8 @@ struct config {
 	int64_t nofile_limit;
 	int64_t workspace_max_mb;      /* 0: no cap */
 	int64_t disk_usage_interval_s; /* disk/diskuse.c's period */
+	int64_t depcache_max_age_days; /* depcache/: gc'd after this unused */
+	int64_t depcache_max_mb;       /* depcache/: evicted past this */
 	bool dedup;          /* disk/dedup.c: dependencies stored once */
 	bool spend_counting; /* the proxy counts tokens and keeps budgets */
 	char docker_socket[PATH_MAX];

@@ -22,7 +22,6 @@
 
 #include "cred/credentials.h"
 #include "sandbox/gitops.h"
-#include "sandbox/recipeops.h"
 #include "sandbox/manifest.h"
 #include "sandbox/activity.h"
 #include "sandbox/routes.h"
@@ -336,7 +335,7 @@ create_failed_now(struct core *c, struct sandbox *sb, const char *why,
  * An imported app's clone, before the lock is taken (it may take
  * minutes, and the lock's stripe is shared); the row is "creating"
  * meanwhile, and read again under the lock after.  Then the web.port of
- * the sandbox.yaml the import brought, or detection wrote (recipeops.c).
+ * the sandbox.yaml the import brought, or detection wrote.
  */
 static int
 create_import(struct core *c, const struct app *app, int nports,
@@ -347,8 +346,7 @@ create_import(struct core *c, const struct app *app, int nports,
 	if (app->git_repo_url[0] == '\0')
 		return 0;
 	if (workspace_create(c->cfg->data_dir, sb->id) < 0 ||
-	    gitops_import(c, app, sb->id, e) < 0 ||
-	    recipeops_import(c, app, sb->id, e) < 0) {
+	    gitops_import(c, app, sb->id, e) < 0) {
 		bool cloned = e->status != 0;
 		if (!cloned)
 			ERR_INTERNAL(e,

@@ -38,6 +38,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "depcache/depcache.h"
 #include "disk/dedup.h"
 #include "sandbox/installkey.h"
 #include "sandbox/manifest.h"
@@ -208,6 +209,11 @@ runtime_configure(struct core *c, const char *id, bool reload)
 		else
 			rc = runconf_update(wsfd, &m);
 		note_procs(c, id, &m);
+		/* A finished install's tree is kept for the next app with
+		 * the same key (depcache.h). */
+		if (rc >= 0 && m.has_install)
+			depcache_watch(c->dc, id, m.install_key,
+			               m.install_timeout_s);
 	}
 	store_sandbox_set_manifest(c->store, id, source, err);
 	if (rc > 0 && reload &&
@@ -575,4 +581,32 @@ runtime_status(struct core *c, const char *id, struct err *e)
 	out = supanswer_status(ans);
 	jv_free(ans);
 	return out;
+}
+
+/* Whether the supervisor says its install step runs now. */
+static bool
+install_running(struct core *c, const char *id)
+{
+	struct err e = {0};
+	struct jv *st = runtime_status(c, id, &e);
+	const char *state = jv_str(jv_get(jv_get(st, "install"), "state"));
+	bool running = state && strcmp(state, "running") == 0;
+
+	jv_free(st);
+	return running;
+}
+
+bool
+runtime_wait_install(struct core *c, const char *id, int64_t wait_ms,
+                     bool (*go_on)(void *), void *arg)
+{
+	int64_t deadline = clock_mono_ms() + wait_ms;
+
+	while (install_running(c, id)) {
+		if (c->stopping || clock_mono_ms() >= deadline ||
+		    (go_on && !go_on(arg)))
+			return false;
+		usleep(250 * 1000);
+	}
+	return true;
 }

@@ -35,6 +35,33 @@ cmd_apps(struct cli *c, const struct cli_args *a)
 	return rc;
 }
 
+/*
+ * --start: the new app's sandbox made too (an import: cloned, its
+ * framework detected), then what was detected (cli_show_detection).
+ * --json and -q print the app's answer alone.
+ */
+static int
+start(struct cli *c, const char *app)
+{
+	char path[512];
+	struct jv *body;
+	struct cli_resp r;
+	int rc;
+
+	if (cli_pathf(path, sizeof(path), "/v1/apps/%s/sandbox", app) < 0)
+		return cli_fail(CLI_EUSAGE, "usage", "the id is too long");
+	cli_spin_start(c, "making the sandbox");
+	body = jv_obj();
+	rc = cli_call(c, "POST", path, body, &r);
+	jv_free(body);
+	cli_spin_stop(c);
+	if (rc == 0 && !c->json && !c->quiet)
+		printf("started sandbox %s\n",
+		       jv_str(jv_get(r.json, "id")) ?: "?");
+	cli_resp_release(&r);
+	return rc == 0 ? cli_show_detection(c, app) : rc;
+}
+
 int
 cmd_app_create(struct cli *c, const struct cli_args *a)
 {
@@ -72,9 +99,12 @@ cmd_app_create(struct cli *c, const struct cli_args *a)
 	jv_free(body);
 	if (rc == 0)
 		cli_show_answer(c, &r, "created app");
-	if (rc == 0 && git && !c->json && !c->quiet)
+	if (rc == 0 && cli_args_has(a, "start"))
+		rc = start(c, jv_str(jv_get(r.json, "id")) ?: a->pos[0]);
+	else if (rc == 0 && git && !c->json && !c->quiet)
 		printf("Its repository is cloned, and its framework detected, "
-		       "when its sandbox is made: sandboxd sandbox create %s\n",
+		       "when its sandbox is made: sandboxd sandbox create %s "
+		       "(or app create --start)\n",
 		       jv_str(jv_get(r.json, "id")) ?: a->pos[0]);
 	cli_resp_release(&r);
 	return rc;

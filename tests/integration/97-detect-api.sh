@@ -229,6 +229,9 @@ grep -q '^No framework detected: ' <<<"$out" && grep -q '^sandbox.yaml left as i
 	t_err "detect of nothing: $out"
 out=$(sbd app detect "$CAPP" --recipe fastapi)
 grep -q '^wrote sandbox.yaml (commit [0-9a-f]\{12\})$' <<<"$out" || t_err "detect --recipe: $out"
+out=$(sbd app create cli-start --git "http://127.0.0.1:$GPORT/api.git" --start 2>&1)
+grep -qE '^created app [0-9A-Z]{26}$' <<<"$out" && grep -qE '^started sandbox [0-9A-Z]{26}$' <<<"$out" &&
+	grep -qE '^Detected FastAPI \((high|medium|low)\)' <<<"$out" || t_err "app create --start: $out"
 sbd recipes -q | grep -qx static || t_err "recipes -q: $(sbd recipes -q | head -3)"
 sbd recipes | head -n 1 | grep -q '^ID  *NAME  *LANGUAGE  *PORT' || t_err "recipes: $(sbd recipes | head -n 2)"
 t_end

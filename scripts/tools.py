@@ -28,7 +28,8 @@ setsid, nohup, xargs, ...).  Single-quoted text is not read (it is what
 `docker exec ... sh -c '...'` runs in a sandbox, or a program's text);
 double-quoted text only for its $(...) and `...`.  Here-document bodies
 are skipped, but for their Python imports when python reads them.
-tests/fake-agent/ runs in the sandbox image, not on the host: not read.
+tests/fake-agent/ runs in the sandbox image, not on the host: not read;
+nor tests/fixtures/starters/ (apps the tests import into sandboxes).
 """
 import ast
 import json
@@ -38,7 +39,8 @@ import subprocess
 import sys
 
 ROOTS = ('tests', 'bench')
-SKIP = ('tests/fake-agent/', 'tests/unit/', 'tests/fuzz/')
+SKIP = ('tests/fake-agent/', 'tests/unit/', 'tests/fuzz/',
+        'tests/fixtures/starters/')
 # What the brief of a fresh machine gives besides the required packages.
 GIVEN = {'gcc', 'cc', 'make', 'git', 'python3', 'node', 'npm', 'npx', 'docker'}
 # Words after which the next word is a command again; and those that run

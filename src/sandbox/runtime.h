@@ -105,6 +105,15 @@ int runtime_manifest(struct core *c, const char *id, struct manifest *m);
  * sandbox's lock.
  */
 void runtime_note_manifest(struct core *c, const char *id);
+/*
+ * Waits while the sandbox's install step runs (docs/supervisor.md,
+ * "Install"), polling its status: true once none runs (or the
+ * supervisor does not say), false after wait_ms, when the daemon stops,
+ * or when go_on(arg) says to stop waiting.  An agent task starts only
+ * after it: the agent would work on a tree being installed into.
+ */
+bool runtime_wait_install(struct core *c, const char *id, int64_t wait_ms,
+                          bool (*go_on)(void *), void *arg);
 
 /*
  * The runtime's handle (c->rt: the supervisor client's quiet table, the

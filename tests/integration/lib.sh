@@ -1040,3 +1040,158 @@ it_cleanup() {
 }
 trap it_cleanup EXIT
 trap 'exit 143' TERM INT HUP
+
+# --- the test npm registry and the starters (tests/registry, tests/fixtures) --
+
+# start_npm_registry: tests/registry/serve.py, the npm registry filled by
+# scripts/bootstrap (tests/registry/build.sh) from the starters' lockfiles,
+# in a network namespace of its own (outside_host) that has no route but
+# its veth: sets NPM_REG_URL (http://NET.2:4873/) and NPM_REG_NS, and logs
+# each request to $NPM_REG_LOG ("GET /path STATUS").  Stopped at cleanup.
+# Bails when the registry is not built or does not answer.
+start_npm_registry() {
+	local dir=${TEST_REGISTRY_DIR:-$IT_ROOT/build/test-registry} net
+	[[ -d $dir/packuments ]] ||
+		bail "no test npm registry in $dir (tests/registry/build.sh; scripts/bootstrap runs it)"
+	net=$(pick_net24 10.251)
+	[[ $net =~ ^10\.251\.[0-9]+$ ]] || bail "no free 10.251.X.0/24 for the npm registry: $net"
+	NPM_REG_NS=sbxit-$$-npm
+	NPM_REG_URL=http://$net.2:4873/
+	NPM_REG_LOG=$IT_TMP/npm-registry.log
+	: >"$NPM_REG_LOG"
+	IT_CLEANUP_HOOKS+=(stop_npm_registry)
+	outside_host "$NPM_REG_NS" "sbxr$$" "sbxpr$$" "$net" 2 ||
+		bail "cannot set up the npm registry's namespace"
+	ip netns exec "$NPM_REG_NS" python3 "$IT_ROOT/tests/registry/serve.py" --dir "$dir" \
+		--host "$net.2" --port 4873 --base "$NPM_REG_URL" --log "$NPM_REG_LOG" \
+		>"$IT_TMP/npm-registry.out" 2>&1 &
+	NPM_REG_PID=$!
+	wait_until 10 curl -sf -o /dev/null --max-time 2 "${NPM_REG_URL}vite" ||
+		bail "the npm registry did not come up: $(tail -n 3 "$IT_TMP/npm-registry.out")"
+	: >"$NPM_REG_LOG"
+}
+stop_npm_registry() {
+	[[ -n ${NPM_REG_PID:-} ]] || return 0
+	kill "$NPM_REG_PID" 2>/dev/null
+	wait "$NPM_REG_PID" 2>/dev/null
+	NPM_REG_PID=
+}
+# npm_reg_requests: how many requests the registry has answered so far.
+npm_reg_requests() { wc -l <"$NPM_REG_LOG" | tr -d ' '; }
+
+# starter_repo ID BARE: the bare repository BARE made from the fixture
+# tests/fixtures/starters/ID (one commit on main, as a user's push would
+# leave it; node_modules never in it).
+starter_repo() {
+	local src=$IT_ROOT/tests/fixtures/starters/$1 w
+	[[ -d $src ]] || return 1
+	w=$(mktemp -d "$IT_TMP/starter.XXXXXX")
+	(cd "$src" && tar --exclude=node_modules -cf - .) | tar -xf - -C "$w" &&
+		git -c init.defaultBranch=main init -q "$w" &&
+		git -C "$w" add -A &&
+		git -C "$w" -c user.name=dev -c user.email=dev@example.com commit -q -m "$1 starter" &&
+		git -c safe.directory='*' clone -q --bare "$w" "$2" &&
+		rm -rf "$w"
+}
+
+# starter_info ID: the row of tests/fixtures/starters/starters.tsv ->
+# S_RECIPE (the recipe detection must choose), S_DIR ("" for the root),
+# S_PATH and S_TEXT (what the preview answers).  1 when there is none.
+starter_info() {
+	local id recipe dir path text
+	while IFS=$'\t' read -r id recipe dir path text; do
+		[[ $id == "$1" ]] || continue
+		S_RECIPE=$recipe S_PATH=$path S_TEXT=$text
+		S_DIR=${dir#-}
+		return 0
+	done <"$IT_ROOT/tests/fixtures/starters/starters.tsv"
+	return 1
+}
+
+# starters_daemon ID…: a bare repository per fixture ID under
+# $IT_TMP/starters served by start_git_server, the test npm registry
+# (start_npm_registry), and an edge daemon (start_edge_daemon) importing
+# from loopback with SANDBOXD_NPM_REGISTRY set to the registry; extra
+# settings in STARTERS_ENV (an array).  Bails when a part does not come up.
+starters_daemon() {
+	local id
+	mkdir -p "$IT_TMP/starters"
+	for id in "$@"; do
+		starter_repo "$id" "$IT_TMP/starters/$id.git" || bail "cannot make the $id repository"
+	done
+	start_git_server "$IT_TMP/starters"
+	start_npm_registry
+	start_edge_daemon "SANDBOXD_IMAGE=$IT_IMAGE" SANDBOXD_GIT_ALLOW_HTTP=1 \
+		"SANDBOXD_NPM_REGISTRY=$NPM_REG_URL" \
+		"${STARTERS_ENV[@]}"
+}
+
+# import_starter ID [NAME]: an app with git.repo_url only (no preset, no
+# sandbox.yaml) and its sandbox -> APP, SB; START_MS[SB] = when it began.
+declare -A START_MS=()
+import_starter() {
+	local t0
+	t0=$(now_ms)
+	create_app "${2:-$1}" "\"git\":{\"repo_url\":\"http://127.0.0.1:$GPORT/$1.git\"}" &&
+		create_sandbox "$APP_ID" '{}' || return 1
+	APP=$APP_ID SB=$SB_ID
+	START_MS[$SB]=$t0
+}
+now_ms() { echo $(($(date +%s%N) / 1000000)); }
+
+# starter_answers ID SB: the preview of SB answers the starter's page.
+starter_answers() {
+	starter_info "$1" || return 1
+	[[ $(ecurl "s-$2-3000.preview.localhost:$EDGE_PORT" "$S_PATH" --max-time 10) == *"$S_TEXT"* ]]
+}
+
+# wait_starters SECS ID=SB…: waits (all at once) until each SB's preview
+# answers its starter's page; an error per one that did not within SECS,
+# with its status's problem and manifest.  Notes how long each took.
+wait_starters() {
+	local secs=$1 pair id sb end left=()
+	shift
+	left=("$@")
+	end=$(($(date +%s) + secs))
+	while ((${#left[@]})) && (($(date +%s) < end)); do
+		local next=()
+		for pair in "${left[@]}"; do
+			id=${pair%%=*} sb=${pair#*=}
+			if starter_answers "$id" "$sb"; then
+				note "$id: the preview answered $(((($(now_ms) - ${START_MS[$sb]:-$(now_ms)})) / 1000)) s after the import began"
+			else
+				next+=("$pair")
+			fi
+		done
+		left=("${next[@]}")
+		((${#left[@]})) && sleep 1
+	done
+	for pair in "${left[@]}"; do
+		id=${pair%%=*} sb=${pair#*=}
+		api GET "/v1/sandboxes/$sb"
+		t_err "$id: no answer with \"$S_TEXT\" within ${secs}s: install $(jq -c .install <<<"$BODY") problem $(jq -c '.problem // empty' <<<"$BODY" | head -c 300) manifest $(jq -c .manifest <<<"$BODY" | head -c 300); install.log: $(tail -n 3 "$DATA/workspaces/$sb/workspace/app/.sandboxd/logs/install.log" 2>/dev/null)"
+	done
+	((${#left[@]} == 0))
+}
+
+# check_detected ID APP SB: sandbox.yaml written by sandboxd and committed
+# alone on top of the import; runtime-inspect names the starter's recipe
+# (and sub-directory).
+check_detected() {
+	local id=$1 app=$2 sb=$3 a=$DATA/workspaces/$3/workspace/app
+	local -a g=(git -c safe.directory='*' -C "$a")
+	starter_info "$id" || { t_err "$id is not in starters.tsv"; return 1; }
+	[[ $(head -n 1 "$a/sandbox.yaml" 2>/dev/null) == "# Written by sandboxd"* ]] ||
+		t_err "$id: sandbox.yaml's first line: $(head -n 1 "$a/sandbox.yaml" 2>&1)"
+	[[ $("${g[@]}" log -1 --format=%s) == "sandboxd: "*sandbox.yaml* ]] ||
+		t_err "$id: the last commit: $("${g[@]}" log -1 --format=%s)"
+	[[ $("${g[@]}" show --name-only --format= HEAD) == sandbox.yaml ]] ||
+		t_err "$id: the commit has more than sandbox.yaml: $("${g[@]}" show --name-only --format= HEAD | head -n 3)"
+	[[ $("${g[@]}" rev-list --count HEAD) == 2 ]] || t_err "$id: not one commit on top of the import"
+	api GET "/v1/apps/$app/runtime-inspect"
+	expect_status 200 || return 1
+	[[ $(j .detection.recipe) == "$S_RECIPE" ]] ||
+		t_err "$id: runtime-inspect's recipe is $(j .detection.recipe), not $S_RECIPE: $(short_body)"
+	[[ $(j '.detection.dir // ""') == "$S_DIR" ]] ||
+		t_err "$id: runtime-inspect's dir is '$(j '.detection.dir // ""')', not '$S_DIR'"
+}

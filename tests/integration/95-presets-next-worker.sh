@@ -10,11 +10,11 @@
 # and its preview address answers at once with a page that says the app
 # has no web process and names the worker: while running, after a wake by
 # that address, and after a restart of the daemon.  Prints the times as
-# "#" lines.
+# "#" lines.  The sandboxes run $IT_IMAGE (SANDBOXD_IMAGE).
 . "$(dirname "$0")/lib.sh"
 need_docker
 command -v jq >/dev/null || bail "jq is needed"
-start_edge_daemon SANDBOXD_EGRESS=none
+start_edge_daemon SANDBOXD_IMAGE="$IT_IMAGE" SANDBOXD_EGRESS=none
 
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
 host_of() { echo "s-$1-3000.preview.localhost:$EDGE_PORT"; }
@@ -143,7 +143,7 @@ t_end
 
 t_begin "worker: after a daemon restart its preview still says no web process, at once"
 if [[ -n ${WORK:-} ]]; then
-	start_edge_daemon SANDBOXD_EGRESS=none
+	start_edge_daemon SANDBOXD_IMAGE="$IT_IMAGE" SANDBOXD_EGRESS=none
 	no_web_page "$WORK" ||
 		t_err "expected 404 no-web, got $E_STATUS '$(eh X-Sandboxd-Preview)': ${E_BODY:0:300}"
 	api GET "/v1/sandboxes/$WORK"

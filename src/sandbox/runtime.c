@@ -580,3 +580,13 @@ runtime_wait_install(struct core *c, const char *id, int64_t wait_ms,
 	}
 	return true;
 }
+
+void
+runtime_after_task(struct core *c, const char *id)
+{
+	struct sandbox sb;
+
+	if (store_sandbox_get(c->store, id, &sb) == 0 &&
+	    sb.status == SANDBOX_RUNNING && !sb.frozen)
+		runtime_schedule(c, id);
+}

@@ -107,6 +107,12 @@ int runtime_manifest(struct core *c, const char *id, struct manifest *m);
  */
 bool runtime_wait_install(struct core *c, const char *id, int64_t wait_ms,
                           bool (*go_on)(void *), void *arg);
+/*
+ * After a task: a running sandbox is configured again (runtime_schedule),
+ * so a lockfile the agent changed gives run.conf a new install key and
+ * the supervisor installs before it starts the processes again.
+ */
+void runtime_after_task(struct core *c, const char *id);
 
 /*
  * The runtime's handle (c->rt: the supervisor client's quiet table, the

@@ -97,6 +97,7 @@ expect_jq '.status == "succeeded"' "the task succeeded ($(j .status) $(j .failur
 STARTED=$(date -d "$(j .started_at)" +%s%3N 2>/dev/null)
 wait_sb "$SB" '.install.state == "done"' 30
 ENDED=$(j .install.ended_at_ms)
+KEYT=$(j .install.key)
 # started_at has whole seconds at worst: within a second of the end.
 [[ -n $STARTED && $STARTED -ge $((ENDED / 1000 * 1000)) ]] ||
 	t_err "the task started at $STARTED, before the install ended at $ENDED"
@@ -114,7 +115,7 @@ expect_jq '.problem.kind == "install_failed" and (.problem.summary | startswith(
 	"the problem names the failed install"
 expect_jq 'any(.problem.lines[]; test("exited with code 1"))' "the problem has install.log's last lines"
 KEY3=$(j .install.key)
-[[ $(key_file) == "$KEY2" ]] || t_err "install.key changed after a failure: $(key_file)"
+[[ $(key_file) == "$KEYT" ]] || t_err "install.key changed after a failure: $(key_file)"
 t_end
 
 t_begin "restart retries a failed install; a fixed lockfile passes"

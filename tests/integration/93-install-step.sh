@@ -51,7 +51,8 @@ expect_jq '.processes | map(select(.name == "web" and .state == "running")) | le
 	"no web process runs during the install"
 expect_jq '.problem.kind == "installing" and .problem.summary == "installing dependencies"' \
 	"the problem says the install runs"
-expect_jq '.preview.status == "starting"' "the preview is starting"
+expect_jq '.preview.status == "starting" and .preview.detail == "installing dependencies"' \
+	"the preview is starting, installing dependencies"
 wait_sb "$SB" '.install.state == "done" and .preview.status == "ready"' 60
 expect_jq '.install.exit_code == 0 and (.install.key | test("^[0-9a-f]{64}$"))' "done, exit 0, a key"
 expect_jq '.install.ended_at_ms >= .install.started_at_ms + 1900' "it took its two seconds"

@@ -553,9 +553,8 @@ runtime_status(struct core *c, const char *id, struct err *e)
 	return out;
 }
 
-/* Whether the supervisor says its install step runs now. */
-static bool
-install_running(struct core *c, const char *id)
+bool
+runtime_install_running(struct core *c, const char *id)
 {
 	struct err e = {0};
 	struct jv *st = runtime_status(c, id, &e);
@@ -572,7 +571,7 @@ runtime_wait_install(struct core *c, const char *id, int64_t wait_ms,
 {
 	int64_t deadline = clock_mono_ms() + wait_ms;
 
-	while (install_running(c, id)) {
+	while (runtime_install_running(c, id)) {
 		if (c->stopping || clock_mono_ms() >= deadline ||
 		    (go_on && !go_on(arg)))
 			return false;

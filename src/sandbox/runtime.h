@@ -98,6 +98,9 @@ bool runtime_wait(struct core *c, const char *id, int64_t wait_ms);
 struct manifest;
 /* The app's manifest (sandbox.yaml or the default); -1 when invalid. */
 int runtime_manifest(struct core *c, const char *id, struct manifest *m);
+/* Whether the sandbox's supervisor says its install step runs now
+ * (false when it does not answer). */
+bool runtime_install_running(struct core *c, const char *id);
 /*
  * Waits while the sandbox's install step runs (docs/supervisor.md,
  * "Install"), polling its status: true once none runs (or the

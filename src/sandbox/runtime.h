@@ -98,6 +98,9 @@ bool runtime_wait(struct core *c, const char *id, int64_t wait_ms);
 struct manifest;
 /* The app's manifest (sandbox.yaml or the default); -1 when invalid. */
 int runtime_manifest(struct core *c, const char *id, struct manifest *m);
+/* Whether the sandbox's supervisor says its install step runs now
+ * (false when it does not answer). */
+bool runtime_install_running(struct core *c, const char *id);
 /*
  * Tells the routing table what the sandbox's manifest runs (a web
  * process or workers only), as a configure does: for sandboxes that run
@@ -114,6 +117,12 @@ void runtime_note_manifest(struct core *c, const char *id);
  */
 bool runtime_wait_install(struct core *c, const char *id, int64_t wait_ms,
                           bool (*go_on)(void *), void *arg);
+/*
+ * After a task: a running sandbox is configured again (runtime_schedule),
+ * so a lockfile the agent changed gives run.conf a new install key and
+ * the supervisor installs before it starts the processes again.
+ */
+void runtime_after_task(struct core *c, const char *id);
 
 /*
  * The runtime's handle (c->rt: the supervisor client's quiet table, the

@@ -167,5 +167,9 @@ bench: all
 clean:
 	rm -rf build build-asan build-fuzz
 
+# The recipe table is assembled into data.o (.incbin), which the
+# compiler's dependency list does not name.
+$(BUILD)/src/recipe/data.o $(FUZZ_BUILD)/src/recipe/data.o: src/recipe/recipes.json
+
 -include $(DAEMON_OBJ:.o=.d) $(FUZZ_OBJ:.o=.d) \
          $(FUZZ_BIN:$(FUZZ_BUILD)/%=$(FUZZ_BUILD)/deps/%.d)

@@ -152,7 +152,7 @@ function NewApp({onCreated}) {
 				if (cred) body.git.credential_id = cred;
 			}
 			app = await post('/v1/apps', body);
-			setStep(mode === 'git' ? 'Cloning the repository and starting the sandbox… (a large repository takes a while)' : 'Starting its sandbox…');
+			setStep(mode === 'git' ? 'Cloning the repository, detecting its framework and starting the sandbox… (a large repository takes a while)' : 'Starting its sandbox…');
 			await post('/v1/apps/' + app.id + '/sandbox', {});
 			onCreated();
 			route('/apps/' + app.id);

@@ -13,6 +13,7 @@ import {Processes} from './processes.jsx';
 import {AppTitle} from './apptitle.jsx';
 import {SandboxFailed} from './fixit.jsx';
 import {Terminal} from './terminal.jsx';
+import {Detected} from './detect.jsx';
 
 async function loadApp(id) {
 	const app = await get('/v1/apps/' + enc(id));
@@ -68,6 +69,7 @@ export function AppShell({params}) {
 				<Note kind="warn">The sandbox was stopped: {stopWords[sandbox.status_reason] || sandbox.status_reason}.</Note>
 			)}
 			{!sandbox && <NoSandbox app={app} onChange={st.reload} />}
+			{sandbox && tab === '' && <Detected app={app} sandbox={sandbox} onChange={st.reload} />}
 			{fit && tab !== 'terminal' && <PaneSwitch id={id} tab={tab} pane={pane} setPane={setPane} />}
 			{sandbox && tab === '' && (
 				<div class={'split pane-' + pane}>

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "api/api.h"
+#include "sandbox/installkey.h"
 #include "sandbox/runtime.h"
 #include "lib/hash.h"
 #include "lib/limits.h"
@@ -339,8 +340,10 @@ files_put(struct req *r, struct resp *w)
 			etag_header(w, p.current);
 		goto out;
 	}
-	/* A new manifest takes effect at once in a running sandbox. */
-	if (strcmp(t.path, "sandbox.yaml") == 0 &&
+	/* A new manifest takes effect at once in a running sandbox; so does
+	 * a new lockfile (a new install key: the supervisor installs). */
+	if ((strcmp(t.path, "sandbox.yaml") == 0 ||
+	     runtime_install_default_input(t.path)) &&
 	    t.sb.status == SANDBOX_RUNNING)
 		core_sandbox_reload(r->core, t.sb.id);
 	vault_hash_hex(data, r->body.len, hex);
@@ -421,7 +424,9 @@ files_move(struct req *r, struct resp *w)
 		goto out;
 	}
 	if ((strcmp(from, "sandbox.yaml") == 0 ||
-	     strcmp(to, "sandbox.yaml") == 0) &&
+	     strcmp(to, "sandbox.yaml") == 0 ||
+	     runtime_install_default_input(from) ||
+	     runtime_install_default_input(to)) &&
 	    t.sb.status == SANDBOX_RUNNING)
 		core_sandbox_reload(r->core, t.sb.id);
 	o = jv_obj();

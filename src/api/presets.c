@@ -14,7 +14,10 @@ presets_list(struct req *r, struct resp *w)
 		jv_set_str(o, "id", p->id);
 		jv_set_str(o, "label", p->label);
 		jv_set_str(o, "description", p->description);
-		jv_set_int(o, "port", p->port);
+		if (p->port)
+			jv_set_int(o, "port", p->port);
+		else
+			jv_set(o, "port", jv_new_null()); /* no web process */
 		jv_push(arr, o);
 	}
 	o = jv_obj();

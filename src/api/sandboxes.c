@@ -135,6 +135,7 @@ struct jv *
 api_sandbox_json(struct core *c, const struct sandbox *sb)
 {
 	struct jv *o = jv_obj(), *ports = jv_arr(), *rt = NULL, *procs;
+	struct jv *problem, *install;
 	char ws[WORKSPACE_PATH_MAX], task[ULID_LEN + 1];
 	struct err re = {0};
 	int64_t blocked;
@@ -166,9 +167,15 @@ api_sandbox_json(struct core *c, const struct sandbox *sb)
 	jv_set(o, "preview", preview_json(c, sb, rt, &re));
 	procs = rt ? jv_get(rt, "processes") : NULL;
 	jv_set(o, "processes", processes_json(sb, procs));
-	jv_set(o, "problem",
-	       sb->status == SANDBOX_RUNNING ? applog_problem(ws, sb->id, procs)
-	                                     : jv_new_null());
+	install = rt ? jv_get(rt, "install") : NULL;
+	jv_set(o, "install",
+	       install ? jv_copy((struct jv *)install) : jv_new_null());
+	if (sb->status != SANDBOX_RUNNING)
+		problem = jv_new_null();
+	else if ((problem = applog_install_problem(ws, sb->id, install)) ==
+	         NULL)
+		problem = applog_problem(ws, sb->id, procs);
+	jv_set(o, "problem", problem);
 	jv_set(o, "manifest", manifest_json(sb));
 	jv_free(rt);
 	jv_set_str(o, "idle_policy", sb->idle_policy);

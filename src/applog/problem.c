@@ -302,6 +302,47 @@ out:
 	return out ? out : jv_new_null();
 }
 
+struct jv *
+applog_install_problem(const char *ws, const char *id, const struct jv *install)
+{
+	const char *st = jv_str(jv_get(install, "state"));
+	const struct jv *ec = jv_get(install, "exit_code");
+	char summary[LOGSCAN_SUMMARY + 96];
+	const char *kind;
+	struct timespec mtime;
+	struct logscan *ls;
+	struct jv *out;
+	char *buf;
+	size_t n;
+
+	if (st == NULL ||
+	    (strcmp(st, "running") != 0 && strcmp(st, "failed") != 0))
+		return NULL;
+	if ((ls = calloc(1, sizeof(*ls))) == NULL ||
+	    (buf = malloc(APPLOG_TAIL + 1)) == NULL) {
+		free(ls);
+		return NULL;
+	}
+	n = read_tail(ws, "install", buf, &mtime);
+	if (strcmp(st, "running") == 0) {
+		logscan_tail(buf, n, 5, ls);
+		snprintf(summary, sizeof(summary), "installing dependencies");
+	} else {
+		logscan_tail(buf, n, 20, ls);
+		snprintf(summary, sizeof(summary),
+		         "the install failed (exit %lld): %s",
+		         ec && jv_type(ec) == JV_INT ? (long long)jv_int(ec)
+		                                     : -1LL,
+		         ls->nlines ? ls->lines[ls->nlines - 1]
+		                    : "see .sandboxd/logs/install.log");
+	}
+	kind = strcmp(st, "running") == 0 ? "installing" : "install_failed";
+	out = problem_json(kind, "install", summary, ls, since_of(id, kind, 0));
+	free(buf);
+	free(ls);
+	return out;
+}
+
 void
 applog_procs_seen(const char *id, const struct jv *procs)
 {

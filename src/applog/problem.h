@@ -29,6 +29,15 @@
 struct jv *applog_problem(const char *ws, const char *id,
                           const struct jv *procs);
 
+/*
+ * The problem the install step (docs/supervisor.md, "Install") makes, or
+ * NULL: {kind:"installing"} while it runs (no process runs meanwhile),
+ * {kind:"install_failed"} with the last lines of install.log after it
+ * failed.  install is the status's "install" object (supanswer.h).
+ */
+struct jv *applog_install_problem(const char *ws, const char *id,
+                                  const struct jv *install);
+
 /* Remembers the process list of a sandbox that answered. */
 void applog_procs_seen(const char *id, const struct jv *procs);
 

@@ -54,6 +54,15 @@ gc(const struct config *cfg, bool yes, const char *repo)
 	if (r.store_unreadable)
 		fprintf(stderr, "sandboxd gc: cannot read %s/store\n",
 		        cfg->data_dir);
+	if (r.depcache_unreadable)
+		fprintf(stderr, "sandboxd gc: cannot read %s/depcache\n",
+		        cfg->data_dir);
+	printf("%s %d dependency-cache entr%s unused for %lld days (%lld "
+	       "KiB)\n",
+	       yes ? "removed" : "would remove", r.depcache,
+	       r.depcache == 1 ? "y" : "ies",
+	       (long long)cfg->depcache_max_age_days,
+	       (long long)(r.depcache_bytes >> 10));
 	printf("%s %d unused store entr%s (%lld KiB)\n",
 	       yes ? "removed" : "would remove", r.store,
 	       r.store == 1 ? "y" : "ies", (long long)(r.store_bytes >> 10));

@@ -25,7 +25,9 @@
 #include "cli/setup.h"
 #include "config/config.h"
 #include "cred/credentials.h"
+#include "depcache/depcache.h"
 #include "disk/dedup.h"
+#include "recipe/recipe.h"
 #include "disk/diskuse.h"
 #include "docker/docker.h"
 #include "edge/edge.h"
@@ -236,14 +238,21 @@ static int
 start_all(struct daemon *d)
 {
 	struct core *c = &d->core;
+	char err[256];
 
+	if (recipe_load(err, sizeof(err)) < 0) { /* compiled in: a bug */
+		log_error("the recipe table: %s", err);
+		return -1;
+	}
 	if ((c->net = sbnet_new(c->cfg, c->docker, c->instance)) == NULL ||
 	    (c->dedup = dedup_new(c->cfg)) == NULL ||
+	    (c->dc = depcache_new(c->cfg, c->dedup)) == NULL ||
 	    (c->du = diskuse_new(c->cfg, c->store, c->dedup)) == NULL)
 		return -1;
 	if (sbnet_start(c->net) < 0 || core_watch_start(c) < 0 ||
 	    runtime_start(c) < 0 || dedup_start(c->dedup) < 0 ||
-	    task_init(c) < 0 || jobs_start(d) < 0 ||
+	    depcache_start(c->dc) < 0 || task_init(c) < 0 ||
+	    jobs_start(d) < 0 ||
 	    core_hook_add(c, CORE_SANDBOX_DELETED, task_forget_sandbox) < 0 ||
 	    api_start(&d->api, c) < 0 || proxy_start(&d->proxy, c) < 0 ||
 	    cred_refresher_start(&d->refresher, c->store, c->cfg) < 0 ||
@@ -278,6 +287,7 @@ stop_all(struct daemon *d)
 		periodic_stop(&d->periodic);
 	d->periodic_started = false;
 	activity_flush(c->act, c->store);
+	depcache_stop(c->dc); /* a save in flight waits on the dedup thread */
 	dedup_stop(c->dedup);
 	runtime_stop(c);
 	core_watch_stop(c);
@@ -285,9 +295,11 @@ stop_all(struct daemon *d)
 	task_free(c);
 	preview_release(c);
 	diskuse_free(c->du);
+	depcache_free(c->dc);
 	dedup_free(c->dedup);
 	sbnet_free(c->net);
 	c->du = NULL;
+	c->dc = NULL;
 	c->dedup = NULL;
 	c->net = NULL;
 }

@@ -72,6 +72,10 @@ cmd_app_create(struct cli *c, const struct cli_args *a)
 	jv_free(body);
 	if (rc == 0)
 		cli_show_answer(c, &r, "created app");
+	if (rc == 0 && git && !c->json && !c->quiet)
+		printf("Its repository is cloned, and its framework detected, "
+		       "when its sandbox is made: sandboxd sandbox create %s\n",
+		       jv_str(jv_get(r.json, "id")) ?: a->pos[0]);
 	cli_resp_release(&r);
 	return rc;
 }

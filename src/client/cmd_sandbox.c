@@ -98,6 +98,23 @@ show_sb(struct cli *c, struct cli_resp *r)
 	return CLI_OK;
 }
 
+/* The app was made from a repository (its "git"); not on --json, -q. */
+static bool
+imported(struct cli *c, const char *app)
+{
+	char path[512];
+	struct cli_resp r;
+	bool yes;
+
+	if (c->json || c->quiet ||
+	    cli_pathf(path, sizeof(path), "/v1/apps/%s", app) < 0)
+		return false;
+	yes = cli_call(c, "GET", path, NULL, &r) == 0 &&
+	      jv_get(r.json, "git") != NULL;
+	cli_resp_release(&r);
+	return yes;
+}
+
 int
 cmd_sb_create(struct cli *c, const struct cli_args *a)
 {
@@ -133,6 +150,8 @@ cmd_sb_create(struct cli *c, const struct cli_args *a)
 			rc = wait_then_show(c, &r);
 		else if (rc == 0)
 			show_sb(c, &r);
+		if (rc == 0 && imported(c, a->pos[0]))
+			cli_show_detection(c, a->pos[0]);
 		cli_resp_release(&r);
 	}
 	jv_free(body);

@@ -52,7 +52,7 @@ static const struct cli_opt new_opts[] = {
 static const struct cli_opt app_create_opts[] = {
     {.name = "preset",
      .value = true,
-     .help = "P: react-vite, fastapi, node-express, static"},
+     .help = "P: react-vite, fastapi, node-express, static, nextjs, worker"},
     {.name = "git", .value = true, .help = "URL: import this https repository"},
     {.name = "branch", .value = true, .help = "B: the import branch"},
     {.name = "credential", .value = true, .help = "C: a git credential's id"},
@@ -60,6 +60,13 @@ static const struct cli_opt app_create_opts[] = {
     {.name = "visibility",
      .value = true,
      .help = "V: the preview, public or private (default: the server's)"},
+    {0},
+};
+static const struct cli_opt detect_opts[] = {
+    {.name = "recipe",
+     .value = true,
+     .help = "ID: this recipe (sandboxd recipes lists them)"},
+    {.name = "force", .help = "replace a sandbox.yaml sandboxd did not write"},
     {0},
 };
 static const struct cli_opt export_opts[] = {
@@ -172,6 +179,16 @@ const struct cli_cmd cli_cmds[] = {
      "[--visibility V]",
      1, 1, cmd_app_create, app_create_opts, "make an app", NULL},
     {"app show", "APP", 1, 1, cmd_app_show, no_opts, "show an app", NULL},
+    {"app inspect", "APP", 1, 1, cmd_app_inspect, no_opts,
+     "the app's sandbox.yaml and the framework detected in its files", NULL},
+    {"app detect", "APP [--recipe ID] [--force]", 1, 1, cmd_app_detect,
+     detect_opts, "write the detected (or chosen) recipe's sandbox.yaml",
+     "Detection runs again on the app's files (or --recipe picks the\n"
+     "recipe), its sandbox.yaml is written, committed, and the running\n"
+     "sandbox restarts its processes.  A sandbox.yaml sandboxd did not\n"
+     "write is refused (manifest_is_users) unless --force."},
+    {"recipes", "", 0, 0, cmd_recipes, no_opts,
+     "the frameworks sandboxd detects, and how it runs each", NULL},
     {"app export", "APP [-o FILE] [--git]", 1, 1, cmd_app_export, export_opts,
      "download the app's files as a zip",
      "Writes NAME.zip (the app's name) in the current directory, or FILE\n"

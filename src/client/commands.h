@@ -57,6 +57,17 @@ int cmd_snapshot_show(struct cli *c, const struct cli_args *a);
 int cmd_snapshot_delete(struct cli *c, const struct cli_args *a);
 int cmd_app_restore(struct cli *c, const struct cli_args *a);
 int cmd_app_fork(struct cli *c, const struct cli_args *a);
+/* cmd_recipes.c */
+int cmd_recipes(struct cli *c, const struct cli_args *a);
+int cmd_app_inspect(struct cli *c, const struct cli_args *a);
+int cmd_app_detect(struct cli *c, const struct cli_args *a);
+/*
+ * After an imported app's sandbox is made: "Detected <Framework>
+ * (<confidence>): <reason>", or what was looked for, or that the app
+ * brought its own sandbox.yaml (nothing on --json or -q).  0, or the
+ * exit status of the call (its error printed).
+ */
+int cli_show_detection(struct cli *c, const char *app);
 /* cmd_sandbox.c */
 int cmd_sb_create(struct cli *c, const struct cli_args *a);
 int cmd_sb_show(struct cli *c, const struct cli_args *a);

@@ -330,6 +330,8 @@ static const struct config_var vars[] = {
      .extra = "./",
      .hook = config_check_subnet},
     HOOK(config_parse_egress),
+    /* After the egress: the mirrors' addresses join its allow-list. */
+    HOOK(config_parse_mirrors),
     INT("SANDBOXD_MEMORY_MB", memory_mb, 2048, 16, 1 << 20),
     INT("SANDBOXD_PIDS_LIMIT", pids_limit, 1024, 16, 1 << 22),
     INT("SANDBOXD_NOFILE_LIMIT", nofile_limit, 8192, 64, 1 << 20),
@@ -337,6 +339,9 @@ static const struct config_var vars[] = {
     INT("SANDBOXD_DISK_USAGE_INTERVAL_SECONDS", disk_usage_interval_s, 300, 5,
         86400),
     BOOL("SANDBOXD_DEDUP", dedup, true),
+    /* The dependency cache (depcache/depcache.c). */
+    INT("SANDBOXD_DEPCACHE_MAX_AGE_DAYS", depcache_max_age_days, 30, 1, 3650),
+    INT("SANDBOXD_DEPCACHE_MAX_MB", depcache_max_mb, 4096, 0, 1 << 30),
     HOOK(config_parse_docker_host),
     {.name = "SANDBOXD_LOG_FORMAT",
      .kind = CONFIG_WORD,

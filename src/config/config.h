@@ -20,6 +20,14 @@ struct config_token {
 	char *secret; /* wiped and freed by config_release */
 };
 
+/* A package mirror: its URL, and the host and port it names. */
+struct config_mirror {
+	char url[512];
+	char host[256];
+	uint16_t port;
+	bool https;
+};
+
 struct config {
 	char data_dir[PATH_MAX];
 	bool data_dir_legacy;
@@ -92,11 +100,18 @@ struct config {
 	int egress_mode;   /* enum egress_mode */
 	struct egress_allow egress_allow[EGRESS_MAX_ALLOW];
 	size_t egress_nallow;
+	/* Package mirrors handed to every sandbox (url "" = none). */
+	struct config_mirror npm_mirror; /* SANDBOXD_NPM_REGISTRY */
+	struct config_mirror pip_mirror; /* SANDBOXD_PIP_INDEX_URL */
+	char mirror_env[4][512 + 32];    /* config_mirror_env's strings */
+	int nmirror_env;
 	int64_t memory_mb;
 	int64_t pids_limit;
 	int64_t nofile_limit;
 	int64_t workspace_max_mb;      /* 0: no cap */
 	int64_t disk_usage_interval_s; /* disk/diskuse.c's period */
+	int64_t depcache_max_age_days; /* depcache/: gc'd after this unused */
+	int64_t depcache_max_mb;       /* depcache/: evicted past this */
 	bool dedup;          /* disk/dedup.c: dependencies stored once */
 	bool spend_counting; /* the proxy counts tokens and keeps budgets */
 	char docker_socket[PATH_MAX];
@@ -113,5 +128,13 @@ struct config {
 /* Returns 0, or -1 with a message naming the variable in err. */
 int config_load(struct config *c, char *err, size_t errlen);
 void config_release(struct config *c);
+
+/*
+ * Fills env (room for max pointers) with the package mirrors'
+ * environment of a sandbox container ("NAME=value" strings of c:
+ * npm_config_registry, NPM_CONFIG_REGISTRY, PIP_INDEX_URL and, for an
+ * http index, PIP_TRUSTED_HOST); returns how many.
+ */
+int config_mirror_env(const struct config *c, const char **env, int max);
 
 #endif

@@ -54,7 +54,8 @@ typedef int config_hook(const struct envfile *f, struct config *c, char *err,
 config_hook config_parse_data_dir, config_parse_addr,
     config_parse_preview_visibility, config_parse_auth_disabled,
     config_parse_tokens, config_parse_git_ca, config_parse_sleep_policy,
-    config_parse_console_dir, config_parse_egress, config_parse_docker_host;
+    config_parse_console_dir, config_parse_egress, config_parse_docker_host,
+    config_parse_mirrors;
 /* Checks that run after a row's value is parsed. */
 config_hook config_check_agent, config_set_edge_port, config_check_subnet,
     config_check_log_format, config_check_rotation;

@@ -1,8 +1,8 @@
 /*
  * The edge's own answers: a bad request, a host that is no preview, and
  * every preview state that is not "up" (waking, starting, nothing on the
- * port, no memory headroom, failed, unknown).  Each is a small HTML page
- * for people and a status plus X-Sandboxd-Preview for machines, so a
+ * port, no memory headroom, failed, no web process, unknown).  Each is a small
+ * HTML page for people and a status plus X-Sandboxd-Preview for machines, so a
  * script can tell the warming answer from the app's own 503.  Warming
  * pages reload themselves after Retry-After seconds, which lands a
  * browser in the app with no step of its own; the waking and starting
@@ -108,6 +108,15 @@ static const struct page_spec edge_state_pages[] = {
                              false, true},
     [PREVIEW_FAILED] = {502, "Bad Gateway", "failed", "The app failed",
                         "The sandbox cannot run the app.", false, false},
+    [PREVIEW_NO_WEB] = {404, "Not Found", "no-web",
+                        "This app has no web process",
+                        "The app runs in the background only: its "
+                        "<code>sandbox.yaml</code> declares workers and no "
+                        "<code>web</code> process, so there is no page at "
+                        "this address. What the workers do is in their "
+                        "logs. Add a <code>web:</code> section to serve a "
+                        "page.",
+                        false, false},
     [PREVIEW_UNKNOWN] = {404, "Not Found", "unknown", "No such preview",
                          "No sandbox serves this address, or the sandbox "
                          "does not declare this port.",

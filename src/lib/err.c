@@ -56,6 +56,10 @@ const struct err_code err_codes[] = {
     {.code = "conflict",
      .status = 409,
      .meaning = "a duplicate, or the wrong state for the action"},
+    {.code = "manifest_is_users",
+     .status = 409,
+     .meaning = "a detection that would replace a sandbox.yaml sandboxd "
+                "did not write"},
     {.code = "no_checkpoint",
      .status = 409,
      .meaning = "a revert of a task that has no checkpoint"},

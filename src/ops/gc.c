@@ -24,6 +24,11 @@
  * The dependency store (<data>/store, disk/dedup.h): an entry whose
  * link count is 1 is linked by no workspace any more and goes, with a
  * temporary a crashed pass left behind over an hour ago.
+ * The dependency cache (<data>/depcache, depcache/depcache.h): an entry
+ * no app was seeded from for SANDBOXD_DEPCACHE_MAX_AGE_DAYS, and a
+ * temporary of a save that died over an hour ago, go first, so the
+ * store entries only they held go in the same run (a dry run cannot
+ * count those: they are still linked).
  * Rejected: printing here (the command line owns what it says, and a
  * caller other than it may want the findings).
  */
@@ -34,6 +39,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "depcache/depcache.h"
 #include "disk/dedup.h"
 #include "docker/docker.h"
 #include "ws/usage.h"
@@ -210,6 +216,9 @@ gc_run(const struct config *cfg, bool yes, const char *repo, gc_note_fn *note,
 		return -1;
 	sweep_trash(cfg, yes, note, arg, r);
 	count_kept(cfg, r);
+	r->depcache_unreadable =
+	    depcache_gc(cfg->data_dir, cfg->depcache_max_age_days, yes,
+	                &r->depcache, &r->depcache_bytes) < 0;
 	r->store_unreadable =
 	    dedup_gc(cfg->data_dir, yes, &r->store, &r->store_bytes) < 0;
 	return 0;

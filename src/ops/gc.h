@@ -41,14 +41,17 @@ struct gc_result {
 	int store; /* unlinked entries of the dependency store */
 	int64_t store_bytes;
 	bool store_unreadable;
+	int depcache; /* dependency-cache entries unused for too long */
+	int64_t depcache_bytes;
+	bool depcache_unreadable;
 };
 
 /*
  * Finds (and, with yes, removes) what can go: images (of repo only,
- * unless NULL), then the trash, then the store; note is called for each
- * image and trash entry, r filled.  0; or -1 when the engine could not
- * be asked (err says why, "" when there is nothing to say), r then
- * partly filled.
+ * unless NULL), then the trash, then the dependency cache, then the
+ * store; note is called for each image and trash entry, r filled.  0;
+ * or -1 when the engine could not be asked (err says why, "" when there
+ * is nothing to say), r then partly filled.
  */
 int gc_run(const struct config *cfg, bool yes, const char *repo,
            gc_note_fn *note, void *arg, struct gc_result *r, char *err,

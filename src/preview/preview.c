@@ -258,14 +258,22 @@ void
 preview_connect_failed(struct core *c, struct preview_target *t)
 {
 	struct route rt;
+	bool known = routes_get(c->routes, t->id, &rt);
 	int64_t since = activity_since_start_ms(c->act, t->id);
 
+	/* No web process will ever come: say so, not "starting". */
+	if (known && rt.no_web) {
+		t->state = PREVIEW_NO_WEB;
+		snprintf(t->message, sizeof(t->message),
+		         "this app has no web process; it runs workers: %s",
+		         rt.workers[0] ? rt.workers : "none");
+		return;
+	}
 	/*
 	 * Not seen starting since this daemon started: the row's update
 	 * that made it running is when its container started, near enough.
 	 */
-	if (since < 0 && routes_get(c->routes, t->id, &rt) &&
-	    rt.state == SANDBOX_RUNNING)
+	if (since < 0 && known && rt.state == SANDBOX_RUNNING)
 		since = (clock_now() - rt.started_at) * 1000;
 	if (since >= 0 && since < c->cfg->wake_ready_s * 1000) {
 		t->state = PREVIEW_STARTING;

@@ -29,6 +29,7 @@ enum preview_state {
 	PREVIEW_NOT_LISTENING, /* running for a while, nothing on the port */
 	PREVIEW_NO_HEADROOM,   /* wake refused: host memory is short */
 	PREVIEW_FAILED,        /* the sandbox is in error, or the wake failed */
+	PREVIEW_NO_WEB,        /* nothing on the port: it runs workers only */
 	PREVIEW_UNKNOWN, /* no such sandbox, or the port is not declared */
 };
 
@@ -49,8 +50,9 @@ struct preview_target {
 void preview_resolve(struct core *c, const char *id, int port,
                      struct preview_target *t);
 /*
- * The edge could not connect to t->addr: decides between "starting"
- * (recently started, keep warming) and "not listening".
+ * The edge could not connect to t->addr: decides between "no web" (its
+ * manifest declares workers only), "starting" (recently started, keep
+ * warming) and "not listening".
  */
 void preview_connect_failed(struct core *c, struct preview_target *t);
 

@@ -49,7 +49,8 @@ struct detection {
 	int nreasons;
 	char warnings[RECIPE_MAX_NOTES][RECIPE_NOTE_LEN];
 	int nwarnings;
-	/* Every match, best first (the choice too, at [0] when there is one). */
+	/* Every match, best first (the choice too, at [0] when there is one).
+	 */
 	struct detect_candidate cands[RECIPE_MAX_CANDS];
 	int ncands;
 	/* The files whose content decides the install (lockfiles and package
@@ -58,6 +59,15 @@ struct detection {
 	int ninputs;
 	/* When nothing matched: one sentence naming what was looked for. */
 	char looked_for[400];
+	/* Where the install runs: the workspace's root for a monorepo app,
+	 * else dir. */
+	char install_dir[RECIPE_DIR_LEN + 1];
+	/* What the commands' placeholders resolve to (docs/recipes.md). */
+	char script[32];    /* {script}: "dev" or "start", "" for none */
+	char entry[128];    /* {main}: package.json's main, or index.js */
+	char pyfile[128];   /* {pyfile}: the app's Python file */
+	char pymodule[128]; /* {module}: pyfile as a module name */
+	char pyreqs[160];   /* {pyreqs}: "-r requirements.txt" or "." */
 };
 
 /* Parses the compiled-in table; 0, or -1 with a message naming the recipe

@@ -24,6 +24,7 @@
 
 struct activity;
 struct dedup;
+struct depcache;
 struct diskuse;
 struct preview;
 struct pvauth;
@@ -69,6 +70,7 @@ struct core {
 	struct tasks *tasks;   /* task.c: tasks being followed (serve) */
 	struct sbnet *net;     /* sbnet.c: the sandbox network and its rules */
 	struct dedup *dedup;   /* dedup.c: dependencies stored once (serve) */
+	struct depcache *dc;   /* depcache/: installs kept by key (serve) */
 	struct diskuse *du;    /* diskuse.c: each app's disk use (serve) */
 	struct runtime *rt;    /* runtime.c: sandboxes to configure (serve) */
 	struct timeline *tl;   /* timeline/: the apps' activity (serve) */

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sandbox/recipeops.h"
 #include "ws/workspace.h"
 #include "git/git.h"
 #include "lib/clock.h"
@@ -161,5 +162,6 @@ gitops_import(struct core *c, const struct app *a, const char *sandbox_id,
 	         sandbox_id);
 	note_import(c, a, sandbox_id, jv_str(jv_get(out, "branch")));
 	jv_free(out);
-	return 0;
+	/* Then what runs it: its own sandbox.yaml, or a detected one. */
+	return recipeops_import(c, a, sandbox_id, e);
 }

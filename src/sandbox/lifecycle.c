@@ -127,6 +127,7 @@ container_make(struct core *c, struct sandbox *sb, char *msg)
 	spec.env[0] = "HOME=/home/sandbox";
 	snprintf(preset, sizeof(preset), "SANDBOXD_PRESET=%s", sb->preset);
 	spec.env[1] = preset;
+	config_mirror_env(c->cfg, &spec.env[2], DOCKER_MAX_KV - 3);
 	spec.labels[0] = (struct docker_kv){"sandboxd.managed", "true"};
 	spec.labels[1] = (struct docker_kv){"sandboxd.instance", c->instance};
 	spec.labels[2] = (struct docker_kv){"sandboxd.sandbox", lbl_sb};
@@ -334,7 +335,7 @@ create_failed_now(struct core *c, struct sandbox *sb, const char *why,
  * An imported app's clone, before the lock is taken (it may take
  * minutes, and the lock's stripe is shared); the row is "creating"
  * meanwhile, and read again under the lock after.  Then the web.port of
- * the sandbox.yaml the import brought.
+ * the sandbox.yaml the import brought, or detection wrote.
  */
 static int
 create_import(struct core *c, const struct app *app, int nports,

@@ -3,9 +3,9 @@
  *
  * The whole text (at most MANIFEST_MAX_BYTES) is loaded as one document,
  * then walked against the schema: top-level keys version, web, workers,
- * build; unknown keys are errors, not silently ignored, so a typo such as
- * "comand" is reported where the user will see it.  Integers must be
- * plain scalars, booleans true/false (YAML 1.1's yes/no/on/off too).
+ * build, install; unknown keys are errors, not silently ignored, so a
+ * typo such as "comand" is reported where the user will see it.  Integers must
+ * be plain scalars, booleans true/false (YAML 1.1's yes/no/on/off too).
  * Commands are single lines: run.conf is line-based and a command with a
  * newline would be a second record.  The walk is bounded by the schema
  * (three levels, at most MANIFEST_MAX_WORKERS workers), so aliases that
@@ -271,6 +271,93 @@ build_key(struct walk *w, const char *key, yaml_node_t *val, void *arg)
 	               &m->build_timeout_s);
 }
 
+/* A relative path without "", ".", ".." components or control bytes. */
+static bool
+clean_path(const char *s)
+{
+	const char *c = s;
+
+	if (*s == '\0' || *s == '/')
+		return false;
+	for (const char *p = s; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			return false;
+	while (*c) {
+		size_t n = strcspn(c, "/");
+
+		if (n == 0 || (n == 1 && c[0] == '.') ||
+		    (n == 2 && c[0] == '.' && c[1] == '.'))
+			return false;
+		c += n;
+		if (*c == '/' && *++c == '\0')
+			return false; /* a trailing slash */
+	}
+	return true;
+}
+
+static int
+parse_inputs(struct walk *w, yaml_node_t *n, struct manifest *m)
+{
+	yaml_node_item_t *it;
+	char field[48];
+
+	if (n == NULL || n->type != YAML_SEQUENCE_NODE)
+		return fail(w, "install.inputs: must be a list of paths");
+	m->install_inputs_set = true;
+	for (it = n->data.sequence.items.start; it < n->data.sequence.items.top;
+	     it++) {
+		int i = m->ninstall_inputs;
+
+		if (i == MANIFEST_MAX_INPUTS)
+			return fail(w, "install.inputs: more than %d",
+			            MANIFEST_MAX_INPUTS);
+		snprintf(field, sizeof(field), "install.inputs[%d]", i);
+		if (get_string(w, node(w, *it), field, m->install_inputs[i],
+		               sizeof(m->install_inputs[i]), true) < 0)
+			return -1;
+		if (!clean_path(m->install_inputs[i]))
+			return fail(w,
+			            "%s: must be a relative path inside the "
+			            "app (no \"..\", \".\", empty parts or "
+			            "leading /)",
+			            field);
+		m->ninstall_inputs++;
+	}
+	return 0;
+}
+
+static int
+install_field(struct walk *w, const char *key, yaml_node_t *val, void *arg)
+{
+	struct manifest *m = arg;
+
+	if (strcmp(key, "command") == 0) {
+		if (get_string(w, val, "install.command", m->install_command,
+		               sizeof(m->install_command), true) < 0)
+			return -1;
+		return m->install_command[0]
+		           ? 0
+		           : fail(w, "install.command: is empty");
+	}
+	if (strcmp(key, "inputs") == 0)
+		return parse_inputs(w, val, m);
+	return get_int(w, val, "install.timeout_seconds", 1, 86400,
+	               &m->install_timeout_s);
+}
+
+static int
+parse_install(struct walk *w, yaml_node_t *n, struct manifest *m)
+{
+	m->install_timeout_s = MANIFEST_INSTALL_TIMEOUT_DEFAULT;
+	if (each_key(w, n, "install", " command inputs timeout_seconds ",
+	             install_field, m) < 0)
+		return -1;
+	if (m->install_command[0] == '\0')
+		return fail(w, "install.command: is required");
+	m->has_install = true;
+	return 0;
+}
+
 static int
 top_key(struct walk *w, const char *key, yaml_node_t *val, void *arg)
 {
@@ -286,6 +373,8 @@ top_key(struct walk *w, const char *key, yaml_node_t *val, void *arg)
 		return parse_web(w, val, m);
 	if (strcmp(key, "workers") == 0)
 		return parse_workers(w, val, m);
+	if (strcmp(key, "install") == 0)
+		return parse_install(w, val, m);
 	m->build_timeout_s = 120;
 	if (each_key(w, val, "build", " command timeout_seconds ", build_key,
 	             m) < 0)
@@ -324,8 +413,9 @@ manifest_parse(const char *text, size_t len, struct manifest *m, char *err,
 	if (root == NULL)
 		rc = fail(&w, "sandbox.yaml is empty");
 	else
-		rc = each_key(&w, root, "", " version web workers build ",
-		              top_key, m);
+		rc =
+		    each_key(&w, root, "",
+		             " version web workers build install ", top_key, m);
 	if (rc == 0 && !m->has_web && m->nworkers == 0)
 		rc = fail(&w, "sandbox.yaml declares neither web nor workers");
 	yaml_document_delete(&doc);
@@ -364,5 +454,9 @@ manifest_runconf(const struct manifest *m, struct buf *out)
 	if (m->has_build)
 		rc |= buf_appendf(out, "build\t%d\t%s\n", m->build_timeout_s,
 		                  m->build_command);
+	if (m->has_install && m->install_key[0])
+		rc |= buf_appendf(out, "install\t%d\t%s\t%s\n",
+		                  m->install_timeout_s, m->install_key,
+		                  m->install_command);
 	return rc ? -1 : 0;
 }

@@ -13,10 +13,13 @@
 
 #include "lib/buf.h"
 
-#define MANIFEST_MAX_BYTES   (64u << 10)
-#define MANIFEST_MAX_WORKERS 15
-#define MANIFEST_MAX_COMMAND 4000
-#define MANIFEST_NAME_LEN    32
+#define MANIFEST_MAX_BYTES               (64u << 10)
+#define MANIFEST_MAX_WORKERS             15
+#define MANIFEST_MAX_COMMAND             4000
+#define MANIFEST_NAME_LEN                32
+#define MANIFEST_MAX_INPUTS              8
+#define MANIFEST_INPUT_LEN               255
+#define MANIFEST_INSTALL_TIMEOUT_DEFAULT 900
 
 struct manifest_proc {
 	char name[MANIFEST_NAME_LEN + 1];
@@ -34,6 +37,17 @@ struct manifest {
 	bool has_build;
 	char build_command[MANIFEST_MAX_COMMAND + 1];
 	int build_timeout_s;
+	/* install: {command, inputs, timeout_seconds}: run by the supervisor
+	 * before the processes whenever the install key changes. */
+	bool has_install;
+	char install_command[MANIFEST_MAX_COMMAND + 1];
+	char install_inputs[MANIFEST_MAX_INPUTS][MANIFEST_INPUT_LEN + 1];
+	int ninstall_inputs;
+	bool install_inputs_set; /* inputs: given (else the defaults apply) */
+	int install_timeout_s;
+	/* Filled by the control plane (runtime_install_key) before
+	 * manifest_runconf; an install record is rendered only with it. */
+	char install_key[65];
 };
 
 /* 0, or -1 with a message naming the field in err. */

@@ -20,6 +20,16 @@ static const struct preset presets[] = {
      .label = "Static site",
      .description = "Plain HTML, CSS and JavaScript files",
      .port = 3000},
+    {.id = "nextjs",
+     .label = "Next.js",
+     .description = "A React app with Next.js's App Router, served by next "
+                    "dev",
+     .port = 3000},
+    {.id = "worker",
+     .label = "Background worker",
+     .description = "A Node.js process that runs a job every few seconds, "
+                    "with no web page",
+     .port = 0},
 };
 
 const struct preset *
@@ -34,7 +44,7 @@ preset_find(const char *id)
 const char *
 preset_names(void)
 {
-	return "react-vite, fastapi, node-express, static";
+	return "react-vite, fastapi, node-express, static, nextjs, worker";
 }
 
 const struct preset *

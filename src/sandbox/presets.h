@@ -12,7 +12,7 @@ struct preset {
 	const char *id;
 	const char *label;
 	const char *description;
-	int port;
+	int port; /* of its web process; 0: it has none (workers only) */
 };
 
 const struct preset *preset_find(const char *id);

@@ -81,8 +81,15 @@ route_from(struct route *rt, const struct sandbox *sb, bool had)
 {
 	bool was_running = had && rt->state == SANDBOX_RUNNING;
 	int64_t started_at = rt->started_at;
+	bool no_web = had && rt->no_web;
+	char workers[sizeof(rt->workers)] = "";
 
+	/* The manifest's part is not the row's: it stays. */
+	if (no_web)
+		memcpy(workers, rt->workers, sizeof(workers));
 	memset(rt, 0, sizeof(*rt));
+	rt->no_web = no_web;
+	memcpy(rt->workers, workers, sizeof(workers));
 	snprintf(rt->id, sizeof(rt->id), "%s", sb->id);
 	snprintf(rt->app_id, sizeof(rt->app_id), "%s", sb->app_id);
 	rt->state = sb->status;
@@ -122,6 +129,22 @@ routes_put(struct routes *r, const struct sandbox *sb)
 	pthread_rwlock_unlock(&r->mu);
 	free(fresh); /* not needed: the sandbox had a route */
 	return rc;
+}
+
+void
+routes_set_procs(struct routes *r, const char *id, bool has_web,
+                 const char *workers)
+{
+	struct route_node **p;
+
+	pthread_rwlock_wrlock(&r->mu);
+	p = find(r, id);
+	if (*p) {
+		(*p)->r.no_web = !has_web;
+		snprintf((*p)->r.workers, sizeof((*p)->r.workers), "%s",
+		         has_web ? "" : workers);
+	}
+	pthread_rwlock_unlock(&r->mu);
 }
 
 void

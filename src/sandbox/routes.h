@@ -23,7 +23,8 @@
 #include "lib/ulid.h"
 #include "store/store.h"
 
-#define ROUTES_BUCKETS 1024
+#define ROUTES_BUCKETS     1024
+#define ROUTES_WORKERS_MAX 160
 
 struct route {
 	char id[ULID_LEN + 1];
@@ -37,6 +38,11 @@ struct route {
 	int64_t started_at; /* Unix seconds: the row's update that made it
 	                     * running (or the row's last update, at load) */
 	char error[256];    /* an error sandbox's message */
+	/* What its manifest runs, as the last configure read it (not from
+	 * the row, so a routes_put keeps it): workers only, and their
+	 * names ("worker, mailer"), for the preview's page. */
+	bool no_web;
+	char workers[ROUTES_WORKERS_MAX];
 };
 
 struct routes;
@@ -47,6 +53,13 @@ void routes_free(struct routes *r);
 int routes_load(struct routes *r, struct store *s);
 /* Sets (or adds) the sandbox's route from its row; -1 out of memory. */
 int routes_put(struct routes *r, const struct sandbox *sb);
+/*
+ * Notes what the sandbox's valid manifest runs: no web process, only the
+ * workers named in workers (cut to fit), or a web process.  Nothing when
+ * the sandbox has no route.
+ */
+void routes_set_procs(struct routes *r, const char *id, bool has_web,
+                      const char *workers);
 /* Forgets a sandbox whose row is gone. */
 void routes_drop(struct routes *r, const char *id);
 /* Copies the route of id into out: false when there is no such sandbox. */

@@ -38,11 +38,15 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "depcache/depcache.h"
 #include "disk/dedup.h"
+#include "sandbox/installkey.h"
 #include "sandbox/manifest.h"
+#include "sandbox/recipeops.h"
 #include "sandbox/supanswer.h"
 #include "sandbox/supclient.h"
 #include "sandbox/activity.h"
+#include "sandbox/routes.h"
 #include "ws/workspace.h"
 #include "ws/wsfs.h"
 #include "lib/hash.h"
@@ -98,7 +102,7 @@ exists(int dirfd, const char *rel)
 	return true;
 }
 
-/* Finds the manifest: sandbox.yaml, else the default.  0 or -1 (err). */
+/* Finds the manifest: sandbox.yaml, else recipeops_fallback.  0 or -1. */
 static int
 manifest_load(int appfd, int port, struct manifest *m, const char **source,
               char *err, size_t errlen)
@@ -115,8 +119,7 @@ manifest_load(int appfd, int port, struct manifest *m, const char **source,
 			return -1;
 		}
 		*source = "default";
-		manifest_default(m, port, exists(appfd, "package.json"));
-		return 0;
+		return recipeops_fallback(appfd, port, m, err, errlen);
 	}
 	rc = manifest_parse(text.data, text.len, m, err, errlen);
 	buf_release(&text);
@@ -152,6 +155,19 @@ runconf_update(int wsfd, const struct manifest *m)
 	return rc;
 }
 
+/* Tells the edge whether a web process will answer (routes.h). */
+static void
+note_procs(struct core *c, const char *id, const struct manifest *m)
+{
+	char names[ROUTES_WORKERS_MAX] = "";
+	size_t n = 0;
+
+	for (int i = 0; i < m->nworkers && n < sizeof(names); i++)
+		n += (size_t)snprintf(names + n, sizeof(names) - n, "%s%s",
+		                      i ? ", " : "", m->workers[i].name);
+	routes_set_procs(c->routes, id, m->has_web, names);
+}
+
 int
 runtime_configure(struct core *c, const char *id, bool reload)
 {
@@ -182,8 +198,23 @@ runtime_configure(struct core *c, const char *id, bool reload)
 		         "the app directory is missing or a "
 		         "symbolic link");
 	else if (manifest_load(appfd, sb.nports ? sb.ports[0] : 3000, &m,
-	                       &source, err, sizeof(err)) == 0)
-		rc = runconf_update(wsfd, &m);
+	                       &source, err, sizeof(err)) == 0) {
+		/* The key is computed each time: a changed lockfile is a
+		 * changed record, so the supervisor installs again. */
+		if (m.has_install &&
+		    runtime_install_key(appfd, &m, m.install_key) < 0)
+			snprintf(err, sizeof(err),
+			         "install: the key cannot be computed (out "
+			         "of memory)");
+		else
+			rc = runconf_update(wsfd, &m);
+		note_procs(c, id, &m);
+		/* A finished install's tree is kept for the next app with
+		 * the same key (depcache.h). */
+		if (rc >= 0 && m.has_install)
+			depcache_watch(c->dc, id, m.install_key,
+			               m.install_timeout_s);
+	}
 	store_sandbox_set_manifest(c->store, id, source, err);
 	if (rc > 0 && reload &&
 	    runtime_request(c, ws, "reload\n", RUNTIME_TIMEOUT_MS, &ans, &e) ==
@@ -501,6 +532,15 @@ runtime_manifest(struct core *c, const char *id, struct manifest *m)
 	return rc;
 }
 
+void
+runtime_note_manifest(struct core *c, const char *id)
+{
+	struct manifest m;
+
+	if (runtime_manifest(c, id, &m) == 0)
+		note_procs(c, id, &m);
+}
+
 /* Nothing to start: each configure runs on its own thread. */
 int
 runtime_start(struct core *c)
@@ -541,4 +581,32 @@ runtime_status(struct core *c, const char *id, struct err *e)
 	out = supanswer_status(ans);
 	jv_free(ans);
 	return out;
+}
+
+/* Whether the supervisor says its install step runs now. */
+static bool
+install_running(struct core *c, const char *id)
+{
+	struct err e = {0};
+	struct jv *st = runtime_status(c, id, &e);
+	const char *state = jv_str(jv_get(jv_get(st, "install"), "state"));
+	bool running = state && strcmp(state, "running") == 0;
+
+	jv_free(st);
+	return running;
+}
+
+bool
+runtime_wait_install(struct core *c, const char *id, int64_t wait_ms,
+                     bool (*go_on)(void *), void *arg)
+{
+	int64_t deadline = clock_mono_ms() + wait_ms;
+
+	while (install_running(c, id)) {
+		if (c->stopping || clock_mono_ms() >= deadline ||
+		    (go_on && !go_on(arg)))
+			return false;
+		usleep(250 * 1000);
+	}
+	return true;
 }

@@ -98,6 +98,22 @@ bool runtime_wait(struct core *c, const char *id, int64_t wait_ms);
 struct manifest;
 /* The app's manifest (sandbox.yaml or the default); -1 when invalid. */
 int runtime_manifest(struct core *c, const char *id, struct manifest *m);
+/*
+ * Tells the routing table what the sandbox's manifest runs (a web
+ * process or workers only), as a configure does: for sandboxes that run
+ * on from before the daemon started.  Reads the workspace: not under the
+ * sandbox's lock.
+ */
+void runtime_note_manifest(struct core *c, const char *id);
+/*
+ * Waits while the sandbox's install step runs (docs/supervisor.md,
+ * "Install"), polling its status: true once none runs (or the
+ * supervisor does not say), false after wait_ms, when the daemon stops,
+ * or when go_on(arg) says to stop waiting.  An agent task starts only
+ * after it: the agent would work on a tree being installed into.
+ */
+bool runtime_wait_install(struct core *c, const char *id, int64_t wait_ms,
+                          bool (*go_on)(void *), void *arg);
 
 /*
  * The runtime's handle (c->rt: the supervisor client's quiet table, the

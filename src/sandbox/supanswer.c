@@ -7,6 +7,7 @@
  */
 #include "sandbox/supanswer.h"
 
+#include <stdbool.h>
 #include <string.h>
 
 struct jv *
@@ -63,6 +64,46 @@ process_json(const struct jv *p)
 	return o;
 }
 
+/* A non-negative integer member, else null. */
+static struct jv *
+count_or_null(const struct jv *o, const char *key)
+{
+	const struct jv *v = jv_get(o, key);
+
+	if (v && jv_type(v) == JV_INT && jv_int(v) >= 0)
+		return jv_new_int(jv_int(v));
+	return jv_new_null();
+}
+
+static bool
+hex64(const char *s)
+{
+	if (s == NULL || strlen(s) != 64)
+		return false;
+	for (; *s; s++)
+		if (!((*s >= '0' && *s <= '9') || (*s >= 'a' && *s <= 'f')))
+			return false;
+	return true;
+}
+
+/* The install step (docs/supervisor.md, "Install"); absent: "none". */
+static struct jv *
+install_json(const struct jv *in)
+{
+	static const char *const states[] = {"none", "running", "done",
+	                                     "failed", NULL};
+	const char *key = jv_str(jv_get(in, "key"));
+	struct jv *o = jv_obj();
+
+	jv_set_str(o, "state",
+	           in ? one_of(jv_str(jv_get(in, "state")), states) : "none");
+	jv_set(o, "key", hex64(key) ? jv_new_str(key) : jv_new_null());
+	jv_set(o, "exit_code", count_or_null(in, "exit_code"));
+	jv_set(o, "started_at_ms", count_or_null(in, "started_at_ms"));
+	jv_set(o, "ended_at_ms", count_or_null(in, "ended_at_ms"));
+	return o;
+}
+
 struct jv *
 supanswer_status(const struct jv *ans)
 {
@@ -82,5 +123,9 @@ supanswer_status(const struct jv *ans)
 	     i++)
 		jv_push(list, process_json(jv_at(procs, i)));
 	jv_set(out, "processes", list);
+	procs = jv_get(ans, "install");
+	jv_set(
+	    out, "install",
+	    install_json(procs && jv_type(procs) == JV_OBJECT ? procs : NULL));
 	return out;
 }

@@ -23,7 +23,8 @@
 struct jv *supanswer_parse(const char *text, size_t len);
 /*
  * The status as we report it, {"health":…, "health_detail"?,
- * "processes":[…]}, from a parsed answer: unknown fields dropped,
+ * "processes":[…], "install":{"state","key","exit_code","started_at_ms",
+ * "ended_at_ms"}}, from a parsed answer: unknown fields dropped,
  * unknown values "unknown", strings and lists cut to their caps.
  */
 struct jv *supanswer_status(const struct jv *ans);

@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "sandbox/routes.h"
+#include "sandbox/runtime.h"
 #include "timeline/timeline.h"
 #include "ws/workspace.h"
 #include "lib/clock.h"
@@ -154,6 +155,7 @@ reconcile_row(const struct sandbox *row, void *arg)
 	 * finishes first, so only a row really abandoned is touched.
 	 */
 	core_sandbox_lock(c, row->id);
+	sb.status = SANDBOX_STOPPED;
 	if (store_sandbox_get(c->store, row->id, &sb) != 0)
 		goto out;
 	if (sb.status == SANDBOX_CREATING) {
@@ -175,6 +177,11 @@ reconcile_row(const struct sandbox *row, void *arg)
 	}
 out:
 	core_sandbox_unlock(c, row->id);
+	/* Running on from before: the edge learns whether it has a web
+	 * process (its configure did not run in this daemon).  Outside the
+	 * lock: the manifest is the sandbox's to make slow. */
+	if (sb.status == SANDBOX_RUNNING)
+		runtime_note_manifest(c, row->id);
 	return 0;
 }
 

@@ -6,7 +6,7 @@
 #include <stddef.h>
 
 #include "sandbox/core.h"
-#include "snapshot/copytree.h"
+#include "disk/copytree.h"
 
 /* <data>/snapshots/<id><suffix>. */
 void snap_path(const struct core *c, const char *id, const char *suffix,

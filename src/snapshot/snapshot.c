@@ -33,7 +33,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "snapshot/copytree.h"
+#include "disk/copytree.h"
 #include "snapshot/internal.h"
 #include "timeline/timeline.h"
 #include "ws/usage.h"

@@ -58,6 +58,8 @@ static int conf_parse_worker(struct conf_ctx *, const struct conf_field *,
                              struct conf_rec *);
 static int conf_parse_build(struct conf_ctx *, const struct conf_field *,
                             struct conf_rec *);
+static int conf_parse_install(struct conf_ctx *, const struct conf_field *,
+                              struct conf_rec *);
 
 static const struct conf_kind_spec conf_kinds[] = {
     {.word = "web",
@@ -75,6 +77,11 @@ static const struct conf_kind_spec conf_kinds[] = {
      .fields = 3,
      .usage = "build<TAB>timeout_seconds<TAB>command",
      .parse = conf_parse_build},
+    {.word = "install",
+     .kind = CONF_INSTALL,
+     .fields = 4,
+     .usage = "install<TAB>timeout_seconds<TAB>key<TAB>command",
+     .parse = conf_parse_install},
 };
 
 static int __attribute__((format(printf, 2, 3)))
@@ -226,6 +233,33 @@ conf_parse_build(struct conf_ctx *x, const struct conf_field *f,
 	return conf_command(x, &f[2], r);
 }
 
+static int
+conf_parse_install(struct conf_ctx *x, const struct conf_field *f,
+                   struct conf_rec *r)
+{
+	size_t i;
+
+	snprintf(r->name, sizeof(r->name), "install");
+	if (!conf_number(&f[1], 1, CONF_INSTALL_MAX_S, &r->timeout_s))
+		return conf_fail(x,
+		                 "install timeout must be 1-%d seconds, not "
+		                 "\"%.*s\"",
+		                 CONF_INSTALL_MAX_S,
+		                 f[1].len > 40 ? 40 : (int)f[1].len, f[1].p);
+	for (i = 0; i < f[2].len; i++)
+		if (!((f[2].p[i] >= '0' && f[2].p[i] <= '9') ||
+		      (f[2].p[i] >= 'a' && f[2].p[i] <= 'f')))
+			break;
+	if (f[2].len != CONF_KEY_LEN || i != f[2].len)
+		return conf_fail(x,
+		                 "install key must be %d lower-case hex "
+		                 "digits",
+		                 CONF_KEY_LEN);
+	memcpy(r->key, f[2].p, CONF_KEY_LEN);
+	r->key[CONF_KEY_LEN] = '\0';
+	return conf_command(x, &f[3], r);
+}
+
 /*
  * Splits a line into n fields on TABs, the last taking the rest.
  * Returns false when there are fewer than n.
@@ -309,8 +343,8 @@ conf_parse_line(struct conf_ctx *x, const char *p, size_t len)
 		return -1;
 	k = conf_kind_find(p, len);
 	if (k == NULL)
-		return conf_fail(x, "unknown record type (want web, worker "
-		                    "or build)");
+		return conf_fail(x, "unknown record type (want web, worker, "
+		                    "build or install)");
 	if (!conf_split(p, len, f, k->fields))
 		return conf_fail(x, "want %s", k->usage);
 	if (x->c->n == CONF_MAX_RECORDS)
@@ -399,7 +433,8 @@ conf_rec_equal(const struct conf_rec *a, const struct conf_rec *b)
 	return a->kind == b->kind && strcmp(a->name, b->name) == 0 &&
 	       a->port == b->port && conf_str_equal(a->path, b->path) &&
 	       a->restart_after_task == b->restart_after_task &&
-	       a->timeout_s == b->timeout_s && conf_str_equal(a->cmd, b->cmd);
+	       a->timeout_s == b->timeout_s && strcmp(a->key, b->key) == 0 &&
+	       conf_str_equal(a->cmd, b->cmd);
 }
 
 const char *
@@ -412,6 +447,8 @@ conf_kind_name(enum conf_kind kind)
 		return "worker";
 	case CONF_BUILD:
 		return "build";
+	case CONF_INSTALL:
+		return "install";
 	}
 	return "?";
 }

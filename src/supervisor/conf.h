@@ -17,6 +17,7 @@ enum conf_kind {
 	CONF_WEB,
 	CONF_WORKER,
 	CONF_BUILD,
+	CONF_INSTALL,
 };
 
 struct conf_rec {
@@ -25,7 +26,8 @@ struct conf_rec {
 	unsigned port;                /* web only */
 	char *path;                   /* web only: health path */
 	bool restart_after_task;      /* web and worker */
-	unsigned timeout_s;           /* build only */
+	unsigned timeout_s;           /* build and install */
+	char key[CONF_KEY_LEN + 1];   /* install only: 64 lower-case hex */
 	char *cmd;                    /* given to /bin/sh -c */
 };
 
@@ -53,7 +55,7 @@ void conf_rec_free(struct conf_rec *r);
 /* Whether two records describe the same process (every field equal). */
 bool conf_rec_equal(const struct conf_rec *a, const struct conf_rec *b);
 
-/* "web", "worker", "build" */
+/* "web", "worker", "build", "install" */
 const char *conf_kind_name(enum conf_kind kind);
 
 #endif

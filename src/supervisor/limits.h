@@ -7,12 +7,14 @@
 #define SUPERVISOR_LIMITS_H
 
 /* run.conf */
-#define CONF_MAX_RECORDS 16          /* web + workers + build */
-#define CONF_LINE_MAX    4096        /* bytes per line, without '\n' */
-#define CONF_FILE_MAX    (128 << 10) /* the whole file */
-#define CONF_NAME_MAX    32          /* worker names */
-#define CONF_PATH_MAX    1024        /* health path */
-#define CONF_BUILD_MAX_S 86400       /* build timeout */
+#define CONF_MAX_RECORDS   16          /* web + workers + build */
+#define CONF_LINE_MAX      4096        /* bytes per line, without '\n' */
+#define CONF_FILE_MAX      (128 << 10) /* the whole file */
+#define CONF_NAME_MAX      32          /* worker names */
+#define CONF_PATH_MAX      1024        /* health path */
+#define CONF_BUILD_MAX_S   86400       /* build timeout */
+#define CONF_INSTALL_MAX_S 86400       /* install timeout */
+#define CONF_KEY_LEN       64          /* install key: hex SHA-256 */
 
 /* control socket */
 #define CTL_LINE_MAX    4096        /* request line, without '\n' */

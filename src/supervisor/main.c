@@ -45,6 +45,7 @@
 
 #include "conf.h"
 #include "ctl.h"
+#include "install.h"
 #include "log.h"
 #include "proc.h"
 #include "procs.h"
@@ -58,7 +59,7 @@
 
 #define INIT_HOME          "/home/sandbox"
 #define INIT_DIR_MODE      0755
-#define INIT_POLLFDS       (1 + 1 + CTL_CLIENTS + PROCS_MAX + 1 + 1)
+#define INIT_POLLFDS       (1 + 1 + CTL_CLIENTS + PROCS_MAX + 1 + 1 + 1)
 #define INIT_CGROUP        "/sys/fs/cgroup"
 #define INIT_ORPHAN_LOG_MS 1000
 
@@ -76,6 +77,7 @@ struct init {
 	pid_t seed_pid; /* the seeding copy while it runs */
 	struct ctl ctl;
 	struct procs procs;
+	struct install install; /* run.conf's install step */
 	struct tasks tasks;
 	enum init_phase phase;
 	long long deadline;        /* end of the phase */
@@ -147,15 +149,17 @@ static int
 init_load(struct init *in, char *err, size_t errlen)
 {
 	struct conf c = {.n = 0};
+	size_t n;
 	int r;
 
 	r = init_read_conf(in->conf_path, &c, err, errlen);
 	if (r == -1)
 		return -1;
-	r = procs_apply(&in->procs, r == 1 ? &c : NULL, init_now_ms(), err,
-	                errlen);
+	n = c.n; /* the install step may take them */
+	r = install_apply(&in->install, &in->procs, r == 1 ? &c : NULL,
+	                  init_now_ms(), err, errlen);
 	if (r == 0 && in->procs.configured)
-		log_msg("run.conf applied (%zu records)", c.n);
+		log_msg("run.conf applied (%zu records)", n);
 	conf_free(&c);
 	return r;
 }
@@ -184,6 +188,7 @@ init_status(struct init *in, const struct ctl_req *req, struct jw *w)
 	(void)req;
 	jw_raw(w, "{\"ok\":true");
 	procs_status(&in->procs, w);
+	install_status(&in->install, w);
 	tasks_status(&in->tasks, w);
 	/* How many, never which values. */
 	jw_key(w, "env_count", true);
@@ -205,6 +210,11 @@ init_restart(struct init *in, const struct ctl_req *req, struct jw *w)
 	    0) {
 		log_msg("restart %.*s: requested", (int)req->arg_len, req->arg);
 		jw_raw(w, "{\"ok\":true}");
+		return;
+	}
+	/* After a failed install no process runs: a restart retries it. */
+	if (install_retry(&in->install, &in->procs, init_now_ms())) {
+		jw_raw(w, "{\"ok\":true,\"install\":true}");
 		return;
 	}
 	/* The name is echoed, cut to a sane length; jw escapes it. */
@@ -236,6 +246,12 @@ init_reload(struct init *in, const struct ctl_req *req, struct jw *w)
 static void
 init_task_start(struct init *in, const struct ctl_req *req, struct jw *w)
 {
+	/* The agent would work on a tree being installed into. */
+	if (in->install.state == INSTALL_RUNNING) {
+		init_error(w, "installing dependencies: try again when the "
+		              "install is done");
+		return;
+	}
 	tasks_start(&in->tasks, req->arg, req->arg_len, req->arg2,
 	            req->arg2_len, init_now_ms(), w);
 }
@@ -330,7 +346,8 @@ init_on_exit(struct init *in, pid_t pid, int status, long long now)
 			init_ready(in);
 		return;
 	}
-	if (procs_on_exit(&in->procs, pid, status, now) ||
+	if (install_on_exit(&in->install, &in->procs, pid, status, now) ||
+	    procs_on_exit(&in->procs, pid, status, now) ||
 	    tasks_on_exit(&in->tasks, pid, status, now))
 		return;
 	/* At most one line a second: an app can make orphans by the
@@ -431,6 +448,7 @@ init_timeout(const struct init *in, long long now)
 	    procs_earliest(ctl_next(&in->ctl), procs_next(&in->procs));
 
 	next = procs_earliest(next, tasks_next(&in->tasks));
+	next = procs_earliest(next, install_next(&in->install));
 
 	if (in->phase != INIT_RUNNING)
 		next = procs_earliest(next, in->deadline);
@@ -449,6 +467,7 @@ init_after_poll(struct init *in, long long now)
 
 	ctl_tick(&in->ctl, now);
 	procs_tick(&in->procs, now);
+	install_tick(&in->install, &in->procs, now);
 	tasks_tick(&in->tasks, now);
 	if (in->phase == INIT_RUNNING)
 		return true;
@@ -469,13 +488,15 @@ static bool
 init_turn(struct init *in)
 {
 	struct pollfd pfd[INIT_POLLFDS];
-	size_t n = 1, nprocs, ntasks, nctl;
+	size_t n = 1, nprocs, ninst, ntasks, nctl;
 	long long now = init_now_ms();
 	int timeout = init_timeout(in, now);
 
 	pfd[0] = (struct pollfd){.fd = in->sigfd, .events = POLLIN};
 	nprocs = procs_pollfds(&in->procs, pfd + n, INIT_POLLFDS - n);
 	n += nprocs;
+	ninst = install_pollfds(&in->install, pfd + n, INIT_POLLFDS - n);
+	n += ninst;
 	ntasks = tasks_pollfds(&in->tasks, pfd + n, INIT_POLLFDS - n);
 	n += ntasks;
 	nctl = ctl_pollfds(&in->ctl, pfd + n, INIT_POLLFDS - n);
@@ -488,8 +509,9 @@ init_turn(struct init *in)
 	/* Log pipes, the health check and a task's pipe first: a request
 	 * handled below may close and reuse their fd numbers. */
 	procs_on_poll(&in->procs, pfd + 1, nprocs, now);
-	tasks_on_poll(&in->tasks, pfd + 1 + nprocs, ntasks);
-	ctl_on_poll(&in->ctl, pfd + 1 + nprocs + ntasks, nctl, now);
+	install_on_poll(&in->install, pfd + 1 + nprocs, ninst);
+	tasks_on_poll(&in->tasks, pfd + 1 + nprocs + ninst, ntasks);
+	ctl_on_poll(&in->ctl, pfd + 1 + nprocs + ninst + ntasks, nctl, now);
 	if (!init_signals(in, now))
 		return false;
 	return init_after_poll(in, now);
@@ -598,6 +620,7 @@ init_setup(struct init *in)
 		log_msg("out of memory");
 		return -1;
 	}
+	install_init(&in->install, in->home);
 	/* Before the socket opens: the control plane must not see a task
 	 * of the last boot as running. */
 	tasks_sweep(&in->tasks);
@@ -649,6 +672,7 @@ main(int argc, char *argv[])
 		;
 	ctl_close(&in.ctl);
 	tasks_release(&in.tasks);
+	install_release(&in.install);
 	procs_release(&in.procs);
 	log_msg("exiting");
 	return 0;

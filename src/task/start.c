@@ -31,11 +31,24 @@
 #include "task/task.h"
 #include "vault/vault.h"
 
+/* The longest a task waits for its sandbox's install step (the
+ * default install timeout): a longer one fails the task at start. */
+#define START_INSTALL_WAIT_MS (900 * 1000)
+
 struct starter {
 	struct core *c;
 	struct task row;
 	bool cont;
 };
+
+/* Still to be started (not cancelled or failed meanwhile). */
+static bool
+start_wanted(void *arg)
+{
+	struct starter *st = arg;
+
+	return follow_wanted(st->c, st->row.id);
+}
 
 /*
  * The agent's environment: the credential proxy's address and this
@@ -145,6 +158,9 @@ start_once(struct starter *st)
 		return; /* cancelled or failed meanwhile */
 	/* run.conf must carry the app's build and restart settings. */
 	runtime_configure(c, st->row.sandbox_id, true);
+	/* An install (a new lockfile, a first boot) goes first. */
+	runtime_wait_install(c, st->row.sandbox_id, START_INSTALL_WAIT_MS,
+	                     start_wanted, st);
 	if (write_argv(c, st, ws, msg, sizeof(msg)) < 0) {
 		follow_fail(c, st->row.id, "internal", msg);
 		return;

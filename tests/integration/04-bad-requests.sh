@@ -73,7 +73,7 @@ expect_status 201 && expect_json .name "$name200"
 t_end
 
 t_begin "boundary: every documented runtime_preset and tags of strings are accepted"
-for p in react-vite fastapi node-express static; do
+for p in react-vite fastapi node-express static nextjs worker; do
 	api POST /v1/apps "{\"name\":\"p-$p\",\"runtime_preset\":\"$p\",\"tags\":[\"a\",\"b\"]}"
 	expect_status 201 && expect_json .runtime_preset "$p" && expect_json '.tags | tostring' '["a","b"]'
 done

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The runtime through the API, as a user sees it: every preset, created
+# The runtime through the API, as a user sees it: every preset with a web
+# process but nextjs (95-presets-next-worker.sh has it and worker), created
 # with no network in the container (SANDBOXD_NETWORK=none), is seeded from
 # its template and serves its page on port 3000 (preview "ready"); a
 # crashing web process goes into backoff and then a crash loop while a
@@ -18,11 +19,11 @@ import urllib.request
 print(urllib.request.urlopen("http://127.0.0.1:3000/", timeout=5).read().decode()[:4000])' 2>&1
 }
 
-t_begin "presets: GET /v1/presets lists the four with port and description"
+t_begin "presets: GET /v1/presets lists the six with port and description (worker: no web port)"
 api GET /v1/presets
 expect_status 200 &&
-	expect_jq '[.presets[].id] | sort == ["fastapi","node-express","react-vite","static"]' &&
-	expect_jq 'all(.presets[]; .port == 3000 and (.description | length) > 0)'
+	expect_jq '[.presets[].id] | sort == ["fastapi","nextjs","node-express","react-vite","static","worker"]' &&
+	expect_jq 'all(.presets[]; (.description | length) > 0 and .port == (if .id == "worker" then null else 3000 end))'
 t_end
 
 declare -A want=([react-vite]='<div id="root">' [fastapi]='FastAPI' [node-express]='Express' [static]='<html')

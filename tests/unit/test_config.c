@@ -59,6 +59,8 @@ static const char *const vars[] = {
     "SANDBOXD_CLAUDE_SCOPES",
     "SANDBOXD_SECRETS_KEY",
     "SANDBOXD_SECRETS_KEY_PREVIOUS",
+    "SANDBOXD_NPM_REGISTRY",
+    "SANDBOXD_PIP_INDEX_URL",
 };
 
 static char envfile[64];
@@ -396,6 +398,63 @@ env_example_holds_the_defaults(void)
 	clean_env();
 }
 
+static void
+package_mirrors(void)
+{
+	const char *env[8];
+	struct config c;
+	char err[256];
+
+	clean_env();
+	CHECK(config_load(&c, err, sizeof(err)) == 0);
+	CHECK(c.npm_mirror.url[0] == '\0' && c.pip_mirror.url[0] == '\0');
+	CHECK(config_mirror_env(&c, env, 8) == 0);
+	config_release(&c);
+
+	setenv("SANDBOXD_EGRESS_ALLOW", "10.9.0.0/16", 1);
+	setenv("SANDBOXD_NPM_REGISTRY", "http://10.1.2.3:4873/", 1);
+	setenv("SANDBOXD_PIP_INDEX_URL", "http://[fd00::5]:8080/simple", 1);
+	CHECK(config_load(&c, err, sizeof(err)) == 0);
+	CHECK_STR(c.npm_mirror.host, "10.1.2.3");
+	CHECK(c.npm_mirror.port == 4873 && !c.npm_mirror.https);
+	CHECK(c.egress_nallow == 3);
+	CHECK_STR(c.egress_allow[1].cidr, "10.1.2.3/32");
+	CHECK(c.egress_allow[1].port_lo == 4873 &&
+	      c.egress_allow[1].port_hi == 4873);
+	CHECK_STR(c.egress_allow[2].cidr, "fd00::5/128");
+	CHECK(c.egress_allow[2].v6 && c.egress_allow[2].port_lo == 8080);
+	CHECK(config_mirror_env(&c, env, 8) == 4);
+	CHECK_STR(env[0], "npm_config_registry=http://10.1.2.3:4873/");
+	CHECK_STR(env[1], "NPM_CONFIG_REGISTRY=http://10.1.2.3:4873/");
+	CHECK_STR(env[2], "PIP_INDEX_URL=http://[fd00::5]:8080/simple");
+	CHECK_STR(env[3], "PIP_TRUSTED_HOST=fd00::5");
+	CHECK(config_mirror_env(&c, env, 2) == 2);
+	config_release(&c);
+
+	/* https: the default port, no trusted host; one address opened
+	 * once for both. */
+	clean_env();
+	setenv("SANDBOXD_NPM_REGISTRY", "https://127.0.0.1/npm/", 1);
+	setenv("SANDBOXD_PIP_INDEX_URL", "https://127.0.0.1/pypi/simple", 1);
+	CHECK(config_load(&c, err, sizeof(err)) == 0);
+	CHECK(c.pip_mirror.https && c.pip_mirror.port == 443);
+	CHECK(c.egress_nallow == 1);
+	CHECK_STR(c.egress_allow[0].cidr, "127.0.0.1/32");
+	CHECK(config_mirror_env(&c, env, 8) == 3);
+	config_release(&c);
+
+	expect_error("SANDBOXD_NPM_REGISTRY", "ftp://10.0.0.1/");
+	expect_error("SANDBOXD_NPM_REGISTRY", "10.0.0.1:4873");
+	expect_error("SANDBOXD_NPM_REGISTRY", "http://");
+	expect_error("SANDBOXD_NPM_REGISTRY", "http://10.0.0.1:0/");
+	expect_error("SANDBOXD_NPM_REGISTRY", "http://10.0.0.1:99999/");
+	expect_error("SANDBOXD_NPM_REGISTRY", "http://10.0.0.1:x/");
+	expect_error("SANDBOXD_NPM_REGISTRY", "http://u:p@10.0.0.1/");
+	expect_error("SANDBOXD_PIP_INDEX_URL", "http://a b/");
+	expect_error("SANDBOXD_PIP_INDEX_URL", "http://[fd00::1/");
+	clean_env();
+}
+
 static const struct unit_test tests[] = {
     {".env.example holds the defaults", env_example_holds_the_defaults},
     {"the edge's port follows HTTP_PORT", edge_port_follows_http_port},
@@ -406,6 +465,7 @@ static const struct unit_test tests[] = {
      env_file_is_read_and_env_wins},
     {"tokens parse in order", tokens_parse_in_order},
     {"the sandbox network and egress settings", egress_settings},
+    {"the package mirrors", package_mirrors},
     {"every kind has its default", every_kind_has_its_default},
     {"messages are exact", messages_are_exact},
     {"bounds, empty values and order", bounds_empties_and_order},

@@ -405,6 +405,31 @@ warming_page_refreshes_and_says_so(void)
 	done(e);
 }
 
+/* A sandbox of workers only: a final page (no refresh) that says why. */
+static void
+no_web_page_names_the_workers(void)
+{
+	struct edge *e = edge_new();
+	struct edge_conn *c = page_conn(e, "GET / HTTP/1.1\r\nHost: x\r\n\r\n");
+	const char *t;
+	char v[64];
+
+	c->t.state = PREVIEW_NO_WEB;
+	c->t.port = 3000;
+	snprintf(c->t.message, sizeof(c->t.message),
+	         "this app has no web process; it runs workers: worker");
+	edge_page(c, EDGE_PAGE_TARGET, NULL);
+	t = out_text(&c->rs.out);
+	CHECK(starts(t, "HTTP/1.1 404 Not Found\r\n"));
+	CHECK_STR(header_value(t, "\r\nX-Sandboxd-Preview: ", v, sizeof(v)),
+	          "no-web");
+	CHECK(strstr(t, "Retry-After") == NULL);
+	CHECK(strstr(t, "http-equiv=\"refresh\"") == NULL);
+	CHECK(strstr(t, "This app has no web process"));
+	CHECK(strstr(t, "it runs workers: worker"));
+	done(e);
+}
+
 static void
 not_listening_page_names_port_and_manifest(void)
 {
@@ -956,6 +981,8 @@ main(void)
 	     warming_page_refreshes_and_says_so},
 	    {"page: not listening names the port and sandbox.yaml",
 	     not_listening_page_names_port_and_manifest},
+	    {"page: no web process names the workers",
+	     no_web_page_names_the_workers},
 	    {"page: Connection close or keep-alive as the request allows",
 	     pages_close_when_they_must},
 	    {"console: API requests keep Host; X-Forwarded-* are the edge's",

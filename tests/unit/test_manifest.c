@@ -2,8 +2,14 @@
  * Unit tests of sandbox.yaml parsing: the documented schema is accepted,
  * every mistake is an error naming the field, and run.conf renders it.
  */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include "sandbox/installkey.h"
 #include "sandbox/manifest.h"
 #include "unit.h"
 
@@ -105,6 +111,102 @@ mistakes_name_the_field(void)
 }
 
 static void
+install_parses_and_renders(void)
+{
+	const char *y = "web:\n"
+	                "  command: npm run dev\n"
+	                "  port: 5173\n"
+	                "install:\n"
+	                "  command: npm ci --no-audit\n"
+	                "  inputs: [package.json, sub/dir/package-lock.json]\n"
+	                "  timeout_seconds: 600\n";
+	struct manifest m;
+	struct buf b;
+	char err[256];
+
+	CHECK(parse(y, &m, err, sizeof(err)) == 0);
+	CHECK(m.has_install && m.install_timeout_s == 600);
+	CHECK_STR(m.install_command, "npm ci --no-audit");
+	CHECK(m.install_inputs_set && m.ninstall_inputs == 2);
+	CHECK_STR(m.install_inputs[1], "sub/dir/package-lock.json");
+	buf_init(&b, 0);
+	CHECK(manifest_runconf(&m, &b) == 0); /* no key yet: no record */
+	CHECK(strstr(b.data, "install") == NULL);
+	buf_release(&b);
+	memset(m.install_key, 'a', 64);
+	m.install_key[64] = '\0';
+	buf_init(&b, 0);
+	CHECK(manifest_runconf(&m, &b) == 0);
+	CHECK(strstr(b.data, "\ninstall\t600\taaaa") != NULL);
+	CHECK(strstr(b.data, "aaaa\tnpm ci --no-audit\n") != NULL);
+	buf_release(&b);
+
+	CHECK(parse("web:\n  command: x\n  port: 1\n"
+	            "install:\n  command: pip install -r requirements.txt\n",
+	            &m, err, sizeof(err)) == 0);
+	CHECK(m.has_install && m.install_timeout_s == 900);
+	CHECK(!m.install_inputs_set && m.ninstall_inputs == 0);
+	CHECK(parse("web:\n  command: x\n  port: 1\n"
+	            "install:\n  command: x\n  inputs: []\n",
+	            &m, err, sizeof(err)) == 0);
+	CHECK(m.install_inputs_set && m.ninstall_inputs == 0);
+	CHECK(parse("web:\n  command: x\n  port: 1\n", &m, err, sizeof(err)) ==
+	      0);
+	CHECK(!m.has_install);
+}
+
+static void
+install_mistakes_name_the_field(void)
+{
+	const char *w = "web:\n  command: x\n  port: 1\n";
+	static const char *const bad[][2] = {
+	    {"install:\n  inputs: [a]\n", "install.command: is required"},
+	    {"install:\n  command: \"\"\n", "install.command: is empty"},
+	    {"install:\n  command: \"a\\nb\"\n", "single line"},
+	    {"install: npm ci\n", "install: must be a mapping"},
+	    {"install:\n  command: x\n  input: [a]\n",
+	     "install.input: unknown key"},
+	    {"install:\n  command: x\n  timeout_seconds: 0\n",
+	     "install.timeout_seconds"},
+	    {"install:\n  command: x\n  timeout_seconds: 86401\n",
+	     "install.timeout_seconds"},
+	    {"install:\n  command: x\n  inputs: a\n", "install.inputs: must"},
+	    {"install:\n  command: x\n  inputs: [../a]\n", "install.inputs[0]"},
+	    {"install:\n  command: x\n  inputs: [a, /etc/passwd]\n",
+	     "install.inputs[1]"},
+	    {"install:\n  command: x\n  inputs: [a/../b]\n",
+	     "install.inputs[0]"},
+	    {"install:\n  command: x\n  inputs: [./a]\n", "install.inputs[0]"},
+	    {"install:\n  command: x\n  inputs: [a//b]\n", "install.inputs[0]"},
+	    {"install:\n  command: x\n  inputs: [a/]\n", "install.inputs[0]"},
+	    {"install:\n  command: x\n  inputs: [\"\"]\n", "install.inputs[0]"},
+	    {"install:\n  command: x\n  inputs: [[a]]\n", "install.inputs[0]"},
+	    {"install:\n  command: x\n  inputs: [a,b,c,d,e,f,g,h,i]\n",
+	     "install.inputs: more than 8"},
+	};
+	char y[1024], longp[300];
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(y, sizeof(y), "%s%s", w, bad[i][0]);
+		expect_error(y, bad[i][1]);
+	}
+	memset(longp, 'a', 256);
+	longp[256] = '\0';
+	snprintf(y, sizeof(y), "%sinstall:\n  command: x\n  inputs: [%s]\n", w,
+	         longp);
+	expect_error(y, "install.inputs[0]: longer than 255");
+	longp[255] = '\0';
+	snprintf(y, sizeof(y), "%sinstall:\n  command: x\n  inputs: [%s]\n", w,
+	         longp);
+	{
+		struct manifest m;
+		char err[256];
+
+		CHECK(parse(y, &m, err, sizeof(err)) == 0);
+	}
+}
+
+static void
 default_depends_on_package_json(void)
 {
 	struct manifest m;
@@ -116,10 +218,88 @@ default_depends_on_package_json(void)
 	CHECK(strstr(m.web.command, "http.server 3000") != NULL);
 }
 
+static void
+put(const char *dir, const char *name, const char *text)
+{
+	char p[512];
+	FILE *f;
+
+	snprintf(p, sizeof(p), "%s/%s", dir, name);
+	f = fopen(p, "w");
+	CHECK(f != NULL);
+	if (f) {
+		fputs(text, f);
+		fclose(f);
+	}
+}
+
+static void
+key_of(int appfd, const struct manifest *m, char out[65])
+{
+	CHECK(runtime_install_key(appfd, m, out) == 0);
+	CHECK(strlen(out) == 64);
+}
+
+static void
+install_key_follows_inputs(void)
+{
+	char dir[] = "/tmp/test_manifest.XXXXXX", p[512];
+	char k1[65], k2[65], k3[65], k4[65];
+	struct manifest m;
+	char err[256];
+	int appfd;
+
+	CHECK(mkdtemp(dir) != NULL);
+	appfd = open(dir, O_PATH | O_DIRECTORY);
+	CHECK(parse("web:\n  command: x\n  port: 1\n"
+	            "install:\n  command: npm ci\n",
+	            &m, err, sizeof(err)) == 0);
+	key_of(appfd, &m, k1); /* no input at all */
+	put(dir, "package.json", "{}\n");
+	key_of(appfd, &m, k2);
+	CHECK(strcmp(k1, k2) != 0);
+	key_of(appfd, &m, k3); /* the same files: the same key */
+	CHECK_STR(k2, k3);
+	put(dir, "package.json", "{\"a\":1}\n");
+	key_of(appfd, &m, k3);
+	CHECK(strcmp(k2, k3) != 0);
+	put(dir, "README.md", "not an input\n");
+	key_of(appfd, &m, k4);
+	CHECK_STR(k3, k4);
+	snprintf(m.install_command, sizeof(m.install_command), "npm i");
+	key_of(appfd, &m, k4);
+	CHECK(strcmp(k3, k4) != 0);
+
+	/* A FIFO or a link is "unreadable", at once, and not "absent". */
+	m.install_inputs_set = true;
+	m.ninstall_inputs = 1;
+	snprintf(m.install_inputs[0], sizeof(m.install_inputs[0]), "q");
+	key_of(appfd, &m, k1);
+	snprintf(p, sizeof(p), "%s/q", dir);
+	CHECK(mkfifo(p, 0600) == 0);
+	key_of(appfd, &m, k2);
+	CHECK(strcmp(k1, k2) != 0);
+	unlink(p);
+	CHECK(symlink("package.json", p) == 0);
+	key_of(appfd, &m, k3);
+	CHECK_STR(k2, k3);
+	unlink(p);
+	m.has_install = false;
+	CHECK(runtime_install_key(appfd, &m, k1) == -1);
+	CHECK(runtime_install_default_input("yarn.lock"));
+	CHECK(!runtime_install_default_input("sub/yarn.lock"));
+	close(appfd);
+	snprintf(p, sizeof(p), "rm -rf '%s'", dir);
+	CHECK(system(p) == 0);
+}
+
 static const struct unit_test tests[] = {
     {"a full manifest parses and renders", full_manifest_parses},
     {"mistakes name the field", mistakes_name_the_field},
     {"the default depends on package.json", default_depends_on_package_json},
+    {"install parses and renders", install_parses_and_renders},
+    {"install mistakes name the field", install_mistakes_name_the_field},
+    {"the install key follows its inputs", install_key_follows_inputs},
 };
 
 int

@@ -294,6 +294,50 @@ preview_answers_from_the_table(void)
 	core_without_store_free(&c);
 }
 
+/*
+ * A sandbox whose manifest runs workers only: the page says so at once,
+ * also while it is still starting, and a row written later (a stop, a
+ * start) does not forget it; a manifest with a web process again brings
+ * back "starting".
+ */
+static void
+workers_only_sandbox_has_no_web(void)
+{
+	struct core c;
+	struct sandbox run;
+	struct preview_target t;
+	struct route rt;
+
+	core_without_store(&c);
+	make_row(&run, SANDBOX_RUNNING, "172.30.0.13");
+	routes_set_procs(c.routes, run.id, false, "lost"); /* no route yet */
+	routes_put(c.routes, &run);
+	CHECK(routes_get(c.routes, run.id, &rt) && !rt.no_web);
+	routes_set_procs(c.routes, run.id, false, "worker, mailer");
+
+	preview_resolve(&c, run.id, 3000, &t);
+	CHECK(t.state == PREVIEW_UP); /* a worker may listen all the same */
+	preview_connect_failed(&c, &t);
+	CHECK(t.state == PREVIEW_NO_WEB);
+	CHECK_STR(t.message, "this app has no web process; it runs workers: "
+	                     "worker, mailer");
+
+	run.status = SANDBOX_STOPPED;
+	routes_put(c.routes, &run);
+	run.status = SANDBOX_RUNNING;
+	routes_put(c.routes, &run);
+	CHECK(routes_get(c.routes, run.id, &rt) && rt.no_web);
+	CHECK_STR(rt.workers, "worker, mailer");
+
+	routes_set_procs(c.routes, run.id, true, "ignored");
+	CHECK(routes_get(c.routes, run.id, &rt) && !rt.no_web);
+	CHECK_STR(rt.workers, "");
+	preview_resolve(&c, run.id, 3000, &t);
+	preview_connect_failed(&c, &t);
+	CHECK(t.state == PREVIEW_STARTING);
+	core_without_store_free(&c);
+}
+
 static const struct unit_test tests[] = {
     {"put, get, drop", put_get_drop},
     {"started_at follows starts", started_at_follows_starts},
@@ -302,6 +346,7 @@ static const struct unit_test tests[] = {
     {"load reads every row", load_reads_every_row},
     {"readers never see half a write", readers_never_see_half_a_write},
     {"preview answers from the table", preview_answers_from_the_table},
+    {"workers-only sandbox has no web", workers_only_sandbox_has_no_web},
 };
 
 int

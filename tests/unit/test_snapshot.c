@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "snapshot/copytree.h"
+#include "disk/copytree.h"
 #include "ws/usage.h"
 #include "unit.h"
 

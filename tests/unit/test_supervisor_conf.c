@@ -263,6 +263,49 @@ records_compare_every_field(void)
 	conf_free(&a);
 }
 
+#define KEY "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+
+static void
+install_records(void)
+{
+	struct conf c, d;
+
+	CHECK(parse("web\t3000\t/\t0\tnpm run dev\n"
+	            "install\t900\t" KEY "\tnpm ci\t--no-audit\n",
+	            &c) == 0);
+	CHECK(c.n == 2 && c.recs[1].kind == CONF_INSTALL);
+	CHECK_STR(c.recs[1].name, "install");
+	CHECK(c.recs[1].timeout_s == 900);
+	CHECK_STR(c.recs[1].key, KEY);
+	CHECK_STR(c.recs[1].cmd, "npm ci\t--no-audit");
+	CHECK_STR(conf_kind_name(CONF_INSTALL), "install");
+	CHECK(parse("install\t900\t" KEY "\tnpm ci\n", &d) == 0);
+	CHECK(conf_rec_equal(&c.recs[1], &d.recs[0]) == false);
+	conf_free(&d);
+	/* The same command with another key is another record. */
+	CHECK(parse("install\t900\t"
+	            "1123456789abcdef0123456789abcdef0123456789abcdef0123456789"
+	            "abcdef\tnpm ci\t--no-audit\n",
+	            &d) == 0);
+	CHECK(!conf_rec_equal(&c.recs[1], &d.recs[0]));
+	conf_free(&d);
+	conf_free(&c);
+
+	refused("install\t900\t" KEY "\n", "want install<TAB>timeout");
+	refused("install\t0\t" KEY "\tx\n", "install timeout must be 1-86400");
+	refused("install\t86401\t" KEY "\tx\n", "install timeout");
+	refused("install\t9\tabc\tx\n", "install key must be 64");
+	refused("install\t9\t" KEY "0\tx\n", "install key must be 64");
+	refused(
+	    "install\t9\t"
+	    "0123456789ABCDEF0123456789abcdef0123456789abcdef0123456789abcdef"
+	    "\tx\n",
+	    "install key must be 64");
+	refused("install\t9\t" KEY "\t\n", "empty command");
+	refused("install\t9\t" KEY "\tx\ninstall\t9\t" KEY "\ty\n",
+	        "line 2: more than one install");
+}
+
 static void
 record_copy_is_deep(void)
 {
@@ -297,6 +340,7 @@ main(void)
 	    {"whole file limit", whole_file_limit},
 	    {"records compare every field", records_compare_every_field},
 	    {"record copy is deep", record_copy_is_deep},
+	    {"install records", install_records},
 	};
 
 	return UNIT_RUN("supervisor conf", tests);

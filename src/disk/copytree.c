@@ -10,7 +10,7 @@
  * (copy_file_range lets the kernel copy in place and is as fast or
  * faster; a read/write loop is kept for filesystems without it).
  */
-#include "snapshot/copytree.h"
+#include "disk/copytree.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -27,23 +27,38 @@
 #define COPY_CHUNK (1 << 20)
 
 struct walk {
-	const struct ws_inoset *store;
+	const struct copytree_opts *o;
 	struct copytree_stats *st;
 	dev_t dev;
-	int64_t entries;
+	int64_t entries, max_entries;
 };
 
-/* Owner, mode and times of the copy from st (owner: best effort when
- * we are not root). */
+/* Owner, mode and times of the copy from st, or the owner the caller
+ * chose (owner: best effort when we are not root). */
 static int
-set_meta(int fd, const struct stat *st)
+set_meta(const struct walk *w, int fd, const struct stat *st)
 {
 	struct timespec ts[2] = {st->st_atim, st->st_mtim};
+	uid_t uid = w->o->uid >= 0 ? (uid_t)w->o->uid : st->st_uid;
+	gid_t gid = w->o->uid >= 0 ? (gid_t)w->o->gid : st->st_gid;
+	mode_t mode = st->st_mode & (w->o->uid >= 0 ? 01777 : 07777);
 
-	if (fchown(fd, st->st_uid, st->st_gid) < 0 && geteuid() == 0)
+	if (fchown(fd, uid, gid) < 0 && geteuid() == 0)
 		return -1;
-	if (fchmod(fd, st->st_mode & 07777) < 0 || futimens(fd, ts) < 0)
+	if (fchmod(fd, mode) < 0 || futimens(fd, ts) < 0)
 		return -1;
+	return 0;
+}
+
+/* The bound on bytes copied (not linked); EFBIG past it. */
+static int
+own_bytes_add(struct walk *w, int64_t n)
+{
+	w->st->own_bytes += n;
+	if (w->o->max_own_bytes > 0 && w->st->own_bytes > w->o->max_own_bytes) {
+		errno = EFBIG;
+		return -1;
+	}
 	return 0;
 }
 
@@ -89,34 +104,34 @@ copy_file(struct walk *w, int sdir, int ddir, const char *name,
           const struct stat *lst)
 {
 	struct stat st;
-	int in, out, rc = -1;
+	int in, out = -1, rc = -1;
 
-	if (ws_inoset_has(w->store, lst->st_dev, lst->st_ino) &&
+	if (ws_inoset_has(w->o->store, lst->st_dev, lst->st_ino) &&
 	    linkat(sdir, name, ddir, name, 0) == 0) {
 		w->st->files++;
 		w->st->size_bytes += lst->st_size;
 		return 0;
 	}
-	in = openat(sdir, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+	in = openat(sdir, name,
+	            O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (in < 0)
 		return errno == ENOENT ? 0 : -1; /* gone meanwhile */
 	if (fstat(in, &st) < 0 || !S_ISREG(st.st_mode)) {
 		close(in);
 		return 0;
 	}
+	if (own_bytes_add(w, st.st_size) < 0)
+		goto out_in;
 	out = openat(ddir, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	if (out < 0)
 		goto out;
-	if (ioctl(out, FICLONE, in) == 0) {
-		w->st->own_bytes += st.st_size;
-	} else {
+	if (ioctl(out, FICLONE, in) != 0) {
 		w->st->reflinked = false;
 		w->st->copied = true;
 		if (copy_bytes(in, out, st.st_size) < 0)
 			goto out;
-		w->st->own_bytes += st.st_size;
 	}
-	if (set_meta(out, &st) < 0)
+	if (set_meta(w, out, &st) < 0)
 		goto out;
 	w->st->files++;
 	w->st->size_bytes += st.st_size;
@@ -124,6 +139,7 @@ copy_file(struct walk *w, int sdir, int ddir, const char *name,
 out:
 	if (out >= 0 && close(out) < 0)
 		rc = -1;
+out_in:
 	close(in);
 	return rc;
 }
@@ -139,16 +155,17 @@ copy_link(struct walk *w, int sdir, int ddir, const char *name,
 	if (n < 0)
 		return errno == ENOENT ? 0 : -1;
 	target[n] = '\0';
-	if (symlinkat(target, ddir, name) < 0)
+	uid_t uid = w->o->uid >= 0 ? (uid_t)w->o->uid : st->st_uid;
+	gid_t gid = w->o->uid >= 0 ? (gid_t)w->o->gid : st->st_gid;
+
+	if (own_bytes_add(w, n) < 0 || symlinkat(target, ddir, name) < 0)
 		return -1;
-	if (fchownat(ddir, name, st->st_uid, st->st_gid, AT_SYMLINK_NOFOLLOW) <
-	        0 &&
+	if (fchownat(ddir, name, uid, gid, AT_SYMLINK_NOFOLLOW) < 0 &&
 	    geteuid() == 0)
 		return -1;
 	utimensat(ddir, name, ts, AT_SYMLINK_NOFOLLOW);
 	w->st->files++;
 	w->st->size_bytes += n;
-	w->st->own_bytes += n;
 	return 0;
 }
 
@@ -185,7 +202,7 @@ copy_entry(struct walk *w, int sfd, int dfd, const char *name, int depth)
 {
 	struct stat st;
 
-	if (++w->entries > COPYTREE_MAX_FILES) {
+	if (++w->entries > w->max_entries) {
 		errno = EFBIG;
 		return -1;
 	}
@@ -227,7 +244,7 @@ copy_dir(struct walk *w, int sfd, int dfd, int depth)
 	if (rc == 0 && errno != 0)
 		rc = -1;
 	closedir(d);
-	if (rc == 0 && (fstat(sfd, &st) < 0 || set_meta(dfd, &st) < 0))
+	if (rc == 0 && (fstat(sfd, &st) < 0 || set_meta(w, dfd, &st) < 0))
 		rc = -1;
 	return rc;
 }
@@ -236,7 +253,8 @@ int
 copytree(const char *src, const char *dst, const struct ws_inoset *store,
          struct copytree_stats *st)
 {
-	struct walk w = {.store = store, .st = st};
+	struct copytree_opts o = {.store = store, .uid = -1, .gid = -1};
+	struct walk w = {.o = &o, .st = st, .max_entries = COPYTREE_MAX_FILES};
 	struct stat sst;
 	int sfd, dfd = -1, rc = -1, saved;
 
@@ -259,6 +277,32 @@ out:
 	if (sfd >= 0)
 		close(sfd);
 	errno = saved;
+	return rc;
+}
+
+int
+copytree_at(int sdir, const char *name, int ddir, const struct copytree_opts *o,
+            struct copytree_stats *st)
+{
+	struct walk w = {.o = o,
+	                 .st = st,
+	                 .max_entries = o->max_entries > 0
+	                                    ? o->max_entries
+	                                    : COPYTREE_MAX_FILES};
+	struct stat sst;
+	int rc;
+
+	*st = (struct copytree_stats){.reflinked = true};
+	if (fstatat(sdir, name, &sst, AT_SYMLINK_NOFOLLOW) < 0)
+		return -1;
+	if (!S_ISDIR(sst.st_mode)) {
+		errno = ENOTDIR;
+		return -1;
+	}
+	w.dev = sst.st_dev;
+	rc = copy_subdir(&w, sdir, ddir, name, 0);
+	if (rc == 0 && st->files == 0)
+		st->reflinked = false;
 	return rc;
 }
 

@@ -1,6 +1,7 @@
 /*
  * copytree: the cheapest honest copy of a directory tree on one
- * filesystem, for snapshots (snapshot.c).  Per regular file: a
+ * filesystem, for snapshots (snapshot/snapshot.c) and the dependency
+ * cache (depcache/depcache.c).  Per regular file: a
  * copy-on-write clone (FICLONE) where the filesystem has them; else a
  * hard link when the file is an entry of the dependency store (root's,
  * read-only, shared already); else copy_file_range.  Directories,
@@ -11,8 +12,8 @@
  * Any thread; the caller serializes writers of the source if it needs a
  * consistent copy.
  */
-#ifndef SNAPSHOT_COPYTREE_H
-#define SNAPSHOT_COPYTREE_H
+#ifndef DISK_COPYTREE_H
+#define DISK_COPYTREE_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -40,6 +41,22 @@ struct copytree_stats {
  */
 int copytree(const char *src, const char *dst, const struct ws_inoset *store,
              struct copytree_stats *st);
+/*
+ * The same with choices, from sdir/name to ddir/name (relative to two
+ * directory descriptors: no path above them is resolved, so neither
+ * end can be led elsewhere by a symlink).  max_entries (0: the default
+ * COPYTREE_MAX_FILES) and max_own_bytes (0: none) bound the walk
+ * (EFBIG past either).  uid >= 0: what is copied (not a store entry's
+ * link) is given uid:gid, and its mode loses setuid and setgid.
+ */
+struct copytree_opts {
+	const struct ws_inoset *store;
+	int64_t max_entries;
+	int64_t max_own_bytes;
+	int uid, gid;
+};
+int copytree_at(int sdir, const char *name, int ddir,
+                const struct copytree_opts *o, struct copytree_stats *st);
 /* Removes a tree (no symlink followed, no mount crossed); missing is 0. */
 int copytree_remove(const char *path);
 

@@ -415,8 +415,9 @@ monorepos(void)
 	CHECK(d->ncands >= 3); /* apps/web, apps/api, the root's scripts */
 	CHECK(strstr(manifest_of(d), "command: \"npm install --no-audit "
 	                             "--no-fund\"") != NULL);
-	CHECK(strstr(manifest_of(d), "command: \"cd apps/web && npx --no -- next "
-	                             "dev") != NULL);
+	CHECK(strstr(manifest_of(d),
+	             "command: \"cd apps/web && npx --no -- next "
+	             "dev") != NULL);
 
 	d = fixture("monorepo-pnpm");
 	CHECK_STR(d->install_dir, "");

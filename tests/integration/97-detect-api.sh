@@ -5,8 +5,8 @@
 # committed as its own commit, and previews; a FastAPI app is detected as
 # such; an app that brought its own sandbox.yaml keeps it, and a new
 # detection refuses to replace it (409 manifest_is_users) unless forced;
-# another recipe chosen is written, committed and takes effect; an
-# unknown recipe is a 400, another tenant's app a 404; a repository with
+# another recipe chosen is written, committed and takes effect; a
+# running task refuses it (409 task_in_progress); an unknown recipe is a 400, another tenant's app a 404; a repository with
 # nothing to run and one with a broken package.json each get a clear
 # manifest error in the sandbox's status and warnings in runtime-inspect;
 # GET /v1/runtime/recipes lists the table.  No network: the apps need no
@@ -152,6 +152,17 @@ api POST "/v1/apps/$API/runtime-inspect" '{"recipe":7}'
 expect_status 400
 api POST "/v1/apps/$API/runtime-inspect" '{"color":"red"}'
 expect_status 400
+t_end
+
+t_begin "a running task refuses a detection (409 task_in_progress); the file stays"
+before=$(app_file "$SITE_SB" sandbox.yaml)
+submit "$SITE_SB" '{"prompt":"[[fake:sleep=30]] long"}'
+T=$TASK_ID
+api POST "/v1/apps/$SITE/runtime-inspect" '{"recipe":"fastapi"}'
+expect_status 409 && expect_envelope task_in_progress
+[[ $(app_file "$SITE_SB" sandbox.yaml) == "$before" ]] || t_err "sandbox.yaml changed"
+api POST "/v1/sandboxes/$SITE_SB/tasks/$T/cancel"
+wait_task "$SITE_SB" "$T" 30
 t_end
 
 t_begin "a repository with its own sandbox.yaml keeps it; a detection refuses it unless forced"

@@ -345,10 +345,7 @@ depcache_seed(const struct config *cfg, const char *ws, const char *key,
 	if (wsfd < 0 || trees_read(entryfd, &t) < 0)
 		goto out;
 	if (trees_present(wsfd, &t)) {
-		log_info("depcache: %.12s: the workspace has its own "
-		         "dependencies: not seeded",
-		         key);
-		rc = 0;
+		rc = 0; /* the usual case at a later configure: installed */
 		goto out;
 	}
 	if (seed_into(cfg, entryfd, wsfd, key, &t, st) < 0)

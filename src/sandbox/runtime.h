@@ -31,11 +31,13 @@
  * (an API request waits on it), RUNTIME_PING_MS for each ping while
  * waiting for a boot, RUNTIME_SHARED_MS on a thread every sandbox
  * shares (the task follower). */
-#define RUNTIME_TIMEOUT_MS   2000
-#define RUNTIME_STATUS_MS    1000
-#define RUNTIME_PING_MS      500
-#define RUNTIME_SHARED_MS    250
-#define RUNTIME_BOOT_WAIT_MS 15000 /* for the socket after a start */
+#define RUNTIME_TIMEOUT_MS 2000
+#define RUNTIME_STATUS_MS  1000
+#define RUNTIME_PING_MS    500
+#define RUNTIME_SHARED_MS  250
+/* For the socket after a start: a first boot copies the preset's template
+ * first (the nextjs one, 328 MB, took over 15 s on a busy 2-core host). */
+#define RUNTIME_BOOT_WAIT_MS 120000
 /* The app's environment as sent: "NAME=value\0"…, the supervisor's
  * CTL_BODY_MAX.  Its execve() must still fit the container's own. */
 #define RUNTIME_ENV_BYTES (512u << 10)

@@ -97,14 +97,15 @@ if [[ -n ${NEXT:-} ]]; then
 fi
 t_end
 
-t_begin "worker: the worker runs, no web process, and that is not an error"
+t_begin "worker: the worker runs, no web process, that is not an error, and it is always on"
 if create_app work '"runtime_preset":"worker"' && create_sandbox "$APP_ID"; then
 	WORK=$SB_ID
 	wait_sb "$WORK" '[.processes[] | select(.name == "worker" and .kind == "worker" and .state == "running")] | length == 1' 60 &&
 		expect_jq '.manifest.source == "sandbox.yaml" and .manifest.valid' &&
 		expect_jq '[.processes[] | select(.kind == "web")] | length == 0' &&
 		expect_jq '.preview.status == "none"' &&
-		expect_jq '.problem == null'
+		expect_jq '.problem == null' &&
+		expect_jq '.idle_policy == "always_on"' # a worker's job is no traffic
 fi
 t_end
 

@@ -29,7 +29,7 @@ words_of(const struct detection *d, const struct recipe *r, struct words *w)
 
 	w->install = pm ? pm->install : NULL;
 	w->run = pm ? pm->run : py ? "python3" : "npm run";
-	w->exec = pm ? pm->exec : py ? "python3 -m" : "npx --no";
+	w->exec = pm ? pm->exec : py ? "python3 -m" : "npx --no --";
 }
 
 static int

@@ -583,9 +583,8 @@ runtime_status(struct core *c, const char *id, struct err *e)
 	return out;
 }
 
-/* Whether the supervisor says its install step runs now. */
-static bool
-install_running(struct core *c, const char *id)
+bool
+runtime_install_running(struct core *c, const char *id)
 {
 	struct err e = {0};
 	struct jv *st = runtime_status(c, id, &e);
@@ -602,11 +601,21 @@ runtime_wait_install(struct core *c, const char *id, int64_t wait_ms,
 {
 	int64_t deadline = clock_mono_ms() + wait_ms;
 
-	while (install_running(c, id)) {
+	while (runtime_install_running(c, id)) {
 		if (c->stopping || clock_mono_ms() >= deadline ||
 		    (go_on && !go_on(arg)))
 			return false;
 		usleep(250 * 1000);
 	}
 	return true;
+}
+
+void
+runtime_after_task(struct core *c, const char *id)
+{
+	struct sandbox sb;
+
+	if (store_sandbox_get(c->store, id, &sb) == 0 &&
+	    sb.status == SANDBOX_RUNNING && !sb.frozen)
+		runtime_schedule(c, id);
 }

@@ -35,7 +35,7 @@ t_begin "the install step ran and is done, with its log"
 for id in vite-react nextjs express; do
 	api GET "/v1/sandboxes/${SBS[$id]}"
 	[[ $(j .install.state) == done ]] || t_err "$id: install $(jq -c .install <<<"$BODY")"
-	[[ -s $DATA/workspaces/${SBS[$id]}/workspace/app/.sandboxd/logs/install.log ]] ||
+	[[ -s $DATA/workspaces/${SBS[$id]}/.sandboxd/logs/install.log ]] ||
 		t_err "$id: no install.log"
 	[[ -d $DATA/workspaces/${SBS[$id]}/workspace/app/node_modules ]] || t_err "$id: no node_modules"
 done
@@ -51,8 +51,8 @@ import_starter vite-react vite-react-again || bail "cannot import vite-react aga
 wait_starters 60 "vite-react=$SB"
 after=$(npm_reg_requests)
 ((after == before)) || t_err "the second import made $((after - before)) registry requests: $(tail -n +"$((before + 1))" "$NPM_REG_LOG" | head -n 3)"
-[[ ! -e $DATA/workspaces/$SB/workspace/app/.sandboxd/logs/install.log ]] ||
-	t_err "the second import ran its install: $(tail -n 3 "$DATA/workspaces/$SB/workspace/app/.sandboxd/logs/install.log")"
+[[ ! -e $DATA/workspaces/$SB/.sandboxd/logs/install.log ]] ||
+	t_err "the second import ran its install: $(tail -n 3 "$DATA/workspaces/$SB/.sandboxd/logs/install.log")"
 api GET "/v1/sandboxes/$SB"
 [[ $(j .install.state) == done && $(j .install.exit_code) == null && $(j .install.started_at_ms) == null ]] ||
 	t_err "the second import's install: $(jq -c .install <<<"$BODY") (done and never run expected)"

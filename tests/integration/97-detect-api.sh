@@ -211,10 +211,16 @@ t_end
 t_begin "CLI: sandbox create of an import prints the detection; app inspect, app detect, recipes"
 export SANDBOXD_API=$API_URL SANDBOXD_TOKEN=$IT_TOKEN XDG_CONFIG_HOME=$IT_TMP/xdg
 sbd() { "$SANDBOXD_BIN" "$@"; }
-CAPP=$(sbd app create cli-site --git "http://127.0.0.1:$GPORT/site.git" -q)
-ulid_ok "$CAPP" || t_err "app create -q: '$CAPP'"
+CAPP=$(sbd app create cli-site --git "http://127.0.0.1:$GPORT/site.git" --no-import -q)
+ulid_ok "$CAPP" || t_err "app create --no-import -q: '$CAPP'"
+api GET "/v1/apps/$CAPP"
+[[ $(j '.current_sandbox_id // ""') == "" ]] || t_err "app create --no-import made a sandbox: $BODY"
 out=$(sbd sandbox create "$CAPP" 2>&1)
 grep -qE '^Detected .+ \((high|medium|low)\)' <<<"$out" || t_err "sandbox create: $out"
+# app create --git imports at once and says what it detected.
+out=$(sbd app create cli-site-2 --git "http://127.0.0.1:$GPORT/site.git" 2>&1)
+grep -qE '^imported into sandbox [0-9A-Z]{26}$' <<<"$out" || t_err "app create --git: no import line: $out"
+grep -qE '^Detected Static site \((high|medium|low)\)' <<<"$out" || t_err "app create --git: no detection: $out"
 [[ $(sbd app inspect "$CAPP" -q) == static ]] || t_err "inspect -q: $(sbd app inspect "$CAPP" -q)"
 out=$(sbd app inspect "$CAPP")
 grep -q '^sandbox.yaml: written by sandboxd, valid$' <<<"$out" || t_err "inspect: $out"
@@ -229,9 +235,6 @@ grep -q '^No framework detected: ' <<<"$out" && grep -q '^sandbox.yaml left as i
 	t_err "detect of nothing: $out"
 out=$(sbd app detect "$CAPP" --recipe fastapi)
 grep -q '^wrote sandbox.yaml (commit [0-9a-f]\{12\})$' <<<"$out" || t_err "detect --recipe: $out"
-out=$(sbd app create cli-start --git "http://127.0.0.1:$GPORT/api.git" --start 2>&1)
-grep -qE '^created app [0-9A-Z]{26}$' <<<"$out" && grep -qE '^started sandbox [0-9A-Z]{26}$' <<<"$out" &&
-	grep -qE '^Detected FastAPI \((high|medium|low)\)' <<<"$out" || t_err "app create --start: $out"
 sbd recipes -q | grep -qx static || t_err "recipes -q: $(sbd recipes -q | head -3)"
 sbd recipes | head -n 1 | grep -q '^ID  *NAME  *LANGUAGE  *PORT' || t_err "recipes: $(sbd recipes | head -n 2)"
 t_end

@@ -1168,8 +1168,9 @@ wait_starters() {
 	done
 	for pair in "${left[@]}"; do
 		id=${pair%%=*} sb=${pair#*=}
+		starter_info "$id"
 		api GET "/v1/sandboxes/$sb"
-		t_err "$id: no answer with \"$S_TEXT\" within ${secs}s: install $(jq -c .install <<<"$BODY") problem $(jq -c '.problem // empty' <<<"$BODY" | head -c 300) manifest $(jq -c .manifest <<<"$BODY" | head -c 300); install.log: $(tail -n 3 "$DATA/workspaces/$sb/workspace/app/.sandboxd/logs/install.log" 2>/dev/null)"
+		t_err "$id: no answer with \"$S_TEXT\" within ${secs}s: install $(jq -c .install <<<"$BODY") problem $(jq -c '.problem // empty' <<<"$BODY" | head -c 300) manifest $(jq -c .manifest <<<"$BODY" | head -c 300); web.log: $(tail -n 4 "$DATA/workspaces/$sb/.sandboxd/logs/web.log" 2>/dev/null | tr "\n" " ")"
 	done
 	((${#left[@]} == 0))
 }

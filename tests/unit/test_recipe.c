@@ -268,7 +268,7 @@ manifest_text(void)
 	          "    - \"package-lock.json\"\n"
 	          "  timeout_seconds: 900\n"
 	          "web:\n"
-	          "  command: \"npx --no next dev -H 0.0.0.0 -p $PORT\"\n"
+	          "  command: \"npx --no -- next dev -H 0.0.0.0 -p $PORT\"\n"
 	          "  port: 3000\n"
 	          "  health_path: \"/\"\n"
 	          "  restart_after_task: false\n");
@@ -366,10 +366,10 @@ reasons_inputs_placeholders(void)
 	CHECK(has_reason(d, "requirements.txt names \"flask\""));
 	CHECK(has_input(d, "requirements.txt"));
 	CHECK(strstr(manifest_of(d),
-	             "python3 -m pip install --no-input -r requirements.txt") !=
-	      NULL);
-	CHECK(strstr(manifest_of(d), "python3 -m flask --app app run --host "
-	                             "0.0.0.0 --port $PORT") != NULL);
+	             "sandboxd-pip-install -r requirements.txt") != NULL);
+	CHECK(strstr(manifest_of(d),
+	             "python3 -m flask --app app --debug run --host "
+	             "0.0.0.0 --port $PORT") != NULL);
 
 	d = fixture("fastapi-uv");
 	CHECK_STR(d->pyreqs, ".");
@@ -415,8 +415,9 @@ monorepos(void)
 	CHECK(d->ncands >= 3); /* apps/web, apps/api, the root's scripts */
 	CHECK(strstr(manifest_of(d), "command: \"npm install --no-audit "
 	                             "--no-fund\"") != NULL);
-	CHECK(strstr(manifest_of(d), "command: \"cd apps/web && npx --no next "
-	                             "dev") != NULL);
+	CHECK(strstr(manifest_of(d),
+	             "command: \"cd apps/web && npx --no -- next "
+	             "dev") != NULL);
 
 	d = fixture("monorepo-pnpm");
 	CHECK_STR(d->install_dir, "");

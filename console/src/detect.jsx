@@ -50,7 +50,7 @@ function Reasons({d}) {
 	if (!d.reasons || !d.reasons.length) return null;
 	return (
 		<ul class="detect-reasons">
-			{d.reasons.map((r, i) => <li key={i}><Rich text={r} /></li>)}
+			{d.reasons.map((r, i) => <li key={i}><Rich text={r} keepCase /></li>)}
 			{d.dir && <li>The app is in <code>{d.dir}</code>.</li>}
 		</ul>
 	);
@@ -60,7 +60,7 @@ function Warnings({list}) {
 	if (!list || !list.length) return null;
 	return (
 		<ul class="detect-warnings" aria-label="Warnings">
-			{list.map((w, i) => <li key={i}><Rich text={w} /></li>)}
+			{list.map((w, i) => <li key={i}><Rich text={w} keepCase /></li>)}
 		</ul>
 	);
 }

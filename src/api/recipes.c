@@ -84,6 +84,14 @@ recipes_inspect(struct req *r, struct resp *w)
 		               no_files_json(rc ? CREATING : NO_SANDBOX));
 		return;
 	}
+	if (sb.status == SANDBOX_ERROR &&
+	    strcmp(sb.status_reason, "import_failed") == 0) {
+		snprintf(e.msg, sizeof(e.msg),
+		         "the import failed, so there are no files: %s",
+		         sb.error_message);
+		api_reply_json(w, 200, no_files_json(e.msg));
+		return;
+	}
 	o = recipeops_inspect(r->core, sb.id, &e);
 	if (o == NULL) {
 		api_reply_err(w, &e);

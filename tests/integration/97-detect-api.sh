@@ -239,13 +239,20 @@ sbd recipes -q | grep -qx static || t_err "recipes -q: $(sbd recipes -q | head -
 sbd recipes | head -n 1 | grep -q '^ID  *NAME  *LANGUAGE  *PORT' || t_err "recipes: $(sbd recipes | head -n 2)"
 t_end
 
-t_begin "an app without a sandbox: nothing to inspect, a detection is a 409"
+t_begin "an app without a sandbox or whose import failed: nothing to inspect, a detection is a 409"
 create_app bare
 api GET "/v1/apps/$APP_ID/runtime-inspect"
 expect_status 200 && expect_json .existing_manifest.present false && expect_json .detection null &&
 	expect_jq '(.warnings | length) == 1' 'a warning'
 api POST "/v1/apps/$APP_ID/runtime-inspect" '{}'
 expect_status 409 && expect_envelope conflict
+# a failed import: a sandbox in error with no files
+create_app gone "\"git\":{\"repo_url\":\"http://127.0.0.1:$GPORT/no-such.git\"}"
+api POST "/v1/apps/$APP_ID/sandbox" '{}'
+expect_status 502
+api GET "/v1/apps/$APP_ID/runtime-inspect"
+expect_status 200 && expect_json .existing_manifest.present false && expect_json .detection null &&
+	expect_jq '.warnings[0] | contains("import")' 'the warning names the import'
 t_end
 
 finish

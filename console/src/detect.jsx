@@ -17,7 +17,7 @@ export function Detected({app, sandbox, onChange}) {
 	const [hide, setHide] = useState(closed.has(app.id));
 	const st = useLoad(() => get('/v1/apps/' + enc(app.id) + '/runtime-inspect'), [app.id, sandbox.id]);
 	const bad = sandbox.manifest && sandbox.manifest.valid === false;
-	if (!app.git || sandbox.status === 'creating' || (hide && !bad)) return null;
+	if (!app.git || sandbox.status === 'creating' || sandbox.status_reason === 'import_failed' || (hide && !bad)) return null;
 	if (st.error && !st.data) return <div class="detect card"><ErrorText error={st.error} /></div>;
 	if (!st.data) return null;
 	const d = st.data.detection;

@@ -168,6 +168,28 @@ note_procs(struct core *c, const char *id, const struct manifest *m)
 	routes_set_procs(c->routes, id, m->has_web, names);
 }
 
+/*
+ * The trees of a finished install with the same key, from the
+ * dependency cache (depcache.h), before run.conf carries the install
+ * record: the supervisor then finds the key written and installs
+ * nothing.  An app made from a preset or uploaded gets them here, an
+ * imported one before its first boot too (recipeops.c).  Silent when
+ * the workspace has its trees (the usual case once installed).  A
+ * failure leaves the install to run.
+ */
+static void
+install_seed(struct core *c, const char *id, const char *ws,
+             const struct manifest *m)
+{
+	struct depcache_stats st;
+
+	if (m->has_install &&
+	    depcache_seed(c->cfg, ws, m->install_key, &st) == 1)
+		log_info("sandbox %s: install %.12s: its dependencies seeded "
+		         "from the cache (%lld files)",
+		         id, m->install_key, (long long)st.files);
+}
+
 int
 runtime_configure(struct core *c, const char *id, bool reload)
 {
@@ -206,8 +228,10 @@ runtime_configure(struct core *c, const char *id, bool reload)
 			snprintf(err, sizeof(err),
 			         "install: the key cannot be computed (out "
 			         "of memory)");
-		else
+		else {
+			install_seed(c, id, ws, &m);
 			rc = runconf_update(wsfd, &m);
+		}
 		note_procs(c, id, &m);
 		/* A finished install's tree is kept for the next app with
 		 * the same key (depcache.h). */

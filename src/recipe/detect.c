@@ -350,14 +350,20 @@ find_subdirs(struct subdirs *s, int appfd, const struct facts *root)
 			sub_pattern(s, appfd, jv_str(jv_at(ws, i)));
 	if (facts_has(&root->files, "pnpm-workspace.yaml"))
 		pnpm_patterns(s, appfd);
+	char top[RECIPE_DIR_LEN + 1];
+
 	for (size_t i = 0; i < sizeof(usual) / sizeof(usual[0]); i++) {
-		char top[32];
 
 		snprintf(top, sizeof(top), "%.*s", (int)strcspn(usual[i], "/"),
 		         usual[i]);
 		if (facts_has(&root->dirs, top))
 			sub_pattern(s, appfd, usual[i]);
 	}
+	/* None of those: each directory of the root (site/, api/, …). */
+	for (const char *pos = root->dirs.data;
+	     s->n == 0 && pos && list_next(&pos, top, sizeof(top));)
+		if (top[0] != '\0')
+			sub_add(s, top);
 }
 
 /* One directory's best match. */

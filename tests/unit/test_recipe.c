@@ -436,6 +436,11 @@ monorepos(void)
 
 	d = fixture("frontend-backend");
 	CHECK(has_warning(d, "backend (FastAPI)"));
+
+	/* apps in directories of other names: each directory is looked at */
+	d = fixture("plain-dirs");
+	CHECK_STR(d->recipe, "fastapi");
+	CHECK_STR(d->dir, "api");
 }
 
 static void

@@ -42,7 +42,7 @@ export function AppShell({params}) {
 	const {app, sandbox} = st.data || {};
 	const settling = sandbox && (sandbox.status === 'creating' || sandbox.active_task_id ||
 		(sandbox.status === 'running' && sandbox.preview && sandbox.preview.status !== 'ready' &&
-		sandbox.preview.status !== 'frozen'));
+		sandbox.preview.status !== 'frozen' && sandbox.preview.status !== 'none'));
 	usePoll(st.reload, settling ? 1500 : 5000, !!st.data);
 	setTitle(app ? app.name : 'App');
 	if (st.error && !st.data)

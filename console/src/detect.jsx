@@ -17,7 +17,7 @@ export function Detected({app, sandbox, onChange}) {
 	const [hide, setHide] = useState(closed.has(app.id));
 	const st = useLoad(() => get('/v1/apps/' + enc(app.id) + '/runtime-inspect'), [app.id, sandbox.id]);
 	const bad = sandbox.manifest && sandbox.manifest.valid === false;
-	if (!app.git || sandbox.status === 'creating' || (hide && !bad)) return null;
+	if (!app.git || sandbox.status === 'creating' || sandbox.status_reason === 'import_failed' || (hide && !bad)) return null;
 	if (st.error && !st.data) return <div class="detect card"><ErrorText error={st.error} /></div>;
 	if (!st.data) return null;
 	const d = st.data.detection;
@@ -50,7 +50,7 @@ function Reasons({d}) {
 	if (!d.reasons || !d.reasons.length) return null;
 	return (
 		<ul class="detect-reasons">
-			{d.reasons.map((r, i) => <li key={i}><Rich text={r} /></li>)}
+			{d.reasons.map((r, i) => <li key={i}><Rich text={r} keepCase /></li>)}
 			{d.dir && <li>The app is in <code>{d.dir}</code>.</li>}
 		</ul>
 	);
@@ -60,7 +60,7 @@ function Warnings({list}) {
 	if (!list || !list.length) return null;
 	return (
 		<ul class="detect-warnings" aria-label="Warnings">
-			{list.map((w, i) => <li key={i}><Rich text={w} /></li>)}
+			{list.map((w, i) => <li key={i}><Rich text={w} keepCase /></li>)}
 		</ul>
 	);
 }

@@ -57,7 +57,7 @@ function DeviceFrame({device, children}) {
 const previewState = {
 	down: 'The app is stopped. Start it to see the preview.',
 	starting: 'Starting the app…',
-	none: 'This app has no web page (it declares no web process).',
+	none: 'This app has no web page: it declares no web process, only background workers (see Processes below for them and their logs).',
 };
 
 // What shows instead of the frame while there is no page to show.

@@ -51,12 +51,13 @@ const codeWords = {
 	internal: 'sandboxd hit an internal error. Its log says more.',
 };
 
-// Server text as a sentence: a capital first letter, a full stop, and
-// `backtick spans` as <code>.
-export function Rich({text}) {
+// Server text as a sentence: a capital first letter (unless keepCase: a
+// text that may start with a file name), a full stop, and `backtick
+// spans` as <code>.
+export function Rich({text, keepCase}) {
 	let s = String(text || '').trim();
 	if (!s) return null;
-	s = s[0].toUpperCase() + s.slice(1);
+	if (!keepCase) s = s[0].toUpperCase() + s.slice(1);
 	if (!/[.!?…:)]$/.test(s) && !s.endsWith('`')) s += '.';
 	else if (s.endsWith('`')) s += '.';
 	const parts = s.split('`');

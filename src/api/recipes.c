@@ -48,8 +48,9 @@ app_sandbox(struct req *r, struct resp *w, struct app *a, struct sandbox *sb)
 	return 1;
 }
 
+/* No files to read yet: why, as the answer's one warning. */
 static struct jv *
-no_sandbox_json(void)
+no_files_json(const char *why)
 {
 	struct jv *o = jv_obj(), *m = jv_obj(), *warn = jv_arr();
 
@@ -57,12 +58,15 @@ no_sandbox_json(void)
 	jv_set(o, "existing_manifest", m);
 	jv_set(o, "detection", jv_new_null());
 	jv_set(o, "suggestions", jv_arr());
-	jv_push(warn, jv_new_str("the app has no sandbox, so no files to "
-	                         "inspect; create one (POST "
-	                         "/v1/apps/{id}/sandbox)"));
+	jv_push(warn, jv_new_str(why));
 	jv_set(o, "warnings", warn);
 	return o;
 }
+
+#define NO_SANDBOX                                                             \
+	"the app has no sandbox, so no files to read; create one (POST "       \
+	"/v1/apps/{id}/sandbox)"
+#define CREATING "the sandbox is being created; its files are not there yet"
 
 void
 recipes_inspect(struct req *r, struct resp *w)
@@ -75,8 +79,17 @@ recipes_inspect(struct req *r, struct resp *w)
 
 	if (rc < 0)
 		return;
-	if (rc == 0) {
-		api_reply_json(w, 200, no_sandbox_json());
+	if (rc == 0 || sb.status == SANDBOX_CREATING) {
+		api_reply_json(w, 200,
+		               no_files_json(rc ? CREATING : NO_SANDBOX));
+		return;
+	}
+	if (sb.status == SANDBOX_ERROR &&
+	    strcmp(sb.status_reason, "import_failed") == 0) {
+		snprintf(e.msg, sizeof(e.msg),
+		         "the import failed, so there are no files: %s",
+		         sb.error_message);
+		api_reply_json(w, 200, no_files_json(e.msg));
 		return;
 	}
 	o = recipeops_inspect(r->core, sb.id, &e);
@@ -136,10 +149,8 @@ recipes_apply(struct req *r, struct resp *w)
 	if (apply_body(r, w, recipe, sizeof(recipe), &force) < 0 ||
 	    (rc = app_sandbox(r, w, &a, &sb)) < 0)
 		return;
-	if (rc == 0) {
-		api_fail(w, 409, "conflict",
-		         "the app has no sandbox, so no files to detect from; "
-		         "create one (POST /v1/apps/{id}/sandbox)");
+	if (rc == 0 || sb.status == SANDBOX_CREATING) {
+		api_fail(w, 409, "conflict", "%s", rc ? CREATING : NO_SANDBOX);
 		return;
 	}
 	if (task_running_on(r->core, sb.id)) {

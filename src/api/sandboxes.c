@@ -74,7 +74,10 @@ preview_json(const struct core *c, const struct sandbox *sb,
 	 * failure: the detail says so in words, and the probe's own error
 	 * (an internal address refusing) goes apart, for who wants it.
 	 */
-	if (strcmp(health, "starting") == 0) {
+	if (strcmp(health, "starting") == 0 && probe &&
+	    strcmp(probe, "installing dependencies") == 0) {
+		jv_set_str(p, "detail", probe); /* the install step runs */
+	} else if (strcmp(health, "starting") == 0) {
 		jv_set_str(p, "detail",
 		           rt ? "the web process is starting"
 		              : "the sandbox is starting");

@@ -35,6 +35,32 @@ cmd_apps(struct cli *c, const struct cli_args *a)
 	return rc;
 }
 
+/*
+ * app create --git: the sandbox made at once, which clones the
+ * repository and detects its framework, and what was detected printed.
+ */
+static int
+import_now(struct cli *c, const char *app)
+{
+	struct jv *body = jv_obj();
+	char path[512];
+	struct cli_resp r;
+	int rc;
+
+	if (cli_pathf(path, sizeof(path), "/v1/apps/%s/sandbox", app) < 0) {
+		jv_free(body);
+		return cli_fail(CLI_EUSAGE, "usage", "the id is too long");
+	}
+	cli_spin_start(c, "importing the repository");
+	rc = cli_call(c, "POST", path, body, &r);
+	jv_free(body);
+	if (rc == 0 && !c->json && !c->quiet)
+		printf("imported into sandbox %s\n",
+		       jv_str(jv_get(r.json, "id")) ?: "?");
+	cli_resp_release(&r);
+	return rc == 0 ? cli_show_detection(c, app) : rc;
+}
+
 int
 cmd_app_create(struct cli *c, const struct cli_args *a)
 {
@@ -72,10 +98,8 @@ cmd_app_create(struct cli *c, const struct cli_args *a)
 	jv_free(body);
 	if (rc == 0)
 		cli_show_answer(c, &r, "created app");
-	if (rc == 0 && git && !c->json && !c->quiet)
-		printf("Its repository is cloned, and its framework detected, "
-		       "when its sandbox is made: sandboxd sandbox create %s\n",
-		       jv_str(jv_get(r.json, "id")) ?: a->pos[0]);
+	if (rc == 0 && git && !cli_args_has(a, "no-import"))
+		rc = import_now(c, jv_str(jv_get(r.json, "id")) ?: a->pos[0]);
 	cli_resp_release(&r);
 	return rc;
 }

@@ -56,6 +56,8 @@ static const struct cli_opt app_create_opts[] = {
     {.name = "git", .value = true, .help = "URL: import this https repository"},
     {.name = "branch", .value = true, .help = "B: the import branch"},
     {.name = "credential", .value = true, .help = "C: a git credential's id"},
+    {.name = "no-import",
+     .help = "with --git: make the app only (sandbox create imports it)"},
     {.name = "description", .value = true, .help = "D: a description"},
     {.name = "visibility",
      .value = true,
@@ -175,8 +177,8 @@ const struct cli_cmd cli_cmds[] = {
      "prints the app, sandbox and task ids, one a line."},
     {"apps", "", 0, 0, cmd_apps, no_opts, "list the apps", NULL},
     {"app create",
-     "NAME [--preset P | --git URL [--branch B] [--credential C]] "
-     "[--visibility V]",
+     "NAME [--preset P | --git URL [--branch B] [--credential C] "
+     "[--no-import]] [--visibility V]",
      1, 1, cmd_app_create, app_create_opts, "make an app", NULL},
     {"app show", "APP", 1, 1, cmd_app_show, no_opts, "show an app", NULL},
     {"app inspect", "APP", 1, 1, cmd_app_inspect, no_opts,

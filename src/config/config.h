@@ -103,7 +103,7 @@ struct config {
 	/* Package mirrors handed to every sandbox (url "" = none). */
 	struct config_mirror npm_mirror; /* SANDBOXD_NPM_REGISTRY */
 	struct config_mirror pip_mirror; /* SANDBOXD_PIP_INDEX_URL */
-	char mirror_env[4][512 + 32];    /* config_mirror_env's strings */
+	char mirror_env[6][512 + 32];    /* config_mirror_env's strings */
 	int nmirror_env;
 	int64_t memory_mb;
 	int64_t pids_limit;
@@ -132,8 +132,9 @@ void config_release(struct config *c);
 /*
  * Fills env (room for max pointers) with the package mirrors'
  * environment of a sandbox container ("NAME=value" strings of c:
- * npm_config_registry, NPM_CONFIG_REGISTRY, PIP_INDEX_URL and, for an
- * http index, PIP_TRUSTED_HOST); returns how many.
+ * npm_config_registry, NPM_CONFIG_REGISTRY, PIP_INDEX_URL,
+ * UV_DEFAULT_INDEX and, for an http index, PIP_TRUSTED_HOST and
+ * UV_INSECURE_HOST); returns how many.
  */
 int config_mirror_env(const struct config *c, const char **env, int max);
 

@@ -1,7 +1,8 @@
 /*
  * The package mirrors (SANDBOXD_NPM_REGISTRY, SANDBOXD_PIP_INDEX_URL):
  * URLs handed to every sandbox container (npm_config_registry,
- * PIP_INDEX_URL, PIP_TRUSTED_HOST for http), and the mirror's addresses
+ * PIP_INDEX_URL and UV_DEFAULT_INDEX, PIP_TRUSTED_HOST and
+ * UV_INSECURE_HOST for http), and the mirror's addresses
  * opened in the egress policy, so that `public` (which refuses private
  * ranges, where a corporate mirror usually is) and `none` let the
  * package managers reach it.  The host is resolved once, at start: a
@@ -159,12 +160,18 @@ mirror_env(struct config *c)
 		snprintf(c->mirror_env[n++], sizeof(c->mirror_env[0]),
 		         "NPM_CONFIG_REGISTRY=%s", npm->url);
 	}
-	if (pip->url[0])
+	if (pip->url[0]) {
 		snprintf(c->mirror_env[n++], sizeof(c->mirror_env[0]),
 		         "PIP_INDEX_URL=%s", pip->url);
-	if (pip->url[0] && !pip->https)
+		snprintf(c->mirror_env[n++], sizeof(c->mirror_env[0]),
+		         "UV_DEFAULT_INDEX=%s", pip->url);
+	}
+	if (pip->url[0] && !pip->https) {
 		snprintf(c->mirror_env[n++], sizeof(c->mirror_env[0]),
 		         "PIP_TRUSTED_HOST=%s", pip->host);
+		snprintf(c->mirror_env[n++], sizeof(c->mirror_env[0]),
+		         "UV_INSECURE_HOST=%s", pip->host);
+	}
 	c->nmirror_env = n;
 }
 

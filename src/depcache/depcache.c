@@ -30,6 +30,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,6 +49,8 @@
 
 #define DEPCACHE_GC_TMP_AGE 3600 /* seconds before gc takes a temporary */
 #define DEPCACHE_LIST_MAX   4096 /* entries looked at by an eviction */
+
+static atomic_uint tmp_seq; /* two saves at once never share a name */
 
 bool
 depcache_key_ok(const char *key)
@@ -92,10 +95,12 @@ remove_at(const char *data_dir, const char *name)
 
 /* Copies every tree of t from sbase into dbase (relative paths kept;
  * the parents made in dbase, owned by o->uid when >= 0).  -1 with errno
- * (EFBIG: past a bound). */
+ * (EFBIG: past a bound).  *made: the trees, first to last, whose
+ * directory this call made in dbase (whole or in part): only those are
+ * ours to remove after a failure, not one found there (EEXIST). */
 static int
 copy_trees(const struct depcache_trees *t, int sbase, int dbase,
-           struct copytree_opts *o, struct depcache_stats *st)
+           struct copytree_opts *o, struct depcache_stats *st, int *made)
 {
 	int64_t max_entries = o->max_entries, max_own = o->max_own_bytes;
 
@@ -103,6 +108,7 @@ copy_trees(const struct depcache_trees *t, int sbase, int dbase,
 		struct copytree_stats cst;
 		const char *name = strrchr(t->rel[i], '/') + 1;
 		int sp = -1, dp = -1, rc = -1, saved;
+		bool called = false;
 
 		sp = trees_open_parent(sbase, t->rel[i], false, -1, -1);
 		if (sp >= 0)
@@ -113,8 +119,10 @@ copy_trees(const struct depcache_trees *t, int sbase, int dbase,
 			o->max_own_bytes = max_own - st->own_bytes;
 			if (o->max_entries <= 0 || o->max_own_bytes <= 0)
 				errno = EFBIG;
-			else
+			else {
 				rc = copytree_at(sp, name, dp, o, &cst);
+				called = true;
+			}
 		}
 		saved = errno;
 		if (sp >= 0)
@@ -122,8 +130,12 @@ copy_trees(const struct depcache_trees *t, int sbase, int dbase,
 		if (dp >= 0)
 			close(dp);
 		errno = saved;
-		if (rc < 0)
+		if (rc < 0) {
+			if (called && errno != EEXIST)
+				(*made)++;
 			return -1;
+		}
+		(*made)++;
 		st->trees++;
 		st->files += cst.files;
 		st->own_bytes += cst.own_bytes;
@@ -170,12 +182,13 @@ save_trees(const struct config *cfg, int rootfd, int wsfd, const char *key,
 	                          .max_entries = DEPCACHE_MAX_ENTRIES,
 	                          .max_own_bytes = DEPCACHE_MAX_OWN_BYTES};
 	char tmp[64], path[PATH_MAX];
-	int tmpfd, rc = -1;
+	int tmpfd, rc = -1, made = 0;
 
 	if (cfg->depcache_max_mb < (DEPCACHE_MAX_OWN_BYTES >> 20))
 		o.max_own_bytes = cfg->depcache_max_mb << 20;
-	snprintf(tmp, sizeof(tmp), DEPCACHE_TMP_PREFIX "%d-%lld-%08x",
-	         (int)getpid(), (long long)clock_now_ms(), (unsigned)random());
+	snprintf(tmp, sizeof(tmp), DEPCACHE_TMP_PREFIX "%d-%lld-%u",
+	         (int)getpid(), (long long)clock_now_ms(),
+	         atomic_fetch_add(&tmp_seq, 1));
 	if (mkdirat(rootfd, tmp, 0700) < 0 ||
 	    (tmpfd = openat(rootfd, tmp,
 	                    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) <
@@ -183,7 +196,7 @@ save_trees(const struct config *cfg, int rootfd, int wsfd, const char *key,
 		return -1;
 	snprintf(path, sizeof(path), "%s/store", cfg->data_dir);
 	ws_inoset_load(path, &store);
-	if (copy_trees(t, wsfd, tmpfd, &o, st) < 0) {
+	if (copy_trees(t, wsfd, tmpfd, &o, st, &made) < 0) {
 		if (errno == EFBIG || errno == EMLINK) {
 			log_info(
 			    "depcache: %.12s: over the bounds (%lld files, "
@@ -289,11 +302,11 @@ seed_into(const struct config *cfg, int entryfd, int wsfd, const char *key,
 	                          .max_own_bytes = DEPCACHE_MAX_OWN_BYTES};
 	char path[PATH_MAX], line[DEPCACHE_KEY_LEN + 2];
 	struct err e;
-	int rc;
+	int rc, made = 0;
 
 	snprintf(path, sizeof(path), "%s/store", cfg->data_dir);
 	ws_inoset_load(path, &store);
-	rc = copy_trees(t, entryfd, wsfd, &o, st);
+	rc = copy_trees(t, entryfd, wsfd, &o, st, &made);
 	ws_inoset_release(&store);
 	/* The supervisor's own format: the key and a newline. */
 	snprintf(line, sizeof(line), "%s\n", key);
@@ -304,7 +317,7 @@ seed_into(const struct config *cfg, int entryfd, int wsfd, const char *key,
 		return 0;
 	log_warn("depcache: %.12s: seeding failed (%s); the install runs", key,
 	         strerror(errno));
-	for (int i = 0; i < t->n; i++)
+	for (int i = 0; i < made; i++)
 		wsfs_remove(wsfd, t->rel[i], true, &e);
 	return -1;
 }
@@ -332,10 +345,7 @@ depcache_seed(const struct config *cfg, const char *ws, const char *key,
 	if (wsfd < 0 || trees_read(entryfd, &t) < 0)
 		goto out;
 	if (trees_present(wsfd, &t)) {
-		log_info("depcache: %.12s: the workspace has its own "
-		         "dependencies: not seeded",
-		         key);
-		rc = 0;
+		rc = 0; /* the usual case at a later configure: installed */
 		goto out;
 	}
 	if (seed_into(cfg, entryfd, wsfd, key, &t, st) < 0)
@@ -442,12 +452,13 @@ depcache_gc(const char *data_dir, int64_t max_age_days, bool yes, int *n,
 
 	*n = 0;
 	*bytes = 0;
+	if (v == NULL)
+		return -1;
 	rootfd = open_root(data_dir, false);
-	if (v == NULL || rootfd < 0) {
+	if (rootfd < 0) {
+		int saved = errno;
 		free(v);
-		if (rootfd >= 0)
-			close(rootfd);
-		return v != NULL && errno == ENOENT ? 0 : -1;
+		return saved == ENOENT ? 0 : -1;
 	}
 	for (int pass = 0; pass < 2; pass++) {
 		bool tmp = pass == 1;

@@ -60,9 +60,12 @@ int depcache_save(const struct config *cfg, struct dedup *dq, const char *ws,
 /*
  * Copies key's entry into the workspace at ws (store entries linked,
  * the rest owned by the workspace user) and writes DEPCACHE_KEY_FILE,
- * so the supervisor skips the install.  Call before the sandbox's
- * first boot (nothing of it may run meanwhile).  1 seeded; 0 no entry
- * (or off, or a tree already in the workspace); -1 error, what was
+ * so the supervisor skips the install.  Call before the run.conf with
+ * the install record reaches the supervisor (runtime_configure, or the
+ * import before the first boot).  Safe with the sandbox running: every
+ * step is relative to a directory opened with O_NOFOLLOW, every file
+ * made with O_EXCL.  1 seeded; 0 no entry (or off, or a tree already in
+ * the workspace: the usual case once installed); -1 error, what it
  * seeded removed again: the install then simply runs.
  */
 int depcache_seed(const struct config *cfg, const char *ws, const char *key,

@@ -2,7 +2,8 @@
  * The copy of a tree (copytree.h).  Each directory is opened relative
  * to its parent with O_NOFOLLOW and checked to be on the source's
  * device; each file is opened the same way and fstat'ed, so what is
- * copied is what was checked.  Owners, modes and mtimes are set on the
+ * copied, or linked as a store entry (linkat of the descriptor), is
+ * what was checked.  Owners, modes and mtimes are set on the
  * copy through its own descriptors after its content.
  *
  * Rejected: nftw over paths (a path can change under us between the
@@ -100,23 +101,25 @@ copy_bytes(int in, int out, off_t size)
 }
 
 static int
-copy_file(struct walk *w, int sdir, int ddir, const char *name,
-          const struct stat *lst)
+copy_file(struct walk *w, int sdir, int ddir, const char *name)
 {
 	struct stat st;
 	int in, out = -1, rc = -1;
 
-	if (ws_inoset_has(w->o->store, lst->st_dev, lst->st_ino) &&
-	    linkat(sdir, name, ddir, name, 0) == 0) {
-		w->st->files++;
-		w->st->size_bytes += lst->st_size;
-		return 0;
-	}
 	in = openat(sdir, name,
 	            O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (in < 0)
 		return errno == ENOENT ? 0 : -1; /* gone meanwhile */
 	if (fstat(in, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(in);
+		return 0;
+	}
+	/* The store's inode, linked through the descriptor checked: a name
+	 * the sandbox swapped meanwhile cannot get its own file linked. */
+	if (ws_inoset_has(w->o->store, st.st_dev, st.st_ino) &&
+	    linkat(in, "", ddir, name, AT_EMPTY_PATH) == 0) {
+		w->st->files++;
+		w->st->size_bytes += st.st_size;
 		close(in);
 		return 0;
 	}
@@ -213,7 +216,7 @@ copy_entry(struct walk *w, int sfd, int dfd, const char *name, int depth)
 	if (S_ISDIR(st.st_mode))
 		return copy_subdir(w, sfd, dfd, name, depth);
 	if (S_ISREG(st.st_mode))
-		return copy_file(w, sfd, dfd, name, &st);
+		return copy_file(w, sfd, dfd, name);
 	if (S_ISLNK(st.st_mode))
 		return copy_link(w, sfd, dfd, name, &st);
 	w->st->skipped++;

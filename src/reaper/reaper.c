@@ -15,6 +15,7 @@
 
 #include "sandbox/activity.h"
 #include "sandbox/membudget.h"
+#include "sandbox/runtime.h"
 #include "task/task.h"
 #include "lib/clock.h"
 #include "lib/log.h"
@@ -49,6 +50,12 @@ idle_one(const struct sandbox *sb, void *arg)
 		return 0;
 	seen = last_active(s->c, sb);
 	idle = s->now - seen;
+	/* An install step that runs is work, as a task is (asked only of
+	 * a sandbox due to sleep: one status request). */
+	if (!sb->frozen &&
+	    (idle > s->threshold || idle > s->c->cfg->freeze_after_s) &&
+	    runtime_install_running(s->c, sb->id))
+		return 0;
 	if (idle > s->threshold) {
 		log_info("idle reaper: sandbox %s idle for %llds (threshold "
 		         "%llds); stopping",

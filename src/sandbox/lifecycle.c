@@ -23,6 +23,7 @@
 #include "cred/credentials.h"
 #include "sandbox/gitops.h"
 #include "sandbox/manifest.h"
+#include "sandbox/presets.h"
 #include "sandbox/activity.h"
 #include "sandbox/routes.h"
 #include "sandbox/runtime.h"
@@ -293,7 +294,8 @@ create_row(struct core *c, const struct app *app, const int *ports, int nports,
 	snprintf(sb->app_id, sizeof(sb->app_id), "%s", app->id);
 	snprintf(sb->owner, sizeof(sb->owner), "%s", app->owner);
 	snprintf(sb->image, sizeof(sb->image), "%s", c->cfg->image);
-	snprintf(sb->idle_policy, sizeof(sb->idle_policy), "sleep");
+	snprintf(sb->idle_policy, sizeof(sb->idle_policy), "%s",
+	         preset_idle_policy(app->runtime_preset));
 	snprintf(sb->preset, sizeof(sb->preset), "%s", app->runtime_preset);
 	mark(sb, SANDBOX_CREATING, "");
 	memcpy(sb->ports, ports, sizeof(int) * (size_t)nports);
@@ -423,8 +425,7 @@ core_sandbox_create(struct core *c, const struct app *app, const int *ports,
 	/* "creating": the edge says "starting".  From the row, under the
 	 * lock: a delete may have come between the insert and here. */
 	route_refresh_now(c, sb->id);
-	/* Its own token for the credential proxy (a task makes one later
-	 * if this fails). */
+	/* Its own proxy token (a task makes one if this fails). */
 	cred_new_proxy_token(c->store, sb->id);
 	if ((seed ? create_seed(c, seed, arg, sb, e)
 	          : create_import(c, app, nports, sb, e)) < 0 ||

@@ -418,6 +418,14 @@ manifest_parse(const char *text, size_t len, struct manifest *m, char *err,
 		             " version web workers build install ", top_key, m);
 	if (rc == 0 && !m->has_web && m->nworkers == 0)
 		rc = fail(&w, "sandbox.yaml declares neither web nor workers");
+	for (int i = 0; rc == 0 && m->has_install && i < m->nworkers; i++)
+		if (strcmp(m->workers[i].name, "install") == 0)
+			rc =
+			    fail(&w,
+			         "workers[%d].name: \"install\" is the install "
+			         "step's (its log is install.log): rename the "
+			         "worker",
+			         i);
 	yaml_document_delete(&doc);
 	yaml_parser_delete(&parser);
 	return rc;

@@ -52,3 +52,11 @@ preset_at(size_t i)
 {
 	return i < sizeof(presets) / sizeof(presets[0]) ? &presets[i] : NULL;
 }
+
+const char *
+preset_idle_policy(const char *id)
+{
+	const struct preset *p = preset_find(id);
+
+	return p && p->port == 0 ? "always_on" : "sleep";
+}

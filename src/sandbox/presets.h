@@ -20,5 +20,11 @@ const struct preset *preset_find(const char *id);
 const struct preset *preset_at(size_t i);
 /* "react-vite, fastapi, …" for error messages. */
 const char *preset_names(void);
+/*
+ * The idle policy a new sandbox of the preset gets: "always_on" for one
+ * without a web process (a worker is its work: put to sleep for want of
+ * preview traffic it would never run), else "sleep".
+ */
+const char *preset_idle_policy(const char *id);
 
 #endif

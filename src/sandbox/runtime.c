@@ -168,6 +168,28 @@ note_procs(struct core *c, const char *id, const struct manifest *m)
 	routes_set_procs(c->routes, id, m->has_web, names);
 }
 
+/*
+ * The trees of a finished install with the same key, from the
+ * dependency cache (depcache.h), before run.conf carries the install
+ * record: the supervisor then finds the key written and installs
+ * nothing.  An app made from a preset or uploaded gets them here, an
+ * imported one before its first boot too (recipeops.c).  Silent when
+ * the workspace has its trees (the usual case once installed).  A
+ * failure leaves the install to run.
+ */
+static void
+install_seed(struct core *c, const char *id, const char *ws,
+             const struct manifest *m)
+{
+	struct depcache_stats st;
+
+	if (m->has_install &&
+	    depcache_seed(c->cfg, ws, m->install_key, &st) == 1)
+		log_info("sandbox %s: install %.12s: its dependencies seeded "
+		         "from the cache (%lld files)",
+		         id, m->install_key, (long long)st.files);
+}
+
 int
 runtime_configure(struct core *c, const char *id, bool reload)
 {
@@ -206,8 +228,10 @@ runtime_configure(struct core *c, const char *id, bool reload)
 			snprintf(err, sizeof(err),
 			         "install: the key cannot be computed (out "
 			         "of memory)");
-		else
+		else {
+			install_seed(c, id, ws, &m);
 			rc = runconf_update(wsfd, &m);
+		}
 		note_procs(c, id, &m);
 		/* A finished install's tree is kept for the next app with
 		 * the same key (depcache.h). */
@@ -583,9 +607,8 @@ runtime_status(struct core *c, const char *id, struct err *e)
 	return out;
 }
 
-/* Whether the supervisor says its install step runs now. */
-static bool
-install_running(struct core *c, const char *id)
+bool
+runtime_install_running(struct core *c, const char *id)
 {
 	struct err e = {0};
 	struct jv *st = runtime_status(c, id, &e);
@@ -602,11 +625,21 @@ runtime_wait_install(struct core *c, const char *id, int64_t wait_ms,
 {
 	int64_t deadline = clock_mono_ms() + wait_ms;
 
-	while (install_running(c, id)) {
+	while (runtime_install_running(c, id)) {
 		if (c->stopping || clock_mono_ms() >= deadline ||
 		    (go_on && !go_on(arg)))
 			return false;
 		usleep(250 * 1000);
 	}
 	return true;
+}
+
+void
+runtime_after_task(struct core *c, const char *id)
+{
+	struct sandbox sb;
+
+	if (store_sandbox_get(c->store, id, &sb) == 0 &&
+	    sb.status == SANDBOX_RUNNING && !sb.frozen)
+		runtime_schedule(c, id);
 }

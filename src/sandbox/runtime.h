@@ -31,11 +31,13 @@
  * (an API request waits on it), RUNTIME_PING_MS for each ping while
  * waiting for a boot, RUNTIME_SHARED_MS on a thread every sandbox
  * shares (the task follower). */
-#define RUNTIME_TIMEOUT_MS   2000
-#define RUNTIME_STATUS_MS    1000
-#define RUNTIME_PING_MS      500
-#define RUNTIME_SHARED_MS    250
-#define RUNTIME_BOOT_WAIT_MS 15000 /* for the socket after a start */
+#define RUNTIME_TIMEOUT_MS 2000
+#define RUNTIME_STATUS_MS  1000
+#define RUNTIME_PING_MS    500
+#define RUNTIME_SHARED_MS  250
+/* For the socket after a start: a first boot copies the preset's template
+ * first (the nextjs one, 328 MB, took over 15 s on a busy 2-core host). */
+#define RUNTIME_BOOT_WAIT_MS 120000
 /* The app's environment as sent: "NAME=value\0"…, the supervisor's
  * CTL_BODY_MAX.  Its execve() must still fit the container's own. */
 #define RUNTIME_ENV_BYTES (512u << 10)
@@ -98,6 +100,9 @@ bool runtime_wait(struct core *c, const char *id, int64_t wait_ms);
 struct manifest;
 /* The app's manifest (sandbox.yaml or the default); -1 when invalid. */
 int runtime_manifest(struct core *c, const char *id, struct manifest *m);
+/* Whether the sandbox's supervisor says its install step runs now
+ * (false when it does not answer). */
+bool runtime_install_running(struct core *c, const char *id);
 /*
  * Tells the routing table what the sandbox's manifest runs (a web
  * process or workers only), as a configure does: for sandboxes that run
@@ -114,6 +119,12 @@ void runtime_note_manifest(struct core *c, const char *id);
  */
 bool runtime_wait_install(struct core *c, const char *id, int64_t wait_ms,
                           bool (*go_on)(void *), void *arg);
+/*
+ * After a task: a running sandbox is configured again (runtime_schedule),
+ * so a lockfile the agent changed gives run.conf a new install key and
+ * the supervisor installs before it starts the processes again.
+ */
+void runtime_after_task(struct core *c, const char *id);
 
 /*
  * The runtime's handle (c->rt: the supervisor client's quiet table, the

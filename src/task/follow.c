@@ -248,6 +248,7 @@ finish(struct tasks *ts, struct core *c, struct live *lv)
 		return -1; /* database trouble: keep it and retry */
 	evlog_subs_finish(ts, lv->row.id);
 	dedup_kick(c->dedup, lv->row.sandbox_id); /* what the agent installed */
+	runtime_after_task(c, lv->row.sandbox_id); /* a new install key? */
 	return 0;
 }
 

@@ -110,7 +110,12 @@ REPO=$DATA/workspaces/$SB/workspace/app
 [[ -f $REPO/src/app.js && -f $REPO/CHANGES && ! -e $REPO/dev.txt ]] ||
 	t_err "the tree is not main's: $(ls -A "$REPO")"
 [[ $(readlink "$REPO/passwd-link") == /etc/passwd ]] || t_err "the symlink was not kept as a link"
-[[ $("${G2[@]}" -C "$REPO" rev-parse HEAD) == "$MAIN_SHA" ]] || t_err "HEAD is not main's tip"
+# The repository has no sandbox.yaml: detection wrote one and committed
+# it alone on top of main's tip (97-detect-api.sh).
+[[ $("${G2[@]}" -C "$REPO" rev-parse HEAD^) == "$MAIN_SHA" ]] || t_err "HEAD's parent is not main's tip"
+[[ $("${G2[@]}" -C "$REPO" log -1 --format=%s) == "sandboxd: add sandbox.yaml for "* ]] ||
+	t_err "HEAD is not detection's commit: $("${G2[@]}" -C "$REPO" log -1 --format=%s)"
+HEAD_SHA=$("${G2[@]}" -C "$REPO" rev-parse HEAD)
 [[ $("${G2[@]}" -C "$REPO" symbolic-ref --short HEAD) == main ]] || t_err "not on main"
 [[ $("${G2[@]}" -C "$REPO" config remote.origin.url) == "$REMOTE" ]] ||
 	t_err "origin is not the app's URL"
@@ -124,7 +129,7 @@ api GET "/v1/apps/$APP"
 expect_json .git.branch main && expect_jq '.git.last_import_at | test("^20")' 'last_import_at'
 api GET "/v1/apps/$APP/git/status"
 expect_status 200 && expect_json .available true && expect_json .clean true &&
-	expect_json .branch main && expect_json .head_sha "$MAIN_SHA"
+	expect_json .branch main && expect_json .head_sha "$HEAD_SHA"
 t_end
 
 t_begin "the import is what the app serves, and the template did not overwrite it"

@@ -234,7 +234,7 @@ t_end
 t_begin "app create --git with a credential (token on stdin), then git push to a new branch"
 CIDG=$(printf '%s\n' "$GIT_TOKEN" | sbd git credential add local --host "127.0.0.1:$GPORT" --username importer -q)
 ulid_ok "$CIDG" || t_err "credential add -q: '$CIDG'"
-GAPP=$(sbd app create imported --git "http://127.0.0.1:$GPORT/app.git" --credential "$CIDG" -q)
+GAPP=$(sbd app create imported --git "http://127.0.0.1:$GPORT/app.git" --credential "$CIDG" --no-import -q)
 ulid_ok "$GAPP" || t_err "app create --git -q: '$GAPP'"
 GSB=$(sbd sandbox create "$GAPP" -q)
 ulid_ok "$GSB" || t_err "sandbox create of the import: '$GSB'"

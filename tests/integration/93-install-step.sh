@@ -8,14 +8,16 @@
 # one of the default inputs, written through the files API) installs
 # again under a new key; a failing install leaves the web process
 # unstarted with the reason in the status, the problem and install.log;
-# `restart` retries it, and a fixed lockfile makes it pass.
+# `restart` retries it, and a fixed lockfile makes it pass.  A task
+# submitted while an install runs starts after it (the control plane
+# waits; the supervisor would refuse it).
 . "$(dirname "$0")/lib.sh"
 need_test_image
 start_daemon SANDBOXD_IMAGE="$TEST_IMAGE" ||
 	bail "the daemon did not come up: $(tail -n 5 "$DAEMON_ERR")"
 
-# The install counts its runs in ../installs (outside the app), takes a
-# second, and fails while requirements.txt says "broken" or the flag file
+# The install counts its runs in ../installs (outside the app), takes two
+# seconds, and fails while requirements.txt says "broken" or the flag file
 # ../fail exists.
 MANIFEST='version: 1
 web:
@@ -23,7 +25,7 @@ web:
   port: 3000
   health_path: /
 install:
-  command: echo run >> ../installs; echo installing for $HOME; sleep 1; ! grep -q broken requirements.txt && test ! -e ../fail
+  command: echo run >> ../installs; echo installing for $HOME; sleep 2; ! grep -q broken requirements.txt && test ! -e ../fail
   timeout_seconds: 60
 '
 installs() { local n; n=$(cat "$WS/workspace/installs" 2>/dev/null | wc -l); echo "$n"; }
@@ -49,10 +51,11 @@ expect_jq '.processes | map(select(.name == "web" and .state == "running")) | le
 	"no web process runs during the install"
 expect_jq '.problem.kind == "installing" and .problem.summary == "installing dependencies"' \
 	"the problem says the install runs"
-expect_jq '.preview.status == "starting"' "the preview is starting"
+expect_jq '.preview.status == "starting" and .preview.detail == "installing dependencies"' \
+	"the preview is starting, installing dependencies"
 wait_sb "$SB" '.install.state == "done" and .preview.status == "ready"' 60
 expect_jq '.install.exit_code == 0 and (.install.key | test("^[0-9a-f]{64}$"))' "done, exit 0, a key"
-expect_jq '.install.ended_at_ms >= .install.started_at_ms + 900' "it took its second"
+expect_jq '.install.ended_at_ms >= .install.started_at_ms + 1900' "it took its two seconds"
 expect_jq '.problem == null' "no problem once done"
 KEY1=$(j .install.key)
 [[ $(key_file) == "$KEY1" ]] || t_err "install.key holds '$(key_file)', not $KEY1"
@@ -82,6 +85,26 @@ KEY2=$(j .install.key)
 [[ $(key_file) == "$KEY2" ]] || t_err "install.key holds '$(key_file)', not $KEY2"
 t_end
 
+t_begin "a task submitted during an install starts once the install is done"
+put_file requirements.txt 'flask==3.0.1
+# a task comes
+'
+submit "$SB" '{"prompt":"[[fake:write=notes.txt]] take notes","agent":"opencode"}'
+T=$TASK_ID
+api GET "/v1/sandboxes/$SB"
+[[ $(j .install.state) == running ]] || note "the install was $(j .install.state) right after the submit"
+wait_task "$SB" "$T" 90
+expect_jq '.status == "succeeded"' "the task succeeded ($(j .status) $(j .failure_reason) $(j .error_message))"
+STARTED=$(date -d "$(j .started_at)" +%s%3N 2>/dev/null)
+wait_sb "$SB" '.install.state == "done"' 30
+ENDED=$(j .install.ended_at_ms)
+KEYT=$(j .install.key)
+# started_at has whole seconds at worst: within a second of the end.
+[[ -n $STARTED && $STARTED -ge $((ENDED / 1000 * 1000)) ]] ||
+	t_err "the task started at $STARTED, before the install ended at $ENDED"
+[[ -f $WS/workspace/app/notes.txt ]] || t_err "the agent did not write notes.txt"
+t_end
+
 t_begin "a failing install: no web process, the status and the problem say why"
 put_file requirements.txt 'broken
 '
@@ -93,7 +116,7 @@ expect_jq '.problem.kind == "install_failed" and (.problem.summary | startswith(
 	"the problem names the failed install"
 expect_jq 'any(.problem.lines[]; test("exited with code 1"))' "the problem has install.log's last lines"
 KEY3=$(j .install.key)
-[[ $(key_file) == "$KEY2" ]] || t_err "install.key changed after a failure: $(key_file)"
+[[ $(key_file) == "$KEYT" ]] || t_err "install.key changed after a failure: $(key_file)"
 t_end
 
 t_begin "restart retries a failed install; a fixed lockfile passes"

@@ -4,7 +4,8 @@
 # server in a network namespace of the test's own (a private address,
 # which the default egress policy `public` refuses) hands them to every
 # sandbox: the container's environment has npm_config_registry,
-# NPM_CONFIG_REGISTRY, PIP_INDEX_URL and PIP_TRUSTED_HOST, `npm config get
+# NPM_CONFIG_REGISTRY, PIP_INDEX_URL, PIP_TRUSTED_HOST, UV_DEFAULT_INDEX
+# and UV_INSECURE_HOST, `npm config get
 # registry` and `pip config list` show them, the app's install step sees
 # them; and the mirror's address and port, only those, are opened: the
 # sandbox fetches from the mirror, while another address of the same
@@ -79,7 +80,8 @@ SB=$SB_ID C=$SB_CONTAINER
 WS=$DATA/workspaces/$SB
 env_of=$(in_sb env)
 for kv in "npm_config_registry=$NPM_URL" "NPM_CONFIG_REGISTRY=$NPM_URL" \
-	"PIP_INDEX_URL=$PIP_URL" "PIP_TRUSTED_HOST=$MIRROR"; do
+	"PIP_INDEX_URL=$PIP_URL" "PIP_TRUSTED_HOST=$MIRROR" \
+	"UV_DEFAULT_INDEX=$PIP_URL" "UV_INSECURE_HOST=$MIRROR"; do
 	grep -qxF -- "$kv" <<<"$env_of" || t_err "the container's environment lacks $kv"
 done
 reg=$(in_sb npm config get registry)

@@ -10,11 +10,11 @@
 # and its preview address answers at once with a page that says the app
 # has no web process and names the worker: while running, after a wake by
 # that address, and after a restart of the daemon.  Prints the times as
-# "#" lines.
+# "#" lines.  The sandboxes run $IT_IMAGE (SANDBOXD_IMAGE).
 . "$(dirname "$0")/lib.sh"
 need_docker
 command -v jq >/dev/null || bail "jq is needed"
-start_edge_daemon SANDBOXD_EGRESS=none
+start_edge_daemon SANDBOXD_IMAGE="$IT_IMAGE" SANDBOXD_EGRESS=none
 
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
 host_of() { echo "s-$1-3000.preview.localhost:$EDGE_PORT"; }
@@ -97,14 +97,15 @@ if [[ -n ${NEXT:-} ]]; then
 fi
 t_end
 
-t_begin "worker: the worker runs, no web process, and that is not an error"
+t_begin "worker: the worker runs, no web process, that is not an error, and it is always on"
 if create_app work '"runtime_preset":"worker"' && create_sandbox "$APP_ID"; then
 	WORK=$SB_ID
 	wait_sb "$WORK" '[.processes[] | select(.name == "worker" and .kind == "worker" and .state == "running")] | length == 1' 60 &&
 		expect_jq '.manifest.source == "sandbox.yaml" and .manifest.valid' &&
 		expect_jq '[.processes[] | select(.kind == "web")] | length == 0' &&
 		expect_jq '.preview.status == "none"' &&
-		expect_jq '.problem == null'
+		expect_jq '.problem == null' &&
+		expect_jq '.idle_policy == "always_on"' # a worker's job is no traffic
 fi
 t_end
 
@@ -143,7 +144,7 @@ t_end
 
 t_begin "worker: after a daemon restart its preview still says no web process, at once"
 if [[ -n ${WORK:-} ]]; then
-	start_edge_daemon SANDBOXD_EGRESS=none
+	start_edge_daemon SANDBOXD_IMAGE="$IT_IMAGE" SANDBOXD_EGRESS=none
 	no_web_page "$WORK" ||
 		t_err "expected 404 no-web, got $E_STATUS '$(eh X-Sandboxd-Preview)': ${E_BODY:0:300}"
 	api GET "/v1/sandboxes/$WORK"

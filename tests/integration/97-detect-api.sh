@@ -5,8 +5,8 @@
 # committed as its own commit, and previews; a FastAPI app is detected as
 # such; an app that brought its own sandbox.yaml keeps it, and a new
 # detection refuses to replace it (409 manifest_is_users) unless forced;
-# another recipe chosen is written, committed and takes effect; an
-# unknown recipe is a 400, another tenant's app a 404; a repository with
+# another recipe chosen is written, committed and takes effect; a
+# running task refuses it (409 task_in_progress); an unknown recipe is a 400, another tenant's app a 404; a repository with
 # nothing to run and one with a broken package.json each get a clear
 # manifest error in the sandbox's status and warnings in runtime-inspect;
 # GET /v1/runtime/recipes lists the table.  No network: the apps need no
@@ -154,6 +154,17 @@ api POST "/v1/apps/$API/runtime-inspect" '{"color":"red"}'
 expect_status 400
 t_end
 
+t_begin "a running task refuses a detection (409 task_in_progress); the file stays"
+before=$(app_file "$SITE_SB" sandbox.yaml)
+submit "$SITE_SB" '{"prompt":"[[fake:sleep=30]] long"}'
+T=$TASK_ID
+api POST "/v1/apps/$SITE/runtime-inspect" '{"recipe":"fastapi"}'
+expect_status 409 && expect_envelope task_in_progress
+[[ $(app_file "$SITE_SB" sandbox.yaml) == "$before" ]] || t_err "sandbox.yaml changed"
+api POST "/v1/sandboxes/$SITE_SB/tasks/$T/cancel"
+wait_task "$SITE_SB" "$T" 30
+t_end
+
 t_begin "a repository with its own sandbox.yaml keeps it; a detection refuses it unless forced"
 import own || bail "cannot import own: ${T_ERRS[*]}"
 OWN=$APP OWN_SB=$SB
@@ -200,10 +211,16 @@ t_end
 t_begin "CLI: sandbox create of an import prints the detection; app inspect, app detect, recipes"
 export SANDBOXD_API=$API_URL SANDBOXD_TOKEN=$IT_TOKEN XDG_CONFIG_HOME=$IT_TMP/xdg
 sbd() { "$SANDBOXD_BIN" "$@"; }
-CAPP=$(sbd app create cli-site --git "http://127.0.0.1:$GPORT/site.git" -q)
-ulid_ok "$CAPP" || t_err "app create -q: '$CAPP'"
+CAPP=$(sbd app create cli-site --git "http://127.0.0.1:$GPORT/site.git" --no-import -q)
+ulid_ok "$CAPP" || t_err "app create --no-import -q: '$CAPP'"
+api GET "/v1/apps/$CAPP"
+[[ $(j '.current_sandbox_id // ""') == "" ]] || t_err "app create --no-import made a sandbox: $BODY"
 out=$(sbd sandbox create "$CAPP" 2>&1)
 grep -qE '^Detected .+ \((high|medium|low)\)' <<<"$out" || t_err "sandbox create: $out"
+# app create --git imports at once and says what it detected.
+out=$(sbd app create cli-site-2 --git "http://127.0.0.1:$GPORT/site.git" 2>&1)
+grep -qE '^imported into sandbox [0-9A-Z]{26}$' <<<"$out" || t_err "app create --git: no import line: $out"
+grep -qE '^Detected Static site \((high|medium|low)\)' <<<"$out" || t_err "app create --git: no detection: $out"
 [[ $(sbd app inspect "$CAPP" -q) == static ]] || t_err "inspect -q: $(sbd app inspect "$CAPP" -q)"
 out=$(sbd app inspect "$CAPP")
 grep -q '^sandbox.yaml: written by sandboxd, valid$' <<<"$out" || t_err "inspect: $out"
@@ -222,13 +239,20 @@ sbd recipes -q | grep -qx static || t_err "recipes -q: $(sbd recipes -q | head -
 sbd recipes | head -n 1 | grep -q '^ID  *NAME  *LANGUAGE  *PORT' || t_err "recipes: $(sbd recipes | head -n 2)"
 t_end
 
-t_begin "an app without a sandbox: nothing to inspect, a detection is a 409"
+t_begin "an app without a sandbox or whose import failed: nothing to inspect, a detection is a 409"
 create_app bare
 api GET "/v1/apps/$APP_ID/runtime-inspect"
 expect_status 200 && expect_json .existing_manifest.present false && expect_json .detection null &&
 	expect_jq '(.warnings | length) == 1' 'a warning'
 api POST "/v1/apps/$APP_ID/runtime-inspect" '{}'
 expect_status 409 && expect_envelope conflict
+# a failed import: a sandbox in error with no files
+create_app gone "\"git\":{\"repo_url\":\"http://127.0.0.1:$GPORT/no-such.git\"}"
+api POST "/v1/apps/$APP_ID/sandbox" '{}'
+expect_status 502
+api GET "/v1/apps/$APP_ID/runtime-inspect"
+expect_status 200 && expect_json .existing_manifest.present false && expect_json .detection null &&
+	expect_jq '.warnings[0] | contains("import")' 'the warning names the import'
 t_end
 
 finish

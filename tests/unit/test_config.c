@@ -423,11 +423,13 @@ package_mirrors(void)
 	      c.egress_allow[1].port_hi == 4873);
 	CHECK_STR(c.egress_allow[2].cidr, "fd00::5/128");
 	CHECK(c.egress_allow[2].v6 && c.egress_allow[2].port_lo == 8080);
-	CHECK(config_mirror_env(&c, env, 8) == 4);
+	CHECK(config_mirror_env(&c, env, 8) == 6);
 	CHECK_STR(env[0], "npm_config_registry=http://10.1.2.3:4873/");
 	CHECK_STR(env[1], "NPM_CONFIG_REGISTRY=http://10.1.2.3:4873/");
 	CHECK_STR(env[2], "PIP_INDEX_URL=http://[fd00::5]:8080/simple");
-	CHECK_STR(env[3], "PIP_TRUSTED_HOST=fd00::5");
+	CHECK_STR(env[3], "UV_DEFAULT_INDEX=http://[fd00::5]:8080/simple");
+	CHECK_STR(env[4], "PIP_TRUSTED_HOST=fd00::5");
+	CHECK_STR(env[5], "UV_INSECURE_HOST=fd00::5");
 	CHECK(config_mirror_env(&c, env, 2) == 2);
 	config_release(&c);
 
@@ -440,7 +442,7 @@ package_mirrors(void)
 	CHECK(c.pip_mirror.https && c.pip_mirror.port == 443);
 	CHECK(c.egress_nallow == 1);
 	CHECK_STR(c.egress_allow[0].cidr, "127.0.0.1/32");
-	CHECK(config_mirror_env(&c, env, 8) == 3);
+	CHECK(config_mirror_env(&c, env, 8) == 4);
 	config_release(&c);
 
 	expect_error("SANDBOXD_NPM_REGISTRY", "ftp://10.0.0.1/");

@@ -186,6 +186,10 @@ install_mistakes_name_the_field(void)
 	};
 	char y[1024], longp[300];
 
+	expect_error("workers:\n  - name: install\n    command: x\n"
+	             "install:\n  command: y\n",
+	             "workers[0].name: \"install\" is the install step's");
+
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		snprintf(y, sizeof(y), "%s%s", w, bad[i][0]);
 		expect_error(y, bad[i][1]);

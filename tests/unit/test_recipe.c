@@ -366,10 +366,10 @@ reasons_inputs_placeholders(void)
 	CHECK(has_reason(d, "requirements.txt names \"flask\""));
 	CHECK(has_input(d, "requirements.txt"));
 	CHECK(strstr(manifest_of(d),
-	             "python3 -m pip install --no-input -r requirements.txt") !=
-	      NULL);
-	CHECK(strstr(manifest_of(d), "python3 -m flask --app app --debug run "
-	                             "--host 0.0.0.0 --port $PORT") != NULL);
+	             "sandboxd-pip-install -r requirements.txt") != NULL);
+	CHECK(strstr(manifest_of(d),
+	             "python3 -m flask --app app --debug run --host "
+	             "0.0.0.0 --port $PORT") != NULL);
 
 	d = fixture("fastapi-uv");
 	CHECK_STR(d->pyreqs, ".");

@@ -77,17 +77,6 @@ hash_input(struct vault_sha256 *h, int appfd, const char *path)
 	close(fd);
 }
 
-static bool
-present(int appfd, const char *path)
-{
-	int fd = wsfs_openat(appfd, path, O_PATH | O_NOFOLLOW, 0);
-
-	if (fd < 0)
-		return false;
-	close(fd);
-	return true;
-}
-
 int
 runtime_install_key(int appfd, const struct manifest *m, char out[65])
 {
@@ -103,7 +92,7 @@ runtime_install_key(int appfd, const struct manifest *m, char out[65])
 			hash_input(h, appfd, m->install_inputs[i]);
 	else
 		for (size_t i = 0; i < NDEFAULT; i++)
-			if (present(appfd, default_inputs[i]))
+			if (wsfs_exists(appfd, default_inputs[i]))
 				hash_input(h, appfd, default_inputs[i]);
 	vault_sha256_end(h, out);
 	return 0;

@@ -445,17 +445,6 @@ blank(int appfd)
 	return none;
 }
 
-static bool
-has_file(int appfd, const char *rel)
-{
-	int fd = wsfs_openat(appfd, rel, O_PATH | O_NOFOLLOW, 0);
-
-	if (fd < 0)
-		return false;
-	close(fd);
-	return true;
-}
-
 int
 recipeops_fallback(int appfd, int port, struct manifest *m, char *err,
                    size_t errlen)
@@ -465,7 +454,7 @@ recipeops_fallback(int appfd, int port, struct manifest *m, char *err,
 	bool pkg = has_dev_script(appfd);
 	int rc;
 
-	if (pkg || has_file(appfd, "index.html") || blank(appfd)) {
+	if (pkg || wsfs_exists(appfd, "index.html") || blank(appfd)) {
 		manifest_default(m, port, pkg);
 		return 0;
 	}

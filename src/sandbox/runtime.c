@@ -91,17 +91,6 @@ runtime_request(struct core *c, const char *ws, const char *line,
 	                         answer, NULL, e);
 }
 
-static bool
-exists(int dirfd, const char *rel)
-{
-	int fd = wsfs_openat(dirfd, rel, O_PATH | O_NOFOLLOW, 0);
-
-	if (fd < 0)
-		return false;
-	close(fd);
-	return true;
-}
-
 /* Finds the manifest: sandbox.yaml, else recipeops_fallback.  0 or -1. */
 static int
 manifest_load(int appfd, int port, struct manifest *m, const char **source,
@@ -207,7 +196,7 @@ runtime_configure(struct core *c, const char *id, bool reload)
 	wsfd = open(ws, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (wsfd < 0)
 		return -1;
-	if (!exists(wsfd, ".sandboxd/seeded")) {
+	if (!wsfs_exists(wsfd, ".sandboxd/seeded")) {
 		close(wsfd);
 		return 0; /* first boot still to come: nothing to read yet */
 	}

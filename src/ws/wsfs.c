@@ -91,6 +91,17 @@ wsfs_openat(int dirfd, const char *rel, int flags, int mode)
 	                    sizeof(how));
 }
 
+bool
+wsfs_exists(int dirfd, const char *rel)
+{
+	int fd = wsfs_openat(dirfd, rel, O_PATH | O_NOFOLLOW, 0);
+
+	if (fd < 0)
+		return false;
+	close(fd);
+	return true;
+}
+
 /* Turns an errno from a lookup into the API's answer. */
 static int
 lookup_err(int errnum, const char *rel, struct err *e)

@@ -39,6 +39,9 @@ int wsfs_clean(const char *in, size_t len, char *out, size_t outlen,
 int wsfs_open_dir(const char *ws, const char *sub, struct err *e);
 /* Opens rel (beneath dirfd) with flags; follows nothing. */
 int wsfs_openat(int dirfd, const char *rel, int flags, int mode);
+/* Whether rel exists beneath dirfd as anything but a link (followed by
+ * nothing; opened O_PATH, so a FIFO cannot block). */
+bool wsfs_exists(int dirfd, const char *rel);
 
 /*
  * Opens rel beneath dirfd for reading: O_NONBLOCK (a FIFO or a device

@@ -29,7 +29,7 @@ int gitops_remote(struct core *c, const struct app *a, struct gitws_remote *r,
  * Clones the app's repository into the sandbox's (empty) workspace/app,
  * then records last_import_at and, when the app named no branch, the
  * branch it got; then recipeops_import (a detected sandbox.yaml when
- * the repository has none, and the dependency cache's seed).  0, or -1 with e
+ * the repository has none).  0, or -1 with e
  * filled: 502/504 git_import_failed with the reason in the message for what the
  * remote did, 400 for a blocked host.
  */

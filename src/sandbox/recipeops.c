@@ -17,9 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "depcache/depcache.h"
 #include "git/git.h"
-#include "sandbox/installkey.h"
 #include "timeline/timeline.h"
 #include "ws/workspace.h"
 #include "ws/wsfs.h"
@@ -170,34 +168,6 @@ write_manifest(struct core *c, const struct app *a, const char *sandbox_id,
 	return 0;
 }
 
-/*
- * The dependency tree of a finished install with the same key (the same
- * install command and the same lockfile bytes), linked in before the
- * first boot: the supervisor then finds its key written and installs
- * nothing.  No entry, or any failure, leaves the install to run.
- */
-static void
-seed_deps(struct core *c, const struct app *a, const char *ws, int appfd)
-{
-	char err[256], key[65];
-	struct depcache_stats st = {0};
-	struct manifest m;
-	struct buf text;
-	struct err e = {0};
-	int rc;
-
-	if (manifest_text(appfd, &text, &e) <= 0)
-		return;
-	rc = manifest_parse(text.data, text.len, &m, err, sizeof(err));
-	buf_release(&text);
-	if (rc < 0 || !m.has_install || runtime_install_key(appfd, &m, key) < 0)
-		return;
-	if (depcache_seed(c->cfg, ws, key, &st) > 0)
-		log_info("app %s: dependencies from the cache (%lld files, "
-		         "%lld bytes copied)",
-		         a->id, (long long)st.files, (long long)st.own_bytes);
-}
-
 int
 recipeops_import(struct core *c, const struct app *a, const char *sandbox_id,
                  struct err *e)
@@ -215,7 +185,7 @@ recipeops_import(struct core *c, const struct app *a, const char *sandbox_id,
 	if (has > 0)
 		buf_release(&text);
 	if (has != 0 || recipes_ready(&we) < 0 || recipe_detect(appfd, &d) < 0)
-		goto seed; /* the app's own, or no detection: runtime.c says */
+		goto out; /* the app's own, or no detection: runtime.c says */
 	if (d.recipe[0] &&
 	    write_manifest(c, a, sandbox_id, ws, appfd, &d, sha, &we) < 0)
 		log_warn("app %s: sandbox.yaml not written: %s", a->id, we.msg);
@@ -224,8 +194,7 @@ recipeops_import(struct core *c, const struct app *a, const char *sandbox_id,
 	log_info("app %s: detected %s%s%s (%d)", a->id,
 	         d.recipe[0] ? d.recipe : "nothing", d.dir[0] ? " in " : "",
 	         d.dir, d.confidence);
-seed:
-	seed_deps(c, a, ws, appfd);
+out:
 	close(appfd);
 	return 0;
 }

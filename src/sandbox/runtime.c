@@ -161,8 +161,9 @@ note_procs(struct core *c, const char *id, const struct manifest *m)
  * The trees of a finished install with the same key, from the
  * dependency cache (depcache.h), before run.conf carries the install
  * record: the supervisor then finds the key written and installs
- * nothing.  An app made from a preset or uploaded gets them here, an
- * imported one before its first boot too (recipeops.c).  Silent when
+ * nothing.  Every app gets them here, an imported one as much as one
+ * made from a preset or uploaded (its first configure comes before the
+ * supervisor has an install record to run).  Silent when
  * the workspace has its trees (the usual case once installed).  A
  * failure leaves the install to run.
  */

@@ -183,6 +183,13 @@ int api_load_sandbox(struct req *r, struct resp *w, struct sandbox *sb);
  * or 500 internal "cannot read the app" in w.
  */
 int api_load_app(struct req *r, struct resp *w, struct app *a);
+/*
+ * api_load_app, then the app's sandbox into sb: 1 when it has one, 0
+ * when it has none (nothing answered), -1 answered (404, or 500
+ * internal "cannot read the app").
+ */
+int api_load_app_sandbox(struct req *r, struct resp *w, struct app *a,
+                         struct sandbox *sb);
 
 /* Handlers, one file per resource. */
 void health_get(struct req *, struct resp *);

@@ -24,21 +24,16 @@ app_workspace(struct req *r, struct resp *w, const char *flag, char *ws,
 	struct app a;
 	struct sandbox sb;
 	struct jv *o;
-	int rc;
+	int rc = api_load_app_sandbox(r, w, &a, &sb);
 
-	if (api_load_app(r, w, &a) < 0)
+	if (rc < 0)
 		return -1;
-	rc = store_sandbox_by_app(r->core->store, a.id, &sb);
-	if (rc == STORE_NOT_FOUND) {
+	if (rc == 0) {
 		o = jv_obj();
 		jv_set_bool(o, flag, false);
 		jv_set_str(o, "reason", "no_sandbox");
 		api_reply_json(w, 200, o);
 		return 1;
-	}
-	if (rc != 0) {
-		api_fail(w, 500, "internal", "cannot read the app");
-		return -1;
 	}
 	workspace_path(r->core->cfg->data_dir, sb.id, ws, len);
 	return 0;

@@ -30,24 +30,6 @@ recipes_list(struct req *r, struct resp *w)
 	api_reply_json(w, 200, recipe_list_json());
 }
 
-/* The app's sandbox into sb: 1 when it has one, 0 when not, -1 (w). */
-static int
-app_sandbox(struct req *r, struct resp *w, struct app *a, struct sandbox *sb)
-{
-	int rc;
-
-	if (api_load_app(r, w, a) < 0)
-		return -1;
-	rc = store_sandbox_by_app(r->core->store, a->id, sb);
-	if (rc == STORE_NOT_FOUND)
-		return 0;
-	if (rc != 0) {
-		api_fail(w, 500, "internal", "cannot read the app");
-		return -1;
-	}
-	return 1;
-}
-
 /* No files to read yet: why, as the answer's one warning. */
 static struct jv *
 no_files_json(const char *why)
@@ -75,7 +57,7 @@ recipes_inspect(struct req *r, struct resp *w)
 	struct app a;
 	struct err e = {0};
 	struct jv *o;
-	int rc = app_sandbox(r, w, &a, &sb);
+	int rc = api_load_app_sandbox(r, w, &a, &sb);
 
 	if (rc < 0)
 		return;
@@ -147,7 +129,7 @@ recipes_apply(struct req *r, struct resp *w)
 	int rc;
 
 	if (apply_body(r, w, recipe, sizeof(recipe), &force) < 0 ||
-	    (rc = app_sandbox(r, w, &a, &sb)) < 0)
+	    (rc = api_load_app_sandbox(r, w, &a, &sb)) < 0)
 		return;
 	if (rc == 0 || sb.status == SANDBOX_CREATING) {
 		api_fail(w, 409, "conflict", "%s", rc ? CREATING : NO_SANDBOX);

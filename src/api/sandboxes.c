@@ -271,6 +271,24 @@ api_load_app(struct req *r, struct resp *w, struct app *a)
 	return rc == 0 ? 0 : -1;
 }
 
+int
+api_load_app_sandbox(struct req *r, struct resp *w, struct app *a,
+                     struct sandbox *sb)
+{
+	int rc;
+
+	if (api_load_app(r, w, a) < 0)
+		return -1;
+	rc = store_sandbox_by_app(r->core->store, a->id, sb);
+	if (rc == STORE_NOT_FOUND)
+		return 0;
+	if (rc != 0) {
+		api_fail(w, 500, "internal", "cannot read the app");
+		return -1;
+	}
+	return 1;
+}
+
 /* Loads the sandbox in the path for this tenant, or answers 404. */
 int
 api_load_sandbox(struct req *r, struct resp *w, struct sandbox *sb)

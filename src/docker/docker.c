@@ -315,7 +315,8 @@ host_config(const struct docker_spec *s)
 		jv_set_str(hc, "Runtime", s->runtime);
 	if (s->network && *s->network)
 		jv_set_str(hc, "NetworkMode", s->network);
-	jv_set_str(restart, "Name", "no");
+	jv_set_str(restart, "Name",
+	           s->restart && *s->restart ? s->restart : "no");
 	jv_set(hc, "RestartPolicy", restart);
 	return hc;
 }
@@ -332,6 +333,12 @@ docker_create(struct docker *d, const struct docker_spec *s, char id[72],
 	jv_set_str(body, "Hostname", s->hostname);
 	jv_set_str(body, "User", s->user);
 	jv_set(body, "Env", str_array(s->env, DOCKER_MAX_KV));
+	if (s->entrypoint[0])
+		jv_set(body, "Entrypoint", str_array(s->entrypoint, 4));
+	if (s->cmd[0])
+		jv_set(body, "Cmd", str_array(s->cmd, 8));
+	if (s->workdir && *s->workdir)
+		jv_set_str(body, "WorkingDir", s->workdir);
 	for (size_t i = 0; i < DOCKER_MAX_KV && s->labels[i].key; i++)
 		jv_set_str(labels, s->labels[i].key, s->labels[i].value);
 	jv_set(body, "Labels", labels);

@@ -50,6 +50,11 @@ struct docker_spec {
 	int64_t pids_limit;
 	int64_t nofile;
 	bool read_only;
+	/* NULL-ended; entrypoint[0] NULL keeps the image's */
+	const char *entrypoint[4];
+	const char *cmd[8];  /* NULL-ended; cmd[0] NULL keeps the image's */
+	const char *workdir; /* NULL or "" keeps the image's */
+	const char *restart; /* "unless-stopped", …; NULL or "" is "no" */
 };
 
 struct docker_state {

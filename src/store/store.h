@@ -698,4 +698,92 @@ int store_event_list(struct store *s, const char *app_id, const char *before,
 int store_event_prune(struct store *s, int64_t older_than, int64_t max_per_app,
                       int64_t *deleted);
 
+/*
+ * Publishing (migration 17, publish/): an app's releases, its
+ * publication (the active release and the host label) and its custom
+ * domains.  No foreign key to app, as for snapshots: publish_app_gone
+ * removes them.
+ */
+#define RELEASE_ERROR_MAX 512
+struct release {
+	char id[ULID_LEN + 1];
+	char owner[64];
+	char app_id[ULID_LEN + 1];
+	int64_t number;      /* 1, 2, 3… per app */
+	char status[12];     /* "building", "ready", "failed" */
+	char kind[8];        /* "static", "server", "" (not known yet) */
+	char source[12];     /* "files", "commit", "snapshot" */
+	char source_ref[64]; /* the commit or snapshot asked for, or "" */
+	char commit[48];     /* the repository's HEAD built, hex, or "" */
+	char recipe[32];     /* the recipe or preset it was built as */
+	char image[256];     /* the image it was built and runs with */
+	char command[512];   /* server: how it runs; static: "" */
+	int port;            /* server: its port */
+	char health[128];    /* server: its health path */
+	bool spa;            /* static: unknown paths get /index.html */
+	int64_t size_bytes, files, build_ms;
+	char error[RELEASE_ERROR_MAX]; /* failed: why, with the log's tail */
+	char path[256]; /* its directory, under <data>/releases */
+	char created_by[64];
+	int64_t created_at, finished_at;
+};
+/* Inserts r ("building", its number the app's next): STORE_CONFLICT when
+ * the app has one "building". */
+int store_release_insert(struct store *s, struct release *r);
+/* Writes status, kind, command, port, health, spa, figures, error,
+ * finished_at. */
+int store_release_finish(struct store *s, const struct release *r);
+/* owner NULL: any tenant's. */
+int store_release_get(struct store *s, const char *owner, const char *id,
+                      struct release *out);
+/* Newest first. */
+int store_release_list(struct store *s, const char *app_id,
+                       int (*fn)(const struct release *, void *), void *arg);
+int store_release_delete(struct store *s, const char *id);
+/* Every release left "building" (at start). */
+int store_release_building(struct store *s,
+                           int (*fn)(const struct release *, void *),
+                           void *arg);
+
+struct publication {
+	char app_id[ULID_LEN + 1];
+	char owner[64];
+	char label[64];                /* <label>.<PUBLISH_DOMAIN>, unique */
+	char release_id[ULID_LEN + 1]; /* the active one; "" unpublished */
+	char visibility[8];            /* "public" or "private" */
+	int64_t published_at, updated_at;
+};
+int store_publication_get(struct store *s, const char *app_id,
+                          struct publication *out);
+/* Inserts or replaces; STORE_CONFLICT when the label is another app's. */
+int store_publication_put(struct store *s, const struct publication *p);
+int store_publication_delete(struct store *s, const char *app_id);
+int store_publication_each(struct store *s,
+                           int (*fn)(const struct publication *, void *),
+                           void *arg);
+/* The app whose publication has label, or STORE_NOT_FOUND. */
+int store_publication_by_label(struct store *s, const char *label,
+                               struct publication *out);
+
+#define DOMAIN_HOST_MAX 253
+struct domain {
+	char host[DOMAIN_HOST_MAX + 1]; /* lower case, no trailing dot */
+	char owner[64];
+	char app_id[ULID_LEN + 1];
+	char status[12];  /* "pending", "verified" */
+	char method[8];   /* how it was verified: "dns", "http", "" */
+	char reason[256]; /* pending: what is missing */
+	char token[40];   /* the HTTP check's token */
+	int64_t created_at, checked_at, verified_at;
+};
+/* STORE_CONFLICT when host is any app's already. */
+int store_domain_insert(struct store *s, const struct domain *d);
+/* Writes status, method, reason, checked_at, verified_at. */
+int store_domain_update(struct store *s, const struct domain *d);
+int store_domain_get(struct store *s, const char *host, struct domain *out);
+int store_domain_delete(struct store *s, const char *host);
+/* app_id NULL: every app's. */
+int store_domain_list(struct store *s, const char *app_id,
+                      int (*fn)(const struct domain *, void *), void *arg);
+
 #endif

@@ -41,9 +41,9 @@ struct squeeze {
 };
 
 static const char *const compressible[] = {
-    ".html", ".htm", ".js",  ".mjs", ".cjs", ".css",  ".json", ".map",
-    ".svg",  ".txt", ".xml", ".md",  ".csv", ".wasm", ".webmanifest",
-    ".rss",  ".atom", ".ico", ".ttf", ".otf", ".eot",
+    ".html",        ".htm", ".js",   ".mjs", ".cjs", ".css", ".json",
+    ".map",         ".svg", ".txt",  ".xml", ".md",  ".csv", ".wasm",
+    ".webmanifest", ".rss", ".atom", ".ico", ".ttf", ".otf", ".eot",
 };
 
 static bool
@@ -195,8 +195,7 @@ squeeze_file(struct squeeze *q, int dirfd, const char *name, size_t size)
 			rc = -1;
 		free(out);
 	}
-	if (rc == 0 && want_br &&
-	    brotli_of(data, size, &out, &outlen) == 0) {
+	if (rc == 0 && want_br && brotli_of(data, size, &out, &outlen) == 0) {
 		if (outlen < size && write_twin(dirfd, brname, out, outlen) < 0)
 			rc = -1;
 		free(out);

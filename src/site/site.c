@@ -118,7 +118,8 @@ make_etag(struct site_file *f)
 	         (unsigned long long)h, f->len & 0xffffffffu);
 }
 
-/* --- loading ---------------------------------------------------------------- */
+/* --- loading ----------------------------------------------------------------
+ */
 
 static int fail(struct walk *w, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
@@ -214,7 +215,8 @@ walk_dir(struct walk *w, int dirfd, const char *rel, int depth)
 
 	if (d == NULL) {
 		close(dirfd);
-		return fail(w, "cannot read the directory %s", rel[0] ? rel : "/");
+		return fail(w, "cannot read the directory %s",
+		            rel[0] ? rel : "/");
 	}
 	while (rc == 0 && (de = readdir(d)) != NULL) {
 		char path[SITE_PATH_MAX];
@@ -236,8 +238,10 @@ walk_dir(struct walk *w, int dirfd, const char *rel, int depth)
 			              (size_t)st.st_size);
 		} else if (S_ISDIR(st.st_mode)) {
 			if (depth + 1 > w->lim->max_depth) {
-				rc = fail(w, "directories nested deeper than %d at %s",
-				          w->lim->max_depth, path);
+				rc = fail(
+				    w,
+				    "directories nested deeper than %d at %s",
+				    w->lim->max_depth, path);
 				break;
 			}
 			sub = openat(dirfd, de->d_name,
@@ -359,8 +363,8 @@ site_ref(struct site *s)
 void
 site_unref(struct site *s)
 {
-	if (s && atomic_fetch_sub_explicit(&s->refs, 1, memory_order_acq_rel) ==
-	             1)
+	if (s &&
+	    atomic_fetch_sub_explicit(&s->refs, 1, memory_order_acq_rel) == 1)
 		site_free(s);
 }
 
@@ -376,7 +380,8 @@ site_bytes(const struct site *s)
 	return s->bytes;
 }
 
-/* --- lookup ----------------------------------------------------------------- */
+/* --- lookup -----------------------------------------------------------------
+ */
 
 static int
 hex(char ch)
@@ -458,5 +463,6 @@ site_find(const struct site *s, const char *path, size_t len)
 const struct site_file *
 site_fallback(const struct site *s, bool spa)
 {
-	return spa ? file_get(s, "/index.html", 11) : file_get(s, "/404.html", 9);
+	return spa ? file_get(s, "/index.html", 11)
+	           : file_get(s, "/404.html", 9);
 }

@@ -23,7 +23,8 @@ put(const char *root, const char *rel, const char *data, size_t len)
 	int fd;
 
 	snprintf(p, sizeof(p), "%s/%s", root, rel);
-	for (char *s = strchr(p + strlen(root) + 1, '/'); s; s = strchr(s + 1, '/')) {
+	for (char *s = strchr(p + strlen(root) + 1, '/'); s;
+	     s = strchr(s + 1, '/')) {
 		*s = '\0';
 		mkdir(p, 0755);
 		*s = '/';

@@ -44,6 +44,9 @@ struct docker_spec {
 	const char *network; /* NULL or "" for the default bridge */
 	const char *binds[4];
 	const char *env[DOCKER_MAX_KV];
+	/* NULL, or NULL-ended: more "NAME=value" after env[] (an app's own
+	 * configuration, which can hold more than DOCKER_MAX_KV) */
+	const char *const *env_more;
 	struct docker_kv labels[DOCKER_MAX_KV];
 	const char *tmpfs[4]; /* "/tmp:size=512m,mode=1777" */
 	int64_t memory_bytes;

@@ -225,6 +225,7 @@ publish_runner_spec(const struct config *cfg, const char *instance,
 	s->labels[1] = (struct docker_kv){"sandboxd.release", b->release};
 	s->labels[2] = (struct docker_kv){"sandboxd.app", b->app};
 	s->labels[3] = (struct docker_kv){RUNNER_LABEL, "true"};
+	s->labels[4] = (struct docker_kv){"sandboxd.managed", "true"};
 	s->tmpfs[0] = b->tmp;
 	s->tmpfs[1] = RUNNER_AGENTS_DIR ":ro,nosuid,nodev,size=4k,mode=0555";
 	s->memory_bytes = cfg->memory_mb * 1024 * 1024;

@@ -73,6 +73,10 @@ struct runner_tab {
 
 static struct runner_tab tab = {.mu = PTHREAD_MUTEX_INITIALIZER};
 
+/* What the host of a release without a port answers. */
+#define RUNNER_NO_WEB                                                          \
+	"this app has no web process: its release runs workers only"
+
 /* --- the table -------------------------------------------------------- */
 
 /* Under tab.mu. */
@@ -416,13 +420,13 @@ publish_runner_start(struct core *c, const struct release *r,
 	char name[64], msg[DOCKER_MSG_LEN], why[200];
 	struct docker_state st;
 
-	if (strcmp(r->kind, "server") != 0 || r->command[0] == '\0' ||
-	    r->port <= 0)
+	if (strcmp(r->kind, "server") != 0 || r->command[0] == '\0')
 		return ERR_BAD(e,
 		               "release %s is not a server release with a "
-		               "command and a port",
+		               "command",
 		               r->id);
 	publish_runner_name(r->id, name, sizeof(name));
+	memset(addr, 0, sizeof(*addr));
 	/* One running from before (a daemon restart) is kept. */
 	if (docker_inspect(c->docker, name, &st, msg) != DOCKER_OK ||
 	    !st.running) {
@@ -430,6 +434,10 @@ publish_runner_start(struct core *c, const struct release *r,
 			return -1;
 		log_info("release %s: production container %s started", r->id,
 		         name);
+	}
+	if (r->port <= 0) { /* workers only: nothing to ask */
+		tab_put(r, NULL, RUNNER_NO_WEB);
+		return 0;
 	}
 	if (wait_healthy(c, r, name, addr, why, sizeof(why)) < 0) {
 		docker_remove(c->docker, name, msg);
@@ -500,7 +508,7 @@ each_active_server(struct core *c, struct active *a,
 	for (int i = 0; i < a->n && !c->stopping; i++)
 		if (store_release_get(c->store, NULL, a->ids[i], &r) == 0 &&
 		    strcmp(r.kind, "server") == 0 &&
-		    strcmp(r.status, "ready") == 0 && r.port > 0)
+		    strcmp(r.status, "ready") == 0)
 			fn(c, &r);
 	return 0;
 }
@@ -546,18 +554,22 @@ check_one(struct core *c, const struct release *r)
 
 	publish_runner_name(r->id, name, sizeof(name));
 	if (!publish_runner_route(c, r->id, &t))
-		tab_put(r, NULL, "the app's server is starting");
+		tab_put(r, NULL,
+		        r->port > 0 ? "the app's server is starting"
+		                    : RUNNER_NO_WEB);
 	rc = docker_inspect(c->docker, name, &st, msg);
 	if (rc == DOCKER_NOT_FOUND) {
 		log_warn("release %s: its container %s is gone; making it "
 		         "again",
 		         r->id, name);
-		tab_put(r, NULL, "the app's server is starting again");
+		tab_put(r, NULL,
+		        r->port > 0 ? "the app's server is starting again"
+		                    : RUNNER_NO_WEB);
 		if (container_make(c, r, &e) < 0)
 			log_warn("release %s: %s", r->id, e.msg);
 		return;
 	}
-	if (rc != DOCKER_OK)
+	if (rc != DOCKER_OK || r->port <= 0)
 		return; /* the engine's trouble: nothing done on a guess */
 	if (!st.running) {
 		state_words(&st, why, sizeof(why));
@@ -595,10 +607,11 @@ recover_one(struct core *c, const struct release *r)
 	publish_runner_name(r->id, name, sizeof(name));
 	if (docker_inspect(c->docker, name, &st, msg) == DOCKER_OK &&
 	    st.running && container_addr(&st, r, &addr) == 0) {
-		tab_put(r, &addr, NULL);
+		tab_put(r, &addr, r->port > 0 ? NULL : RUNNER_NO_WEB);
 		return;
 	}
-	tab_put(r, NULL, "the app's server is starting");
+	tab_put(r, NULL,
+	        r->port > 0 ? "the app's server is starting" : RUNNER_NO_WEB);
 	if (container_make(c, r, &e) < 0)
 		log_warn("release %s: %s", r->id, e.msg);
 	else

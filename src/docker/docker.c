@@ -318,6 +318,8 @@ host_config(const struct docker_spec *s)
 	jv_set_str(restart, "Name",
 	           s->restart && *s->restart ? s->restart : "no");
 	jv_set(hc, "RestartPolicy", restart);
+	if (s->init)
+		jv_set_bool(hc, "Init", true);
 	return hc;
 }
 

@@ -58,6 +58,7 @@ struct docker_spec {
 	const char *cmd[8];  /* NULL-ended; cmd[0] NULL keeps the image's */
 	const char *workdir; /* NULL or "" keeps the image's */
 	const char *restart; /* "unless-stopped", …; NULL or "" is "no" */
+	bool init;           /* the engine's init as PID 1 (signals, zombies) */
 };
 
 struct docker_state {

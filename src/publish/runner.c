@@ -6,7 +6,8 @@
  * read-only at /app, a read-only root filesystem with a tmpfs /tmp
  * (HOME), the sandboxes' network (their egress policy applies), user
  * and limits, the app's own configuration as its environment, and the
- * command under "/bin/sh -c" in /app.  The image's init (the
+ * command under "/bin/sh -c" in /app, below the engine's init (which
+ * passes a stop's SIGTERM on and reaps).  The image's init (the
  * supervisor) is bypassed, so no agent, dev server or credential proxy
  * token is in it; the agents' directory is masked by an empty tmpfs.
  * The engine restarts it on a crash (restart policy unless-stopped), and
@@ -241,6 +242,7 @@ publish_runner_spec(const struct config *cfg, const char *instance,
 	s->cmd[0] = r->command;
 	s->workdir = "/app";
 	s->restart = "unless-stopped";
+	s->init = true;
 }
 
 /* --- making it run ---------------------------------------------------- */

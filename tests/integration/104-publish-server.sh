@@ -10,9 +10,9 @@
 # shown DOWN and restarted; a container removed by hand is made again; a
 # daemon restart keeps the running container and its host answers at
 # once.  A second release answers differently and a rollback switches
-# the answer back, instantly.  The preview sandbox is stopped by the idle
-# reaper while the release keeps answering (the reapers never touch a
-# release).
+# the answer back.  The preview sandbox is stopped by the idle reaper,
+# then (started again) by the pressure reaper, while the release keeps
+# answering (the reapers never touch a release).
 . "$(dirname "$0")/lib.sh"
 need_docker
 
@@ -183,6 +183,20 @@ t_begin "the idle reaper stops the preview sandbox; the release keeps answering"
 wait_sb "$SB" '.status == "stopped" and .status_reason == "idle"' 90
 answers v2 || t_err "the release stopped answering: '$(answer /version)'"
 container_running "$(rel_container "$R2")" || t_err "the release's container stopped"
+t_end
+
+t_begin "the pressure reaper stops the preview again, never the release"
+api POST "/v1/sandboxes/$SB/start"
+expect_status 200
+stop_daemon
+start_daemon "${DAEMON_ENV[@]}" SANDBOXD_MEM_HEADROOM_PCT=100 SANDBOXD_PRESSURE_INTERVAL_SECONDS=1 ||
+	bail "the daemon did not come back"
+wait_sb "$SB" '.status == "stopped" and .status_reason == "pressure"' 60
+sleep_until=$(($(date +%s) + 3))
+while (($(date +%s) < sleep_until)); do
+	answers v2 || { t_err "the release stopped answering under pressure"; break; }
+done
+container_running "$(rel_container "$R2")" || t_err "the release's container was stopped"
 t_end
 
 finish

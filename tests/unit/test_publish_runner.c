@@ -71,6 +71,7 @@ spec_is_a_production_container(void)
 	CHECK(s.memory_bytes == 512LL * 1024 * 1024);
 	CHECK(s.pids_limit == 256 && s.nofile == 4096);
 	CHECK_STR(s.restart, "unless-stopped");
+	CHECK(s.init);
 	CHECK_STR(s.entrypoint[0], "/bin/sh");
 	CHECK_STR(s.entrypoint[1], "-c");
 	CHECK(s.entrypoint[2] == NULL);

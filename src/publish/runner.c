@@ -334,19 +334,23 @@ health_body(const char *p, size_t n, void *arg)
 }
 
 /*
- * GET the health path at addr: 0 on a 2xx or 3xx answer; else -1 and
- * why.  Bounded by RUNNER_HEALTH_TIMEOUT_MS for the connect and again
- * for the answer; the body is not read past RUNNER_HEALTH_BODY_MAX.
+ * GET the health path at addr (Host: localhost, as the supervisor asks
+ * a preview's): 0 on an answer below 500, as the supervisor's check;
+ * else -1 and why.  Bounded by RUNNER_HEALTH_TIMEOUT_MS for the connect and
+ * again for the answer; the body is not read past RUNNER_HEALTH_BODY_MAX.
  */
 static int
 health_get(const struct sockaddr_in *addr, const char *path, char *why,
            size_t len)
 {
+	static const char *const headers[] = {"Host: localhost", NULL};
+	const char *p = path[0] == '/' ? path : "/";
 	char ip[INET_ADDRSTRLEN], url[256];
 	size_t got = 0;
 	struct http_call call = {
 	    .method = "GET",
 	    .url = url,
+	    .headers = headers,
 	    .connect_timeout_ms = RUNNER_HEALTH_TIMEOUT_MS,
 	    .timeout_s = (RUNNER_HEALTH_TIMEOUT_MS + 999) / 1000,
 	    .on_body = health_body,
@@ -355,14 +359,14 @@ health_get(const struct sockaddr_in *addr, const char *path, char *why,
 
 	inet_ntop(AF_INET, &addr->sin_addr, ip, sizeof(ip));
 	snprintf(url, sizeof(url), "http://%s:%d%s", ip, ntohs(addr->sin_port),
-	         path[0] == '/' ? path : "/");
+	         p);
 	http_perform(&call);
-	if (call.status >= 200 && call.status < 400)
+	if (call.status > 0 && call.status < 500)
 		return 0;
 	if (call.status)
-		snprintf(why, len, "GET %s answered %ld", path, call.status);
+		snprintf(why, len, "GET %s answered %ld", p, call.status);
 	else
-		snprintf(why, len, "GET %s: %s", path,
+		snprintf(why, len, "GET %s: %s", p,
 		         call.fail == HTTP_FAIL_CONNECT
 		             ? "nothing listens on its port"
 		             : http_fail_words(call.fail));

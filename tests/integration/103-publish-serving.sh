@@ -12,7 +12,8 @@
 # without spa, /404.html with 404.  A second release is seen at once
 # (HTML is no-cache) and a rollback switches back without a build; the
 # preview host and an unknown host are unchanged; the custom domains'
-# HTTP check path answers 404 for an unknown token.
+# HTTP check path answers 404 for an unknown token; a private published
+# app gives a stranger the unknown host's page.
 . "$(dirname "$0")/lib.sh"
 need_docker
 command -v brotli >/dev/null || bail "brotli is needed to decode the answers (scripts/bootstrap installs it)"
@@ -102,6 +103,7 @@ pget /
 [[ $(eh Cache-Control) == no-cache ]] || t_err "Cache-Control: $(eh Cache-Control)"
 [[ $(eh ETag) =~ ^\"[0-9a-f]+-[0-9a-f]+\"$ ]] || t_err "ETag: $(eh ETag)"
 [[ $(eh X-Content-Type-Options) == nosniff ]] || t_err "no nosniff"
+[[ $(eh Accept-Ranges) == bytes ]] || t_err "Accept-Ranges: $(eh Accept-Ranges)"
 [[ $(eh Content-Length) == "$(stat -c %s "$SITE/index.html")" ]] || t_err "Content-Length: $(eh Content-Length)"
 pget /about
 [[ $E_STATUS == 200 && $E_BODY == "<h1>about</h1>" ]] || t_err "GET /about (about.html): $E_STATUS $E_BODY"
@@ -184,8 +186,9 @@ pget / -X POST -d x
 t_end
 
 t_begin "keep-alive: several files on one connection"
-OUT=$(curl -s --max-time 10 -H "Host: $PUB_HOST" -o /dev/null -w '%{num_connects} ' \
-	"$EDGE/" "$EDGE$JS" "$EDGE/about" "$EDGE/data.bin" 2>&1)
+OUT=$(curl -s --max-time 10 -H "Host: $PUB_HOST" -w '%{num_connects} ' \
+	-o /dev/null "$EDGE/" -o /dev/null "$EDGE$JS" -o /dev/null "$EDGE/about" \
+	-o /dev/null "$EDGE/data.bin" 2>&1)
 [[ $OUT == "1 0 0 0 " ]] || t_err "connections per request: $OUT"
 t_end
 
@@ -215,6 +218,24 @@ pget /
 [[ $E_BODY == *"release one"* ]] || t_err "after the rollback: $(head -c 200 <<<"$E_BODY")"
 api GET "/v1/apps/$APP/releases"
 [[ $(j '.releases // . | length') == "$N" ]] || t_err "the rollback made a release"
+t_end
+
+t_begin "private: a stranger gets the unknown host's page, byte for byte; public again answers"
+edge_get "nothing.example.com:$EDGE_PORT" /
+UNKNOWN=$E_BODY
+api PATCH "/v1/apps/$APP/publish" '{"visibility":"private"}'
+expect_status 200
+pget /
+[[ $E_STATUS == 404 && $(eh X-Sandboxd-Preview) == unknown && $E_BODY == "$UNKNOWN" ]] ||
+	t_err "a private app to a stranger: $E_STATUS $(eh X-Sandboxd-Preview)"
+pget "$JS"
+[[ $E_STATUS == 404 && $E_BODY != *"export function"* ]] || t_err "a private app's asset: $E_STATUS"
+pget /__sandboxd/auth?code=forged
+[[ $E_STATUS == 404 && $(eh X-Sandboxd-Preview) == unknown ]] || t_err "a forged code: $E_STATUS $(eh Set-Cookie)"
+api PATCH "/v1/apps/$APP/publish" '{"visibility":"public"}'
+expect_status 200
+pget /
+[[ $E_STATUS == 200 && $E_BODY == *"release one"* ]] || t_err "public again: $E_STATUS"
 t_end
 
 t_begin "without spa: /404.html with 404 for a path without a file"

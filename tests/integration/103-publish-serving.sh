@@ -13,7 +13,9 @@
 # (HTML is no-cache) and a rollback switches back without a build; the
 # preview host and an unknown host are unchanged; the custom domains'
 # HTTP check path answers 404 for an unknown token; a private published
-# app gives a stranger the unknown host's page.
+# app gives a stranger the unknown host's page.  A server release is
+# proxied: the app sees the published Host, its own headers pass, the
+# preview cookie is kept from it, keep-alive reuses one app connection.
 . "$(dirname "$0")/lib.sh"
 need_docker
 command -v brotli >/dev/null || bail "brotli is needed to decode the answers (scripts/bootstrap installs it)"
@@ -246,6 +248,41 @@ pget /cart/42
 [[ $(eh Content-Type) == "text/html; charset=utf-8" ]] || t_err "404's type: $(eh Content-Type)"
 pget /
 [[ $E_STATUS == 200 ]] || t_err "GET / without spa: $E_STATUS"
+t_end
+
+t_begin "a server release through the edge: its Host, its own headers, one app connection reused"
+create_app api && create_sandbox "$APP_ID" || t_err "could not create the sandbox"
+APP=$APP_ID
+SB=$SB_ID
+put_file edge-app.js "@$IT_ROOT/tests/integration/edge-app.js"
+put_file sandbox.yaml 'version: 1
+web:
+  command: node edge-app.js
+  port: 3000
+publish:
+  command: node edge-app.js
+  port: 3000
+  health_path: /
+'
+RID=
+api POST "/v1/apps/$APP/publish" '{}'
+expect_status 202
+RID=$(j .release.id)
+SRV_HOST=$(j .url | sed -E 's#^https?://##; s#/.*$##; s#:[0-9]+$##'):$EDGE_PORT
+release_wait "$RID" 90
+[[ $(j .status) == ready && $(j .kind) == server ]] || t_err "the server release: $(short_body)"
+srv_up() { edge_get "$SRV_HOST" / && [[ $E_STATUS == 200 ]]; }
+wait_until 60 srv_up || t_err "the server release does not answer: $E_STATUS $(head -c 200 <<<"$E_BODY")"
+[[ $E_BODY == "hello from the app" ]] || t_err "GET /: $E_BODY"
+[[ $(eh X-Frame-Options) == DENY ]] || t_err "the app's X-Frame-Options was dropped"
+edge_get "$SRV_HOST" /headers -H 'Cookie: sbx_preview=x; theirs=1' -H 'X-Forwarded-Host: evil.example'
+[[ $(jq -r .host <<<"$E_BODY") == "$SRV_HOST" ]] || t_err "the app's Host: $(jq -r .host <<<"$E_BODY")"
+[[ $(jq -r '."x-forwarded-host"' <<<"$E_BODY") == "$SRV_HOST" ]] || t_err "X-Forwarded-Host: $(jq -r '."x-forwarded-host"' <<<"$E_BODY")"
+[[ $(jq -r .cookie <<<"$E_BODY") == "theirs=1" ]] || t_err "the cookies the app got: $(jq -r .cookie <<<"$E_BODY")"
+PORTS=$(curl -s --max-time 10 -H "Host: $SRV_HOST" "$EDGE/conn" "$EDGE/conn" "$EDGE/conn" | sort -u | wc -l)
+[[ $PORTS == 1 ]] || t_err "three requests on one client connection used $PORTS app connections"
+edge_get "$SRV_HOST" /.well-known/sandboxd-domain/x
+[[ $E_STATUS == 404 && $E_BODY == "No such token." ]] || t_err "the check path reached the app: $E_STATUS"
 t_end
 
 finish

@@ -357,6 +357,11 @@ void
 edge_published_serve(struct edge_conn *c, struct publish_target *t,
                      const char *host, size_t hostlen)
 {
+	if (t->kind == PUBLISH_STATIC && t->site == NULL) { /* never: a bug */
+		t->kind = PUBLISH_DOWN;
+		snprintf(t->message, sizeof(t->message),
+		         "The release's files are not loaded.");
+	}
 	switch (t->kind) {
 	case PUBLISH_STATIC:
 		if (edge_private_gate_app(c, t->app_id, t->private_gate) < 0) {

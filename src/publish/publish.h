@@ -114,8 +114,9 @@ void publish_route(struct core *c, const char *host, size_t len,
                    struct publish_target *t);
 /*
  * The HTTP check of a custom domain: "/.well-known/sandboxd-domain/"
- * followed by the token.  True (and the token's answer in out) when
- * host is a pending domain with that token.
+ * followed by the token.  True (and the token's answer in out: the
+ * token itself, text/plain) when host is a custom domain with that
+ * token (pending or verified).
  */
 bool publish_verify_token(struct core *c, const char *host, size_t hostlen,
                           const char *token, size_t toklen, char *out,
@@ -133,7 +134,7 @@ void publish_health_pass(struct core *c);
 
 /* --- custom domains (domain.c, verify.c, traefik.c) -------------------- */
 
-/* 400 invalid_host (not a DNS name, an IP literal, the console's or a
+/* 400 invalid_request (not a DNS name, an IP literal, the console's or a
  * preview's host, under PUBLISH_DOMAIN), 409 host_taken. Starts "pending"
  * and checks at once. */
 int publish_domain_add(struct core *c, const struct app *app, const char *host,
@@ -145,6 +146,22 @@ int publish_domain_verify(struct core *c, const struct app *app,
                           const char *host, struct domain *out, struct err *e);
 /* One pass over the pending domains (a periodic job). */
 void publish_domain_pass(struct core *c);
+/*
+ * The edge's table of custom domains, from the rows, and Traefik's file
+ * (at start, before the edge; publish_recover calls it), and its end
+ * (publish_stop).
+ */
+void publish_domain_recover(struct core *c);
+void publish_domain_stop(struct core *c);
+/*
+ * The app whose verified custom domain host is (any case, ":port"
+ * ignored): true and its id in app_id.  Thread-safe, no wait: the host
+ * table (publish_route) asks it for a host that is no label.
+ */
+bool publish_domain_app(struct core *c, const char *host, size_t len,
+                        char app_id[ULID_LEN + 1]);
+/* The app is gone for good: its domains (publish_app_gone calls it). */
+void publish_domain_app_gone(struct core *c, const char *app_id);
 
 /* "<label>.<PUBLISH_DOMAIN>" of app, for URLs (no scheme). */
 void publish_app_host(struct core *c, const char *label, char *out, size_t len);

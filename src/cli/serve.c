@@ -37,6 +37,7 @@
 #include "preview/preview.h"
 #include "preview/pvauth.h"
 #include "proxy/proxy.h"
+#include "publish/publish.h"
 #include "reaper/reaper.h"
 #include "sandbox/activity.h"
 #include "sandbox/core.h"
@@ -50,7 +51,7 @@
 #include "trash/trash.h"
 #include "vault/vault.h"
 
-#define SERVE_JOBS 8 /* rows of the periodic jobs' table */
+#define SERVE_JOBS 9 /* rows of the periodic jobs' table */
 
 static void
 wait_for_signal(void)
@@ -185,6 +186,14 @@ job_events_prune(void *arg)
 	               c->cfg->events_max_per_app);
 }
 
+/* The pending custom domains, checked again (DNS and HTTP waits: a
+ * lane of its own). */
+static void
+job_domains(void *arg)
+{
+	publish_domain_pass(arg);
+}
+
 static const int64_t events_beat_s = 5;
 static const int64_t git_trim_s = GITWS_CACHE_TRIM_S;
 static const int64_t heap_trim_s = 1;
@@ -210,6 +219,8 @@ jobs_fill(struct daemon *d)
 	     job_events_heartbeat, c->tl},
 	    {"events prune", "trash", 5, &cfg->events_prune_s, job_events_prune,
 	     c},
+	    {"custom domains", "domains", cfg->domain_check_interval_s,
+	     &cfg->domain_check_interval_s, job_domains, c},
 	};
 
 	memcpy(d->jobs, jobs, sizeof(jobs));
@@ -286,6 +297,7 @@ stop_all(struct daemon *d)
 	if (d->periodic_started)
 		periodic_stop(&d->periodic);
 	d->periodic_started = false;
+	publish_domain_stop(c); /* the API and the pass are done with it */
 	activity_flush(c->act, c->store);
 	depcache_stop(c->dc); /* a save in flight waits on the dedup thread */
 	dedup_stop(c->dedup);
@@ -385,12 +397,16 @@ serve(void)
 	    core_hook_add(&d.core, CORE_SANDBOX_STOPPING,
 	                  terminal_sandbox_stopping) < 0 ||
 	    core_hook_add(&d.core, CORE_APP_DELETED, pvauth_drop) < 0 ||
-	    core_hook_add(&d.core, CORE_APP_DELETED, snapshot_app_gone) < 0)
+	    core_hook_add(&d.core, CORE_APP_DELETED, snapshot_app_gone) < 0 ||
+	    core_hook_add(&d.core, CORE_APP_DELETED, publish_domain_app_gone) <
+	        0)
 		goto out_core;
 	/* Interrupted trash moves and snapshots first: reconcile then sees
 	 * whole rows and whole workspaces. */
 	trash_recover(&d.core);
 	snapshot_recover(&d.core);
+	/* The custom domains' table before the edge reads it. */
+	publish_domain_recover(&d.core);
 	if (docker_ping(docker, msg) == DOCKER_OK)
 		core_reconcile(&d.core);
 	else

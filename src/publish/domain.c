@@ -77,18 +77,19 @@ normalize(const char *in, char *out, struct err *e)
 		return ERR_BAD(e, "host must be a DNS name of 1 to %d bytes",
 		               DOMAIN_HOST_MAX);
 	for (size_t i = 0; i < n; i++)
-		out[i] = (char)((in[i] >= 'A' && in[i] <= 'Z') ? in[i] + 32
-		                                               : in[i]);
+		out[i] =
+		    (char)((in[i] >= 'A' && in[i] <= 'Z') ? in[i] + 32 : in[i]);
 	out[n] = '\0';
 	for (p = out;; labels++) {
 		const char *dot = strchr(p, '.');
 		size_t len = dot ? (size_t)(dot - p) : strlen(p);
 		if (!label_ok(p, len))
-			return ERR_BAD(e,
-			               "host \"%.253s\" is not a DNS name: each "
-			               "label is 1 to 63 of a-z, 0-9 and '-', not "
-			               "starting or ending with '-'",
-			               out);
+			return ERR_BAD(
+			    e,
+			    "host \"%.253s\" is not a DNS name: each "
+			    "label is 1 to 63 of a-z, 0-9 and '-', not "
+			    "starting or ending with '-'",
+			    out);
 		if (!dot)
 			break;
 		p = dot + 1;
@@ -110,18 +111,21 @@ domain_host_check(const struct domain_names *n, const char *in,
 	const char *last;
 
 	if (inet_pton(AF_INET6, in, a) == 1 || inet_pton(AF_INET, in, a) == 1)
-		return ERR_BAD(e, "host \"%s\" is an IP address: a custom "
-		                  "domain is a DNS name",
+		return ERR_BAD(e,
+		               "host \"%s\" is an IP address: a custom "
+		               "domain is a DNS name",
 		               in);
 	if (normalize(in, out, e) < 0)
 		return -1;
 	last = strrchr(out, '.') + 1;
 	if (strspn(last, "0123456789") == strlen(last))
-		return ERR_BAD(e, "host \"%s\" is an IP address: a custom "
-		                  "domain is a DNS name",
+		return ERR_BAD(e,
+		               "host \"%s\" is an IP address: a custom "
+		               "domain is a DNS name",
 		               out);
 	if (at_or_under(out, "localhost"))
-		return ERR_BAD(e, "host \"%s\" is this machine's own name", out);
+		return ERR_BAD(e, "host \"%s\" is this machine's own name",
+		               out);
 	snprintf(console, sizeof(console), "console.%s", n->preview_domain);
 	snprintf(preview, sizeof(preview), "preview.%s", n->preview_domain);
 	if (strcmp(out, console) == 0)
@@ -288,9 +292,9 @@ host_key(const char *host, size_t len, char out[DOMAIN_HOST_MAX + 1])
 	if (len == 0 || len > DOMAIN_HOST_MAX)
 		return false;
 	for (size_t i = 0; i < len; i++)
-		out[i] = (char)((host[i] >= 'A' && host[i] <= 'Z')
-		                    ? host[i] + 32
-		                    : host[i]);
+		out[i] =
+		    (char)((host[i] >= 'A' && host[i] <= 'Z') ? host[i] + 32
+		                                              : host[i]);
 	out[len] = '\0';
 	return true;
 }
@@ -331,16 +335,15 @@ publish_domain_app(struct core *c, const char *host, size_t len,
 
 bool
 publish_verify_token(struct core *c, const char *host, size_t hostlen,
-                     const char *token, size_t toklen, char *out,
-                     size_t outlen)
+                     const char *token, size_t toklen, char *out, size_t outlen)
 {
 	char key[DOMAIN_HOST_MAX + 1];
 	struct dom_entry e;
 
 	(void)c;
 	if (!host_key(host, hostlen, key) || !table_find(key, &e) ||
-	    toklen != strlen(e.token) ||
-	    memcmp(token, e.token, toklen) != 0 || outlen <= toklen)
+	    toklen != strlen(e.token) || memcmp(token, e.token, toklen) != 0 ||
+	    outlen <= toklen)
 		return false;
 	/* The answer is the token: what proves the way is that the check's
 	 * request, sent to where the name points, reached this table. */
@@ -425,8 +428,7 @@ check(struct core *c, struct domain *d)
 
 /* A timeline event of d's app: "<host> <what>". */
 static void
-note(struct core *c, const struct domain *d, const char *type,
-     const char *what)
+note(struct core *c, const struct domain *d, const char *type, const char *what)
 {
 	struct tl_event ev = {.app_id = d->app_id, .type = type};
 	char pl[STORE_EVENT_PAYLOAD_MAX + 1];
@@ -556,8 +558,8 @@ app_domain(struct core *c, const struct app *app, const char *host,
 }
 
 int
-publish_domain_remove(struct core *c, const struct app *app,
-                      const char *host, const char *actor, struct err *e)
+publish_domain_remove(struct core *c, const struct app *app, const char *host,
+                      const char *actor, struct err *e)
 {
 	struct domain d;
 
@@ -621,4 +623,16 @@ publish_domain_app_gone(struct core *c, const char *app_id)
 	free(l.d);
 	if (l.n)
 		domains_reload(c);
+}
+
+void
+publish_domain_records(struct core *c, const struct domain *d, char a[46],
+                       char cname[DOMAIN_HOST_MAX + 1])
+{
+	char ours[1][46];
+
+	a[0] = '\0';
+	if (domain_public_addrs(c->cfg, ours, 1) == 1)
+		snprintf(a, 46, "%s", ours[0]);
+	app_host(c, d->app_id, cname, DOMAIN_HOST_MAX + 1);
 }

@@ -160,6 +160,13 @@ void publish_domain_stop(struct core *c);
  */
 bool publish_domain_app(struct core *c, const char *host, size_t len,
                         char app_id[ULID_LEN + 1]);
+/*
+ * The DNS records that make d point here: a the A (or AAAA) record's
+ * value (this server's first public address), cname the CNAME's (the
+ * app's "<label>.<PUBLISH_DOMAIN>"); "" when not known.
+ */
+void publish_domain_records(struct core *c, const struct domain *d, char a[46],
+                            char cname[DOMAIN_HOST_MAX + 1]);
 /* The app is gone for good: its domains (publish_app_gone calls it). */
 void publish_domain_app_gone(struct core *c, const char *app_id);
 

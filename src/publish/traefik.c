@@ -31,9 +31,9 @@
 #include "lib/log.h"
 #include "publish/domain.h"
 
-#define TRAEFIK_FILE      "sandboxd-domains.yml"
-#define TRAEFIK_SERVICE   "sandboxd-domains-edge"
-#define TRAEFIK_FILE_MAX  (4u << 20)
+#define TRAEFIK_FILE     "sandboxd-domains.yml"
+#define TRAEFIK_SERVICE  "sandboxd-domains-edge"
+#define TRAEFIK_FILE_MAX (4u << 20)
 
 int
 domain_traefik_render(struct buf *b, const char *const *hosts, int n,
@@ -104,8 +104,7 @@ write_atomic(const char *dir, const struct buf *b)
 }
 
 int
-domain_traefik_write(const struct config *cfg, const char *const *hosts,
-                     int n)
+domain_traefik_write(const struct config *cfg, const char *const *hosts, int n)
 {
 	char url[128];
 	struct buf b;

@@ -116,14 +116,15 @@ parse_answer(const unsigned char *msg, int len, int type, char *name,
 				continue;
 			if ((int)ns_rr_type(rr) == type &&
 			    ns_rr_rdlen(rr) == (type == ns_t_a ? 4 : 16)) {
-				add_addr(out, type == ns_t_a ? AF_INET : AF_INET6,
+				add_addr(out,
+				         type == ns_t_a ? AF_INET : AF_INET6,
 				         ns_rr_rdata(rr));
 				found++;
 			} else if (ns_rr_type(rr) == ns_t_cname &&
-			           ns_name_uncompress(
-			               ns_msg_base(h), ns_msg_end(h),
-			               ns_rr_rdata(rr), target,
-			               sizeof(target)) > 0 &&
+			           ns_name_uncompress(ns_msg_base(h),
+			                              ns_msg_end(h),
+			                              ns_rr_rdata(rr), target,
+			                              sizeof(target)) > 0 &&
 			           strlen(target) < namelen) {
 				snprintf(name, namelen, "%s", target);
 				moved = true;
@@ -198,9 +199,8 @@ domain_resolve(const struct config *cfg, const char *host,
 	if (out->status == DOMAIN_DNS_OK || out->status == DOMAIN_DNS_NODATA) {
 		struct domain_dns six = {0};
 		int n = query(&st, name, ns_t_aaaa, msg, &six);
-		if (n >= 0 &&
-		    parse_answer(msg, n, ns_t_aaaa, name, sizeof(name), out) >
-		        0)
+		if (n >= 0 && parse_answer(msg, n, ns_t_aaaa, name,
+		                           sizeof(name), out) > 0)
 			out->status = DOMAIN_DNS_OK;
 	}
 	if (out->status == DOMAIN_DNS_OK && out->naddrs == 0)
@@ -231,11 +231,12 @@ domain_public_addrs(const struct config *cfg, char (*out)[46], int max)
 		if (!i->ifa_addr || (i->ifa_flags & IFF_LOOPBACK))
 			continue;
 		if (i->ifa_addr->sa_family == AF_INET)
-			a = &((struct sockaddr_in *)(void *)i->ifa_addr)->sin_addr;
+			a = &((struct sockaddr_in *)(void *)i->ifa_addr)
+			         ->sin_addr;
 		else if (i->ifa_addr->sa_family == AF_INET6 &&
-		         !IN6_IS_ADDR_LINKLOCAL(&((struct sockaddr_in6 *)(void *)
-		                                      i->ifa_addr)
-		                                     ->sin6_addr))
+		         !IN6_IS_ADDR_LINKLOCAL(
+		             &((struct sockaddr_in6 *)(void *)i->ifa_addr)
+		                  ->sin6_addr))
 			a = &((struct sockaddr_in6 *)(void *)i->ifa_addr)
 			         ->sin6_addr;
 		else
@@ -284,9 +285,8 @@ on_body(const char *p, size_t n, void *arg)
 }
 
 bool
-domain_http_check(const struct config *cfg, const char *host,
-                  const char *addr, const char *token, char *why,
-                  size_t whylen)
+domain_http_check(const struct config *cfg, const char *host, const char *addr,
+                  const char *token, char *why, size_t whylen)
 {
 	char url[256], hosthdr[DOMAIN_HOST_MAX + 16];
 	const char *headers[] = {hosthdr, NULL};
@@ -311,12 +311,13 @@ domain_http_check(const struct config *cfg, const char *host,
 	snprintf(hosthdr, sizeof(hosthdr), "Host: %s", host);
 	call.url = url;
 	if (http_perform(&call) < 0 && call.status == 0) {
-		snprintf(why, whylen, "http://%s/ (%s) did not answer: %s", host,
-		         addr, http_fail_words(call.fail));
+		snprintf(why, whylen, "http://%s/ (%s) did not answer: %s",
+		         host, addr, http_fail_words(call.fail));
 		return false;
 	}
 	b.data[b.len] = '\0';
-	while (b.len && (b.data[b.len - 1] == '\n' || b.data[b.len - 1] == '\r'))
+	while (b.len &&
+	       (b.data[b.len - 1] == '\n' || b.data[b.len - 1] == '\r'))
 		b.data[--b.len] = '\0';
 	if (call.status == 200 && strcmp(b.data, token) == 0)
 		return true;
@@ -367,8 +368,8 @@ domain_dns_verdict(const char *host, const struct domain_dns *d,
 		         host, app_host);
 	switch (d->status) {
 	case DOMAIN_DNS_NXDOMAIN:
-		snprintf(reason, len, "%s does not resolve (NXDOMAIN): %s", host,
-		         fix);
+		snprintf(reason, len, "%s does not resolve (NXDOMAIN): %s",
+		         host, fix);
 		return false;
 	case DOMAIN_DNS_NODATA:
 		snprintf(reason, len, "%s has no A or AAAA record: %s", host,
@@ -391,8 +392,9 @@ domain_dns_verdict(const char *host, const struct domain_dns *d,
 		return true;
 	join(d->addrs, d->naddrs, theirs, sizeof(theirs));
 	if (nours > 0)
-		snprintf(reason, len, "%s resolves to %s, not to this server (%s)",
-		         host, theirs, mine);
+		snprintf(reason, len,
+		         "%s resolves to %s, not to this server (%s)", host,
+		         theirs, mine);
 	else
 		snprintf(reason, len,
 		         "%s resolves to %s; this server's addresses are not "

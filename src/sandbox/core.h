@@ -20,7 +20,7 @@
 
 #define CORE_LOCK_STRIPES 64
 #define CORE_INSTANCE_LEN 16
-#define CORE_HOOKS_MAX    4 /* hooks per event */
+#define CORE_HOOKS_MAX    6 /* hooks per event */
 
 struct activity;
 struct dedup;

@@ -46,32 +46,21 @@ bad_names_are_400(void)
 
 	memset(big, 'a', sizeof(big) - 1);
 	big[sizeof(big) - 1] = '\0';
-	const char *bad[] = {"",
-	                     ".",
-	                     "shop",
-	                     "-shop.example.org",
-	                     "shop-.example.org",
-	                     "sh op.example.org",
-	                     "shop..example.org",
-	                     "shop_1.example.org",
-	                     "xn--\xc3\xbc.example.org",
-	                     "a.bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"
-	                     "bbbbbbbbbbbbbbbbbbbbbbbbbb.org",
-	                     big,
-	                     /* IP literals */
-	                     "203.0.113.7",
-	                     "::1",
-	                     "2001:db8::1",
-	                     "10.0.0.300",
-	                     /* this machine and the instance's own names */
-	                     "localhost",
-	                     "app.localhost",
-	                     "console.example.com",
-	                     "preview.example.com",
-	                     "s-01hx5v3k9q8r7t6y5w4e3d2c1b-3000.preview.example.com",
-	                     "apps.example.com",
-	                     "shop.apps.example.com",
-	                     "CONSOLE.example.com."};
+	const char *bad[] = {
+	    "", ".", "shop", "-shop.example.org", "shop-.example.org",
+	    "sh op.example.org", "shop..example.org", "shop_1.example.org",
+	    "xn--\xc3\xbc.example.org",
+	    "a.bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"
+	    "bbbbbbbbbbbbbbbbbbbbbbbbbb.org",
+	    big,
+	    /* IP literals */
+	    "203.0.113.7", "::1", "2001:db8::1", "10.0.0.300",
+	    /* this machine and the instance's own names */
+	    "localhost", "app.localhost", "console.example.com",
+	    "preview.example.com",
+	    "s-01hx5v3k9q8r7t6y5w4e3d2c1b-3000.preview.example.com",
+	    "apps.example.com", "shop.apps.example.com",
+	    "CONSOLE.example.com."};
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		CHECK_STR(checked(bad[i], code), "");
@@ -135,7 +124,8 @@ verdicts_and_reasons(void)
 	CHECK(verdict(&d, r, 2));
 	d = answer(DOMAIN_DNS_OK, "203.0.113.7", "2001:db8::7", NULL);
 	CHECK(verdict(&d, r, 2));
-	d = answer(DOMAIN_DNS_OK, "198.51.100.1", NULL, "shop.apps.example.com");
+	d = answer(DOMAIN_DNS_OK, "198.51.100.1", NULL,
+	           "shop.apps.example.com");
 	CHECK(verdict(&d, r, 2));
 
 	d = answer(DOMAIN_DNS_NXDOMAIN, NULL, NULL, NULL);

@@ -86,14 +86,20 @@ bool domain_dns_verdict(const char *host, const struct domain_dns *d,
                         const char (*ours)[46], int nours, const char *app_host,
                         char *reason, size_t len);
 
+/* How Traefik's routers of the verified hosts read. */
+struct domain_traefik {
+	const char *entrypoint; /* "websecure" (TLS), else PREVIEW_ENTRYPOINT */
+	const char *resolver;   /* the HTTP-01 resolver; NULL: no tls block */
+	const char *edge_url;   /* the edge, "http://127.0.0.1:8480" */
+};
 /*
  * The Traefik dynamic configuration of the verified hosts (traefik.c):
- * a router per host (rule Host(`host`), entryPoint websecure, TLS
- * through resolver), all to the service "sandboxd-edge" at edge_url.
- * Pure.  -1 when it does not fit b's cap.
+ * a router per host (rule Host(`host`), t's entrypoint and resolver),
+ * all to the service "sandboxd-domains-edge" at t->edge_url.  Pure.  -1
+ * when it does not fit b's cap.
  */
 int domain_traefik_render(struct buf *b, const char *const *hosts, int n,
-                          const char *resolver, const char *edge_url);
+                          const struct domain_traefik *t);
 /*
  * Writes <dir>/sandboxd-domains.yml from hosts atomically (a temporary
  * file, fsync, rename): Traefik's file provider never reads half of it.

@@ -4,12 +4,14 @@
  * the directory Traefik's file provider watches beside the installer's
  * own routers (scripts/traefik-config).
  *
- * One router per host: rule Host(`host`), the websecure entrypoint, a
- * certificate from the HTTP-01 resolver (SANDBOXD_TRAEFIK_HTTP_RESOLVER:
- * a custom domain's owner controls its A record, not our DNS provider,
- * so DNS-01 cannot serve it), and the service sandboxd-domains-edge to
- * the daemon's edge.  The service has a name of its own: two files of
- * one provider directory may not define one service twice.
+ * One router per host: rule Host(`host`), with PREVIEW_TLS the websecure
+ * entrypoint and a certificate from the HTTP-01 resolver
+ * (SANDBOXD_TRAEFIK_HTTP_RESOLVER: a custom domain's owner controls its
+ * A record, not our DNS provider, so DNS-01 cannot serve it), without it
+ * PREVIEW_ENTRYPOINT and plain HTTP, as the installer's routers; and the
+ * service sandboxd-domains-edge to the daemon's edge.  The service has a name
+ * of its own: two files of one provider directory may not define one service
+ * twice.
  *
  * The file is written whole to a temporary name, synced and renamed, so
  * Traefik never reads half of it; with no verified domain it holds an
@@ -37,7 +39,7 @@
 
 int
 domain_traefik_render(struct buf *b, const char *const *hosts, int n,
-                      const char *resolver, const char *edge_url)
+                      const struct domain_traefik *t)
 {
 	int rc = buf_appendf(b, "# Written by sandboxd: the verified custom "
 	                        "domains (docs/publish.md).\n"
@@ -46,15 +48,19 @@ domain_traefik_render(struct buf *b, const char *const *hosts, int n,
 	if (n == 0)
 		return rc < 0 ? -1 : buf_appendf(b, "  routers: {}\n");
 	rc |= buf_appendf(b, "  routers:\n");
-	for (int i = 0; i < n; i++)
+	for (int i = 0; i < n; i++) {
 		rc |= buf_appendf(b,
 		                  "    sandboxd-domain-%d:\n"
 		                  "      rule: 'Host(`%s`)'\n"
-		                  "      entryPoints: [websecure]\n"
-		                  "      service: " TRAEFIK_SERVICE "\n"
-		                  "      tls:\n"
-		                  "        certResolver: %s\n",
-		                  i + 1, hosts[i], resolver);
+		                  "      entryPoints: [%s]\n"
+		                  "      service: " TRAEFIK_SERVICE "\n",
+		                  i + 1, hosts[i], t->entrypoint);
+		if (t->resolver)
+			rc |= buf_appendf(b,
+			                  "      tls:\n"
+			                  "        certResolver: %s\n",
+			                  t->resolver);
+	}
 	rc |= buf_appendf(b,
 	                  "  services:\n"
 	                  "    " TRAEFIK_SERVICE ":\n"
@@ -62,7 +68,7 @@ domain_traefik_render(struct buf *b, const char *const *hosts, int n,
 	                  "        passHostHeader: true\n"
 	                  "        servers:\n"
 	                  "          - url: \"%s\"\n",
-	                  edge_url);
+	                  t->edge_url);
 	return rc < 0 ? -1 : 0;
 }
 
@@ -107,6 +113,11 @@ int
 domain_traefik_write(const struct config *cfg, const char *const *hosts, int n)
 {
 	char url[128];
+	struct domain_traefik t = {
+	    .entrypoint =
+	        cfg->preview_tls ? "websecure" : cfg->preview_entrypoint,
+	    .resolver = cfg->preview_tls ? cfg->traefik_http_resolver : NULL,
+	    .edge_url = url};
 	struct buf b;
 	int rc;
 
@@ -114,8 +125,7 @@ domain_traefik_write(const struct config *cfg, const char *const *hosts, int n)
 		return 0;
 	edge_url(cfg, url, sizeof(url));
 	buf_init(&b, TRAEFIK_FILE_MAX);
-	rc = domain_traefik_render(&b, hosts, n, cfg->traefik_http_resolver,
-	                           url);
+	rc = domain_traefik_render(&b, hosts, n, &t);
 	if (rc == 0)
 		rc = write_atomic(cfg->traefik_dynamic_dir, &b);
 	if (rc < 0)

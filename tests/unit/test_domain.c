@@ -161,11 +161,15 @@ static void
 traefik_routers(void)
 {
 	const char *hosts[] = {"shop.example.org", "www.example.net"};
+	struct domain_traefik tls = {.entrypoint = "websecure",
+	                             .resolver = "le-http",
+	                             .edge_url = "http://127.0.0.1:8480"};
+	struct domain_traefik plain = {.entrypoint = "web",
+	                               .edge_url = "http://127.0.0.1:8480"};
 	struct buf b;
 
 	buf_init(&b, 1 << 20);
-	CHECK(domain_traefik_render(&b, hosts, 2, "le-http",
-	                            "http://127.0.0.1:8480") == 0);
+	CHECK(domain_traefik_render(&b, hosts, 2, &tls) == 0);
 	CHECK(strstr(b.data, "    sandboxd-domain-1:\n"
 	                     "      rule: 'Host(`shop.example.org`)'\n"
 	                     "      entryPoints: [websecure]\n"
@@ -175,15 +179,19 @@ traefik_routers(void)
 	CHECK(strstr(b.data, "Host(`www.example.net`)") != NULL);
 	CHECK(strstr(b.data, "- url: \"http://127.0.0.1:8480\"") != NULL);
 	buf_reset(&b);
-	CHECK(domain_traefik_render(&b, hosts, 0, "le-http",
-	                            "http://127.0.0.1:8480") == 0);
+	CHECK(domain_traefik_render(&b, hosts, 1, &plain) == 0);
+	CHECK(strstr(b.data, "      entryPoints: [web]\n"
+	                     "      service: sandboxd-domains-edge\n"
+	                     "  services:\n") != NULL);
+	CHECK(strstr(b.data, "tls") == NULL);
+	buf_reset(&b);
+	CHECK(domain_traefik_render(&b, hosts, 0, &tls) == 0);
 	CHECK(strstr(b.data, "routers: {}") != NULL);
 	CHECK(strstr(b.data, "Host(") == NULL);
 	buf_release(&b);
 	/* Past the cap: an error, not half a file. */
 	buf_init(&b, 64);
-	CHECK(domain_traefik_render(&b, hosts, 2, "le-http",
-	                            "http://127.0.0.1:8480") < 0);
+	CHECK(domain_traefik_render(&b, hosts, 2, &tls) < 0);
 	buf_release(&b);
 }
 

@@ -56,6 +56,10 @@ const struct err_code err_codes[] = {
     {.code = "conflict",
      .status = 409,
      .meaning = "a duplicate, or the wrong state for the action"},
+    {.code = "host_taken",
+     .status = 409,
+     .meaning = "a host name (a publish label or a custom domain) "
+                "another app has"},
     {.code = "manifest_is_users",
      .status = 409,
      .meaning = "a detection that would replace a sandbox.yaml sandboxd "
@@ -92,10 +96,6 @@ const struct err_code err_codes[] = {
      .status = 409,
      .meaning = "a terminal past SANDBOXD_TERMINAL_MAX_PER_SANDBOX or "
                 "SANDBOXD_TERMINAL_MAX_PER_TENANT sessions open"},
-    {.code = "host_taken",
-     .status = 409,
-     .meaning = "a host name (a publish label or a custom domain) "
-                "another app has"},
     {.code = "trash_busy",
      .status = 409,
      .meaning = "a restore or purge of a trash entry another call is "

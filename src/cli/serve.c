@@ -34,10 +34,11 @@
 #include "git/git.h"
 #include "lib/log.h"
 #include "lib/periodic.h"
+#include "publish/publish.h"
+#include "publish/runner.h"
 #include "preview/preview.h"
 #include "preview/pvauth.h"
 #include "proxy/proxy.h"
-#include "publish/publish.h"
 #include "reaper/reaper.h"
 #include "sandbox/activity.h"
 #include "sandbox/core.h"
@@ -51,7 +52,7 @@
 #include "trash/trash.h"
 #include "vault/vault.h"
 
-#define SERVE_JOBS 9 /* rows of the periodic jobs' table */
+#define SERVE_JOBS 10 /* rows of the periodic jobs' table */
 
 static void
 wait_for_signal(void)
@@ -194,7 +195,15 @@ job_domains(void *arg)
 	publish_domain_pass(arg);
 }
 
+/* The published apps' production containers (publish/runner.c). */
+static void
+job_publish_health(void *arg)
+{
+	publish_health_pass(arg);
+}
+
 static const int64_t events_beat_s = 5;
+static const int64_t publish_health_s = RUNNER_HEALTH_PERIOD_S;
 static const int64_t git_trim_s = GITWS_CACHE_TRIM_S;
 static const int64_t heap_trim_s = 1;
 
@@ -221,6 +230,8 @@ jobs_fill(struct daemon *d)
 	     c},
 	    {"custom domains", "domains", cfg->domain_check_interval_s,
 	     &cfg->domain_check_interval_s, job_domains, c},
+	    {"publish health", "publish", RUNNER_HEALTH_PERIOD_S,
+	     &publish_health_s, job_publish_health, c},
 	};
 
 	memcpy(d->jobs, jobs, sizeof(jobs));

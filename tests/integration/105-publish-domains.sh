@@ -38,6 +38,45 @@ stop_dnsd() { kill "$DNSD_PID" 2>/dev/null; wait "$DNSD_PID" 2>/dev/null; return
 IT_CLEANUP_HOOKS+=(stop_dnsd)
 wait_until 5 grep -q ready "$IT_TMP/dnsd.out" || bail "the test's DNS server did not start: $(cat "$IT_TMP/dnsd.out")"
 
+# relay PORT: in the namespace, $ELSEWHERE:PORT relays to $HERE:PORT (a
+# proxy in front of this server, at an address that is not one of its own).
+relay() {
+	ip netns exec "$NS" python3 -c '
+import socket, sys, threading
+src, dst, port = sys.argv[1], sys.argv[2], int(sys.argv[3])
+def pipe(a, b):
+    try:
+        while True:
+            d = a.recv(65536)
+            if not d:
+                break
+            b.sendall(d)
+    except OSError:
+        pass
+    finally:
+        for s in (a, b):
+            try:
+                s.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+l = socket.socket()
+l.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+l.bind((src, port))
+l.listen(16)
+print("ready", flush=True)
+while True:
+    c, _ = l.accept()
+    u = socket.create_connection((dst, port))
+    threading.Thread(target=pipe, args=(c, u), daemon=True).start()
+    threading.Thread(target=pipe, args=(u, c), daemon=True).start()
+' "$ELSEWHERE" "$HERE" "$1" >"$IT_TMP/relay.out" 2>&1 &
+	RELAY_PID=$!
+	wait_until 5 grep -q ready "$IT_TMP/relay.out"
+}
+stop_relay() { [[ -z ${RELAY_PID:-} ]] || kill "$RELAY_PID" 2>/dev/null; RELAY_PID=; return 0; }
+IT_CLEANUP_HOOKS+=(stop_relay)
+
+EDGE_PORT=$(free_port)
 TRAEFIK_DIR=$IT_TMP/traefik-dynamic
 mkdir -p "$TRAEFIK_DIR"
 DOMAIN_FILE=$TRAEFIK_DIR/sandboxd-domains.yml
@@ -45,7 +84,8 @@ daemon() {
 	start_daemon SANDBOXD_API_TOKENS=it=$IT_TOKEN,other=tok-other-tenant \
 		PREVIEW_DOMAIN=example.test PREVIEW_TLS=true PREVIEW_ENTRYPOINT=websecure SANDBOXD_DNS_RESOLVER=$DNS \
 		SANDBOXD_TRAEFIK_DYNAMIC_DIR=$TRAEFIK_DIR SANDBOXD_NETWORK=none \
-		SANDBOXD_DOMAIN_CHECK_INTERVAL_SECONDS=1 "$@" ||
+		SANDBOXD_DOMAIN_CHECK_INTERVAL_SECONDS=1 HTTP_PORT=$EDGE_PORT SANDBOXD_EDGE_ADDR=0.0.0.0 \
+		SANDBOXD_VERIFY_HTTP_PORT=$EDGE_PORT "$@" ||
 		bail "the daemon did not come up (exit status ${DAEMON_RC:-none}): $(tail -5 "$DAEMON_ERR")"
 }
 daemon
@@ -84,6 +124,30 @@ api POST "/v1/apps/$APP/domains/shop.example.org/verify"
 expect_status 200 && expect_json .status pending
 expect_jq ".reason | test(\"^shop.example.org resolves to $ELSEWHERE, not to this server \\\\(\")" ||
 	note "$(j .reason)"
+expect_jq '.reason | test("and the HTTP check: http://shop.example.org/ \\(.*\\) did not answer")' || note "$(j .reason)"
+t_end
+
+t_begin "the edge answers the HTTP check of a custom domain with its token, and nothing else"
+curl -s -o "$IT_TMP/tok" -w '%{http_code}' -H 'Host: shop.example.org' \
+	"http://127.0.0.1:$EDGE_PORT/.well-known/sandboxd-domain/$TOKEN1" >"$IT_TMP/code"
+[[ $(cat "$IT_TMP/code") == 200 && $(tr -d '\r\n' <"$IT_TMP/tok") == "$TOKEN1" ]] ||
+	t_err "the token's answer: $(cat "$IT_TMP/code") $(cat "$IT_TMP/tok")"
+code=$(curl -s -o /dev/null -w '%{http_code}' -H 'Host: shop.example.org' \
+	"http://127.0.0.1:$EDGE_PORT/.well-known/sandboxd-domain/${TOKEN1%?}0")
+[[ $code == 404 ]] || t_err "a wrong token: $code"
+code=$(curl -s -o /dev/null -w '%{http_code}' -H 'Host: other.example.org' \
+	"http://127.0.0.1:$EDGE_PORT/.well-known/sandboxd-domain/$TOKEN1")
+[[ $code == 404 ]] || t_err "another host with the token: $code"
+t_end
+
+t_begin "behind a proxy at another address: verified by the HTTP check through it"
+relay "$EDGE_PORT" || t_err "the relay did not start: $(cat "$IT_TMP/relay.out")"
+api POST "/v1/apps/$APP/domains/shop.example.org/verify"
+expect_status 200 && expect_json .status verified && expect_json .method http || note "$(j .reason)"
+stop_relay
+# Not a state to keep for the cases below: back to pending.
+api POST "/v1/apps/$APP/domains/shop.example.org/verify"
+expect_json .status pending
 t_end
 
 t_begin "the answer points here: verify makes it verified (DNS)"
@@ -177,7 +241,7 @@ t_begin "the timeline: domain.added, domain.verified, domain.removed"
 api GET "/v1/apps/$APP/events?limit=100"
 expect_status 200
 expect_jq '[.events[] | select(.type == "domain.added")] | length >= 3'
-expect_jq '[.events[] | select(.type == "domain.verified" and .payload.host == "shop.example.org" and .payload.method == "dns")] | length == 1'
+expect_jq '[.events[] | select(.type == "domain.verified" and .payload.host == "shop.example.org")] | map(.payload.method) == ["dns","http"]'
 expect_jq '[.events[] | select(.type == "domain.removed")] | length == 1'
 t_end
 

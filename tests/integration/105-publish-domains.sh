@@ -237,12 +237,30 @@ api POST "/v1/apps/$OTHER/domains" '{"host":"shop.example.org"}'
 expect_status 201
 t_end
 
+t_begin "the command line: domain add, list, verify, remove"
+sbd() { env SANDBOXD_API="$API_URL" SANDBOXD_TOKEN="$IT_TOKEN" XDG_CONFIG_HOME="$IT_TMP/xdg" NO_COLOR=1 "$SANDBOXD_BIN" "$@"; }
+out=$(sbd domain add "$APP" cli.example.org 2>&1) || t_err "domain add: $out"
+grep -qa '^cli.example.org: pending$' <<<"$out" || t_err "add: $out"
+grep -qa "create one of these DNS records" <<<"$out" && grep -qaE "^    A +cli.example.org -> $HERE$" <<<"$out" ||
+	t_err "no records to create: $out"
+zone "{\"cli.example.org\": {\"A\": [\"$HERE\"]}}"
+out=$(sbd domain verify "$APP" cli.example.org 2>&1) || t_err "domain verify: $out"
+[[ $out == "cli.example.org: verified (dns)" ]] || t_err "verify: $out"
+out=$(sbd domain list "$APP" 2>&1) || t_err "domain list: $out"
+grep -qE '^cli.example.org +verified +dns' <<<"$out" || t_err "list: $out"
+out=$(sbd domain add "$APP" cli.example.org 2>&1) && t_err "a second add succeeded: $out"
+grep -q host_taken <<<"$out" || t_err "second add: $out"
+out=$(sbd domain remove "$APP" cli.example.org 2>&1) || t_err "domain remove: $out"
+[[ $out == "removed cli.example.org from app $APP" ]] || t_err "remove: $out"
+sbd domain list "$APP" -q | grep -q cli.example.org && t_err "still listed"
+t_end
+
 t_begin "the timeline: domain.added, domain.verified, domain.removed"
 api GET "/v1/apps/$APP/events?limit=100"
 expect_status 200
 expect_jq '[.events[] | select(.type == "domain.added")] | length >= 3'
 expect_jq '[.events[] | select(.type == "domain.verified" and .payload.host == "shop.example.org")] | map(.payload.method) == ["dns","http"]'
-expect_jq '[.events[] | select(.type == "domain.removed")] | length == 1'
+expect_jq '[.events[] | select(.type == "domain.removed") | .payload.host] == ["cli.example.org","shop.example.org"]'
 t_end
 
 finish

@@ -59,7 +59,7 @@ at_or_under(const char *host, const char *d)
 {
 	size_t h = strlen(host), n = strlen(d);
 
-	if (n == 0 || h < n || strcmp(host + h - n, d) != 0)
+	if (n == 0 || h < n || strcasecmp(host + h - n, d) != 0)
 		return false;
 	return h == n || host[h - n - 1] == '.';
 }
@@ -128,7 +128,7 @@ domain_host_check(const struct domain_names *n, const char *in,
 		               out);
 	snprintf(console, sizeof(console), "console.%s", n->preview_domain);
 	snprintf(preview, sizeof(preview), "preview.%s", n->preview_domain);
-	if (strcmp(out, console) == 0)
+	if (strcasecmp(out, console) == 0)
 		return ERR_BAD(e, "host \"%s\" is the console's", out);
 	if (at_or_under(out, preview))
 		return ERR_BAD(e, "host \"%s\" is a preview's (under %s)", out,
@@ -353,27 +353,32 @@ publish_verify_token(struct core *c, const char *host, size_t hostlen,
 
 /* --- checks ------------------------------------------------------------ */
 
+/*
+ * The effective PUBLISH_DOMAIN, as publish_init makes it: the setting,
+ * else "apps.<PREVIEW_DOMAIN>".  Read from the configuration here, not
+ * asked of publish.c, which calls this file (no call cycle).
+ */
+static void
+publish_domain_name(struct core *c, char *out, size_t len)
+{
+	if (c->cfg->publish_domain[0])
+		snprintf(out, len, "%s", c->cfg->publish_domain);
+	else
+		snprintf(out, len, "apps.%s", c->cfg->preview_domain);
+}
+
 /* The app's "<label>.<PUBLISH_DOMAIN>", "" when it was never published. */
 static void
 app_host(struct core *c, const char *app_id, char *out, size_t len)
 {
+	char pub[DOMAIN_HOST_MAX + 1];
 	struct publication p;
 
 	out[0] = '\0';
-	if (store_publication_get(c->store, app_id, &p) == 0 && p.label[0])
-		publish_app_host(c, p.label, out, len);
-}
-
-/* The effective PUBLISH_DOMAIN: an app host's without its label. */
-static void
-publish_domain_name(struct core *c, char *out, size_t len)
-{
-	char h[DOMAIN_HOST_MAX + 16];
-	const char *dot;
-
-	publish_app_host(c, "x", h, sizeof(h));
-	dot = strchr(h, '.');
-	snprintf(out, len, "%s", dot ? dot + 1 : h);
+	if (store_publication_get(c->store, app_id, &p) != 0 || !p.label[0])
+		return;
+	publish_domain_name(c, pub, sizeof(pub));
+	snprintf(out, len, "%s.%s", p.label, pub);
 }
 
 /* The HTTP check through each foreign address of dns. */

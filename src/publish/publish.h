@@ -29,6 +29,7 @@
 #include <netinet/in.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "lib/err.h"
 #include "sandbox/core.h"
@@ -121,6 +122,15 @@ void publish_route(struct core *c, const char *host, size_t len,
 bool publish_verify_token(struct core *c, const char *host, size_t hostlen,
                           const char *token, size_t toklen, char *out,
                           size_t outlen);
+
+/* Requests answered per published app (the host table's counters, from
+ * the start): for /metrics.  Fills at most max; the count. */
+struct publish_stat {
+	char app_id[ULID_LEN + 1];
+	char label[64];
+	uint64_t requests;
+};
+size_t publish_stats(struct core *c, struct publish_stat *out, size_t max);
 
 /* --- server releases (runner.c) ---------------------------------------- */
 

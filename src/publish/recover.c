@@ -146,8 +146,7 @@ sweep(struct core *c)
 	if (d == NULL)
 		return;
 	while ((de = readdir(d)) != NULL)
-		if (de->d_name[0] != '.' &&
-		    strlen(de->d_name) == ULID_LEN)
+		if (de->d_name[0] != '.' && strlen(de->d_name) == ULID_LEN)
 			sweep_app(c, de->d_name);
 	closedir(d);
 }
@@ -168,4 +167,3 @@ publish_recover(struct core *c)
 	store_publication_each(c->store, serve_publication, c);
 	publish_domain_recover(c);
 }
-

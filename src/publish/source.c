@@ -36,7 +36,7 @@
 #include "ws/wsfs.h"
 
 #define NO_PLAN                                                                \
-	"the app does not say how to publish it: add a publish: section "    \
+	"the app does not say how to publish it: add a publish: section "      \
 	"to its sandbox.yaml (docs/publish.md)"
 
 static void
@@ -146,8 +146,7 @@ pub_installed_key(struct core *c, const char *sandbox_id, char out[65])
 	if (fd < 0)
 		return;
 	if (wsfs_read(fd, "install.key", 128, &key, &e) == 0) {
-		size_t n = strspn(key.data ? key.data : "",
-		                  "0123456789abcdef");
+		size_t n = strspn(key.data ? key.data : "", "0123456789abcdef");
 
 		if (n == 64)
 			snprintf(out, 65, "%.64s", key.data);
@@ -187,8 +186,8 @@ make_home(const char *dir, struct err *e)
 }
 
 int
-pub_source_copy(struct core *c, const struct release *r,
-                const char *sandbox_id, const char *dir, struct err *e)
+pub_source_copy(struct core *c, const struct release *r, const char *sandbox_id,
+                const char *dir, struct err *e)
 {
 	char src[PATH_MAX], dst[PATH_MAX], store[PATH_MAX];
 	struct ws_inoset set = {0};

@@ -90,14 +90,9 @@ add_addr(struct domain_dns *out, int af, const unsigned char *rd)
 	snprintf(out->addrs[out->naddrs++], sizeof(out->addrs[0]), "%s", txt);
 }
 
-/*
- * The records of one answer: addresses of type for the names of the
- * chain from name, and the chain's last name into name (a CNAME's
- * target).  Returns the addresses found.
- */
-static int
-parse_answer(const unsigned char *msg, int len, int type, char *name,
-             size_t namelen, struct domain_dns *out)
+int
+domain_dns_parse(const unsigned char *msg, int len, int type, char *name,
+                 size_t namelen, struct domain_dns *out)
 {
 	ns_msg h;
 	ns_rr rr;
@@ -174,7 +169,7 @@ resolve_a(res_state st, char *name, size_t namelen, unsigned char *msg,
 		if (n < 0)
 			return;
 		snprintf(before, sizeof(before), "%s", name);
-		if (parse_answer(msg, n, ns_t_a, name, namelen, out) > 0 ||
+		if (domain_dns_parse(msg, n, ns_t_a, name, namelen, out) > 0 ||
 		    strcasecmp(before, name) == 0)
 			return;
 	}
@@ -199,8 +194,8 @@ domain_resolve(const struct config *cfg, const char *host,
 	if (out->status == DOMAIN_DNS_OK || out->status == DOMAIN_DNS_NODATA) {
 		struct domain_dns six = {0};
 		int n = query(&st, name, ns_t_aaaa, msg, &six);
-		if (n >= 0 && parse_answer(msg, n, ns_t_aaaa, name,
-		                           sizeof(name), out) > 0)
+		if (n >= 0 && domain_dns_parse(msg, n, ns_t_aaaa, name,
+		                               sizeof(name), out) > 0)
 			out->status = DOMAIN_DNS_OK;
 	}
 	if (out->status == DOMAIN_DNS_OK && out->naddrs == 0)

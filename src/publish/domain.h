@@ -74,7 +74,8 @@ int domain_dns_parse(const unsigned char *msg, int len, int type, char *name,
                      size_t namelen, struct domain_dns *out);
 
 /* This server's addresses: SANDBOXD_PUBLIC_ADDRS, else the interfaces'
- * (loopback and link-local left out).  Returns how many (<= max). */
+ * (loopback and link-local left out; public IPv4 first, then public
+ * IPv6, private IPv4, the rest).  Returns how many (<= max). */
 int domain_public_addrs(const struct config *cfg, char (*out)[46], int max);
 
 /*

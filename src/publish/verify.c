@@ -205,11 +205,60 @@ domain_resolve(const struct config *cfg, const char *host,
 	res_nclose(&st);
 }
 
+/*
+ * How good an interface's address is to show in an A record: public
+ * IPv4, public IPv6, private IPv4 (NAT, a LAN, Docker's bridges), the
+ * rest (unique-local IPv6).
+ */
+static int
+addr_rank(const struct sockaddr *sa)
+{
+	if (sa->sa_family == AF_INET) {
+		uint32_t h =
+		    ntohl(((const struct sockaddr_in *)(const void *)sa)
+		              ->sin_addr.s_addr);
+		bool private = (h >> 24) == 10 || (h >> 20) == 0xac1 ||
+		               (h >> 16) == 0xc0a8 || (h >> 22) == 0x191;
+		return private ? 2 : 0;
+	}
+	return (((const struct sockaddr_in6 *)(const void *)sa)
+	            ->sin6_addr.s6_addr[0] &
+	        0xe0) == 0x20
+	           ? 1
+	           : 3;
+}
+
+/* The interfaces' addresses of one rank into out[n..max). */
+static int
+ifaddrs_of_rank(const struct ifaddrs *ifs, int rank, char (*out)[46], int n,
+                int max)
+{
+	for (const struct ifaddrs *i = ifs; i && n < max; i = i->ifa_next) {
+		const struct sockaddr *sa = i->ifa_addr;
+		const void *a;
+		if (!sa || (i->ifa_flags & IFF_LOOPBACK) ||
+		    (sa->sa_family != AF_INET && sa->sa_family != AF_INET6))
+			continue;
+		if (sa->sa_family == AF_INET)
+			a = &((const struct sockaddr_in *)(const void *)sa)
+			         ->sin_addr;
+		else
+			a = &((const struct sockaddr_in6 *)(const void *)sa)
+			         ->sin6_addr;
+		if (addr_rank(sa) != rank ||
+		    (sa->sa_family == AF_INET6 && IN6_IS_ADDR_LINKLOCAL(a)))
+			continue;
+		if (inet_ntop(sa->sa_family, a, out[n], 46))
+			n++;
+	}
+	return n;
+}
+
 int
 domain_public_addrs(const struct config *cfg, char (*out)[46], int max)
 {
 	char list[sizeof(cfg->public_addrs)], *save = NULL;
-	struct ifaddrs *ifs, *i;
+	struct ifaddrs *ifs;
 	int n = 0;
 
 	if (cfg->public_addrs[0]) {
@@ -221,24 +270,8 @@ domain_public_addrs(const struct config *cfg, char (*out)[46], int max)
 	}
 	if (getifaddrs(&ifs) < 0)
 		return 0;
-	for (i = ifs; i && n < max; i = i->ifa_next) {
-		const void *a;
-		if (!i->ifa_addr || (i->ifa_flags & IFF_LOOPBACK))
-			continue;
-		if (i->ifa_addr->sa_family == AF_INET)
-			a = &((struct sockaddr_in *)(void *)i->ifa_addr)
-			         ->sin_addr;
-		else if (i->ifa_addr->sa_family == AF_INET6 &&
-		         !IN6_IS_ADDR_LINKLOCAL(
-		             &((struct sockaddr_in6 *)(void *)i->ifa_addr)
-		                  ->sin6_addr))
-			a = &((struct sockaddr_in6 *)(void *)i->ifa_addr)
-			         ->sin6_addr;
-		else
-			continue;
-		if (inet_ntop(i->ifa_addr->sa_family, a, out[n], 46))
-			n++;
-	}
+	for (int rank = 0; rank < 4; rank++)
+		n = ifaddrs_of_rank(ifs, rank, out, n, max);
 	freeifaddrs(ifs);
 	return n;
 }

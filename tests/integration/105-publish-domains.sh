@@ -217,6 +217,8 @@ api GET "/v1/apps/$APP/domains"
 expect_status 200 && expect_jq '[.domains[].host] | sort == ["late.example.org","loop.example.org","shop.example.org","www.example.org"]'
 api GET "/v1/apps/$OTHER/domains/shop.example.org"
 expect_status 404
+api GET "/v1/apps/$APP/domains/WWW.Example.org."
+expect_status 200 && expect_json .host www.example.org
 t_end
 
 t_begin "a restart keeps them; SANDBOXD_PUBLIC_ADDRS names this server's address in the reasons"

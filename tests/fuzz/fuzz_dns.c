@@ -30,7 +30,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	    memchr(name, '\0', sizeof(name)) == NULL)
 		__builtin_trap();
 	for (int i = 0; i < d.naddrs; i++)
-		if (inet_pton(type == 1 ? AF_INET : AF_INET6, d.addrs[i], a) != 1)
+		if (inet_pton(type == 1 ? AF_INET : AF_INET6, d.addrs[i], a) !=
+		    1)
 			__builtin_trap();
 	return 0;
 }

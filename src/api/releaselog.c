@@ -38,7 +38,6 @@
 #include "api/api.h"
 #include "api/server.h"
 #include "lib/clock.h"
-#include "lib/utf8.h"
 #include "publish/publish.h"
 
 #define RL_HEARTBEAT ": keep-alive\n\n" /* as the other streams say */
@@ -54,6 +53,21 @@ line_event(struct api_loglines *l, struct buf *out)
 	l->line[n] = '\0';
 	return buf_appendf(out, "event: log\nid: %lld\ndata: %s%s\n\n",
 	                   (long long)l->off, l->line, l->cut ? RL_CUT : "");
+}
+
+/* A full line cut back to its last whole UTF-8 character. */
+static size_t
+whole_chars(const char *s, size_t len)
+{
+	size_t k = len, need;
+	unsigned char lead;
+
+	while (k > 0 && len - k < 4 && ((unsigned char)s[k - 1] & 0xc0) == 0x80)
+		k--;
+	if (k == 0 || (lead = (unsigned char)s[k - 1]) < 0xc0)
+		return len; /* ASCII, or no character to finish */
+	need = lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : 2;
+	return len - (k - 1) < need ? k - 1 : len;
 }
 
 /* One byte of a line: kept, shown as '?', or dropped (escapes). */
@@ -79,7 +93,7 @@ line_byte(struct api_loglines *l, unsigned char ch)
 		ch = '?';
 	if (l->len == RELEASELOG_LINE_MAX) {
 		/* Cut on a character's boundary. */
-		l->len = utf8_clip(l->line, l->len, RELEASELOG_LINE_MAX);
+		l->len = whole_chars(l->line, l->len);
 		l->cut = true;
 		return;
 	}
@@ -231,6 +245,10 @@ follow_file(struct rl_follow *f)
 		f->fd = open(f->path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 		if (f->fd < 0)
 			return errno == ENOENT ? 0 : -1;
+		/* Resumed after a CR: its LF, if next, ends no new line. */
+		if (f->lines.off > 0 &&
+		    pread(f->fd, chunk, 1, f->lines.off - 1) == 1)
+			f->lines.cr = chunk[0] == '\r';
 	}
 	n = pread(f->fd, chunk, sizeof(chunk), f->lines.off);
 	if (n <= 0)

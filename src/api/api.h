@@ -319,9 +319,10 @@ bool api_git_branch_ok(const char *branch, size_t len);
 #define RELEASELOG_LINE_MAX      4096         /* a line's bytes; more: cut */
 #define RELEASELOG_READ_BYTES    (4u << 10)   /* of the file, a step */
 #define RELEASELOG_OUT_MAX       (256u << 10) /* a step's events, held */
-#define RELEASELOG_TEXT_MAX      (4u << 20)   /* text/plain: the last bytes */
-#define RELEASELOG_FOLLOWERS_MAX 64           /* open log streams, in all */
-#define RELEASELOG_HEARTBEAT_MS  15000        /* a quiet stream's comment */
+#define RELEASELOG_SKIP_STEPS    64 /* steps a read, none making an event */
+#define RELEASELOG_TEXT_MAX      (4u << 20) /* text/plain: the last bytes */
+#define RELEASELOG_FOLLOWERS_MAX 64         /* open log streams, in all */
+#define RELEASELOG_HEARTBEAT_MS  15000      /* a quiet stream's comment */
 #define RELEASELOG_POLL_MS       500 /* the release's row, read at most */
 
 /*

@@ -294,11 +294,15 @@ follow_row(struct rl_follow *f)
 	return 0;
 }
 
-/* Fills f->out: 1 something to send, 0 nothing now, -1 the end. */
+/*
+ * Fills f->out: 1 something to send, 0 nothing now, -1 the end.  A line
+ * being skipped past its cut makes no events: at most
+ * RELEASELOG_SKIP_STEPS steps of it a call, then the tick's next wake.
+ */
 static int
 follow_fill(struct rl_follow *f)
 {
-	int rc;
+	int rc, steps = 0;
 
 	if (f->finished || f->ended)
 		return -1;
@@ -309,6 +313,8 @@ follow_fill(struct rl_follow *f)
 			return -1;
 		if (rc > 0 && f->out.len > 0)
 			return 1;
+		if (rc > 0 && ++steps == RELEASELOG_SKIP_STEPS)
+			return 0;
 		if (rc > 0)
 			continue; /* bytes, but no whole line yet */
 		if ((rc = follow_row(f)) < 0)

@@ -119,7 +119,7 @@ extern const struct route health_routes[], signin_routes[], status_routes[],
     tasks_routes[], agents_routes[], spend_routes[], settings_routes[],
     config_routes[], export_routes[], git_routes[], gitpush_routes[],
     gitcreds_routes[], tokens_routes[], events_routes[], snapshots_routes[],
-    terminal_routes[], recipes_routes[], releaselog_routes[];
+    terminal_routes[], recipes_routes[], publish_routes[], releaselog_routes[];
 
 /* Replies: set status and body.  reply_json steals v. */
 void api_reply_json(struct resp *w, int status, struct jv *v);
@@ -358,6 +358,9 @@ int api_loglines_flush(struct api_loglines *l, struct buf *out);
 int api_etag_listed(const char *value, const char *etag, bool weak);
 
 /* JSON of the objects, shared by handlers. */
+/* A release as docs/api.md shows it; active: whether it serves
+ * (publish.c; the build log's end event too). */
+struct jv *api_release_json(const struct release *r, bool active);
 struct jv *api_app_json(const struct core *c, const struct app *a);
 /* A preview URL of sandbox id on port (the edge's host name). */
 void api_preview_url(const struct core *c, const char *id, int port, char *out,

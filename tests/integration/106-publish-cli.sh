@@ -40,6 +40,13 @@ APP=$(sbd app create shop --preset react-vite -q)
 ulid_ok "$APP" || bail "app create -q printed '$APP'"
 SB=$(sbd sandbox create "$APP" -q)
 ulid_ok "$SB" || bail "sandbox create -q printed '$SB'"
+# As a user would: the app's files are in place once its preview runs.
+for ((i = 0; i < 360; i++)); do
+	[[ $(sbd sandbox show "$SB" --json | jq -r .preview.status) == ready ]] && break
+	sleep 0.25
+done
+[[ $(sbd sandbox show "$SB" --json | jq -r .preview.status) == ready ]] ||
+	t_err "the preview is not ready: $(sbd sandbox show "$SB" --json | head -c 300)"
 t_end
 
 # --- publish --follow ------------------------------------------------------------
@@ -49,7 +56,7 @@ sbd publish "$APP" --follow 2>"$IT_TMP/p1.err" | stamp >"$IT_TMP/p1.out"
 RC=${PIPESTATUS[0]}
 ((RC == 0)) || t_err "exit $RC; stderr: $(cat "$IT_TMP/p1.err"); stdout: $(tail -n 5 "$IT_TMP/p1.out")"
 head1=$(sed -n 1p "$IT_TMP/p1.out" | cut -d' ' -f2-)
-RID1=$(awk '{print $4}' <<<"$head1")
+RID1=$(awk '{print $3}' <<<"$head1")
 [[ $head1 =~ ^release\ #1\ [0-9A-Z]{26}\ building ]] || t_err "first line: '$head1'"
 ulid_ok "$RID1" || t_err "no release id in '$head1'"
 URL=$(sed -n 2p "$IT_TMP/p1.out" | cut -d' ' -f2- | sed -n 's/^url: //p')
@@ -61,7 +68,7 @@ ready=$(grep -n ' release #1 ready (static, ' "$IT_TMP/p1.out" | head -n 1)
 # The log: the lines between the head and the end, with the build's own.
 nlog=$(($(cut -d: -f1 <<<"$ready") - 3))
 ((nlog >= 2)) || t_err "only $nlog log lines were printed"
-grep -q 'vite' "$IT_TMP/p1.out" || t_err "the build's output (vite) is not in the log printed"
+grep -q 'vite' "$IT_TMP/p1.out" || t_err "the build's output (vite) is not in the log printed: $(cat "$IT_TMP/p1.out")"
 # Streamed: the first log line came well before the end (a log printed
 # only at the end would come in one burst).
 t_first=$(sed -n 3p "$IT_TMP/p1.out" | cut -d' ' -f1)

@@ -8,7 +8,9 @@
 # the rest and nothing twice; the text/plain log holds the same lines);
 # rollback by number; another tenant's app and release are 404 (route
 # and CLI); a failed build with --follow exits 1 with its error and
-# leaves the release before it serving; unpublish.
+# leaves the release before it serving; Ctrl-C on --follow leaves the
+# build going, and a client that never reads its stream holds nothing
+# back; unpublish.
 . "$(dirname "$0")/lib.sh"
 need_docker
 
@@ -192,6 +194,49 @@ edge_get "$HOST" /
 [[ $E_STATUS == 200 && $E_BODY == *'<div id="root">'* ]] || t_err "GET / after the failure: $E_STATUS"
 t_end
 
+t_begin "Ctrl-C on --follow: exit 130, the build goes on; a stalled reader holds nothing back"
+cat >"$IT_TMP/sandbox.yaml" <<'EOF'
+version: 1
+web:
+  command: npm run dev
+  port: 3000
+  health_path: /
+publish:
+  build: echo slow-build-begins && sleep 4 && mkdir -p out && echo '<p>four</p>' >out/index.html && echo slow-build-ends
+  output: out
+EOF
+"$SANDBOXD_BIN" sandbox put "$SB" sandbox.yaml -q <"$IT_TMP/sandbox.yaml" || t_err "cannot write sandbox.yaml"
+"$SANDBOXD_BIN" publish "$APP" --follow >"$IT_TMP/p4.out" 2>"$IT_TMP/p4.err" </dev/null &
+P4=$!
+wait_until 60 grep -q slow-build-begins "$IT_TMP/p4.out" || t_err "no first line: $(cat "$IT_TMP/p4.out" "$IT_TMP/p4.err")"
+RID4=$(awk 'NR == 1 {print $3}' "$IT_TMP/p4.out")
+kill -INT "$P4"
+wait "$P4"
+RC=$?
+((RC == 130)) || t_err "exit $RC after Ctrl-C, want 130"
+grep -q 'stopped following; the build goes on' "$IT_TMP/p4.err" || t_err "stderr: $(cat "$IT_TMP/p4.err")"
+# A client that asks for the stream and never reads it.
+python3 - "$API_ADDR" "$APP" "$RID4" "$IT_TOKEN" <<'PY' &
+import socket, sys, time
+host, port = sys.argv[1].rsplit(":", 1)
+s = socket.create_connection((host, int(port)))
+s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1024)
+s.sendall(("GET /v1/apps/%s/releases/%s/log?follow=1 HTTP/1.1\r\nHost: x\r\n"
+           "Authorization: Bearer %s\r\n\r\n" % (sys.argv[2], sys.argv[3], sys.argv[4])).encode())
+time.sleep(60)
+PY
+STALL=$!
+curl -sN --max-time 60 -H "Authorization: Bearer $IT_TOKEN" \
+	"$API_URL/v1/apps/$APP/releases/$RID4/log?follow=1" >"$IT_TMP/sse4.out"
+kill "$STALL" 2>/dev/null
+wait "$STALL" 2>/dev/null
+grep -q '^data: slow-build-ends$' "$IT_TMP/sse4.out" || t_err "the log lacks its last line: $(cat "$IT_TMP/sse4.out")"
+end=$(grep -A1 '^event: end$' "$IT_TMP/sse4.out" | sed -n 's/^data: //p')
+[[ $(jq -r '"\(.id) \(.status) \(.active)"' <<<"$end") == "$RID4 ready true" ]] || t_err "end: $end"
+edge_get "$HOST" /
+[[ $E_BODY == '<p>four</p>' ]] || t_err "GET / serves: $E_STATUS $(head -c 100 <<<"$E_BODY")"
+t_end
+
 t_begin "unpublish: the host stops answering; the releases stay"
 sbd unpublish "$APP" >/dev/null 2>&1
 RC=$?
@@ -201,7 +246,7 @@ api GET "/v1/apps/$APP/publish"
 expect_json .published false
 edge_get "$HOST" /
 [[ $E_STATUS != 200 ]] || t_err "GET / after unpublish: 200"
-[[ $(sbd releases "$APP" -q | wc -l) == 3 ]] || t_err "releases after unpublish: $(sbd releases "$APP")"
+[[ $(sbd releases "$APP" -q | wc -l) == 4 ]] || t_err "releases after unpublish: $(sbd releases "$APP")"
 grep -q '^\*' <<<"$(sbd releases "$APP")" && t_err "a release is still marked active"
 t_end
 

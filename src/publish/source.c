@@ -137,6 +137,23 @@ pub_plan(struct core *c, int appfd, const char *preset, struct pub_plan *out,
 	return rc;
 }
 
+bool
+pub_seeded(struct core *c, const char *sandbox_id)
+{
+	char ws[PATH_MAX];
+	struct err e = {0};
+	int fd;
+	bool ok;
+
+	workspace_path(c->cfg->data_dir, sandbox_id, ws, sizeof(ws));
+	fd = wsfs_open_dir(ws, ".sandboxd", &e);
+	if (fd < 0)
+		return false;
+	ok = wsfs_exists(fd, "seeded");
+	close(fd);
+	return ok;
+}
+
 void
 pub_installed_key(struct core *c, const char *sandbox_id, char out[65])
 {

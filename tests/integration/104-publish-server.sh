@@ -80,6 +80,10 @@ create_app shop '"runtime_preset":"node-express"' && create_sandbox "$APP_ID" ||
 	bail "could not create the sandbox: ${T_ERRS[*]}"
 APP=$APP_ID
 SB=$SB_ID
+# The first boot copies the template into an empty app: our server.js
+# goes in after it.
+wait_until 120 eval '[[ -e $DATA/workspaces/$SB/.sandboxd/seeded ]]' ||
+	bail "the sandbox was not seeded"
 api PUT "/v1/apps/$APP/config/APP_GREETING" '{"value":"hello-prod","expose_env":true}'
 [[ $STATUS == 20[01] ]] || t_err "PUT config: $STATUS $(short_body)"
 api PUT "/v1/sandboxes/$SB/files?path=server.js" "$(server_js v1)"

@@ -126,6 +126,12 @@ pub_plan(struct core *c, int appfd, const char *preset, struct pub_plan *out,
 		         preset && preset[0] ? preset : "sandbox.yaml");
 	} else if (rc == 0) {
 		rc = plan_from_recipe(appfd, out, e);
+		/* A server on the web process's port answers its health
+		 * path, as a manifest's publish: would default to. */
+		if (rc == 0 && !out->output[0] && m->has_web &&
+		    m->web.port == out->port)
+			snprintf(out->health, sizeof(out->health), "%s",
+			         m->web.health_path);
 	}
 	if (rc == 0 && m->has_install) {
 		snprintf(out->install, sizeof(out->install), "%s",

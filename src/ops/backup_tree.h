@@ -9,6 +9,7 @@
 #ifndef OPS_BACKUP_TREE_H
 #define OPS_BACKUP_TREE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -82,7 +83,8 @@ int backup_tree_write(int srcfd, int bkfd, const char *name, const char *list,
 
 /*
  * Copies bkfd/name into the new directory dstfd/dst (root_mode, owned by
- * the caller), every entry under it owned by the sandbox user.  With a
+ * the caller), every entry under it owned by the sandbox user (with
+ * as_sandbox: workspaces) or by the caller (releases, root's).  With a
  * list (bkfd/list, whose SHA-256 is sha256), each entry must be the
  * next line of the list, of its type, mode, size, checksum or target:
  * any difference, an entry the list lacks or a line the tree lacks
@@ -94,7 +96,8 @@ int backup_tree_write(int srcfd, int bkfd, const char *name, const char *list,
  */
 int backup_tree_restore(int bkfd, const char *name, const char *list,
                         const char *sha256, int dstfd, const char *dst,
-                        mode_t root_mode, struct backup_tree_count *n,
-                        char *err, size_t errlen);
+                        mode_t root_mode, bool as_sandbox,
+                        struct backup_tree_count *n, char *err,
+                        size_t errlen);
 
 #endif

@@ -4,7 +4,7 @@
  * Restore reads the backup as input and writes nothing through a link:
  * the manifest and the files it lists are opened O_NOFOLLOW and checked
  * against their checksums, the data directory's own directories (state,
- * workspaces, trash, trash/kept) must not be links, and the trees are
+ * workspaces, trash, trash/kept, releases) must not be links, and the trees are
  * copied by backup_tree.c, every entry checked against its list.  It
  * stages everything under *.restore-tmp names in the data directory (the
  * same filesystem, so the renames are atomic) and renames the database
@@ -66,8 +66,12 @@ remove_tree(const char *path)
 int
 restore_target_check(const char *data_dir, char *err, size_t errlen)
 {
-	static const char *const dirs[] = {"state", "workspaces", "trash",
-	                                   "trash/" WORKSPACE_KEPT_DIR, "log"};
+	static const char *const dirs[] = {"state",
+	                                   "workspaces",
+	                                   "trash",
+	                                   "trash/" WORKSPACE_KEPT_DIR,
+	                                   "log",
+	                                   BACKUP_REL_DIR};
 	char path[PATH_MAX + 32];
 	struct stat st;
 
@@ -151,6 +155,9 @@ verify(const char *dir, const struct backup_manifest *m, FILE *out, char *err,
 	snprintf(path, sizeof(path), "%s/workspaces", dir);
 	if (m->workspaces && access(path, F_OK) < 0)
 		FAIL("the manifest lists workspaces but %s is missing", path);
+	snprintf(path, sizeof(path), "%s/" BACKUP_REL_DIR, dir);
+	if (m->releases && access(path, F_OK) < 0)
+		FAIL("the manifest lists releases but %s is missing", path);
 	fprintf(out,
 	        "backup of %s: checksums and integrity_check ok; %lld "
 	        "apps, %lld sandboxes, %lld tasks\n",
@@ -244,6 +251,7 @@ struct tree {
 	const char *name, *list;  /* in the backup */
 	const char *parent, *dst; /* in the data directory */
 	mode_t mode;
+	bool as_sandbox; /* its entries the sandbox user's, else root's */
 };
 
 static int
@@ -275,8 +283,8 @@ stage_tree(struct step *s, int bkfd, const struct backup_manifest *m,
 	if (pfd < 0)
 		FAIL("%s/%s: %s", dd, t->parent, strerror(errno));
 	if (backup_tree_restore(bkfd, t->name, f ? t->list : NULL,
-	                        f ? f->sha256 : NULL, pfd, staged, t->mode, &n,
-	                        err, errlen) < 0)
+	                        f ? f->sha256 : NULL, pfd, staged, t->mode,
+	                        t->as_sandbox, &n, err, errlen) < 0)
 		goto fail;
 	fprintf(out, "%s: %lld entries, %lld bytes%s\n", t->name,
 	        (long long)n.entries, (long long)n.bytes,
@@ -296,9 +304,13 @@ fail:
 }
 
 static const struct tree ws_tree = {"workspaces", BACKUP_WS_LIST, ".",
-                                    "workspaces", 0711};
-static const struct tree trash_tree = {BACKUP_TRASH_DIR, BACKUP_TRASH_LIST,
-                                       "trash", WORKSPACE_KEPT_DIR, 0700};
+                                    "workspaces", 0711, true};
+static const struct tree trash_tree = {
+    BACKUP_TRASH_DIR, BACKUP_TRASH_LIST, "trash", WORKSPACE_KEPT_DIR, 0700,
+    true};
+/* Root's, as publish makes them: never a sandbox's to write. */
+static const struct tree rel_tree = {BACKUP_REL_DIR, BACKUP_REL_LIST, ".",
+                                     BACKUP_REL_DIR,  0700,            false};
 
 /* Stages each step but the database's, in the order they are committed. */
 static int
@@ -314,6 +326,9 @@ stage_all(struct step *steps, size_t *n, const char *dir, int bkfd,
 		    stage_file(&steps[(*n)++], dir, key_files[i], dd,
 		               key_files[i], err, errlen) < 0)
 			return -1;
+	if (m->releases && stage_tree(&steps[(*n)++], bkfd, m, &rel_tree, dd,
+	                              out, err, errlen) < 0)
+		return -1;
 	if (!m->workspaces)
 		return 0;
 	if (m->format == BACKUP_FORMAT_NOLIST)

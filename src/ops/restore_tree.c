@@ -33,6 +33,8 @@ line_type_name(char t)
 
 struct rctx {
 	struct backup_tree_count *n;
+	uid_t uid; /* every entry's owner */
+	gid_t gid;
 	const char *tree; /* its name in the backup, for messages */
 	bool lists;
 	int listfd;
@@ -141,17 +143,18 @@ fail:
 
 /* Owner, mode and time of what fd (or dfd/name, a link) is. */
 static int
-settle(int fd, int dfd, const char *name, const struct want *w)
+settle(const struct rctx *c, int fd, int dfd, const char *name,
+       const struct want *w)
 {
 	struct timespec ts[2] = {{.tv_sec = w->mtime}, {.tv_sec = w->mtime}};
 
 	if (fd < 0)
-		return fchownat(dfd, name, WORKSPACE_UID, WORKSPACE_GID,
+		return fchownat(dfd, name, c->uid, c->gid,
 		                AT_SYMLINK_NOFOLLOW) < 0 ||
 		               utimensat(dfd, name, ts, AT_SYMLINK_NOFOLLOW) < 0
 		           ? -1
 		           : 0;
-	return fchown(fd, WORKSPACE_UID, WORKSPACE_GID) < 0 ||
+	return fchown(fd, c->uid, c->gid) < 0 ||
 	               fchmod(fd, w->mode & 0777) < 0 || futimens(fd, ts) < 0
 	           ? -1
 	           : 0;
@@ -191,7 +194,7 @@ restore_file(struct rctx *c, int sfd, int dfd, const char *name,
 	if (c->lists && (total != w->size || strcmp(hex, w->sha256) != 0))
 		FAIL("%s/%s does not match its checksum in the list", c->tree,
 		     where);
-	if (settle(out, dfd, name, w) < 0)
+	if (settle(c, out, dfd, name, w) < 0)
 		FAIL("%s/%s: %s", c->tree, where, strerror(errno));
 	c->n->bytes += total;
 	rc = 0;
@@ -217,7 +220,7 @@ restore_link(struct rctx *c, int sfd, int dfd, const char *name,
 	if (c->lists && strcmp(c->target, c->L.target) != 0)
 		FAIL("%s/%s points elsewhere than its list says", c->tree,
 		     where);
-	if (symlinkat(c->target, dfd, name) < 0 || settle(-1, dfd, name, w) < 0)
+	if (symlinkat(c->target, dfd, name) < 0 || settle(c, -1, dfd, name, w) < 0)
 		FAIL("%s/%s: %s", c->tree, where, strerror(errno));
 	return 0;
 fail:
@@ -243,7 +246,7 @@ restore_subdir(struct rctx *c, int sfd, int dfd, const char *name,
 	if ((c->lists && list_next(c) < 0) ||
 	    restore_dir(c, sub, dsub, depth + 1) < 0)
 		goto fail;
-	if (settle(dsub, dfd, name, w) < 0)
+	if (settle(c, dsub, dfd, name, w) < 0)
 		FAIL("%s/%s: %s", c->tree, here(c), strerror(errno));
 	rc = 0;
 fail:
@@ -361,8 +364,8 @@ fail:
 int
 backup_tree_restore(int bkfd, const char *name, const char *list,
                     const char *sha256, int dstfd, const char *dst,
-                    mode_t root_mode, struct backup_tree_count *n, char *err,
-                    size_t errlen)
+                    mode_t root_mode, bool as_sandbox,
+                    struct backup_tree_count *n, char *err, size_t errlen)
 {
 	struct rctx *c = calloc(1, sizeof(*c));
 	int sfd = -1, dfd = -1, rc = -1;
@@ -373,6 +376,8 @@ backup_tree_restore(int bkfd, const char *name, const char *list,
 		return -1;
 	}
 	c->n = n;
+	c->uid = as_sandbox ? (uid_t)WORKSPACE_UID : geteuid();
+	c->gid = as_sandbox ? (gid_t)WORKSPACE_GID : getegid();
 	c->tree = name;
 	c->lists = list != NULL && sha256 != NULL;
 	c->listfd = -1;

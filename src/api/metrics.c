@@ -8,6 +8,7 @@
  * The counters and histograms are lib/metrics.c's, read without a lock;
  * the gauges are counted here, on the scraping request's thread: the
  * sandboxes by state from the store (one pass over its rows), the
+ * releases by status and the published apps (one statement), the
  * egress refusals from the nft set's counters (one libnftables list),
  * whether Docker answers.  Nothing here runs on a hot path.
  */
@@ -35,6 +36,35 @@ count_app(const struct app *a, void *arg)
 	(void)a;
 	(*(int64_t *)arg)++;
 	return 0;
+}
+
+/* Publishing's gauges: releases by status, apps serving a release. */
+static int
+publish_gauges(struct req *r, struct buf *b)
+{
+	static const char *const names[] = {"building", "ready", "failed"};
+	struct release_stats st;
+	int64_t by[3];
+	char labels[64];
+	int rc;
+
+	if (store_release_stats(r->core->store, &st) != 0)
+		return 0; /* no figure rather than a wrong one */
+	by[0] = st.building;
+	by[1] = st.ready;
+	by[2] = st.failed;
+	rc = metrics_family(b, "sandboxd_releases", "gauge",
+	                    "Releases kept, by status.");
+	for (size_t i = 0; rc == 0 && i < 3; i++) {
+		snprintf(labels, sizeof(labels), "status=\"%s\"", names[i]);
+		rc = metrics_sample(b, "sandboxd_releases", labels, by[i]);
+	}
+	if (rc == 0)
+		rc = metrics_family(b, "sandboxd_published_apps", "gauge",
+		                    "Apps whose publication serves a release.") ||
+		     metrics_sample(b, "sandboxd_published_apps", "",
+		                    st.published);
+	return rc;
 }
 
 static int
@@ -78,6 +108,8 @@ gauges(struct req *r, struct buf *b)
 		                   "1 when the Docker engine answered last.") ||
 		    metrics_sample(b, "sandboxd_docker_up", "",
 		                   docker_is_up(r->core->docker));
+	if (rc == 0)
+		rc = publish_gauges(r, b);
 	return rc;
 }
 

@@ -46,6 +46,14 @@ int store_db_peek(const char *path, struct store_db_info *info, char *err,
                   size_t errlen);
 
 /*
+ * Every app id of the database at path, read-only in one read
+ * transaction (apps in the trash too: their rows stay), each given to
+ * fn.  0, or -1 with err (fn may have had some ids then).
+ */
+int store_db_app_ids(const char *path, void (*fn)(const char *id, void *arg),
+                     void *arg, char *err, size_t errlen);
+
+/*
  * Drops the copy's instance id, so the daemon that opens it makes a new
  * one and never takes the containers of the instance it was copied from
  * (which may still run on the same engine) for its own.

@@ -745,6 +745,13 @@ int store_release_building(struct store *s,
                            int (*fn)(const struct release *, void *),
                            void *arg);
 
+/* Releases by status, and the apps serving one (relstats.c: metrics). */
+struct release_stats {
+	int64_t building, ready, failed;
+	int64_t published; /* publications with an active release */
+};
+int store_release_stats(struct store *s, struct release_stats *out);
+
 struct publication {
 	char app_id[ULID_LEN + 1];
 	char owner[64];

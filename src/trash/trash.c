@@ -43,6 +43,7 @@
 
 #include "cred/credentials.h"
 #include "preview/pvauth.h"
+#include "publish/publish.h"
 #include "sandbox/routes.h"
 #include "snapshot/snapshot.h"
 #include "task/task.h"
@@ -474,7 +475,7 @@ pass_one(const struct trash_entry *t, void *arg)
 	struct core *c = arg;
 	char path[WORKSPACE_PATH_MAX + 100];
 	struct err e = {0};
-	int64_t b;
+	int64_t b, rb = 0;
 
 	if (c->stopping)
 		return 1;
@@ -487,7 +488,13 @@ pass_one(const struct trash_entry *t, void *arg)
 	}
 	workspace_kept_path(c->cfg->data_dir, t->id, path, sizeof(path));
 	b = access(path, F_OK) == 0 ? ws_usage_walk(path, NULL) : 0;
-	store_trash_set_bytes(c->store, t->id, b > 0 ? b : 0);
+	b = b > 0 ? b : 0;
+	/* A published app's releases stay where they are: counted here. */
+	snprintf(path, sizeof(path), "%s/" PUBLISH_DIR "/%s", c->cfg->data_dir,
+	         t->app_id);
+	if (!t->sandbox_only && access(path, F_OK) == 0)
+		rb = ws_usage_walk(path, NULL);
+	store_trash_set_bytes(c->store, t->id, b + (rb > 0 ? rb : 0));
 	return 0;
 }
 

@@ -60,8 +60,9 @@ publish_gauges(struct req *r, struct buf *b)
 		rc = metrics_sample(b, "sandboxd_releases", labels, by[i]);
 	}
 	if (rc == 0)
-		rc = metrics_family(b, "sandboxd_published_apps", "gauge",
-		                    "Apps whose publication serves a release.") ||
+		rc = metrics_family(
+		         b, "sandboxd_published_apps", "gauge",
+		         "Apps whose publication serves a release.") ||
 		     metrics_sample(b, "sandboxd_published_apps", "",
 		                    st.published);
 	return rc;

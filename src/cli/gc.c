@@ -76,8 +76,9 @@ gc(const struct config *cfg, bool yes, const char *repo)
 	printf("%s %d release director%s of apps that are gone (%lld MiB) "
 	       "and %d build container%s left over\n",
 	       yes ? "removed" : "would remove", r.releases,
-	       r.releases == 1 ? "y" : "ies", (long long)(r.releases_bytes >> 20),
-	       r.builds, r.builds == 1 ? "" : "s");
+	       r.releases == 1 ? "y" : "ies",
+	       (long long)(r.releases_bytes >> 20), r.builds,
+	       r.builds == 1 ? "" : "s");
 	if (r.depcache_unreadable)
 		fprintf(stderr, "sandboxd gc: cannot read %s/depcache\n",
 		        cfg->data_dir);

@@ -6,13 +6,12 @@
  * then each app's directory of releases (<data>/releases/<app id>, by
  * its name: no store row is needed, and an app in the trash keeps its
  * releases there, counted), and swaps the new table in under the
- * table's mutex, which readers hold only to copy one entry.  Apps gone since the last pass drop out
- * with the swap.  The table is a lib/idtab over a fixed array; a pass
- * holds at most DISKUSE_SLOTS rows, so it never fills, and no entry is
- * ever reused (all are pinned: a full table takes no more).
- * The table is the handle's (struct diskuse), made by serve(), whose
- * periodic jobs (lib/periodic.h) run the passes; a pass watches the
- * handle's own stop flag.
+ * table's mutex, which readers hold only to copy one entry.  Apps gone since
+ * the last pass drop out with the swap.  The table is a lib/idtab over a fixed
+ * array; a pass holds at most DISKUSE_SLOTS rows, so it never fills, and no
+ * entry is ever reused (all are pinned: a full table takes no more). The table
+ * is the handle's (struct diskuse), made by serve(), whose periodic jobs
+ * (lib/periodic.h) run the passes; a pass watches the handle's own stop flag.
  */
 #include "disk/diskuse.h"
 

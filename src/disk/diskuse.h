@@ -39,9 +39,9 @@ void diskuse_free(struct diskuse *du);
 void diskuse_pass(struct diskuse *du);
 
 struct diskuse_figure {
-	int64_t bytes;       /* the workspace's; 0 without a sandbox */
-	int64_t shared;      /* of bytes: links of the dependency store */
-	int64_t releases;    /* release directories kept on disk */
+	int64_t bytes;          /* the workspace's; 0 without a sandbox */
+	int64_t shared;         /* of bytes: links of the dependency store */
+	int64_t releases;       /* release directories kept on disk */
 	int64_t releases_bytes; /* what they hold, build logs included */
 	int64_t measured_at;    /* unix seconds */
 	bool workspace;         /* bytes and shared were measured */

@@ -6,11 +6,11 @@
  * trash's kept workspaces, trash-kept/) with --workspaces, each with its
  * list (workspaces.list, trash-kept.list: every entry's path, type, mode,
  * size and SHA-256), the published apps' releases (releases/, always:
- * what serves the apps, releases.list), and manifest.json, written last: a directory without
- * it is an unfinished backup.  Restore checks the manifest, the checksums
- * and PRAGMA integrity_check before it touches the data directory, checks
- * every entry of a tree against its list as it copies it, and never runs
- * next to a daemon on it.
+ * what serves the apps, releases.list), and manifest.json, written last: a
+ * directory without it is an unfinished backup.  Restore checks the manifest,
+ * the checksums and PRAGMA integrity_check before it touches the data
+ * directory, checks every entry of a tree against its list as it copies it, and
+ * never runs next to a daemon on it.
  */
 #ifndef OPS_BACKUP_H
 #define OPS_BACKUP_H

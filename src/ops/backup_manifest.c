@@ -27,8 +27,8 @@
 		goto fail;                                                     \
 	} while (0)
 
-static const char *const names[] = {"sandboxd.db", VAULT_KEY_FILE,
-                                    VAULT_NEXT_FILE, BACKUP_WS_LIST,
+static const char *const names[] = {"sandboxd.db",     VAULT_KEY_FILE,
+                                    VAULT_NEXT_FILE,   BACKUP_WS_LIST,
                                     BACKUP_TRASH_LIST, BACKUP_REL_LIST};
 
 bool
@@ -181,14 +181,13 @@ check_files(const struct backup_manifest *m, char *err, size_t errlen)
 	if (lists && m->trash != backup_manifest_lists(m, BACKUP_TRASH_LIST))
 		FAIL("manifest: " BACKUP_TRASH_LIST " must be listed exactly "
 		     "when the trash is included");
-	if (lists &&
-	    m->releases != backup_manifest_lists(m, BACKUP_REL_LIST))
+	if (lists && m->releases != backup_manifest_lists(m, BACKUP_REL_LIST))
 		FAIL("manifest: " BACKUP_REL_LIST " must be listed exactly "
 		     "when the releases are included");
-	if (!lists && (backup_manifest_lists(m, BACKUP_WS_LIST) ||
-	               backup_manifest_lists(m, BACKUP_TRASH_LIST) ||
-	               backup_manifest_lists(m, BACKUP_REL_LIST) ||
-	               m->releases))
+	if (!lists &&
+	    (backup_manifest_lists(m, BACKUP_WS_LIST) ||
+	     backup_manifest_lists(m, BACKUP_TRASH_LIST) ||
+	     backup_manifest_lists(m, BACKUP_REL_LIST) || m->releases))
 		FAIL("manifest: format %d has no lists", BACKUP_FORMAT_NOLIST);
 	return 0;
 fail:

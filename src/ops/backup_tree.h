@@ -97,7 +97,6 @@ int backup_tree_write(int srcfd, int bkfd, const char *name, const char *list,
 int backup_tree_restore(int bkfd, const char *name, const char *list,
                         const char *sha256, int dstfd, const char *dst,
                         mode_t root_mode, bool as_sandbox,
-                        struct backup_tree_count *n, char *err,
-                        size_t errlen);
+                        struct backup_tree_count *n, char *err, size_t errlen);
 
 #endif

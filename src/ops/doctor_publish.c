@@ -26,9 +26,8 @@ count_orphan(const struct gc_found *f, void *arg)
 	(*(int *)arg)++;
 }
 
-static void
-say(struct doctor_check *c, enum doctor_level l, const char *fix,
-    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static void say(struct doctor_check *c, enum doctor_level l, const char *fix,
+                const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
 static void
 say(struct doctor_check *c, enum doctor_level l, const char *fix,
@@ -56,7 +55,8 @@ doctor_releases(const struct config *cfg, struct doctor_check *c)
 	if (lstat(dir, &st) < 0) {
 		say(c, errno == ENOENT ? DOCTOR_OK : DOCTOR_WARN, NULL,
 		    "%s: %s", dir,
-		    errno == ENOENT ? "nothing published yet" : strerror(errno));
+		    errno == ENOENT ? "nothing published yet"
+		                    : strerror(errno));
 		return;
 	}
 	if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid() ||
@@ -65,7 +65,8 @@ doctor_releases(const struct config *cfg, struct doctor_check *c)
 		    "the daemon makes it again at start once it is gone",
 		    "%s is %s (owner %d, mode %04o): releases must be the "
 		    "daemon's alone",
-		    dir, S_ISLNK(st.st_mode) ? "a symbolic link" : "not private",
+		    dir,
+		    S_ISLNK(st.st_mode) ? "a symbolic link" : "not private",
 		    (int)st.st_uid, (unsigned)(st.st_mode & 07777));
 		snprintf(c->fix, sizeof(c->fix),
 		         "chown root:root %s && chmod 0700 %s (a link: move "
@@ -84,7 +85,7 @@ doctor_releases(const struct config *cfg, struct doctor_check *c)
 	}
 	say(c, orphans ? DOCTOR_WARN : DOCTOR_OK,
 	    orphans ? "`sandboxd gc --yes` removes them" : NULL,
-	    "%s: %lld MiB; %d director%s of apps that are gone (%lld MiB)",
-	    dir, (long long)((bytes > 0 ? bytes : 0) >> 20), orphans,
+	    "%s: %lld MiB; %d director%s of apps that are gone (%lld MiB)", dir,
+	    (long long)((bytes > 0 ? bytes : 0) >> 20), orphans,
 	    orphans == 1 ? "y" : "ies", (long long)(r.releases_bytes >> 20));
 }

@@ -96,8 +96,8 @@ gc_releases(const struct config *cfg, bool yes, gc_note_fn *note, void *arg,
 		snprintf(entry, sizeof(entry), "%s/%s", dir, d.v[i]);
 		f.bytes = ws_usage_walk(entry, NULL);
 		f.bytes = f.bytes > 0 ? f.bytes : 0;
-		f.error = yes && copytree_remove(entry) < 0 ? strerror(errno)
-		                                            : NULL;
+		f.error =
+		    yes && copytree_remove(entry) < 0 ? strerror(errno) : NULL;
 		r->releases++;
 		r->releases_bytes += f.bytes;
 		note(&f, arg);
@@ -139,12 +139,13 @@ gc_builds(struct docker *d, const struct config *cfg, bool yes,
 {
 	char db[PATH_MAX + 32], msg[DOCKER_MSG_LEN];
 	struct store_db_info info;
-	struct builds b = {.d = d, .yes = yes, .note = note, .arg = arg, .r = r};
+	struct builds b = {
+	    .d = d, .yes = yes, .note = note, .arg = arg, .r = r};
 
 	snprintf(db, sizeof(db), "%s/state/sandboxd.db", cfg->data_dir);
 	/* No database, no instance: no container can be told ours. */
-	if (access(db, F_OK) < 0 ||
-	    store_db_peek(db, &info, err, errlen) < 0 || !info.instance[0])
+	if (access(db, F_OK) < 0 || store_db_peek(db, &info, err, errlen) < 0 ||
+	    !info.instance[0])
 		return 0;
 	b.instance = info.instance;
 	if (docker_containers_all(d, sweep_build, &b, msg) != DOCKER_OK) {

@@ -66,12 +66,9 @@ remove_tree(const char *path)
 int
 restore_target_check(const char *data_dir, char *err, size_t errlen)
 {
-	static const char *const dirs[] = {"state",
-	                                   "workspaces",
-	                                   "trash",
-	                                   "trash/" WORKSPACE_KEPT_DIR,
-	                                   "log",
-	                                   BACKUP_REL_DIR};
+	static const char *const dirs[] = {"state", "workspaces",
+	                                   "trash", "trash/" WORKSPACE_KEPT_DIR,
+	                                   "log",   BACKUP_REL_DIR};
 	char path[PATH_MAX + 32];
 	struct stat st;
 
@@ -304,13 +301,16 @@ fail:
 }
 
 static const struct tree ws_tree = {"workspaces", BACKUP_WS_LIST, ".",
-                                    "workspaces", 0711, true};
-static const struct tree trash_tree = {
-    BACKUP_TRASH_DIR, BACKUP_TRASH_LIST, "trash", WORKSPACE_KEPT_DIR, 0700,
-    true};
+                                    "workspaces", 0711,           true};
+static const struct tree trash_tree = {BACKUP_TRASH_DIR,
+                                       BACKUP_TRASH_LIST,
+                                       "trash",
+                                       WORKSPACE_KEPT_DIR,
+                                       0700,
+                                       true};
 /* Root's, as publish makes them: never a sandbox's to write. */
-static const struct tree rel_tree = {BACKUP_REL_DIR, BACKUP_REL_LIST, ".",
-                                     BACKUP_REL_DIR,  0700,            false};
+static const struct tree rel_tree = {
+    BACKUP_REL_DIR, BACKUP_REL_LIST, ".", BACKUP_REL_DIR, 0700, false};
 
 /* Stages each step but the database's, in the order they are committed. */
 static int

@@ -220,7 +220,8 @@ restore_link(struct rctx *c, int sfd, int dfd, const char *name,
 	if (c->lists && strcmp(c->target, c->L.target) != 0)
 		FAIL("%s/%s points elsewhere than its list says", c->tree,
 		     where);
-	if (symlinkat(c->target, dfd, name) < 0 || settle(c, -1, dfd, name, w) < 0)
+	if (symlinkat(c->target, dfd, name) < 0 ||
+	    settle(c, -1, dfd, name, w) < 0)
 		FAIL("%s/%s: %s", c->tree, where, strerror(errno));
 	return 0;
 fail:

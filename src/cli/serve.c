@@ -34,6 +34,8 @@
 #include "git/git.h"
 #include "lib/log.h"
 #include "lib/periodic.h"
+#include "publish/publish.h"
+#include "publish/runner.h"
 #include "preview/preview.h"
 #include "preview/pvauth.h"
 #include "proxy/proxy.h"
@@ -50,7 +52,7 @@
 #include "trash/trash.h"
 #include "vault/vault.h"
 
-#define SERVE_JOBS 8 /* rows of the periodic jobs' table */
+#define SERVE_JOBS 9 /* rows of the periodic jobs' table */
 
 static void
 wait_for_signal(void)
@@ -185,7 +187,15 @@ job_events_prune(void *arg)
 	               c->cfg->events_max_per_app);
 }
 
+/* The published apps' production containers (publish/runner.c). */
+static void
+job_publish_health(void *arg)
+{
+	publish_health_pass(arg);
+}
+
 static const int64_t events_beat_s = 5;
+static const int64_t publish_health_s = RUNNER_HEALTH_PERIOD_S;
 static const int64_t git_trim_s = GITWS_CACHE_TRIM_S;
 static const int64_t heap_trim_s = 1;
 
@@ -210,6 +220,8 @@ jobs_fill(struct daemon *d)
 	     job_events_heartbeat, c->tl},
 	    {"events prune", "trash", 5, &cfg->events_prune_s, job_events_prune,
 	     c},
+	    {"publish health", "publish", RUNNER_HEALTH_PERIOD_S,
+	     &publish_health_s, job_publish_health, c},
 	};
 
 	memcpy(d->jobs, jobs, sizeof(jobs));

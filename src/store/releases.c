@@ -77,16 +77,17 @@ store_release_insert(struct store *s, struct release *r)
 		r->number = next;
 		snprintf(r->status, sizeof(r->status), "building");
 		rc = store_run(
-		    s, store_prep(s,
-		                  "INSERT INTO release (id, owner, app_id, "
-		                  "number, status, kind, source, source_ref, "
-		                  "recipe, image, path, created_by, created_at) "
-		                  "VALUES (?, ?, ?, ?, 'building', ?, ?, ?, ?, "
-		                  "?, ?, ?, ?)",
-		                  "sssisssssssi", r->id, r->owner, r->app_id,
-		                  r->number, r->kind, r->source, r->source_ref,
-		                  r->recipe, r->image, r->path, r->created_by,
-		                  r->created_at));
+		    s,
+		    store_prep(s,
+		               "INSERT INTO release (id, owner, app_id, "
+		               "number, status, kind, source, source_ref, "
+		               "recipe, image, path, created_by, created_at) "
+		               "VALUES (?, ?, ?, ?, 'building', ?, ?, ?, ?, "
+		               "?, ?, ?, ?)",
+		               "sssisssssssi", r->id, r->owner, r->app_id,
+		               r->number, r->kind, r->source, r->source_ref,
+		               r->recipe, r->image, r->path, r->created_by,
+		               r->created_at));
 	}
 	rc = store_end(s, rc);
 	UNLOCK(s);
@@ -229,12 +230,11 @@ static const struct store_rows publication_rows = {
 
 int
 store_publication_each(struct store *s,
-                       int (*fn)(const struct publication *, void *),
-                       void *arg)
+                       int (*fn)(const struct publication *, void *), void *arg)
 {
-	return store_each(s, &publication_rows, (store_any_fn *)fn, arg,
-	                  "SELECT " PUB_COLS " FROM publication ORDER BY app_id",
-	                  "");
+	return store_each(
+	    s, &publication_rows, (store_any_fn *)fn, arg,
+	    "SELECT " PUB_COLS " FROM publication ORDER BY app_id", "");
 }
 
 int

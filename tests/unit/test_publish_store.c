@@ -116,7 +116,8 @@ publication_rows(void)
 	snprintf(p.app_id, sizeof(p.app_id), APP1);
 	snprintf(p.owner, sizeof(p.owner), "t1");
 	snprintf(p.label, sizeof(p.label), "shop");
-	snprintf(p.release_id, sizeof(p.release_id), "01J00000000000000000REL001");
+	snprintf(p.release_id, sizeof(p.release_id),
+	         "01J00000000000000000REL001");
 	p.published_at = p.updated_at = 10;
 	CHECK(store_publication_put(s, &p) == 0);
 	CHECK(store_publication_get(s, APP1, &got) == 0);
@@ -204,8 +205,7 @@ static const struct unit_test tests[] = {
      release_rows},
     {"publication rows: a label is one app's, updates keep it",
      publication_rows},
-    {"domain rows: a host is one app's, verification is written",
-     domain_rows},
+    {"domain rows: a host is one app's, verification is written", domain_rows},
 };
 
 int

@@ -248,7 +248,7 @@ struct tree {
 	const char *name, *list;  /* in the backup */
 	const char *parent, *dst; /* in the data directory */
 	mode_t mode;
-	bool as_sandbox; /* its entries the sandbox user's, else root's */
+	enum backup_owner own;
 };
 
 static int
@@ -281,7 +281,7 @@ stage_tree(struct step *s, int bkfd, const struct backup_manifest *m,
 		FAIL("%s/%s: %s", dd, t->parent, strerror(errno));
 	if (backup_tree_restore(bkfd, t->name, f ? t->list : NULL,
 	                        f ? f->sha256 : NULL, pfd, staged, t->mode,
-	                        t->as_sandbox, &n, err, errlen) < 0)
+	                        t->own, &n, err, errlen) < 0)
 		goto fail;
 	fprintf(out, "%s: %lld entries, %lld bytes%s\n", t->name,
 	        (long long)n.entries, (long long)n.bytes,
@@ -300,17 +300,25 @@ fail:
 	return rc;
 }
 
-static const struct tree ws_tree = {"workspaces", BACKUP_WS_LIST, ".",
-                                    "workspaces", 0711,           true};
-static const struct tree trash_tree = {BACKUP_TRASH_DIR,
-                                       BACKUP_TRASH_LIST,
-                                       "trash",
-                                       WORKSPACE_KEPT_DIR,
-                                       0700,
-                                       true};
-/* Root's, as publish makes them: never a sandbox's to write. */
-static const struct tree rel_tree = {
-    BACKUP_REL_DIR, BACKUP_REL_LIST, ".", BACKUP_REL_DIR, 0700, false};
+static const struct tree ws_tree = {.name = "workspaces",
+                                    .list = BACKUP_WS_LIST,
+                                    .parent = ".",
+                                    .dst = "workspaces",
+                                    .mode = 0711,
+                                    .own = BACKUP_OWN_SANDBOX};
+static const struct tree trash_tree = {.name = BACKUP_TRASH_DIR,
+                                       .list = BACKUP_TRASH_LIST,
+                                       .parent = "trash",
+                                       .dst = WORKSPACE_KEPT_DIR,
+                                       .mode = 0700,
+                                       .own = BACKUP_OWN_SANDBOX};
+/* Root's, as publish makes them, but for a server release's app/. */
+static const struct tree rel_tree = {.name = BACKUP_REL_DIR,
+                                     .list = BACKUP_REL_LIST,
+                                     .parent = ".",
+                                     .dst = BACKUP_REL_DIR,
+                                     .mode = 0700,
+                                     .own = BACKUP_OWN_RELEASES};
 
 /* Stages each step but the database's, in the order they are committed. */
 static int

@@ -33,8 +33,7 @@ line_type_name(char t)
 
 struct rctx {
 	struct backup_tree_count *n;
-	uid_t uid; /* every entry's owner */
-	gid_t gid;
+	enum backup_owner own;
 	const char *tree; /* its name in the backup, for messages */
 	bool lists;
 	int listfd;
@@ -141,21 +140,37 @@ fail:
 	return -1;
 }
 
+/* Whether the entry at c->p is the sandbox user's (backup_tree.h). */
+static bool
+sandbox_owned(const struct rctx *c)
+{
+	const char *a, *b;
+
+	if (c->own == BACKUP_OWN_SANDBOX)
+		return true;
+	a = strchr(c->p.s, '/');
+	b = a ? strchr(a + 1, '/') : NULL;
+	return b && strncmp(b + 1, "app", 3) == 0 &&
+	       (b[4] == '\0' || b[4] == '/');
+}
+
 /* Owner, mode and time of what fd (or dfd/name, a link) is. */
 static int
 settle(const struct rctx *c, int fd, int dfd, const char *name,
        const struct want *w)
 {
 	struct timespec ts[2] = {{.tv_sec = w->mtime}, {.tv_sec = w->mtime}};
+	bool sb = sandbox_owned(c);
+	uid_t uid = sb ? (uid_t)WORKSPACE_UID : geteuid();
+	gid_t gid = sb ? (gid_t)WORKSPACE_GID : getegid();
 
 	if (fd < 0)
-		return fchownat(dfd, name, c->uid, c->gid,
-		                AT_SYMLINK_NOFOLLOW) < 0 ||
+		return fchownat(dfd, name, uid, gid, AT_SYMLINK_NOFOLLOW) < 0 ||
 		               utimensat(dfd, name, ts, AT_SYMLINK_NOFOLLOW) < 0
 		           ? -1
 		           : 0;
-	return fchown(fd, c->uid, c->gid) < 0 ||
-	               fchmod(fd, w->mode & 0777) < 0 || futimens(fd, ts) < 0
+	return fchown(fd, uid, gid) < 0 || fchmod(fd, w->mode & 0777) < 0 ||
+	               futimens(fd, ts) < 0
 	           ? -1
 	           : 0;
 }
@@ -365,7 +380,7 @@ fail:
 int
 backup_tree_restore(int bkfd, const char *name, const char *list,
                     const char *sha256, int dstfd, const char *dst,
-                    mode_t root_mode, bool as_sandbox,
+                    mode_t root_mode, enum backup_owner own,
                     struct backup_tree_count *n, char *err, size_t errlen)
 {
 	struct rctx *c = calloc(1, sizeof(*c));
@@ -377,8 +392,7 @@ backup_tree_restore(int bkfd, const char *name, const char *list,
 		return -1;
 	}
 	c->n = n;
-	c->uid = as_sandbox ? (uid_t)WORKSPACE_UID : geteuid();
-	c->gid = as_sandbox ? (gid_t)WORKSPACE_GID : getegid();
+	c->own = own;
 	c->tree = name;
 	c->lists = list != NULL && sha256 != NULL;
 	c->listfd = -1;

@@ -1,13 +1,19 @@
 /*
  * Unit tests of what releases count in (docs/publish.md, "Disk, backups,
  * the trash, the timeline and metrics"): the releases' figures the
- * metrics read, on a real database.
+ * metrics read, on a real database; the owners a restore of the
+ * releases gives, on a real tree.
  */
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include "ops/backup_tree.h"
 #include "store/store.h"
+#include "ws/workspace.h"
 #include "store_fixture.h"
 #include "unit.h"
 
@@ -68,8 +74,90 @@ release_stats(void)
 	store_fixture_close(s);
 }
 
+static void
+put(const char *path, mode_t mode)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, mode);
+
+	CHECK(fd >= 0 && write(fd, "x", 1) == 1);
+	close(fd);
+}
+
+static uid_t
+owner(const char *root, const char *rel)
+{
+	char p[512];
+	struct stat st;
+
+	snprintf(p, sizeof(p), "%s/%s", root, rel);
+	return lstat(p, &st) == 0 ? st.st_uid : (uid_t)-1;
+}
+
+/* A server release's app/ comes back the sandbox user's (its production
+ * container runs as that user), everything else root's. */
+static void
+restore_release_owners(void)
+{
+	char tmp[] = "/tmp/sbx-rel-XXXXXX", p[512], err[256];
+	struct backup_tree_count n = {0};
+	int src, bk, dst;
+
+	if (geteuid() != 0) {
+		printf("# skipped: needs root to give files away\n");
+		return;
+	}
+	CHECK(mkdtemp(tmp) != NULL);
+	snprintf(p, sizeof(p), "%s/src", tmp);
+	CHECK(mkdir(p, 0700) == 0);
+	snprintf(p, sizeof(p), "%s/bk", tmp);
+	CHECK(mkdir(p, 0700) == 0);
+	snprintf(p, sizeof(p), "%s/dst", tmp);
+	CHECK(mkdir(p, 0700) == 0);
+	static const char *const dirs[] = {
+	    "A",    "A/R1",      "A/R1/app",   "A/R1/app/lib",
+	    "A/R2", "A/R2/site", "A/R2/approx"};
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		snprintf(p, sizeof(p), "%s/src/%s", tmp, dirs[i]);
+		CHECK(mkdir(p, 0700) == 0);
+	}
+	snprintf(p, sizeof(p), "%s/src/A/R1/app/lib/secret.js", tmp);
+	put(p, 0600);
+	snprintf(p, sizeof(p), "%s/src/A/R1/build.log", tmp);
+	put(p, 0600);
+	snprintf(p, sizeof(p), "%s/src/A/R2/site/index.html", tmp);
+	put(p, 0644);
+	snprintf(p, sizeof(p), "%s/src", tmp);
+	src = open(p, O_RDONLY | O_DIRECTORY);
+	snprintf(p, sizeof(p), "%s/bk", tmp);
+	bk = open(p, O_RDONLY | O_DIRECTORY);
+	snprintf(p, sizeof(p), "%s/dst", tmp);
+	dst = open(p, O_RDONLY | O_DIRECTORY);
+	CHECK(src >= 0 && bk >= 0 && dst >= 0);
+	CHECK(backup_tree_write(src, bk, "releases", "releases.list", 0, NULL,
+	                        &n, err, sizeof(err)) == 0);
+	CHECK(backup_tree_restore(bk, "releases", NULL, NULL, dst, "releases",
+	                          0700, BACKUP_OWN_RELEASES, &n, err,
+	                          sizeof(err)) == 0);
+	snprintf(p, sizeof(p), "%s/dst/releases", tmp);
+	CHECK(owner(p, "A/R1/app") == WORKSPACE_UID);
+	CHECK(owner(p, "A/R1/app/lib") == WORKSPACE_UID);
+	CHECK(owner(p, "A/R1/app/lib/secret.js") == WORKSPACE_UID);
+	CHECK(owner(p, "A") == 0);
+	CHECK(owner(p, "A/R1") == 0);
+	CHECK(owner(p, "A/R1/build.log") == 0);
+	CHECK(owner(p, "A/R2/site/index.html") == 0);
+	CHECK(owner(p, "A/R2/approx") == 0);
+	close(src);
+	close(bk);
+	close(dst);
+	snprintf(p, sizeof(p), "rm -rf -- '%s'", tmp);
+	CHECK(system(p) == 0);
+}
+
 static const struct unit_test tests[] = {
     {"release stats: by status, and the apps serving one", release_stats},
+    {"restored releases: root's, but a server release's app/",
+     restore_release_owners},
 };
 
 int

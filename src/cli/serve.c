@@ -239,6 +239,18 @@ jobs_start(struct daemon *d)
 	return 0;
 }
 
+/* Publishing's handle and its recovery after a crash (publish/):
+ * before the API and the edge, which call it. */
+static int
+publish_begin(struct core *c)
+{
+	if (publish_init(c) < 0 ||
+	    core_hook_add(c, CORE_APP_DELETED, publish_app_gone) < 0)
+		return -1;
+	publish_recover(c);
+	return 0;
+}
+
 /*
  * Every long-lived thread is started here, in dependency order, and
  * stopped by stop_all() in the reverse order (docs/design.md, "Threads").
@@ -266,7 +278,7 @@ start_all(struct daemon *d)
 	    depcache_start(c->dc) < 0 || task_init(c) < 0 ||
 	    jobs_start(d) < 0 ||
 	    core_hook_add(c, CORE_SANDBOX_DELETED, task_forget_sandbox) < 0 ||
-	    api_start(&d->api, c) < 0 || proxy_start(&d->proxy, c) < 0 ||
+	    publish_begin(c) < 0 || api_start(&d->api, c) < 0 || proxy_start(&d->proxy, c) < 0 ||
 	    cred_refresher_start(&d->refresher, c->store, c->cfg) < 0 ||
 	    preview_init(c) < 0 || edge_start(&d->edge, c) < 0)
 		return -1;
@@ -298,6 +310,7 @@ stop_all(struct daemon *d)
 	if (d->periodic_started)
 		periodic_stop(&d->periodic);
 	d->periodic_started = false;
+	publish_stop(c); /* its builds fail and are joined */
 	activity_flush(c->act, c->store);
 	depcache_stop(c->dc); /* a save in flight waits on the dedup thread */
 	dedup_stop(c->dedup);

@@ -74,9 +74,13 @@ serve_publication(const struct publication *pb, void *arg)
 {
 	struct core *c = arg;
 	struct release r;
+	struct app a;
 	struct err e = {0};
 
-	if (pb->release_id[0] == '\0') {
+	/* An app in the trash keeps its rows but is not served: its
+	 * restore serves it (publish_app_restored). */
+	if (pb->release_id[0] == '\0' ||
+	    store_app_get(c->store, NULL, pb->app_id, &a) == STORE_NOT_FOUND) {
 		pub_serve_none(c, pb->app_id, pb->label);
 		return 0;
 	}
@@ -146,8 +150,7 @@ sweep(struct core *c)
 	if (d == NULL)
 		return;
 	while ((de = readdir(d)) != NULL)
-		if (de->d_name[0] != '.' &&
-		    strlen(de->d_name) == ULID_LEN)
+		if (de->d_name[0] != '.' && strlen(de->d_name) == ULID_LEN)
 			sweep_app(c, de->d_name);
 	closedir(d);
 }
@@ -168,4 +171,3 @@ publish_recover(struct core *c)
 	store_publication_each(c->store, serve_publication, c);
 	publish_domain_recover(c);
 }
-

@@ -278,7 +278,8 @@ start_all(struct daemon *d)
 	    depcache_start(c->dc) < 0 || task_init(c) < 0 ||
 	    jobs_start(d) < 0 ||
 	    core_hook_add(c, CORE_SANDBOX_DELETED, task_forget_sandbox) < 0 ||
-	    publish_begin(c) < 0 || api_start(&d->api, c) < 0 || proxy_start(&d->proxy, c) < 0 ||
+	    publish_begin(c) < 0 || api_start(&d->api, c) < 0 ||
+	    proxy_start(&d->proxy, c) < 0 ||
 	    cred_refresher_start(&d->refresher, c->store, c->cfg) < 0 ||
 	    preview_init(c) < 0 || edge_start(&d->edge, c) < 0)
 		return -1;

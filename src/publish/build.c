@@ -41,7 +41,7 @@
 #define BUILD_READ     (64u << 10)
 #define BUILD_CAPTURE  512 /* bytes of the prepare step kept */
 #define BUILD_APP_DIR  "/home/sandbox/workspace/app"
-#define EXEC_TIMED_OUT   (-1000)
+#define EXEC_TIMED_OUT (-1000)
 #define EXEC_CANCELLED (-1001)
 #define EXEC_DOCKER    (-1002)
 
@@ -81,8 +81,8 @@ ring_put(struct pub_log *l, const char *data, size_t len)
 		l->ring[l->rpos] = data[i];
 		l->rpos = (l->rpos + 1) % sizeof(l->ring);
 	}
-	l->rlen = l->rlen + len > sizeof(l->ring) ? sizeof(l->ring)
-	                                          : l->rlen + len;
+	l->rlen =
+	    l->rlen + len > sizeof(l->ring) ? sizeof(l->ring) : l->rlen + len;
 }
 
 void
@@ -298,7 +298,8 @@ demux_feed(struct demux *m, struct step *s, const char *p, size_t n)
 			if (m->have == DOCKER_MUX_HEAD) {
 				m->payload = (size_t)m->head[4] << 24 |
 				             (size_t)m->head[5] << 16 |
-				             (size_t)m->head[6] << 8 | m->head[7];
+				             (size_t)m->head[6] << 8 |
+				             m->head[7];
 				m->have = 0;
 			}
 			continue;
@@ -429,23 +430,27 @@ step_fail(struct core *c, const char *name, const char *what, int rc,
 	struct docker_state st;
 
 	if (rc == EXEC_TIMED_OUT)
-		return ERR_BAD(e, "the build took longer than %d seconds "
-		                  "(publish.timeout_seconds) and was stopped",
+		return ERR_BAD(e,
+		               "the build took longer than %d seconds "
+		               "(publish.timeout_seconds) and was stopped",
 		               timeout_s);
 	if (rc == EXEC_CANCELLED)
 		return ERR_BAD(e, "the daemon stopped during the build");
 	if (rc == EXEC_DOCKER)
 		return ERR_BAD(e, "the build container failed (the Docker "
 		                  "engine)");
-	if (rc == 137 && docker_inspect(c->docker, name, &st, msg) ==
-	                     DOCKER_OK && st.oom_killed)
-		return ERR_BAD(e, "%s ran out of memory (the limit is %lld "
-		                  "MB, SANDBOXD_MEMORY_MB)",
+	if (rc == 137 &&
+	    docker_inspect(c->docker, name, &st, msg) == DOCKER_OK &&
+	    st.oom_killed)
+		return ERR_BAD(e,
+		               "%s ran out of memory (the limit is %lld "
+		               "MB, SANDBOXD_MEMORY_MB)",
 		               what, (long long)c->cfg->memory_mb);
 	if (rc == 137)
-		return ERR_BAD(e, "%s was killed (exit 137): most likely out "
-		                  "of memory (the limit is %lld MB, "
-		                  "SANDBOXD_MEMORY_MB)",
+		return ERR_BAD(e,
+		               "%s was killed (exit 137): most likely out "
+		               "of memory (the limit is %lld MB, "
+		               "SANDBOXD_MEMORY_MB)",
 		               what, (long long)c->cfg->memory_mb);
 	return ERR_BAD(e, "%s failed (exit %d)", what, rc);
 }
@@ -456,9 +461,8 @@ run_steps(struct core *c, struct pub_build *b, struct step *s, int timeout_s,
 {
 	char env1[MANIFEST_MAX_COMMAND + 32], capture[BUILD_CAPTURE];
 	const char *env[] = {env1, NULL};
-	const char *commit = strcmp(b->r->source, "commit") == 0
-	                         ? b->r->source_ref
-	                         : "";
+	const char *commit =
+	    strcmp(b->r->source, "commit") == 0 ? b->r->source_ref : "";
 	int rc;
 
 	snprintf(env1, sizeof(env1), "SANDBOXD_COMMIT=%s", commit);

@@ -15,12 +15,12 @@
 #include "publish/publish.h"
 #include "sandbox/manifest.h"
 
-#define PUB_LOG_MAX       (8u << 20)  /* build.log's head kept whole */
-#define PUB_LOG_TAIL      (64u << 10) /* and its tail, past the head */
-#define PUB_TAIL_ERROR    360         /* log bytes in a release's error */
-#define PUB_LABEL_MAX     63
-#define PUB_STATIC_FILES  50000 /* files of a static release */
-#define PUB_STATIC_DEPTH  32
+#define PUB_LOG_MAX      (8u << 20)  /* build.log's head kept whole */
+#define PUB_LOG_TAIL     (64u << 10) /* and its tail, past the head */
+#define PUB_TAIL_ERROR   360         /* log bytes in a release's error */
+#define PUB_LABEL_MAX    63
+#define PUB_STATIC_FILES 50000 /* files of a static release */
+#define PUB_STATIC_DEPTH 32
 
 struct pub_app;  /* hosts.c: an app the host table knows */
 struct pub_host; /* hosts.c: a host name and its app */

@@ -61,11 +61,10 @@ publish_init(struct core *c)
 /* --- the switch alone: rollback, unpublish ------------------------------- */
 
 int
-publish_rollback(struct core *c, const struct app *app,
-                 const char *release_id, const char *actor, struct err *e)
+publish_rollback(struct core *c, const struct app *app, const char *release_id,
+                 const char *actor, struct err *e)
 {
-	struct tl_event ev = {.app_id = app->id,
-	                      .type = "release.rolled_back"};
+	struct tl_event ev = {.app_id = app->id, .type = "release.rolled_back"};
 	struct publication pb;
 	struct release r;
 	char pl[128];
@@ -210,8 +209,7 @@ publish_app_restored(struct core *c, const char *app_id)
 }
 
 int
-publish_log_path(struct core *c, const struct release *r, char *out,
-                 size_t len)
+publish_log_path(struct core *c, const struct release *r, char *out, size_t len)
 {
 	(void)c;
 	return snprintf(out, len, "%s/build.log", r->path) < (int)len ? 0 : -1;

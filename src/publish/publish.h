@@ -70,6 +70,14 @@ struct publish_request {
 int publish_start(struct core *c, const struct app *app,
                   const struct publish_request *r, struct release *out,
                   struct err *e);
+/*
+ * PATCH …/publish: visibility "public" or "private" (NULL keeps it), the
+ * label (NULL keeps it; 409 host_taken, 400 for a bad one).  The
+ * publication is made when the app has none yet.  out: the new row.
+ */
+int publish_configure(struct core *c, const struct app *app,
+                      const char *visibility, const char *label,
+                      struct publication *out, struct err *e);
 /* Makes release (a kept "ready" one of app) the active one: no build. */
 int publish_rollback(struct core *c, const struct app *app,
                      const char *release_id, const char *actor, struct err *e);

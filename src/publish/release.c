@@ -70,15 +70,15 @@ void
 pub_release_dir(const struct core *c, const char *app_id,
                 const char *release_id, char *out, size_t len)
 {
-	snprintf(out, len, "%s/%s/%s/%s", c->cfg->data_dir, PUBLISH_DIR,
-	         app_id, release_id);
+	snprintf(out, len, "%s/%s/%s/%s", c->cfg->data_dir, PUBLISH_DIR, app_id,
+	         release_id);
 }
 
 /* --- the timeline ------------------------------------------------------ */
 
 void
 pub_note(struct core *c, const struct release *r, const char *type,
-     const char *fmt, ...)
+         const char *fmt, ...)
 {
 	struct jv *pl = jv_obj();
 	char buf[STORE_EVENT_PAYLOAD_MAX + 1], msg[256];
@@ -162,7 +162,7 @@ pub_serve_none(struct core *c, const char *app_id, const char *label)
  */
 int
 pub_activate(struct core *c, struct publication *pb, const struct release *r,
-            struct err *e)
+             struct err *e)
 {
 	char old[ULID_LEN + 1];
 	struct release prev;
@@ -258,18 +258,17 @@ collect_static(struct core *c, const struct pub_plan *plan, const char *dir,
 	if (strcmp(plan->output, ".") == 0) {
 		snprintf(parent, sizeof(parent), "app");
 		name = "app";
-		pfd = open(work, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-		                     O_CLOEXEC);
+		pfd =
+		    open(work, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	} else {
 		snprintf(parent, sizeof(parent), "app/%.*s",
-		         slash ? (int)(slash - plan->output) : 0,
-		         plan->output);
+		         slash ? (int)(slash - plan->output) : 0, plan->output);
 		name = slash ? slash + 1 : plan->output;
-		pfd = open(work, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-		                     O_CLOEXEC);
+		pfd =
+		    open(work, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (pfd >= 0) {
-			int sub = wsfs_openat(pfd, parent,
-			                      O_RDONLY | O_DIRECTORY, 0);
+			int sub =
+			    wsfs_openat(pfd, parent, O_RDONLY | O_DIRECTORY, 0);
 
 			close(pfd);
 			pfd = sub;
@@ -278,8 +277,9 @@ collect_static(struct core *c, const struct pub_plan *plan, const char *dir,
 	if (pfd < 0 || !wsfs_exists(pfd, name)) {
 		if (pfd >= 0)
 			close(pfd);
-		return ERR_BAD(e, "the build made no %s directory (publish."
-		                  "output)",
+		return ERR_BAD(e,
+		               "the build made no %s directory (publish."
+		               "output)",
 		               plan->output);
 	}
 	if (mkdir(out, 0700) < 0 ||
@@ -295,8 +295,9 @@ collect_static(struct core *c, const struct pub_plan *plan, const char *dir,
 		return ERR_BAD(e, "publish.output %s is not a directory",
 		               plan->output);
 	if (rc < 0 && err == EFBIG)
-		return ERR_BAD(e, "the output is larger than %lld MB or %d "
-		                  "files (SANDBOXD_PUBLISH_STATIC_MAX_MB)",
+		return ERR_BAD(e,
+		               "the output is larger than %lld MB or %d "
+		               "files (SANDBOXD_PUBLISH_STATIC_MAX_MB)",
 		               (long long)c->cfg->publish_static_max_mb,
 		               PUB_STATIC_FILES);
 	if (rc < 0)
@@ -323,8 +324,7 @@ collect_server(const char *dir, struct err *e)
 
 /* The plan of the copied app, and whether its install must run. */
 static int
-job_plan(struct pub_job *j, struct pub_plan *plan, bool *install,
-         struct err *e)
+job_plan(struct pub_job *j, struct pub_plan *plan, bool *install, struct err *e)
 {
 	char dir[PATH_MAX], have[65];
 	int fd;
@@ -341,10 +341,9 @@ job_plan(struct pub_job *j, struct pub_plan *plan, bool *install,
 	/* The copy's dependencies are the sandbox's: current when its
 	 * install key is the plan's (a commit or a snapshot may differ). */
 	pub_installed_key(j->c, j->sandbox_id, have);
-	*install = plan->install[0] &&
-	           (strcmp(j->r.source, "files") != 0 ||
-	            plan->install_key[0] == '\0' ||
-	            strcmp(plan->install_key, have) != 0);
+	*install = plan->install[0] && (strcmp(j->r.source, "files") != 0 ||
+	                                plan->install_key[0] == '\0' ||
+	                                strcmp(plan->install_key, have) != 0);
 	return 0;
 }
 
@@ -377,7 +376,8 @@ job_build(struct pub_job *j, struct pub_log *log, struct pub_plan *plan,
 	char why[256];
 	int rc;
 
-	pub_log_printf(log, "== sandboxd: release %lld of the app, from %s%s%s\n",
+	pub_log_printf(log,
+	               "== sandboxd: release %lld of the app, from %s%s%s\n",
 	               (long long)j->r.number, j->r.source,
 	               j->r.source_ref[0] ? " " : "", j->r.source_ref);
 	if (pub_source_copy(j->c, &j->r, j->sandbox_id, j->r.path, e) < 0 ||
@@ -449,8 +449,7 @@ job_failed(struct pub_job *j, struct pub_log *log, const struct err *e)
 	if (tail[0] && strstr(tail, e->msg) != tail) {
 		size_t n = strlen(j->r.error);
 
-		snprintf(j->r.error + n, sizeof(j->r.error) - n, "\n…%s",
-		         tail);
+		snprintf(j->r.error + n, sizeof(j->r.error) - n, "\n…%s", tail);
 	}
 	/* Cut on a whole character: the error goes into JSON. */
 	j->r.error[utf8_clip(j->r.error, strlen(j->r.error),
@@ -466,7 +465,7 @@ job_failed(struct pub_job *j, struct pub_log *log, const struct err *e)
 		copytree_remove(path);
 	}
 	pub_note(c, &j->r, "publish.failed", "Release %lld failed: %s",
-	     (long long)j->r.number, e->msg);
+	         (long long)j->r.number, e->msg);
 }
 
 static int
@@ -497,7 +496,7 @@ job_succeeded(struct pub_job *j, struct pub_log *log, struct err *e)
 	               (long long)j->r.size_bytes, (long long)j->r.build_ms);
 	prune(c, j->r.app_id, j->r.id);
 	pub_note(c, &j->r, "publish.succeeded", "Release %lld is live",
-	     (long long)j->r.number);
+	         (long long)j->r.number);
 	return 0;
 }
 
@@ -588,7 +587,7 @@ pub_jobs_cancel(struct publish *p, const char *app_id, bool join)
 
 int
 pub_job_start(struct core *c, const struct app *app, const struct release *r,
-          struct err *e)
+              struct err *e)
 {
 	struct pub_job *j = calloc(1, sizeof(*j));
 
@@ -610,7 +609,6 @@ pub_job_start(struct core *c, const struct app *app, const struct release *r,
 	pthread_mutex_unlock(&c->pub->jmu);
 	return 0;
 }
-
 
 void
 pub_jobs_reap(struct publish *p)

@@ -66,7 +66,8 @@ label_put(struct core *c, struct publication *pb, const char *label,
 		return err_set(e, 409, "host_taken",
 		               "%s.%s is another app's address", want,
 		               c->pub->domain);
-	return rc == 0 ? 0 : ERR_INTERNAL(e, "the publication cannot be written");
+	return rc == 0 ? 0
+	               : ERR_INTERNAL(e, "the publication cannot be written");
 }
 
 /* The app's publication, made at its first publish; label changed when
@@ -82,8 +83,9 @@ claim_label(struct core *c, const struct app *app, const char *label,
 	if (rc < 0)
 		return ERR_INTERNAL(e, "the publication cannot be read");
 	if (label && !valid_label(label))
-		return ERR_BAD(e, "label: 1 to %d lower-case letters, digits "
-		                  "and inner hyphens",
+		return ERR_BAD(e,
+		               "label: 1 to %d lower-case letters, digits "
+		               "and inner hyphens",
 		               PUB_LABEL_MAX);
 	if (rc == 0 && (label == NULL || strcmp(label, pb->label) == 0))
 		return 0;
@@ -127,8 +129,9 @@ start_checks(struct core *c, const struct app *app,
 		if (store_snapshot_get(c->store, app->owner, q->snapshot,
 		                       &sn) != 0 ||
 		    strcmp(sn.app_id, app->id) != 0)
-			return ERR_BAD(e, "snapshot %s: the app has no such "
-			                  "snapshot",
+			return ERR_BAD(e,
+			               "snapshot %s: the app has no such "
+			               "snapshot",
 			               q->snapshot);
 		if (strcmp(sn.status, "ready") != 0)
 			return ERR_BAD(e, "snapshot %s is %s, not ready",
@@ -174,9 +177,13 @@ release_begin(struct core *c, const struct app *app,
 	snprintf(r->owner, sizeof(r->owner), "%s", app->owner);
 	snprintf(r->app_id, sizeof(r->app_id), "%s", app->id);
 	snprintf(r->source, sizeof(r->source), "%s",
-	         q->commit ? "commit" : q->snapshot ? "snapshot" : "files");
+	         q->commit     ? "commit"
+	         : q->snapshot ? "snapshot"
+	                       : "files");
 	snprintf(r->source_ref, sizeof(r->source_ref), "%s",
-	         q->commit ? q->commit : q->snapshot ? q->snapshot : "");
+	         q->commit     ? q->commit
+	         : q->snapshot ? q->snapshot
+	                       : "");
 	snprintf(r->recipe, sizeof(r->recipe), "%s", plan->recipe);
 	snprintf(r->image, sizeof(r->image), "%s", c->cfg->image);
 	pub_release_dir(c, app->id, r->id, r->path, sizeof(r->path));
@@ -233,7 +240,7 @@ publish_start(struct core *c, const struct app *app,
 		return -1;
 	tl_set_actor(q->actor);
 	pub_note(c, out, "publish.started", "Release %lld is being built (%s)",
-	     (long long)out->number, out->recipe);
+	         (long long)out->number, out->recipe);
 	if (pub_job_start(c, app, out, e) < 0) {
 		snprintf(out->status, sizeof(out->status), "failed");
 		snprintf(out->error, sizeof(out->error), "%s", e->msg);
@@ -242,4 +249,33 @@ publish_start(struct core *c, const struct app *app,
 		return -1;
 	}
 	return 0;
+}
+
+int
+publish_configure(struct core *c, const struct app *app, const char *visibility,
+                  const char *label, struct publication *out, struct err *e)
+{
+	struct pub_serve s;
+	int rc;
+
+	if (visibility && strcmp(visibility, "public") != 0 &&
+	    strcmp(visibility, "private") != 0)
+		return ERR_BAD(e, "visibility: \"public\" or \"private\"");
+	pthread_mutex_lock(&c->pub->pmu);
+	rc = claim_label(c, app, label, out, e);
+	if (rc == 0 && visibility && strcmp(visibility, out->visibility)) {
+		snprintf(out->visibility, sizeof(out->visibility), "%s",
+		         visibility);
+		out->updated_at = clock_now();
+		if (store_publication_put(c->store, out) != 0)
+			rc = ERR_INTERNAL(e, "the publication cannot be "
+			                     "written");
+	}
+	/* The gate follows at once. */
+	if (rc == 0 && pub_hosts_get(c->pub, app->id, &s)) {
+		s.private_gate = strcmp(out->visibility, "private") == 0;
+		pub_hosts_set(c->pub, app->id, out->label, &s);
+	}
+	pthread_mutex_unlock(&c->pub->pmu);
+	return rc;
 }

@@ -14,7 +14,8 @@
  * would be replayed into it.  Restored onto another data directory than
  * the backup's, the copy forgets its instance id: the old daemon may
  * still run on the same engine, and its containers must not look like
- * the new one's.
+ * the new one's; and its releases' rows name their directories under
+ * the new data directory.
  *
  * A backup of format 1 (the release before the lists) is restored with
  * the same checks but against no list, and a warning: the upgrade path
@@ -398,7 +399,9 @@ restore_run(const struct config *cfg, const char *dir, bool force, FILE *out,
 	               err, errlen) < 0)
 		goto fail;
 	if (strcmp(m.data_dir, dd) != 0 &&
-	    store_db_forget_instance(steps[n - 1].staged, err, errlen) < 0)
+	    (store_db_forget_instance(steps[n - 1].staged, err, errlen) < 0 ||
+	     store_db_move_releases(steps[n - 1].staged, m.data_dir, dd, err,
+	                            errlen) < 0))
 		goto fail;
 	if (commit(steps, n, dd, force, stamp, out, err, errlen) < 0)
 		goto fail;

@@ -60,4 +60,14 @@ int store_db_app_ids(const char *path, void (*fn)(const char *id, void *arg),
  */
 int store_db_forget_instance(const char *path, char *err, size_t errlen);
 
+/*
+ * The releases' directories (release.path, under <data>/releases) of a
+ * copy restored onto another data directory: from's prefix becomes
+ * to's, so a release is served from the restored files, never from the
+ * directory the backup was taken of.  A database without releases is
+ * left as it is.  0, or -1 with err.
+ */
+int store_db_move_releases(const char *path, const char *from, const char *to,
+                           char *err, size_t errlen);
+
 #endif

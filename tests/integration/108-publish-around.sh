@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # What a published app's releases count in and where they go
 # (docs/publish.md, "Disk, backups, the trash, the timeline and metrics"):
-# a static app published, its releases in the app's disk figure and the
-# metrics (requests per app, releases by status, build seconds); moved to
-# the trash it stops being served and its releases stay, counted in the
-# trash entry; restored it serves again; a backup carries the releases and
-# a restore onto an empty data directory brings them back root-owned,
-# serving after start; a purge removes the releases and their rows; gc
-# and doctor see a release directory of an app that is gone, and gc
-# removes it.
+# a static app and a server app published, their releases in the app's
+# disk figure and the metrics (requests per app and kind, releases by
+# status, build seconds); moved to the trash they stop being served (the
+# server's production container stopped), also after a daemon restart,
+# and their releases stay, counted in the trash entry; restored they
+# serve again; a backup carries the releases and a restore onto an empty
+# data directory brings them back (root's, a server release's app/ the
+# sandbox user's), both serving after start; a purge removes the
+# releases and their rows; gc and doctor see a release directory of an
+# app that is gone, and gc removes it.
 . "$(dirname "$0")/lib.sh"
 need_test_image
 
@@ -58,13 +60,37 @@ for i in 1 2 3 4; do edge_get "$PHOST" /app.js; done
 [[ -d $DATA/releases/$APP/$REL ]] || t_err "no release directory $DATA/releases/$APP/$REL"
 t_end
 
+t_begin "publish a server app (node, no build)"
+create_app "$LABEL-srv" && create_sandbox "$APP_ID" || bail "setup: ${T_ERRS[*]}"
+SAPP=$APP_ID SSB=$SB_ID
+api PUT "/v1/sandboxes/$SSB/files?path=edge-app.js" "@$IT_ROOT/tests/integration/edge-app.js"
+expect_status 200
+api PUT "/v1/sandboxes/$SSB/files?path=sandbox.yaml" $'version: 1\nweb:\n  command: node edge-app.js\n  port: 3000\n  health_path: /\npublish:\n  command: node edge-app.js\n  port: 3000\n  health_path: /\n'
+expect_status 200
+api POST "/v1/apps/$SAPP/publish" "{\"label\":\"$LABEL-srv\"}"
+expect_status 202 || bail "publish: $(short_body)"
+SREL=$(j .release.id)
+SC=sandboxd-rel-${SREL,,}
+srel_ready() {
+	api GET "/v1/apps/$SAPP/releases/$SREL"
+	[[ $STATUS == 200 && $(j .status) != building ]]
+}
+wait_until 150 srel_ready || bail "the server release did not finish: $(short_body)"
+[[ $(j .status) == ready && $(j .kind) == server ]] ||
+	bail "server release: $(short_body) $(tail -c 600 "$DATA/releases/$SAPP/$SREL/build.log" 2>/dev/null)"
+SHOST=$LABEL-srv.apps.localhost:$EDGE_PORT
+s_served() { [[ $(ecurl "$SHOST" /) == "hello from the app" ]]; }
+wait_until 30 s_served || t_err "the server release does not answer: $(ecurl "$SHOST" / -i | head -c 200)"
+container_running "$SC" || t_err "no running production container $SC"
+t_end
+
 t_begin "disk: the app's figure counts its releases, in the total"
 wait_until 30 disk_counts || t_err "no releases in the disk figure: $(j .disk)"
 expect_json .disk.releases 1
 rb=$(j .disk.releases_bytes)
 (($(j .disk.total_bytes) >= $(j .disk.bytes) + rb)) || t_err "total_bytes lacks the releases: $(j .disk)"
-du_rb=$(du -s --block-size=1 "$DATA/releases/$APP" | cut -f1)
-((rb == du_rb)) || t_err "releases_bytes $rb, du says $du_rb"
+du_rb=$(du -sb "$DATA/releases/$APP" | cut -f1)
+((rb >= du_rb)) || t_err "releases_bytes $rb, under the $du_rb bytes du counts"
 api GET /v1/apps
 expect_jq "[.apps[] | select(.id == \"$APP\") | .disk.releases_bytes > 0] == [true]" "the list shows the releases too"
 t_end
@@ -74,28 +100,47 @@ scrape
 expect_status 200
 n=$(metric "sandboxd_publish_requests_total\\{app=\"$APP\",kind=\"static\"\\}")
 [[ -n $n ]] && ((n >= 5)) || t_err "requests of the app: '${n}' ($(grep publish_requests <<<"$M" | head -3))"
-[[ $(metric 'sandboxd_releases\{status="ready"\}') == 1 ]] || t_err "releases ready: $(grep '^sandboxd_releases' <<<"$M")"
+n=$(metric "sandboxd_publish_requests_total\\{app=\"$SAPP\",kind=\"server\"\\}")
+[[ -n $n ]] && ((n >= 1)) || t_err "requests of the server app: '${n}'"
+[[ $(metric 'sandboxd_releases\{status="ready"\}') == 2 ]] || t_err "releases ready: $(grep '^sandboxd_releases' <<<"$M")"
 [[ $(metric 'sandboxd_releases\{status="building"\}') == 0 ]] || t_err "releases building: $(grep '^sandboxd_releases' <<<"$M")"
-[[ $(metric sandboxd_published_apps) == 1 ]] || t_err "published apps: $(metric sandboxd_published_apps)"
+[[ $(metric sandboxd_published_apps) == 2 ]] || t_err "published apps: $(metric sandboxd_published_apps)"
 c=$(metric sandboxd_publish_build_seconds_count)
-[[ -n $c ]] && ((c >= 1)) || t_err "build seconds count: '$c'"
+[[ -n $c ]] && ((c >= 2)) || t_err "build seconds count: '$c'"
 grep -q '^# TYPE sandboxd_publish_requests_total counter' <<<"$M" || t_err "no TYPE line for the requests"
 t_end
 
-t_begin "the trash: a trashed app is not served, its releases stay and count in the entry"
+t_begin "the trash: trashed apps are not served, their releases stay and count in the entry"
 api DELETE "/v1/apps/$APP"
 expect_status 204
 TID=$(header Sandboxd-Trash-Id)
+api DELETE "/v1/apps/$SAPP"
+expect_status 204
+STID=$(header Sandboxd-Trash-Id)
 wait_until 15 not_served || t_err "the trashed app is still served: $E_STATUS"
-[[ -d $DATA/releases/$APP/$REL ]] || t_err "the releases went with the trash move"
+s_gone() { ! s_served && ! container_running "$SC"; }
+wait_until 30 s_gone || t_err "the trashed server app is still served or its container runs"
+[[ -d $DATA/releases/$APP/$REL && -d $DATA/releases/$SAPP/$SREL ]] || t_err "the releases went with the trash move"
 trash_measured() { api GET /v1/trash && [[ $(j ".trash[] | select(.id == \"$TID\") | .bytes // 0") -ge $rb ]]; }
 wait_until 20 trash_measured || t_err "the trash entry does not count the releases ($rb): $(short_body)"
 t_end
 
-t_begin "restore from the trash: the app is served again"
+t_begin "a restart keeps the trashed apps unserved"
+stop_daemon
+start_edge_daemon "${SETTINGS[@]}"
+PHOST=$LABEL.apps.localhost:$EDGE_PORT SHOST=$LABEL-srv.apps.localhost:$EDGE_PORT
+served && t_err "after a restart the trashed static app is served"
+s_served && t_err "after a restart the trashed server app is served"
+container_running "$SC" && t_err "after a restart the trashed server app's container runs"
+t_end
+
+t_begin "restore from the trash: the apps are served again"
 api POST "/v1/trash/$TID/restore"
 expect_status 200
+api POST "/v1/trash/$STID/restore"
+expect_status 200
 wait_until 30 served || t_err "the restored app is not served: $E_STATUS $(head -c 200 <<<"$E_BODY")"
+wait_until 30 s_served || t_err "the restored server app is not served: $(ecurl "$SHOST" / -i | head -c 200)"
 t_end
 
 t_begin "backup carries the releases; restored onto an empty data directory they serve again"
@@ -103,20 +148,30 @@ BK=$IT_TMP/backup
 sbd backup "$BK" --workspaces >"$IT_TMP/backup.out" 2>&1 || t_err "backup: $(cat "$IT_TMP/backup.out")"
 BODY=$(cat "$BK/manifest.json")
 REQ=manifest.json
-expect_json .releases.included true && expect_json .releases.apps 1
+expect_json .releases.included true && expect_json .releases.apps 2
 [[ -f $BK/releases/$APP/$REL/build.log ]] || t_err "the backup lacks the release: $(ls -R "$BK/releases" 2>&1 | head)"
-grep -q "^releases: of 1 app" "$IT_TMP/backup.out" || t_err "backup output: $(cat "$IT_TMP/backup.out")"
+grep -q "^releases: of 2 apps" "$IT_TMP/backup.out" || t_err "backup output: $(cat "$IT_TMP/backup.out")"
 sum_before=$(cd "$DATA/releases" && find . -type f -print0 | sort -z | xargs -0 sha256sum | sha256sum)
 stop_daemon
+# As on a new machine: the first data directory's production container
+# goes, so the restored one must be made from the restored files.
+docker rm -f "$SC" >/dev/null 2>&1
 new_data_dir
 sbd restore "$BK" >"$IT_TMP/restore.out" 2>&1 || t_err "restore: $(cat "$IT_TMP/restore.out")"
 sum_after=$(cd "$DATA/releases" && find . -type f -print0 | sort -z | xargs -0 sha256sum | sha256sum)
 [[ $sum_before == "$sum_after" ]] || t_err "the restored releases differ from the backed-up ones"
 [[ $(stat -c '%u %a' "$DATA/releases") == "0 700" ]] || t_err "releases/ is $(stat -c '%u %a' "$DATA/releases")"
-[[ -z $(find "$DATA/releases" ! -user 0 | head -1) ]] || t_err "a restored release entry is not root's"
+[[ -z $(find "$DATA/releases/$APP" ! -user 0 | head -1) ]] || t_err "a restored static release entry is not root's"
+[[ $(sqlite3 "$DATA/state/sandboxd.db" "SELECT count(*) FROM release WHERE path NOT LIKE '$DATA/releases/%'") == 0 ]] ||
+	t_err "release rows name another data directory: $(sqlite3 "$DATA/state/sandboxd.db" 'SELECT path FROM release')"
+[[ $(stat -c %u "$DATA/releases/$SAPP/$SREL") == 0 && $(stat -c %u "$DATA/releases/$SAPP/$SREL/app/edge-app.js") == 1000 ]] ||
+	t_err "the server release's owners: $(stat -c '%u %n' "$DATA/releases/$SAPP/$SREL" "$DATA/releases/$SAPP/$SREL/app/edge-app.js")"
 start_edge_daemon "${SETTINGS[@]}"
-PHOST=$LABEL.apps.localhost:$EDGE_PORT
+PHOST=$LABEL.apps.localhost:$EDGE_PORT SHOST=$LABEL-srv.apps.localhost:$EDGE_PORT
 wait_until 60 served || t_err "after restore the app is not served: $E_STATUS $(head -c 200 <<<"$E_BODY")"
+wait_until 90 s_served || t_err "after restore the server app is not served: $(ecurl "$SHOST" / -i | head -c 200)"
+[[ $(dinspect "$SC" '{{range .Mounts}}{{.Source}} {{end}}') == *"$DATA/releases/$SAPP/$SREL/app"* ]] ||
+	t_err "the production container does not mount the restored release: $(dinspect "$SC" '{{range .Mounts}}{{.Source}} {{end}}')"
 t_end
 
 t_begin "purge: the releases and their rows go with the app"
@@ -133,7 +188,8 @@ wait_until 15 gone || t_err "the releases are still there: $(ls "$DATA/releases/
 	t_err "the publication row remains"
 not_served || t_err "the purged app is still served"
 scrape
-[[ $(metric sandboxd_published_apps) == 0 ]] || t_err "published apps after the purge: $(metric sandboxd_published_apps)"
+[[ $(metric sandboxd_published_apps) == 1 ]] || t_err "published apps after the purge: $(metric sandboxd_published_apps)"
+grep -q "app=\"$APP\"" <<<"$M" && t_err "the purged app still has a requests series"
 t_end
 
 t_begin "gc and doctor: a release directory of an app that is gone"

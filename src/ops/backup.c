@@ -316,11 +316,19 @@ copy_releases(const struct backup_opts *o, int bkfd, struct backup_manifest *m,
 {
 	char src[PATH_MAX + 32];
 	struct backup_tree_count n = {0};
-	struct stat st;
+	struct dirent *de;
+	int k = 0;
+	DIR *d;
 
 	snprintf(src, sizeof(src), "%s/" BACKUP_REL_DIR, o->cfg->data_dir);
-	if (lstat(src, &st) < 0 && errno == ENOENT)
+	if ((d = opendir(src)) == NULL && errno == ENOENT)
 		return 0; /* nothing was ever published */
+	while (d && (de = readdir(d)) != NULL)
+		k += de->d_name[0] != '.';
+	if (d)
+		closedir(d);
+	if (k == 0 && d)
+		return 0; /* none kept */
 	if (copy_tree(o, bkfd, src, BACKUP_REL_DIR, BACKUP_REL_LIST, NULL, &n,
 	              err, errlen) < 0 ||
 	    add_file(m, o->dir, BACKUP_REL_LIST) < 0)

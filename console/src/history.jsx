@@ -133,10 +133,10 @@ function Details({ev}) {
 	if (typeof p.sha === 'string') out.push('commit ' + p.sha.slice(0, 7));
 	if (typeof p.branch === 'string') out.push('branch ' + p.branch);
 	if (typeof p.agent === 'string') out.push('agent ' + p.agent);
-	// Publishing's events: the release, the host name, the release rolled
-	// back from.
+	// Publishing's events: the release (and its kind), a custom domain's
+	// host and how it was verified.
 	if (typeof p.number === 'number') out.push('release #' + p.number);
-	if (typeof p.from_number === 'number') out.push('from release #' + p.from_number);
+	if (typeof p.kind === 'string' && p.kind) out.push(p.kind);
 	if (typeof p.host === 'string') out.push(p.host);
 	if (typeof p.method === 'string') out.push('verified by ' + p.method);
 	const ulid = (v) => (typeof v === 'string' && /^[0-9A-Za-z]{26}$/.test(v) ? v : null);

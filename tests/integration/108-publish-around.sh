@@ -192,6 +192,24 @@ scrape
 grep -q "app=\"$APP\"" <<<"$M" && t_err "the purged app still has a requests series"
 t_end
 
+t_begin "kill -9 mid-purge: the start finishes it, releases and rows included"
+api DELETE "/v1/apps/$SAPP"
+expect_status 204
+STID=$(header Sandboxd-Trash-Id)
+stop_daemon
+# The journal as a purge killed after its first step leaves it.
+sqlite3 "$DATA/state/sandboxd.db" "UPDATE trash SET state = 'purging' WHERE id = '$STID'"
+start_edge_daemon "${SETTINGS[@]}"
+SHOST=$LABEL-srv.apps.localhost:$EDGE_PORT
+s_purged() { [[ ! -e $DATA/releases/$SAPP ]]; }
+wait_until 15 s_purged || t_err "the purged server app's releases are still there"
+[[ $(sqlite3 "$DATA/state/sandboxd.db" "SELECT count(*) FROM release WHERE app_id = '$SAPP'") == 0 &&
+	$(sqlite3 "$DATA/state/sandboxd.db" "SELECT count(*) FROM publication WHERE app_id = '$SAPP'") == 0 ]] ||
+	t_err "the purged server app's rows remain"
+s_served && t_err "the purged server app is served"
+container_exists "$SC" && t_err "the purged server app's container is still there"
+t_end
+
 t_begin "gc and doctor: a release directory of an app that is gone"
 ORPHAN=01JZZZZZZZZZZZZZZZZZZZZZZZ
 mkdir -p "$DATA/releases/$ORPHAN/01JZZZZZZZZZZZZZZZZZZZZZZY/site"

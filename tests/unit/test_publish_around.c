@@ -154,7 +154,31 @@ restore_release_owners(void)
 	CHECK(system(p) == 0);
 }
 
+/* Where an app is, as publishing's recovery asks: live, in the trash
+ * (its rows stay), or gone (its releases go). */
+static void
+app_where(void)
+{
+	struct store *s = store_fixture_open();
+	struct app a;
+
+	memset(&a, 0, sizeof(a));
+	snprintf(a.id, sizeof(a.id), APP1);
+	snprintf(a.owner, sizeof(a.owner), "t1");
+	snprintf(a.name, sizeof(a.name), "pub");
+	snprintf(a.tags_json, sizeof(a.tags_json), "[]");
+	CHECK(store_app_insert(s, &a) == 0);
+	CHECK(store_app_where(s, APP1) == 0);
+	CHECK(store_trash_begin(s, "01J0000000000000000000TRSH", APP1, 10,
+	                        20) == 0);
+	CHECK(store_app_where(s, APP1) == STORE_TRASHED);
+	CHECK(store_app_get(s, NULL, APP1, &a) == STORE_NOT_FOUND);
+	CHECK(store_app_where(s, APP2) == STORE_NOT_FOUND);
+	store_fixture_close(s);
+}
+
 static const struct unit_test tests[] = {
+    {"app where: live, in the trash, gone", app_where},
     {"release stats: by status, and the apps serving one", release_stats},
     {"restored releases: root's, but a server release's app/",
      restore_release_owners},

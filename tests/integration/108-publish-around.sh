@@ -9,8 +9,10 @@
 # serve again; a backup carries the releases and a restore onto an empty
 # data directory brings them back (root's, a server release's app/ the
 # sandbox user's), both serving after start; a purge removes the
-# releases and their rows; gc and doctor see a release directory of an
-# app that is gone, and gc removes it.
+# releases and their rows, also when a kill -9 interrupted it; gc and
+# doctor see a release directory of an
+# app that is gone, and gc removes it and a stopped build container (never
+# a running one).
 . "$(dirname "$0")/lib.sh"
 need_test_image
 
@@ -217,13 +219,30 @@ head -c 300000 /dev/urandom >"$DATA/releases/$ORPHAN/01JZZZZZZZZZZZZZZZZZZZZZZY/
 sbd doctor >"$IT_TMP/doctor.out" 2>&1
 grep -E "^warn +releases .*1 directory of apps that are gone" "$IT_TMP/doctor.out" >/dev/null ||
 	t_err "doctor: $(grep releases "$IT_TMP/doctor.out")"
+# A build container its daemon did not remove (a kill -9), stopped, and
+# a running one (a build under way): only the first is gc's.
+INST=$(sqlite3 "$DATA/state/sandboxd.db" "SELECT value FROM meta WHERE key = 'instance_id'")
+OLDB=$(docker create --label sandboxd.build=01JZZZZZZZZZZZZZZZZZZZZZZX --label "sandboxd.instance=$INST" \
+	--label sandboxd.managed=true "$TEST_IMAGE" true)
+LIVEB=$(docker run -d --label sandboxd.build=01JZZZZZZZZZZZZZZZZZZZZZZW --label "sandboxd.instance=$INST" \
+	--label sandboxd.managed=true --entrypoint sleep "$TEST_IMAGE" 300)
+rm_builds() { docker rm -f "$OLDB" "$LIVEB" >/dev/null 2>&1; }
+IT_CLEANUP_HOOKS+=(rm_builds)
 # --repo: images of no repository, so this run touches none of the engine's.
 sbd gc --repo sbxit-none-$$ >"$IT_TMP/gc.out" 2>&1 || t_err "gc dry run: $(cat "$IT_TMP/gc.out")"
 grep -q "^would remove releases $DATA/releases/$ORPHAN" "$IT_TMP/gc.out" || t_err "gc: $(cat "$IT_TMP/gc.out")"
+grep -q "^would remove build container ${OLDB:0:12} (release 01JZZZZZZZZZZZZZZZZZZZZZZX)" "$IT_TMP/gc.out" ||
+	t_err "gc does not list the stopped build container: $(cat "$IT_TMP/gc.out")"
+grep -q "${LIVEB:0:12}" "$IT_TMP/gc.out" && t_err "gc lists a running build container"
 [[ -d $DATA/releases/$ORPHAN ]] || t_err "the dry run removed it"
+container_exists "$OLDB" || t_err "the dry run removed the build container"
 sbd gc --yes --repo sbxit-none-$$ >"$IT_TMP/gc.out" 2>&1 || t_err "gc --yes: $(cat "$IT_TMP/gc.out")"
 [[ ! -e $DATA/releases/$ORPHAN ]] || t_err "gc --yes left it"
-grep -q "^removed 1 release directory of apps that are gone" "$IT_TMP/gc.out" || t_err "gc: $(cat "$IT_TMP/gc.out")"
+grep -q "^removed 1 release directory of apps that are gone (0 MiB) and 1 build container left over" "$IT_TMP/gc.out" ||
+	t_err "gc: $(cat "$IT_TMP/gc.out")"
+container_exists "$OLDB" && t_err "gc --yes left the stopped build container"
+container_running "$LIVEB" || t_err "gc --yes touched the running build container"
+rm_builds
 t_end
 
 finish

@@ -10,9 +10,8 @@
 # data directory brings them back (root's, a server release's app/ the
 # sandbox user's), both serving after start; a purge removes the
 # releases and their rows, also when a kill -9 interrupted it; gc and
-# doctor see a release directory of an
-# app that is gone, and gc removes it and a stopped build container (never
-# a running one).
+# doctor see a release directory of an app that is gone, and gc removes
+# it and a stopped build container (never a running one).
 . "$(dirname "$0")/lib.sh"
 need_test_image
 

@@ -520,7 +520,9 @@ active_add(const struct publication *p, void *arg)
 	struct app app;
 
 	/* An app in the trash keeps its publication but runs nothing: its
-	 * restore starts its container again (publish_app_restored). */
+	 * restore starts its container again (publish_app_restored).  Left
+	 * out here, a container of it still there at the start (a kill -9
+	 * during the delete) is removed with the stale ones. */
 	if (p->release_id[0] == '\0' ||
 	    store_app_get(a->c->store, NULL, p->app_id, &app) ==
 	        STORE_NOT_FOUND)

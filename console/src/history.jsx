@@ -22,6 +22,11 @@ const kinds = [
 	['task.', 'Tasks'],
 	['git.', 'Git'],
 	['snapshot.', 'Snapshots'],
+	// Publishing (docs/publish.md): builds, rollbacks and custom domains;
+	// app.unpublished is among "The app".
+	['publish.', 'Publishing'],
+	['release.', 'Rollbacks'],
+	['domain.', 'Domains'],
 ];
 
 // Newest first: ULIDs sort as their time does.
@@ -128,6 +133,12 @@ function Details({ev}) {
 	if (typeof p.sha === 'string') out.push('commit ' + p.sha.slice(0, 7));
 	if (typeof p.branch === 'string') out.push('branch ' + p.branch);
 	if (typeof p.agent === 'string') out.push('agent ' + p.agent);
+	// Publishing's events: the release (and its kind), a custom domain's
+	// host and how it was verified.
+	if (typeof p.number === 'number') out.push('release #' + p.number);
+	if (typeof p.kind === 'string' && p.kind) out.push(p.kind);
+	if (typeof p.host === 'string') out.push(p.host);
+	if (typeof p.method === 'string') out.push('verified by ' + p.method);
 	const ulid = (v) => (typeof v === 'string' && /^[0-9A-Za-z]{26}$/.test(v) ? v : null);
 	const link = ev.type === 'app.forked' && ulid(p.app_id) ? [p.app_id, 'open the new app']
 		: ulid(p.forked_from) ? [p.forked_from, 'open the source app'] : null;
@@ -209,6 +220,9 @@ export function History({app, sandbox, onChange}) {
 		// The task's row may be written just after its event: look again.
 		if (ev.type.startsWith('task.')) { tasks.reload(); setTimeout(tasks.reload, 1500); }
 		if (ev.type.startsWith('sandbox.') || ev.type === 'snapshot.restored' || ev.type === 'app.renamed') onChange();
+		// The app's publication changed: its page (the Publish panel, the
+		// disk figures) reads it again.
+		if (/^(publish|release|domain)\./.test(ev.type) || ev.type === 'app.unpublished') onChange();
 	};
 	const t = useTimeline(app.id, kind, onLive);
 	const taskMap = new Map(((tasks.data && tasks.data.tasks) || []).map((x) => [x.id, x]));

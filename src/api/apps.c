@@ -51,6 +51,9 @@ api_app_json(const struct core *c, const struct app *a)
 		jv_set_int(d, "bytes", du.bytes);
 		jv_set_int(d, "own", du.bytes - du.shared);
 		jv_set_int(d, "shared", du.shared);
+		jv_set_int(d, "releases", du.releases);
+		jv_set_int(d, "releases_bytes", du.releases_bytes);
+		jv_set_int(d, "total_bytes", du.bytes + du.releases_bytes);
 		api_set_time(d, "measured_at", du.measured_at);
 		if (du.partial)
 			jv_set_bool(d, "partial", true);
@@ -242,6 +245,7 @@ apps_create(struct req *r, struct resp *w)
 /*
  * The app's snapshots in its disk object (docs/snapshots.md): after the
  * app's JSON, outside the store's lock (a list's callback holds it).
+ * total_bytes (the workspace and the releases so far) gets them too.
  */
 static void
 disk_snapshots(struct core *c, struct jv *o, const char *app_id)
@@ -252,6 +256,8 @@ disk_snapshots(struct core *c, struct jv *o, const char *app_id)
 	if (d && store_snapshot_usage(c->store, app_id, &n, &b) == 0) {
 		jv_set_int(d, "snapshots", n);
 		jv_set_int(d, "snapshot_bytes", b);
+		jv_set_int(d, "total_bytes",
+		           jv_int(jv_get(d, "total_bytes")) + b);
 	}
 }
 

@@ -8,14 +8,20 @@
  * The counters and histograms are lib/metrics.c's, read without a lock;
  * the gauges are counted here, on the scraping request's thread: the
  * sandboxes by state from the store (one pass over its rows), the
+ * releases by status and the published apps (one statement), the
  * egress refusals from the nft set's counters (one libnftables list),
  * whether Docker answers.  Nothing here runs on a hot path.
  */
+#include <stdio.h>
+#include <stdlib.h>
+
 #include "api/api.h"
+#include "publish/publish.h"
 #include "sbnet/sbnet.h"
 #include "lib/metrics.h"
 
-#define METRICS_BODY_BYTES (1u << 20) /* the text is a few KiB */
+#define METRICS_BODY_BYTES    (1u << 20) /* the text is a few KiB */
+#define METRICS_PUBLISHED_MAX 4096       /* apps with a requests series */
 
 static int
 count_state(const struct sandbox *sb, void *arg)
@@ -35,6 +41,74 @@ count_app(const struct app *a, void *arg)
 	(void)a;
 	(*(int64_t *)arg)++;
 	return 0;
+}
+
+static const char *
+kind_name(enum publish_kind k)
+{
+	return k == PUBLISH_STATIC   ? "static"
+	       : k == PUBLISH_SERVER ? "server"
+	       : k == PUBLISH_DOWN   ? "down"
+	                             : "none";
+}
+
+/*
+ * Requests per published app, from the edge's host table (one copy of
+ * its counters under its lock, at most METRICS_PUBLISHED_MAX apps): one
+ * series per app, labelled with what its active release is.
+ */
+static int
+publish_requests(struct req *r, struct buf *b)
+{
+	struct publish_stat *st = calloc(METRICS_PUBLISHED_MAX, sizeof(*st));
+	char labels[128];
+	size_t n;
+	int rc;
+
+	if (st == NULL)
+		return -1;
+	n = publish_stats(r->core, st, METRICS_PUBLISHED_MAX);
+	rc = metrics_family(b, "sandboxd_publish_requests_total", "counter",
+	                    "Requests the edge answered for a published app, "
+	                    "by its id and its active release's kind.");
+	for (size_t i = 0; rc == 0 && i < n; i++) {
+		snprintf(labels, sizeof(labels), "app=\"%s\",kind=\"%s\"",
+		         st[i].app_id, kind_name(st[i].kind));
+		rc = metrics_sample(b, "sandboxd_publish_requests_total",
+		                    labels, (int64_t)st[i].requests);
+	}
+	free(st);
+	return rc;
+}
+
+/* Publishing's gauges: releases by status, apps serving a release. */
+static int
+publish_gauges(struct req *r, struct buf *b)
+{
+	static const char *const names[] = {"building", "ready", "failed"};
+	struct release_stats st;
+	int64_t by[3];
+	char labels[64];
+	int rc;
+
+	if (store_release_stats(r->core->store, &st) != 0)
+		return 0; /* no figure rather than a wrong one */
+	by[0] = st.building;
+	by[1] = st.ready;
+	by[2] = st.failed;
+	rc = metrics_family(b, "sandboxd_releases", "gauge",
+	                    "Releases kept, by status.");
+	for (size_t i = 0; rc == 0 && i < 3; i++) {
+		snprintf(labels, sizeof(labels), "status=\"%s\"", names[i]);
+		rc = metrics_sample(b, "sandboxd_releases", labels, by[i]);
+	}
+	if (rc == 0)
+		rc = metrics_family(
+		         b, "sandboxd_published_apps", "gauge",
+		         "Apps whose publication serves a release.") ||
+		     metrics_sample(b, "sandboxd_published_apps", "",
+		                    st.published);
+	return rc;
 }
 
 static int
@@ -78,6 +152,10 @@ gauges(struct req *r, struct buf *b)
 		                   "1 when the Docker engine answered last.") ||
 		    metrics_sample(b, "sandboxd_docker_up", "",
 		                   docker_is_up(r->core->docker));
+	if (rc == 0)
+		rc = publish_gauges(r, b);
+	if (rc == 0)
+		rc = publish_requests(r, b);
 	return rc;
 }
 

@@ -16,6 +16,20 @@ print_found(const struct gc_found *f, void *arg)
 {
 	const bool *yes = arg;
 
+	if (f->kind == GC_RELEASES || f->kind == GC_BUILD) {
+		if (f->kind == GC_RELEASES)
+			printf("%s releases %s (%lld MiB): their app is gone\n",
+			       *yes ? "removing" : "would remove", f->name,
+			       (long long)(f->bytes >> 20));
+		else
+			printf("%s build container %.12s (release %s): left "
+			       "over by a build that ended\n",
+			       *yes ? "removing" : "would remove", f->name,
+			       f->tag);
+		if (f->error)
+			printf("  not removed: %s\n", f->error);
+		return;
+	}
 	if (f->kind == GC_TRASH) {
 		printf("%s trash %s (%lld MiB)\n",
 		       *yes ? "removing" : "would remove", f->name,
@@ -54,6 +68,17 @@ gc(const struct config *cfg, bool yes, const char *repo)
 	if (r.store_unreadable)
 		fprintf(stderr, "sandboxd gc: cannot read %s/store\n",
 		        cfg->data_dir);
+	if (r.releases_unreadable)
+		fprintf(stderr,
+		        "sandboxd gc: cannot read %s/releases or the database: "
+		        "no release directory judged\n",
+		        cfg->data_dir);
+	printf("%s %d release director%s of apps that are gone (%lld MiB) "
+	       "and %d build container%s left over\n",
+	       yes ? "removed" : "would remove", r.releases,
+	       r.releases == 1 ? "y" : "ies",
+	       (long long)(r.releases_bytes >> 20), r.builds,
+	       r.builds == 1 ? "" : "s");
 	if (r.depcache_unreadable)
 		fprintf(stderr, "sandboxd gc: cannot read %s/depcache\n",
 		        cfg->data_dir);

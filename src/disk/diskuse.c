@@ -2,20 +2,22 @@
  * Disk use per app (diskuse.h).  A pass copies the sandbox rows (id,
  * app) out of the store first, so no store lock is held while a tree is
  * walked, then walks each workspace (ws_usage_walk: no symlinks, no
- * other mounts, at most WS_USAGE_MAX_MS and WS_USAGE_MAX_ENTRIES each)
- * and swaps the new table in under the table's mutex, which readers
- * hold only to copy one entry.  Apps gone since the last pass drop out
- * with the swap.  The table is a lib/idtab over a fixed array; a pass
- * holds at most DISKUSE_SLOTS rows, so it never fills, and no entry is
- * ever reused (all are pinned: a full table takes no more).
- * The table is the handle's (struct diskuse), made by serve(), whose
- * periodic jobs (lib/periodic.h) run the passes; a pass watches the
- * handle's own stop flag.
+ * other mounts, at most WS_USAGE_MAX_MS and WS_USAGE_MAX_ENTRIES each),
+ * then each app's directory of releases (<data>/releases/<app id>, by
+ * its name: no store row is needed, and an app in the trash keeps its
+ * releases there, counted), and swaps the new table in under the
+ * table's mutex, which readers hold only to copy one entry.  Apps gone since
+ * the last pass drop out with the swap.  The table is a lib/idtab over a fixed
+ * array; a pass holds at most DISKUSE_SLOTS rows, so it never fills, and no
+ * entry is ever reused (all are pinned: a full table takes no more). The table
+ * is the handle's (struct diskuse), made by serve(), whose periodic jobs
+ * (lib/periodic.h) run the passes; a pass watches the handle's own stop flag.
  */
 #include "disk/diskuse.h"
 
 #include "disk/dedup.h"
 
+#include <dirent.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -97,6 +99,64 @@ copy_row(const struct sandbox *sb, void *arg)
 	return 0;
 }
 
+/* Whether name is exactly an id (ULID, upper case): a release or an app
+ * directory; anything else (a build's temporary) is not counted. */
+static bool
+is_id(const char *name)
+{
+	char id[ULID_LEN + 1];
+
+	return ulid_parse(name, id) && strcmp(id, name) == 0;
+}
+
+/* The release directories of one app's directory. */
+static int64_t
+count_releases(const char *path)
+{
+	DIR *d = opendir(path);
+	struct dirent *de;
+	int64_t n = 0;
+
+	if (d == NULL)
+		return 0;
+	while ((de = readdir(d)) != NULL)
+		n += (de->d_type == DT_DIR || de->d_type == DT_UNKNOWN) &&
+		     is_id(de->d_name);
+	closedir(d);
+	return n;
+}
+
+/* Each app's releases (<data>/releases/<app id>) into tab. */
+static void
+releases_pass(struct diskuse *du, struct idtab *tab)
+{
+	char dir[PATH_MAX], path[PATH_MAX + 64];
+	struct dirent *de;
+	DIR *d;
+
+	snprintf(dir, sizeof(dir), "%s/" DISKUSE_RELEASES_DIR,
+	         du->cfg->data_dir);
+	if ((d = opendir(dir)) == NULL)
+		return;
+	while (!atomic_load(&du->stopping) && (de = readdir(d)) != NULL) {
+		struct slot *s;
+		bool partial = false;
+		int64_t b;
+
+		if (!is_id(de->d_name))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		b = ws_usage_walk(path, &partial);
+		if (b < 0 || (s = idtab_put(tab, de->d_name)) == NULL)
+			continue;
+		s->v.releases = count_releases(path);
+		s->v.releases_bytes = b;
+		s->v.partial = s->v.partial || partial;
+		s->v.measured_at = clock_now();
+	}
+	closedir(d);
+}
+
 void
 diskuse_pass(struct diskuse *du)
 {
@@ -129,9 +189,11 @@ diskuse_pass(struct diskuse *du)
 		dedup_kick(du->dedup, rows.r[i].id);
 		s->v.bytes = b;
 		s->v.shared = shared;
+		s->v.workspace = true;
 		s->v.partial = partial;
 		s->v.measured_at = clock_now();
 	}
+	releases_pass(du, &tab);
 	pthread_mutex_lock(&du->mu);
 	memcpy(du->s, next, sizeof(du->s));
 	pthread_mutex_unlock(&du->mu);

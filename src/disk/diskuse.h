@@ -1,6 +1,7 @@
 /*
- * diskuse: each app's disk use (its sandbox's workspace), measured in
- * the background every SANDBOXD_DISK_USAGE_INTERVAL_SECONDS by its own
+ * diskuse: each app's disk use (its sandbox's workspace, and its
+ * published releases under <data>/releases/<app id>), measured in the
+ * background every SANDBOXD_DISK_USAGE_INTERVAL_SECONDS by its own
  * thread with the bounded walk of ws/usage.h, so no request ever waits
  * for a walk.  The API shows the last figure in the app object.
  */
@@ -15,6 +16,9 @@
 #include "store/store.h"
 
 #define DISKUSE_SLOTS 8192 /* apps whose figure is kept */
+/* An app's releases, under the data directory (publish/publish.h's
+ * PUBLISH_DIR: this layer cannot include it). */
+#define DISKUSE_RELEASES_DIR "releases"
 
 /*
  * The figures and their thread: diskuse_new (NULL: out of memory) holds
@@ -30,17 +34,22 @@ struct diskuse *diskuse_new(const struct config *cfg, struct store *store,
                             struct dedup *dedup);
 void diskuse_stop(struct diskuse *du);
 void diskuse_free(struct diskuse *du);
-/* One pass over every sandbox, on the caller's thread. */
+/* One pass over every sandbox and every app's releases, on the caller's
+ * thread. */
 void diskuse_pass(struct diskuse *du);
 
 struct diskuse_figure {
-	int64_t bytes;
-	int64_t shared;      /* of bytes: links of the dependency store */
-	int64_t measured_at; /* unix seconds */
-	bool partial;        /* the walk hit its bound: a lower bound */
+	int64_t bytes;          /* the workspace's; 0 without a sandbox */
+	int64_t shared;         /* of bytes: links of the dependency store */
+	int64_t releases;       /* release directories kept on disk */
+	int64_t releases_bytes; /* what they hold, build logs included */
+	int64_t measured_at;    /* unix seconds */
+	bool workspace;         /* bytes and shared were measured */
+	bool partial;           /* a walk hit its bound: a lower bound */
 };
 
-/* The app's last figure; false when it has none (no sandbox, not yet). */
+/* The app's last figure; false when it has none (no sandbox and no
+ * release, or not yet). */
 bool diskuse_get(struct diskuse *du, const char *app_id,
                  struct diskuse_figure *out);
 

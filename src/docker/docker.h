@@ -157,6 +157,7 @@ struct docker_container {
 	char state[32];    /* running exited paused … */
 	char instance[32]; /* label sandboxd.instance, or "" */
 	char sandbox[32];  /* label sandboxd.sandbox, or "" */
+	char build[32];    /* label sandboxd.build (a release's build), or "" */
 };
 
 /* The id ("sha256:…") of the image name names; DOCKER_NOT_FOUND. */

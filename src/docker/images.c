@@ -99,6 +99,8 @@ docker_containers_all(struct docker *d,
 		     jv_str(jv_get(lb, "sandboxd.instance")));
 		copy(dc.sandbox, sizeof(dc.sandbox),
 		     jv_str(jv_get(lb, "sandboxd.sandbox")));
+		copy(dc.build, sizeof(dc.build),
+		     jv_str(jv_get(lb, "sandboxd.build")));
 		fn(&dc, arg);
 	}
 	jv_free(resp);

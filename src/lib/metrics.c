@@ -68,6 +68,11 @@ static const struct hist_def hdefs[METRIC_HIST_COUNT] = {
                              "to its sandbox started.",
                              {100, 250, 500, 1000, 2500, 5000, 10000, 20000,
                               30000, 60000}},
+    [METRIC_PUBLISH_BUILD_SECONDS] = {"sandboxd_publish_build_seconds",
+                                      "Time a release's build took, from "
+                                      "its start to ready or failed.",
+                                      {1000, 5000, 10000, 20000, 30000, 60000,
+                                       120000, 300000, 600000, 900000}},
 };
 
 static _Atomic uint64_t counters[METRIC_COUNT];

@@ -34,6 +34,7 @@ enum metric {
 /* Histograms (seconds). */
 enum metric_hist {
 	METRIC_WAKE_SECONDS,
+	METRIC_PUBLISH_BUILD_SECONDS, /* a release's build, ready or failed */
 	METRIC_HIST_COUNT,
 };
 

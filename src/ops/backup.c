@@ -5,8 +5,9 @@
  * must be an empty directory of ours: never a link, another user's, or
  * one that holds anything, as whatever is there could be a link that a
  * write would follow.  Backup order: the database first (one committed
- * state), then the key, then the workspaces, then manifest.json.  The
- * workspaces come after the database because they only move forward: every
+ * state), then the key, then the workspaces and the releases, then
+ * manifest.json.  The workspaces (and the releases, made before their row
+ * says "ready") come after the database because they only move forward: every
  * checkpoint and file a row of the copy names was already in its workspace when
  * the copy was taken, so a copy of the workspace made later holds it too. The
  * other order could give rows naming commits the copied workspace never had.  A
@@ -301,6 +302,46 @@ copy_trash(const struct backup_opts *o, int bkfd, struct backup_manifest *m,
 	return 0;
 }
 
+/*
+ * The published apps' releases (<data>/releases, publish/publish.h):
+ * always copied, with or without the workspaces, as they are what the
+ * published apps serve and a release is never rebuilt from its row.
+ * Their files do not change once built, so nothing is paused; a release
+ * still building is copied as it is, and the start after a restore
+ * fails it (its row says "building") and removes its directory.
+ */
+static int
+copy_releases(const struct backup_opts *o, int bkfd, struct backup_manifest *m,
+              FILE *out, char *err, size_t errlen)
+{
+	char src[PATH_MAX + 32];
+	struct backup_tree_count n = {0};
+	struct dirent *de;
+	int k = 0;
+	DIR *d;
+
+	snprintf(src, sizeof(src), "%s/" BACKUP_REL_DIR, o->cfg->data_dir);
+	if ((d = opendir(src)) == NULL && errno == ENOENT)
+		return 0; /* nothing was ever published */
+	while (d && (de = readdir(d)) != NULL)
+		k += de->d_name[0] != '.';
+	if (d)
+		closedir(d);
+	if (k == 0 && d)
+		return 0; /* none kept */
+	if (copy_tree(o, bkfd, src, BACKUP_REL_DIR, BACKUP_REL_LIST, NULL, &n,
+	              err, errlen) < 0 ||
+	    add_file(m, o->dir, BACKUP_REL_LIST) < 0)
+		return -1;
+	m->releases = true;
+	m->releases_apps = n.top;
+	m->releases_bytes = n.bytes;
+	say_left_out(out, "releases", &n);
+	fprintf(out, "releases: of %lld app%s, %lld bytes\n", (long long)n.top,
+	        n.top == 1 ? "" : "s", (long long)n.bytes);
+	return 0;
+}
+
 static int
 write_manifest(const char *dir, const struct backup_manifest *m)
 {
@@ -456,7 +497,8 @@ backup_run(const struct backup_opts *o, FILE *out, char *err, size_t errlen)
 		        (long long)m.workspaces_count,
 		        (long long)m.workspaces_bytes);
 	}
-	if (copy_trash(o, bkfd, &m, out, err, errlen) < 0)
+	if (copy_trash(o, bkfd, &m, out, err, errlen) < 0 ||
+	    copy_releases(o, bkfd, &m, out, err, errlen) < 0)
 		goto fail;
 	if (write_manifest(o->dir, &m) < 0)
 		FAIL("cannot write %s/manifest.json: %s", o->dir,

@@ -5,11 +5,12 @@
  * secret.key when the master key is that file, workspaces/ (and the
  * trash's kept workspaces, trash-kept/) with --workspaces, each with its
  * list (workspaces.list, trash-kept.list: every entry's path, type, mode,
- * size and SHA-256), and manifest.json, written last: a directory without
- * it is an unfinished backup.  Restore checks the manifest, the checksums
- * and PRAGMA integrity_check before it touches the data directory, checks
- * every entry of a tree against its list as it copies it, and never runs
- * next to a daemon on it.
+ * size and SHA-256), the published apps' releases (releases/, always:
+ * what serves the apps, releases.list), and manifest.json, written last: a
+ * directory without it is an unfinished backup.  Restore checks the manifest,
+ * the checksums and PRAGMA integrity_check before it touches the data
+ * directory, checks every entry of a tree against its list as it copies it, and
+ * never runs next to a daemon on it.
  */
 #ifndef OPS_BACKUP_H
 #define OPS_BACKUP_H
@@ -33,11 +34,13 @@
 #define BACKUP_FORMAT         2
 #define BACKUP_FORMAT_NOLIST  1
 #define BACKUP_MANIFEST_BYTES 65536 /* a manifest is under 2 KiB */
-#define BACKUP_FILES          5     /* the database, 2 keys, 2 lists */
+#define BACKUP_FILES          6     /* the database, 2 keys, 3 lists */
 #define BACKUP_KEY_FILES      3     /* the database and the keys */
 #define BACKUP_WS_LIST        "workspaces.list"
 #define BACKUP_TRASH_DIR      "trash-kept" /* the trash's kept workspaces */
 #define BACKUP_TRASH_LIST     "trash-kept.list"
+#define BACKUP_REL_DIR        "releases" /* <data>/releases, the same name */
+#define BACKUP_REL_LIST       "releases.list"
 
 struct backup_file {
 	char name[32]; /* one of the names backup_file_known() takes */
@@ -57,6 +60,9 @@ struct backup_manifest {
 	bool trash; /* trash-kept/ is in the backup */
 	int64_t workspaces_count;
 	int64_t workspaces_bytes;
+	bool releases; /* releases/ is in the backup (absent: none then) */
+	int64_t releases_apps;
+	int64_t releases_bytes;
 	struct backup_file files[BACKUP_FILES];
 	size_t nfiles;
 };
@@ -81,7 +87,7 @@ int restore_run(const struct config *cfg, const char *dir, bool force,
 
 /*
  * The data directory's own directories restore writes into (state,
- * workspaces, trash, trash/kept) are directories, not links: 0, or -1
+ * workspaces, trash, trash/kept, releases) are directories, not links: 0, or -1
  * with err.  Checked before anything is made there.
  */
 int restore_target_check(const char *data_dir, char *err, size_t errlen);

@@ -27,9 +27,9 @@
 		goto fail;                                                     \
 	} while (0)
 
-static const char *const names[] = {"sandboxd.db", VAULT_KEY_FILE,
-                                    VAULT_NEXT_FILE, BACKUP_WS_LIST,
-                                    BACKUP_TRASH_LIST};
+static const char *const names[] = {"sandboxd.db",     VAULT_KEY_FILE,
+                                    VAULT_NEXT_FILE,   BACKUP_WS_LIST,
+                                    BACKUP_TRASH_LIST, BACKUP_REL_LIST};
 
 bool
 backup_file_known(const char *name)
@@ -72,6 +72,13 @@ backup_manifest_dump(const struct backup_manifest *m, struct buf *out)
 	jv_set_int(w, "count", m->workspaces_count);
 	jv_set_int(w, "bytes", m->workspaces_bytes);
 	jv_set(o, "workspaces", w);
+	if (m->releases) {
+		struct jv *rl = jv_obj();
+		jv_set_bool(rl, "included", true);
+		jv_set_int(rl, "apps", m->releases_apps);
+		jv_set_int(rl, "bytes", m->releases_bytes);
+		jv_set(o, "releases", rl);
+	}
 	rc = jv_dump(o, out);
 	jv_free(o);
 	return rc < 0 || buf_append(out, "\n", 1) < 0 ? -1 : 0;
@@ -174,8 +181,13 @@ check_files(const struct backup_manifest *m, char *err, size_t errlen)
 	if (lists && m->trash != backup_manifest_lists(m, BACKUP_TRASH_LIST))
 		FAIL("manifest: " BACKUP_TRASH_LIST " must be listed exactly "
 		     "when the trash is included");
-	if (!lists && (backup_manifest_lists(m, BACKUP_WS_LIST) ||
-	               backup_manifest_lists(m, BACKUP_TRASH_LIST)))
+	if (lists && m->releases != backup_manifest_lists(m, BACKUP_REL_LIST))
+		FAIL("manifest: " BACKUP_REL_LIST " must be listed exactly "
+		     "when the releases are included");
+	if (!lists &&
+	    (backup_manifest_lists(m, BACKUP_WS_LIST) ||
+	     backup_manifest_lists(m, BACKUP_TRASH_LIST) ||
+	     backup_manifest_lists(m, BACKUP_REL_LIST) || m->releases))
 		FAIL("manifest: format %d has no lists", BACKUP_FORMAT_NOLIST);
 	return 0;
 fail:
@@ -225,6 +237,10 @@ backup_manifest_parse(const char *text, size_t len, struct backup_manifest *m,
 	m->trash = jv_is_true(jv_get(w, "trash"));
 	m->workspaces_count = jv_int(jv_get(w, "count"));
 	m->workspaces_bytes = jv_int(jv_get(w, "bytes"));
+	w = jv_get(o, "releases");
+	m->releases = jv_is_true(jv_get(w, "included"));
+	m->releases_apps = jv_int(jv_get(w, "apps"));
+	m->releases_bytes = jv_int(jv_get(w, "bytes"));
 	if (parse_files(jv_get(o, "files"), m, err, errlen) < 0 ||
 	    check_files(m, err, errlen) < 0)
 		goto fail;

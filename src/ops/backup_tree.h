@@ -9,6 +9,7 @@
 #ifndef OPS_BACKUP_TREE_H
 #define OPS_BACKUP_TREE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -80,9 +81,19 @@ int backup_tree_write(int srcfd, int bkfd, const char *name, const char *list,
                       int64_t max_file, const struct backup_tree_hooks *h,
                       struct backup_tree_count *n, char *err, size_t errlen);
 
+/* Who owns a restored tree's entries (a list names no owner). */
+enum backup_owner {
+	BACKUP_OWN_SANDBOX, /* the sandbox user: workspaces */
+	/* The caller (root), but for a server release's built app,
+	 * <app id>/<release id>/app and below: the sandbox user's, as the
+	 * build made it, since its production container runs as that user
+	 * and must read what a mode of 0600 or 0700 keeps to its owner. */
+	BACKUP_OWN_RELEASES,
+};
+
 /*
  * Copies bkfd/name into the new directory dstfd/dst (root_mode, owned by
- * the caller), every entry under it owned by the sandbox user.  With a
+ * the caller), every entry under it owned as own says.  With a
  * list (bkfd/list, whose SHA-256 is sha256), each entry must be the
  * next line of the list, of its type, mode, size, checksum or target:
  * any difference, an entry the list lacks or a line the tree lacks
@@ -94,7 +105,7 @@ int backup_tree_write(int srcfd, int bkfd, const char *name, const char *list,
  */
 int backup_tree_restore(int bkfd, const char *name, const char *list,
                         const char *sha256, int dstfd, const char *dst,
-                        mode_t root_mode, struct backup_tree_count *n,
-                        char *err, size_t errlen);
+                        mode_t root_mode, enum backup_owner own,
+                        struct backup_tree_count *n, char *err, size_t errlen);
 
 #endif

@@ -741,12 +741,6 @@ check_https_port(struct ctx *x, struct doctor_check *c)
 	check_port(c, 443, "HTTPS");
 }
 
-static void
-check_providers(struct ctx *x, struct doctor_check *c)
-{
-	doctor_providers(x->cfg, c);
-}
-
 static bool
 wants_https(const struct ctx *x)
 {
@@ -754,26 +748,29 @@ wants_https(const struct ctx *x)
 }
 
 /* The report's rows in this order; a row with a when runs only if it
- * says so.  A check may use what one above it left in ctx. */
+ * says so.  A check may use what one above it left in ctx; one of
+ * another file (alone) takes only the configuration. */
 static const struct check {
 	const char *name;
 	void (*run)(struct ctx *x, struct doctor_check *c);
 	bool (*when)(const struct ctx *x);
+	void (*alone)(const struct config *cfg, struct doctor_check *c);
 } checks[] = {
-    {"engine", check_engine, NULL},
-    {"compose", check_compose, NULL},
-    {"port", check_http_port, NULL},
-    {"port-443", check_https_port, wants_https},
-    {"image", check_image, NULL},
-    {"proxy", check_proxy, NULL},
-    {"provider", check_providers, NULL},
-    {"network", check_network, NULL},
-    {"egress", check_egress, NULL},
-    {"disk", check_disk, NULL},
-    {"trash", check_trash, NULL},
-    {"memory", check_memory, NULL},
-    {"clock", check_clock, NULL},
-    {"datadir", check_datadir, NULL},
+    {"engine", check_engine, NULL, NULL},
+    {"compose", check_compose, NULL, NULL},
+    {"port", check_http_port, NULL, NULL},
+    {"port-443", check_https_port, wants_https, NULL},
+    {"image", check_image, NULL, NULL},
+    {"proxy", check_proxy, NULL, NULL},
+    {"provider", NULL, NULL, doctor_providers},
+    {"network", check_network, NULL, NULL},
+    {"egress", check_egress, NULL, NULL},
+    {"disk", check_disk, NULL, NULL},
+    {"trash", check_trash, NULL, NULL},
+    {"releases", NULL, NULL, doctor_releases},
+    {"memory", check_memory, NULL, NULL},
+    {"clock", check_clock, NULL, NULL},
+    {"datadir", check_datadir, NULL, NULL},
 };
 
 void
@@ -787,7 +784,9 @@ doctor_run(const struct config *cfg, struct doctor_report *r)
 	x.have_db = access(path, F_OK) == 0 &&
 	            store_db_peek(path, &x.db, err, sizeof(err)) == 0;
 	for (size_t i = 0; i < sizeof(checks) / sizeof(checks[0]); i++)
-		if (checks[i].when == NULL || checks[i].when(&x))
+		if (checks[i].alone)
+			checks[i].alone(cfg, add(r, checks[i].name));
+		else if (checks[i].when == NULL || checks[i].when(&x))
 			checks[i].run(&x, add(r, checks[i].name));
 	jv_free(x.status);
 	docker_free(x.docker);

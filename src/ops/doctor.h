@@ -42,6 +42,12 @@ void doctor_run(const struct config *cfg, struct doctor_report *r);
  * https); a failure names the host, the step and the fix.
  */
 void doctor_providers(const struct config *cfg, struct doctor_check *c);
+/*
+ * The `releases` check (doctor_publish.c): what <data>/releases holds,
+ * that it is root's and no link, and the directories of apps that are
+ * gone (`sandboxd gc` removes them).
+ */
+void doctor_releases(const struct config *cfg, struct doctor_check *c);
 /* "ok", "warn", "fail". */
 const char *doctor_level_name(enum doctor_level l);
 /* The worst level of the report. */

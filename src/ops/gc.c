@@ -29,6 +29,8 @@
  * temporary of a save that died over an hour ago, go first, so the
  * store entries only they held go in the same run (a dry run cannot
  * count those: they are still linked).
+ * The release directories of apps that are gone and the build
+ * containers left over are gc_publish.c's (its opening comment).
  * Rejected: printing here (the command line owns what it says, and a
  * caller other than it may want the findings).
  */
@@ -194,6 +196,9 @@ sweep_images(struct sweep *s, const struct config *cfg, char *err,
 		snprintf(err, errlen, "%s", msg);
 		goto out;
 	}
+	if (gc_builds(s->d, cfg, s->yes, s->note, s->arg, s->r, err, errlen) <
+	    0)
+		goto out;
 	rc = 0;
 out:
 	docker_free(s->d);
@@ -216,6 +221,7 @@ gc_run(const struct config *cfg, bool yes, const char *repo, gc_note_fn *note,
 		return -1;
 	sweep_trash(cfg, yes, note, arg, r);
 	count_kept(cfg, r);
+	gc_releases(cfg, yes, note, arg, r);
 	r->depcache_unreadable =
 	    depcache_gc(cfg->data_dir, cfg->depcache_max_age_days, yes,
 	                &r->depcache, &r->depcache_bytes) < 0;

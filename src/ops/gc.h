@@ -1,7 +1,8 @@
 /*
  * gc: what `sandboxd gc` may remove (images of ours no container uses,
  * the trash of interrupted removals, the dependency store's unlinked
- * entries), found and, with yes, removed.  The command line (cli/gc.c)
+ * entries, release directories of apps that are gone, build containers
+ * left over), found and, with yes, removed.  The command line (cli/gc.c)
  * prints what it is told; the rules are in gc.c's opening comment.
  * Runs without the daemon, on one thread.
  */
@@ -14,16 +15,20 @@
 
 #include "config/config.h"
 
+struct docker; /* docker/docker.h */
+
 enum gc_kind {
-	GC_IMAGE, /* an image of ours that nothing uses */
-	GC_TRASH, /* an entry of <data>/trash */
+	GC_IMAGE,    /* an image of ours that nothing uses */
+	GC_TRASH,    /* an entry of <data>/trash */
+	GC_RELEASES, /* <data>/releases/<id> of an app with no row */
+	GC_BUILD,    /* a stopped build container of this instance */
 };
 
 /* One thing found, told as it is found (an image after its removal). */
 struct gc_found {
 	enum gc_kind kind;
-	const char *name;  /* the image's id, or the trash entry's path */
-	const char *tag;   /* the image's tag (when not dangling) */
+	const char *name;  /* the image's or container's id, or a path */
+	const char *tag;   /* the image's tag; a build's release id */
 	bool dangling;     /* an untagged image */
 	int64_t bytes;     /* its size (a trash entry's: 0 when unknown) */
 	const char *error; /* why the image was not removed, or NULL */
@@ -44,6 +49,10 @@ struct gc_result {
 	int depcache; /* dependency-cache entries unused for too long */
 	int64_t depcache_bytes;
 	bool depcache_unreadable;
+	int releases; /* release directories of apps that are gone */
+	int64_t releases_bytes;
+	bool releases_unreadable; /* or the database: nothing judged */
+	int builds;               /* build containers left over */
 };
 
 /*
@@ -56,5 +65,13 @@ struct gc_result {
 int gc_run(const struct config *cfg, bool yes, const char *repo,
            gc_note_fn *note, void *arg, struct gc_result *r, char *err,
            size_t errlen);
+
+/* gc_publish.c: the release directories of apps that are gone, and the
+ * stopped build containers of this instance (gc_run calls both). */
+void gc_releases(const struct config *cfg, bool yes, gc_note_fn *note,
+                 void *arg, struct gc_result *r);
+int gc_builds(struct docker *d, const struct config *cfg, bool yes,
+              gc_note_fn *note, void *arg, struct gc_result *r, char *err,
+              size_t errlen);
 
 #endif

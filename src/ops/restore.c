@@ -4,7 +4,7 @@
  * Restore reads the backup as input and writes nothing through a link:
  * the manifest and the files it lists are opened O_NOFOLLOW and checked
  * against their checksums, the data directory's own directories (state,
- * workspaces, trash, trash/kept) must not be links, and the trees are
+ * workspaces, trash, trash/kept, releases) must not be links, and the trees are
  * copied by backup_tree.c, every entry checked against its list.  It
  * stages everything under *.restore-tmp names in the data directory (the
  * same filesystem, so the renames are atomic) and renames the database
@@ -14,7 +14,8 @@
  * would be replayed into it.  Restored onto another data directory than
  * the backup's, the copy forgets its instance id: the old daemon may
  * still run on the same engine, and its containers must not look like
- * the new one's.
+ * the new one's; and its releases' rows name their directories under
+ * the new data directory.
  *
  * A backup of format 1 (the release before the lists) is restored with
  * the same checks but against no list, and a warning: the upgrade path
@@ -66,8 +67,9 @@ remove_tree(const char *path)
 int
 restore_target_check(const char *data_dir, char *err, size_t errlen)
 {
-	static const char *const dirs[] = {"state", "workspaces", "trash",
-	                                   "trash/" WORKSPACE_KEPT_DIR, "log"};
+	static const char *const dirs[] = {"state", "workspaces",
+	                                   "trash", "trash/" WORKSPACE_KEPT_DIR,
+	                                   "log",   BACKUP_REL_DIR};
 	char path[PATH_MAX + 32];
 	struct stat st;
 
@@ -151,6 +153,9 @@ verify(const char *dir, const struct backup_manifest *m, FILE *out, char *err,
 	snprintf(path, sizeof(path), "%s/workspaces", dir);
 	if (m->workspaces && access(path, F_OK) < 0)
 		FAIL("the manifest lists workspaces but %s is missing", path);
+	snprintf(path, sizeof(path), "%s/" BACKUP_REL_DIR, dir);
+	if (m->releases && access(path, F_OK) < 0)
+		FAIL("the manifest lists releases but %s is missing", path);
 	fprintf(out,
 	        "backup of %s: checksums and integrity_check ok; %lld "
 	        "apps, %lld sandboxes, %lld tasks\n",
@@ -244,6 +249,7 @@ struct tree {
 	const char *name, *list;  /* in the backup */
 	const char *parent, *dst; /* in the data directory */
 	mode_t mode;
+	enum backup_owner own;
 };
 
 static int
@@ -275,8 +281,8 @@ stage_tree(struct step *s, int bkfd, const struct backup_manifest *m,
 	if (pfd < 0)
 		FAIL("%s/%s: %s", dd, t->parent, strerror(errno));
 	if (backup_tree_restore(bkfd, t->name, f ? t->list : NULL,
-	                        f ? f->sha256 : NULL, pfd, staged, t->mode, &n,
-	                        err, errlen) < 0)
+	                        f ? f->sha256 : NULL, pfd, staged, t->mode,
+	                        t->own, &n, err, errlen) < 0)
 		goto fail;
 	fprintf(out, "%s: %lld entries, %lld bytes%s\n", t->name,
 	        (long long)n.entries, (long long)n.bytes,
@@ -295,10 +301,25 @@ fail:
 	return rc;
 }
 
-static const struct tree ws_tree = {"workspaces", BACKUP_WS_LIST, ".",
-                                    "workspaces", 0711};
-static const struct tree trash_tree = {BACKUP_TRASH_DIR, BACKUP_TRASH_LIST,
-                                       "trash", WORKSPACE_KEPT_DIR, 0700};
+static const struct tree ws_tree = {.name = "workspaces",
+                                    .list = BACKUP_WS_LIST,
+                                    .parent = ".",
+                                    .dst = "workspaces",
+                                    .mode = 0711,
+                                    .own = BACKUP_OWN_SANDBOX};
+static const struct tree trash_tree = {.name = BACKUP_TRASH_DIR,
+                                       .list = BACKUP_TRASH_LIST,
+                                       .parent = "trash",
+                                       .dst = WORKSPACE_KEPT_DIR,
+                                       .mode = 0700,
+                                       .own = BACKUP_OWN_SANDBOX};
+/* Root's, as publish makes them, but for a server release's app/. */
+static const struct tree rel_tree = {.name = BACKUP_REL_DIR,
+                                     .list = BACKUP_REL_LIST,
+                                     .parent = ".",
+                                     .dst = BACKUP_REL_DIR,
+                                     .mode = 0700,
+                                     .own = BACKUP_OWN_RELEASES};
 
 /* Stages each step but the database's, in the order they are committed. */
 static int
@@ -314,6 +335,9 @@ stage_all(struct step *steps, size_t *n, const char *dir, int bkfd,
 		    stage_file(&steps[(*n)++], dir, key_files[i], dd,
 		               key_files[i], err, errlen) < 0)
 			return -1;
+	if (m->releases && stage_tree(&steps[(*n)++], bkfd, m, &rel_tree, dd,
+	                              out, err, errlen) < 0)
+		return -1;
 	if (!m->workspaces)
 		return 0;
 	if (m->format == BACKUP_FORMAT_NOLIST)
@@ -375,7 +399,9 @@ restore_run(const struct config *cfg, const char *dir, bool force, FILE *out,
 	               err, errlen) < 0)
 		goto fail;
 	if (strcmp(m.data_dir, dd) != 0 &&
-	    store_db_forget_instance(steps[n - 1].staged, err, errlen) < 0)
+	    (store_db_forget_instance(steps[n - 1].staged, err, errlen) < 0 ||
+	     store_db_move_releases(steps[n - 1].staged, m.data_dir, dd, err,
+	                            errlen) < 0))
 		goto fail;
 	if (commit(steps, n, dd, force, stamp, out, err, errlen) < 0)
 		goto fail;

@@ -33,6 +33,7 @@ line_type_name(char t)
 
 struct rctx {
 	struct backup_tree_count *n;
+	enum backup_owner own;
 	const char *tree; /* its name in the backup, for messages */
 	bool lists;
 	int listfd;
@@ -139,20 +140,37 @@ fail:
 	return -1;
 }
 
+/* Whether the entry at c->p is the sandbox user's (backup_tree.h). */
+static bool
+sandbox_owned(const struct rctx *c)
+{
+	const char *a, *b;
+
+	if (c->own == BACKUP_OWN_SANDBOX)
+		return true;
+	a = strchr(c->p.s, '/');
+	b = a ? strchr(a + 1, '/') : NULL;
+	return b && strncmp(b + 1, "app", 3) == 0 &&
+	       (b[4] == '\0' || b[4] == '/');
+}
+
 /* Owner, mode and time of what fd (or dfd/name, a link) is. */
 static int
-settle(int fd, int dfd, const char *name, const struct want *w)
+settle(const struct rctx *c, int fd, int dfd, const char *name,
+       const struct want *w)
 {
 	struct timespec ts[2] = {{.tv_sec = w->mtime}, {.tv_sec = w->mtime}};
+	bool sb = sandbox_owned(c);
+	uid_t uid = sb ? (uid_t)WORKSPACE_UID : geteuid();
+	gid_t gid = sb ? (gid_t)WORKSPACE_GID : getegid();
 
 	if (fd < 0)
-		return fchownat(dfd, name, WORKSPACE_UID, WORKSPACE_GID,
-		                AT_SYMLINK_NOFOLLOW) < 0 ||
+		return fchownat(dfd, name, uid, gid, AT_SYMLINK_NOFOLLOW) < 0 ||
 		               utimensat(dfd, name, ts, AT_SYMLINK_NOFOLLOW) < 0
 		           ? -1
 		           : 0;
-	return fchown(fd, WORKSPACE_UID, WORKSPACE_GID) < 0 ||
-	               fchmod(fd, w->mode & 0777) < 0 || futimens(fd, ts) < 0
+	return fchown(fd, uid, gid) < 0 || fchmod(fd, w->mode & 0777) < 0 ||
+	               futimens(fd, ts) < 0
 	           ? -1
 	           : 0;
 }
@@ -191,7 +209,7 @@ restore_file(struct rctx *c, int sfd, int dfd, const char *name,
 	if (c->lists && (total != w->size || strcmp(hex, w->sha256) != 0))
 		FAIL("%s/%s does not match its checksum in the list", c->tree,
 		     where);
-	if (settle(out, dfd, name, w) < 0)
+	if (settle(c, out, dfd, name, w) < 0)
 		FAIL("%s/%s: %s", c->tree, where, strerror(errno));
 	c->n->bytes += total;
 	rc = 0;
@@ -217,7 +235,8 @@ restore_link(struct rctx *c, int sfd, int dfd, const char *name,
 	if (c->lists && strcmp(c->target, c->L.target) != 0)
 		FAIL("%s/%s points elsewhere than its list says", c->tree,
 		     where);
-	if (symlinkat(c->target, dfd, name) < 0 || settle(-1, dfd, name, w) < 0)
+	if (symlinkat(c->target, dfd, name) < 0 ||
+	    settle(c, -1, dfd, name, w) < 0)
 		FAIL("%s/%s: %s", c->tree, where, strerror(errno));
 	return 0;
 fail:
@@ -243,7 +262,7 @@ restore_subdir(struct rctx *c, int sfd, int dfd, const char *name,
 	if ((c->lists && list_next(c) < 0) ||
 	    restore_dir(c, sub, dsub, depth + 1) < 0)
 		goto fail;
-	if (settle(dsub, dfd, name, w) < 0)
+	if (settle(c, dsub, dfd, name, w) < 0)
 		FAIL("%s/%s: %s", c->tree, here(c), strerror(errno));
 	rc = 0;
 fail:
@@ -361,8 +380,8 @@ fail:
 int
 backup_tree_restore(int bkfd, const char *name, const char *list,
                     const char *sha256, int dstfd, const char *dst,
-                    mode_t root_mode, struct backup_tree_count *n, char *err,
-                    size_t errlen)
+                    mode_t root_mode, enum backup_owner own,
+                    struct backup_tree_count *n, char *err, size_t errlen)
 {
 	struct rctx *c = calloc(1, sizeof(*c));
 	int sfd = -1, dfd = -1, rc = -1;
@@ -373,6 +392,7 @@ backup_tree_restore(int bkfd, const char *name, const char *list,
 		return -1;
 	}
 	c->n = n;
+	c->own = own;
 	c->tree = name;
 	c->lists = list != NULL && sha256 != NULL;
 	c->listfd = -1;

@@ -286,6 +286,7 @@ publish_stats(struct core *c, struct publish_stat *out, size_t max)
 		         p->apps[i].app_id);
 		snprintf(out[n].label, sizeof(out[n].label), "%s",
 		         p->apps[i].label);
+		out[n].kind = p->apps[i].s.kind;
 		out[n].requests = p->apps[i].requests;
 		n++;
 	}

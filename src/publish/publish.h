@@ -136,6 +136,7 @@ bool publish_verify_token(struct core *c, const char *host, size_t hostlen,
 struct publish_stat {
 	char app_id[ULID_LEN + 1];
 	char label[64];
+	enum publish_kind kind; /* what its hosts answer now */
 	uint64_t requests;
 };
 size_t publish_stats(struct core *c, struct publish_stat *out, size_t max);

@@ -75,8 +75,19 @@ serve_publication(const struct publication *pb, void *arg)
 	struct core *c = arg;
 	struct release r;
 	struct err e = {0};
+	int where = store_app_where(c->store, pb->app_id);
 
-	if (pb->release_id[0] == '\0') {
+	/* An app purged or deleted while publishing was not up (the trash's
+	 * recovery runs before it): its releases and rows go now. */
+	if (where == STORE_NOT_FOUND) {
+		log_info("publish: app %s is gone: removing its releases",
+		         pb->app_id);
+		publish_app_gone(c, pb->app_id);
+		return 0;
+	}
+	/* An app in the trash keeps its rows but is not served: its
+	 * restore serves it (publish_app_restored). */
+	if (pb->release_id[0] == '\0' || where == STORE_TRASHED) {
 		pub_serve_none(c, pb->app_id, pb->label);
 		return 0;
 	}

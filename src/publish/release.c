@@ -37,6 +37,7 @@
 #include "lib/clock.h"
 #include "lib/jv.h"
 #include "lib/log.h"
+#include "lib/metrics.h"
 #include "lib/utf8.h"
 #include "publish/internal.h"
 #include "publish/runner.h"
@@ -577,6 +578,7 @@ job_main(void *arg)
 	else
 		rc = job_build(j, log, plan, &e);
 	j->r.build_ms = clock_mono_ms() - t0;
+	metric_observe(METRIC_PUBLISH_BUILD_SECONDS, j->r.build_ms);
 	snprintf(work, sizeof(work), "%s/work", j->r.path);
 	copytree_remove(work);
 	if (rc == 0 && atomic_load(&j->cancel))

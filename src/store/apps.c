@@ -181,3 +181,23 @@ store_app_list(struct store *s, const char *owner,
 	UNLOCK(s);
 	return rc;
 }
+
+static int
+trashed_of(sqlite3_stmt *st, void *out)
+{
+	*(int *)out = sqlite3_column_int64(st, 0) != 0;
+	return 0;
+}
+
+int
+store_app_where(struct store *s, const char *id)
+{
+	int trashed = 0, rc;
+
+	LOCK(s);
+	rc = store_one(
+	    store_prep(s, "SELECT trashed_at FROM app WHERE id = ?", "s", id),
+	    trashed_of, &trashed);
+	UNLOCK(s);
+	return rc == 0 && trashed ? STORE_TRASHED : rc;
+}

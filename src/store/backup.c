@@ -226,3 +226,84 @@ store_db_peek(const char *path, struct store_db_info *info, char *err,
 	sqlite3_close(db);
 	return rc;
 }
+
+int
+store_db_app_ids(const char *path, void (*fn)(const char *id, void *arg),
+                 void *arg, char *err, size_t errlen)
+{
+	sqlite3 *db = NULL;
+	sqlite3_stmt *st = NULL;
+	int rc = -1, step;
+
+	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) !=
+	    SQLITE_OK) {
+		snprintf(err, errlen, "cannot open %s: %s", path,
+		         sqlite3_errmsg(db));
+		goto out;
+	}
+	sqlite3_busy_timeout(db, 2000);
+	if (sqlite3_prepare_v2(db, "SELECT id FROM app", -1, &st, NULL) !=
+	    SQLITE_OK) {
+		snprintf(err, errlen, "%s: %s", path, sqlite3_errmsg(db));
+		goto out;
+	}
+	while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+		const char *id = (const char *)sqlite3_column_text(st, 0);
+		if (id)
+			fn(id, arg);
+	}
+	if (step != SQLITE_DONE)
+		snprintf(err, errlen, "%s: %s", path, sqlite3_errmsg(db));
+	else
+		rc = 0;
+out:
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+	return rc;
+}
+
+int
+store_db_move_releases(const char *path, const char *from, const char *to,
+                       char *err, size_t errlen)
+{
+	static const char sql[] =
+	    "UPDATE release SET path = ?2 || substr(path, length(?1) + 1) "
+	    "WHERE substr(path, 1, length(?1) + 1) = ?1 || '/'";
+	sqlite3 *db = NULL;
+	sqlite3_stmt *st = NULL;
+	int rc = -1, has = 0;
+
+	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, NULL) !=
+	    SQLITE_OK) {
+		snprintf(err, errlen, "cannot open %s: %s", path,
+		         sqlite3_errmsg(db));
+		goto out;
+	}
+	/* A database from before publishing has no release table. */
+	if (sqlite3_prepare_v2(db,
+	                       "SELECT count(*) FROM sqlite_master WHERE "
+	                       "type = 'table' AND name = 'release'",
+	                       -1, &st, NULL) != SQLITE_OK ||
+	    sqlite3_step(st) != SQLITE_ROW)
+		goto fail;
+	has = sqlite3_column_int(st, 0);
+	sqlite3_finalize(st);
+	st = NULL;
+	if (!has) {
+		rc = 0;
+		goto out;
+	}
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK ||
+	    sqlite3_bind_text(st, 1, from, -1, SQLITE_STATIC) != SQLITE_OK ||
+	    sqlite3_bind_text(st, 2, to, -1, SQLITE_STATIC) != SQLITE_OK ||
+	    sqlite3_step(st) != SQLITE_DONE)
+		goto fail;
+	rc = 0;
+	goto out;
+fail:
+	snprintf(err, errlen, "%s: %s", path, sqlite3_errmsg(db));
+out:
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+	return rc;
+}

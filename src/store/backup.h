@@ -46,10 +46,28 @@ int store_db_peek(const char *path, struct store_db_info *info, char *err,
                   size_t errlen);
 
 /*
+ * Every app id of the database at path, read-only in one read
+ * transaction (apps in the trash too: their rows stay), each given to
+ * fn.  0, or -1 with err (fn may have had some ids then).
+ */
+int store_db_app_ids(const char *path, void (*fn)(const char *id, void *arg),
+                     void *arg, char *err, size_t errlen);
+
+/*
  * Drops the copy's instance id, so the daemon that opens it makes a new
  * one and never takes the containers of the instance it was copied from
  * (which may still run on the same engine) for its own.
  */
 int store_db_forget_instance(const char *path, char *err, size_t errlen);
+
+/*
+ * The releases' directories (release.path, under <data>/releases) of a
+ * copy restored onto another data directory: from's prefix becomes
+ * to's, so a release is served from the restored files, never from the
+ * directory the backup was taken of.  A database without releases is
+ * left as it is.  0, or -1 with err.
+ */
+int store_db_move_releases(const char *path, const char *from, const char *to,
+                           char *err, size_t errlen);
 
 #endif

@@ -20,6 +20,7 @@
 #define STORE_NOT_FOUND 1
 #define STORE_CONFLICT  2
 #define STORE_TOO_MANY  3 /* a cap on rows per owner would be passed */
+#define STORE_TRASHED   4 /* store_app_where: the app is in the trash */
 
 struct store;
 
@@ -108,6 +109,9 @@ int store_app_insert(struct store *s, const struct app *a);
 /* owner NULL matches any owner. */
 int store_app_get(struct store *s, const char *owner, const char *id,
                   struct app *out);
+/* Where the app's row is: 0 live, STORE_TRASHED in the trash,
+ * STORE_NOT_FOUND gone (deleted or purged), -1 a database error. */
+int store_app_where(struct store *s, const char *id);
 int store_app_update(struct store *s, const struct app *a);
 /*
  * The app's remote (git_repo_url, git_branch, git_credential_id; all ""
@@ -744,6 +748,13 @@ int store_release_delete(struct store *s, const char *id);
 int store_release_building(struct store *s,
                            int (*fn)(const struct release *, void *),
                            void *arg);
+
+/* Releases by status, and the apps serving one (relstats.c: metrics). */
+struct release_stats {
+	int64_t building, ready, failed;
+	int64_t published; /* publications with an active release */
+};
+int store_release_stats(struct store *s, struct release_stats *out);
 
 struct publication {
 	char app_id[ULID_LEN + 1];

@@ -236,6 +236,7 @@ static const struct {
     {"sandbox.oom_killed", "error"},
     {"task.failed", "error"},
     {"app.budget_reached", "warning"},
+    {"publish.failed", "error"},
 };
 
 void

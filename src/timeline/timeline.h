@@ -41,8 +41,9 @@ void timeline_free(struct timeline *tl);
 void timeline_record(struct timeline *tl, const struct tl_event *ev);
 /*
  * timeline_record() of ev with its message made by fmt, and when
- * ev->severity is NULL the type's own ("error" for an OOM kill or a
- * failed task, "warning" for a budget reached, else "info").
+ * ev->severity is NULL the type's own ("error" for an OOM kill, a
+ * failed task or a failed publish, "warning" for a budget reached, else
+ * "info").
  */
 void timeline_note(struct timeline *tl, const struct tl_event *ev,
                    const char *fmt, ...) __attribute__((format(printf, 3, 4)));

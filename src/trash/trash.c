@@ -30,6 +30,10 @@
  *
  * The dependency store's files hard-linked from a kept workspace keep a
  * link count above 1, so `sandboxd gc` leaves them alone until the purge.
+ * A published app's releases stay in <data>/releases/<app id> and its
+ * publication's rows stay: the delete stops serving it
+ * (publish_app_trashed), the restore serves it again
+ * (publish_app_restored), the purge removes them (publish_app_gone).
  * Rejected: copying the workspace (needs as much room again, and is not
  * atomic), keeping the sandbox row with a new state (every reader of
  * sandbox rows, reapers and reconcile first, would have to skip it).
@@ -43,6 +47,7 @@
 
 #include "cred/credentials.h"
 #include "preview/pvauth.h"
+#include "publish/publish.h"
 #include "sandbox/routes.h"
 #include "snapshot/snapshot.h"
 #include "task/task.h"
@@ -214,6 +219,7 @@ trash_app(struct core *c, const struct app *app, char trash_id[ULID_LEN + 1],
 		trash_id[0] = '\0';
 		return -1;
 	}
+	publish_app_trashed(c, app->id); /* its host names stop serving */
 	log_info("app %s: moved to the trash as %s (purged after %llds)",
 	         app->id, t.id, (long long)c->cfg->trash_retention_s);
 	trash_note(c, &t, "app.trashed", "The app was moved to the trash.");
@@ -392,6 +398,10 @@ trash_restore(struct core *c, const char *owner, const char *id,
 		if (core_sandbox_start(c, t.sandbox_id, sb, start_err) < 0)
 			store_sandbox_get(c->store, t.sandbox_id, sb);
 	}
+	/* Served again, outside the sandbox's lock: a server release's
+	 * container may take its health timeout to answer. */
+	if (!t.sandbox_only)
+		publish_app_restored(c, t.app_id);
 	return 0;
 }
 
@@ -413,6 +423,7 @@ finish_purge(struct core *c, const struct trash_entry *t, struct err *e)
 	if (!t->sandbox_only) {
 		pvauth_drop(c, t->app_id); /* its preview links end with it */
 		snapshot_app_gone(c, t->app_id); /* and its snapshots */
+		publish_app_gone(c, t->app_id);  /* and its releases */
 	}
 	log_info("%s of app %s: purged from the trash (%s)",
 	         t->sandbox_only ? "a sandbox" : "the app", t->app_id, t->id);
@@ -474,7 +485,7 @@ pass_one(const struct trash_entry *t, void *arg)
 	struct core *c = arg;
 	char path[WORKSPACE_PATH_MAX + 100];
 	struct err e = {0};
-	int64_t b;
+	int64_t b, rb = 0;
 
 	if (c->stopping)
 		return 1;
@@ -487,7 +498,13 @@ pass_one(const struct trash_entry *t, void *arg)
 	}
 	workspace_kept_path(c->cfg->data_dir, t->id, path, sizeof(path));
 	b = access(path, F_OK) == 0 ? ws_usage_walk(path, NULL) : 0;
-	store_trash_set_bytes(c->store, t->id, b > 0 ? b : 0);
+	b = b > 0 ? b : 0;
+	/* A published app's releases stay where they are: counted here. */
+	snprintf(path, sizeof(path), "%s/" PUBLISH_DIR "/%s", c->cfg->data_dir,
+	         t->app_id);
+	if (!t->sandbox_only && access(path, F_OK) == 0)
+		rb = ws_usage_walk(path, NULL);
+	store_trash_set_bytes(c->store, t->id, b + (rb > 0 ? rb : 0));
 	return 0;
 }
 

@@ -194,7 +194,40 @@ manifest_parse_and_round_trip(void)
 	      0);
 	CHECK(again.nfiles == 2 && again.counts.secrets == 3);
 	CHECK_STR(again.files[0].sha256, HEX_A);
+	CHECK(!again.releases);
 	buf_release(&b);
+}
+
+/* Format 2 with the published apps' releases and their list. */
+static const char releases_manifest[] =
+    "{\"format\":2,\"version\":\"0.1.0\",\"schema_version\":17,"
+    "\"created_at\":\"2026-12-05T03:00:00Z\",\"data_dir\":\"/d\","
+    "\"counts\":{\"apps\":1},\"secrets_key\":\"external\",\"files\":["
+    "{\"name\":\"sandboxd.db\",\"sha256\":\"" HEX_A "\",\"bytes\":1},"
+    "{\"name\":\"releases.list\",\"sha256\":\"" HEX_B "\",\"bytes\":9}],"
+    "\"workspaces\":{\"included\":false},\"releases\":{\"included\":"
+    "true,\"apps\":1,\"bytes\":5000}}";
+
+static void
+manifest_releases(void)
+{
+	struct backup_manifest m, again;
+	char err[256];
+	struct buf b;
+
+	CHECK(backup_manifest_parse(releases_manifest,
+	                            strlen(releases_manifest), &m, err,
+	                            sizeof(err)) == 0);
+	CHECK(m.releases && m.releases_apps == 1 && m.releases_bytes == 5000);
+	CHECK(!m.workspaces && backup_manifest_lists(&m, BACKUP_REL_LIST));
+	buf_init(&b, BACKUP_MANIFEST_BYTES);
+	CHECK(backup_manifest_dump(&m, &b) == 0);
+	CHECK(strstr(b.data, "\"releases\":{") != NULL);
+	CHECK(backup_manifest_parse(b.data, b.len, &again, err, sizeof(err)) ==
+	      0);
+	CHECK(again.releases && again.releases_bytes == 5000);
+	buf_release(&b);
+	CHECK(backup_file_known(BACKUP_REL_LIST));
 }
 
 static void
@@ -246,6 +279,19 @@ manifest_refusals(void)
 	     "\"data_dir\":\"/d\",\"secrets_key\":\"file\",\"schema_version\":"
 	     "7}",
 	     "files must be an array"},
+	    /* Releases included must be listed, and listed only then. */
+	    {"{\"format\":2,\"version\":\"x\",\"created_at\":\"t\","
+	     "\"data_dir\":\"/d\",\"secrets_key\":\"external\","
+	     "\"schema_version\":7,\"files\":[{\"name\":\"sandboxd.db\","
+	     "\"sha256\":\"" HEX_A "\",\"bytes\":1}],\"releases\":{"
+	     "\"included\":true}}",
+	     "releases.list must be listed"},
+	    {"{\"format\":2,\"version\":\"x\",\"created_at\":\"t\","
+	     "\"data_dir\":\"/d\",\"secrets_key\":\"external\","
+	     "\"schema_version\":7,\"files\":[{\"name\":\"sandboxd.db\","
+	     "\"sha256\":\"" HEX_A "\",\"bytes\":1},{\"name\":"
+	     "\"releases.list\",\"sha256\":\"" HEX_A "\",\"bytes\":1}]}",
+	     "releases.list must be listed"},
 	    {"{\"format\":1", NULL},
 	};
 	struct backup_manifest m;
@@ -435,6 +481,8 @@ static const struct unit_test tests[] = {
      manifest_parse_and_round_trip},
     {"backup: manifests that name other files or lack one are refused",
      manifest_refusals},
+    {"backup: a manifest with the releases parses and round-trips",
+     manifest_releases},
     {"backup: a list's lines parse, round-trip and sort as a walk",
      list_lines_parse_and_round_trip},
     {"backup: a list's line with a bad path, mode, type or data is refused",

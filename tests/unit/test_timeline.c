@@ -209,8 +209,49 @@ follower(void)
 	store_fixture_close(s);
 }
 
+/* Publishing's events take their severity from their type, and the
+ * type prefixes the console filters by find them. */
+static void
+publish_severities(void)
+{
+	struct store *s = store_fixture_open();
+	struct timeline *tl = timeline_new(s);
+	struct tl_event ev = {0};
+	struct page p = {0};
+	struct app a;
+
+	make_app(s, &a, "t1");
+	ev.app_id = a.id;
+	ev.type = "publish.started";
+	timeline_note(tl, &ev, "Release %d is building.", 2);
+	ev.type = "publish.failed";
+	timeline_note(tl, &ev, "Release %d failed.", 2);
+	ev.type = "release.rolled_back";
+	timeline_note(tl, &ev, "Release %d serves again.", 1);
+	ev.type = "domain.verified";
+	timeline_note(tl, &ev, "www.example.com points here.");
+	CHECK(store_event_list(s, a.id, NULL, NULL, NULL, 10, collect, &p) ==
+	      0);
+	CHECK(p.n == 4);
+	/* Newest first. */
+	CHECK_STR(p.ev[0].type, "domain.verified");
+	CHECK_STR(p.ev[0].severity, "info");
+	CHECK_STR(p.ev[1].severity, "info");
+	CHECK_STR(p.ev[2].type, "publish.failed");
+	CHECK_STR(p.ev[2].severity, "error");
+	CHECK_STR(p.ev[2].message, "Release 2 failed.");
+	CHECK_STR(p.ev[3].severity, "info");
+	p.n = 0;
+	CHECK(store_event_list(s, a.id, NULL, NULL, "publish.", 10, collect,
+	                       &p) == 0);
+	CHECK(p.n == 2);
+	timeline_free(tl);
+	store_fixture_close(s);
+}
+
 static const struct unit_test tests[] = {
     {"ids, actor, pages and payloads", ids_actor_pages},
+    {"publishing's events: severities and prefixes", publish_severities},
     {"prune by the cap, delete with the app", prune_and_delete},
     {"a follower replays, is woken, beats and ends", follower},
 };

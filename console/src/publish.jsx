@@ -1,0 +1,240 @@
+import {useState} from 'preact/hooks';
+import {get, post, patch, del, request, enc} from './api.js';
+import {useLoad, useAction, usePoll, ErrorText, Note, Rich, when, bytes} from './ui.jsx';
+import {useBuildLog, LogBox} from './buildlog.jsx';
+import {Domains} from './domains.jsx';
+import {actorWords} from './snapshots.jsx';
+import './publish.css';
+
+// The Publish tab: build the app for production as a release and serve it
+// at its own address (docs/publish.md).  Publish starts a build and shows
+// its log live, then the address or the failure with the log's tail and
+// Try again; below, the releases with Roll back, who may see the
+// published app, Unpublish, and the custom domains.  Each failure says
+// its cause in plain words with one button.
+
+// What to do next, per error code of the publish routes.
+const nextStep = {
+	publish_in_progress: 'A build of this app is already running. Its log is shown below once the page reloads.',
+	release_not_ready: 'That release did not build, or is still building: only a ready release can serve.',
+	not_published: 'The app is not published (any more). Publish it first.',
+	host_taken: 'Another app already uses that address. Choose another name.',
+	insufficient_storage: 'The host is out of disk space. Free space (delete old snapshots or apps in the Trash), then try again; the serving release is untouched.',
+	not_found: 'It is not there any more (removed meanwhile?). The page was reloaded.',
+	no_sandbox: 'The app has no sandbox and no files yet. Make one in Build first.',
+};
+
+export function publishNext(error) {
+	if (!error) return '';
+	if (nextStep[error.code]) return nextStep[error.code];
+	if (error.status >= 500 || error.code === 'network') return 'Try again in a moment; the daemon’s log says more if it keeps failing.';
+	return '';
+}
+
+// An error in place: the server's words, the next step, and one button.
+export function Failure({error, retry, label}) {
+	if (!error) return null;
+	const next = publishNext(error);
+	return (
+		<div class="step-error">
+			<ErrorText error={error} />
+			{(next || retry) && (
+				<p class="row wrap">
+					{next && <span>{next}</span>}
+					{retry && <button type="button" onClick={retry}>{label || 'Try again'}</button>}
+				</p>
+			)}
+		</div>
+	);
+}
+
+async function loadAll(id) {
+	const base = '/v1/apps/' + enc(id);
+	const [pub, rel] = await Promise.all([get(base + '/publish'), get(base + '/releases')]);
+	return {pub, releases: (rel && rel.releases) || []};
+}
+
+export function Publish({app}) {
+	const st = useLoad(() => loadAll(app.id), [app.id]);
+	const [started, setStarted] = useState(null); // the release this page started
+	const [run, busy, error] = useAction();
+	const pub = st.data && st.data.pub;
+	const building = (pub && pub.building) || (started && started.status === 'building' ? started : null);
+	const pending = pub && pub.domains && pub.domains.some((d) => d.status !== 'verified');
+	usePoll(st.reload, pending ? 15000 : 60000, !!st.data && !building);
+	if (st.error && !st.data) return <div class="publish"><Failure error={st.error} retry={st.reload} /></div>;
+	if (!pub) return <div class="publish" aria-busy="true"><p>Loading…</p></div>;
+	const publish = () => run(async () => {
+		const r = await post('/v1/apps/' + enc(app.id) + '/publish', {});
+		setStarted({...r.release, url: r.url});
+		st.reload();
+	});
+	// The stream's end of release `of`: the release as it ended (or null:
+	// read it again).
+	const ended = async (of, rel) => {
+		const r = rel && rel.id === of.id ? rel
+			: await get(`/v1/apps/${enc(app.id)}/releases/${enc(of.id)}`).catch(() => null);
+		setStarted(r ? {...r, url: of.url || pub.url} : {...of, status: 'unknown'});
+		st.reload();
+	};
+	const log = building ? {...building, url: building.url || pub.url} : started;
+	return (
+		<div class="publish">
+			<section class="card pub-head" aria-labelledby="pub-h">
+				<h2 id="pub-h">Publish</h2>
+				<Live pub={pub} />
+				<div class="row wrap">
+					<button type="button" class="primary" disabled={busy || !!building} onClick={publish}
+						aria-describedby="pub-what">{building ? 'Building…' : pub.published ? 'Publish again' : 'Publish'}</button>
+					<span id="pub-what" class="muted">Builds the app’s current files for production as a new release.
+						The preview keeps running; a failed build leaves the live release serving.</span>
+				</div>
+				<Failure error={error} retry={error && error.code === 'publish_in_progress' ? st.reload : publish}
+					label={error && error.code === 'publish_in_progress' ? 'Reload' : 'Try again'} />
+				{log && <Build key={log.id} app={app} release={log} onEnd={(rel) => ended(log, rel)} onRetry={publish} busy={busy || !!building} />}
+			</section>
+			{pub.published && <Settings app={app} pub={pub} onChange={st.reload} />}
+			<Releases app={app} pub={pub} releases={st.data.releases} onChange={st.reload} />
+			{pub.published && <Domains app={app} pub={pub} onChange={st.reload} />}
+		</div>
+	);
+}
+
+function Live({pub}) {
+	if (!pub.published) {
+		return <p>Not published yet. Publishing gives the app its own address
+			{pub.host ? <> (<code>{pub.host}</code>)</> : ''}, always on, apart from the preview.</p>;
+	}
+	const r = pub.release;
+	return (
+		<p class="pub-live">
+			{r ? <span class="badge pub-ready">Live</span> : <span class="badge pub-failed">Nothing serving</span>}{' '}
+			<a href={pub.url} target="_blank" rel="noopener noreferrer">{pub.url}<span class="sr-only"> (opens in a new tab)</span></a>
+			{r && <span class="muted"> · release #{r.number}{r.kind ? ', ' + r.kind : ''}, since {when(r.finished_at || r.created_at)}</span>}
+			{pub.visibility === 'private' && <span class="muted"> · private: signed-in console users only</span>}
+		</p>
+	);
+}
+
+// The build of one release: its live log, then its outcome.
+function Build({app, release, onEnd, onRetry, busy}) {
+	const live = release.status === 'building';
+	const {lines, conn} = useBuildLog(app.id, release.id, onEnd);
+	const over = release.status === 'ready' || release.status === 'failed';
+	return (
+		<div class={'pub-build pb-' + release.status}>
+			<h3>Release #{release.number}{live ? ': building…' : ''}</h3>
+			{live && <p class="muted" role="status">Building: {lines.length} {lines.length === 1 ? 'line' : 'lines'} of log so far.</p>}
+			{release.status === 'ready' && (
+				<Note>Published: release #{release.number} is live at{' '}
+					<a href={release.url || '#'} target="_blank" rel="noopener noreferrer">{release.url}<span class="sr-only"> (opens in a new tab)</span></a>
+					{release.build_ms != null && <> after {Math.round(release.build_ms / 100) / 10} s</>}.</Note>
+			)}
+			{release.status === 'failed' && (
+				<div class="step-error">
+					<p class="error" role="alert">The build failed{release.error ? ': ' : '.'}{release.error && <Rich text={release.error} keepCase />}
+						{' '}The previous release, if any, still serves.</p>
+					<p class="row wrap"><span>The end of the log is below. Fix the cause in the app (or ask the agent), then:</span>
+						<button type="button" disabled={busy} onClick={onRetry}>Try again</button></p>
+				</div>
+			)}
+			{release.status === 'unknown' && (
+				<p class="row wrap"><span class="note warn">The build’s result could not be read.</span>
+					<button type="button" onClick={() => onEnd(null)}>Reload</button></p>
+			)}
+			<LogBox lines={lines} conn={over ? null : conn} label={`Build log of release #${release.number}`}
+				tail={release.status === 'failed' ? 40 : 0} />
+		</div>
+	);
+}
+
+// Who may see the published app, and Unpublish.
+function Settings({app, pub, onChange}) {
+	const [run, busy, error] = useAction();
+	const base = '/v1/apps/' + enc(app.id) + '/publish';
+	const set = (v) => run(async () => { await patch(base, {visibility: v}); onChange(); });
+	const unpublish = () => {
+		if (!confirm(`Unpublish “${app.name}”? ${pub.url} stops answering, and its custom domains with it. The preview is not touched; publish again to come back.`)) return;
+		run(async () => { await del(base); onChange(); });
+	};
+	return (
+		<section class="card" aria-labelledby="pub-set-h">
+			<h2 id="pub-set-h">Who can see it</h2>
+			<div class="row wrap">
+				<label class="grow">Visibility of the published app
+					<select disabled={busy} value={pub.visibility || 'public'} onChange={(e) => set(e.currentTarget.value)}>
+						<option value="public">Public: anyone with the address</option>
+						<option value="private">Private: signed-in console users and preview links</option>
+					</select>
+				</label>
+				<button type="button" class="danger" disabled={busy} onClick={unpublish}>Unpublish</button>
+			</div>
+			{busy && <span class="muted" role="status">Saving…</span>}
+			<Failure error={error} retry={onChange} label="Reload" />
+		</section>
+	);
+}
+
+const statusWords = {building: 'building…', ready: 'ready', failed: 'failed'};
+
+function Releases({app, pub, releases, onChange}) {
+	const [open, setOpen] = useState(null); // a release whose log is shown
+	if (!releases.length) return null;
+	return (
+		<section class="card" aria-labelledby="rel-h">
+			<h2 id="rel-h">Releases</h2>
+			<table class="list releases">
+				<caption class="sr-only">Releases of {app.name}, newest first</caption>
+				<thead><tr><th scope="col">Release</th><th scope="col">Status</th><th scope="col">Built from</th>
+					<th scope="col">Size</th><th scope="col">When</th><th scope="col">Actions</th></tr></thead>
+				<tbody>{releases.map((r) => (
+					<ReleaseRow key={r.id} app={app} r={r} pub={pub} onChange={onChange} onLog={() => setOpen(open === r.id ? null : r.id)} logOpen={open === r.id} />
+				))}</tbody>
+			</table>
+			{open && <OldLog app={app} rid={open} />}
+		</section>
+	);
+}
+
+function ReleaseRow({app, r, onChange, onLog, logOpen}) {
+	const [run, busy, error] = useAction();
+	const back = () => {
+		if (!confirm(`Roll back to release #${r.number}? It serves at once (no rebuild); the current release stays in the list.`)) return;
+		run(async () => { await post('/v1/apps/' + enc(app.id) + '/rollback', {release: r.id}); onChange(); });
+	};
+	const from = [r.commit && 'commit ' + r.commit.slice(0, 7), r.source && r.source !== 'files' && r.source_ref && r.source + ' ' + r.source_ref.slice(-8)].filter(Boolean).join(', ');
+	return (
+		<tr class={r.active ? 'active' : ''}>
+			<th scope="row">#{r.number}{r.active && <> <span class="badge pub-ready">Live</span></>}
+				{r.kind && <span class="muted"> · {r.kind}</span>}</th>
+			<td><span class={'badge pub-' + r.status}>{statusWords[r.status] || r.status}</span>
+				{r.status === 'failed' && r.error && <div class="muted rel-error"><Rich text={r.error} keepCase /></div>}</td>
+			<td>{from || <span class="muted">the current files</span>}{r.created_by && <span class="muted"> by {actorWords(r.created_by)}</span>}</td>
+			<td>{r.size_bytes != null && r.status === 'ready' ? bytes(r.size_bytes) : <span class="muted">—</span>}
+				{r.files ? <span class="muted">, {r.files} files</span> : ''}</td>
+			<td><time datetime={r.created_at}>{when(r.created_at)}</time>
+				{r.build_ms != null && <span class="muted"> · built in {Math.round(r.build_ms / 100) / 10} s</span>}</td>
+			<td>
+				<div class="row wrap actions">
+					{!r.active && r.status === 'ready' && (
+						<button type="button" disabled={busy} onClick={back} aria-label={`Roll back to release #${r.number}`}>Roll back</button>
+					)}
+					<button type="button" class="link" aria-expanded={logOpen} onClick={onLog}>
+						{logOpen ? 'Hide' : 'Log'}<span class="sr-only"> of release #{r.number}</span></button>
+				</div>
+				<Failure error={error} retry={onChange} label="Reload" />
+			</td>
+		</tr>
+	);
+}
+
+// A finished release's log, as text.
+function OldLog({app, rid}) {
+	const st = useLoad(async () => {
+		const r = await request('GET', `/v1/apps/${enc(app.id)}/releases/${enc(rid)}/log`, {raw: true});
+		return (await r.text()).split('\n');
+	}, [app.id, rid]);
+	if (st.error) return <Failure error={st.error} retry={st.reload} />;
+	if (!st.data) return <p class="muted">Loading the log…</p>;
+	return <LogBox lines={st.data} label="Build log of the chosen release" />;
+}

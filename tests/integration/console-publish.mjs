@@ -209,6 +209,17 @@ await step('visibility: private and back to public through the select', async ()
 	assert(await until(() => serves('first release'), 10000), 'public again, the host does not serve');
 });
 
+await step('a laptop (1280 px): the app header with its Publish tab stays one row', async () => {
+	await page.setViewportSize({width: 1280, height: 720});
+	const rows = await page.evaluate(() => {
+		const h = document.querySelector('.app-head');
+		const tops = new Set([...h.children].map((c) => Math.round(c.getBoundingClientRect().top / 8)));
+		return [tops.size, h.scrollWidth, h.clientWidth];
+	});
+	assert(rows[0] === 1 && rows[1] <= rows[2], 'the header wraps or overflows at 1280 px: ' + rows);
+	await page.setViewportSize({width: 1440, height: 900});
+});
+
 await step('a phone (390 px): the Publish tab fits, axe clean', async () => {
 	await page.setViewportSize({width: 390, height: 844});
 	await page.goto(CONSOLE + `/apps/${APP}/publish`);

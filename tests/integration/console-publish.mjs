@@ -213,10 +213,10 @@ await step('a laptop (1280 px): the app header with its Publish tab stays one ro
 	await page.setViewportSize({width: 1280, height: 720});
 	const rows = await page.evaluate(() => {
 		const h = document.querySelector('.app-head');
-		const tops = new Set([...h.children].map((c) => Math.round(c.getBoundingClientRect().top / 8)));
-		return [tops.size, h.scrollWidth, h.clientWidth];
+		const tops = [...h.children].map((c) => c.getBoundingClientRect().top);
+		return [Math.max(...tops) - Math.min(...tops), h.scrollWidth, h.clientWidth];
 	});
-	assert(rows[0] === 1 && rows[1] <= rows[2], 'the header wraps or overflows at 1280 px: ' + rows);
+	assert(rows[0] < 20 && rows[1] <= rows[2], 'the header wraps or overflows at 1280 px: ' + rows);
 	await page.setViewportSize({width: 1440, height: 900});
 });
 

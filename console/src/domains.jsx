@@ -104,7 +104,7 @@ function Domain({app, d, onChange}) {
 			{busy && <span class="muted" role="status">Checking…</span>}
 			{checked && !busy && !ok && <span class="sr-only" role="status">Checked: still pending.</span>}
 			{!ok && records.length > 0 && (
-				<table class="list records">
+				<table class="records">
 					<caption>Create one of these records at your DNS provider</caption>
 					<thead><tr><th scope="col">Type</th><th scope="col">Name</th><th scope="col">Value</th></tr></thead>
 					<tbody>{records.map((r, i) => (

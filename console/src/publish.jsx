@@ -160,15 +160,14 @@ function Settings({app, pub, onChange}) {
 	return (
 		<section class="card" aria-labelledby="pub-set-h">
 			<h2 id="pub-set-h">Who can see it</h2>
-			<div class="row wrap">
-				<label class="grow">Visibility of the published app
-					<select disabled={busy} value={pub.visibility || 'public'} onChange={(e) => set(e.currentTarget.value)}>
-						<option value="public">Public: anyone with the address</option>
-						<option value="private">Private: signed-in console users and preview links</option>
-					</select>
-				</label>
-				<button type="button" class="danger" disabled={busy} onClick={unpublish}>Unpublish</button>
-			</div>
+			<label class="pub-vis">Visibility of the published app
+				<select disabled={busy} value={pub.visibility || 'public'} onChange={(e) => set(e.currentTarget.value)}>
+					<option value="public">Public: anyone with the address</option>
+					<option value="private">Private: signed-in console users and preview links</option>
+				</select>
+			</label>
+			<p class="row wrap"><button type="button" class="danger" disabled={busy} onClick={unpublish}>Unpublish</button>
+				<span class="muted">The address and its domains stop answering; the preview stays.</span></p>
 			{busy && <span class="muted" role="status">Saving…</span>}
 			<Failure error={error} retry={onChange} label="Reload" />
 		</section>
@@ -191,7 +190,7 @@ function Releases({app, pub, releases, onChange}) {
 					<ReleaseRow key={r.id} app={app} r={r} pub={pub} onChange={onChange} onLog={() => setOpen(open === r.id ? null : r.id)} logOpen={open === r.id} />
 				))}</tbody>
 			</table>
-			{open && <OldLog app={app} rid={open} />}
+			{open && <OldLog app={app} r={releases.find((x) => x.id === open)} />}
 		</section>
 	);
 }
@@ -211,7 +210,7 @@ function ReleaseRow({app, r, onChange, onLog, logOpen}) {
 				{r.status === 'failed' && r.error && <div class="muted rel-error"><Rich text={r.error} keepCase /></div>}</td>
 			<td>{from || <span class="muted">the current files</span>}{r.created_by && <span class="muted"> by {actorWords(r.created_by)}</span>}</td>
 			<td>{r.size_bytes != null && r.status === 'ready' ? bytes(r.size_bytes) : <span class="muted">—</span>}
-				{r.files ? <span class="muted">, {r.files} files</span> : ''}</td>
+				{r.files && r.status === 'ready' ? <span class="muted">, {r.files} files</span> : ''}</td>
 			<td><time datetime={r.created_at}>{when(r.created_at)}</time>
 				{r.build_ms != null && <span class="muted"> · built in {Math.round(r.build_ms / 100) / 10} s</span>}</td>
 			<td>
@@ -228,13 +227,20 @@ function ReleaseRow({app, r, onChange, onLog, logOpen}) {
 	);
 }
 
-// A finished release's log, as text.
-function OldLog({app, rid}) {
+// A release's log, as text, under the list.
+function OldLog({app, r}) {
 	const st = useLoad(async () => {
-		const r = await request('GET', `/v1/apps/${enc(app.id)}/releases/${enc(rid)}/log`, {raw: true});
-		return (await r.text()).split('\n');
-	}, [app.id, rid]);
-	if (st.error) return <Failure error={st.error} retry={st.reload} />;
-	if (!st.data) return <p class="muted">Loading the log…</p>;
-	return <LogBox lines={st.data} label="Build log of the chosen release" />;
+		if (!r) return [];
+		const res = await request('GET', `/v1/apps/${enc(app.id)}/releases/${enc(r.id)}/log`, {raw: true});
+		return (await res.text()).replace(/\n$/, '').split('\n');
+	}, [app.id, r && r.id]);
+	if (!r) return null;
+	return (
+		<div class="old-log">
+			<h3>Build log of release #{r.number}</h3>
+			{st.error ? <Failure error={st.error} retry={st.reload} />
+				: !st.data ? <p class="muted">Loading the log…</p>
+				: <LogBox lines={st.data} label={`Saved build log of release #${r.number}`} />}
+		</div>
+	);
 }

@@ -1,6 +1,6 @@
 import {useState} from 'preact/hooks';
-import {post, del, enc} from './api.js';
-import {useAction, ErrorText, Rich, when} from './ui.jsx';
+import {get, post, del, enc} from './api.js';
+import {useLoad, usePoll, useAction, ErrorText, Rich, when} from './ui.jsx';
 
 // A published app's custom domains (GET/POST …/domains): add a host, and
 // for each its state: pending with what is missing, or verified; the DNS
@@ -23,11 +23,16 @@ const tlsWords = {
 	none: 'HTTP only: sandboxd serves plain HTTP; put TLS in front of it (docs/publish.md says how).',
 };
 
-export function Domains({app, pub, onChange}) {
+export function Domains({app}) {
+	const base = '/v1/apps/' + enc(app.id) + '/domains';
+	const st = useLoad(() => get(base), [app.id]);
+	const domains = (st.data && st.data.domains) || [];
+	const pending = domains.some((d) => d.status !== 'verified');
+	usePoll(st.reload, pending ? 10000 : 60000, !!st.data);
+	const onChange = st.reload;
 	const [host, setHost] = useState('');
 	const [local, setLocal] = useState('');
 	const [run, busy, error, setError] = useAction();
-	const base = '/v1/apps/' + enc(app.id) + '/domains';
 	const add = (e) => {
 		e.preventDefault();
 		const h = host.trim().toLowerCase().replace(/\.$/, '');
@@ -42,7 +47,6 @@ export function Domains({app, pub, onChange}) {
 		});
 	};
 	const problem = local || (error && errorFor(error));
-	const domains = pub.domains || [];
 	return (
 		<section class="card domains" aria-labelledby="dom-h">
 			<h2 id="dom-h">Custom domains</h2>
@@ -58,7 +62,8 @@ export function Domains({app, pub, onChange}) {
 			</form>
 			{problem && <p id="dom-problem" class="error" role="alert"><Rich text={problem} keepCase /></p>}
 			{busy && <span class="muted" role="status">Adding…</span>}
-			{domains.length === 0 ? <p class="muted">No custom domains yet.</p> : (
+			{st.error && <p class="row wrap"><ErrorText error={st.error} /><button type="button" onClick={st.reload}>Reload</button></p>}
+			{!st.data ? null : domains.length === 0 ? <p class="muted">No custom domains yet.</p> : (
 				<ul class="plain dom-list">
 					{domains.map((d) => <Domain key={d.host} app={app} d={d} onChange={onChange} />)}
 				</ul>

@@ -60,8 +60,7 @@ export function Publish({app}) {
 	const [run, busy, error] = useAction();
 	const pub = st.data && st.data.pub;
 	const building = (pub && pub.building) || (started && started.status === 'building' ? started : null);
-	const pending = pub && pub.domains && pub.domains.some((d) => d.status !== 'verified');
-	usePoll(st.reload, pending ? 15000 : 60000, !!st.data && !building);
+	usePoll(st.reload, 60000, !!st.data && !building);
 	if (st.error && !st.data) return <div class="publish"><Failure error={st.error} retry={st.reload} /></div>;
 	if (!pub) return <div class="publish" aria-busy="true"><p>Loading…</p></div>;
 	const publish = () => run(async () => {
@@ -95,7 +94,7 @@ export function Publish({app}) {
 			</section>
 			{pub.published && <Settings app={app} pub={pub} onChange={st.reload} />}
 			<Releases app={app} pub={pub} releases={st.data.releases} onChange={st.reload} />
-			{pub.published && <Domains app={app} pub={pub} onChange={st.reload} />}
+			{pub.published && <Domains app={app} />}
 		</div>
 	);
 }

@@ -12,7 +12,8 @@
 # state and a phone's width.  Screenshots go to $SHOTS when it is set
 # (CONSOLE_SHOTS=1: docs/console/publish).
 . "$(dirname "$0")/lib.sh"
-start_console_daemon
+# The address the domains' A record names (documentation range).
+start_console_daemon SANDBOXD_PUBLIC_ADDRS=192.0.2.10
 
 SHOTS=${SHOTS:-}
 [[ ${CONSOLE_SHOTS:-} == 1 ]] && SHOTS=$IT_ROOT/docs/console/publish

@@ -187,6 +187,8 @@ await step('custom domains: not a host name is refused in place; a name is pendi
 	const recs = li.locator('table.records tbody tr');
 	const types = await recs.locator('th').allInnerTexts();
 	assert(types.includes('A') && types.includes('CNAME'), 'the records: ' + types);
+	assert((await recs.filter({has: page.locator('th', {hasText: /^A$/})}).innerText()).includes('192.0.2.10'),
+		'the A record does not name this server\'s address: ' + text);
 	assert((await recs.filter({has: page.locator('th', {hasText: 'CNAME'})}).innerText()).includes(HOST),
 		'the CNAME does not point at ' + HOST + ': ' + text);
 	await li.getByRole('button', {name: 'Check now: www.example.test'}).click();

@@ -19,7 +19,8 @@ RUN apt-get update -qq && \
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
         build-essential pkg-config libmicrohttpd-dev libjansson-dev \
         libcurl4-gnutls-dev libsqlite3-dev libsodium-dev libgit2-dev \
-        libyaml-dev libhttp-parser-dev libnftables-dev libarchive-dev >/dev/null && \
+        libyaml-dev libhttp-parser-dev libnftables-dev libarchive-dev \
+        zlib1g-dev libbrotli-dev >/dev/null && \
     rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY Makefile ./
@@ -32,6 +33,7 @@ RUN apt-get update -qq && \
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
         libmicrohttpd12 libjansson4 libcurl3-gnutls libsqlite3-0 libsodium23 \
         libgit2-1.5 libyaml-0-2 libhttp-parser2.9 libnftables1 libarchive13 \
+        zlib1g libbrotli1 \
         ca-certificates curl >/dev/null && \
     rm -rf /var/lib/apt/lists/*
 COPY --from=build /src/build/sandboxd /usr/local/bin/sandboxd

@@ -34,6 +34,8 @@
 #include "git/git.h"
 #include "lib/log.h"
 #include "lib/periodic.h"
+#include "publish/publish.h"
+#include "publish/runner.h"
 #include "preview/preview.h"
 #include "preview/pvauth.h"
 #include "proxy/proxy.h"
@@ -50,7 +52,7 @@
 #include "trash/trash.h"
 #include "vault/vault.h"
 
-#define SERVE_JOBS 8 /* rows of the periodic jobs' table */
+#define SERVE_JOBS 9 /* rows of the periodic jobs' table */
 
 static void
 wait_for_signal(void)
@@ -185,7 +187,15 @@ job_events_prune(void *arg)
 	               c->cfg->events_max_per_app);
 }
 
+/* The published apps' production containers (publish/runner.c). */
+static void
+job_publish_health(void *arg)
+{
+	publish_health_pass(arg);
+}
+
 static const int64_t events_beat_s = 5;
+static const int64_t publish_health_s = RUNNER_HEALTH_PERIOD_S;
 static const int64_t git_trim_s = GITWS_CACHE_TRIM_S;
 static const int64_t heap_trim_s = 1;
 
@@ -210,6 +220,8 @@ jobs_fill(struct daemon *d)
 	     job_events_heartbeat, c->tl},
 	    {"events prune", "trash", 5, &cfg->events_prune_s, job_events_prune,
 	     c},
+	    {"publish health", "publish", RUNNER_HEALTH_PERIOD_S,
+	     &publish_health_s, job_publish_health, c},
 	};
 
 	memcpy(d->jobs, jobs, sizeof(jobs));
@@ -224,6 +236,18 @@ jobs_start(struct daemon *d)
 		return -1;
 	}
 	d->periodic_started = true;
+	return 0;
+}
+
+/* Publishing's handle and its recovery after a crash (publish/):
+ * before the API and the edge, which call it. */
+static int
+publish_begin(struct core *c)
+{
+	if (publish_init(c) < 0 ||
+	    core_hook_add(c, CORE_APP_DELETED, publish_app_gone) < 0)
+		return -1;
+	publish_recover(c);
 	return 0;
 }
 
@@ -254,7 +278,8 @@ start_all(struct daemon *d)
 	    depcache_start(c->dc) < 0 || task_init(c) < 0 ||
 	    jobs_start(d) < 0 ||
 	    core_hook_add(c, CORE_SANDBOX_DELETED, task_forget_sandbox) < 0 ||
-	    api_start(&d->api, c) < 0 || proxy_start(&d->proxy, c) < 0 ||
+	    publish_begin(c) < 0 || api_start(&d->api, c) < 0 ||
+	    proxy_start(&d->proxy, c) < 0 ||
 	    cred_refresher_start(&d->refresher, c->store, c->cfg) < 0 ||
 	    preview_init(c) < 0 || edge_start(&d->edge, c) < 0)
 		return -1;
@@ -286,6 +311,7 @@ stop_all(struct daemon *d)
 	if (d->periodic_started)
 		periodic_stop(&d->periodic);
 	d->periodic_started = false;
+	publish_stop(c); /* its builds fail and are joined */
 	activity_flush(c->act, c->store);
 	depcache_stop(c->dc); /* a save in flight waits on the dedup thread */
 	dedup_stop(c->dedup);

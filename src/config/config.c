@@ -310,6 +310,12 @@ static const struct config_var vars[] = {
         86400),
     /* Snapshots of an app (snapshot/snapshot.c). */
     INT("SANDBOXD_SNAPSHOTS_MAX_PER_APP", snapshots_max, 50, 1, 10000),
+    /* Publishing (publish/). */
+    WORD("SANDBOXD_PUBLISH_DOMAIN", publish_domain, "", ".-"),
+    INT("SANDBOXD_PUBLISH_KEEP", publish_keep, 5, 1, 100),
+    INT("SANDBOXD_PUBLISH_BUILD_TIMEOUT_SECONDS", publish_build_timeout_s, 900,
+        10, 86400),
+    INT("SANDBOXD_PUBLISH_STATIC_MAX_MB", publish_static_max_mb, 256, 1, 65536),
     WORD("SANDBOXD_EDGE_ADDR", edge_addr, "0.0.0.0", ".:"),
     HOOK(config_parse_console_dir),
     {.name = "SANDBOXD_EDGE_PORT",

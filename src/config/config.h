@@ -83,9 +83,14 @@ struct config {
 	int64_t trash_retention_s; /* a deleted app is kept this long; 0 none */
 	int64_t trash_interval_s;  /* the trash pass (purge, measure) period */
 	int64_t snapshots_max;     /* snapshots an app may keep */
-	int64_t events_retention_days; /* timeline events kept this long */
-	int64_t events_max_per_app;    /* and at most this many per app */
-	int64_t events_prune_s;        /* the prune's period */
+	/* Publishing (src/publish/). */
+	char publish_domain[256];        /* "" = apps.<preview_domain> */
+	int64_t publish_keep;            /* releases kept per app */
+	int64_t publish_build_timeout_s; /* a build's limit */
+	int64_t publish_static_max_mb;   /* a static release's files */
+	int64_t events_retention_days;   /* timeline events kept this long */
+	int64_t events_max_per_app;      /* and at most this many per app */
+	int64_t events_prune_s;          /* the prune's period */
 	int64_t freeze_after_s;  /* idle this long: frozen (policy freeze) */
 	int64_t idle_interval_s; /* idle reaper period */
 	int64_t pressure_interval_s; /* pressure reaper period */

@@ -318,6 +318,8 @@ host_config(const struct docker_spec *s)
 	jv_set_str(restart, "Name",
 	           s->restart && *s->restart ? s->restart : "no");
 	jv_set(hc, "RestartPolicy", restart);
+	if (s->init)
+		jv_set_bool(hc, "Init", true);
 	return hc;
 }
 
@@ -325,14 +327,17 @@ int
 docker_create(struct docker *d, const struct docker_spec *s, char id[72],
               char msg[DOCKER_MSG_LEN])
 {
-	struct jv *body = jv_obj(), *labels = jv_obj(), *resp = NULL;
+	struct jv *body = jv_obj(), *labels = jv_obj(), *resp = NULL, *env;
 	char path[512];
 	int rc;
 
 	jv_set_str(body, "Image", s->image);
 	jv_set_str(body, "Hostname", s->hostname);
 	jv_set_str(body, "User", s->user);
-	jv_set(body, "Env", str_array(s->env, DOCKER_MAX_KV));
+	env = str_array(s->env, DOCKER_MAX_KV);
+	for (size_t i = 0; s->env_more && s->env_more[i]; i++)
+		jv_push(env, jv_new_str(s->env_more[i]));
+	jv_set(body, "Env", env);
 	if (s->entrypoint[0])
 		jv_set(body, "Entrypoint", str_array(s->entrypoint, 4));
 	if (s->cmd[0])

@@ -44,6 +44,9 @@ struct docker_spec {
 	const char *network; /* NULL or "" for the default bridge */
 	const char *binds[4];
 	const char *env[DOCKER_MAX_KV];
+	/* NULL, or NULL-ended: more "NAME=value" after env[] (an app's own
+	 * configuration, which can hold more than DOCKER_MAX_KV) */
+	const char *const *env_more;
 	struct docker_kv labels[DOCKER_MAX_KV];
 	const char *tmpfs[4]; /* "/tmp:size=512m,mode=1777" */
 	int64_t memory_bytes;
@@ -55,6 +58,7 @@ struct docker_spec {
 	const char *cmd[8];  /* NULL-ended; cmd[0] NULL keeps the image's */
 	const char *workdir; /* NULL or "" keeps the image's */
 	const char *restart; /* "unless-stopped", …; NULL or "" is "no" */
+	bool init;           /* the engine's init as PID 1 (signals, zombies) */
 };
 
 struct docker_state {

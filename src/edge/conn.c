@@ -127,6 +127,7 @@ edge_conn_close(struct edge_conn *c)
 	edge_io_release(c, &c->rq);
 	edge_io_release(c, &c->rs);
 	edge_head_release(c);
+	edge_published_release(c);
 	free(c);
 }
 
@@ -511,6 +512,8 @@ exchange_reset(struct edge_conn *c)
 	c->rs.ext = NULL;
 	c->rs.ext_len = c->rs.ext_sent = 0;
 	c->console = false;
+	c->published = false;
+	edge_published_release(c);
 	c->rq.off = c->rq.parsed; /* pipelined bytes stay */
 	c->rs.off = c->rs.parsed = c->rs.len = 0;
 	edge_io_idle(c, &c->rq);

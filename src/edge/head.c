@@ -507,6 +507,17 @@ put_cookies(struct out *o, const struct edge_head *h, int i)
 		put(o, "\r\n", 2);
 }
 
+static void
+put_lower(struct out *o, const char *name, const char *v, size_t n)
+{
+	puts_(o, name);
+	for (size_t i = 0; i < n; i++) {
+		char ch = (char)tolower((unsigned char)v[i]);
+		put(o, &ch, 1);
+	}
+	put(o, "\r\n", 2);
+}
+
 /*
  * X-Forwarded-Host: the host the request was routed by, from its parsed
  * parts (route.c: c->t, the domain, c->port), lower case, never the
@@ -547,8 +558,9 @@ edge_head_request(struct edge_conn *c, const char *host, size_t hostlen)
 	put_span(&o, c->head, c->head->first);
 	put(&o, " ", 1);
 	put_version(&o, &c->req);
-	if (c->console) {
-		puts_(&o, "\r\nHost: "); /* the API checks it, as it came */
+	if (c->console || c->published) {
+		/* the API checks it; a published app answers its own name */
+		puts_(&o, "\r\nHost: ");
 		put(&o, host, hostlen);
 	} else {
 		puts_(&o, "\r\nHost: localhost:");
@@ -568,7 +580,10 @@ edge_head_request(struct edge_conn *c, const char *host, size_t hostlen)
 	put_client(c, &o);
 	puts_(&o, c->e->tls ? "\r\nX-Forwarded-Proto: https\r\n"
 	                    : "\r\nX-Forwarded-Proto: http\r\n");
-	put_forwarded_host(c, &o);
+	if (c->published) /* publish_route matched it: a known name */
+		put_lower(&o, "X-Forwarded-Host: ", host, hostlen);
+	else
+		put_forwarded_host(c, &o);
 	put(&o, "\r\n", 2);
 	return o.bad ? -1 : 0;
 }
@@ -648,11 +663,13 @@ edge_head_response(struct edge_conn *c)
 		puts_(&o,
 		      http_status_str((enum http_status)c->res.status_code));
 	put(&o, "\r\n", 2);
-	if (c->console) {
-		/* The API's answer on the console's host. */
+	if (c->console || c->published) {
+		/* The API's answer on the console's host; a published app's
+		 * own headers (it is not framed by the console). */
 		for (int i = 0; i < h->n; i++)
 			put_header(&o, h, i);
-		edge_console_headers(c, o.b);
+		if (c->console)
+			edge_console_headers(c, o.b);
 		put(&o, "\r\n", 2);
 		return o.bad ? -1 : 0;
 	}

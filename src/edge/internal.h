@@ -22,6 +22,8 @@
 #include "lib/buf.h"
 #include "lib/limits.h"
 
+struct site;
+
 #define EDGE_MAX_EVENTS     256
 #define EDGE_TICK_MS        250  /* how often deadlines are checked */
 #define EDGE_POOL_KEEP      128  /* free buffers (and heads) kept for reuse */
@@ -126,11 +128,13 @@ struct edge_conn {
 	int64_t last_io;
 	int64_t activity_at; /* last preview_activity for t.id */
 	char ip[INET6_ADDRSTRLEN];
-	bool console;    /* the request is for the console's host */
-	bool up_api;     /* the upstream connection is to the API (counted) */
-	bool preauth;    /* an API request without credentials (counted) */
-	int64_t head_at; /* the first byte of the request's head */
-	char port[8];    /* ":port" of the request's Host, or "" */
+	bool console;      /* the request is for the console's host */
+	bool published;    /* the request goes to a server release */
+	struct site *site; /* a static release's answer is being sent from it */
+	bool up_api;       /* the upstream connection is to the API (counted) */
+	bool preauth;      /* an API request without credentials (counted) */
+	int64_t head_at;   /* the first byte of the request's head */
+	char port[8];      /* ":port" of the request's Host, or "" */
 	/* private.c: what the gate last learnt of a sandbox's app */
 	struct pvauth_view view;
 	char view_sb[ULID_LEN + 1];
@@ -286,6 +290,21 @@ bool edge_query_param(const char *url, size_t n, const char *name,
 /* next=, percent-decoded, when it is a path on this host; else "/". */
 void edge_next_path(const char *v, size_t n, char out[PVAUTH_PATH_MAX + 1]);
 
+/* private.c: the gate of a published app (t->private_gate: gated). */
+int edge_private_gate_app(struct edge_conn *c, const char *app_id, bool gated);
+
+/* published.c: a Host neither the console's nor a preview's. */
+struct publish_target;
+void edge_published_route(struct edge_conn *c, const char *host,
+                          size_t hostlen);
+/* Answers t (its site reference is taken over). */
+void edge_published_serve(struct edge_conn *c, struct publish_target *t,
+                          const char *host, size_t hostlen);
+/* Drops the site an answer was sent from (the exchange ended). */
+void edge_published_release(struct edge_conn *c);
+/* Whether an If-None-Match value names etag. */
+bool edge_etag_match(const char *v, size_t n, const char *etag);
+
 /* route.c: the request head is parsed: answer it or send it on. */
 void edge_route(struct edge_conn *c);
 
@@ -319,6 +338,7 @@ enum edge_page {
 	EDGE_PAGE_BAD_METHOD,  /* 405: CONNECT */
 	EDGE_PAGE_BAD_GATEWAY, /* 502: the app broke the exchange */
 	EDGE_PAGE_BUSY,        /* 503: the edge's memory budget is spent */
+	EDGE_PAGE_DOWN,        /* 503: a published app cannot answer now */
 	EDGE_PAGE_TARGET,      /* from t->state */
 };
 /*

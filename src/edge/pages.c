@@ -77,6 +77,11 @@ static const struct page_spec edge_pages[] = {
                         "The preview edge is short of memory for now. "
                         "Try again in a moment.",
                         false, true},
+    [EDGE_PAGE_DOWN] = {503, "Service Unavailable", "down",
+                        "This app cannot answer right now",
+                        "The app is published, but cannot answer at the "
+                        "moment. This page reloads by itself.",
+                        false, true},
 };
 
 static const struct page_spec edge_state_pages[] = {

@@ -146,12 +146,14 @@ localhost_domain(const char *d)
 	       (n > 10 && strcasecmp(d + n - 10, ".localhost") == 0);
 }
 
-/* The code's exchange: a cookie and a redirect, or the unknown page. */
+/* The code's exchange: a cookie and a redirect, or the unknown page.
+ * found: view is the host's app (a sandbox's, or a published app). */
 static void
-exchange(struct edge_conn *c, const char *id, const char *url, size_t n)
+exchange(struct edge_conn *c, bool found, const struct pvauth_view *v,
+         const char *url, size_t n)
 {
 	struct core *core = c->e->core;
-	struct pvauth_view view;
+	const struct pvauth_view view = *v;
 	struct buf *o = &c->rs.out;
 	char next[PVAUTH_PATH_MAX + 1], cookie[PVAUTH_COOKIE_MAX];
 	const char *code = NULL, *nv = NULL;
@@ -160,8 +162,7 @@ exchange(struct edge_conn *c, const char *id, const char *url, size_t n)
 	bool keep, https = over_https(c);
 	int bad = 0;
 
-	if (!edge_query_param(url, n, "code", &code, &clen) ||
-	    !pvauth_view(core, id, &view) ||
+	if (!edge_query_param(url, n, "code", &code, &clen) || !found ||
 	    !pvauth_redeem(core, code, clen, view.app_id, &exp)) {
 		edge_page(c, EDGE_PAGE_NO_PREVIEW, NULL);
 		return;
@@ -242,34 +243,66 @@ cookie_valid(struct edge_conn *c)
 	return false;
 }
 
-int
-edge_private_gate(struct edge_conn *c, const char *id)
+/*
+ * The view of the host's app (key: a sandbox id, or a published app's
+ * id), asked again only when any app's visibility changed since or the
+ * key is another.
+ */
+static void
+view_refresh(struct edge_conn *c, const char *key, bool app, bool gated)
+{
+	uint64_t gen = pvauth_generation(c->e->core);
+
+	if (gen == c->view_gen && strcmp(c->view_sb, key) == 0 &&
+	    (!app || c->view.private_ == gated))
+		return;
+	if (app) {
+		c->view_found = true;
+		memset(&c->view, 0, sizeof(c->view));
+		snprintf(c->view.app_id, sizeof(c->view.app_id), "%s", key);
+		c->view.private_ = gated;
+		c->view.epoch = pvauth_app_epoch(c->e->core, key);
+	} else {
+		c->view_found = pvauth_view(c->e->core, key, &c->view);
+	}
+	c->ck_len = 0; /* proved for another app or epoch */
+	c->view_gen = gen;
+	snprintf(c->view_sb, sizeof(c->view_sb), "%s", key);
+}
+
+static int
+gate(struct edge_conn *c, const char *key, bool app, bool gated)
 {
 	const char *url = c->head->bytes + c->head->first.off;
 	size_t n = c->head->first.len;
-	uint64_t gen;
 
 	if (c->e->core == NULL)
 		return 0; /* unit tests: no control plane */
 	edge_target_path(&url, &n);
+	view_refresh(c, key, app, gated);
 	if (starts_with(url, n, PVAUTH_PATH)) {
 		size_t k = strlen(PVAUTH_AUTH_PATH);
 		if (n >= k && memcmp(url, PVAUTH_AUTH_PATH, k) == 0 &&
 		    (n == k || url[k] == '?'))
-			exchange(c, id, url, n);
+			exchange(c, c->view_found, &c->view, url, n);
 		else
 			edge_page(c, EDGE_PAGE_NO_PREVIEW, NULL);
 		return -1;
-	}
-	gen = pvauth_generation(c->e->core);
-	if (gen != c->view_gen || strcmp(c->view_sb, id) != 0) {
-		c->view_found = pvauth_view(c->e->core, id, &c->view);
-		c->ck_len = 0; /* proved for another app or epoch */
-		c->view_gen = gen;
-		snprintf(c->view_sb, sizeof(c->view_sb), "%s", id);
 	}
 	if (!c->view_found || !c->view.private_ || cookie_valid(c))
 		return 0;
 	edge_page(c, EDGE_PAGE_NO_PREVIEW, NULL);
 	return -1;
+}
+
+int
+edge_private_gate(struct edge_conn *c, const char *id)
+{
+	return gate(c, id, false, false);
+}
+
+int
+edge_private_gate_app(struct edge_conn *c, const char *app_id, bool gated)
+{
+	return gate(c, app_id, true, gated);
 }

@@ -3,7 +3,8 @@
  *
  * A request is routed by its Host header (edge_host_parse): the
  * console's host goes to console.c, a private preview through its gate
- * (private.c), anything else unknown gets a page.  When the connection
+ * (private.c), any other host to published.c (a published app's, or
+ * the page of an unknown host).  When the connection
  * already holds an idle keep-alive connection to the same sandbox and
  * port, the request goes there without asking the control plane again:
  * that connection closes when the container stops, and the next request
@@ -45,9 +46,12 @@ edge_route(struct edge_conn *c)
 		edge_console_route(c, host, hostlen);
 		return;
 	}
-	if (n == 0 ||
-	    !edge_host_parse(c->e->domain, host, hostlen, id, &port)) {
+	if (n == 0) {
 		edge_page(c, EDGE_PAGE_NO_PREVIEW, NULL);
+		return;
+	}
+	if (!edge_host_parse(c->e->domain, host, hostlen, id, &port)) {
+		edge_published_route(c, host, hostlen);
 		return;
 	}
 	if (edge_private_gate(c, id) < 0)

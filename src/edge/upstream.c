@@ -23,8 +23,8 @@
 void
 edge_touch(struct edge_conn *c)
 {
-	if (c->console)
-		return; /* the API is no sandbox */
+	if (c->console || c->t.port == 0)
+		return; /* the API, a published release: no sandbox */
 	if (c->e->now - c->activity_at < EDGE_ACTIVITY_INTERVAL_MS)
 		return;
 	c->activity_at = c->e->now;
@@ -78,6 +78,13 @@ edge_upstream_open(struct edge_conn *c, const char *id, int port)
 		}
 		return;
 	}
+	if (port == 0) { /* a server release: published.c set c->t.addr */
+		edge_upstream_close(c);
+		c->t.state = PREVIEW_UP;
+		edge_upstream_connect(c, (const struct sockaddr *)&c->t.addr,
+		                      sizeof(c->t.addr));
+		return;
+	}
 	memcpy(copy, id, sizeof(copy)); /* id may point into c->t */
 	edge_upstream_close(c);
 	preview_resolve(c->e->core, copy, port, &c->t);
@@ -115,6 +122,11 @@ edge_upstream_failed(struct edge_conn *c)
 	if (c->console) {
 		edge_page(c, EDGE_PAGE_BAD_GATEWAY,
 		          "The API listener did not answer.");
+		return;
+	}
+	if (c->t.port == 0) {
+		edge_page(c, EDGE_PAGE_BAD_GATEWAY,
+		          "The app's server did not answer.");
 		return;
 	}
 	preview_connect_failed(c->e->core, &c->t);

@@ -162,6 +162,23 @@ pvauth_view(const struct core *c, const char *sandbox_id,
 	return true;
 }
 
+int64_t
+pvauth_app_epoch(const struct core *c, const char *app_id)
+{
+	struct pvauth *p = c->pa;
+	struct pvauth_app **a;
+	int64_t epoch = 0;
+
+	if (p == NULL)
+		return 0;
+	pthread_rwlock_rdlock(&p->mu);
+	a = find(p, app_id);
+	if (*a)
+		epoch = (*a)->epoch;
+	pthread_rwlock_unlock(&p->mu);
+	return epoch;
+}
+
 /* --- codes ------------------------------------------------------------ */
 
 /*

@@ -66,6 +66,8 @@ struct pvauth_view {
 };
 bool pvauth_view(const struct core *c, const char *sandbox_id,
                  struct pvauth_view *out);
+/* The epoch app_id's cookies must carry (0: not in the table). */
+int64_t pvauth_app_epoch(const struct core *c, const char *app_id);
 /* Grows with every change of any app's visibility or epoch. */
 uint64_t pvauth_generation(const struct core *c);
 

@@ -29,6 +29,7 @@
 #include <netinet/in.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "lib/err.h"
 #include "sandbox/core.h"
@@ -69,6 +70,14 @@ struct publish_request {
 int publish_start(struct core *c, const struct app *app,
                   const struct publish_request *r, struct release *out,
                   struct err *e);
+/*
+ * PATCH …/publish: visibility "public" or "private" (NULL keeps it), the
+ * label (NULL keeps it; 409 host_taken, 400 for a bad one).  The
+ * publication is made when the app has none yet.  out: the new row.
+ */
+int publish_configure(struct core *c, const struct app *app,
+                      const char *visibility, const char *label,
+                      struct publication *out, struct err *e);
 /* Makes release (a kept "ready" one of app) the active one: no build. */
 int publish_rollback(struct core *c, const struct app *app,
                      const char *release_id, const char *actor, struct err *e);
@@ -114,12 +123,22 @@ void publish_route(struct core *c, const char *host, size_t len,
                    struct publish_target *t);
 /*
  * The HTTP check of a custom domain: "/.well-known/sandboxd-domain/"
- * followed by the token.  True (and the token's answer in out) when
- * host is a pending domain with that token.
+ * followed by the token.  True (and the token's answer in out: the
+ * token itself, text/plain) when host is a custom domain with that
+ * token (pending or verified).
  */
 bool publish_verify_token(struct core *c, const char *host, size_t hostlen,
                           const char *token, size_t toklen, char *out,
                           size_t outlen);
+
+/* Requests answered per published app (the host table's counters, from
+ * the start): for /metrics.  Fills at most max; the count. */
+struct publish_stat {
+	char app_id[ULID_LEN + 1];
+	char label[64];
+	uint64_t requests;
+};
+size_t publish_stats(struct core *c, struct publish_stat *out, size_t max);
 
 /* --- server releases (runner.c) ---------------------------------------- */
 
@@ -133,7 +152,7 @@ void publish_health_pass(struct core *c);
 
 /* --- custom domains (domain.c, verify.c, traefik.c) -------------------- */
 
-/* 400 invalid_host (not a DNS name, an IP literal, the console's or a
+/* 400 invalid_request (not a DNS name, an IP literal, the console's or a
  * preview's host, under PUBLISH_DOMAIN), 409 host_taken. Starts "pending"
  * and checks at once. */
 int publish_domain_add(struct core *c, const struct app *app, const char *host,
@@ -145,6 +164,29 @@ int publish_domain_verify(struct core *c, const struct app *app,
                           const char *host, struct domain *out, struct err *e);
 /* One pass over the pending domains (a periodic job). */
 void publish_domain_pass(struct core *c);
+/*
+ * The edge's table of custom domains, from the rows, and Traefik's file
+ * (at start, before the edge; publish_recover calls it), and its end
+ * (publish_stop).
+ */
+void publish_domain_recover(struct core *c);
+void publish_domain_stop(struct core *c);
+/*
+ * The app whose verified custom domain host is (any case, ":port"
+ * ignored): true and its id in app_id.  Thread-safe, no wait: the host
+ * table (publish_route) asks it for a host that is no label.
+ */
+bool publish_domain_app(struct core *c, const char *host, size_t len,
+                        char app_id[ULID_LEN + 1]);
+/*
+ * The DNS records that make d point here: a the A (or AAAA) record's
+ * value (this server's first public address), cname the CNAME's (the
+ * app's "<label>.<PUBLISH_DOMAIN>"); "" when not known.
+ */
+void publish_domain_records(struct core *c, const struct domain *d, char a[46],
+                            char cname[DOMAIN_HOST_MAX + 1]);
+/* The app is gone for good: its domains (publish_app_gone calls it). */
+void publish_domain_app_gone(struct core *c, const char *app_id);
 
 /* "<label>.<PUBLISH_DOMAIN>" of app, for URLs (no scheme). */
 void publish_app_host(struct core *c, const char *label, char *out, size_t len);

@@ -44,6 +44,10 @@ struct recipe {
 	const char *dev, *build;
 	struct recipe_worker workers[RECIPE_MAX_WORKERS];
 	int nworkers;
+	/* publish: a static output, or a server command (docs/recipes.md) */
+	bool has_publish, pub_spa;
+	const char *pub_build, *pub_output, *pub_command;
+	int pub_port;
 	struct strlist notes, tags;
 	const char *verified_starter, *verified_version;
 	const struct jv *json;

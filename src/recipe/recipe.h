@@ -112,6 +112,25 @@ int recipe_manifest(const struct detection *d, int port, struct buf *out,
  * with it may be rewritten by a new detection; any other is the user's. */
 #define RECIPE_MANIFEST_MARK "# Written by sandboxd"
 
+/*
+ * The detection's recipe's publish object (docs/publish.md): its
+ * commands rendered as recipe_manifest renders them (placeholders, and
+ * "cd DIR && " for an app in a sub-directory), output under that
+ * directory.  output non-empty: a static release; else a server one on
+ * port (0: none, a worker).  0; 1 when the recipe says nothing about
+ * publishing; -1 when there is no such recipe or a command is too long.
+ */
+#define RECIPE_PUBLISH_CMD 4000
+struct recipe_publish {
+	char build[RECIPE_PUBLISH_CMD + 1];
+	char output[RECIPE_DIR_LEN + 64];
+	bool spa;
+	char command[RECIPE_PUBLISH_CMD + 1];
+	int port;
+	char health_path[128];
+};
+int recipe_publish(const struct detection *d, struct recipe_publish *out);
+
 /* GET /v1/runtime/recipes: {"recipes":[{id, display_name, language,
  * preset?, detect{...}, package_managers[], port, health_path,
  * suggested_manifest, notes[], tags[], verified{starter, version}?}]}. */

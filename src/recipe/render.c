@@ -220,3 +220,53 @@ recipe_manifest(const struct detection *d, int port, struct buf *out, char *err,
 	}
 	return 0;
 }
+
+/* A command in dir, rendered into out (len bytes); -1 when too long. */
+static int
+render_into(char *out, size_t len, const char *dir, const char *t,
+            const struct detection *d, const struct words *w)
+{
+	struct buf cmd;
+	int rc;
+
+	buf_init(&cmd, len);
+	rc = dir[0] ? buf_appendf(&cmd, "cd %s && ", dir) : 0;
+	rc |= expand(t, d, w, &cmd);
+	if (rc == 0 && cmd.len < len)
+		snprintf(out, len, "%s", cmd.data ? cmd.data : "");
+	else
+		rc = -1;
+	buf_release(&cmd);
+	return rc;
+}
+
+int
+recipe_publish(const struct detection *d, struct recipe_publish *out)
+{
+	const struct recipe *r = d->recipe[0] ? recipe_find(d->recipe) : NULL;
+	struct words w;
+
+	memset(out, 0, sizeof(*out));
+	if (r == NULL)
+		return -1;
+	if (!r->has_publish)
+		return 1;
+	words_of(d, r, &w);
+	if (r->pub_build && render_into(out->build, sizeof(out->build), d->dir,
+	                                r->pub_build, d, &w) < 0)
+		return -1;
+	if (r->pub_command && render_into(out->command, sizeof(out->command),
+	                                  d->dir, r->pub_command, d, &w) < 0)
+		return -1;
+	if (r->pub_output && d->dir[0] && strcmp(r->pub_output, ".") != 0)
+		snprintf(out->output, sizeof(out->output), "%s/%s", d->dir,
+		         r->pub_output);
+	else if (r->pub_output)
+		snprintf(out->output, sizeof(out->output), "%s",
+		         d->dir[0] ? d->dir : r->pub_output);
+	out->spa = r->pub_spa;
+	out->port = r->pub_port;
+	snprintf(out->health_path, sizeof(out->health_path), "%s",
+	         r->health_path);
+	return 0;
+}

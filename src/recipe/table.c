@@ -177,6 +177,54 @@ load_commands(struct load_ctx *c, struct recipe *r, const struct jv *o)
 	return 0;
 }
 
+/* A relative directory inside the app, or "." for its root. */
+static bool
+valid_output(const char *s)
+{
+	if (strcmp(s, ".") == 0)
+		return true;
+	if (s[0] == '/' || strstr(s, "..") != NULL || strstr(s, "//") != NULL)
+		return false;
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			return false;
+	return s[-1] != '/';
+}
+
+static int
+load_publish(struct load_ctx *c, struct recipe *r, const struct jv *o)
+{
+	struct jv *p = jv_get(o, "publish");
+
+	r->has_publish = false;
+	if (p == NULL)
+		return 0;
+	if (jv_type(p) != JV_OBJECT)
+		return bad(c, "publish", "must be an object");
+	if (get_str(c, p, "build", false, &r->pub_build) < 0 ||
+	    get_str(c, p, "output", false, &r->pub_output) < 0 ||
+	    get_str(c, p, "command", false, &r->pub_command) < 0)
+		return -1;
+	if ((r->pub_output == NULL) == (r->pub_command == NULL))
+		return bad(c, "publish", "needs output or command (one)");
+	if ((r->pub_build &&
+	     check_command(c, "publish.build", r->pub_build) < 0) ||
+	    (r->pub_command &&
+	     check_command(c, "publish.command", r->pub_command) < 0))
+		return -1;
+	if (r->pub_output && !valid_output(r->pub_output))
+		return bad(c, "publish.output", "must be a relative directory");
+	r->pub_spa = jv_is_true(jv_get(p, "spa"));
+	if (r->pub_spa && r->pub_output == NULL)
+		return bad(c, "publish.spa", "is for a static output");
+	r->pub_port = r->pub_command ? r->port : 0;
+	if (jv_get(p, "port") != NULL &&
+	    get_int(c, p, "port", 1, 65535, &r->pub_port) < 0)
+		return -1;
+	r->has_publish = true;
+	return 0;
+}
+
 static bool
 valid_id(const char *s)
 {
@@ -238,6 +286,7 @@ load_recipe(struct load_ctx *c, struct recipe *r, const struct jv *o)
 	r->fallback = jv_is_true(jv_get(o, "fallback"));
 	r->restart_after_task = jv_is_true(jv_get(o, "restart_after_task"));
 	if (load_detect(c, r, o) < 0 || load_commands(c, r, o) < 0 ||
+	    load_publish(c, r, o) < 0 ||
 	    get_list(c, o, "notes", &r->notes) < 0 ||
 	    get_list(c, o, "tags", &r->tags) < 0 || load_verified(c, r, o) < 0)
 		return -1;

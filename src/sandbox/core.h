@@ -27,6 +27,7 @@ struct dedup;
 struct depcache;
 struct diskuse;
 struct preview;
+struct publish;
 struct pvauth;
 struct routes;
 struct runtime;
@@ -75,6 +76,7 @@ struct core {
 	struct runtime *rt;    /* runtime.c: sandboxes to configure (serve) */
 	struct timeline *tl;   /* timeline/: the apps' activity (serve) */
 	struct terminal *term; /* terminal/: the terminals (serve) */
+	struct publish *pub;   /* publish/: releases, the host table (serve) */
 	pthread_mutex_t proxy_mu;
 	char proxy_url[96]; /* "http://<addr>:<port>" once it listens */
 	core_hook_fn hooks[CORE_EVENTS][CORE_HOOKS_MAX];

@@ -3,7 +3,7 @@
  *
  * The whole text (at most MANIFEST_MAX_BYTES) is loaded as one document,
  * then walked against the schema: top-level keys version, web, workers,
- * build, install; unknown keys are errors, not silently ignored, so a
+ * build, install, publish; unknown keys are errors, not silently ignored, so a
  * typo such as "comand" is reported where the user will see it.  Integers must
  * be plain scalars, booleans true/false (YAML 1.1's yes/no/on/off too).
  * Commands are single lines: run.conf is line-based and a command with a
@@ -359,6 +359,89 @@ parse_install(struct walk *w, yaml_node_t *n, struct manifest *m)
 }
 
 static int
+publish_field(struct walk *w, const char *key, yaml_node_t *val, void *arg)
+{
+	struct manifest_publish *p = arg;
+	char field[48];
+
+	snprintf(field, sizeof(field), "publish.%s", key);
+	if (strcmp(key, "build") == 0)
+		return get_string(w, val, field, p->build, sizeof(p->build),
+		                  true);
+	if (strcmp(key, "command") == 0)
+		return get_string(w, val, field, p->command, sizeof(p->command),
+		                  true);
+	if (strcmp(key, "spa") == 0)
+		return get_bool(w, val, field, &p->spa);
+	if (strcmp(key, "port") == 0)
+		return get_int(w, val, field, 1, 65535, &p->port);
+	if (strcmp(key, "timeout_seconds") == 0)
+		return get_int(w, val, field, 1, 86400, &p->timeout_s);
+	if (strcmp(key, "health_path") == 0) {
+		if (get_string(w, val, field, p->health_path,
+		               sizeof(p->health_path), true) < 0)
+			return -1;
+		return p->health_path[0] == '/' &&
+		               !strpbrk(p->health_path, " \t")
+		           ? 0
+		           : fail(w,
+		                  "%s: must start with / and contain no "
+		                  "spaces",
+		                  field);
+	}
+	if (get_string(w, val, field, p->output, sizeof(p->output), true) < 0)
+		return -1;
+	return strcmp(p->output, ".") == 0 || clean_path(p->output)
+	           ? 0
+	           : fail(w,
+	                  "%s: must be \".\" or a relative path inside "
+	                  "the app (no \"..\", empty parts or leading /)",
+	                  field);
+}
+
+static int
+parse_publish(struct walk *w, yaml_node_t *n, struct manifest *m)
+{
+	struct manifest_publish *p = &m->publish;
+
+	if (each_key(w, n, "publish",
+	             " build output spa command port health_path "
+	             "timeout_seconds ",
+	             publish_field, p) < 0)
+		return -1;
+	if (p->output[0] && p->command[0])
+		return fail(w, "publish: output (a static site) or command (a "
+		               "server), not both");
+	if (!p->output[0] && !p->command[0])
+		return fail(w, "publish: needs output (the directory of a "
+		               "static site) or command (how a server runs)");
+	if (p->output[0] && (p->port || p->health_path[0]))
+		return fail(w, "publish: port and health_path are for a "
+		               "server (command), not a static output");
+	if (p->spa && !p->output[0])
+		return fail(w, "publish.spa: is for a static output");
+	m->has_publish = true;
+	return 0;
+}
+
+/* A server release's port and health path default to web's. */
+static void
+publish_defaults(struct manifest *m)
+{
+	struct manifest_publish *p = &m->publish;
+
+	if (!m->has_publish || p->output[0])
+		return;
+	if (p->port == 0 && m->has_web)
+		p->port = m->web.port;
+	if (p->health_path[0] == '\0')
+		snprintf(p->health_path, sizeof(p->health_path), "%s",
+		         m->has_web && p->port == m->web.port
+		             ? m->web.health_path
+		             : "/");
+}
+
+static int
 top_key(struct walk *w, const char *key, yaml_node_t *val, void *arg)
 {
 	struct manifest *m = arg;
@@ -375,6 +458,8 @@ top_key(struct walk *w, const char *key, yaml_node_t *val, void *arg)
 		return parse_workers(w, val, m);
 	if (strcmp(key, "install") == 0)
 		return parse_install(w, val, m);
+	if (strcmp(key, "publish") == 0)
+		return parse_publish(w, val, m);
 	m->build_timeout_s = 120;
 	if (each_key(w, val, "build", " command timeout_seconds ", build_key,
 	             m) < 0)
@@ -413,11 +498,13 @@ manifest_parse(const char *text, size_t len, struct manifest *m, char *err,
 	if (root == NULL)
 		rc = fail(&w, "sandbox.yaml is empty");
 	else
-		rc =
-		    each_key(&w, root, "",
-		             " version web workers build install ", top_key, m);
+		rc = each_key(&w, root, "",
+		              " version web workers build install publish ",
+		              top_key, m);
 	if (rc == 0 && !m->has_web && m->nworkers == 0)
 		rc = fail(&w, "sandbox.yaml declares neither web nor workers");
+	if (rc == 0)
+		publish_defaults(m);
 	for (int i = 0; rc == 0 && m->has_install && i < m->nworkers; i++)
 		if (strcmp(m->workers[i].name, "install") == 0)
 			rc =

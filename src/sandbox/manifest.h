@@ -20,6 +20,7 @@
 #define MANIFEST_MAX_INPUTS              8
 #define MANIFEST_INPUT_LEN               255
 #define MANIFEST_INSTALL_TIMEOUT_DEFAULT 900
+#define MANIFEST_OUTPUT_LEN              255
 
 struct manifest_proc {
 	char name[MANIFEST_NAME_LEN + 1];
@@ -27,6 +28,23 @@ struct manifest_proc {
 	int port;              /* web only */
 	char health_path[256]; /* web only */
 	bool restart_after_task;
+};
+
+/*
+ * publish: how the app is built for production and how its release is
+ * served (docs/publish.md).  output set: a static release (the files of
+ * that directory, "." the app's files as they are); else command: a
+ * server release.  port and health_path default to web's; timeout_s 0
+ * means the daemon's setting.
+ */
+struct manifest_publish {
+	char build[MANIFEST_MAX_COMMAND + 1]; /* "" none */
+	char output[MANIFEST_OUTPUT_LEN + 1];
+	bool spa;
+	char command[MANIFEST_MAX_COMMAND + 1];
+	int port; /* 0: none (a server without a web process) */
+	char health_path[256];
+	int timeout_s;
 };
 
 struct manifest {
@@ -48,6 +66,8 @@ struct manifest {
 	/* Filled by the control plane (runtime_install_key) before
 	 * manifest_runconf; an install record is rendered only with it. */
 	char install_key[65];
+	bool has_publish;
+	struct manifest_publish publish;
 };
 
 /* 0, or -1 with a message naming the field in err. */

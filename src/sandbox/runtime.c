@@ -270,11 +270,11 @@ env_lock(struct runtime *rt, const char *id)
 	return &rt->env_locks[hash_fnv1a(id) % RUNTIME_ENV_LOCKS];
 }
 
-/* The request being built: "env <N>\n" goes in the head's last bytes. */
+/* The entries being gathered: "NAME=value\0"… at p, of at most cap. */
 struct env_req {
-	const char *id; /* the sandbox, for messages */
-	char *p;        /* RUNTIME_ENV_HEAD + RUNTIME_ENV_BYTES, vault memory */
-	size_t len;     /* of the body, after the head */
+	const char *who; /* "sandbox <id>", "release <id>": for messages */
+	char *p;         /* vault memory */
+	size_t cap, len;
 	bool too_big;
 };
 
@@ -286,17 +286,17 @@ env_add(const char *name, const char *value, size_t len, void *arg)
 	char *d;
 
 	if (runtime_env_reserved(name)) {
-		log_warn("sandbox %s: config key %s is not given to the app's "
+		log_warn("%s: config key %s is not given to the app's "
 		         "processes: the name is reserved (set before the "
 		         "rule was)",
-		         r->id, name);
+		         r->who, name);
 		return 0;
 	}
-	if (nl + len + 2 > RUNTIME_ENV_BYTES - r->len) {
+	if (nl + len + 2 > r->cap - r->len) {
 		r->too_big = true;
 		return 1;
 	}
-	d = r->p + RUNTIME_ENV_HEAD + r->len;
+	d = r->p + r->len;
 	memcpy(d, name, nl);
 	d[nl] = '=';
 	memcpy(d + nl + 1, value, len);
@@ -305,37 +305,50 @@ env_add(const char *name, const char *value, size_t len, void *arg)
 	return 0;
 }
 
-/* Reads the app's environment into r and sends it; the caller holds the
- * sandbox's env lock. */
-static int
-env_send(struct core *c, const struct sandbox *sb, struct env_req *r)
+int
+runtime_app_env(struct core *c, const char *app_id, const char *who, char *p,
+                size_t cap, size_t *len)
 {
-	char ws[WORKSPACE_PATH_MAX], head[RUNTIME_ENV_HEAD];
-	struct jv *ans = NULL;
-	struct err e = {0};
-	int n, rc;
+	struct env_req r = {.who = who, .p = p, .cap = cap};
+	int rc = store_app_config_env(c->store, app_id, env_add, &r);
 
-	rc = store_app_config_env(c->store, sb->app_id, env_add, r);
-	if (r->too_big) {
-		log_warn("sandbox %s: the app's environment is not sent: its "
-		         "exposed config takes more than %u bytes (the "
-		         "processes keep the one they have)",
-		         sb->id, RUNTIME_ENV_BYTES);
+	*len = r.len;
+	if (r.too_big) {
+		log_warn("%s: the app's environment is not given: its exposed "
+		         "config takes more than %zu bytes",
+		         who, cap);
 		return -1;
 	}
 	if (rc != 0) {
-		log_warn("sandbox %s: the app's environment is not sent: a "
-		         "value cannot be opened (the processes keep the one "
-		         "they have)",
-		         sb->id);
+		log_warn("%s: the app's environment is not given: a value "
+		         "cannot be opened",
+		         who);
 		return -1;
 	}
-	n = snprintf(head, sizeof(head), "env %zu\n", r->len);
-	memcpy(r->p + RUNTIME_ENV_HEAD - n, head, (size_t)n);
+	return 0;
+}
+
+/* Reads the app's environment into p (after RUNTIME_ENV_HEAD bytes for
+ * the head) and sends it; the caller holds the sandbox's env lock. */
+static int
+env_send(struct core *c, const struct sandbox *sb, char *p)
+{
+	char ws[WORKSPACE_PATH_MAX], head[RUNTIME_ENV_HEAD], who[64];
+	struct jv *ans = NULL;
+	struct err e = {0};
+	size_t len;
+	int n, rc;
+
+	snprintf(who, sizeof(who), "sandbox %s", sb->id);
+	if (runtime_app_env(c, sb->app_id, who, p + RUNTIME_ENV_HEAD,
+	                    RUNTIME_ENV_BYTES, &len) < 0)
+		return -1; /* the processes keep the one they have */
+	n = snprintf(head, sizeof(head), "env %zu\n", len);
+	memcpy(p + RUNTIME_ENV_HEAD - n, head, (size_t)n);
 	workspace_path(c->cfg->data_dir, sb->id, ws, sizeof(ws));
-	if (supclient_request(client(c), ws, r->p + RUNTIME_ENV_HEAD - n,
-	                      (size_t)n + r->len, RUNTIME_TIMEOUT_MS, &ans,
-	                      NULL, &e) < 0) {
+	if (supclient_request(client(c), ws, p + RUNTIME_ENV_HEAD - n,
+	                      (size_t)n + len, RUNTIME_TIMEOUT_MS, &ans, NULL,
+	                      &e) < 0) {
 		log_warn("sandbox %s: env: %s", sb->id, e.msg);
 		return -1;
 	}
@@ -353,7 +366,6 @@ int
 runtime_send_env(struct core *c, const char *id)
 {
 	struct vault_secret mem = {0};
-	struct env_req r = {.id = id};
 	pthread_mutex_t *mu;
 	struct sandbox sb;
 	int rc;
@@ -365,10 +377,9 @@ runtime_send_env(struct core *c, const char *id)
 		log_warn("sandbox %s: env: out of memory", id);
 		return -1;
 	}
-	r.p = mem.data;
 	mu = env_lock(c->rt, id);
 	pthread_mutex_lock(mu);
-	rc = env_send(c, &sb, &r);
+	rc = env_send(c, &sb, mem.data);
 	pthread_mutex_unlock(mu);
 	vault_secret_free(&mem);
 	return rc;

@@ -76,6 +76,16 @@ int runtime_configure(struct core *c, const char *id, bool reload);
  */
 int runtime_send_env(struct core *c, const char *id);
 
+/*
+ * The app's environment as runtime_send_env gives it, for a process the
+ * supervisor does not run (a release's production container):
+ * "NAME=value\0"… into p (cap bytes, the caller's vault memory), the
+ * reserved names left out with a warning naming who.  *len the bytes
+ * used.  0; -1 (logged) when a value does not open or they pass cap.
+ */
+int runtime_app_env(struct core *c, const char *app_id, const char *who,
+                    char *p, size_t cap, size_t *len);
+
 /* Whether a config key may not become an environment variable: the
  * supervisor sets it (PATH HOME LANG HOST PORT) or it would change how
  * the sandbox's programs run (LD_*, SANDBOXD_*). */

@@ -2,7 +2,9 @@
  * Keeping Docker and the store in step.
  *
  * core_reconcile() converges the engine to the store, which is the truth:
- * containers of this instance without a row are removed; rows left
+ * sandbox containers of this instance (label sandboxd.sandbox) without
+ * a row are removed, and other containers of this instance (a release's
+ * production or build container, publish/) are left to their module; rows left
  * "creating" by a crash become "error" (their container removed, their
  * workspace kept until the sandbox is deleted); a "running" row whose
  * container is gone or dead becomes "stopped" with the reason; a
@@ -46,9 +48,11 @@ check_container(const char *id, const struct jv *labels, void *arg)
 	const char *sid = jv_str(jv_get(labels, "sandboxd.sandbox"));
 	char msg[DOCKER_MSG_LEN];
 	struct sandbox sb;
-	int rc =
-	    sid ? store_sandbox_get(scan->c->store, sid, &sb) : STORE_NOT_FOUND;
+	int rc;
 
+	if (sid == NULL)
+		return; /* not a sandbox's: a release's (publish/runner.c) */
+	rc = store_sandbox_get(scan->c->store, sid, &sb);
 	if (rc == 0 && sb.status != SANDBOX_CREATING &&
 	    sb.status != SANDBOX_ERROR)
 		return;

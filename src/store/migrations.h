@@ -383,6 +383,68 @@ static const struct migration store_migrations[] = {
                "CREATE INDEX snapshot_app ON snapshot(app_id, created_at);"
                "CREATE INDEX snapshot_owner ON snapshot(owner, created_at);",
     },
+    {
+        .version = 17,
+        .name = "publish",
+        /*
+         * Publishing (src/publish/): an app's releases, its publication
+         * (the host label and the active release) and its custom
+         * domains.  No foreign key to app, as for snapshots:
+         * publish_app_gone removes the rows.  One release "building" per
+         * app is the partial unique index; a label and a domain's host
+         * are unique across every tenant.
+         */
+        .sql = "CREATE TABLE release ("
+               "  id TEXT PRIMARY KEY,"
+               "  owner TEXT NOT NULL,"
+               "  app_id TEXT NOT NULL,"
+               "  number INTEGER NOT NULL,"
+               "  status TEXT NOT NULL CHECK (status IN"
+               "    ('building','ready','failed')),"
+               "  kind TEXT NOT NULL DEFAULT '',"
+               "  source TEXT NOT NULL,"
+               "  source_ref TEXT NOT NULL DEFAULT '',"
+               "  git_commit TEXT NOT NULL DEFAULT '',"
+               "  recipe TEXT NOT NULL DEFAULT '',"
+               "  image TEXT NOT NULL DEFAULT '',"
+               "  command TEXT NOT NULL DEFAULT '',"
+               "  port INTEGER NOT NULL DEFAULT 0,"
+               "  health TEXT NOT NULL DEFAULT '',"
+               "  spa INTEGER NOT NULL DEFAULT 0,"
+               "  size_bytes INTEGER NOT NULL DEFAULT 0,"
+               "  files INTEGER NOT NULL DEFAULT 0,"
+               "  build_ms INTEGER NOT NULL DEFAULT 0,"
+               "  error TEXT NOT NULL DEFAULT '',"
+               "  path TEXT NOT NULL,"
+               "  created_by TEXT NOT NULL,"
+               "  created_at INTEGER NOT NULL,"
+               "  finished_at INTEGER NOT NULL DEFAULT 0,"
+               "  UNIQUE (app_id, number));"
+               "CREATE UNIQUE INDEX release_building ON release(app_id)"
+               "  WHERE status = 'building';"
+               "CREATE TABLE publication ("
+               "  app_id TEXT PRIMARY KEY,"
+               "  owner TEXT NOT NULL,"
+               "  label TEXT NOT NULL UNIQUE,"
+               "  release_id TEXT NOT NULL DEFAULT '',"
+               "  visibility TEXT NOT NULL DEFAULT 'public' CHECK"
+               "    (visibility IN ('public','private')),"
+               "  published_at INTEGER NOT NULL DEFAULT 0,"
+               "  updated_at INTEGER NOT NULL DEFAULT 0);"
+               "CREATE TABLE domain ("
+               "  host TEXT PRIMARY KEY,"
+               "  owner TEXT NOT NULL,"
+               "  app_id TEXT NOT NULL,"
+               "  status TEXT NOT NULL DEFAULT 'pending' CHECK (status IN"
+               "    ('pending','verified')),"
+               "  method TEXT NOT NULL DEFAULT '',"
+               "  reason TEXT NOT NULL DEFAULT '',"
+               "  token TEXT NOT NULL,"
+               "  created_at INTEGER NOT NULL,"
+               "  checked_at INTEGER NOT NULL DEFAULT 0,"
+               "  verified_at INTEGER NOT NULL DEFAULT 0);"
+               "CREATE INDEX domain_app ON domain(app_id);",
+    },
 };
 
 #endif

@@ -297,7 +297,126 @@ install_key_follows_inputs(void)
 	CHECK(system(p) == 0);
 }
 
+static void
+publish_parses(void)
+{
+	const char *stat = "web:\n  command: npm run dev\n  port: 3000\n"
+	                   "publish:\n  build: npm run build\n"
+	                   "  output: dist\n  spa: true\n"
+	                   "  timeout_seconds: 600\n";
+	const char *server = "web:\n  command: node server.js\n  port: 3000\n"
+	                     "  health_path: /health\n"
+	                     "publish:\n  command: node server.js\n";
+	const char *worker = "workers:\n  - name: w\n    command: node w.js\n"
+	                     "publish:\n  command: node w.js\n";
+	struct manifest m;
+	char err[256];
+
+	CHECK(parse("web:\n  command: x\n  port: 1\n", &m, err, sizeof(err)) ==
+	      0);
+	CHECK(!m.has_publish);
+	CHECK(parse(stat, &m, err, sizeof(err)) == 0);
+	CHECK(m.has_publish && m.publish.spa && m.publish.timeout_s == 600);
+	CHECK_STR(m.publish.build, "npm run build");
+	CHECK_STR(m.publish.output, "dist");
+	CHECK_STR(m.publish.command, "");
+	CHECK(m.publish.port == 0);
+	/* A server takes web's port and health path. */
+	CHECK(parse(server, &m, err, sizeof(err)) == 0);
+	CHECK(m.has_publish && m.publish.port == 3000);
+	CHECK_STR(m.publish.health_path, "/health");
+	CHECK_STR(m.publish.output, "");
+	CHECK_STR(m.publish.build, "");
+	/* A worker: a server release without a port. */
+	CHECK(parse(worker, &m, err, sizeof(err)) == 0);
+	CHECK(m.has_publish && m.publish.port == 0);
+	CHECK(parse("web:\n  command: x\n  port: 1\n"
+	            "publish:\n  output: \".\"\n",
+	            &m, err, sizeof(err)) == 0);
+	CHECK_STR(m.publish.output, ".");
+	CHECK(parse("web:\n  command: x\n  port: 1\n  health_path: /h\n"
+	            "publish:\n  command: y\n  port: 8080\n",
+	            &m, err, sizeof(err)) == 0);
+	/* Another port than web's: its own health path, "/". */
+	CHECK(m.publish.port == 8080);
+	CHECK_STR(m.publish.health_path, "/");
+}
+
+static void
+publish_mistakes_name_the_field(void)
+{
+	const char *web = "web:\n  command: x\n  port: 1\n";
+	char y[512];
+
+	snprintf(y, sizeof(y), "%spublish:\n  build: npm run build\n", web);
+	expect_error(y, "publish: needs output");
+	snprintf(y, sizeof(y), "%spublish:\n  output: d\n  command: c\n", web);
+	expect_error(y, "not both");
+	snprintf(y, sizeof(y), "%spublish:\n  output: ../etc\n", web);
+	expect_error(y, "publish.output");
+	snprintf(y, sizeof(y), "%spublish:\n  output: /srv\n", web);
+	expect_error(y, "publish.output");
+	snprintf(y, sizeof(y), "%spublish:\n  output: d\n  port: 3\n", web);
+	expect_error(y, "for a server");
+	snprintf(y, sizeof(y), "%spublish:\n  command: c\n  spa: true\n", web);
+	expect_error(y, "publish.spa");
+	snprintf(y, sizeof(y), "%spublish:\n  command: c\n  port: 0\n", web);
+	expect_error(y, "publish.port");
+	snprintf(y, sizeof(y),
+	         "%spublish:\n  command: c\n  health_path: health\n", web);
+	expect_error(y, "publish.health_path");
+	snprintf(y, sizeof(y), "%spublish:\n  outptu: d\n", web);
+	expect_error(y, "publish.outptu: unknown key");
+	snprintf(y, sizeof(y),
+	         "%spublish:\n  output: d\n  timeout_seconds: 0\n", web);
+	expect_error(y, "publish.timeout_seconds");
+	snprintf(y, sizeof(y), "%spublish: dist\n", web);
+	expect_error(y, "publish: must be a mapping");
+}
+
+static void
+templates_publish(void)
+{
+	static const struct {
+		const char *name, *output, *command;
+		int port;
+	} want[] = {
+	    {"react-vite", "dist", "", 0},
+	    {"static", ".", "", 0},
+	    {"node-express", "", "node server.js", 3000},
+	    {"fastapi", "", "python3 -m uvicorn main:app", 3000},
+	    {"nextjs", "", "npm run start -- -p 3000", 3000},
+	    {"worker", "", "WORKER_STATUS_DIR=/tmp node worker.js", 0},
+	};
+
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		char path[128], text[8192], err[256];
+		struct manifest m;
+		FILE *f;
+		size_t n;
+
+		snprintf(path, sizeof(path), "image/templates/%s/sandbox.yaml",
+		         want[i].name);
+		f = fopen(path, "r");
+		CHECK(f != NULL);
+		if (f == NULL)
+			continue;
+		n = fread(text, 1, sizeof(text) - 1, f);
+		fclose(f);
+		text[n] = '\0';
+		CHECK(manifest_parse(text, n, &m, err, sizeof(err)) == 0);
+		CHECK(m.has_publish);
+		CHECK_STR(m.publish.output, want[i].output);
+		CHECK(strncmp(m.publish.command, want[i].command,
+		              strlen(want[i].command)) == 0);
+		CHECK(m.publish.port == want[i].port);
+	}
+}
+
 static const struct unit_test tests[] = {
+    {"every template's sandbox.yaml says how it publishes", templates_publish},
+    {"publish parses, a server's defaults are web's", publish_parses},
+    {"publish mistakes name the field", publish_mistakes_name_the_field},
     {"a full manifest parses and renders", full_manifest_parses},
     {"mistakes name the field", mistakes_name_the_field},
     {"the default depends on package.json", default_depends_on_package_json},

@@ -693,6 +693,62 @@ detect_as_chosen(void)
 }
 
 static void
+publish_objects(void)
+{
+	static const char bad_table[] =
+	    "{\"package_managers\": [{\"id\": \"npm\", \"language\": "
+	    "\"node\", \"install\": \"npm i\", \"run\": \"npm run\", "
+	    "\"exec\": \"npx\"}], \"recipes\": [{\"id\": \"x\", "
+	    "\"display_name\": \"X\", \"language\": \"node\", "
+	    "\"priority\": 1, \"port\": 3000, \"health_path\": \"/\", "
+	    "\"detect\": {\"files\": [\"x\"]}, \"commands\": "
+	    "{\"dev\": \"x\"}, \"publish\": {\"output\": \"../x\"}}]}";
+	struct recipe_publish p;
+	struct detection *d = fixture("react-vite");
+	char err[256];
+	int fd;
+
+	CHECK(recipe_publish(d, &p) == 0);
+	CHECK_STR(p.build, "npx --no -- vite build");
+	CHECK_STR(p.output, "dist");
+	CHECK(p.spa && p.command[0] == '\0' && p.port == 0);
+	d = fixture("express");
+	CHECK(recipe_publish(d, &p) == 0);
+	CHECK(p.output[0] == '\0' && p.port == 3000);
+	CHECK(strncmp(p.command, "node ", 5) == 0);
+	d = fixture("fastapi-uv");
+	CHECK(recipe_publish(d, &p) == 0);
+	CHECK(strstr(p.command, "uvicorn") &&
+	      strstr(p.command, "--port 3000") &&
+	      !strstr(p.command, "--reload"));
+	d = fixture("static");
+	CHECK(recipe_publish(d, &p) == 0);
+	CHECK_STR(p.output, ".");
+	d = fixture("worker");
+	CHECK(recipe_publish(d, &p) == 0);
+	CHECK(p.port == 0 && p.command[0] && !p.output[0]);
+	/* An app in a sub-directory: the commands cd there. */
+	d = fixture("monorepo-ws");
+	CHECK(recipe_publish(d, &p) == 0);
+	CHECK(strncmp(p.build, "cd apps/web && ", 15) == 0);
+	CHECK(strncmp(p.command, "cd apps/web && ", 15) == 0);
+	/* A recipe that says nothing about publishing. */
+	d = fixture("jupyter");
+	CHECK(recipe_publish(d, &p) == 1);
+	fd = open(FIXTURES "react-vite", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	CHECK(recipe_detect_as(fd, "static", d) == 0);
+	close(fd);
+	CHECK(recipe_publish(d, &p) == 0);
+	CHECK_STR(p.output, ".");
+	/* A bad publish object is refused when the table loads. */
+	CHECK(recipe_load_text(bad_table, strlen(bad_table), err, sizeof(err)) <
+	      0);
+	CHECK(strstr(err, "publish.output") != NULL);
+	CHECK(recipe_load_text(recipe_json, strlen(recipe_json), err,
+	                       sizeof(err)) == 0);
+}
+
+static void
 json_shapes(void)
 {
 	struct jv *l = recipe_list_json(), *a = jv_get(l, "recipes"), *o;
@@ -756,6 +812,8 @@ main(void)
 	     python_names},
 	    {"a recipe chosen by hand", detect_as_chosen},
 	    {"the recipes' and a detection's JSON", json_shapes},
+	    {"publish objects render like the manifest's commands",
+	     publish_objects},
 	};
 
 	return UNIT_RUN("recipe", tests);

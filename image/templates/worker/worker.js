@@ -3,6 +3,11 @@
 // status.json with what it did last, so both its log and its files show
 // that it runs.
 const fs = require('fs')
+const path = require('path')
+
+// Where status.json goes: the app's directory, or WORKER_STATUS_DIR (a
+// published release's files are read-only).
+const statusDir = process.env.WORKER_STATUS_DIR || '.'
 
 const everyMs = Number(process.env.WORKER_INTERVAL_MS) || 5000
 const started = new Date().toISOString()
@@ -13,8 +18,9 @@ function run() {
   const status = { started, runs, last_run: new Date().toISOString() }
   // Written next to the worker, then renamed: a reader never sees half a
   // file.
-  fs.writeFileSync('status.json.tmp', JSON.stringify(status, null, 2) + '\n')
-  fs.renameSync('status.json.tmp', 'status.json')
+  const tmp = path.join(statusDir, 'status.json.tmp')
+  fs.writeFileSync(tmp, JSON.stringify(status, null, 2) + '\n')
+  fs.renameSync(tmp, path.join(statusDir, 'status.json'))
   console.log(`heartbeat ${runs} at ${status.last_run}`)
 }
 

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# A FastAPI server release: the fastapi preset's app published answers
+# through the edge at its host from its production container (uvicorn
+# without --reload, as the sandbox user, read-only /app, the app's config
+# in its environment); unpublishing removes the container and the host
+# answers "not published" (404) again.
+. "$(dirname "$0")/lib.sh"
+need_docker
+
+EDGE_PORT=$(free_port)
+EDGE=http://127.0.0.1:$EDGE_PORT
+start_daemon "HTTP_PORT=$EDGE_PORT" SANDBOXD_EDGE_ADDR=127.0.0.1 || bail "the daemon did not come up"
+
+t_begin "setup: a fastapi app, published"
+create_app api-py '"runtime_preset":"fastapi"' && create_sandbox "$APP_ID" ||
+	bail "could not create the sandbox: ${T_ERRS[*]}"
+APP=$APP_ID
+wait_until 120 eval '[[ -e $DATA/workspaces/$SB_ID/.sandboxd/seeded ]]' ||
+	bail "the sandbox was not seeded"
+api PUT "/v1/apps/$APP/config/APP_MODE" '{"value":"live","expose_env":true}'
+[[ $STATUS == 20[01] ]] || t_err "PUT config: $STATUS $(short_body)"
+api POST "/v1/apps/$APP/publish" '{}'
+expect_status 202 || bail "publish: $(short_body)"
+RID=$(j .release.id)
+PUB_HOST=$(j .url | sed -E 's#^https?://##; s#/.*$##')
+for ((i = 0; i < 300; i++)); do
+	api GET "/v1/apps/$APP/releases/$RID"
+	[[ $(j .status) != building ]] && break
+	sleep 0.5
+done
+[[ $(j .status) == ready && $(j .kind) == server ]] || {
+	api GET "/v1/apps/$APP/releases/$RID/log"
+	bail "release $RID not ready: $(tail -c 600 <<<"$BODY")"
+}
+C=sandboxd-rel-${RID,,}
+t_end
+
+t_begin "its host answers the FastAPI app through the edge"
+edge_get "$PUB_HOST" /
+[[ $E_STATUS == 200 && $E_BODY == *"Your FastAPI app is running"* ]] || t_err "GET /: $E_STATUS $(head -c 200 <<<"$E_BODY")"
+edge_get "$PUB_HOST" /health
+[[ $E_STATUS == 200 ]] || t_err "GET /health: $E_STATUS $E_BODY"
+t_end
+
+t_begin "uvicorn without --reload, as uid 1000, /app read-only, APP_MODE in its environment"
+cmd=$(docker exec "$C" sh -c 'for p in /proc/[0-9]*; do tr "\0" " " <$p/cmdline; echo; done' 2>/dev/null)
+grep -q "uvicorn main:app" <<<"$cmd" || t_err "no uvicorn: $cmd"
+grep -q -- "--reload" <<<"$cmd" && t_err "uvicorn runs with --reload"
+[[ $(docker exec "$C" id -u) == 1000 ]] || t_err "uid: $(docker exec "$C" id -u 2>&1)"
+docker exec "$C" touch /app/x 2>/dev/null && t_err "/app is writable"
+pid=$(docker exec "$C" pgrep -f "uvicorn main:app" | head -n 1)
+docker exec "$C" cat "/proc/$pid/environ" 2>/dev/null | tr '\0' '\n' | grep -qx APP_MODE=live ||
+	t_err "APP_MODE not in uvicorn's environment"
+t_end
+
+t_begin "unpublish: the container is removed, the host answers 404"
+api DELETE "/v1/apps/$APP/publish"
+[[ $STATUS == 20[04] ]] || t_err "DELETE publish: $STATUS $(short_body)"
+wait_until 15 eval '! container_exists "$C"' || t_err "$C still exists"
+edge_get "$PUB_HOST" /
+[[ $E_STATUS == 404 ]] || t_err "after unpublish: $E_STATUS"
+t_end
+
+finish

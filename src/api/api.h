@@ -119,7 +119,8 @@ extern const struct route health_routes[], signin_routes[], status_routes[],
     tasks_routes[], agents_routes[], spend_routes[], settings_routes[],
     config_routes[], export_routes[], git_routes[], gitpush_routes[],
     gitcreds_routes[], tokens_routes[], events_routes[], snapshots_routes[],
-    terminal_routes[], recipes_routes[], publish_routes[];
+    terminal_routes[], recipes_routes[], publish_routes[],
+    releaselog_routes[];
 
 /* Replies: set status and body.  reply_json steals v. */
 void api_reply_json(struct resp *w, int status, struct jv *v);
@@ -313,6 +314,40 @@ bool api_git_branch_ok(const char *branch, size_t len);
 #define AGENT_OAUTH_PENDING_MAX    64  /* sign-ins started, not finished */
 #define AGENT_OAUTH_PENDING_SCOPE  4   /* of those, one scope's */
 #define AGENT_OAUTH_PENDING_S      900 /* how long one stays pending */
+
+/* Limits of a release's build log as the API gives it (releaselog.c,
+ * docs/limits.md). */
+#define RELEASELOG_LINE_MAX      4096         /* a line's bytes; more: cut */
+#define RELEASELOG_READ_BYTES    (4u << 10)   /* of the file, a step */
+#define RELEASELOG_OUT_MAX       (256u << 10) /* a step's events, held */
+#define RELEASELOG_SKIP_STEPS    64 /* steps a read, none making an event */
+#define RELEASELOG_TEXT_MAX      (4u << 20) /* text/plain: the last bytes */
+#define RELEASELOG_FOLLOWERS_MAX 64         /* open log streams, in all */
+#define RELEASELOG_HEARTBEAT_MS  15000      /* a quiet stream's comment */
+#define RELEASELOG_POLL_MS       500 /* the release's row, read at most */
+
+/*
+ * A build log made into text/event-stream events, one `event: log` a
+ * line (its id the file offset after it, for Last-Event-ID), pure so
+ * the unit tests drive it.  Lines end at LF, CR or CRLF; escape
+ * sequences are dropped and other control bytes shown as '?', so a
+ * build cannot drive a terminal that prints them; a line past
+ * RELEASELOG_LINE_MAX bytes is cut (" [cut]") and its rest skipped.
+ */
+struct api_loglines {
+	char line[RELEASELOG_LINE_MAX + 1];
+	size_t len;
+	bool cut;    /* the line passed the limit: skip to its end */
+	bool cr;     /* the last byte was CR (a following LF is the same end) */
+	int esc;     /* 0; 1 after ESC; 2 in a CSI sequence */
+	int64_t off; /* the file offset of the next byte */
+};
+/* Feeds n bytes; events go to out.  -1 when out is full (nothing of
+ * this call is then consumed: l and out are as before). */
+int api_loglines_feed(struct api_loglines *l, const char *p, size_t n,
+                      struct buf *out);
+/* The last line, when it has no end yet (the log is finished). */
+int api_loglines_flush(struct api_loglines *l, struct buf *out);
 
 /*
  * Whether an If-Match or If-None-Match value lists the entity tag whose

@@ -52,7 +52,7 @@
 #include "trash/trash.h"
 #include "vault/vault.h"
 
-#define SERVE_JOBS 9 /* rows of the periodic jobs' table */
+#define SERVE_JOBS 10 /* rows of the periodic jobs' table */
 
 static void
 wait_for_signal(void)
@@ -194,7 +194,15 @@ job_publish_health(void *arg)
 	publish_health_pass(arg);
 }
 
+static void
+job_releaselog_tick(void *arg)
+{
+	(void)arg;
+	api_releaselog_tick();
+}
+
 static const int64_t events_beat_s = 5;
+static const int64_t releaselog_tick_s = 1;
 static const int64_t publish_health_s = RUNNER_HEALTH_PERIOD_S;
 static const int64_t git_trim_s = GITWS_CACHE_TRIM_S;
 static const int64_t heap_trim_s = 1;
@@ -222,6 +230,9 @@ jobs_fill(struct daemon *d)
 	     c},
 	    {"publish health", "publish", RUNNER_HEALTH_PERIOD_S,
 	     &publish_health_s, job_publish_health, c},
+	    /* Its own lane: a slow reaper pass would hold back build logs. */
+	    {"release logs", "logs", 1, &releaselog_tick_s, job_releaselog_tick,
+	     NULL},
 	};
 
 	memcpy(d->jobs, jobs, sizeof(jobs));
@@ -304,6 +315,7 @@ stop_all(struct daemon *d)
 	proxy_stop(d->proxy);
 	task_shutdown(c); /* ends event streams, so the API can stop */
 	timeline_subs_end_all(c->tl); /* the same for the timeline's */
+	api_releaselog_end_all();     /* and the build logs' */
 	api_stop(d->api);
 	/* A disk-usage walk in flight ends at its next workspace. */
 	diskuse_stop(c->du);

@@ -165,6 +165,13 @@ static const struct cli_opt budget_opts[] = {
     {.name = "none", .help = "no budget of its own"},
     {0},
 };
+static const struct cli_opt publish_opts[] = {
+    {.name = "commit", .value = true, .help = "C: build this commit"},
+    {.name = "snapshot", .value = true, .help = "S: build this snapshot"},
+    {.name = "label", .value = true, .help = "L: the host's first label"},
+    {.name = "follow", .short_name = 'f', .help = "stream the build's log"},
+    {0},
+};
 
 const struct cli_cmd cli_cmds[] = {
     {"new", "\"PROMPT\" [--preset P] [--name N] [--agent A] [--model M]", 1, 1,
@@ -356,6 +363,21 @@ const struct cli_cmd cli_cmds[] = {
     {"settings set", "KEY VALUE [--instance]", 2, 2, cmd_settings_set,
      scope_opts,
      "change a setting (a dotted key: agents.default_models.opencode)", NULL},
+    {"publish", "APP [--commit C] [--snapshot S] [--label L] [--follow]", 1, 1,
+     cmd_publish, publish_opts,
+     "build a release of the app and serve it at its own address",
+     "The build runs in a container of its own (the preview goes on); a\n"
+     "failed build leaves the release before it serving.  --follow streams\n"
+     "the build's log and exits 0 with the URL once the release is ready,\n"
+     "1 with the error when it failed, 130 on Ctrl-C (the build goes on).\n"
+     "-q prints the release's id (with --follow, the URL)."},
+    {"releases", "APP", 1, 1, cmd_releases, no_opts,
+     "the app's releases, newest first; * marks the one served", NULL},
+    {"rollback", "APP RELEASE", 2, 2, cmd_rollback, no_opts,
+     "serve a kept release again, at once (no build)",
+     "RELEASE is a release's id or its number (3 or #3)."},
+    {"unpublish", "APP [--yes]", 1, 1, cmd_unpublish, yes_opts,
+     "stop serving the app (its releases are kept)", NULL},
     {"login", "[--api URL]", 0, 0, cmd_login, no_opts,
      "store the API's URL and a token in the client's config file", NULL},
     {"completion", "bash|zsh", 1, 1, NULL, no_opts,

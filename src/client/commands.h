@@ -112,5 +112,18 @@ int cmd_agent_disconnect(struct cli *c, const struct cli_args *a);
 int cmd_settings_get(struct cli *c, const struct cli_args *a);
 int cmd_settings_set(struct cli *c, const struct cli_args *a);
 int cmd_login(struct cli *c, const struct cli_args *a);
+/* cmd_publish.c */
+int cmd_publish(struct cli *c, const struct cli_args *a);
+int cmd_releases(struct cli *c, const struct cli_args *a);
+int cmd_rollback(struct cli *c, const struct cli_args *a);
+int cmd_unpublish(struct cli *c, const struct cli_args *a);
+/* Its pure parts.  bytes as "1.2 MiB" ("-" when negative), seconds as
+ * "45s", "3m", "2h", "5d"; a RELEASE argument's number ("3", "#3"), or -1
+ * when it is not one (an id); a build log's line with its control bytes
+ * as '?', and a newline. */
+const char *cli_size_text(long long bytes, char *out, size_t len);
+const char *cli_age_text(long long seconds, char *out, size_t len);
+long cli_release_number(const char *arg);
+void cli_print_log_line(FILE *f, const char *p, size_t n);
 
 #endif

@@ -3,8 +3,10 @@
  * parser's table (args.c), the event-stream parser (sse.c) fed in every
  * chunking, the human tables (table.c), the exit statuses, and how a
  * task's events are rendered (follow.c, fed a whole stream with every
- * event type, stdout captured).  The sources are included directly: the
- * client's objects are not part of the library the unit tests link.
+ * event type, stdout captured), and the publish commands' parts: sizes,
+ * ages, a RELEASE argument, a build log followed to its end.  The sources are
+ * included directly: the client's objects are not part of the library the unit
+ * tests link.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,7 +14,9 @@
 #include <unistd.h>
 
 #include "../../src/client/args.c"
+#include "../../src/client/calls.c"
 #include "../../src/client/client.c"
+#include "../../src/client/cmd_publish.c"
 #include "../../src/client/follow.c"
 #include "../../src/client/sse.c"
 #include "../../src/client/table.c"
@@ -405,6 +409,74 @@ follow_colours_only_when_fancy(void)
 	CHECK(strstr(out, "Hi [31mthere") != NULL);
 }
 
+/* --- the publish commands ---------------------------------------------- */
+
+static void
+publish_sizes_ages_and_release_numbers(void)
+{
+	char t[32];
+
+	CHECK_STR(cli_size_text(0, t, sizeof(t)), "0 B");
+	CHECK_STR(cli_size_text(1023, t, sizeof(t)), "1023 B");
+	CHECK_STR(cli_size_text(1536, t, sizeof(t)), "1.5 KiB");
+	CHECK_STR(cli_size_text(300LL << 20, t, sizeof(t)), "300 MiB");
+	CHECK_STR(cli_size_text(-1, t, sizeof(t)), "-");
+	CHECK_STR(cli_age_text(59, t, sizeof(t)), "59s");
+	CHECK_STR(cli_age_text(61, t, sizeof(t)), "1m");
+	CHECK_STR(cli_age_text(7300, t, sizeof(t)), "2h");
+	CHECK_STR(cli_age_text(3 * 86400 + 5, t, sizeof(t)), "3d");
+	CHECK_STR(cli_age_text(-5, t, sizeof(t)), "0s");
+	CHECK(cli_release_number("3") == 3);
+	CHECK(cli_release_number("#12") == 12);
+	CHECK(cli_release_number("0") == -1);
+	CHECK(cli_release_number("3a") == -1);
+	CHECK(cli_release_number("01JF0000000000000000000000") == -1);
+	CHECK(cli_release_number("1234567890") == -1);
+	CHECK(cli_release_number("") == -1);
+}
+
+static const char build_stream[] =
+    "event: log\nid: 12\ndata: > vite build\n\n"
+    ": keep-alive\n\n"
+    "event: log\nid: 40\ndata: dist/index.html \x1b[2J 0.4 kB\n\n"
+    "event: end\ndata: {\"id\":\"R1\",\"number\":2,\"status\":"
+    "\"failed\",\"error\":\"npm run build exited 1\"}\n\n"
+    "event: log\nid: 50\ndata: after the end\n\n";
+
+static void
+publish_follow_prints_lines_and_stops_at_end(void)
+{
+	struct cli c = {0};
+	struct pub_follow f = {.c = &c};
+	FILE *tmp = tmpfile();
+	int saved = dup(STDOUT_FILENO);
+	char out[512];
+	size_t n;
+
+	fflush(stdout);
+	dup2(fileno(tmp), STDOUT_FILENO);
+	sse_init(&f.sse, pub_on_event, &f);
+	/* Cut inside the second event: lines come as they are whole. */
+	CHECK(pub_on_bytes(build_stream, 60, &f) == 60);
+	CHECK(f.lines == 1);
+	pub_on_bytes(build_stream + 60, strlen(build_stream) - 60, &f);
+	fflush(stdout);
+	dup2(saved, STDOUT_FILENO);
+	close(saved);
+	rewind(tmp);
+	n = fread(out, 1, sizeof(out) - 1, tmp);
+	out[n] = '\0';
+	fclose(tmp);
+	/* The escape byte is '?'; nothing after the end is read. */
+	CHECK_STR(out, "> vite build\ndist/index.html ?[2J 0.4 kB\n");
+	CHECK_STR(f.last, "40");
+	CHECK(f.lines == 2);
+	CHECK_STR(jv_str(jv_get(f.result, "status")), "failed");
+	CHECK(pub_outcome(&c, "R1", "http://x", f.result) == CLI_EFAIL);
+	jv_free(f.result);
+	sse_release(&f.sse);
+}
+
 static const struct unit_test tests[] = {
     {"args: words and options in any order",
      args_words_and_options_in_any_order},
@@ -426,6 +498,10 @@ static const struct unit_test tests[] = {
     {"follow --json: each event's data on a line",
      follow_json_prints_each_events_data_on_a_line},
     {"follow: colour only on a terminal", follow_colours_only_when_fancy},
+    {"publish: sizes, ages and release numbers",
+     publish_sizes_ages_and_release_numbers},
+    {"publish --follow: lines as they come, the end's outcome",
+     publish_follow_prints_lines_and_stops_at_end},
 };
 
 int

@@ -22,8 +22,8 @@ WARN       := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
 CFLAGS     ?= -O2 -g
 ALL_CFLAGS := -std=c17 -D_GNU_SOURCE $(WARN) $(CFLAGS) -Isrc \
               -DSANDBOXD_VERSION='"$(VERSION)"' $(shell pkg-config --cflags $(PKGS))
-# http_parser ships no pkg-config file.
-LDLIBS     := $(shell pkg-config --libs $(PKGS)) -lhttp_parser -lpthread
+# http_parser and libresolv ship no pkg-config file.
+LDLIBS     := $(shell pkg-config --libs $(PKGS)) -lhttp_parser -lresolv -lpthread
 
 # Every component directory but the supervisor's, which is its own binary.
 DAEMON_SRC := $(filter-out src/supervisor/%,$(wildcard src/*/*.c))

@@ -194,6 +194,10 @@ sandboxd_install() {
 	# --- 4. images, Traefik, compose --------------------------------------------
 
 	if [[ $profiles == *traefik* ]]; then
+		# The file provider's directory: traefik-config writes its routers
+		# there (as this user), the daemon its custom domains' (as root).
+		"${sudo[@]}" mkdir -p "$data/traefik/dynamic"
+		"${sudo[@]}" chown "$(id -u):$(id -g)" "$data/traefik/dynamic"
 		"$src/scripts/traefik-config" --env "$src/.env" --out "$src/traefik" >/dev/null
 		say "Traefik configuration written (traefik/)"
 	else
@@ -377,6 +381,10 @@ write_env() {
 		[[ -n ${COMPOSE_PROFILES+set} ]] || sed -i 's|^COMPOSE_PROFILES=.*|COMPOSE_PROFILES=traefik|' "$tmp"
 		[[ -n ${SANDBOXD_EDGE_ADDR+set} ]] || sed -i 's|^SANDBOXD_EDGE_ADDR=.*|SANDBOXD_EDGE_ADDR=127.0.0.1|' "$tmp"
 		set_default SANDBOXD_EDGE_PORT 8480
+		# Traefik reads the data directory's traefik/ as /var/lib/traefik:
+		# its file provider watches dynamic/, where the daemon writes the
+		# routers of verified custom domains.
+		set_default SANDBOXD_TRAEFIK_DYNAMIC_DIR "$data/traefik/dynamic"
 	else
 		[[ -n ${COMPOSE_PROFILES+set} ]] || sed -i 's|^COMPOSE_PROFILES=.*|COMPOSE_PROFILES=|' "$tmp"
 	fi

@@ -120,7 +120,7 @@ extern const struct route health_routes[], signin_routes[], status_routes[],
     config_routes[], export_routes[], git_routes[], gitpush_routes[],
     gitcreds_routes[], tokens_routes[], events_routes[], snapshots_routes[],
     terminal_routes[], recipes_routes[], publish_routes[],
-    releaselog_routes[];
+    releaselog_routes[], domains_routes[];
 
 /* Replies: set status and body.  reply_json steals v. */
 void api_reply_json(struct resp *w, int status, struct jv *v);
@@ -288,6 +288,11 @@ void signin_password(struct req *, struct resp *);
 int signin_session(struct req *r, const char *cookie);
 int signin_csrf(struct req *r, struct resp *w);
 int signin_origin(struct req *r, struct resp *w);
+void domains_list(struct req *, struct resp *);
+void domains_add(struct req *, struct resp *);
+void domains_get(struct req *, struct resp *);
+void domains_delete(struct req *, struct resp *);
+void domains_verify(struct req *, struct resp *);
 void tokens_list(struct req *, struct resp *);
 void tokens_create(struct req *, struct resp *);
 void tokens_delete(struct req *, struct resp *);

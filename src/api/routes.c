@@ -33,7 +33,7 @@ static const struct route *const tables[] = {
     tasks_routes,   agents_routes,    spend_routes,     settings_routes,
     config_routes,  git_routes,       gitpush_routes,   gitcreds_routes,
     tokens_routes,  events_routes,    snapshots_routes, terminal_routes,
-    recipes_routes, publish_routes, releaselog_routes,
+    recipes_routes, publish_routes, releaselog_routes, domains_routes,
 };
 
 /*

@@ -52,7 +52,7 @@
 #include "trash/trash.h"
 #include "vault/vault.h"
 
-#define SERVE_JOBS 10 /* rows of the periodic jobs' table */
+#define SERVE_JOBS 11 /* rows of the periodic jobs' table */
 
 static void
 wait_for_signal(void)
@@ -187,6 +187,14 @@ job_events_prune(void *arg)
 	               c->cfg->events_max_per_app);
 }
 
+/* The pending custom domains, checked again (DNS and HTTP waits: a
+ * lane of its own). */
+static void
+job_domains(void *arg)
+{
+	publish_domain_pass(arg);
+}
+
 /* The published apps' production containers (publish/runner.c). */
 static void
 job_publish_health(void *arg)
@@ -228,6 +236,8 @@ jobs_fill(struct daemon *d)
 	     job_events_heartbeat, c->tl},
 	    {"events prune", "trash", 5, &cfg->events_prune_s, job_events_prune,
 	     c},
+	    {"custom domains", "domains", cfg->domain_check_interval_s,
+	     &cfg->domain_check_interval_s, job_domains, c},
 	    {"publish health", "publish", RUNNER_HEALTH_PERIOD_S,
 	     &publish_health_s, job_publish_health, c},
 	    /* Its own lane: a slow reaper pass would hold back build logs. */

@@ -277,6 +277,18 @@ const struct cli_cmd cli_cmds[] = {
      "The source keeps serving.  Its config (secrets) and budgets are\n"
      "copied only with --copy-config and --copy-budget.  -q prints the\n"
      "new app's id."},
+    {"domain add", "APP HOST", 2, 2, cmd_domain_add, no_opts,
+     "give a published app a custom domain (checked at once)",
+     "HOST is a DNS name whose A record points at this server (or a CNAME\n"
+     "to the app's <label>.<PUBLISH_DOMAIN>).  A domain that does not yet\n"
+     "point here stays pending: the command prints what is missing and the\n"
+     "records to create; the server checks it again every few minutes."},
+    {"domain list", "APP", 1, 1, cmd_domain_list, no_opts,
+     "an app's custom domains and their verification", NULL},
+    {"domain verify", "APP HOST", 2, 2, cmd_domain_verify, no_opts,
+     "check a custom domain now (DNS, else the HTTP check)", NULL},
+    {"domain remove", "APP HOST", 2, 2, cmd_domain_remove, no_opts,
+     "stop serving an app at a custom domain", NULL},
     {"sandbox create", "APP [--port N]… [--wait]", 1, 1, cmd_sb_create,
      sb_create_opts, "make and start the app's sandbox", NULL},
     {"sandbox show", "SB", 1, 1, cmd_sb_show, no_opts, "show a sandbox", NULL},

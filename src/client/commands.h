@@ -57,6 +57,11 @@ int cmd_snapshot_show(struct cli *c, const struct cli_args *a);
 int cmd_snapshot_delete(struct cli *c, const struct cli_args *a);
 int cmd_app_restore(struct cli *c, const struct cli_args *a);
 int cmd_app_fork(struct cli *c, const struct cli_args *a);
+/* cmd_domain.c */
+int cmd_domain_add(struct cli *c, const struct cli_args *a);
+int cmd_domain_list(struct cli *c, const struct cli_args *a);
+int cmd_domain_verify(struct cli *c, const struct cli_args *a);
+int cmd_domain_remove(struct cli *c, const struct cli_args *a);
 /* cmd_recipes.c */
 int cmd_recipes(struct cli *c, const struct cli_args *a);
 int cmd_app_inspect(struct cli *c, const struct cli_args *a);

@@ -120,7 +120,14 @@ struct config {
 	bool dedup;          /* disk/dedup.c: dependencies stored once */
 	bool spend_counting; /* the proxy counts tokens and keeps budgets */
 	char docker_socket[PATH_MAX];
-	char log_format[8]; /* text or json (lib/log.h) */
+	/* Custom domains (publish/domain.c, verify.c, traefik.c). */
+	char dns_resolver[64];     /* "ip" or "ip:port"; "" = resolv.conf */
+	char public_addrs[1024];   /* comma list; "" = the interfaces' */
+	uint16_t verify_http_port; /* the HTTP check's port */
+	int64_t domain_check_interval_s;    /* the pending domains' pass */
+	char traefik_dynamic_dir[PATH_MAX]; /* "" = no file */
+	char traefik_http_resolver[64];     /* the HTTP-01 resolver's name */
+	char log_format[8];                 /* text or json (lib/log.h) */
 	/*
 	 * The master key's text (SANDBOXD_SECRETS_KEY) and the previous
 	 * one during a rotation; NULL when unset.  The vault parses them;

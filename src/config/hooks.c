@@ -9,6 +9,7 @@
  */
 #include "config/internal.h"
 
+#include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
@@ -374,5 +375,55 @@ config_check_rotation(const struct envfile *f, struct config *c, char *err,
 		FAIL("SANDBOXD_SECRETS_KEY_PREVIOUS: set without "
 		     "SANDBOXD_SECRETS_KEY (it only names the old key of a "
 		     "rotation between two SANDBOXD_SECRETS_KEY values)");
+	return 0;
+}
+/* "a.b.c.d" or "a.b.c.d:port" (SANDBOXD_DNS_RESOLVER). */
+static bool
+resolver_ok(const char *v)
+{
+	char ip[INET_ADDRSTRLEN];
+	const char *colon = strchr(v, ':');
+	struct in_addr a;
+	size_t n = colon ? (size_t)(colon - v) : strlen(v);
+	long port = colon ? num_long(colon + 1, 0) : 53;
+
+	if (n >= sizeof(ip))
+		return false;
+	memcpy(ip, v, n);
+	ip[n] = '\0';
+	if (inet_pton(AF_INET, ip, &a) != 1)
+		return false;
+	return port >= 1 && port <= 65535;
+}
+
+/*
+ * The custom domains' settings, once read as words: the resolver is an
+ * IPv4 address with an optional port, each public address an IPv4 or
+ * IPv6 literal, the Traefik directory absolute.
+ */
+int
+config_check_domains(const struct envfile *f, struct config *c, char *err,
+                     size_t errlen)
+{
+	char list[sizeof(c->public_addrs)], *save = NULL;
+	unsigned char a[sizeof(struct in6_addr)];
+
+	(void)f;
+	if (c->dns_resolver[0] && !resolver_ok(c->dns_resolver))
+		FAIL("SANDBOXD_DNS_RESOLVER: \"%s\" is not an IPv4 address "
+		     "with an optional :port",
+		     c->dns_resolver);
+	snprintf(list, sizeof(list), "%s", c->public_addrs);
+	for (char *t = strtok_r(list, ", ", &save); t;
+	     t = strtok_r(NULL, ", ", &save))
+		if (inet_pton(AF_INET, t, a) != 1 &&
+		    inet_pton(AF_INET6, t, a) != 1)
+			FAIL("SANDBOXD_PUBLIC_ADDRS: \"%s\" is not an IP "
+			     "address",
+			     t);
+	if (c->traefik_dynamic_dir[0] && c->traefik_dynamic_dir[0] != '/')
+		FAIL("SANDBOXD_TRAEFIK_DYNAMIC_DIR: \"%s\" is not an absolute "
+		     "path",
+		     c->traefik_dynamic_dir);
 	return 0;
 }

@@ -25,7 +25,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define PERIODIC_LANES    4  /* threads one table may name */
+#define PERIODIC_LANES    6  /* threads one table may name */
 #define PERIODIC_JOBS_MAX 16 /* jobs in one table */
 
 struct periodic_job {

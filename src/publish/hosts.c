@@ -292,38 +292,3 @@ publish_stats(struct core *c, struct publish_stat *out, size_t max)
 	pthread_mutex_unlock(&p->hmu);
 	return n;
 }
-
-/*
- * The custom domains' side (domain.c) is linked from its own branch;
- * until then no custom domain routes and there is nothing to recover.
- * Weak, so that its definitions take their place.
- */
-__attribute__((weak)) bool
-publish_domain_app(struct core *c, const char *host, size_t len,
-                   char app_id[ULID_LEN + 1])
-{
-	(void)c;
-	(void)host;
-	(void)len;
-	app_id[0] = '\0';
-	return false;
-}
-
-__attribute__((weak)) void
-publish_domain_recover(struct core *c)
-{
-	(void)c;
-}
-
-__attribute__((weak)) void
-publish_domain_stop(struct core *c)
-{
-	(void)c;
-}
-
-__attribute__((weak)) void
-publish_domain_app_gone(struct core *c, const char *app_id)
-{
-	(void)c;
-	(void)app_id;
-}

@@ -44,9 +44,9 @@ out=$("$chk" "$IT_TMP/web" --api 127.0.0.1:9090 --edge 8480 \
 [[ $(yq "$IT_TMP/web/traefik.yml" 'sorted(d["entryPoints"])') == '["ping", "web"]' ]] || t_err "entrypoints"
 [[ $(yq "$IT_TMP/web/traefik.yml" 'd["entryPoints"]["web"]["address"]') == '":8080"' ]] || t_err "web address"
 [[ $(yq "$IT_TMP/web/traefik.yml" '"certificatesResolvers" in d') == false ]] || t_err "a resolver without TLS"
-[[ $(yq "$IT_TMP/web/dynamic.yml" 'sorted(d["http"]["routers"])') == '["sandboxd-console", "sandboxd-previews"]' ]] || t_err "routers"
-[[ $(yq "$IT_TMP/web/dynamic.yml" '[r["entryPoints"] for r in d["http"]["routers"].values()]') == '[["web"], ["web"]]' ]] || t_err "router entrypoints"
-[[ $(yq "$IT_TMP/web/dynamic.yml" '[r.get("tls") for r in d["http"]["routers"].values()]') == '[null, null]' ]] || t_err "tls without TLS"
+[[ $(yq "$IT_TMP/web/dynamic/dynamic.yml" 'sorted(d["http"]["routers"])') == '["sandboxd-console", "sandboxd-previews", "sandboxd-published"]' ]] || t_err "routers"
+[[ $(yq "$IT_TMP/web/dynamic/dynamic.yml" '[r["entryPoints"] for r in d["http"]["routers"].values()]') == '[["web"], ["web"], ["web"]]' ]] || t_err "router entrypoints"
+[[ $(yq "$IT_TMP/web/dynamic/dynamic.yml" '[r.get("tls") for r in d["http"]["routers"].values()]') == '[null, null, null]' ]] || t_err "tls without TLS"
 grep -q 'sk_secret' "$IT_TMP/web/acme.env" && t_err "the daemon's token is in acme.env"
 t_end
 
@@ -62,8 +62,8 @@ for provider in cloudflare:CF_DNS_API_TOKEN hetzner:HETZNER_API_KEY digitalocean
 	((GEN_RC == 0)) || t_err "traefik-config: $GEN_OUT"
 	d=$IT_TMP/tls-$name
 	out=$("$chk" "$d" --api 127.0.0.1:9090 --edge 8480 \
-		--expect-hosts console.example.com,s-01HX5V3K9Q8R7T6Y5W4E3D2C1B-5173.preview.example.com \
-		--reject-hosts example.com,preview.example.com,console.localhost 2>&1) || t_err "traefik-check: $out"
+		--expect-hosts console.example.com,s-01HX5V3K9Q8R7T6Y5W4E3D2C1B-5173.preview.example.com,shop.apps.example.com \
+		--reject-hosts example.com,preview.example.com,console.localhost,apps.example.com,a.b.apps.example.com 2>&1) || t_err "traefik-check: $out"
 	[[ $(yq "$d/traefik.yml" 'sorted(d["entryPoints"])') == '["ping", "web", "websecure"]' ]] || t_err "entrypoints"
 	[[ $(yq "$d/traefik.yml" 'd["entryPoints"]["websecure"]["address"]') == '":443"' ]] || t_err "websecure address"
 	[[ $(yq "$d/traefik.yml" 'd["entryPoints"]["web"]["address"]') == '":80"' ]] || t_err "web address"
@@ -71,9 +71,15 @@ for provider in cloudflare:CF_DNS_API_TOKEN hetzner:HETZNER_API_KEY digitalocean
 		t_err "no HTTP->HTTPS redirect"
 	[[ $(yq "$d/traefik.yml" 'd["certificatesResolvers"]["letsencrypt"]["acme"]["dnsChallenge"]["provider"]') == "\"$name\"" ]] || t_err "provider"
 	[[ $(yq "$d/traefik.yml" 'd["certificatesResolvers"]["letsencrypt"]["acme"]["caServer"]') == '"https://acme-staging-v02.api.letsencrypt.org/directory"' ]] || t_err "caServer"
-	[[ $(yq "$d/dynamic.yml" 'd["http"]["routers"]["sandboxd-previews"]["tls"]["domains"]') == '[{"main": "preview.example.com", "sans": ["*.preview.example.com"]}]' ]] ||
+	[[ $(yq "$d/dynamic/dynamic.yml" 'd["http"]["routers"]["sandboxd-previews"]["tls"]["domains"]') == '[{"main": "preview.example.com", "sans": ["*.preview.example.com"]}]' ]] ||
 		t_err "no wildcard for the previews"
-	[[ $(yq "$d/dynamic.yml" '[r["entryPoints"] for r in d["http"]["routers"].values()]') == '[["websecure"], ["websecure"]]' ]] ||
+	[[ $(yq "$d/dynamic/dynamic.yml" 'd["http"]["routers"]["sandboxd-published"]["tls"]') == '{"certResolver": "letsencrypt", "domains": [{"main": "apps.example.com", "sans": ["*.apps.example.com"]}]}' ]] ||
+		t_err "no wildcard (DNS-01) for the published apps"
+	[[ $(yq "$d/traefik.yml" 'd["certificatesResolvers"]["le-http"]["acme"]["httpChallenge"]') == '{"entryPoint": "web"}' ]] ||
+		t_err "no HTTP-01 resolver for custom domains"
+	[[ $(yq "$d/traefik.yml" 'd["providers"]["file"]') == '{"directory": "/var/lib/traefik/dynamic", "watch": true}' ]] ||
+		t_err "the file provider does not watch the dynamic directory"
+	[[ $(yq "$d/dynamic/dynamic.yml" '[r["entryPoints"] for r in d["http"]["routers"].values()]') == '[["websecure"], ["websecure"], ["websecure"]]' ]] ||
 		t_err "a router not on websecure (a stopped app could not be woken over HTTPS)"
 	[[ $(grep -v '^#' "$d/acme.env") == "$var=secret-$name" ]] || t_err "acme.env: $(cat "$d/acme.env")"
 	[[ $(stat -c %a "$d/acme.env") == 600 ]] || t_err "acme.env mode $(stat -c %a "$d/acme.env")"
@@ -112,15 +118,42 @@ broken() { # broken WANTED-TEXT SED-EXPR FILE
 		t_err "accepted with $2 on $3"
 	grep -qF -- "$1" <<<"$out" || t_err "for $2 on $3: expected '$1' in: $out"
 }
-broken "points at the API's port" 's/127.0.0.1:8480/127.0.0.1:9090/' dynamic.yml
-broken "service 'nope' does not exist" 's/service: sandboxd-edge/service: nope/' dynamic.yml
-broken "entrypoint 'webs' does not exist" 's/entryPoints: \[websecure\]/entryPoints: [webs]/' dynamic.yml
-broken "certResolver 'le' does not exist" 's/certResolver: letsencrypt/certResolver: le/' dynamic.yml
-broken "expected only dnsChallenge" 's/dnsChallenge:/httpChallenge:/' traefik.yml
+broken "points at the API's port" 's/127.0.0.1:8480/127.0.0.1:9090/' dynamic/dynamic.yml
+broken "service 'nope' does not exist" 's/service: sandboxd-edge/service: nope/' dynamic/dynamic.yml
+broken "entrypoint 'webs' does not exist" 's/entryPoints: \[websecure\]/entryPoints: [webs]/' dynamic/dynamic.yml
+broken "certResolver 'le' does not exist" 's/certResolver: letsencrypt/certResolver: le/' dynamic/dynamic.yml
+broken "httpChallenge entrypoint None does not exist" 's/dnsChallenge:/httpChallenge:/' traefik.yml
+broken "is not on port 80" 's/entryPoint: web$/entryPoint: websecure/' traefik.yml
+broken "is not the directory /var/lib/traefik/dynamic" 's|directory: /var/lib/traefik/dynamic|filename: /etc/traefik/dynamic.yml|' traefik.yml
 broken "unknown key 'emial'" 's/email:/emial:/' traefik.yml
 broken "redirects to unknown entrypoint" 's/to: websecure/to: websecur/' traefik.yml
-broken "expected exactly one" 's/console.example.com/console.example.org/' dynamic.yml
-broken "not anchored" 's/\$`)/`)/' dynamic.yml
+broken "expected exactly one" 's/console.example.com/console.example.org/' dynamic/dynamic.yml
+broken "not anchored" 's/\$`)/`)/' dynamic/dynamic.yml
+t_end
+
+t_begin "the daemon's file of custom domains beside the installer's: checked as one"
+domains() { # domains WANTED-TEXT ("" = accepted) YAML
+	rm -rf "$IT_TMP/broken"
+	cp -r "$IT_TMP/tls-cloudflare" "$IT_TMP/broken"
+	printf '%s\n' "$2" >"$IT_TMP/broken/dynamic/sandboxd-domains.yml"
+	local rc=0
+	out=$("$chk" "$IT_TMP/broken" --api 127.0.0.1:9090 --edge 8480 --expect-hosts shop.example.org 2>&1) || rc=$?
+	if [[ -z $1 ]]; then
+		((rc == 0)) || t_err "refused: $out"
+	else
+		((rc != 0)) && grep -qF -- "$1" <<<"$out" || t_err "expected '$1' in: $out"
+	fi
+}
+router() { # router ENTRYPOINT RESOLVER SERVICE
+	printf 'http:\n  routers:\n    sandboxd-domain-1:\n      rule: %s\n      entryPoints: [%s]\n      service: %s\n      tls:\n        certResolver: %s\n  services:\n    sandboxd-domains-edge:\n      loadBalancer:\n        servers:\n          - url: "http://127.0.0.1:8480"\n' \
+		"'Host(\`shop.example.org\`)'" "$1" "$3" "$2"
+}
+domains "" "$(router websecure le-http sandboxd-domains-edge)"
+domains "entrypoint 'webx' does not exist" "$(router webx le-http sandboxd-domains-edge)"
+domains "certResolver 'le-dns' does not exist" "$(router websecure le-dns sandboxd-domains-edge)"
+domains "service 'gone' does not exist" "$(router websecure le-http gone)"
+domains "defined in" "$(router websecure le-http sandboxd-edge | sed 's/sandboxd-domains-edge:/sandboxd-edge:/')"
+domains "no rule" "$(router websecure le-http sandboxd-domains-edge | sed '/rule:/d')"
 t_end
 
 t_begin "docker-compose accepts the compose file with and without the traefik profile"

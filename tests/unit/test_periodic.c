@@ -60,11 +60,12 @@ too_many_lanes_fail_cleanly(void)
 	const struct periodic_job jobs[] = {
 	    {"1", "a", 0, &one, count, &c}, {"2", "b", 0, &one, count, &c},
 	    {"3", "c", 0, &one, count, &c}, {"4", "d", 0, &one, count, &c},
-	    {"5", "e", 0, &one, count, &c},
+	    {"5", "e", 0, &one, count, &c}, {"6", "f", 0, &one, count, &c},
+	    {"7", "g", 0, &one, count, &c},
 	};
 	struct periodic p;
 
-	CHECK(periodic_start(&p, jobs, 5) < 0);
+	CHECK(periodic_start(&p, jobs, 7) < 0);
 }
 
 int

@@ -94,7 +94,7 @@ export function Publish({app}) {
 			</section>
 			{pub.published && <Settings app={app} pub={pub} onChange={st.reload} />}
 			<Releases app={app} pub={pub} releases={st.data.releases} onChange={st.reload} />
-			{pub.published && <Domains app={app} />}
+			<Domains app={app} />
 		</div>
 	);
 }

@@ -96,8 +96,8 @@ function Domain({app, d, onChange}) {
 				<strong class="dom-host">{d.host}</strong>
 				<span class={'badge ' + (ok ? 'pub-ready' : 'pub-pending')}>{ok ? 'verified' : 'pending'}</span>
 				<span class="grow" />
-				<button type="button" disabled={busy} onClick={check}>Check now<span class="sr-only">: {d.host}</span></button>
-				<button type="button" class="danger" disabled={busy} onClick={remove}>Remove<span class="sr-only">: {d.host}</span></button>
+				<button type="button" disabled={busy} onClick={check}>Check now<span class="sr-only"> for {d.host}</span></button>
+				<button type="button" class="danger" disabled={busy} onClick={remove}>Remove<span class="sr-only"> {d.host}</span></button>
 			</div>
 			{ok ? (
 				<p>Serving at <a href={'http://' + d.host} target="_blank" rel="noopener noreferrer">{d.host}<span class="sr-only"> (opens in a new tab)</span></a>

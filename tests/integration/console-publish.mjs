@@ -191,12 +191,12 @@ await step('custom domains: not a host name is refused in place; a name is pendi
 		'the A record does not name this server\'s address: ' + text);
 	assert((await recs.filter({has: page.locator('th', {hasText: 'CNAME'})}).innerText()).includes(HOST),
 		'the CNAME does not point at ' + HOST + ': ' + text);
-	await li.getByRole('button', {name: 'Check now: www.example.test'}).click();
+	await li.getByRole('button', {name: 'Check now for www.example.test'}).click();
 	await li.locator('.badge', {hasText: 'pending'}).waitFor();
 	assert(!(await li.locator('.error').count()), 'Check now failed: ' + await li.innerText());
 	await axeCheck(page, 'Publish, a pending domain');
 	await shot('107-domain-pending');
-	await li.getByRole('button', {name: 'Remove: www.example.test'}).click();
+	await li.getByRole('button', {name: 'Remove www.example.test'}).click();
 	await until(async () => !(await li.count()), 15000);
 	assert(!(await li.count()), 'the domain stays after Remove');
 });

@@ -1,6 +1,6 @@
 import {useState} from 'preact/hooks';
 import {get, post, del, enc} from './api.js';
-import {useLoad, usePoll, useAction, ErrorText, Rich, when} from './ui.jsx';
+import {useLoad, usePoll, useAction, ErrorText, Rich, when, liveUrl} from './ui.jsx';
 
 // A published app's custom domains (GET/POST …/domains): add a host, and
 // for each its state: pending with what is missing, or verified; the DNS
@@ -100,7 +100,7 @@ function Domain({app, d, onChange}) {
 				<button type="button" class="danger" disabled={busy} onClick={remove}>Remove<span class="sr-only"> {d.host}</span></button>
 			</div>
 			{ok ? (
-				<p>Serving at <a href={'http://' + d.host} target="_blank" rel="noopener noreferrer">{d.host}<span class="sr-only"> (opens in a new tab)</span></a>
+				<p>Serving at <a href={liveUrl('http://' + d.host)} target="_blank" rel="noopener noreferrer">{d.host}<span class="sr-only"> (opens in a new tab)</span></a>
 					{d.verified_at && <span class="muted"> · verified {when(d.verified_at)}</span>}</p>
 			) : (
 				<p class="note warn">Not serving yet{d.reason ? ': ' : '.'}{d.reason && <Rich text={d.reason} keepCase />}

@@ -1,6 +1,6 @@
 import {useState} from 'preact/hooks';
 import {get, post, patch, del, request, enc} from './api.js';
-import {useLoad, useAction, usePoll, ErrorText, Note, Rich, when, bytes} from './ui.jsx';
+import {useLoad, useAction, usePoll, ErrorText, Note, Rich, when, bytes, liveUrl} from './ui.jsx';
 import {useBuildLog, LogBox} from './buildlog.jsx';
 import {Domains} from './domains.jsx';
 import {actorWords} from './snapshots.jsx';
@@ -46,6 +46,12 @@ export function Failure({error, retry, label}) {
 			)}
 		</div>
 	);
+}
+
+// The release's error is its cause on the first line, then the log's end
+// (shown in the log box already).
+export function cause(err) {
+	return String(err || '').split('\n')[0].trim();
 }
 
 async function loadAll(id) {
@@ -108,7 +114,7 @@ function Live({pub}) {
 	return (
 		<p class="pub-live">
 			{r ? <span class="badge pub-ready">Live</span> : <span class="badge pub-failed">Nothing serving</span>}{' '}
-			<a href={pub.url} target="_blank" rel="noopener noreferrer">{pub.url}<span class="sr-only"> (opens in a new tab)</span></a>
+			<a href={liveUrl(pub.url)} target="_blank" rel="noopener noreferrer">{liveUrl(pub.url)}<span class="sr-only"> (opens in a new tab)</span></a>
 			{r && <span class="muted"> · release #{r.number}{r.kind ? ', ' + r.kind : ''}, since {when(r.finished_at || r.created_at)}</span>}
 			{pub.visibility === 'private' && <span class="muted"> · private: signed-in console users only</span>}
 		</p>
@@ -126,12 +132,12 @@ function Build({app, release, onEnd, onRetry, busy}) {
 			{live && <p class="muted" role="status">Building: {lines.length} {lines.length === 1 ? 'line' : 'lines'} of log so far.</p>}
 			{release.status === 'ready' && (
 				<Note>Published: release #{release.number} is live at{' '}
-					<a href={release.url || '#'} target="_blank" rel="noopener noreferrer">{release.url}<span class="sr-only"> (opens in a new tab)</span></a>
+					<a href={liveUrl(release.url)} target="_blank" rel="noopener noreferrer">{liveUrl(release.url)}<span class="sr-only"> (opens in a new tab)</span></a>
 					{release.build_ms != null && <> after {Math.round(release.build_ms / 100) / 10} s</>}.</Note>
 			)}
 			{release.status === 'failed' && (
 				<div class="step-error">
-					<p class="error" role="alert">The build failed{release.error ? ': ' : '.'}{release.error && <Rich text={release.error} keepCase />}
+					<p class="error" role="alert">The build failed{cause(release.error) ? ': ' : '.'}{cause(release.error) && <Rich text={cause(release.error)} keepCase />}
 						{' '}The previous release, if any, still serves.</p>
 					<p class="row wrap"><span>The end of the log is below. Fix the cause in the app (or ask the agent), then:</span>
 						<button type="button" disabled={busy} onClick={onRetry}>Try again</button></p>
@@ -153,7 +159,7 @@ function Settings({app, pub, onChange}) {
 	const base = '/v1/apps/' + enc(app.id) + '/publish';
 	const set = (v) => run(async () => { await patch(base, {visibility: v}); onChange(); });
 	const unpublish = () => {
-		if (!confirm(`Unpublish “${app.name}”? ${pub.url} stops answering, and its custom domains with it. The preview is not touched; publish again to come back.`)) return;
+		if (!confirm(`Unpublish “${app.name}”? ${liveUrl(pub.url)} stops answering, and its custom domains with it. The preview is not touched; publish again to come back.`)) return;
 		run(async () => { await del(base); onChange(); });
 	};
 	return (
@@ -206,7 +212,7 @@ function ReleaseRow({app, r, onChange, onLog, logOpen}) {
 			<th scope="row">#{r.number}{r.active && <> <span class="badge pub-ready">Live</span></>}
 				{r.kind && <span class="muted"> · {r.kind}</span>}</th>
 			<td><span class={'badge pub-' + r.status}>{statusWords[r.status] || r.status}</span>
-				{r.status === 'failed' && r.error && <div class="muted rel-error"><Rich text={r.error} keepCase /></div>}</td>
+				{r.status === 'failed' && cause(r.error) && <div class="muted rel-error"><Rich text={cause(r.error)} keepCase /></div>}</td>
 			<td>{from || <span class="muted">the current files</span>}{r.created_by && <span class="muted"> by {actorWords(r.created_by)}</span>}</td>
 			<td>{r.size_bytes != null && r.status === 'ready' ? bytes(r.size_bytes) : <span class="muted">—</span>}
 				{r.files && r.status === 'ready' ? <span class="muted">, {r.files} files</span> : ''}</td>

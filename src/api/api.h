@@ -119,8 +119,8 @@ extern const struct route health_routes[], signin_routes[], status_routes[],
     tasks_routes[], agents_routes[], spend_routes[], settings_routes[],
     config_routes[], export_routes[], git_routes[], gitpush_routes[],
     gitcreds_routes[], tokens_routes[], events_routes[], snapshots_routes[],
-    terminal_routes[], recipes_routes[], publish_routes[],
-    releaselog_routes[], domains_routes[];
+    terminal_routes[], recipes_routes[], publish_routes[], releaselog_routes[],
+    domains_routes[];
 
 /* Replies: set status and body.  reply_json steals v. */
 void api_reply_json(struct resp *w, int status, struct jv *v);

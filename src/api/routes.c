@@ -27,13 +27,13 @@
 
 /* The order of matching: do not sort. */
 static const struct route *const tables[] = {
-    health_routes,  signin_routes,    status_routes,    metrics_routes,
-    presets_routes, apps_routes,      export_routes,    trash_routes,
-    pvlinks_routes, sandboxes_routes, processes_routes, files_routes,
-    tasks_routes,   agents_routes,    spend_routes,     settings_routes,
-    config_routes,  git_routes,       gitpush_routes,   gitcreds_routes,
-    tokens_routes,  events_routes,    snapshots_routes, terminal_routes,
-    recipes_routes, publish_routes, releaselog_routes, domains_routes,
+    health_routes,  signin_routes,    status_routes,     metrics_routes,
+    presets_routes, apps_routes,      export_routes,     trash_routes,
+    pvlinks_routes, sandboxes_routes, processes_routes,  files_routes,
+    tasks_routes,   agents_routes,    spend_routes,      settings_routes,
+    config_routes,  git_routes,       gitpush_routes,    gitcreds_routes,
+    tokens_routes,  events_routes,    snapshots_routes,  terminal_routes,
+    recipes_routes, publish_routes,   releaselog_routes, domains_routes,
 };
 
 /*

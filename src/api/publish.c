@@ -213,8 +213,7 @@ publish_patch(struct req *r, struct resp *w)
 	rc = opt_str(w, body, "visibility", 7, &vis);
 	if (rc == 0)
 		rc = opt_str(w, body, "label", 63, &label);
-	if (rc == 0 &&
-	    publish_configure(r->core, &a, vis, label, &p, &e) < 0) {
+	if (rc == 0 && publish_configure(r->core, &a, vis, label, &p, &e) < 0) {
 		api_reply_err(w, &e);
 		rc = -1;
 	}
@@ -288,10 +287,11 @@ releases_get(struct req *r, struct resp *w)
 		api_fail(w, 404, "not_found", "the app has no such release");
 		return;
 	}
-	api_reply_json(w, 200,
-	               release_json(&rel, store_publication_get(r->core->store,
-	                                                        a.id, &p) == 0 &&
-	                                      strcmp(p.release_id, rel.id) == 0));
+	api_reply_json(
+	    w, 200,
+	    release_json(&rel,
+	                 store_publication_get(r->core->store, a.id, &p) == 0 &&
+	                     strcmp(p.release_id, rel.id) == 0));
 }
 
 struct by_number {
@@ -325,7 +325,8 @@ release_arg(struct req *r, struct resp *w, const struct app *a,
 		s = jv_str(v);
 		if (ulid_parse(s, id))
 			return 0;
-		if (s[0] == '\0' || s[strspn(s, "0123456789")] || strlen(s) > 12)
+		if (s[0] == '\0' || s[strspn(s, "0123456789")] ||
+		    strlen(s) > 12)
 			b.number = -1;
 		else
 			b.number = strtoll(s, NULL, 10);
@@ -379,9 +380,7 @@ const struct route publish_routes[] = {
     {.method = "DELETE",
      .pattern = "/v1/apps/{id}/publish",
      .fn = publish_delete},
-    {.method = "GET",
-     .pattern = "/v1/apps/{id}/releases",
-     .fn = releases_list},
+    {.method = "GET", .pattern = "/v1/apps/{id}/releases", .fn = releases_list},
     {.method = "GET",
      .pattern = "/v1/apps/{id}/releases/{id}",
      .fn = releases_get},

@@ -219,9 +219,19 @@ prune_one(const struct release *r, void *arg)
 static void
 prune(struct core *c, const char *app_id, const char *active)
 {
-	struct prune p = {.c = c, .active = active, .kept = 1};
+	struct prune p = {.c = c, .active = active, .kept = active[0] ? 1 : 0};
 
 	store_release_list(c->store, app_id, prune_one, &p);
+}
+
+static void
+prune_failed(struct core *c, const char *app_id)
+{
+	struct publication pb;
+
+	if (store_publication_get(c->store, app_id, &pb) != 0)
+		pb.release_id[0] = '\0';
+	prune(c, app_id, pb.release_id);
 }
 
 /* --- the build's thread ---------------------------------------------- */
@@ -463,6 +473,8 @@ job_failed(struct pub_job *j, struct pub_log *log, const struct err *e)
 		snprintf(path, sizeof(path), "%s/%s", j->r.path, sub[i]);
 		copytree_remove(path);
 	}
+	/* Failed releases count in keep N too (never the active one). */
+	prune_failed(c, j->r.app_id);
 	pub_note(c, &j->r, "publish.failed", "Release %lld failed: %s",
 	         (long long)j->r.number, e->msg);
 }

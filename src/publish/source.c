@@ -13,9 +13,10 @@
  *
  * The plan: the app's sandbox.yaml `publish:` when it has one; else
  * the publish object of the recipe detected on its files (a preset's
- * template carries its own `publish:`).  The install step is the
- * manifest's `install:`, else the recipe's; whether it runs is the
- * install key's business (release.c).
+ * template carries its own `publish:`).  The install step is the one
+ * the app's sandbox runs (its manifest's `install:`), no other: the
+ * copy brings the sandbox's dependencies, and whether they are current
+ * is the install key's business (release.c).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -31,6 +32,7 @@
 #include "publish/internal.h"
 #include "recipe/recipe.h"
 #include "sandbox/installkey.h"
+#include "sandbox/recipeops.h"
 #include "ws/usage.h"
 #include "ws/workspace.h"
 #include "ws/wsfs.h"
@@ -54,16 +56,13 @@ plan_from_manifest(const struct manifest *m, struct pub_plan *out)
 	out->timeout_s = p->timeout_s;
 }
 
-/* The recipe's publish object, and its install when m has none. */
+/* The detected recipe's publish object. */
 static int
-plan_from_recipe(int appfd, struct manifest *m, struct pub_plan *out,
-                 struct err *e)
+plan_from_recipe(int appfd, struct pub_plan *out, struct err *e)
 {
 	struct recipe_publish rp;
 	struct detection d;
-	struct buf text;
 	char err[256];
-	int rc;
 
 	if (recipe_load(err, sizeof(err)) < 0 || recipe_detect(appfd, &d) < 0)
 		return ERR_INTERNAL(e, "the app's files cannot be read");
@@ -76,32 +75,22 @@ plan_from_recipe(int appfd, struct manifest *m, struct pub_plan *out,
 	snprintf(out->health, sizeof(out->health), "%s", rp.health_path);
 	out->spa = rp.spa;
 	out->port = rp.port;
-	if (m->has_install)
-		return 0;
-	/* The install the recipe's sandbox.yaml would have. */
-	buf_init(&text, MANIFEST_MAX_BYTES);
-	rc = recipe_manifest(&d, rp.port ? rp.port : 3000, &text, err,
-	                     sizeof(err));
-	if (rc == 0)
-		rc = manifest_parse(text.data, text.len, m, err, sizeof(err));
-	buf_release(&text);
-	return rc < 0 ? ERR_INTERNAL(e, "recipe %s: %s", d.recipe, err) : 0;
+	return 0;
 }
 
-int
-pub_plan(struct core *c, int appfd, const char *preset, struct pub_plan *out,
-         struct err *e)
+/*
+ * The manifest the app's sandbox runs by: its sandbox.yaml, else what
+ * the runtime falls back to (recipeops_fallback).  Its install is the
+ * build's: the build installs what the sandbox installs, no more.
+ */
+static int
+manifest_of(int appfd, struct manifest *m, struct err *e)
 {
-	struct manifest *m = calloc(1, sizeof(*m));
 	struct err re = {0};
 	struct buf text;
 	char err[256];
 	int rc = 0;
 
-	(void)c;
-	memset(out, 0, sizeof(*out));
-	if (m == NULL)
-		return ERR_INTERNAL(e, "out of memory");
 	if (wsfs_read(appfd, "sandbox.yaml", MANIFEST_MAX_BYTES, &text, &re) ==
 	    0) {
 		if (manifest_parse(text.data, text.len, m, err, sizeof(err)) <
@@ -109,16 +98,34 @@ pub_plan(struct core *c, int appfd, const char *preset, struct pub_plan *out,
 			rc = err_set(e, 400, "invalid_request",
 			             "the app's sandbox.yaml: %s", err);
 		buf_release(&text);
-	} else if (re.status != 404) {
-		rc = err_set(e, 400, "invalid_request",
-		             "the app's sandbox.yaml: %s", re.msg);
+		return rc;
 	}
+	if (re.status != 404)
+		return err_set(e, 400, "invalid_request",
+		               "the app's sandbox.yaml: %s", re.msg);
+	if (recipeops_fallback(appfd, 3000, m, err, sizeof(err)) < 0)
+		memset(m, 0, sizeof(*m)); /* no install; the plan decides */
+	return 0;
+}
+
+int
+pub_plan(struct core *c, int appfd, const char *preset, struct pub_plan *out,
+         struct err *e)
+{
+	struct manifest *m = calloc(1, sizeof(*m));
+	int rc;
+
+	(void)c;
+	memset(out, 0, sizeof(*out));
+	if (m == NULL)
+		return ERR_INTERNAL(e, "out of memory");
+	rc = manifest_of(appfd, m, e);
 	if (rc == 0 && m->has_publish) {
 		plan_from_manifest(m, out);
 		snprintf(out->recipe, sizeof(out->recipe), "%s",
 		         preset && preset[0] ? preset : "sandbox.yaml");
 	} else if (rc == 0) {
-		rc = plan_from_recipe(appfd, m, out, e);
+		rc = plan_from_recipe(appfd, out, e);
 	}
 	if (rc == 0 && m->has_install) {
 		snprintf(out->install, sizeof(out->install), "%s",

@@ -364,6 +364,9 @@ int api_loglines_flush(struct api_loglines *l, struct buf *out);
 int api_etag_listed(const char *value, const char *etag, bool weak);
 
 /* JSON of the objects, shared by handlers. */
+/* A release as docs/api.md shows it; active: whether it serves
+ * (publish.c; the build log's end event too). */
+struct jv *api_release_json(const struct release *r, bool active);
 struct jv *api_app_json(const struct core *c, const struct app *a);
 /* A preview URL of sandbox id on port (the edge's host name). */
 void api_preview_url(const struct core *c, const char *id, int port, char *out,

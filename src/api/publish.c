@@ -46,6 +46,12 @@ release_json(const struct release *r, bool active)
 	return o;
 }
 
+struct jv *
+api_release_json(const struct release *r, bool active)
+{
+	return release_json(r, active);
+}
+
 /* Who asks: the token's name, or "console" for a console session. */
 static const char *
 actor(const struct req *r)

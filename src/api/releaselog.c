@@ -158,42 +158,7 @@ api_loglines_flush(struct api_loglines *l, struct buf *out)
 	return 0;
 }
 
-/* --- the release as JSON ----------------------------------------------- */
-
-static void
-set_time_or_null(struct jv *o, const char *key, int64_t t)
-{
-	if (t > 0)
-		api_set_time(o, key, t);
-	else
-		jv_set(o, key, jv_new_null());
-}
-
-/* The release JSON of docs/api.md; active: whether it is served. */
-static struct jv *
-release_json(const struct release *r, bool active)
-{
-	struct jv *o = jv_obj();
-
-	jv_set_str(o, "id", r->id);
-	jv_set_str(o, "app_id", r->app_id);
-	jv_set_int(o, "number", r->number);
-	jv_set_str(o, "status", r->status);
-	jv_set_str(o, "kind", r->kind);
-	jv_set_str(o, "source", r->source);
-	jv_set_str(o, "source_ref", r->source_ref);
-	jv_set_str(o, "commit", r->commit);
-	jv_set_str(o, "recipe", r->recipe);
-	jv_set_int(o, "size_bytes", r->size_bytes);
-	jv_set_int(o, "files", r->files);
-	jv_set_int(o, "build_ms", r->build_ms);
-	jv_set(o, "error", jv_new_str_lossy(r->error, strlen(r->error)));
-	jv_set_bool(o, "active", active);
-	jv_set_str(o, "created_by", r->created_by);
-	set_time_or_null(o, "created_at", r->created_at);
-	set_time_or_null(o, "finished_at", r->finished_at);
-	return o;
-}
+/* --- the release ------------------------------------------------------- */
 
 static bool
 release_active(struct core *c, const struct release *r)
@@ -269,7 +234,7 @@ follow_row(struct rl_follow *f)
 		if (store_release_get(f->core->store, f->owner, f->release_id,
 		                      &r) != 0)
 			return -1;
-		o = release_json(&r, release_active(f->core, &r));
+		o = api_release_json(&r, release_active(f->core, &r));
 		if (api_loglines_flush(&f->lines, &f->out) < 0 ||
 		    buf_append(&f->out, "event: end\ndata: ", 17) < 0 ||
 		    jv_dump(o, &f->out) < 0 ||

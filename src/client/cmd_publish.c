@@ -103,6 +103,30 @@ cli_print_log_line(FILE *f, const char *p, size_t n)
 
 /* --- publish ------------------------------------------------------------- */
 
+/* A field of o as text into out ("" when absent or null). */
+static void
+field_copy(const struct jv *o, const char *key, char *out, size_t len)
+{
+	char tmp[64];
+	const char *v = cli_field(o, key, tmp, sizeof(tmp));
+
+	snprintf(out, len, "%s", strcmp(v, "-") == 0 ? "" : v);
+}
+
+/* The app's URL once it is published (GET /v1/apps/{id}/publish). */
+static void
+published_url(struct cli *c, const char *app, char *url, size_t len)
+{
+	struct cli_resp r;
+	char path[512];
+
+	memset(&r, 0, sizeof(r));
+	if (cli_pathf(path, sizeof(path), "/v1/apps/%s/publish", app) == 0 &&
+	    cli_call(c, "GET", path, NULL, &r) == 0)
+		field_copy(r.json, "url", url, len);
+	cli_resp_release(&r);
+}
+
 struct pub_follow {
 	struct cli *c;
 	struct sse sse;
@@ -216,12 +240,14 @@ pub_outcome(struct cli *c, const char *rid, const char *url,
 
 /* Follows release rid of app to its end (publish --follow). */
 static int
-pub_follow(struct cli *c, const char *app, const char *rid, const char *url)
+pub_follow(struct cli *c, const char *app, const char *rid, const char *url0)
 {
+	char url[512];
 	struct pub_follow f = {.c = c};
 	struct sigaction sa = {0}, old;
 	int rc;
 
+	snprintf(url, sizeof(url), "%s", url0);
 	sa.sa_handler = pub_on_sigint;
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, &old);
@@ -235,6 +261,8 @@ pub_follow(struct cli *c, const char *app, const char *rid, const char *url)
 		        app);
 		return CLI_INTERRUPTED;
 	}
+	if (rc == CLI_OK && url[0] == '\0')
+		published_url(c, app, url, sizeof(url));
 	if (rc == CLI_OK)
 		rc = pub_outcome(c, rid, url, f.result);
 	jv_free(f.result);
@@ -275,8 +303,8 @@ cmd_publish(struct cli *c, const struct cli_args *a)
 		return rc;
 	}
 	rel = jv_get(r.json, "release");
-	cli_field(rel, "id", rid, sizeof(rid));
-	cli_field(r.json, "url", url, sizeof(url));
+	field_copy(rel, "id", rid, sizeof(rid));
+	field_copy(r.json, "url", url, sizeof(url));
 	if (c->quiet && !c->json && !follow)
 		printf("%s\n", rid);
 	else if (!c->json || !follow)
@@ -385,7 +413,7 @@ release_id(struct cli *c, const char *app, const char *arg, char *id,
 	items = jv_get(r.json, "releases");
 	for (size_t i = 0; rc == 0 && i < jv_len(items); i++)
 		if (jv_int(jv_get(jv_at(items, i), "number")) == n) {
-			cli_field(jv_at(items, i), "id", id, len);
+			field_copy(jv_at(items, i), "id", id, len);
 			cli_resp_release(&r);
 			return 0;
 		}

@@ -10,14 +10,15 @@
 # and CLI); a failed build with --follow exits 1 with its error and
 # leaves the release before it serving; unpublish.
 . "$(dirname "$0")/lib.sh"
-need_test_image
+need_docker
 
 OTHER=tok-other-tenant-$RANDOM
 EDGE_PORT=$(free_port)
-start_daemon SANDBOXD_IMAGE="$TEST_IMAGE" HTTP_PORT=$EDGE_PORT \
+start_daemon HTTP_PORT="$EDGE_PORT" \
 	SANDBOXD_EDGE_ADDR=127.0.0.1 SANDBOXD_API_TOKENS="it=$IT_TOKEN,other=$OTHER" ||
 	bail "the daemon did not start: $(tail -n 5 "$DAEMON_ERR")"
 TOKEN=$IT_TOKEN
+# shellcheck disable=SC2034 # read by edge_get (lib.sh)
 EDGE=http://127.0.0.1:$EDGE_PORT
 
 export SANDBOXD_API=$API_URL
@@ -171,7 +172,7 @@ publish:
   build: echo about-to-fail-on-purpose && exit 3
   output: dist
 EOF
-sbd sandbox put "$SB" sandbox.yaml <"$IT_TMP/sandbox.yaml" -q || t_err "cannot write sandbox.yaml"
+"$SANDBOXD_BIN" sandbox put "$SB" sandbox.yaml -q <"$IT_TMP/sandbox.yaml" || t_err "cannot write sandbox.yaml"
 "$SANDBOXD_BIN" publish "$APP" --follow >"$IT_TMP/p3.out" 2>"$IT_TMP/p3.err" </dev/null
 RC=$?
 ((RC == 1)) || t_err "exit $RC, want 1; stderr: $(cat "$IT_TMP/p3.err")"

@@ -94,7 +94,12 @@ path_host(struct req *r, struct resp *w, char host[DOMAIN_HOST_MAX + 1])
 		         DOMAIN_HOST_MAX);
 		return -1;
 	}
-	memcpy(host, p, n);
+	/* As the rows keep it: lower case, no trailing dot. */
+	for (size_t i = 0; i < n; i++)
+		host[i] =
+		    (char)((p[i] >= 'A' && p[i] <= 'Z') ? p[i] + 32 : p[i]);
+	if (n > 1 && host[n - 1] == '.')
+		n--;
 	host[n] = '\0';
 	return 0;
 }

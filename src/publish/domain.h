@@ -63,8 +63,19 @@ struct domain_dns {
 void domain_resolve(const struct config *cfg, const char *host,
                     struct domain_dns *out);
 
+/*
+ * The records of one DNS answer (msg, len bytes, hostile): the
+ * addresses of type (1 A, 28 AAAA) of the names of the chain from name
+ * added to out (at most DOMAIN_ADDRS_MAX, no repeats), and the chain's
+ * last name left in name (a CNAME's target, when the answer has no
+ * address for it).  Returns the addresses found.  Pure.
+ */
+int domain_dns_parse(const unsigned char *msg, int len, int type, char *name,
+                     size_t namelen, struct domain_dns *out);
+
 /* This server's addresses: SANDBOXD_PUBLIC_ADDRS, else the interfaces'
- * (loopback and link-local left out).  Returns how many (<= max). */
+ * (loopback and link-local left out; public IPv4 first, then public
+ * IPv6, private IPv4, the rest).  Returns how many (<= max). */
 int domain_public_addrs(const struct config *cfg, char (*out)[46], int max);
 
 /*

@@ -90,14 +90,9 @@ add_addr(struct domain_dns *out, int af, const unsigned char *rd)
 	snprintf(out->addrs[out->naddrs++], sizeof(out->addrs[0]), "%s", txt);
 }
 
-/*
- * The records of one answer: addresses of type for the names of the
- * chain from name, and the chain's last name into name (a CNAME's
- * target).  Returns the addresses found.
- */
-static int
-parse_answer(const unsigned char *msg, int len, int type, char *name,
-             size_t namelen, struct domain_dns *out)
+int
+domain_dns_parse(const unsigned char *msg, int len, int type, char *name,
+                 size_t namelen, struct domain_dns *out)
 {
 	ns_msg h;
 	ns_rr rr;
@@ -174,7 +169,7 @@ resolve_a(res_state st, char *name, size_t namelen, unsigned char *msg,
 		if (n < 0)
 			return;
 		snprintf(before, sizeof(before), "%s", name);
-		if (parse_answer(msg, n, ns_t_a, name, namelen, out) > 0 ||
+		if (domain_dns_parse(msg, n, ns_t_a, name, namelen, out) > 0 ||
 		    strcasecmp(before, name) == 0)
 			return;
 	}
@@ -199,8 +194,8 @@ domain_resolve(const struct config *cfg, const char *host,
 	if (out->status == DOMAIN_DNS_OK || out->status == DOMAIN_DNS_NODATA) {
 		struct domain_dns six = {0};
 		int n = query(&st, name, ns_t_aaaa, msg, &six);
-		if (n >= 0 && parse_answer(msg, n, ns_t_aaaa, name,
-		                           sizeof(name), out) > 0)
+		if (n >= 0 && domain_dns_parse(msg, n, ns_t_aaaa, name,
+		                               sizeof(name), out) > 0)
 			out->status = DOMAIN_DNS_OK;
 	}
 	if (out->status == DOMAIN_DNS_OK && out->naddrs == 0)
@@ -210,11 +205,60 @@ domain_resolve(const struct config *cfg, const char *host,
 	res_nclose(&st);
 }
 
+/*
+ * How good an interface's address is to show in an A record: public
+ * IPv4, public IPv6, private IPv4 (NAT, a LAN, Docker's bridges), the
+ * rest (unique-local IPv6).
+ */
+static int
+addr_rank(const struct sockaddr *sa)
+{
+	if (sa->sa_family == AF_INET) {
+		uint32_t h =
+		    ntohl(((const struct sockaddr_in *)(const void *)sa)
+		              ->sin_addr.s_addr);
+		bool private = (h >> 24) == 10 || (h >> 20) == 0xac1 ||
+		               (h >> 16) == 0xc0a8 || (h >> 22) == 0x191;
+		return private ? 2 : 0;
+	}
+	return (((const struct sockaddr_in6 *)(const void *)sa)
+	            ->sin6_addr.s6_addr[0] &
+	        0xe0) == 0x20
+	           ? 1
+	           : 3;
+}
+
+/* The interfaces' addresses of one rank into out[n..max). */
+static int
+ifaddrs_of_rank(const struct ifaddrs *ifs, int rank, char (*out)[46], int n,
+                int max)
+{
+	for (const struct ifaddrs *i = ifs; i && n < max; i = i->ifa_next) {
+		const struct sockaddr *sa = i->ifa_addr;
+		const void *a;
+		if (!sa || (i->ifa_flags & IFF_LOOPBACK) ||
+		    (sa->sa_family != AF_INET && sa->sa_family != AF_INET6))
+			continue;
+		if (sa->sa_family == AF_INET)
+			a = &((const struct sockaddr_in *)(const void *)sa)
+			         ->sin_addr;
+		else
+			a = &((const struct sockaddr_in6 *)(const void *)sa)
+			         ->sin6_addr;
+		if (addr_rank(sa) != rank ||
+		    (sa->sa_family == AF_INET6 && IN6_IS_ADDR_LINKLOCAL(a)))
+			continue;
+		if (inet_ntop(sa->sa_family, a, out[n], 46))
+			n++;
+	}
+	return n;
+}
+
 int
 domain_public_addrs(const struct config *cfg, char (*out)[46], int max)
 {
 	char list[sizeof(cfg->public_addrs)], *save = NULL;
-	struct ifaddrs *ifs, *i;
+	struct ifaddrs *ifs;
 	int n = 0;
 
 	if (cfg->public_addrs[0]) {
@@ -226,24 +270,8 @@ domain_public_addrs(const struct config *cfg, char (*out)[46], int max)
 	}
 	if (getifaddrs(&ifs) < 0)
 		return 0;
-	for (i = ifs; i && n < max; i = i->ifa_next) {
-		const void *a;
-		if (!i->ifa_addr || (i->ifa_flags & IFF_LOOPBACK))
-			continue;
-		if (i->ifa_addr->sa_family == AF_INET)
-			a = &((struct sockaddr_in *)(void *)i->ifa_addr)
-			         ->sin_addr;
-		else if (i->ifa_addr->sa_family == AF_INET6 &&
-		         !IN6_IS_ADDR_LINKLOCAL(
-		             &((struct sockaddr_in6 *)(void *)i->ifa_addr)
-		                  ->sin6_addr))
-			a = &((struct sockaddr_in6 *)(void *)i->ifa_addr)
-			         ->sin6_addr;
-		else
-			continue;
-		if (inet_ntop(i->ifa_addr->sa_family, a, out[n], 46))
-			n++;
-	}
+	for (int rank = 0; rank < 4; rank++)
+		n = ifaddrs_of_rank(ifs, rank, out, n, max);
 	freeifaddrs(ifs);
 	return n;
 }

@@ -5,7 +5,9 @@
 # points the daemon at it; the host's end of the namespace's veth is one
 # of this machine's interface addresses, which the daemon finds itself
 # (getifaddrs) and, after a restart, is told (SANDBOXD_PUBLIC_ADDRS).
-# Cases: bad hosts are 400 (not a DNS name, an IP literal, the console's,
+# Cases: a published static app is served at its verified custom domain
+# through the edge (and not before it is verified, nor after it is
+# removed); bad hosts are 400 (not a DNS name, an IP literal, the console's,
 # a preview's, under the publish domain, localhost); a name that does not
 # resolve stays pending with a reason saying which record to create; one
 # that resolves elsewhere says where; once the answer points here, verify
@@ -15,6 +17,7 @@
 # host_taken; state survives a restart; removal drops the router; the
 # timeline has domain.added/verified/removed.
 . "$(dirname "$0")/lib.sh"
+need_docker
 command -v ip >/dev/null || bail "iproute2 is missing"
 python3 -c 'import yaml' 2>/dev/null || bail "python3-yaml is not installed (apt-get install python3-yaml)"
 
@@ -83,7 +86,7 @@ DOMAIN_FILE=$TRAEFIK_DIR/sandboxd-domains.yml
 daemon() {
 	start_daemon SANDBOXD_API_TOKENS=it=$IT_TOKEN,other=tok-other-tenant \
 		PREVIEW_DOMAIN=example.test PREVIEW_TLS=true PREVIEW_ENTRYPOINT=websecure SANDBOXD_DNS_RESOLVER=$DNS \
-		SANDBOXD_TRAEFIK_DYNAMIC_DIR=$TRAEFIK_DIR SANDBOXD_NETWORK=none \
+		SANDBOXD_TRAEFIK_DYNAMIC_DIR=$TRAEFIK_DIR \
 		SANDBOXD_DOMAIN_CHECK_INTERVAL_SECONDS=1 HTTP_PORT=$EDGE_PORT SANDBOXD_EDGE_ADDR=0.0.0.0 \
 		SANDBOXD_VERIFY_HTTP_PORT=$EDGE_PORT "$@" ||
 		bail "the daemon did not come up (exit status ${DAEMON_RC:-none}): $(tail -5 "$DAEMON_ERR")"
@@ -214,6 +217,8 @@ api GET "/v1/apps/$APP/domains"
 expect_status 200 && expect_jq '[.domains[].host] | sort == ["late.example.org","loop.example.org","shop.example.org","www.example.org"]'
 api GET "/v1/apps/$OTHER/domains/shop.example.org"
 expect_status 404
+api GET "/v1/apps/$APP/domains/WWW.Example.org."
+expect_status 200 && expect_json .host www.example.org
 t_end
 
 t_begin "a restart keeps them; SANDBOXD_PUBLIC_ADDRS names this server's address in the reasons"
@@ -253,6 +258,52 @@ grep -q host_taken <<<"$out" || t_err "second add: $out"
 out=$(sbd domain remove "$APP" cli.example.org 2>&1) || t_err "domain remove: $out"
 [[ $out == "removed cli.example.org from app $APP" ]] || t_err "remove: $out"
 sbd domain list "$APP" -q | grep -q cli.example.org && t_err "still listed"
+t_end
+
+t_begin "a published static app answers at its verified custom domain through the edge"
+create_app site '"runtime_preset":"static"' && create_sandbox "$APP_ID" || bail "no sandbox: ${T_ERRS[*]}"
+SITE=$APP_ID
+SB=$SB_ID
+api PUT "/v1/sandboxes/$SB/files?path=index.html" '<!doctype html><title>site</title><h1>published at a custom domain</h1>'
+[[ $STATUS =~ ^20[01]$ ]] || t_err "PUT index.html: $STATUS $(short_body)"
+api POST "/v1/apps/$SITE/domains" '{"host":"www.site.test"}'
+expect_status 201 && expect_json .status pending
+api POST "/v1/apps/$SITE/publish" '{}'
+expect_status 202
+RID=$(j .release.id)
+wait_until 150 eval 'api GET "/v1/apps/$SITE/releases/$RID"; [[ $(j .status) != building ]]'
+expect_json .status ready || note "$(short_body)"
+# Pending: the custom domain serves nothing yet (the edge's unknown-host page).
+page() { curl -s -o "$IT_TMP/page" -w '%{http_code} %{content_type}' --max-time 5 -H "Host: $1" "http://127.0.0.1:$EDGE_PORT/"; }
+got=$(page www.site.test)
+grep -q 'published at a custom domain' "$IT_TMP/page" && t_err "served before it was verified ($got)"
+zone "{\"www.site.test\": {\"A\": [\"$HERE\"]}}"
+api POST "/v1/apps/$SITE/domains/www.site.test/verify"
+expect_json .status verified
+expect_jq ".records[1] == {\"type\":\"CNAME\",\"name\":\"www.site.test\",\"value\":\"site.apps.example.test\"}" ||
+	note "$(j .records)"
+got=$(page WWW.Site.Test:$EDGE_PORT)
+[[ $got == "200 text/html"* ]] && grep -q 'published at a custom domain' "$IT_TMP/page" ||
+	t_err "at the custom domain: $got $(head -c 200 "$IT_TMP/page")"
+got=$(page site.apps.example.test)
+[[ $got == "200 text/html"* ]] || t_err "at its label's host: $got"
+t_end
+
+t_begin "kill -9 and a start again: the custom domain answers at once, Traefik's file is whole"
+kill9_daemon
+daemon SANDBOXD_PUBLIC_ADDRS=$HERE
+got=$(page www.site.test)
+[[ $got == "200 text/html"* ]] && grep -q 'published at a custom domain' "$IT_TMP/page" ||
+	t_err "after kill -9: $got"
+grep -q 'Host(`www.site.test`)' "$DOMAIN_FILE" || t_err "no router after kill -9"
+ls -A "$TRAEFIK_DIR" | grep -v '^sandboxd-domains.yml$' && t_err "a temporary file left in $TRAEFIK_DIR"
+t_end
+
+t_begin "removed: the custom domain serves nothing"
+api DELETE "/v1/apps/$SITE/domains/www.site.test"
+expect_status 204
+got=$(page www.site.test)
+grep -q 'published at a custom domain' "$IT_TMP/page" && t_err "still served after the removal ($got)"
 t_end
 
 t_begin "the timeline: domain.added, domain.verified, domain.removed"

@@ -44,9 +44,9 @@ out=$("$chk" "$IT_TMP/web" --api 127.0.0.1:9090 --edge 8480 \
 [[ $(yq "$IT_TMP/web/traefik.yml" 'sorted(d["entryPoints"])') == '["ping", "web"]' ]] || t_err "entrypoints"
 [[ $(yq "$IT_TMP/web/traefik.yml" 'd["entryPoints"]["web"]["address"]') == '":8080"' ]] || t_err "web address"
 [[ $(yq "$IT_TMP/web/traefik.yml" '"certificatesResolvers" in d') == false ]] || t_err "a resolver without TLS"
-[[ $(yq "$IT_TMP/web/dynamic/dynamic.yml" 'sorted(d["http"]["routers"])') == '["sandboxd-console", "sandboxd-previews", "sandboxd-published"]' ]] || t_err "routers"
-[[ $(yq "$IT_TMP/web/dynamic/dynamic.yml" '[r["entryPoints"] for r in d["http"]["routers"].values()]') == '[["web"], ["web"], ["web"]]' ]] || t_err "router entrypoints"
-[[ $(yq "$IT_TMP/web/dynamic/dynamic.yml" '[r.get("tls") for r in d["http"]["routers"].values()]') == '[null, null, null]' ]] || t_err "tls without TLS"
+[[ $(yq "$IT_TMP/web/dynamic/dynamic.yml" 'sorted(d["http"]["routers"])') == '["sandboxd-console", "sandboxd-domain-check", "sandboxd-previews", "sandboxd-published"]' ]] || t_err "routers"
+[[ $(yq "$IT_TMP/web/dynamic/dynamic.yml" '[r["entryPoints"] for r in d["http"]["routers"].values()]') == '[["web"], ["web"], ["web"], ["web"]]' ]] || t_err "router entrypoints"
+[[ $(yq "$IT_TMP/web/dynamic/dynamic.yml" '[r.get("tls") for r in d["http"]["routers"].values()]') == '[null, null, null, null]' ]] || t_err "tls without TLS"
 grep -q 'sk_secret' "$IT_TMP/web/acme.env" && t_err "the daemon's token is in acme.env"
 t_end
 
@@ -67,7 +67,7 @@ for provider in cloudflare:CF_DNS_API_TOKEN hetzner:HETZNER_API_KEY digitalocean
 	[[ $(yq "$d/traefik.yml" 'sorted(d["entryPoints"])') == '["ping", "web", "websecure"]' ]] || t_err "entrypoints"
 	[[ $(yq "$d/traefik.yml" 'd["entryPoints"]["websecure"]["address"]') == '":443"' ]] || t_err "websecure address"
 	[[ $(yq "$d/traefik.yml" 'd["entryPoints"]["web"]["address"]') == '":80"' ]] || t_err "web address"
-	[[ $(yq "$d/traefik.yml" 'd["entryPoints"]["web"]["http"]["redirections"]["entryPoint"]') == '{"to": "websecure", "scheme": "https", "permanent": true}' ]] ||
+	[[ $(yq "$d/traefik.yml" 'd["entryPoints"]["web"]["http"]["redirections"]["entryPoint"]') == '{"to": "websecure", "scheme": "https", "permanent": true, "priority": 1}' ]] ||
 		t_err "no HTTP->HTTPS redirect"
 	[[ $(yq "$d/traefik.yml" 'd["certificatesResolvers"]["letsencrypt"]["acme"]["dnsChallenge"]["provider"]') == "\"$name\"" ]] || t_err "provider"
 	[[ $(yq "$d/traefik.yml" 'd["certificatesResolvers"]["letsencrypt"]["acme"]["caServer"]') == '"https://acme-staging-v02.api.letsencrypt.org/directory"' ]] || t_err "caServer"
@@ -79,8 +79,8 @@ for provider in cloudflare:CF_DNS_API_TOKEN hetzner:HETZNER_API_KEY digitalocean
 		t_err "no HTTP-01 resolver for custom domains"
 	[[ $(yq "$d/traefik.yml" 'd["providers"]["file"]') == '{"directory": "/var/lib/traefik/dynamic", "watch": true}' ]] ||
 		t_err "the file provider does not watch the dynamic directory"
-	[[ $(yq "$d/dynamic/dynamic.yml" '[r["entryPoints"] for r in d["http"]["routers"].values()]') == '[["websecure"], ["websecure"], ["websecure"]]' ]] ||
-		t_err "a router not on websecure (a stopped app could not be woken over HTTPS)"
+	[[ $(yq "$d/dynamic/dynamic.yml" '[r["entryPoints"] for r in d["http"]["routers"].values()]') == '[["websecure"], ["websecure"], ["websecure"], ["web"]]' ]] ||
+		t_err "a router not on websecure (a stopped app could not be woken over HTTPS), or the HTTP check not on web"
 	[[ $(grep -v '^#' "$d/acme.env") == "$var=secret-$name" ]] || t_err "acme.env: $(cat "$d/acme.env")"
 	[[ $(stat -c %a "$d/acme.env") == 600 ]] || t_err "acme.env mode $(stat -c %a "$d/acme.env")"
 	t_end
@@ -123,6 +123,8 @@ broken "service 'nope' does not exist" 's/service: sandboxd-edge/service: nope/'
 broken "entrypoint 'webs' does not exist" 's/entryPoints: \[websecure\]/entryPoints: [webs]/' dynamic/dynamic.yml
 broken "certResolver 'le' does not exist" 's/certResolver: letsencrypt/certResolver: le/' dynamic/dynamic.yml
 broken "httpChallenge entrypoint None does not exist" 's/dnsChallenge:/httpChallenge:/' traefik.yml
+broken "it would redirect the HTTP check" '/priority: 1/d' traefik.yml
+broken "the HTTP check's path is for web only" 's/entryPoints: \[web\]/entryPoints: [websecure]/' dynamic/dynamic.yml
 broken "is not on port 80" 's/entryPoint: web$/entryPoint: websecure/' traefik.yml
 broken "is not the directory /var/lib/traefik/dynamic" 's|directory: /var/lib/traefik/dynamic|filename: /etc/traefik/dynamic.yml|' traefik.yml
 broken "unknown key 'emial'" 's/email:/emial:/' traefik.yml

@@ -195,7 +195,171 @@ traefik_routers(void)
 	buf_release(&b);
 }
 
+/* A DNS answer built by hand: the header, one question, answer RRs. */
+struct pkt {
+	unsigned char b[1024];
+	int n;
+};
+
+static void
+put(struct pkt *p, const void *d, int n)
+{
+	memcpy(p->b + p->n, d, (size_t)n);
+	p->n += n;
+}
+
+static void
+put16(struct pkt *p, int v)
+{
+	unsigned char x[2] = {(unsigned char)(v >> 8), (unsigned char)v};
+	put(p, x, 2);
+}
+
+static void
+put_name(struct pkt *p, const char *name)
+{
+	while (*name) {
+		const char *dot = strchr(name, '.');
+		int n = dot ? (int)(dot - name) : (int)strlen(name);
+		unsigned char len = (unsigned char)n;
+		put(p, &len, 1);
+		put(p, name, n);
+		name += n + (dot ? 1 : 0);
+	}
+	put(p, "", 1);
+}
+
+static void
+pkt_start(struct pkt *p, const char *qname, int qtype, int ancount)
+{
+	p->n = 0;
+	put16(p, 0x1234);
+	put16(p, 0x8580);
+	put16(p, 1);
+	put16(p, ancount);
+	put16(p, 0);
+	put16(p, 0);
+	put_name(p, qname);
+	put16(p, qtype);
+	put16(p, 1);
+}
+
+/* An RR: name, type, then rdata of len bytes. */
+static void
+pkt_rr(struct pkt *p, const char *name, int type, const void *rd, int len)
+{
+	put_name(p, name);
+	put16(p, type);
+	put16(p, 1);
+	put16(p, 0);
+	put16(p, 30);
+	put16(p, len);
+	put(p, rd, len);
+}
+
+static void
+pkt_a(struct pkt *p, const char *name, int a, int b, int c, int d)
+{
+	unsigned char rd[4] = {(unsigned char)a, (unsigned char)b,
+	                       (unsigned char)c, (unsigned char)d};
+	pkt_rr(p, name, 1, rd, 4);
+}
+
+static void
+pkt_cname(struct pkt *p, const char *name, const char *target)
+{
+	struct pkt t = {.n = 0};
+
+	put_name(&t, target);
+	pkt_rr(p, name, 5, t.b, t.n);
+}
+
+static int
+parse(const struct pkt *p, const char *qname, char *name, struct domain_dns *d)
+{
+	memset(d, 0, sizeof(*d));
+	snprintf(name, DOMAIN_HOST_MAX + 1, "%s", qname);
+	return domain_dns_parse(p->b, p->n, 1, name, DOMAIN_HOST_MAX + 1, d);
+}
+
+static void
+dns_answers_are_parsed(void)
+{
+	char name[DOMAIN_HOST_MAX + 1];
+	struct domain_dns d;
+	struct pkt p;
+
+	/* Two addresses, one repeated; one of another name left out. */
+	pkt_start(&p, "shop.example.org", 1, 4);
+	pkt_a(&p, "shop.example.org", 203, 0, 113, 7);
+	pkt_a(&p, "SHOP.example.org", 203, 0, 113, 8);
+	pkt_a(&p, "shop.example.org", 203, 0, 113, 7);
+	pkt_a(&p, "evil.example.net", 198, 51, 100, 1);
+	CHECK(parse(&p, "shop.example.org", name, &d) == 3);
+	CHECK(d.naddrs == 2);
+	CHECK_STR(d.addrs[0], "203.0.113.7");
+	CHECK_STR(d.addrs[1], "203.0.113.8");
+
+	/* A chain, its records in any order. */
+	pkt_start(&p, "www.example.org", 1, 3);
+	pkt_a(&p, "lb.example.net", 203, 0, 113, 9);
+	pkt_cname(&p, "edge.example.net", "lb.example.net");
+	pkt_cname(&p, "www.example.org", "edge.example.net");
+	CHECK(parse(&p, "www.example.org", name, &d) == 1);
+	CHECK_STR(d.addrs[0], "203.0.113.9");
+	CHECK_STR(name, "lb.example.net");
+
+	/* A CNAME alone: the name moves on, nothing found. */
+	pkt_start(&p, "www.example.org", 1, 1);
+	pkt_cname(&p, "www.example.org", "shop.apps.example.com");
+	CHECK(parse(&p, "www.example.org", name, &d) == 0);
+	CHECK_STR(name, "shop.apps.example.com");
+}
+
+static void
+hostile_dns_answers_are_bounded(void)
+{
+	char name[DOMAIN_HOST_MAX + 1];
+	unsigned char five[5] = {1, 2, 3, 4, 5};
+	struct domain_dns d;
+	struct pkt p;
+
+	/* An A record of 5 bytes is no address. */
+	pkt_start(&p, "shop.example.org", 1, 1);
+	pkt_rr(&p, "shop.example.org", 1, five, 5);
+	CHECK(parse(&p, "shop.example.org", name, &d) == 0 && d.naddrs == 0);
+	/* Truncated anywhere: nothing read past the end. */
+	pkt_start(&p, "shop.example.org", 1, 2);
+	pkt_a(&p, "shop.example.org", 203, 0, 113, 7);
+	pkt_a(&p, "shop.example.org", 203, 0, 113, 8);
+	for (int cut = 0; cut < p.n; cut++) {
+		struct pkt q = p;
+		q.n = cut;
+		CHECK(parse(&q, "shop.example.org", name, &d) <= 2);
+		CHECK(d.naddrs <= 2);
+	}
+	/* Many addresses: the first DOMAIN_ADDRS_MAX are kept. */
+	pkt_start(&p, "shop.example.org", 1, 20);
+	for (int i = 0; i < 20; i++)
+		pkt_a(&p, "shop.example.org", 203, 0, 113, i + 1);
+	parse(&p, "shop.example.org", name, &d);
+	CHECK(d.naddrs == DOMAIN_ADDRS_MAX);
+	/* A CNAME loop ends. */
+	pkt_start(&p, "a.example.org", 1, 2);
+	pkt_cname(&p, "a.example.org", "b.example.org");
+	pkt_cname(&p, "b.example.org", "a.example.org");
+	CHECK(parse(&p, "a.example.org", name, &d) == 0);
+	/* Answer counts that lie. */
+	pkt_start(&p, "shop.example.org", 1, 9);
+	pkt_a(&p, "shop.example.org", 203, 0, 113, 7);
+	CHECK(parse(&p, "shop.example.org", name, &d) <= 1);
+}
+
 static const struct unit_test tests[] = {
+    {"DNS answers: addresses, chains in any order, a CNAME alone",
+     dns_answers_are_parsed},
+    {"hostile DNS answers: bad lengths, truncation, floods, loops",
+     hostile_dns_answers_are_bounded},
     {"hosts are lower-cased, the trailing dot dropped", hosts_are_normalized},
     {"bad names, IP literals and the instance's names are 400",
      bad_names_are_400},

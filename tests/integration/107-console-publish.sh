@@ -4,12 +4,14 @@
 # sandbox of the static preset: Publish from the button shows the build
 # log as it is written and then the live address, which answers through
 # the edge at the app's own host (and opens in a new tab); a second
-# release serves the changed page; Roll back (confirmed) serves the first
-# again at once; a build that fails shows its cause, the log's tail and
-# Try again while the live release keeps serving; a custom domain is
-# refused in place when it is not a host name and listed as pending with
-# the DNS records to create when it is; visibility; Unpublish; axe on each
-# state and a phone's width.  Screenshots go to $SHOTS when it is set
+# release (by keyboard) serves the changed page; Roll back (confirmed)
+# serves the first again at once; a slow build that fails shows its first
+# line while it runs (the button disabled), then its cause, the log's tail
+# and Try again (which starts the next release) while the live release
+# keeps serving; a custom domain is refused in place when it is not a
+# host name and listed as pending with the DNS records to create when it
+# is; visibility; Unpublish; axe on each state, the header at 1280 px and
+# a phone's width.  Screenshots go to $SHOTS when it is set
 # (CONSOLE_SHOTS=1: docs/console/publish).
 . "$(dirname "$0")/lib.sh"
 # The address the domains' A record names (documentation range).

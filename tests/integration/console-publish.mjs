@@ -62,8 +62,14 @@ const serves = async (text) => (await edge(HOST)).text.includes(text);
 
 // Click Publish; the log shows lines while it builds and the address once
 // it is live.  Returns the release number the outcome names.
-async function publishFromButton(label) {
-	await head.getByRole('button', {name: label, exact: true}).click();
+async function publishFromButton(label, byKeyboard) {
+	const button = head.getByRole('button', {name: label, exact: true});
+	if (byKeyboard) {
+		await button.focus();
+		await page.keyboard.press('Enter');
+	} else {
+		await button.click();
+	}
 	await head.locator('.pub-build h3').waitFor();
 	const out = head.locator('.pub-build .note:not(.warn):not(.info)');
 	await out.or(head.locator('.pub-build .error')).first().waitFor({timeout: T});
@@ -130,9 +136,9 @@ await step('Publish: the log shows lines as the build runs, then the live addres
 	await shot('107-published');
 });
 
-await step('Publish again: release #2 serves the changed page; #1 offers Roll back', async () => {
+await step('Publish again (by keyboard): release #2 serves the changed page; #1 offers Roll back', async () => {
 	await writeFile(SB, 'index.html', V2);
-	const n = await publishFromButton('Publish again');
+	const n = await publishFromButton('Publish again', true);
 	assert(n === 2, 'the second release is #' + n);
 	assert(await until(() => serves('second release'), 30000), 'the host does not serve v2: ' + JSON.stringify(await edge(HOST)));
 	await releaseRow(2).locator('.badge', {hasText: 'Live'}).waitFor();
@@ -152,20 +158,34 @@ await step('Roll back to #1 (confirmed): it serves at once and is marked live', 
 	await shot('107-rolled-back');
 });
 
-await step('a failing build: its cause, the log\'s tail and Try again; release #1 keeps serving', async () => {
+await step('a failing build: its log live while it runs (the button disabled), then its cause, the log\'s tail and Try again; release #1 keeps serving', async () => {
 	const yaml = 'version: 1\nweb:\n  command: python3 -m http.server 3000 --bind 0.0.0.0\n  port: 3000\n' +
-		'publish:\n  build: echo failing on purpose; exit 3\n  output: .\n';
+		'publish:\n  build: echo live-$((6*7)); sleep 4; echo failing-on-purpose-$((6*7)); exit 3\n  output: .\n';
 	await writeFile(SB, 'sandbox.yaml', yaml);
 	await head.getByRole('button', {name: 'Publish again', exact: true}).click();
+	// The log is live: the first line shows while the build still runs.
+	// (The command is in the log too: the lines looked for are what it
+	// prints, which its text does not hold.)
+	const box = head.locator('.build-log pre');
+	await box.filter({hasText: 'live-42'}).waitFor({timeout: T});
+	assert(!(await head.locator('.pub-build .error').count()) && /building/.test(await head.locator('.pub-build h3').innerText()),
+		'the first line showed only after the build: ' + await head.locator('.pub-build').innerText());
+	assert(!/failing-on-purpose-42/.test(await box.innerText()), 'the whole log came at once');
+	assert(await head.getByRole('button', {name: 'Building…'}).isDisabled(), 'the button is not disabled while the build runs');
 	await head.locator('.pub-build .error').waitFor({timeout: T});
 	const text = await head.locator('.pub-build').innerText();
 	assert(/The build failed/.test(text), 'no failure words: ' + text);
-	assert(/failing on purpose/.test(await head.locator('.build-log pre').innerText()), 'the log tail lacks the build\'s output: ' + text);
+	assert(/failing-on-purpose-42/.test(await head.locator('.build-log pre').innerText()), 'the log tail lacks the build\'s output: ' + text);
 	await head.locator('.pub-build').getByRole('button', {name: 'Try again'}).waitFor();
 	assert(await serves('first release'), 'a failed build changed what serves: ' + JSON.stringify(await edge(HOST)));
 	assert((await publication()).release.number === 1, 'the failed build changed the active release');
 	await axeCheck(page, 'Publish, a failed build');
 	await shot('107-failed');
+	// Try again starts the next release (which fails the same way).
+	await head.locator('.pub-build').getByRole('button', {name: 'Try again'}).click();
+	await head.locator('.pub-build h3', {hasText: 'Release #4'}).waitFor();
+	await head.locator('.pub-build .error').waitFor({timeout: T});
+	assert((await publication()).release.number === 1, 'the second failed build changed the active release');
 	await writeFile(SB, 'sandbox.yaml', yaml.replace(/  build: .*\n/, ''));
 });
 

@@ -87,7 +87,7 @@ export function Publish({app}) {
 		<div class="publish">
 			<section class="card pub-head" aria-labelledby="pub-h">
 				<h2 id="pub-h">Publish</h2>
-				<Live pub={pub} />
+				<Live app={app} pub={pub} />
 				<div class="row wrap">
 					<button type="button" class="primary" disabled={busy || !!building} onClick={publish}
 						aria-describedby="pub-what">{building ? 'Building…' : pub.published ? 'Publish again' : 'Publish'}</button>
@@ -105,19 +105,51 @@ export function Publish({app}) {
 	);
 }
 
-function Live({pub}) {
+function Live({app, pub}) {
 	if (!pub.published) {
 		return <p>Not published yet. Publishing gives the app its own address
 			{pub.host ? <> (<code>{pub.host}</code>)</> : ''}, always on, apart from the preview.</p>;
 	}
 	const r = pub.release;
 	return (
-		<p class="pub-live">
+		<div class="pub-live">
 			{r ? <span class="badge pub-ready">Live</span> : <span class="badge pub-failed">Nothing serving</span>}{' '}
 			<a href={liveUrl(pub.url)} target="_blank" rel="noopener noreferrer">{liveUrl(pub.url)}<span class="sr-only"> (opens in a new tab)</span></a>
 			{r && <span class="muted"> · release #{r.number}{r.kind ? ', ' + r.kind : ''}, since {when(r.finished_at || r.created_at)}</span>}
-			{pub.visibility === 'private' && <span class="muted"> · private: signed-in console users only</span>}
-		</p>
+			{pub.visibility === 'private' && <span class="muted"> · private: only through a one-time link</span>}
+			{pub.visibility === 'private' && r && <PrivateOpen app={app} url={liveUrl(pub.url)} />}
+		</div>
+	);
+}
+
+// A private published app lets in a browser that holds its cookie, which
+// a one-time link (POST …/preview-link, the app's code) gives on the
+// host it is opened on: the link is minted for the preview and opened on
+// the published host instead.  The tab is opened at the click (a popup
+// opened after an await is blocked) and sent to the link once it is made.
+function PrivateOpen({app, url}) {
+	const [run, busy, error] = useAction();
+	const open = () => {
+		const w = window.open('', '_blank');
+		run(async () => {
+			try {
+				const l = await post('/v1/apps/' + enc(app.id) + '/preview-link', {path: '/', ttl_seconds: 300});
+				const u = new URL(l.url), to = new URL(url);
+				u.protocol = to.protocol;
+				u.host = to.host;
+				if (w) { w.opener = null; w.location = u.href; }
+			} catch (e) {
+				if (w) w.close();
+				throw e;
+			}
+		});
+	};
+	return (
+		<>
+			{' '}<button type="button" class="link" disabled={busy} onClick={open}>Open with a one-time link</button>
+			{error && <span class="pub-open-error"><ErrorText error={error} />
+				{error.code === 'preview_no_sandbox' && <span>A one-time link needs the app’s sandbox: make one in Build.</span>}</span>}
+		</>
 	);
 }
 
@@ -168,7 +200,7 @@ function Settings({app, pub, onChange}) {
 			<label class="pub-vis">Visibility of the published app
 				<select disabled={busy} value={pub.visibility || 'public'} onChange={(e) => set(e.currentTarget.value)}>
 					<option value="public">Public: anyone with the address</option>
-					<option value="private">Private: signed-in console users and preview links</option>
+					<option value="private">Private: only through one-time links from here</option>
 				</select>
 			</label>
 			<p class="row wrap"><button type="button" class="danger" disabled={busy} onClick={unpublish}>Unpublish</button>

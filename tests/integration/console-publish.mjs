@@ -225,11 +225,18 @@ await step('custom domains: not a host name is refused in place; a name is pendi
 	assert(!(await li.count()), 'the domain stays after Remove');
 });
 
-await step('visibility: private and back to public through the select', async () => {
+await step('visibility: private keeps strangers out and opens through a one-time link; public again', async () => {
 	const sel = page.getByLabel('Visibility of the published app');
 	await sel.selectOption('private');
 	assert(await until(async () => (await publication()).visibility === 'private', 10000), 'the API does not say private');
-	await head.getByText(/private: signed-in console users only/).waitFor();
+	await head.getByText(/private: only through a one-time link/).waitFor();
+	assert(await until(async () => !(await serves('first release')), 10000), 'a private app serves a stranger: ' + JSON.stringify(await edge(HOST)));
+	const [tab] = await Promise.all([ctx.waitForEvent('page'), head.getByRole('button', {name: 'Open with a one-time link'}).click()]);
+	await tab.getByRole('heading', {name: 'first release'}).waitFor();
+	assert(new URL(tab.url()).host === `${HOST}:${env.EDGE_PORT}`, 'the link opened ' + tab.url());
+	await tab.close();
+	assert(!(await serves('first release')), 'the link let strangers in too');
+	await axeCheck(page, 'Publish, private');
 	await sel.selectOption('public');
 	assert(await until(async () => (await publication()).visibility === 'public', 10000), 'the API does not say public');
 	assert(await until(() => serves('first release'), 10000), 'public again, the host does not serve');

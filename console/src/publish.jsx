@@ -196,7 +196,8 @@ function Settings({app, pub, onChange}) {
 	};
 	return (
 		<section class="card" aria-labelledby="pub-set-h">
-			<h2 id="pub-set-h">Who can see it</h2>
+			<h2 id="pub-set-h">Address and visibility</h2>
+			<Label app={app} pub={pub} onChange={onChange} />
 			<label class="pub-vis">Visibility of the published app
 				<select disabled={busy} value={pub.visibility || 'public'} onChange={(e) => set(e.currentTarget.value)}>
 					<option value="public">Public: anyone with the address</option>
@@ -208,6 +209,46 @@ function Settings({app, pub, onChange}) {
 			{busy && <span class="muted" role="status">Saving…</span>}
 			<Failure error={error} retry={onChange} label="Reload" />
 		</section>
+	);
+}
+
+// The address's name (PATCH …/publish {"label"}): the host moves at once;
+// a name another app has (409 host_taken) or not a name (400) is shown
+// under the field.
+function Label({app, pub, onChange}) {
+	const [label, setLabel] = useState(pub.label || '');
+	const [run, busy, error, setError] = useAction();
+	const [done, setDone] = useState('');
+	const suffix = pub.host && pub.label && pub.host.startsWith(pub.label + '.') ? pub.host.slice(pub.label.length) : '';
+	const save = (e) => {
+		e.preventDefault();
+		setDone('');
+		const l = label.trim().toLowerCase();
+		if (!/^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/.test(l)) {
+			setError({code: 'invalid_request', message: 'Use 1 to 63 lower-case letters, digits and hyphens (not at either end).'});
+			return;
+		}
+		run(async () => {
+			const p = await patch('/v1/apps/' + enc(app.id) + '/publish', {label: l});
+			setDone(`The app moved to ${liveUrl(p.url)}; the old address no longer answers.`);
+			onChange();
+		});
+	};
+	const words = error && (error.code === 'host_taken'
+		? 'Another app already has that name. Choose another.' : error.message);
+	return (
+		<form class="pub-label" onSubmit={save} noValidate>
+			<label for="pub-label-in">Address name</label>
+			<div class="row wrap">
+				<input id="pub-label-in" value={label} maxLength={63} autocomplete="off" spellcheck={false}
+					aria-invalid={error ? 'true' : undefined} aria-describedby={error ? 'pub-label-err' : 'pub-label-suffix'}
+					onInput={(e) => { setLabel(e.currentTarget.value); setError(null); setDone(''); }} />
+				{suffix && <span id="pub-label-suffix" class="muted mono">{suffix}</span>}
+				<button type="submit" disabled={busy || label.trim() === pub.label}>Change the address</button>
+			</div>
+			{error && <p id="pub-label-err" class="error" role="alert"><Rich text={words} keepCase /></p>}
+			{done && <Note>{done}</Note>}
+		</form>
 	);
 }
 

@@ -242,6 +242,25 @@ await step('visibility: private keeps strangers out and opens through a one-time
 	assert(await until(() => serves('first release'), 10000), 'public again, the host does not serve');
 });
 
+await step('the address name: not a name is refused in place; a new one moves the app at once', async () => {
+	const field = page.getByLabel('Address name');
+	assert((await field.inputValue()) === HOST.split('.')[0], 'the field does not hold the label: ' + await field.inputValue());
+	await field.fill('-bad-');
+	await page.getByRole('button', {name: 'Change the address'}).click();
+	await page.locator('#pub-label-err').waitFor();
+	assert((await field.getAttribute('aria-invalid')) === 'true', 'the field is not marked invalid');
+	await field.fill('pub-renamed');
+	await page.getByRole('button', {name: 'Change the address'}).click();
+	await page.getByText(/The app moved to http:\/\/pub-renamed\./).waitFor();
+	const old = HOST;
+	HOST = (await publication()).host;
+	assert(HOST.startsWith('pub-renamed.'), 'the host is ' + HOST);
+	assert(await until(() => serves('first release'), 10000), 'the new host does not serve: ' + JSON.stringify(await edge(HOST)));
+	assert(!(await edge(old)).text.includes('first release'), 'the old host still serves');
+	await head.locator('.pub-live a', {hasText: 'pub-renamed.'}).waitFor();
+	await axeCheck(page, 'Publish, the address renamed');
+});
+
 await step('a laptop (1280 px): the app header with its Publish tab stays one row', async () => {
 	await page.setViewportSize({width: 1280, height: 720});
 	const rows = await page.evaluate(() => {

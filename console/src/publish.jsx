@@ -22,6 +22,7 @@ const nextStep = {
 	insufficient_storage: 'The host is out of disk space. Free space (delete old snapshots or apps in the Trash), then try again; the serving release is untouched.',
 	not_found: 'It is not there any more (removed meanwhile?). The page was reloaded.',
 	no_sandbox: 'The app has no sandbox and no files yet. Make one in Build first.',
+	conflict: 'The app has no files to build yet: make its sandbox (above, or in Build) first.',
 };
 
 export function publishNext(error) {
@@ -31,17 +32,21 @@ export function publishNext(error) {
 	return '';
 }
 
-// An error in place: the server's words, the next step, and one button.
-export function Failure({error, retry, label}) {
+// An error in place: the server's words, the next step, and one button
+// (for a manifest that does not say how to build: open it in Files).
+export function Failure({error, retry, label, appId}) {
 	if (!error) return null;
-	const next = publishNext(error);
+	const manifest = appId && error.code === 'invalid_request' && /publish:|sandbox\.yaml/.test(error.message || '');
+	const next = manifest ? 'Say how the app is built in the publish: section of its sandbox.yaml (docs/publish.md), then publish again.'
+		: publishNext(error);
 	return (
 		<div class="step-error">
 			<ErrorText error={error} />
 			{(next || retry) && (
 				<p class="row wrap">
 					{next && <span>{next}</span>}
-					{retry && <button type="button" onClick={retry}>{label || 'Try again'}</button>}
+					{manifest ? <a class="button" href={'/apps/' + enc(appId) + '/files?path=sandbox.yaml'}>Open sandbox.yaml</a>
+						: retry && <button type="button" onClick={retry}>{label || 'Try again'}</button>}
 				</p>
 			)}
 		</div>
@@ -94,7 +99,7 @@ export function Publish({app}) {
 					<span id="pub-what" class="muted">Builds the app’s current files for production as a new release.
 						The preview keeps running; a failed build leaves the live release serving.</span>
 				</div>
-				<Failure error={error} retry={error && error.code === 'publish_in_progress' ? st.reload : publish}
+				<Failure error={error} appId={app.id} retry={error && error.code === 'publish_in_progress' ? st.reload : publish}
 					label={error && error.code === 'publish_in_progress' ? 'Reload' : 'Try again'} />
 				{log && <Build key={log.id} app={app} release={log} onEnd={(rel) => ended(log, rel)} onRetry={publish} busy={busy || !!building} />}
 			</section>

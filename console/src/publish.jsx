@@ -71,7 +71,7 @@ export function Publish({app}) {
 	const [run, busy, error] = useAction();
 	const pub = st.data && st.data.pub;
 	const building = (pub && pub.building) || (started && started.status === 'building' ? started : null);
-	usePoll(st.reload, 60000, !!st.data && !building);
+	usePoll(st.reload, 15000, !!st.data && !building);
 	if (st.error && !st.data) return <div class="publish"><Failure error={st.error} retry={st.reload} /></div>;
 	if (!pub) return <div class="publish" aria-busy="true"><p>Loading…</p></div>;
 	const publish = () => run(async () => {

@@ -8,7 +8,9 @@
 # the rest and nothing twice; the text/plain log holds the same lines);
 # rollback by number; another tenant's app and release are 404 (route
 # and CLI); a failed build with --follow exits 1 with its error and
-# leaves the release before it serving; unpublish.
+# leaves the release before it serving; Ctrl-C on --follow leaves the
+# build going, and a client that never reads its stream holds nothing
+# back; unpublish.
 . "$(dirname "$0")/lib.sh"
 need_docker
 
@@ -40,6 +42,13 @@ APP=$(sbd app create shop --preset react-vite -q)
 ulid_ok "$APP" || bail "app create -q printed '$APP'"
 SB=$(sbd sandbox create "$APP" -q)
 ulid_ok "$SB" || bail "sandbox create -q printed '$SB'"
+# As a user would: the app's files are in place once its preview runs.
+for ((i = 0; i < 360; i++)); do
+	[[ $(sbd sandbox show "$SB" --json | jq -r .preview.status) == ready ]] && break
+	sleep 0.25
+done
+[[ $(sbd sandbox show "$SB" --json | jq -r .preview.status) == ready ]] ||
+	t_err "the preview is not ready: $(sbd sandbox show "$SB" --json | head -c 300)"
 t_end
 
 # --- publish --follow ------------------------------------------------------------
@@ -49,7 +58,7 @@ sbd publish "$APP" --follow 2>"$IT_TMP/p1.err" | stamp >"$IT_TMP/p1.out"
 RC=${PIPESTATUS[0]}
 ((RC == 0)) || t_err "exit $RC; stderr: $(cat "$IT_TMP/p1.err"); stdout: $(tail -n 5 "$IT_TMP/p1.out")"
 head1=$(sed -n 1p "$IT_TMP/p1.out" | cut -d' ' -f2-)
-RID1=$(awk '{print $4}' <<<"$head1")
+RID1=$(awk '{print $3}' <<<"$head1")
 [[ $head1 =~ ^release\ #1\ [0-9A-Z]{26}\ building ]] || t_err "first line: '$head1'"
 ulid_ok "$RID1" || t_err "no release id in '$head1'"
 URL=$(sed -n 2p "$IT_TMP/p1.out" | cut -d' ' -f2- | sed -n 's/^url: //p')
@@ -61,7 +70,7 @@ ready=$(grep -n ' release #1 ready (static, ' "$IT_TMP/p1.out" | head -n 1)
 # The log: the lines between the head and the end, with the build's own.
 nlog=$(($(cut -d: -f1 <<<"$ready") - 3))
 ((nlog >= 2)) || t_err "only $nlog log lines were printed"
-grep -q 'vite' "$IT_TMP/p1.out" || t_err "the build's output (vite) is not in the log printed"
+grep -q 'vite' "$IT_TMP/p1.out" || t_err "the build's output (vite) is not in the log printed: $(cat "$IT_TMP/p1.out")"
 # Streamed: the first log line came well before the end (a log printed
 # only at the end would come in one burst).
 t_first=$(sed -n 3p "$IT_TMP/p1.out" | cut -d' ' -f1)
@@ -185,6 +194,49 @@ edge_get "$HOST" /
 [[ $E_STATUS == 200 && $E_BODY == *'<div id="root">'* ]] || t_err "GET / after the failure: $E_STATUS"
 t_end
 
+t_begin "Ctrl-C on --follow: exit 130, the build goes on; a stalled reader holds nothing back"
+cat >"$IT_TMP/sandbox.yaml" <<'EOF'
+version: 1
+web:
+  command: npm run dev
+  port: 3000
+  health_path: /
+publish:
+  build: echo slow-build-begins && sleep 4 && mkdir -p out && echo '<p>four</p>' >out/index.html && echo slow-build-ends
+  output: out
+EOF
+"$SANDBOXD_BIN" sandbox put "$SB" sandbox.yaml -q <"$IT_TMP/sandbox.yaml" || t_err "cannot write sandbox.yaml"
+"$SANDBOXD_BIN" publish "$APP" --follow >"$IT_TMP/p4.out" 2>"$IT_TMP/p4.err" </dev/null &
+P4=$!
+wait_until 60 grep -q slow-build-begins "$IT_TMP/p4.out" || t_err "no first line: $(cat "$IT_TMP/p4.out" "$IT_TMP/p4.err")"
+RID4=$(awk 'NR == 1 {print $3}' "$IT_TMP/p4.out")
+kill -INT "$P4"
+wait "$P4"
+RC=$?
+((RC == 130)) || t_err "exit $RC after Ctrl-C, want 130"
+grep -q 'stopped following; the build goes on' "$IT_TMP/p4.err" || t_err "stderr: $(cat "$IT_TMP/p4.err")"
+# A client that asks for the stream and never reads it.
+python3 - "$API_ADDR" "$APP" "$RID4" "$IT_TOKEN" <<'PY' &
+import socket, sys, time
+host, port = sys.argv[1].rsplit(":", 1)
+s = socket.create_connection((host, int(port)))
+s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1024)
+s.sendall(("GET /v1/apps/%s/releases/%s/log?follow=1 HTTP/1.1\r\nHost: x\r\n"
+           "Authorization: Bearer %s\r\n\r\n" % (sys.argv[2], sys.argv[3], sys.argv[4])).encode())
+time.sleep(60)
+PY
+STALL=$!
+curl -sN --max-time 60 -H "Authorization: Bearer $IT_TOKEN" \
+	"$API_URL/v1/apps/$APP/releases/$RID4/log?follow=1" >"$IT_TMP/sse4.out"
+kill "$STALL" 2>/dev/null
+wait "$STALL" 2>/dev/null
+grep -q '^data: slow-build-ends$' "$IT_TMP/sse4.out" || t_err "the log lacks its last line: $(cat "$IT_TMP/sse4.out")"
+end=$(grep -A1 '^event: end$' "$IT_TMP/sse4.out" | sed -n 's/^data: //p')
+[[ $(jq -r '"\(.id) \(.status) \(.active)"' <<<"$end") == "$RID4 ready true" ]] || t_err "end: $end"
+edge_get "$HOST" /
+[[ $E_BODY == '<p>four</p>' ]] || t_err "GET / serves: $E_STATUS $(head -c 100 <<<"$E_BODY")"
+t_end
+
 t_begin "unpublish: the host stops answering; the releases stay"
 sbd unpublish "$APP" >/dev/null 2>&1
 RC=$?
@@ -194,7 +246,7 @@ api GET "/v1/apps/$APP/publish"
 expect_json .published false
 edge_get "$HOST" /
 [[ $E_STATUS != 200 ]] || t_err "GET / after unpublish: 200"
-[[ $(sbd releases "$APP" -q | wc -l) == 3 ]] || t_err "releases after unpublish: $(sbd releases "$APP")"
+[[ $(sbd releases "$APP" -q | wc -l) == 4 ]] || t_err "releases after unpublish: $(sbd releases "$APP")"
 grep -q '^\*' <<<"$(sbd releases "$APP")" && t_err "a release is still marked active"
 t_end
 

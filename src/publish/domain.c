@@ -158,6 +158,9 @@ struct dom_table {
 
 static pthread_mutex_t table_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct dom_table *table; /* under table_mu */
+/* One rebuild at a time: two interleaved could swap in the older rows
+ * last (and write Traefik's file from them). */
+static pthread_mutex_t reload_mu = PTHREAD_MUTEX_INITIALIZER;
 
 struct dom_list {
 	struct domain *d;
@@ -247,8 +250,10 @@ domains_reload(struct core *c)
 	struct dom_list l = {0};
 	struct dom_table *t, *old;
 
+	pthread_mutex_lock(&reload_mu);
 	if (store_domain_list(c->store, NULL, collect, &l) < 0 ||
 	    (t = table_build(&l)) == NULL) {
+		pthread_mutex_unlock(&reload_mu);
 		free(l.d);
 		log_error("domains: cannot read the custom domains");
 		return -1;
@@ -259,6 +264,7 @@ domains_reload(struct core *c)
 	pthread_mutex_unlock(&table_mu);
 	table_free(old);
 	write_traefik(c, &l);
+	pthread_mutex_unlock(&reload_mu);
 	free(l.d);
 	return 0;
 }

@@ -1,8 +1,11 @@
 /* publish/domain.h: a custom domain's host checks, the DNS verdict and
  * its reasons, the Traefik routers of the verified hosts. */
 #include <stdlib.h>
+#include <sys/stat.h>
 
 #include "publish/domain.h"
+#include "publish/publish.h"
+#include "store_fixture.h"
 #include "unit.h"
 
 static const struct domain_names names = {
@@ -355,7 +358,107 @@ hostile_dns_answers_are_bounded(void)
 	CHECK(parse(&p, "shop.example.org", name, &d) <= 1);
 }
 
+static void
+add_row(struct store *s, const char *host, const char *app, const char *st)
+{
+	struct domain d = {0};
+
+	snprintf(d.host, sizeof(d.host), "%s", host);
+	snprintf(d.owner, sizeof(d.owner), "t1");
+	snprintf(d.app_id, sizeof(d.app_id), "%s", app);
+	snprintf(d.token, sizeof(d.token), "0123456789abcdef0123456789abcdef");
+	CHECK(store_domain_insert(s, &d) == 0);
+	snprintf(d.status, sizeof(d.status), "%s", st);
+	CHECK(store_domain_update(s, &d) == 0);
+}
+
+static bool
+routes(struct core *c, const char *host, const char *want)
+{
+	char id[ULID_LEN + 1] = "";
+	bool ok = publish_domain_app(c, host, strlen(host), id);
+
+	return want ? ok && strcmp(id, want) == 0 : !ok;
+}
+
+static bool
+answers(struct core *c, const char *host, const char *tok)
+{
+	char out[64];
+
+	return publish_verify_token(c, host, strlen(host), tok, strlen(tok),
+	                            out, sizeof(out)) &&
+	       strcmp(out, tok) == 0;
+}
+
+/* The edge's table and Traefik's file, from the rows of a real store. */
+static void
+the_edge_table_and_traefik_file(void)
+{
+	const char *a1 = "01J0000000000000000000APP1",
+	           *a2 = "01J0000000000000000000APP2";
+	const char *tok = "0123456789abcdef0123456789abcdef";
+	struct config cfg = {.preview_tls = true};
+	struct store *s = store_fixture_open();
+	struct core c = {.cfg = &cfg, .store = s};
+	char dir[128], path[160], text[4096] = "";
+	FILE *f;
+
+	snprintf(dir, sizeof(dir), "%s/dyn", store_fixture_dir);
+	CHECK(mkdir(dir, 0755) == 0);
+	snprintf(cfg.traefik_dynamic_dir, sizeof(cfg.traefik_dynamic_dir), "%s",
+	         dir);
+	snprintf(cfg.traefik_http_resolver, sizeof(cfg.traefik_http_resolver),
+	         "le-http");
+	snprintf(cfg.edge_addr, sizeof(cfg.edge_addr), "0.0.0.0");
+	cfg.edge_port = 8480;
+	add_row(s, "shop.example.org", a1, "verified");
+	add_row(s, "www.example.net", a2, "pending");
+	publish_domain_recover(&c);
+
+	CHECK(routes(&c, "shop.example.org", a1));
+	CHECK(routes(&c, "SHOP.Example.ORG:8080", a1));
+	CHECK(routes(&c, "shop.example.org.", a1));
+	CHECK(routes(&c, "www.example.net", NULL)); /* pending */
+	CHECK(routes(&c, "example.org", NULL));
+	CHECK(routes(&c, "xshop.example.org", NULL));
+	CHECK(answers(&c, "www.example.net", tok));
+	CHECK(answers(&c, "shop.example.org:80", tok));
+	CHECK(!answers(&c, "www.example.net",
+	               "0123456789abcdef0123456789abcde0"));
+	CHECK(!answers(&c, "www.example.net", "0123"));
+	CHECK(!answers(&c, "other.example.net", tok));
+
+	snprintf(path, sizeof(path), "%s/sandboxd-domains.yml", dir);
+	f = fopen(path, "r");
+	CHECK(f != NULL);
+	if (f) {
+		size_t n = fread(text, 1, sizeof(text) - 1, f);
+		text[n] = '\0';
+		fclose(f);
+	}
+	CHECK(strstr(text, "Host(`shop.example.org`)") != NULL);
+	CHECK(strstr(text, "www.example.net") == NULL);
+	CHECK(strstr(text, "- url: \"http://127.0.0.1:8480\"") != NULL);
+
+	publish_domain_app_gone(&c, a1);
+	CHECK(routes(&c, "shop.example.org", NULL));
+	f = fopen(path, "r");
+	if (f) {
+		size_t n = fread(text, 1, sizeof(text) - 1, f);
+		text[n] = '\0';
+		fclose(f);
+	}
+	CHECK(strstr(text, "shop.example.org") == NULL);
+	CHECK(unlink(path) == 0 && rmdir(dir) == 0); /* no temporary left */
+	publish_domain_stop(&c);
+	CHECK(routes(&c, "www.example.net", NULL));
+	store_fixture_close(s);
+}
+
 static const struct unit_test tests[] = {
+    {"the edge's table and Traefik's file, from the rows",
+     the_edge_table_and_traefik_file},
     {"DNS answers: addresses, chains in any order, a CNAME alone",
      dns_answers_are_parsed},
     {"hostile DNS answers: bad lengths, truncation, floods, loops",

@@ -92,7 +92,7 @@ export function Publish({app}) {
 		<div class="publish">
 			<section class="card pub-head" aria-labelledby="pub-h">
 				<h2 id="pub-h">Publish</h2>
-				<Live app={app} pub={pub} />
+				<Live app={app} pub={pub} kept={st.data.releases.some((x) => x.status === 'ready')} />
 				<div class="row wrap">
 					<button type="button" class="primary" disabled={busy || !!building} onClick={publish}
 						aria-describedby="pub-what">{building ? 'Building…' : pub.published ? 'Publish again' : 'Publish'}</button>
@@ -110,7 +110,11 @@ export function Publish({app}) {
 	);
 }
 
-function Live({app, pub}) {
+function Live({app, pub, kept}) {
+	if (!pub.published && kept) {
+		return <p class="note warn">Unpublished: nothing answers at <code>{pub.host}</code>. Publish again, or roll back
+			to a release below, to serve it there again.</p>;
+	}
 	if (!pub.published) {
 		return <p>Not published yet. Publishing gives the app its own address
 			{pub.host ? <> (<code>{pub.host}</code>)</> : ''}, always on, apart from the preview.</p>;
@@ -261,16 +265,19 @@ const statusWords = {building: 'building…', ready: 'ready', failed: 'failed'};
 
 function Releases({app, pub, releases, onChange}) {
 	const [open, setOpen] = useState(null); // a release whose log is shown
+	const [moved, setMoved] = useState(null); // the release rolled back to
 	if (!releases.length) return null;
+	const rolled = (r) => { setMoved(r); onChange(); };
 	return (
 		<section class="card" aria-labelledby="rel-h">
 			<h2 id="rel-h">Releases</h2>
+			{moved && pub.release && pub.release.id === moved.id && <Note>Rolled back: release #{moved.number} serves now at {liveUrl(pub.url)}.</Note>}
 			<table class="list releases">
 				<caption class="sr-only">Releases of {app.name}, newest first</caption>
 				<thead><tr><th scope="col">Release</th><th scope="col">Status</th><th scope="col">Built from</th>
 					<th scope="col">Size</th><th scope="col">When</th><th scope="col">Actions</th></tr></thead>
 				<tbody>{releases.map((r) => (
-					<ReleaseRow key={r.id} app={app} r={r} pub={pub} onChange={onChange} onLog={() => setOpen(open === r.id ? null : r.id)} logOpen={open === r.id} />
+					<ReleaseRow key={r.id} app={app} r={r} pub={pub} onChange={onChange} onRolled={rolled} onLog={() => setOpen(open === r.id ? null : r.id)} logOpen={open === r.id} />
 				))}</tbody>
 			</table>
 			{open && <OldLog app={app} r={releases.find((x) => x.id === open)} />}
@@ -278,11 +285,11 @@ function Releases({app, pub, releases, onChange}) {
 	);
 }
 
-function ReleaseRow({app, r, onChange, onLog, logOpen}) {
+function ReleaseRow({app, r, onChange, onRolled, onLog, logOpen}) {
 	const [run, busy, error] = useAction();
 	const back = () => {
 		if (!confirm(`Roll back to release #${r.number}? It serves at once (no rebuild); the current release stays in the list.`)) return;
-		run(async () => { await post('/v1/apps/' + enc(app.id) + '/rollback', {release: r.id}); onChange(); });
+		run(async () => { await post('/v1/apps/' + enc(app.id) + '/rollback', {release: r.id}); onRolled(r); });
 	};
 	const from = [r.commit && 'commit ' + r.commit.slice(0, 7), r.source && r.source !== 'files' && r.source_ref && r.source + ' ' + r.source_ref.slice(-8)].filter(Boolean).join(', ');
 	return (

@@ -150,6 +150,7 @@ await step('Roll back to #1 (confirmed): it serves at once and is marked live', 
 	const before = dialogs.length;
 	await releaseRow(1).getByRole('button', {name: 'Roll back to release #1'}).click();
 	await releaseRow(1).locator('.badge', {hasText: 'Live'}).waitFor({timeout: 15000});
+	await page.getByText('Rolled back: release #1 serves now').waitFor();
 	assert(dialogs.length === before + 1 && /Roll back to release #1/.test(dialogs[before]), 'no confirmation: ' + dialogs.slice(before));
 	assert(await serves('first release'), 'the host does not serve v1 after the rollback: ' + JSON.stringify(await edge(HOST)));
 	assert((await publication()).release.number === 1, 'the API says another release is active');
@@ -283,9 +284,10 @@ await step('a phone (390 px): the Publish tab fits, axe clean', async () => {
 	await page.setViewportSize({width: 1440, height: 900});
 });
 
-await step('Unpublish (confirmed): the host stops serving, the tab says not published', async () => {
+await step('Unpublish (confirmed): the host stops serving, the tab says so and how to serve again', async () => {
 	await page.getByRole('button', {name: 'Unpublish'}).click();
-	await head.getByText('Not published yet.').waitFor({timeout: 15000});
+	await head.getByText(/^Unpublished: nothing answers at/).waitFor({timeout: 15000});
+	await axeCheck(page, 'Publish, unpublished');
 	assert(await until(async () => !(await serves('first release')), 10000), 'the host still serves after Unpublish');
 	assert(!(await publication()).published, 'the API says published');
 });

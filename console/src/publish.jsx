@@ -68,6 +68,7 @@ async function loadAll(id) {
 export function Publish({app}) {
 	const st = useLoad(() => loadAll(app.id), [app.id]);
 	const [started, setStarted] = useState(null); // the release this page started
+	const [attempt, setAttempt] = useState(0); // the log's stream, opened again
 	const [run, busy, error] = useAction();
 	const pub = st.data && st.data.pub;
 	const building = (pub && pub.building) || (started && started.status === 'building' ? started : null);
@@ -80,10 +81,15 @@ export function Publish({app}) {
 		st.reload();
 	});
 	// The stream's end of release `of`: the release as it ended (or null:
-	// read it again).
+	// read it again).  A stream refused while the build still runs is
+	// opened again after a pause.
 	const ended = async (of, rel) => {
 		const r = rel && rel.id === of.id ? rel
 			: await get(`/v1/apps/${enc(app.id)}/releases/${enc(of.id)}`).catch(() => null);
+		if (r && r.status === 'building') {
+			setTimeout(() => setAttempt((a) => a + 1), 3000);
+			return;
+		}
 		setStarted(r ? {...r, url: of.url || pub.url} : {...of, status: 'unknown'});
 		st.reload();
 	};
@@ -101,7 +107,7 @@ export function Publish({app}) {
 				</div>
 				<Failure error={error} appId={app.id} retry={error && error.code === 'publish_in_progress' ? st.reload : publish}
 					label={error && error.code === 'publish_in_progress' ? 'Reload' : 'Try again'} />
-				{log && <Build key={log.id} app={app} release={log} onEnd={(rel) => ended(log, rel)} onRetry={publish} busy={busy || !!building} />}
+				{log && <Build key={log.id + ':' + attempt} app={app} release={log} onEnd={(rel) => ended(log, rel)} onRetry={publish} busy={busy || !!building} />}
 			</section>
 			{pub.published && <Settings app={app} pub={pub} onChange={st.reload} />}
 			<Releases app={app} pub={pub} releases={st.data.releases} onChange={st.reload} />

@@ -439,7 +439,7 @@ job_build(struct pub_job *j, struct pub_log *log, struct pub_plan *plan,
 	                      .dir = j->r.path,
 	                      .cancel = &j->cancel,
 	                      .log = log};
-	char why[256];
+	char why[256], dir[PATH_MAX];
 	int rc;
 
 	pub_log_printf(log,
@@ -464,9 +464,9 @@ job_build(struct pub_job *j, struct pub_log *log, struct pub_plan *plan,
 		return collect_server(j->r.path, e);
 	rc = collect_static(j->c, plan, j->r.path, e);
 	if (rc == 0) {
-		snprintf(why, sizeof(why), "%s/site", j->r.path);
+		snprintf(dir, sizeof(dir), "%s/site", j->r.path);
 		pub_log_printf(log, "== sandboxd: compressing the files\n");
-		if (site_precompress(why, why, sizeof(why)) < 0)
+		if (site_precompress(dir, why, sizeof(why)) < 0)
 			rc = ERR_BAD(e, "the output's compression: %s", why);
 	}
 	return rc;

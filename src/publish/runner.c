@@ -50,6 +50,7 @@
 #include <unistd.h>
 
 #include "net/http.h"
+#include "publish/internal.h"
 #include "publish/publish.h"
 #include "sandbox/runtime.h"
 #include "vault/vault.h"
@@ -90,15 +91,21 @@ tab_find(const char *release_id)
 	return NULL;
 }
 
-/* Adds or updates the release's row; down with why, or up. */
+/* Adds (add) or updates the release's row; down with why, or up.  The
+ * health checks only update: a release a switch has just dropped stays
+ * out. */
 static void
-tab_put(const struct release *r, const struct sockaddr_in *addr,
-        const char *down_why)
+tab_set(const struct release *r, const struct sockaddr_in *addr,
+        const char *down_why, bool add)
 {
 	struct runner_ent *e;
 
 	pthread_mutex_lock(&tab.mu);
 	e = tab_find(r->id);
+	if (e == NULL && !add) {
+		pthread_mutex_unlock(&tab.mu);
+		return;
+	}
 	if (e == NULL && tab.n == tab.cap) {
 		int cap = tab.cap ? tab.cap * 2 : 16;
 		struct runner_ent *v = realloc(tab.v, (size_t)cap * sizeof(*v));
@@ -128,6 +135,20 @@ tab_put(const struct release *r, const struct sockaddr_in *addr,
 }
 
 static void
+tab_put(const struct release *r, const struct sockaddr_in *addr,
+        const char *down_why)
+{
+	tab_set(r, addr, down_why, true);
+}
+
+static void
+tab_update(const struct release *r, const struct sockaddr_in *addr,
+           const char *down_why)
+{
+	tab_set(r, addr, down_why, false);
+}
+
+static void
 tab_drop(const char *release_id)
 {
 	struct runner_ent *e;
@@ -150,6 +171,17 @@ tab_failed(const char *release_id)
 		n = ++e->failures;
 	pthread_mutex_unlock(&tab.mu);
 	return n;
+}
+
+static bool
+tab_has(const char *release_id)
+{
+	bool has;
+
+	pthread_mutex_lock(&tab.mu);
+	has = tab_find(release_id) != NULL;
+	pthread_mutex_unlock(&tab.mu);
+	return has;
 }
 
 /* Its container was restarted: as many checks again before the next. */
@@ -508,26 +540,54 @@ each_active_server(struct core *c, struct active *a,
                    void (*fn)(struct core *, const struct release *))
 {
 	struct release r;
+	struct app app;
 
 	if (store_publication_each(c->store, active_add, a) != 0)
 		return -1;
 	for (int i = 0; i < a->n && !c->stopping; i++)
 		if (store_release_get(c->store, NULL, a->ids[i], &r) == 0 &&
 		    strcmp(r.kind, "server") == 0 &&
-		    strcmp(r.status, "ready") == 0)
-			fn(c, &r);
+		    strcmp(r.status, "ready") == 0 &&
+		    store_app_get(c->store, NULL, r.app_id, &app) == 0)
+			fn(c, &r); /* a trashed app's is not got */
 	return 0;
 }
 
-/* Stops and starts it again; the engine's restart policy stays. */
+/*
+ * Whether r is still its app's active release and the runner's: under
+ * pmu, which every switch (publish, rollback, unpublish, the trash)
+ * holds, so a restart or a remake never brings back a container that a
+ * switch has just stopped.
+ */
+static bool
+still_serving(struct core *c, const struct release *r)
+{
+	struct publication pb;
+
+	return tab_has(r->id) &&
+	       store_publication_get(c->store, r->app_id, &pb) == 0 &&
+	       strcmp(pb.release_id, r->id) == 0;
+}
+
+/* Makes the container again (it is gone), or restarts it. */
 static void
-restart(struct core *c, const struct release *r, const char *name)
+revive(struct core *c, const struct release *r, const char *name, bool make)
 {
 	char msg[DOCKER_MSG_LEN];
+	struct err e = {0};
 
-	docker_stop(c->docker, name, 5, msg);
-	if (docker_start(c->docker, name, msg) != DOCKER_OK)
-		log_warn("release %s: restarting %s: %s", r->id, name, msg);
+	pthread_mutex_lock(&c->pub->pmu);
+	if (still_serving(c, r) && make) {
+		if (container_make(c, r, &e) < 0)
+			log_warn("release %s: %s", r->id, e.msg);
+	} else if (still_serving(c, r)) {
+		docker_stop(c->docker, name, 5, msg);
+		if (docker_start(c->docker, name, msg) != DOCKER_OK)
+			log_warn("release %s: restarting %s: %s", r->id, name,
+			         msg);
+		tab_restarted(r->id);
+	}
+	pthread_mutex_unlock(&c->pub->pmu);
 }
 
 /* A failed check: DOWN after RUNNER_HEALTH_FAILS in a row, and then the
@@ -543,36 +603,32 @@ check_failed(struct core *c, const struct release *r, const char *name,
 	snprintf(reason, sizeof(reason),
 	         "the app's server does not answer: %s; restarting it", why);
 	log_warn("release %s: %s", r->id, reason);
-	tab_put(r, addr, reason);
-	restart(c, r, name);
-	tab_restarted(r->id);
+	tab_update(r, addr, reason);
+	revive(c, r, name, false);
 }
 
+/* One release the runner serves (one it does not know, being started or
+ * stopped by a switch, is the switch's). */
 static void
 check_one(struct core *c, const struct release *r)
 {
 	char name[64], msg[DOCKER_MSG_LEN], why[200];
-	struct publish_target t = {0};
 	struct sockaddr_in addr = {0};
 	struct docker_state st;
-	struct err e = {0};
 	int rc;
 
+	if (!tab_has(r->id))
+		return;
 	publish_runner_name(r->id, name, sizeof(name));
-	if (!publish_runner_route(c, r->id, &t))
-		tab_put(r, NULL,
-		        r->port > 0 ? "the app's server is starting"
-		                    : RUNNER_NO_WEB);
 	rc = docker_inspect(c->docker, name, &st, msg);
 	if (rc == DOCKER_NOT_FOUND) {
 		log_warn("release %s: its container %s is gone; making it "
 		         "again",
 		         r->id, name);
-		tab_put(r, NULL,
-		        r->port > 0 ? "the app's server is starting again"
-		                    : RUNNER_NO_WEB);
-		if (container_make(c, r, &e) < 0)
-			log_warn("release %s: %s", r->id, e.msg);
+		tab_update(r, NULL,
+		           r->port > 0 ? "the app's server is starting again"
+		                       : RUNNER_NO_WEB);
+		revive(c, r, name, true);
 		return;
 	}
 	if (rc != DOCKER_OK || r->port <= 0)
@@ -585,7 +641,7 @@ check_one(struct core *c, const struct release *r)
 	if (container_addr(&st, r, &addr) < 0)
 		snprintf(why, sizeof(why), "its container has no address");
 	else if (health_get(&addr, r->health, why, sizeof(why)) == 0) {
-		tab_put(r, &addr, NULL);
+		tab_update(r, &addr, NULL);
 		return;
 	}
 	check_failed(c, r, name, &addr, why);
@@ -596,7 +652,7 @@ publish_health_pass(struct core *c)
 {
 	struct active a = {0};
 
-	if (docker_is_up(c->docker))
+	if (c->pub != NULL && docker_is_up(c->docker))
 		each_active_server(c, &a, check_one);
 	free(a.ids);
 }

@@ -333,10 +333,10 @@ bool api_git_branch_ok(const char *branch, size_t len);
 
 /*
  * A build log made into text/event-stream events, one `event: log` a
- * line (its id the file offset after it, for Last-Event-ID), pure so
- * the unit tests drive it.  Lines end at LF, CR or CRLF; escape
- * sequences are dropped and other control bytes shown as '?', so a
- * build cannot drive a terminal that prints them; a line past
+ * line (its id the file offset after it, for Last-Event-ID): loglines.c,
+ * pure, for releaselog.c, the unit tests and a fuzz target.  Lines end at LF,
+ * CR or CRLF; escape sequences are dropped and other control bytes shown as
+ * '?', so a build cannot drive a terminal that prints them; a line past
  * RELEASELOG_LINE_MAX bytes is cut (" [cut]") and its rest skipped.
  */
 struct api_loglines {

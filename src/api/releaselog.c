@@ -5,7 +5,8 @@
  * RELEASELOG_TEXT_MAX bytes), pulled from the file a step at a time.
  * With `Accept: text/event-stream` or ?follow=1 it is the API's event
  * stream (server.c's resp.sse, as the timeline's followers use it):
- * `event: log` per line (api_loglines), as the build writes them, and
+ * `event: log` per line (api_loglines, loglines.c), as the build writes
+ * them, and
  * `event: end` with the release's JSON once its row is no longer
  * "building"; `id:` is the file offset after the line, so a client that
  * reconnects with Last-Event-ID goes on from there.
@@ -41,122 +42,6 @@
 #include "publish/publish.h"
 
 #define RL_HEARTBEAT ": keep-alive\n\n" /* as the other streams say */
-#define RL_CUT       " [cut]"
-
-/* --- lines to events (pure) -------------------------------------------- */
-
-static int
-line_event(struct api_loglines *l, struct buf *out)
-{
-	size_t n = l->len;
-
-	l->line[n] = '\0';
-	return buf_appendf(out, "event: log\nid: %lld\ndata: %s%s\n\n",
-	                   (long long)l->off, l->line, l->cut ? RL_CUT : "");
-}
-
-/* A full line cut back to its last whole UTF-8 character. */
-static size_t
-whole_chars(const char *s, size_t len)
-{
-	size_t k = len, need;
-	unsigned char lead;
-
-	while (k > 0 && len - k < 4 && ((unsigned char)s[k - 1] & 0xc0) == 0x80)
-		k--;
-	if (k == 0 || (lead = (unsigned char)s[k - 1]) < 0xc0)
-		return len; /* ASCII, or no character to finish */
-	need = lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : 2;
-	return len - (k - 1) < need ? k - 1 : len;
-}
-
-/* One byte of a line: kept, shown as '?', or dropped (escapes). */
-static void
-line_byte(struct api_loglines *l, unsigned char ch)
-{
-	if (l->esc == 1) { /* ESC x: a CSI opens with '[', else done */
-		l->esc = ch == '[' ? 2 : 0;
-		return;
-	}
-	if (l->esc == 2) { /* CSI parameters, up to a final byte */
-		if (ch >= 0x40 && ch <= 0x7e)
-			l->esc = 0;
-		return;
-	}
-	if (ch == 0x1b) {
-		l->esc = 1;
-		return;
-	}
-	if (l->cut)
-		return;
-	if ((ch < 0x20 && ch != '\t') || ch == 0x7f)
-		ch = '?';
-	if (l->len == RELEASELOG_LINE_MAX) {
-		/* Cut on a character's boundary. */
-		l->len = whole_chars(l->line, l->len);
-		l->cut = true;
-		return;
-	}
-	l->line[l->len++] = (char)ch;
-}
-
-static int
-loglines_step(struct api_loglines *l, const char *p, size_t n, struct buf *out)
-{
-	for (size_t i = 0; i < n; i++) {
-		unsigned char ch = (unsigned char)p[i];
-		bool crlf = ch == '\n' && l->cr;
-
-		l->off++;
-		l->cr = ch == '\r';
-		if (ch != '\n' && ch != '\r') {
-			line_byte(l, ch);
-			continue;
-		}
-		if (crlf) /* the LF of a CRLF: the line ended at its CR */
-			continue;
-		l->esc = 0;
-		if (line_event(l, out) < 0)
-			return -1;
-		l->len = 0;
-		l->cut = false;
-	}
-	return 0;
-}
-
-int
-api_loglines_feed(struct api_loglines *l, const char *p, size_t n,
-                  struct buf *out)
-{
-	struct api_loglines *was = malloc(sizeof(*was));
-	size_t len = out->len;
-	int rc;
-
-	if (was == NULL)
-		return -1;
-	memcpy(was, l, sizeof(*was));
-	rc = loglines_step(l, p, n, out);
-	if (rc < 0) { /* as before: the caller tries again with room */
-		memcpy(l, was, sizeof(*l));
-		out->len = len;
-		if (out->data)
-			out->data[len] = '\0';
-	}
-	free(was);
-	return rc;
-}
-
-int
-api_loglines_flush(struct api_loglines *l, struct buf *out)
-{
-	if (l->len == 0 && !l->cut)
-		return 0;
-	if (line_event(l, out) < 0)
-		return -1;
-	l->len = 0;
-	l->cut = false;
-	return 0;
-}
 
 /* --- the release ------------------------------------------------------- */
 

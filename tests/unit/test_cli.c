@@ -8,6 +8,7 @@
  * included directly: the client's objects are not part of the library the unit
  * tests link.
  */
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -449,7 +450,7 @@ publish_follow_prints_lines_and_stops_at_end(void)
 	struct cli c = {0};
 	struct pub_follow f = {.c = &c};
 	FILE *tmp = tmpfile();
-	int saved = dup(STDOUT_FILENO);
+	int saved = dup(STDOUT_FILENO), null;
 	char out[512];
 	size_t n;
 
@@ -472,7 +473,16 @@ publish_follow_prints_lines_and_stops_at_end(void)
 	CHECK_STR(f.last, "40");
 	CHECK(f.lines == 2);
 	CHECK_STR(jv_str(jv_get(f.result, "status")), "failed");
+	/* The failure's one line goes to stderr: not into the test's output. */
+	fflush(stderr);
+	saved = dup(STDERR_FILENO);
+	null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	dup2(null, STDERR_FILENO);
+	close(null);
 	CHECK(pub_outcome(&c, "R1", "http://x", f.result) == CLI_EFAIL);
+	fflush(stderr);
+	dup2(saved, STDERR_FILENO);
+	close(saved);
 	jv_free(f.result);
 	sse_release(&f.sse);
 }

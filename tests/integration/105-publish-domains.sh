@@ -111,6 +111,17 @@ for bad in "shop" "-x.example.org" "a..b.org" "sh_op.example.org" "203.0.113.7" 
 	t_end
 done
 
+t_begin "400 without a host, 404 for a domain the app does not have"
+api POST "/v1/apps/$APP/domains" '{}'
+expect_status 400 && expect_envelope invalid_request
+api POST "/v1/apps/$APP/domains" '{"host":7}'
+expect_status 400 && expect_envelope invalid_request
+api DELETE "/v1/apps/$APP/domains/none.example.org"
+expect_status 404
+api POST "/v1/apps/$APP/domains/none.example.org/verify"
+expect_status 404
+t_end
+
 t_begin "a name that does not resolve: pending, saying which record to create"
 add Shop.Example.ORG.
 expect_status 201 && expect_json .host shop.example.org && expect_json .status pending &&

@@ -14,6 +14,7 @@ import {AppTitle} from './apptitle.jsx';
 import {SandboxFailed} from './fixit.jsx';
 import {Terminal} from './terminal.jsx';
 import {Detected} from './detect.jsx';
+import {Publish} from './publish.jsx';
 
 async function loadApp(id) {
 	const app = await get('/v1/apps/' + enc(id));
@@ -32,6 +33,7 @@ const tabs = [
 	['config', 'Config'],
 	['spend', 'Spend'],
 	['history', 'History'],
+	['publish', 'Publish'],
 ];
 
 export function AppShell({params}) {
@@ -86,6 +88,7 @@ export function AppShell({params}) {
 			{tab === 'config' && <Config app={app} />}
 			{tab === 'spend' && <Spend app={app} onChange={st.reload} />}
 			{tab === 'history' && <History app={app} sandbox={sandbox} onChange={st.reload} />}
+			{tab === 'publish' && <Publish app={app} />}
 		</main>
 	);
 }

@@ -123,3 +123,18 @@ export function StatusBadge({status}) {
 export function setTitle(t) {
 	document.title = t ? t + ' · sandboxd' : 'sandboxd';
 }
+
+// The published host is served by the edge that serves this console: an
+// address without a port gets the console's, when the console has one
+// (the daemon alone on a port of its own; behind a proxy on 80 or 443 it
+// has none).
+export function liveUrl(url) {
+	if (!url) return url;
+	try {
+		const u = new URL(url);
+		if (!u.port && location.port && u.protocol === location.protocol) u.port = location.port;
+		return u.href.replace(/\/$/, '') + (url.endsWith('/') ? '/' : '');
+	} catch (_) {
+		return url;
+	}
+}

@@ -52,7 +52,7 @@
 #include "trash/trash.h"
 #include "vault/vault.h"
 
-#define SERVE_JOBS 10 /* rows of the periodic jobs' table */
+#define SERVE_JOBS 11 /* rows of the periodic jobs' table */
 
 static void
 wait_for_signal(void)

@@ -48,6 +48,18 @@ publish_ok() {
 		t_err "its log: $(tail -c 600 <<<"$BODY")"
 		return 1
 	}
+	active_wait "$RID" 60
+}
+# active_wait RID SECS: until the release is the app's active one (its
+# container answering its health path).
+active_wait() {
+	local i
+	for ((i = 0; i < $2 * 2; i++)); do
+		api GET "/v1/apps/$APP/releases/$1"
+		[[ $(j .active) == true ]] && return 0
+		sleep 0.5
+	done
+	t_err "release $1 not active after $2 s: $(short_body)"
 }
 rel_container() { echo "sandboxd-rel-${1,,}"; }
 # answer PATH: the body of GET PATH at the published host (through the edge).
@@ -80,9 +92,25 @@ create_app shop '"runtime_preset":"node-express"' && create_sandbox "$APP_ID" ||
 	bail "could not create the sandbox: ${T_ERRS[*]}"
 APP=$APP_ID
 SB=$SB_ID
+# The preset's files (its sandbox.yaml says how to publish) come with
+# the first boot.
+wait_until 120 eval '[[ -e $DATA/workspaces/$SB/.sandboxd/seeded ]]' ||
+	bail "the sandbox was not seeded"
 api PUT "/v1/apps/$APP/config/APP_GREETING" '{"value":"hello-prod","expose_env":true}'
 [[ $STATUS == 20[01] ]] || t_err "PUT config: $STATUS $(short_body)"
 api PUT "/v1/sandboxes/$SB/files?path=server.js" "$(server_js v1)"
+expect_status 200
+# Its own publish: section (the image's preset may predate it).
+api PUT "/v1/sandboxes/$SB/files?path=sandbox.yaml" 'version: 1
+web:
+  command: node server.js
+  port: 3000
+  health_path: /health
+publish:
+  command: node server.js
+  port: 3000
+  health_path: /health
+'
 expect_status 200
 publish_ok || bail "the first publish failed: ${T_ERRS[*]}"
 R1=$RID
@@ -156,7 +184,7 @@ t_end
 t_begin "a daemon restart keeps the running container; the host answers at once"
 BEFORE=$(started_at "$C1")
 stop_daemon
-answers v1 || t_err "the container stopped with the daemon"
+container_running "$C1" || t_err "the container stopped with the daemon"
 start_daemon "${DAEMON_ENV[@]}" || bail "the daemon did not come back"
 wait_until 5 answers v1 || t_err "after the restart: '$(answer /version)'"
 [[ $(started_at "$C1") == "$BEFORE" ]] || t_err "the container was restarted"

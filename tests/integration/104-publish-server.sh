@@ -8,8 +8,9 @@
 # (SIGKILL from the host: a crash as the engine sees it) gets it restarted
 # and answering again; a server that stops answering its health path is
 # shown DOWN and restarted; a container removed by hand is made again; a
-# daemon restart keeps the running container and its host answers at
-# once.  A second release answers differently and a rollback switches
+# daemon restart keeps the running container (the sandboxes' reconcile
+# leaves it alone) and its host answers at once, and a production
+# container of this instance whose release is no active one is removed.  A second release answers differently and a rollback switches
 # the answer back.  The preview sandbox is stopped by the idle reaper,
 # then (started again) by the pressure reaper, while the release keeps
 # answering (the reapers never touch a release).
@@ -181,16 +182,25 @@ wait_until 40 answers v1 || t_err "not answering again: '$(answer /version)'"
 container_running "$C1" || t_err "$C1 not made again"
 t_end
 
-t_begin "a daemon restart keeps the running container; the host answers at once"
+t_begin "a daemon restart keeps the running container (answering at once), removes a stale one"
 BEFORE=$(started_at "$C1")
+INST=$(dinspect "$C1" '{{index .Config.Labels "sandboxd.instance"}}')
+echo "$INST" >>"$IT_TMP/.instances"
 stop_daemon
 container_running "$C1" || t_err "the container stopped with the daemon"
+# A production container of a release that is no active one (left by a
+# crash between a switch and the old container's removal).
+STALE=sandboxd-rel-stale-$$
+docker run -d --name "$STALE" --label "sandboxd.instance=$INST" \
+	--label sandboxd.release=01M00000000000000000STALE0 --label sandboxd.production=true \
+	--entrypoint sleep "$IT_IMAGE" 600 >/dev/null || t_err "could not make $STALE"
 start_daemon "${DAEMON_ENV[@]}" || bail "the daemon did not come back"
 wait_until 5 answers v1 || t_err "after the restart: '$(answer /version)'"
 [[ $(started_at "$C1") == "$BEFORE" ]] || t_err "the container was restarted"
+wait_until 10 eval '! container_exists "$STALE"' || t_err "the stale $STALE is still there"
 t_end
 
-t_begin "a second release answers v2; rollback switches back to v1 at once"
+t_begin "a second release answers v2; rollback switches back to v1, and to v2 again"
 api PUT "/v1/sandboxes/$SB/files?path=server.js" "$(server_js v2)"
 expect_status 200
 if publish_ok; then

@@ -529,6 +529,7 @@ publish_runner_stop(struct core *c, const char *release_id)
 /* The active releases' ids, copied out of the store's walk so no Docker
  * call runs inside it. */
 struct active {
+	struct core *c;
 	char (*ids)[ULID_LEN + 1];
 	int n, cap;
 };
@@ -537,8 +538,15 @@ static int
 active_add(const struct publication *p, void *arg)
 {
 	struct active *a = arg;
+	struct app app;
 
-	if (p->release_id[0] == '\0')
+	/* An app in the trash keeps its publication but runs nothing: its
+	 * restore starts its container again (publish_app_restored).  Left
+	 * out here, a container of it still there at the start (a kill -9
+	 * during the delete) is removed with the stale ones. */
+	if (p->release_id[0] == '\0' ||
+	    store_app_get(a->c->store, NULL, p->app_id, &app) ==
+	        STORE_NOT_FOUND)
 		return 0;
 	if (a->n == a->cap) {
 		int cap = a->cap ? a->cap * 2 : 16;
@@ -563,6 +571,7 @@ each_active_server(struct core *c, struct active *a,
 	struct release r;
 	struct app app;
 
+	a->c = c;
 	if (store_publication_each(c->store, active_add, a) != 0)
 		return -1;
 	for (int i = 0; i < a->n && !c->stopping; i++)

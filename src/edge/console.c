@@ -31,67 +31,39 @@
  * would still be needed per address).
  *
  * Everything else is a file of SANDBOXD_CONSOLE_DIR, read into memory
- * once at start (edge_console_load, before the loop runs) and never
- * touched on disk again: the loop answers from memory, the body written
- * straight from the file's bytes (edge_io.ext), never copied.  At most
+ * once at start (edge_console_load, before the loop runs, by site_load:
+ * the loader of published static releases too) and never touched on
+ * disk again: the loop answers from memory, the body written straight
+ * from the file's bytes (edge_io.ext), never copied.  At most
  * EDGE_CONSOLE_MAX_FILES files and EDGE_CONSOLE_MAX_BYTES together;
- * symbolic links, dot files and anything but regular files and
- * directories are skipped.  A path without a file gets index.html (the
- * single-page app routes itself), except under /assets/, where a
- * missing file is a 404 (a stale bundle should fail loudly, not load
- * HTML as script).  index.html is no-store, /assets/ (hashed names)
- * immutable for a year, the rest no-cache.  "X.gz" beside X is sent
- * instead when the client accepts gzip (Vary: Accept-Encoding).  Every
- * answer carries the console's security headers: a CSP that allows
- * only this origin (frames: the previews), no framing, nosniff, no
- * referrer.  Without the directory (or over the caps) every page is
- * one that says the console was not built.
+ * symbolic links, dot files (but .well-known) and anything but regular
+ * files and directories are skipped.  A path without a file gets index.html
+ * (the single-page app routes itself), except under /assets/, where a missing
+ * file is a 404 (a stale bundle should fail loudly, not load HTML as script).
+ * index.html is no-store, /assets/ and other content-hashed names immutable for
+ * a year, the rest no-cache.  "X.br" or "X.gz" beside X is sent instead when
+ * the client accepts brotli or gzip (Vary: Accept-Encoding).  Every answer
+ * carries the console's security headers: a CSP that allows only this origin
+ * (frames: the previews), no framing, nosniff, no referrer.  Without the
+ * directory (or over the caps) every page is one that says the console was not
+ * built.
  *
  * Rejected: reading files on demand (a disk read on the loop blocks
  * every preview), sendfile (the same), embedding the files in the
  * binary (the console is built separately, by npm).
  */
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <netdb.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "edge/internal.h"
 #include "lib/log.h"
+#include "site/site.h"
 
 #define CONSOLE_DEPTH_MAX 16
-
-static const struct {
-	const char *ext;
-	const char *type;
-} console_types[] = {
-    {".html", "text/html; charset=utf-8"},
-    {".js", "text/javascript; charset=utf-8"},
-    {".mjs", "text/javascript; charset=utf-8"},
-    {".css", "text/css; charset=utf-8"},
-    {".json", "application/json"},
-    {".map", "application/json"},
-    {".webmanifest", "application/manifest+json"},
-    {".svg", "image/svg+xml"},
-    {".png", "image/png"},
-    {".jpg", "image/jpeg"},
-    {".jpeg", "image/jpeg"},
-    {".gif", "image/gif"},
-    {".webp", "image/webp"},
-    {".ico", "image/x-icon"},
-    {".woff2", "font/woff2"},
-    {".woff", "font/woff"},
-    {".ttf", "font/ttf"},
-    {".txt", "text/plain; charset=utf-8"},
-    {".wasm", "application/wasm"},
-    {".gz", "application/gzip"},
-};
 
 static const char console_missing[] =
     "<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>The "
@@ -100,176 +72,6 @@ static const char console_missing[] =
     "<code>make console</code> (or point SANDBOXD_CONSOLE_DIR at them) "
     "and restart sandboxd. The API works meanwhile, at /v1 on this "
     "host.</p>\n</body></html>\n";
-
-static const char *
-type_of(const char *path)
-{
-	size_t n = strlen(path);
-
-	for (size_t i = 0; i < sizeof(console_types) / sizeof(*console_types);
-	     i++) {
-		size_t k = strlen(console_types[i].ext);
-		if (n > k &&
-		    strcasecmp(path + n - k, console_types[i].ext) == 0)
-			return console_types[i].type;
-	}
-	return "application/octet-stream";
-}
-
-/* --- loading (at start, before the loop) ------------------------------ */
-
-struct walk {
-	struct edge_console *k;
-	size_t cap;
-	char err[160];
-};
-
-static int
-add_file(struct walk *w, int dirfd, const char *name, const char *rel,
-         size_t size)
-{
-	struct edge_console *k = w->k;
-	struct edge_file *f;
-	ssize_t n;
-	size_t got = 0;
-	int fd;
-
-	if (k->n == EDGE_CONSOLE_MAX_FILES ||
-	    size > EDGE_CONSOLE_MAX_BYTES - k->bytes) {
-		snprintf(w->err, sizeof(w->err), "more than %d files or %u MiB",
-		         EDGE_CONSOLE_MAX_FILES, EDGE_CONSOLE_MAX_BYTES >> 20);
-		return -1;
-	}
-	if (k->n == w->cap) {
-		size_t cap = w->cap ? w->cap * 2 : 64;
-		struct edge_file *nf = realloc(k->files, cap * sizeof(*nf));
-		if (nf == NULL)
-			return -1;
-		k->files = nf;
-		w->cap = cap;
-	}
-	f = &k->files[k->n];
-	*f = (struct edge_file){0};
-	f->path = strdup(rel);
-	f->data = malloc(size ? size : 1);
-	fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (f->path == NULL || f->data == NULL || fd < 0)
-		goto fail;
-	while (got < size && (n = read(fd, f->data + got, size - got)) > 0)
-		got += (size_t)n;
-	close(fd);
-	fd = -1;
-	if (got != size)
-		goto fail;
-	f->len = size;
-	f->type = type_of(rel);
-	f->immutable = strncmp(rel, "/assets/", 8) == 0;
-	k->bytes += size;
-	k->n++;
-	return 0;
-fail:
-	snprintf(w->err, sizeof(w->err), "cannot read %s", rel);
-	if (fd >= 0)
-		close(fd);
-	free(f->path);
-	free(f->data);
-	return -1;
-}
-
-static int
-walk_dir(struct walk *w, int dirfd, const char *rel, int depth)
-{
-	DIR *d = fdopendir(dirfd);
-	struct dirent *de;
-	int rc = 0;
-
-	if (d == NULL) {
-		close(dirfd);
-		return -1;
-	}
-	while (rc == 0 && (de = readdir(d)) != NULL) {
-		char path[EDGE_CONSOLE_PATH_MAX];
-		struct stat st;
-		int sub;
-
-		if (de->d_name[0] == '.')
-			continue; /* ., .., and dot files */
-		if (snprintf(path, sizeof(path), "%s/%s", rel, de->d_name) >=
-		    (int)sizeof(path))
-			continue;
-		if (fstatat(dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-			continue;
-		if (S_ISREG(st.st_mode)) {
-			rc = add_file(w, dirfd, de->d_name, path,
-			              (size_t)st.st_size);
-		} else if (S_ISDIR(st.st_mode) && depth < CONSOLE_DEPTH_MAX) {
-			sub = openat(dirfd, de->d_name,
-			             O_RDONLY | O_DIRECTORY | O_CLOEXEC |
-			                 O_NOFOLLOW);
-			if (sub >= 0)
-				rc = walk_dir(w, sub, path, depth + 1);
-		}
-	}
-	closedir(d);
-	return rc;
-}
-
-static int
-file_cmp(const void *a, const void *b)
-{
-	return strcmp(((const struct edge_file *)a)->path,
-	              ((const struct edge_file *)b)->path);
-}
-
-static const struct edge_file *
-file_get(const struct edge_console *k, const char *path, size_t len)
-{
-	size_t lo = 0, hi = k->n;
-
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		const char *p = k->files[mid].path;
-		int c = strncmp(p, path, len);
-		if (c == 0)
-			c = p[len] == '\0' ? 0 : 1;
-		if (c == 0)
-			return &k->files[mid];
-		if (c < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return NULL;
-}
-
-/* Each "X.gz" becomes X's gzip variant. */
-static void
-pair_gzip(struct edge_console *k)
-{
-	for (size_t i = 0; i < k->n; i++) {
-		struct edge_file *f = &k->files[i];
-		size_t n = strlen(f->path);
-		if (n > 3 && strcmp(f->path + n - 3, ".gz") == 0) {
-			struct edge_file *base =
-			    (struct edge_file *)file_get(k, f->path, n - 3);
-			if (base)
-				base->gz = f;
-		}
-	}
-}
-
-static void
-console_drop(struct edge_console *k)
-{
-	for (size_t i = 0; i < k->n; i++) {
-		free(k->files[i].path);
-		free(k->files[i].data);
-	}
-	free(k->files);
-	k->files = NULL;
-	k->n = k->bytes = 0;
-	k->loaded = false;
-}
 
 /* The API listener: its address, with a wildcard made loopback. */
 static void
@@ -300,64 +102,62 @@ api_resolve(struct edge_console *k, const struct config *cfg)
 int
 edge_console_load(struct edge *e, const char *dir, const struct config *cfg)
 {
+	static const struct site_limits lim = {
+	    EDGE_CONSOLE_MAX_FILES, EDGE_CONSOLE_MAX_BYTES, CONSOLE_DEPTH_MAX};
 	struct edge_console *k = &e->console;
-	struct walk w = {.k = k};
-	int fd;
+	char err[160];
 
 	api_resolve(k, cfg);
 	if (dir == NULL || dir[0] == '\0')
 		return 0;
-	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0) {
+	if (access(dir, F_OK) < 0) {
 		snprintf(k->why, sizeof(k->why), "%s: %s", dir,
 		         strerror(errno));
 		log_info("console: no files at %s (make console builds them)",
 		         dir);
 		return 0;
 	}
-	if (walk_dir(&w, fd, "", 0) < 0) {
+	if (site_load(&k->site, dir, &lim, err, sizeof(err)) < 0) {
 		log_error("console: %s: %s; the console is not served", dir,
-		          w.err[0] ? w.err : "cannot read it");
-		snprintf(k->why, sizeof(k->why), "%s", w.err);
-		console_drop(k);
+		          err);
+		snprintf(k->why, sizeof(k->why), "%s", err);
 		return 0;
 	}
-	qsort(k->files, k->n, sizeof(*k->files), file_cmp);
-	pair_gzip(k);
-	k->loaded = file_get(k, "/index.html", 11) != NULL;
+	k->loaded = site_find(k->site, "/index.html", 11) != NULL;
 	if (!k->loaded) {
 		log_warn("console: %s has no index.html; not served", dir);
-		console_drop(k);
+		edge_console_free(e);
 		return 0;
 	}
-	log_info("console: %zu files (%zu KiB) from %s", k->n, k->bytes >> 10,
-	         dir);
+	log_info("console: %zu files (%zu KiB) from %s", site_files(k->site),
+	         site_bytes(k->site) >> 10, dir);
 	return 0;
 }
 
 void
 edge_console_free(struct edge *e)
 {
-	console_drop(&e->console);
+	site_unref(e->console.site);
+	e->console.site = NULL;
+	e->console.loaded = false;
 }
 
 /* --- answering --------------------------------------------------------- */
 
-const struct edge_file *
+const struct site_file *
 edge_console_find(const struct edge_console *k, const char *path, size_t len)
 {
-	const struct edge_file *f;
+	const struct site_file *f;
 
 	if (!k->loaded)
 		return NULL;
-	if (len == 0 || (len == 1 && path[0] == '/'))
-		return file_get(k, "/index.html", 11);
-	/* No dot segments, no NUL: never outside what was loaded anyway. */
-	if ((f = file_get(k, path, len)) != NULL)
+	if (len == 0)
+		return site_find(k->site, "/", 1);
+	if ((f = site_find(k->site, path, len)) != NULL)
 		return f;
 	if (len >= 8 && strncmp(path, "/assets/", 8) == 0)
 		return NULL;
-	return file_get(k, "/index.html", 11);
+	return site_fallback(k->site, true);
 }
 
 static bool
@@ -408,10 +208,10 @@ static void
 console_static(struct edge_conn *c, const char *path, size_t len)
 {
 	const struct edge_console *k = &c->e->console;
-	const struct edge_file *f, *send;
-	const char *ae = NULL, *cache;
+	const struct site_file *f, *send;
+	const char *ae = NULL, *cache, *enc = "";
 	size_t aelen = 0;
-	bool gz = false;
+	char extra[80];
 
 	if (c->req.method != HTTP_GET && c->req.method != HTTP_HEAD) {
 		edge_page(c, EDGE_PAGE_BAD_METHOD,
@@ -433,19 +233,24 @@ console_static(struct edge_conn *c, const char *path, size_t len)
 		               "no-store", nf, sizeof(nf) - 1, "");
 		return;
 	}
-	if (f->gz &&
-	    edge_head_find(c->head, "accept-encoding", &ae, &aelen) == 1 &&
-	    edge_accepts_gzip(ae, aelen))
-		gz = true;
-	send = gz ? f->gz : f;
-	cache = f->immutable ? "public, max-age=31536000, immutable"
-	        : strcmp(f->path, "/index.html") == 0 ? "no-store"
-	                                              : "no-cache";
-	console_answer(
-	    c, 200, "OK", f->type, cache, send->data, send->len,
-	    gz      ? "Content-Encoding: gzip\r\nVary: Accept-Encoding\r\n"
-	    : f->gz ? "Vary: Accept-Encoding\r\n"
-	            : "");
+	send = f;
+	if ((f->gz || f->br) &&
+	    edge_head_find(c->head, "accept-encoding", &ae, &aelen) == 1) {
+		if (f->br && site_accepts(ae, aelen, "br")) {
+			send = f->br;
+			enc = "Content-Encoding: br\r\n";
+		} else if (f->gz && site_accepts(ae, aelen, "gzip")) {
+			send = f->gz;
+			enc = "Content-Encoding: gzip\r\n";
+		}
+	}
+	cache = strcmp(f->path, "/index.html") == 0 ? "no-store"
+	        : f->immutable ? "public, max-age=31536000, immutable"
+	                       : "no-cache";
+	snprintf(extra, sizeof(extra), "%s%s", enc,
+	         f->gz || f->br ? "Vary: Accept-Encoding\r\n" : "");
+	console_answer(c, 200, "OK", f->type, cache, send->data, send->len,
+	               extra);
 }
 
 /* --- the API's share of the edge ---------------------------------------- */

@@ -689,45 +689,6 @@ edge_head_response(struct edge_conn *c)
 
 /* --- the console host's headers (console.c) ------------------------ */
 
-bool
-edge_accepts_gzip(const char *v, size_t len)
-{
-	size_t i = 0;
-
-	while (i < len) {
-		size_t start = i, end;
-		while (start < len && (v[start] == ' ' || v[start] == '\t'))
-			start++;
-		end = start;
-		while (end < len && v[end] != ',')
-			end++;
-		i = end + 1;
-		if (end - start < 4 || strncasecmp(v + start, "gzip", 4) != 0)
-			continue;
-		start += 4;
-		while (start < end && (v[start] == ' ' || v[start] == '\t'))
-			start++;
-		if (start == end)
-			return true;
-		if (v[start] != ';')
-			continue;
-		/* "gzip;q=0", "gzip; q=0.000": refused explicitly. */
-		start++;
-		while (start < end && (v[start] == ' ' || v[start] == '\t'))
-			start++;
-		if (end - start >= 3 && strncasecmp(v + start, "q=0", 3) == 0) {
-			bool zero = true;
-			for (size_t j = start + 3; j < end; j++)
-				if (v[j] != '.' && v[j] != '0' && v[j] != ' ')
-					zero = false;
-			if (zero)
-				continue;
-		}
-		return true;
-	}
-	return false;
-}
-
 void
 edge_console_headers(const struct edge_conn *c, struct buf *o)
 {

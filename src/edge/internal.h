@@ -147,21 +147,10 @@ struct edge_conn {
 	uint64_t ck_gen;
 };
 
-/* One file of the console, in memory for the edge's lifetime. */
-struct edge_file {
-	char *path; /* "/index.html" */
-	const char *type;
-	char *data;
-	size_t len;
-	const struct edge_file *gz; /* "<path>.gz", or NULL */
-	bool immutable;             /* under /assets/: hashed names */
-};
-
 struct edge_console {
 	bool loaded;
-	char why[160]; /* why not: for the page */
-	struct edge_file *files;
-	size_t n, bytes;
+	char why[160];               /* why not: for the page */
+	struct site *site;           /* the files, in memory (src/site) */
 	struct sockaddr_storage api; /* the API listener */
 	socklen_t api_len;
 };
@@ -254,8 +243,6 @@ int edge_head_check(const struct edge_conn *c, const char **why);
 int edge_head_find(const struct edge_head *h, const char *name, const char **v,
                    size_t *vlen);
 int edge_head_request(struct edge_conn *c, const char *host, size_t hostlen);
-/* Whether an Accept-Encoding value accepts gzip (no "gzip;q=0"). */
-bool edge_accepts_gzip(const char *v, size_t len);
 /* The security headers of every answer on the console's host. */
 void edge_console_headers(const struct edge_conn *c, struct buf *o);
 int edge_head_response(struct edge_conn *c);
@@ -267,7 +254,6 @@ bool edge_host_parse(const char *domain, const char *host, size_t len,
 /* console.c: the console's host (console.<domain>). */
 #define EDGE_CONSOLE_MAX_FILES 2048        /* files loaded from the dir */
 #define EDGE_CONSOLE_MAX_BYTES (64u << 20) /* their bytes together */
-#define EDGE_CONSOLE_PATH_MAX  512         /* a file's path in the dir */
 /* Loads dir into memory and resolves the API's address (at start). */
 int edge_console_load(struct edge *e, const char *dir,
                       const struct config *cfg);
@@ -275,7 +261,7 @@ void edge_console_free(struct edge *e);
 /* The request is for the console's host: answers it or forwards it. */
 void edge_console_route(struct edge_conn *c, const char *host, size_t hostlen);
 /* The file for a request path (no query), SPA fallback included. */
-const struct edge_file *edge_console_find(const struct edge_console *k,
+const struct site_file *edge_console_find(const struct edge_console *k,
                                           const char *path, size_t len);
 
 /* private.c: private previews.  0: the request goes on; -1: answered

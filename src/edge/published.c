@@ -357,6 +357,11 @@ void
 edge_published_serve(struct edge_conn *c, struct publish_target *t,
                      const char *host, size_t hostlen)
 {
+	if (t->kind == PUBLISH_STATIC && t->site == NULL) { /* never: a bug */
+		t->kind = PUBLISH_DOWN;
+		snprintf(t->message, sizeof(t->message),
+		         "The release's files are not loaded.");
+	}
 	switch (t->kind) {
 	case PUBLISH_STATIC:
 		if (edge_private_gate_app(c, t->app_id, t->private_gate) < 0) {
@@ -366,16 +371,19 @@ edge_published_serve(struct edge_conn *c, struct publish_target *t,
 		serve_static(c, t);
 		return;
 	case PUBLISH_SERVER:
+		site_unref(t->site); /* none: a server has no files here */
 		if (edge_private_gate_app(c, t->app_id, t->private_gate) < 0)
 			return;
 		serve_server(c, t, host, hostlen);
 		return;
 	case PUBLISH_DOWN:
+		site_unref(t->site);
 		c->t.retry_after_s = t->retry_after_s;
 		edge_page(c, EDGE_PAGE_DOWN, t->message);
 		return;
 	case PUBLISH_NONE:
 	default:
+		site_unref(t->site);
 		edge_page(c, EDGE_PAGE_NO_PREVIEW, NULL);
 		return;
 	}
@@ -394,21 +402,10 @@ edge_published_route(struct edge_conn *c, const char *host, size_t hostlen)
 }
 
 /*
- * The publish module's host table (src/publish/hosts.c) is linked in
- * its own branch; until then no host is published.  Weak, so that its
- * definitions take their place.
+ * The custom domains' tokens are publish/domain.c's, linked in its own
+ * branch; until then no token is known.  Weak, so that its definition
+ * takes this one's place.
  */
-__attribute__((weak)) void
-publish_route(struct core *core, const char *host, size_t len,
-              struct publish_target *t)
-{
-	(void)core;
-	(void)host;
-	(void)len;
-	memset(t, 0, sizeof(*t));
-	t->kind = PUBLISH_NONE;
-}
-
 __attribute__((weak)) bool
 publish_verify_token(struct core *core, const char *host, size_t hostlen,
                      const char *token, size_t toklen, char *out, size_t outlen)

@@ -21,6 +21,7 @@
 #define PUB_LABEL_MAX    63
 #define PUB_STATIC_FILES 50000 /* files of a static release */
 #define PUB_STATIC_DEPTH 32
+#define PUB_SEED_WAIT_S  120 /* a first boot's template copy, waited for */
 
 struct pub_app;  /* hosts.c: an app the host table knows */
 struct pub_host; /* hosts.c: a host name and its app */
@@ -100,6 +101,8 @@ struct pub_plan {
  * the app does not say how, or its sandbox.yaml is wrong). */
 int pub_plan(struct core *c, int appfd, const char *preset,
              struct pub_plan *out, struct err *e);
+/* Whether the sandbox's first boot has made the app's files. */
+bool pub_seeded(struct core *c, const char *sandbox_id);
 /* The sandbox's install key, "" when none was installed. */
 void pub_installed_key(struct core *c, const char *sandbox_id, char out[65]);
 /*
@@ -144,13 +147,13 @@ int pub_release_serve(struct core *c, const struct publication *pb,
 /* Fails a release left building by a crash. */
 void pub_release_abandon(struct core *c, const struct release *r);
 /*
- * Makes r (ready) app's active release: its container running (a
- * server), pb's row, the host table; the previous server release's
- * container stopped.  The caller holds pmu.  -1 with e, nothing
- * switched.
+ * Makes r its app's active release: its container running and
+ * answering (a server) or its files loaded (static), then, under pmu,
+ * r's row "ready" (finish: a build's end), the publication's row, the
+ * host table; the previous server release's container stopped.  -1
+ * with e, and nothing switched: the previous release serves on.
  */
-int pub_activate(struct core *c, struct publication *pb,
-                 const struct release *r, struct err *e);
+int pub_activate(struct core *c, struct release *r, bool finish, struct err *e);
 /* What an unpublished (or trashed) app's hosts answer. */
 void pub_serve_none(struct core *c, const char *app_id, const char *label);
 /* Asks the builds of app_id (NULL: every app's) to stop; with join,

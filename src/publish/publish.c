@@ -78,15 +78,11 @@ publish_rollback(struct core *c, const struct app *app, const char *release_id,
 		               "release %lld is %s: only a ready release can "
 		               "serve",
 		               (long long)r.number, r.status);
-	pthread_mutex_lock(&c->pub->pmu);
 	rc = store_publication_get(c->store, app->id, &pb);
 	if (rc != 0)
-		rc = err_set(e, 409, "not_published",
-		             "the app was never published");
-	if (rc == 0)
-		rc = pub_activate(c, &pb, &r, e);
-	pthread_mutex_unlock(&c->pub->pmu);
-	if (rc < 0)
+		return err_set(e, 409, "not_published",
+		               "the app was never published");
+	if (pub_activate(c, &r, false, e) < 0)
 		return -1;
 	tl_set_actor(actor);
 	snprintf(pl, sizeof(pl), "{\"release_id\":\"%s\",\"number\":%lld}",

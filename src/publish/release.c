@@ -148,43 +148,69 @@ pub_release_serve(struct core *c, const struct publication *pb,
 void
 pub_serve_none(struct core *c, const char *app_id, const char *label)
 {
-	struct pub_serve s = {.kind = PUBLISH_DOWN};
+	/* NONE: the edge's 404, as for a host no app has; the label stays
+	 * the app's. */
+	struct pub_serve s = {.kind = PUBLISH_NONE};
 
-	snprintf(s.message, sizeof(s.message), "This app is not published.");
 	pub_hosts_set(c->pub, app_id, label, &s);
 }
 
-/*
- * Makes r the app's active release: its container running (a server),
- * the publication's row, the host table; the previous server release's
- * container stopped.  Under pmu.  -1 with e, and nothing switched.
- */
-int
-pub_activate(struct core *c, struct publication *pb, const struct release *r,
-             struct err *e)
+/* The switch, under pmu: r's row "ready" (finish), the publication's
+ * row, the host table.  The previous release's id in old. */
+static int
+switch_to(struct core *c, struct release *r, bool finish, struct pub_serve *s,
+          char old[ULID_LEN + 1], struct err *e)
 {
-	char old[ULID_LEN + 1];
-	struct release prev;
-	struct sockaddr_in addr;
-	struct pub_serve s;
+	struct publication pb;
 
-	if (strcmp(r->kind, "server") == 0 &&
-	    publish_runner_start(c, r, &addr, e) < 0)
+	if (store_publication_get(c->store, r->app_id, &pb) != 0)
+		return err_set(e, 409, "not_published",
+		               "the app has no publication (it is being "
+		               "deleted)");
+	snprintf(old, ULID_LEN + 1, "%s", pb.release_id);
+	s->private_gate = strcmp(pb.visibility, "private") == 0;
+	if (finish && store_release_finish(c->store, r) != 0)
+		return ERR_INTERNAL(e, "the release's row cannot be written");
+	snprintf(pb.release_id, sizeof(pb.release_id), "%s", r->id);
+	pb.updated_at = clock_now();
+	if (pb.published_at == 0)
+		pb.published_at = pb.updated_at;
+	if (store_publication_put(c->store, &pb) != 0)
+		return ERR_INTERNAL(e, "the publication cannot be written");
+	pub_hosts_set(c->pub, pb.app_id, pb.label, s);
+	return 0;
+}
+
+int
+pub_activate(struct core *c, struct release *r, bool finish, struct err *e)
+{
+	char old[ULID_LEN + 1] = "";
+	struct publication pb = {.visibility = "public"};
+	struct sockaddr_in addr;
+	struct release prev;
+	struct pub_serve s;
+	bool server = strcmp(r->kind, "server") == 0;
+	int rc;
+
+	/* The slow part first, no lock held: a server started and
+	 * answering, a static release's files in memory. */
+	if (server && publish_runner_start(c, r, &addr, e) < 0)
 		return -1;
-	if (serve_of(c, pb, r, &s, e) < 0)
+	if (serve_of(c, &pb, r, &s, e) < 0) {
+		if (server)
+			publish_runner_stop(c, r->id);
 		return -1;
-	snprintf(old, sizeof(old), "%s", pb->release_id);
-	snprintf(pb->release_id, sizeof(pb->release_id), "%s", r->id);
-	pb->updated_at = clock_now();
-	if (pb->published_at == 0)
-		pb->published_at = pb->updated_at;
-	if (store_publication_put(c->store, pb) != 0) {
+	}
+	pthread_mutex_lock(&c->pub->pmu);
+	rc = switch_to(c, r, finish, &s, old, e);
+	pthread_mutex_unlock(&c->pub->pmu);
+	if (rc < 0) {
 		if (s.site != NULL)
 			site_unref(s.site);
-		snprintf(pb->release_id, sizeof(pb->release_id), "%s", old);
-		return ERR_INTERNAL(e, "the publication cannot be written");
+		if (server && strcmp(old, r->id) != 0)
+			publish_runner_stop(c, r->id);
+		return -1;
 	}
-	pub_hosts_set(c->pub, pb->app_id, pb->label, &s);
 	if (old[0] && strcmp(old, r->id) != 0 &&
 	    store_release_get(c->store, NULL, old, &prev) == 0 &&
 	    strcmp(prev.kind, "server") == 0)
@@ -219,9 +245,19 @@ prune_one(const struct release *r, void *arg)
 static void
 prune(struct core *c, const char *app_id, const char *active)
 {
-	struct prune p = {.c = c, .active = active, .kept = 1};
+	struct prune p = {.c = c, .active = active, .kept = active[0] ? 1 : 0};
 
 	store_release_list(c->store, app_id, prune_one, &p);
+}
+
+static void
+prune_failed(struct core *c, const char *app_id)
+{
+	struct publication pb;
+
+	if (store_publication_get(c->store, app_id, &pb) != 0)
+		pb.release_id[0] = '\0';
+	prune(c, app_id, pb.release_id);
 }
 
 /* --- the build's thread ---------------------------------------------- */
@@ -346,6 +382,37 @@ job_plan(struct pub_job *j, struct pub_plan *plan, bool *install, struct err *e)
 	return 0;
 }
 
+/*
+ * A sandbox's first boot copies its preset's template into the app
+ * while the sandbox already runs: its files are whole once the
+ * supervisor's marker is there.
+ */
+static int
+wait_seeded(struct pub_job *j, struct pub_log *log, struct err *e)
+{
+	int64_t until = clock_mono_ms() + PUB_SEED_WAIT_S * 1000LL;
+	bool said = false;
+
+	while (!pub_seeded(j->c, j->sandbox_id)) {
+		if (atomic_load(&j->cancel))
+			return ERR_BAD(e,
+			               "the daemon stopped during the build");
+		if (clock_mono_ms() > until)
+			return ERR_CONFLICT(e,
+			                    "the sandbox's first boot did "
+			                    "not make the app's files within "
+			                    "%d s",
+			                    PUB_SEED_WAIT_S);
+		if (!said)
+			pub_log_printf(log, "== sandboxd: waiting for the "
+			                    "sandbox's first boot to make the "
+			                    "app's files\n");
+		said = true;
+		usleep(250 * 1000);
+	}
+	return 0;
+}
+
 /* The release's kind and how it runs, from the plan. */
 static void
 release_fill(struct release *r, const struct pub_plan *plan)
@@ -372,13 +439,15 @@ job_build(struct pub_job *j, struct pub_log *log, struct pub_plan *plan,
 	                      .dir = j->r.path,
 	                      .cancel = &j->cancel,
 	                      .log = log};
-	char why[256];
+	char why[256], dir[PATH_MAX];
 	int rc;
 
 	pub_log_printf(log,
 	               "== sandboxd: release %lld of the app, from %s%s%s\n",
 	               (long long)j->r.number, j->r.source,
 	               j->r.source_ref[0] ? " " : "", j->r.source_ref);
+	if (strcmp(j->r.source, "snapshot") != 0 && wait_seeded(j, log, e) < 0)
+		return -1;
 	if (pub_source_copy(j->c, &j->r, j->sandbox_id, j->r.path, e) < 0 ||
 	    job_plan(j, plan, &b.install, e) < 0)
 		return -1;
@@ -395,9 +464,9 @@ job_build(struct pub_job *j, struct pub_log *log, struct pub_plan *plan,
 		return collect_server(j->r.path, e);
 	rc = collect_static(j->c, plan, j->r.path, e);
 	if (rc == 0) {
-		snprintf(why, sizeof(why), "%s/site", j->r.path);
+		snprintf(dir, sizeof(dir), "%s/site", j->r.path);
 		pub_log_printf(log, "== sandboxd: compressing the files\n");
-		if (site_precompress(why, why, sizeof(why)) < 0)
+		if (site_precompress(dir, why, sizeof(why)) < 0)
 			rc = ERR_BAD(e, "the output's compression: %s", why);
 	}
 	return rc;
@@ -463,6 +532,8 @@ job_failed(struct pub_job *j, struct pub_log *log, const struct err *e)
 		snprintf(path, sizeof(path), "%s/%s", j->r.path, sub[i]);
 		copytree_remove(path);
 	}
+	/* Failed releases count in keep N too (never the active one). */
+	prune_failed(c, j->r.app_id);
 	pub_note(c, &j->r, "publish.failed", "Release %lld failed: %s",
 	         (long long)j->r.number, e->msg);
 }
@@ -471,22 +542,11 @@ static int
 job_succeeded(struct pub_job *j, struct pub_log *log, struct err *e)
 {
 	struct core *c = j->c;
-	struct publication pb;
-	int rc;
 
 	measure(&j->r);
 	snprintf(j->r.status, sizeof(j->r.status), "ready");
 	j->r.finished_at = clock_now();
-	pthread_mutex_lock(&c->pub->pmu);
-	rc = store_publication_get(c->store, j->r.app_id, &pb);
-	if (rc != 0)
-		rc = ERR_CONFLICT(e, "the app was unpublished for good");
-	if (rc == 0 && store_release_finish(c->store, &j->r) != 0)
-		rc = ERR_INTERNAL(e, "the release's row cannot be written");
-	if (rc == 0)
-		rc = pub_activate(c, &pb, &j->r, e);
-	pthread_mutex_unlock(&c->pub->pmu);
-	if (rc < 0)
+	if (pub_activate(c, &j->r, true, e) < 0)
 		return -1;
 	pub_log_printf(log,
 	               "== sandboxd: release %lld is live (%lld files, %lld "

@@ -126,6 +126,12 @@ pub_plan(struct core *c, int appfd, const char *preset, struct pub_plan *out,
 		         preset && preset[0] ? preset : "sandbox.yaml");
 	} else if (rc == 0) {
 		rc = plan_from_recipe(appfd, out, e);
+		/* A server on the web process's port answers its health
+		 * path, as a manifest's publish: would default to. */
+		if (rc == 0 && !out->output[0] && m->has_web &&
+		    m->web.port == out->port)
+			snprintf(out->health, sizeof(out->health), "%s",
+			         m->web.health_path);
 	}
 	if (rc == 0 && m->has_install) {
 		snprintf(out->install, sizeof(out->install), "%s",
@@ -135,6 +141,23 @@ pub_plan(struct core *c, int appfd, const char *preset, struct pub_plan *out,
 	}
 	free(m);
 	return rc;
+}
+
+bool
+pub_seeded(struct core *c, const char *sandbox_id)
+{
+	char ws[PATH_MAX];
+	struct err e = {0};
+	int fd;
+	bool ok;
+
+	workspace_path(c->cfg->data_dir, sandbox_id, ws, sizeof(ws));
+	fd = wsfs_open_dir(ws, ".sandboxd", &e);
+	if (fd < 0)
+		return false;
+	ok = wsfs_exists(fd, "seeded");
+	close(fd);
+	return ok;
 }
 
 void

@@ -152,6 +152,10 @@ start_checks(struct core *c, const struct app *app,
 		               "nothing was built, the serving release is "
 		               "untouched",
 		               (long long)free_b);
+	/* A first boot still copying the template: its build waits for
+	 * it, and reads the plan then. */
+	if (!q->snapshot && !pub_seeded(c, app->current_sandbox_id))
+		return 0;
 	fd = wsfs_open_dir(dir, "app", e);
 	if (fd < 0)
 		return ERR_CONFLICT(e, "the app has no files yet");

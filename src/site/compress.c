@@ -33,7 +33,7 @@
 #include "lib/fileio.h"
 #include "site/site.h"
 
-#define COMPRESS_DEPTH_MAX SITE_RELEASE_MAX_DEPTH
+#define COMPRESS_DEPTH_MAX 64 /* deeper than any load allows */
 
 struct squeeze {
 	char *err;
@@ -248,13 +248,16 @@ int
 site_precompress(const char *dir, char *err, size_t errlen)
 {
 	struct squeeze q = {.err = err, .errlen = errlen};
+	/* opened before err is touched: a caller may pass one buffer for
+	 * both */
 	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
-	if (errlen)
-		err[0] = '\0';
 	if (fd < 0) {
-		snprintf(err, errlen, "%s: %s", dir, strerror(errno));
+		snprintf(err, errlen, "cannot open the directory: %s",
+		         strerror(errno));
 		return -1;
 	}
+	if (errlen)
+		err[0] = '\0';
 	return squeeze_dir(&q, fd, 0);
 }

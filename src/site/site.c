@@ -328,19 +328,20 @@ site_load(struct site **out, const char *dir, const struct site_limits *lim,
 	int fd;
 
 	*out = NULL;
-	if (errlen)
-		err[0] = '\0';
 	if (s == NULL) {
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
 	atomic_init(&s->refs, 1);
+	/* opened before err is touched: a caller may pass one buffer */
 	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0) {
 		snprintf(err, errlen, "%s", strerror(errno));
 		free(s);
 		return -1;
 	}
+	if (errlen)
+		err[0] = '\0';
 	if (walk_dir(&w, fd, "", 0) < 0) {
 		if (err[0] == '\0')
 			snprintf(err, errlen, "cannot read the files");

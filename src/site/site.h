@@ -18,10 +18,6 @@ struct site;
 
 /* The longest path of a file in a site ("/assets/x.js"), bytes. */
 #define SITE_PATH_MAX 1024
-/* A published static release (publish passes these to site_load). */
-#define SITE_RELEASE_MAX_FILES 20000
-#define SITE_RELEASE_MAX_BYTES (512u << 20)
-#define SITE_RELEASE_MAX_DEPTH 32
 /* site_precompress leaves larger files alone (brotli's 11 is slow). */
 #define SITE_COMPRESS_MAX_BYTES (32u << 20)
 /* A file smaller than this is not worth a twin. */

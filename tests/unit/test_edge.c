@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "edge/internal.h"
+#include "site/site.h"
 #include "unit.h"
 
 #define HOST "s-01arz3ndektsv4rrffq69g5fav-3000.preview.localhost:8080"
@@ -622,9 +623,9 @@ gzip_accepted(void)
 	                    "x-gzip2", "identity"};
 
 	for (size_t i = 0; i < sizeof(yes) / sizeof(*yes); i++)
-		CHECK(edge_accepts_gzip(yes[i], strlen(yes[i])));
+		CHECK(site_accepts(yes[i], strlen(yes[i]), "gzip"));
 	for (size_t i = 0; i < sizeof(no) / sizeof(*no); i++)
-		CHECK(!edge_accepts_gzip(no[i], strlen(no[i])));
+		CHECK(!site_accepts(no[i], strlen(no[i]), "gzip"));
 }
 
 static void
@@ -647,7 +648,7 @@ console_files(void)
 	struct edge *e = edge_new();
 	struct config cfg = {.api_host = "127.0.0.1", .api_port = 9};
 	char dir[] = "/tmp/edge-console-XXXXXX", sub[64], cmd[128];
-	const struct edge_file *f;
+	const struct site_file *f;
 
 	CHECK(mkdtemp(dir) != NULL);
 	snprintf(sub, sizeof(sub), "%s/assets", dir);
@@ -661,7 +662,7 @@ console_files(void)
 	CHECK(symlink("/etc/hostname", sub) == 0);
 	CHECK(edge_console_load(e, dir, &cfg) == 0);
 	CHECK(e->console.loaded);
-	CHECK(e->console.n == 4);
+	CHECK(site_files(e->console.site) == 4);
 	CHECK(e->console.api_len > 0);
 	f = edge_console_find(&e->console, "/", 1);
 	CHECK(f && strcmp(f->path, "/index.html") == 0);

@@ -307,6 +307,7 @@ precompress(void)
 		abort();
 	for (size_t i = 0; i < (64u << 10); i++)
 		big_js[i] = "function f(){return 42}\n"[i % 24];
+	big_js[(64u << 10) - 1] = '\0'; /* also a string (more.js) */
 	put(root, "app.js", big_js, 64 << 10);
 	puts_(root, "small.css", "a{}");
 	put(root, "photo.png", big_js, 4096); /* not compressible by type */
@@ -334,6 +335,13 @@ precompress(void)
 	CHECK(f && f->gz && f->br && f->br->len < f->gz->len);
 	site_unref(s);
 	CHECK(site_precompress("/nonexistent-site", err, sizeof(err)) < 0);
+	/* one buffer for the directory and the reason, as a caller may */
+	snprintf(q, sizeof(q), "%s/small.css", root);
+	puts_(root, "more.js", big_js + 60000);
+	snprintf(err, sizeof(err), "%s", root);
+	CHECK(site_precompress(err, err, sizeof(err)) == 0);
+	snprintf(q, sizeof(q), "%s/more.js.br", root);
+	CHECK(stat(q, &st) == 0);
 	free(big_js);
 	rmtree(root);
 }

@@ -231,6 +231,26 @@ publish_runner_name(const char *release_id, char *out, size_t len)
 			out[i] = (char)(out[i] - 'A' + 'a');
 }
 
+/*
+ * A simple command runs as "exec <command>", so the server itself is
+ * the init's child (no shell between, one process less, the stop's
+ * SIGTERM reaches it); a list, a pipeline or a compound command is left
+ * to the shell as it is.
+ */
+void
+publish_runner_command(const char *cmd, char *out, size_t len)
+{
+	static const char *const words[] = {"if ",    "for ",  "while ",
+	                                    "until ", "case ", "exec ",
+	                                    "{",      "(",     NULL};
+	bool simple = strpbrk(cmd, ";&|\n") == NULL;
+
+	for (int i = 0; simple && words[i]; i++)
+		if (strncmp(cmd, words[i], strlen(words[i])) == 0)
+			simple = false;
+	snprintf(out, len, "%s%s", simple ? "exec " : "", cmd);
+}
+
 void
 publish_runner_spec(const struct config *cfg, const char *instance,
                     const struct release *r, const char *const *env,
@@ -271,7 +291,8 @@ publish_runner_spec(const struct config *cfg, const char *instance,
 	s->read_only = true;
 	s->entrypoint[0] = "/bin/sh";
 	s->entrypoint[1] = "-c";
-	s->cmd[0] = r->command;
+	publish_runner_command(r->command, b->cmd, sizeof(b->cmd));
+	s->cmd[0] = b->cmd;
 	s->workdir = "/app";
 	s->restart = "unless-stopped";
 	s->init = true;
@@ -508,6 +529,7 @@ publish_runner_stop(struct core *c, const char *release_id)
 /* The active releases' ids, copied out of the store's walk so no Docker
  * call runs inside it. */
 struct active {
+	struct core *c;
 	char (*ids)[ULID_LEN + 1];
 	int n, cap;
 };
@@ -516,8 +538,15 @@ static int
 active_add(const struct publication *p, void *arg)
 {
 	struct active *a = arg;
+	struct app app;
 
-	if (p->release_id[0] == '\0')
+	/* An app in the trash keeps its publication but runs nothing: its
+	 * restore starts its container again (publish_app_restored).  Left
+	 * out here, a container of it still there at the start (a kill -9
+	 * during the delete) is removed with the stale ones. */
+	if (p->release_id[0] == '\0' ||
+	    store_app_get(a->c->store, NULL, p->app_id, &app) ==
+	        STORE_NOT_FOUND)
 		return 0;
 	if (a->n == a->cap) {
 		int cap = a->cap ? a->cap * 2 : 16;
@@ -542,6 +571,7 @@ each_active_server(struct core *c, struct active *a,
 	struct release r;
 	struct app app;
 
+	a->c = c;
 	if (store_publication_each(c->store, active_add, a) != 0)
 		return -1;
 	for (int i = 0; i < a->n && !c->stopping; i++)

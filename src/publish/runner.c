@@ -231,6 +231,26 @@ publish_runner_name(const char *release_id, char *out, size_t len)
 			out[i] = (char)(out[i] - 'A' + 'a');
 }
 
+/*
+ * A simple command runs as "exec <command>", so the server itself is
+ * the init's child (no shell between, one process less, the stop's
+ * SIGTERM reaches it); a list, a pipeline or a compound command is left
+ * to the shell as it is.
+ */
+void
+publish_runner_command(const char *cmd, char *out, size_t len)
+{
+	static const char *const words[] = {"if ",    "for ",  "while ",
+	                                    "until ", "case ", "exec ",
+	                                    "{",      "(",     NULL};
+	bool simple = strpbrk(cmd, ";&|\n") == NULL;
+
+	for (int i = 0; simple && words[i]; i++)
+		if (strncmp(cmd, words[i], strlen(words[i])) == 0)
+			simple = false;
+	snprintf(out, len, "%s%s", simple ? "exec " : "", cmd);
+}
+
 void
 publish_runner_spec(const struct config *cfg, const char *instance,
                     const struct release *r, const char *const *env,
@@ -271,7 +291,8 @@ publish_runner_spec(const struct config *cfg, const char *instance,
 	s->read_only = true;
 	s->entrypoint[0] = "/bin/sh";
 	s->entrypoint[1] = "-c";
-	s->cmd[0] = r->command;
+	publish_runner_command(r->command, b->cmd, sizeof(b->cmd));
+	s->cmd[0] = b->cmd;
 	s->workdir = "/app";
 	s->restart = "unless-stopped";
 	s->init = true;

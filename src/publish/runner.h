@@ -39,6 +39,9 @@ struct publish_target;
 /* "sandboxd-rel-<release id, lower case>". */
 void publish_runner_name(const char *release_id, char *out, size_t len);
 
+/* The shell command of r->command: "exec <command>" for a simple one. */
+void publish_runner_command(const char *cmd, char *out, size_t len);
+
 /* The strings a production container's spec points into. */
 struct runner_spec_buf {
 	char name[64];
@@ -46,6 +49,7 @@ struct runner_spec_buf {
 	char bind[300];
 	char port[24];
 	char tmp[64];
+	char cmd[sizeof(((struct release *)0)->command) + 8];
 	char release[ULID_LEN + 1];
 	char app[ULID_LEN + 1];
 };

@@ -314,13 +314,13 @@ runtime_app_env(struct core *c, const char *app_id, const char *who, char *p,
 
 	*len = r.len;
 	if (r.too_big) {
-		log_warn("%s: the app's environment is not given: its exposed "
+		log_warn("%s: the app's environment is not sent: its exposed "
 		         "config takes more than %zu bytes",
 		         who, cap);
 		return -1;
 	}
 	if (rc != 0) {
-		log_warn("%s: the app's environment is not given: a value "
+		log_warn("%s: the app's environment is not sent: a value "
 		         "cannot be opened",
 		         who);
 		return -1;

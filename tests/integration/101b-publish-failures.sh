@@ -7,13 +7,15 @@
 # container, and leave the previous release serving; rollback to a
 # failed release is 409 release_not_ready; a release of a commit builds
 # that commit's files; past SANDBOXD_PUBLISH_KEEP the oldest release
-# goes, rows and files.
+# goes, rows and files; a snapshot's release builds its files; a build past
+# its memory limit fails saying so.
 . "$(dirname "$0")/lib.sh"
 need_docker
 
 EDGE_PORT=$(free_port)
 EDGE=http://127.0.0.1:$EDGE_PORT
-DAEMON_ENV=("HTTP_PORT=$EDGE_PORT" SANDBOXD_EDGE_ADDR=127.0.0.1 SANDBOXD_PUBLISH_KEEP=5)
+DAEMON_ENV=("HTTP_PORT=$EDGE_PORT" SANDBOXD_EDGE_ADDR=127.0.0.1 SANDBOXD_PUBLISH_KEEP=6
+	SANDBOXD_MEMORY_MB=256)
 start_daemon "${DAEMON_ENV[@]}" || bail "the daemon did not come up"
 
 release_wait() { # RID SECS: until not building (BODY)
@@ -126,6 +128,17 @@ expect_json .status failed
 serves r1 || t_err "release 1 no longer answers"
 t_end
 
+t_begin "a build past its memory limit (256 MB) fails and says so"
+manifest "python3 -c 'b = b\"x\" * (768 << 20)'"
+publish || bail "no publish"
+M1=$RID
+release_wait "$M1" 60
+expect_json .status failed
+[[ $(j .error) == *"out of memory"* && $(j .error) == *"256 MB"* ]] || t_err "error: $(j .error)"
+[[ -z $(builds_left "$M1") ]] || t_err "the build container is left"
+serves r1 || t_err "release 1 no longer answers"
+t_end
+
 t_begin "kill -9 mid-build: after a restart the build failed, its container gone, release 1 serving"
 manifest "sleep 60" 120
 publish || bail "no publish"
@@ -180,18 +193,30 @@ expect_json .status failed
 serves c1 || t_err "the previous release no longer answers"
 t_end
 
-t_begin "keep N (5): the oldest releases go, rows and files; the active one stays"
-# 7 releases were made: the 2 oldest (release 1, the first failure) went.
+t_begin "a snapshot: its files are built"
+put_file index.html s1
+api POST "/v1/apps/$APP/snapshots" '{"name":"for a release"}'
+expect_status 201
+SN=$(j .id)
+put_file index.html s2
+publish_ready "{\"snapshot\":\"$SN\"}" || t_err "the snapshot's publish failed"
+expect_json .source snapshot
+expect_json .source_ref "$SN"
+serves s1 || t_err "the snapshot's release: '$(ecurl "$PUB_HOST" /index.html)'"
+t_end
+
+t_begin "keep N (6): the oldest releases go, rows and files; the active one stays"
+# 9 releases were made: the 3 oldest (1 to 3) went.
 api GET "/v1/apps/$APP/releases"
-[[ $(j '[.releases[].number] | join(",")') == 7,6,5,4,3 ]] ||
+[[ $(j '[.releases[].number] | join(",")') == 9,8,7,6,5,4 ]] ||
 	t_err "releases kept: $(j '[.releases[].number] | join(",")')"
-for r in "$R1" "$F1"; do
+for r in "$R1" "$F1" "$T1"; do
 	api GET "/v1/apps/$APP/releases/$r"
 	expect_status 404
 	[[ ! -e $DATA/releases/$APP/$r ]] || t_err "the files of $r are left"
 done
 api GET "/v1/apps/$APP/publish"
-expect_json .release.id "$R3"
+expect_json .release.id "$RID"
 t_end
 
 finish

@@ -8,8 +8,9 @@
 # (SIGKILL from the host: a crash as the engine sees it) gets it restarted
 # and answering again; a server that stops answering its health path is
 # shown DOWN and restarted; a container removed by hand is made again; a
-# daemon restart keeps the running container and its host answers at
-# once.  A second release answers differently and a rollback switches
+# daemon restart keeps the running container (the sandboxes' reconcile
+# leaves it alone) and its host answers at once, and a production
+# container of this instance whose release is no active one is removed.  A second release answers differently and a rollback switches
 # the answer back.  The preview sandbox is stopped by the idle reaper,
 # then (started again) by the pressure reaper, while the release keeps
 # answering (the reapers never touch a release).
@@ -48,6 +49,18 @@ publish_ok() {
 		t_err "its log: $(tail -c 600 <<<"$BODY")"
 		return 1
 	}
+	active_wait "$RID" 60
+}
+# active_wait RID SECS: until the release is the app's active one (its
+# container answering its health path).
+active_wait() {
+	local i
+	for ((i = 0; i < $2 * 2; i++)); do
+		api GET "/v1/apps/$APP/releases/$1"
+		[[ $(j .active) == true ]] && return 0
+		sleep 0.5
+	done
+	t_err "release $1 not active after $2 s: $(short_body)"
 }
 rel_container() { echo "sandboxd-rel-${1,,}"; }
 # answer PATH: the body of GET PATH at the published host (through the edge).
@@ -80,13 +93,25 @@ create_app shop '"runtime_preset":"node-express"' && create_sandbox "$APP_ID" ||
 	bail "could not create the sandbox: ${T_ERRS[*]}"
 APP=$APP_ID
 SB=$SB_ID
-# The first boot copies the template into an empty app: our server.js
-# goes in after it.
+# The preset's files (its sandbox.yaml says how to publish) come with
+# the first boot.
 wait_until 120 eval '[[ -e $DATA/workspaces/$SB/.sandboxd/seeded ]]' ||
 	bail "the sandbox was not seeded"
 api PUT "/v1/apps/$APP/config/APP_GREETING" '{"value":"hello-prod","expose_env":true}'
 [[ $STATUS == 20[01] ]] || t_err "PUT config: $STATUS $(short_body)"
 api PUT "/v1/sandboxes/$SB/files?path=server.js" "$(server_js v1)"
+expect_status 200
+# Its own publish: section (the image's preset may predate it).
+api PUT "/v1/sandboxes/$SB/files?path=sandbox.yaml" 'version: 1
+web:
+  command: node server.js
+  port: 3000
+  health_path: /health
+publish:
+  command: node server.js
+  port: 3000
+  health_path: /health
+'
 expect_status 200
 publish_ok || bail "the first publish failed: ${T_ERRS[*]}"
 R1=$RID
@@ -157,17 +182,25 @@ wait_until 40 answers v1 || t_err "not answering again: '$(answer /version)'"
 container_running "$C1" || t_err "$C1 not made again"
 t_end
 
-t_begin "a daemon restart keeps the running container; the host answers at once"
+t_begin "a daemon restart keeps the running container (answering at once), removes a stale one"
 BEFORE=$(started_at "$C1")
+INST=$(dinspect "$C1" '{{index .Config.Labels "sandboxd.instance"}}')
+echo "$INST" >>"$IT_TMP/.instances"
 stop_daemon
-# (The edge is the daemon's: with it stopped, the container is asked.)
 container_running "$C1" || t_err "the container stopped with the daemon"
+# A production container of a release that is no active one (left by a
+# crash between a switch and the old container's removal).
+STALE=sandboxd-rel-stale-$$
+docker run -d --name "$STALE" --label "sandboxd.instance=$INST" \
+	--label sandboxd.release=01M00000000000000000STALE0 --label sandboxd.production=true \
+	--entrypoint sleep "$IT_IMAGE" 600 >/dev/null || t_err "could not make $STALE"
 start_daemon "${DAEMON_ENV[@]}" || bail "the daemon did not come back"
 wait_until 5 answers v1 || t_err "after the restart: '$(answer /version)'"
 [[ $(started_at "$C1") == "$BEFORE" ]] || t_err "the container was restarted"
+wait_until 10 eval '! container_exists "$STALE"' || t_err "the stale $STALE is still there"
 t_end
 
-t_begin "a second release answers v2; rollback switches back to v1 at once"
+t_begin "a second release answers v2; rollback switches back to v1, and to v2 again"
 api PUT "/v1/sandboxes/$SB/files?path=server.js" "$(server_js v2)"
 expect_status 200
 if publish_ok; then

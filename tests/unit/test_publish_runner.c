@@ -75,7 +75,7 @@ spec_is_a_production_container(void)
 	CHECK_STR(s.entrypoint[0], "/bin/sh");
 	CHECK_STR(s.entrypoint[1], "-c");
 	CHECK(s.entrypoint[2] == NULL);
-	CHECK_STR(s.cmd[0], "node server.js");
+	CHECK_STR(s.cmd[0], "exec node server.js");
 	CHECK(s.cmd[1] == NULL);
 	CHECK_STR(s.workdir, "/app");
 	CHECK(has(s.env, DOCKER_MAX_KV, "PORT=3000"));
@@ -104,6 +104,29 @@ spec_is_a_production_container(void)
 }
 
 static void
+command_exec_when_simple(void)
+{
+	char out[600];
+
+	publish_runner_command("node server.js", out, sizeof(out));
+	CHECK_STR(out, "exec node server.js");
+	publish_runner_command("npm run start -- -p $PORT", out, sizeof(out));
+	CHECK_STR(out, "exec npm run start -- -p $PORT");
+	publish_runner_command("cd api && node main.js", out, sizeof(out));
+	CHECK_STR(out, "cd api && node main.js");
+	publish_runner_command("node a.js | tee /tmp/log", out, sizeof(out));
+	CHECK_STR(out, "node a.js | tee /tmp/log");
+	publish_runner_command("node a.js; node b.js", out, sizeof(out));
+	CHECK_STR(out, "node a.js; node b.js");
+	publish_runner_command("exec node a.js", out, sizeof(out));
+	CHECK_STR(out, "exec node a.js");
+	publish_runner_command("if true; then node a.js; fi", out, sizeof(out));
+	CHECK_STR(out, "if true; then node a.js; fi");
+	publish_runner_command("(node a.js)", out, sizeof(out));
+	CHECK_STR(out, "(node a.js)");
+}
+
+static void
 route_unknown_release(void)
 {
 	struct publish_target t = {.kind = PUBLISH_NONE};
@@ -116,6 +139,8 @@ static const struct unit_test tests[] = {
     {"spec: read-only /app, no workspace, no supervisor, restarted, "
      "labelled",
      spec_is_a_production_container},
+    {"command: exec for a simple command, the shell's for a list",
+     command_exec_when_simple},
     {"route: a release never started is not known", route_unknown_release},
 };
 

@@ -400,22 +400,3 @@ edge_published_route(struct edge_conn *c, const char *host, size_t hostlen)
 		publish_route(c->e->core, host, hostlen, &t);
 	edge_published_serve(c, &t, host, hostlen);
 }
-
-/*
- * The custom domains' tokens are publish/domain.c's, linked in its own
- * branch; until then no token is known.  Weak, so that its definition
- * takes this one's place.
- */
-__attribute__((weak)) bool
-publish_verify_token(struct core *core, const char *host, size_t hostlen,
-                     const char *token, size_t toklen, char *out, size_t outlen)
-{
-	(void)core;
-	(void)host;
-	(void)hostlen;
-	(void)token;
-	(void)toklen;
-	(void)out;
-	(void)outlen;
-	return false;
-}

@@ -62,10 +62,15 @@ actor(const struct req *r)
 static void
 url_of(struct core *c, const char *label, char *out, size_t len)
 {
-	char host[320];
+	const struct config *cfg = c->cfg;
+	char host[320], port[16] = "";
 
+	/* As a preview's URL: the edge's scheme, its port unless default. */
+	if (cfg->http_port != (cfg->preview_tls ? 443 : 80))
+		snprintf(port, sizeof(port), ":%u", cfg->http_port);
 	publish_app_host(c, label, host, sizeof(host));
-	snprintf(out, len, "http://%s", host);
+	snprintf(out, len, "%s://%s%s", cfg->preview_tls ? "https" : "http",
+	         host, port);
 }
 
 struct state {

@@ -38,7 +38,7 @@ publish_ready() {
 	api POST "/v1/apps/$APP/publish" "$body"
 	expect_status 202 || return 1
 	RID=$(j .release.id)
-	PUB_HOST=$(j .url | sed -E 's#^https?://##; s#/.*$##'):$EDGE_PORT
+	PUB_HOST=$(j .url | sed -E 's#^https?://##; s#/.*$##; s#:[0-9]+$##'):$EDGE_PORT
 	[[ $(j .release.status) == building ]] || t_err "202 with $(short_body)"
 	ulid_ok "$RID" || { t_err "no release id: $(short_body)"; return 1; }
 	release_wait "$RID" 150 || return 1
@@ -124,7 +124,7 @@ api GET "/v1/apps/$APP/publish"
 expect_status 200
 expect_json .published true
 expect_json .label shop-front
-expect_json .url http://shop-front.apps.localhost
+expect_json .url "http://shop-front.apps.localhost:$EDGE_PORT"
 expect_json .release.id "$R1"
 expect_json .building null
 t_end

@@ -33,7 +33,7 @@ publish() { # [BODY] -> RID (202 expected)
 	api POST "/v1/apps/$APP/publish" "$body"
 	expect_status 202 || return 1
 	RID=$(j .release.id)
-	PUB_HOST=$(j .url | sed -E 's#^https?://##; s#/.*$##'):$EDGE_PORT
+	PUB_HOST=$(j .url | sed -E 's#^https?://##; s#/.*$##; s#:[0-9]+$##'):$EDGE_PORT
 }
 publish_ready() {
 	publish "$@" || return 1

@@ -51,7 +51,7 @@ manifest "echo fine"
 api POST "/v1/apps/$APP/publish" '{}'
 expect_status 202 || bail "publish: $(short_body)"
 R1=$(j .release.id)
-PUB_HOST=$(j .url | sed -E 's#^https?://##'):$EDGE_PORT
+PUB_HOST=$(j .url | sed -E 's#^https?://##; s#:[0-9]+$##'):$EDGE_PORT
 release_wait "$R1" 60
 expect_json .status ready || bail "release 1: $(short_body)"
 serves d1 || t_err "release 1 does not answer"

@@ -129,6 +129,8 @@ void api_reply_empty(struct resp *w, int status);
 void api_reply_err(struct resp *w, const struct err *e);
 /* o[key] = t (Unix seconds) as an RFC 3339 UTC string. */
 void api_set_time(struct jv *o, const char *key, int64_t t);
+/* The same, or null when t is 0 (never happened). */
+void api_set_time_or_null(struct jv *o, const char *key, int64_t t);
 void api_fail(struct resp *w, int status, const char *code, const char *fmt,
               ...) __attribute__((format(printf, 4, 5)));
 

@@ -43,15 +43,6 @@ records_json(struct core *c, const struct domain *d)
 	return arr;
 }
 
-static void
-set_time_or_null(struct jv *o, const char *key, int64_t t)
-{
-	if (t > 0)
-		api_set_time(o, key, t);
-	else
-		jv_set(o, key, jv_new_null());
-}
-
 static struct jv *
 domain_json(struct core *c, const struct domain *d)
 {
@@ -65,8 +56,8 @@ domain_json(struct core *c, const struct domain *d)
 	jv_set(o, "records", records_json(c, d));
 	jv_set_str(o, "token", d->token);
 	api_set_time(o, "created_at", d->created_at);
-	set_time_or_null(o, "checked_at", d->checked_at);
-	set_time_or_null(o, "verified_at", d->verified_at);
+	api_set_time_or_null(o, "checked_at", d->checked_at);
+	api_set_time_or_null(o, "verified_at", d->verified_at);
 	jv_set_str(o, "tls",
 	           c->cfg->traefik_dynamic_dir[0] ? "traefik" : "none");
 	return o;

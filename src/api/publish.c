@@ -11,15 +11,6 @@
 #include "api/api.h"
 #include "publish/publish.h"
 
-static void
-set_time_or_null(struct jv *o, const char *key, int64_t t)
-{
-	if (t > 0)
-		api_set_time(o, key, t);
-	else
-		jv_set(o, key, jv_new_null());
-}
-
 /* The release JSON of docs/api.md; active: whether it serves. */
 static struct jv *
 release_json(const struct release *r, bool active)
@@ -41,8 +32,8 @@ release_json(const struct release *r, bool active)
 	jv_set(o, "error", jv_new_str_lossy(r->error, strlen(r->error)));
 	jv_set_bool(o, "active", active);
 	jv_set_str(o, "created_by", r->created_by);
-	set_time_or_null(o, "created_at", r->created_at);
-	set_time_or_null(o, "finished_at", r->finished_at);
+	api_set_time_or_null(o, "created_at", r->created_at);
+	api_set_time_or_null(o, "finished_at", r->finished_at);
 	return o;
 }
 
@@ -100,8 +91,8 @@ push_domain(const struct domain *d, void *arg)
 	jv_set_str(o, "status", d->status);
 	jv_set_str(o, "method", d->method);
 	jv_set_str(o, "reason", d->reason);
-	set_time_or_null(o, "checked_at", d->checked_at);
-	set_time_or_null(o, "verified_at", d->verified_at);
+	api_set_time_or_null(o, "checked_at", d->checked_at);
+	api_set_time_or_null(o, "verified_at", d->verified_at);
 	jv_push(arg, o);
 	return 0;
 }
@@ -127,7 +118,7 @@ publication_json(struct core *c, const struct app *a)
 		jv_set_str(o, "host", host);
 		jv_set_str(o, "url", url);
 		jv_set_str(o, "visibility", p.visibility);
-		set_time_or_null(o, "published_at", p.published_at);
+		api_set_time_or_null(o, "published_at", p.published_at);
 	} else {
 		jv_set(o, "label", jv_new_null());
 		jv_set(o, "host", jv_new_null());

@@ -27,6 +27,15 @@ api_set_time(struct jv *o, const char *key, int64_t t)
 }
 
 void
+api_set_time_or_null(struct jv *o, const char *key, int64_t t)
+{
+	if (t > 0)
+		api_set_time(o, key, t);
+	else
+		jv_set(o, key, jv_new_null());
+}
+
+void
 api_reply_json(struct resp *w, int status, struct jv *v)
 {
 	w->status = status;

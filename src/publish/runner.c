@@ -426,11 +426,19 @@ health_get(const struct sockaddr_in *addr, const char *path, char *why,
 	return -1;
 }
 
-/* What the container is now, for a message ("exited (1)"). */
+/* Running, and not between two runs (the engine counts a container it
+ * is restarting as running). */
+static bool
+up(const struct docker_state *st)
+{
+	return st->running && strcmp(st->status, "restarting") != 0;
+}
+
+/* What the container is now, for a message ("exited (code 1)"). */
 static void
 state_words(const struct docker_state *st, char *out, size_t len)
 {
-	if (st->running)
+	if (up(st))
 		snprintf(out, len, "running");
 	else
 		snprintf(out, len, "%s (code %d%s)", st->status, st->exit_code,
@@ -458,10 +466,10 @@ wait_healthy(struct core *c, const struct release *r, const char *name,
 			snprintf(why, len, "its container: %s", msg);
 			return -1;
 		}
-		if (st.running && container_addr(&st, r, addr) == 0 &&
+		if (up(&st) && container_addr(&st, r, addr) == 0 &&
 		    health_get(addr, r->health, why, len) == 0)
 			return 0;
-		if (!st.running) {
+		if (!up(&st)) {
 			state_words(&st, what, sizeof(what));
 			snprintf(why, len, "the server %s", what);
 			/* Exits again and again (the engine restarts it):
@@ -699,7 +707,7 @@ check_one(struct core *c, const struct release *r)
 	}
 	if (rc != DOCKER_OK || r->port <= 0)
 		return; /* the engine's trouble: nothing done on a guess */
-	if (!st.running) {
+	if (!up(&st)) {
 		state_words(&st, why, sizeof(why));
 		check_failed(c, r, name, NULL, why);
 		return;

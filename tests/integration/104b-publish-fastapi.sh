@@ -63,15 +63,18 @@ docker exec "$C" cat "/proc/$pid/environ" 2>/dev/null | tr '\0' '\n' | grep -qx 
 t_end
 
 t_begin "a server that exits at once: the release fails with its output, the previous one serves"
-api PUT "/v1/sandboxes/$SB_ID/files?path=sandbox.yaml" 'version: 1
+BAD_YAML=$(cat <<'YAML'
+version: 1
 web:
   command: python3 -m uvicorn main:app --host 0.0.0.0 --port 3000 --reload
   port: 3000
 publish:
-  command: python3 -c "import sys; print(\"boom-marker: no database\", file=sys.stderr); sys.exit(3)"
+  command: python3 -c "import sys; sys.stderr.write('boom-marker no database'); sys.exit(3)"
   port: 3000
   health_path: /health
-'
+YAML
+)
+api PUT "/v1/sandboxes/$SB_ID/files?path=sandbox.yaml" "$BAD_YAML"
 expect_status 200
 api POST "/v1/apps/$APP/publish" '{}'
 expect_status 202

@@ -96,6 +96,27 @@ pms(const struct recipe *r)
 	return a;
 }
 
+/* The publish object as the table has it (placeholders unrendered). */
+static struct jv *
+publish_obj(const struct recipe *r)
+{
+	struct jv *p;
+
+	if (!r->has_publish)
+		return jv_new_null();
+	p = jv_obj();
+	if (r->pub_build != NULL)
+		jv_set_str(p, "build", r->pub_build);
+	if (r->pub_output != NULL) {
+		jv_set_str(p, "output", r->pub_output);
+		jv_set_bool(p, "spa", r->pub_spa);
+	} else {
+		jv_set_str(p, "command", r->pub_command);
+		jv_set_int(p, "port", r->pub_port);
+	}
+	return p;
+}
+
 static struct jv *
 one(const struct recipe *r)
 {
@@ -112,6 +133,7 @@ one(const struct recipe *r)
 	jv_set_str(o, "health_path", r->health_path);
 	jv_set_int(o, "priority", r->priority);
 	jv_set(o, "suggested_manifest", suggested(r));
+	jv_set(o, "publish", publish_obj(r));
 	jv_set(o, "notes", list(&r->notes));
 	jv_set(o, "tags", list(&r->tags));
 	if (r->verified_starter != NULL) {

@@ -740,6 +740,25 @@ publish_objects(void)
 	close(fd);
 	CHECK(recipe_publish(d, &p) == 0);
 	CHECK_STR(p.output, ".");
+	/* The table's JSON shows it, placeholders unrendered. */
+	{
+		struct jv *l = recipe_list_json(), *a = jv_get(l, "recipes");
+		int seen = 0;
+
+		for (size_t i = 0; a && i < jv_len(a); i++) {
+			struct jv *o = jv_at(a, i), *pub = jv_get(o, "publish");
+			const char *id = jv_str(jv_get(o, "id"));
+
+			if (strcmp(id, "react-vite") == 0)
+				seen += strcmp(jv_str(jv_get(pub, "output")),
+				               "dist") == 0 &&
+				        jv_is_true(jv_get(pub, "spa"));
+			if (strcmp(id, "jupyter") == 0)
+				seen += jv_type(pub) == JV_NULL;
+		}
+		CHECK(seen == 2);
+		jv_free(l);
+	}
 	/* A bad publish object is refused when the table loads. */
 	CHECK(recipe_load_text(bad_table, strlen(bad_table), err, sizeof(err)) <
 	      0);

@@ -468,6 +468,71 @@ network_ipam(const struct jv *cfg, struct docker_network *n)
 	}
 }
 
+/* Appends n bytes to the ring out (cap bytes, *used so far), keeping
+ * the last ones; control bytes but newline and tab become '?'. */
+static void
+tail_add(char *out, size_t cap, size_t *used, const char *p, size_t n)
+{
+	if (n >= cap) {
+		p += n - cap;
+		n = cap;
+	}
+	if (*used + n > cap) {
+		size_t drop = *used + n - cap;
+
+		memmove(out, out + drop, *used - drop);
+		*used -= drop;
+	}
+	for (size_t i = 0; i < n; i++) {
+		unsigned char ch = (unsigned char)p[i];
+
+		out[(*used)++] =
+		    ch == '\n' || ch == '\t' || (ch >= 0x20 && ch != 0x7f)
+		        ? (char)ch
+		        : '?';
+	}
+}
+
+int
+docker_logs_tail(struct docker *d, const char *id, int lines, char *out,
+                 size_t len, char msg[DOCKER_MSG_LEN])
+{
+	struct call c = {0};
+	char path[512];
+	size_t used = 0, off = 0;
+	int rc;
+
+	if (len == 0)
+		return DOCKER_ERROR;
+	out[0] = '\0';
+	buf_init(&c.out, DOCKER_LOGS_MAX);
+	snprintf(path, sizeof(path),
+	         "/containers/%s/logs?stdout=1&stderr=1&tail=%d", id, lines);
+	rc =
+	    request(d, "GET", path, true, NULL, DOCKER_CALL_TIMEOUT_S, &c, msg);
+	/* Frames of 8 bytes of head (stream, 0, 0, 0, big-endian length),
+	 * else (a container with a terminal) the bytes as they are. */
+	while (rc == DOCKER_OK && off + DOCKER_MUX_HEAD <= c.out.len) {
+		const unsigned char *h =
+		    (const unsigned char *)c.out.data + off;
+		size_t n = (size_t)h[4] << 24 | (size_t)h[5] << 16 |
+		           (size_t)h[6] << 8 | h[7];
+
+		if (h[0] > 2 || h[1] || h[2] || h[3])
+			break;
+		off += DOCKER_MUX_HEAD;
+		n = n < c.out.len - off ? n : c.out.len - off;
+		tail_add(out, len - 1, &used, c.out.data + off, n);
+		off += n;
+	}
+	if (rc == DOCKER_OK && off < c.out.len && used == 0)
+		tail_add(out, len - 1, &used, c.out.data + off,
+		         c.out.len - off);
+	out[used] = '\0';
+	buf_release(&c.out);
+	return rc;
+}
+
 int
 docker_network_inspect(struct docker *d, const char *name,
                        struct docker_network *n, char msg[DOCKER_MSG_LEN])

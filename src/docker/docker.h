@@ -111,6 +111,15 @@ int docker_stop(struct docker *d, const char *id, int grace_s,
 int docker_remove(struct docker *d, const char *id, char msg[DOCKER_MSG_LEN]);
 int docker_inspect(struct docker *d, const char *id, struct docker_state *st,
                    char msg[DOCKER_MSG_LEN]);
+/*
+ * The end of a container's output (stdout and stderr, demuxed, in the
+ * order written): at most len - 1 bytes of its last `lines` lines, bytes
+ * that are not printable text as '?'.  The engine's answer is read up to
+ * DOCKER_LOGS_MAX bytes.
+ */
+#define DOCKER_LOGS_MAX (256u << 10)
+int docker_logs_tail(struct docker *d, const char *id, int lines, char *out,
+                     size_t len, char msg[DOCKER_MSG_LEN]);
 int docker_network_inspect(struct docker *d, const char *name,
                            struct docker_network *out,
                            char msg[DOCKER_MSG_LEN]);

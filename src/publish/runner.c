@@ -426,11 +426,19 @@ health_get(const struct sockaddr_in *addr, const char *path, char *why,
 	return -1;
 }
 
-/* What the container is now, for a message ("exited (1)"). */
+/* Running, and not between two runs (the engine counts a container it
+ * is restarting as running). */
+static bool
+up(const struct docker_state *st)
+{
+	return st->running && strcmp(st->status, "restarting") != 0;
+}
+
+/* What the container is now, for a message ("exited (code 1)"). */
 static void
 state_words(const struct docker_state *st, char *out, size_t len)
 {
-	if (st->running)
+	if (up(st))
 		snprintf(out, len, "running");
 	else
 		snprintf(out, len, "%s (code %d%s)", st->status, st->exit_code,
@@ -448,6 +456,7 @@ wait_healthy(struct core *c, const struct release *r, const char *name,
 	int64_t end = clock_mono_ms() + RUNNER_START_WAIT_S * 1000;
 	char msg[DOCKER_MSG_LEN], what[96];
 	struct docker_state st;
+	int down = 0; /* polls that found it not running */
 
 	snprintf(why, len, "it did not start");
 	while (!c->stopping) {
@@ -457,12 +466,16 @@ wait_healthy(struct core *c, const struct release *r, const char *name,
 			snprintf(why, len, "its container: %s", msg);
 			return -1;
 		}
-		if (st.running && container_addr(&st, r, addr) == 0 &&
+		if (up(&st) && container_addr(&st, r, addr) == 0 &&
 		    health_get(addr, r->health, why, len) == 0)
 			return 0;
-		if (!st.running) {
+		if (!up(&st)) {
 			state_words(&st, what, sizeof(what));
 			snprintf(why, len, "the server %s", what);
+			/* Exits again and again (the engine restarts it):
+			 * no use waiting the whole minute. */
+			if (++down >= RUNNER_START_DOWN_POLLS)
+				return -1;
 		}
 		if (clock_mono_ms() >= end)
 			return -1;
@@ -472,11 +485,40 @@ wait_healthy(struct core *c, const struct release *r, const char *name,
 	return -1;
 }
 
+/*
+ * The end of what a server that failed its start wrote, for the
+ * release's error (its last RUNNER_TAIL_ERROR - 1 bytes, lines joined by
+ * '/') and, longer, the daemon's log.
+ */
+static void
+output_tail(struct core *c, const struct release *r, const char *name,
+            char *out, size_t len)
+{
+	char all[RUNNER_TAIL_LOG], msg[DOCKER_MSG_LEN];
+	size_t n, skip;
+
+	out[0] = '\0';
+	if (docker_logs_tail(c->docker, name, RUNNER_TAIL_LINES, all,
+	                     sizeof(all), msg) != DOCKER_OK)
+		return;
+	n = strlen(all);
+	while (n > 0 && (all[n - 1] == '\n' || all[n - 1] == ' '))
+		all[--n] = '\0';
+	for (size_t i = 0; i < n; i++)
+		if (all[i] == '\n' || all[i] == '\t')
+			all[i] = all[i] == '\n' ? '/' : ' ';
+	if (n == 0)
+		return;
+	log_warn("release %s: its server's last output: %s", r->id, all);
+	skip = n >= len ? n - (len - 1) : 0;
+	snprintf(out, len, "%s", all + skip);
+}
+
 int
 publish_runner_start(struct core *c, const struct release *r,
                      struct sockaddr_in *addr, struct err *e)
 {
-	char name[64], msg[DOCKER_MSG_LEN], why[200];
+	char name[64], msg[DOCKER_MSG_LEN], why[200], tail[RUNNER_TAIL_ERROR];
 	struct docker_state st;
 
 	if (strcmp(r->kind, "server") != 0 || r->command[0] == '\0')
@@ -499,12 +541,14 @@ publish_runner_start(struct core *c, const struct release *r,
 		return 0;
 	}
 	if (wait_healthy(c, r, name, addr, why, sizeof(why)) < 0) {
+		output_tail(c, r, name, tail, sizeof(tail));
 		docker_remove(c->docker, name, msg);
 		tab_drop(r->id);
 		return err_set(e, 502, "sandbox_unavailable",
 		               "the server did not answer GET %s on port %d "
-		               "within %d s: %s",
-		               r->health, r->port, RUNNER_START_WAIT_S, why);
+		               "within %d s: %s%s%s",
+		               r->health, r->port, RUNNER_START_WAIT_S, why,
+		               tail[0] ? "; its last output: " : "", tail);
 	}
 	tab_put(r, addr, NULL);
 	return 0;
@@ -663,7 +707,7 @@ check_one(struct core *c, const struct release *r)
 	}
 	if (rc != DOCKER_OK || r->port <= 0)
 		return; /* the engine's trouble: nothing done on a guess */
-	if (!st.running) {
+	if (!up(&st)) {
 		state_words(&st, why, sizeof(why));
 		check_failed(c, r, name, NULL, why);
 		return;

@@ -19,12 +19,21 @@ struct publish_target;
 
 /* How long a start waits for the health path to answer. */
 #define RUNNER_START_WAIT_S 60
+/* … unless it finds the server not running at this many of its polls
+ * (a quarter of a second apart): one that exits at once has failed. */
+#define RUNNER_START_DOWN_POLLS 8
 /* The health checks: one every RUNNER_HEALTH_PERIOD_S; each connect and
  * answer within RUNNER_HEALTH_TIMEOUT_MS; after RUNNER_HEALTH_FAILS in a
  * row the release is DOWN and its container restarted. */
 #define RUNNER_HEALTH_PERIOD_S   5
 #define RUNNER_HEALTH_TIMEOUT_MS 2000
 #define RUNNER_HEALTH_FAILS      3
+/* A server that fails its start: the last RUNNER_TAIL_LINES lines of
+ * its output, at most RUNNER_TAIL_LOG bytes in the daemon's log and the
+ * last RUNNER_TAIL_ERROR - 1 in the release's error. */
+#define RUNNER_TAIL_LINES 20
+#define RUNNER_TAIL_LOG   2048
+#define RUNNER_TAIL_ERROR 160
 /* Bytes of a health answer's body read (the rest is not waited for). */
 #define RUNNER_HEALTH_BODY_MAX 4096
 /* The writable /tmp of a production container (HOME is there). */

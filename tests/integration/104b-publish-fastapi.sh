@@ -2,8 +2,10 @@
 # A FastAPI server release: the fastapi preset's app published answers
 # through the edge at its host from its production container (uvicorn
 # without --reload, as the sandbox user, read-only /app, the app's config
-# in its environment); unpublishing removes the container and the host
-# answers the app no more.
+# in its environment); a release whose server exits at once fails fast
+# with the server's output in its error while the previous one serves;
+# unpublishing removes the container and the host answers the app no
+# more.
 . "$(dirname "$0")/lib.sh"
 need_docker
 
@@ -58,6 +60,37 @@ docker exec "$C" touch /app/x 2>/dev/null && t_err "/app is writable"
 pid=$(docker exec "$C" pgrep -f "uvicorn main:app" | head -n 1)
 docker exec "$C" cat "/proc/$pid/environ" 2>/dev/null | tr '\0' '\n' | grep -qx APP_MODE=live ||
 	t_err "APP_MODE not in uvicorn's environment"
+t_end
+
+t_begin "a server that exits at once: the release fails with its output, the previous one serves"
+BAD_YAML=$(cat <<'YAML'
+version: 1
+web:
+  command: python3 -m uvicorn main:app --host 0.0.0.0 --port 3000 --reload
+  port: 3000
+publish:
+  command: python3 -c "import sys; sys.stderr.write('boom-marker no database'); sys.exit(3)"
+  port: 3000
+  health_path: /health
+YAML
+)
+api PUT "/v1/sandboxes/$SB_ID/files?path=sandbox.yaml" "$BAD_YAML"
+expect_status 200
+api POST "/v1/apps/$APP/publish" '{}'
+expect_status 202
+BAD=$(j .release.id)
+t0=$(date +%s)
+for ((i = 0; i < 200; i++)); do
+	api GET "/v1/apps/$APP/releases/$BAD"
+	[[ $(j .status) != building ]] && break
+	sleep 0.5
+done
+[[ $(j .status) == failed ]] || t_err "release $BAD: $(short_body)"
+[[ $(j .error) == *boom-marker* ]] || t_err "its error lacks the server's output: $(j .error)"
+(($(date +%s) - t0 < 45)) || t_err "it took $(($(date +%s) - t0)) s to fail"
+container_exists "sandboxd-rel-${BAD,,}" && t_err "its container is left"
+edge_get "$PUB_HOST" /
+[[ $E_STATUS == 200 && $E_BODY == *"Your FastAPI app is running"* ]] || t_err "the previous release: $E_STATUS"
 t_end
 
 t_begin "unpublish: the container is removed, the host answers the app no more"

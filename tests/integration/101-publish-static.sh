@@ -21,16 +21,6 @@ start_daemon "HTTP_PORT=$EDGE_PORT" SANDBOXD_EDGE_ADDR=127.0.0.1 \
 	"SANDBOXD_API_TOKENS=it=$IT_TOKEN,other=$OTHER" ||
 	bail "the daemon did not come up"
 
-# release_wait RID SECS: until the release is no longer building (BODY).
-release_wait() {
-	local i
-	for ((i = 0; i < $2 * 2; i++)); do
-		api GET "/v1/apps/$APP/releases/$1"
-		[[ $STATUS == 200 && $(j .status) != building ]] && return 0
-		sleep 0.5
-	done
-	t_err "release $1 still building after $2 s: $(short_body)"
-}
 # publish_ready [BODY]: POST …/publish, wait until ready -> RID, PUB_HOST.
 publish_ready() {
 	local body=${1:-'{}'}
@@ -48,10 +38,6 @@ publish_ready() {
 		t_err "its log: $(tail -c 800 "$DATA/releases/$APP/$RID/build.log" 2>/dev/null)"
 		return 1
 	}
-}
-put_file() {
-	api PUT "/v1/sandboxes/$SB/files?path=$1" "$2"
-	expect_status 200
 }
 
 t_begin "setup: a react-vite app with a sandbox"

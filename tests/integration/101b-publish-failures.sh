@@ -18,15 +18,6 @@ DAEMON_ENV=("HTTP_PORT=$EDGE_PORT" SANDBOXD_EDGE_ADDR=127.0.0.1 SANDBOXD_PUBLISH
 	SANDBOXD_MEMORY_MB=256)
 start_daemon "${DAEMON_ENV[@]}" || bail "the daemon did not come up"
 
-release_wait() { # RID SECS: until not building (BODY)
-	local i
-	for ((i = 0; i < $2 * 4; i++)); do
-		api GET "/v1/apps/$APP/releases/$1"
-		[[ $STATUS == 200 && $(j .status) != building ]] && return 0
-		sleep 0.25
-	done
-	t_err "release $1 still building after $2 s: $(short_body)"
-}
 publish() { # [BODY] -> RID (202 expected)
 	local body=${1:-'{}'}
 	RID=
@@ -39,10 +30,6 @@ publish_ready() {
 	publish "$@" || return 1
 	release_wait "$RID" 60 || return 1
 	[[ $(j .status) == ready ]] || t_err "release $RID: $(short_body)"
-}
-put_file() {
-	api PUT "/v1/sandboxes/$SB/files?path=$1" "$2"
-	expect_status 200
 }
 # manifest BUILD [TIMEOUT]: sandbox.yaml with a publish: section (output ".").
 manifest() {

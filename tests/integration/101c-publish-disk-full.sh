@@ -19,15 +19,6 @@ fill_to() {
 	dd if=/dev/zero of="$SMALL/filler" bs=1M count=$((free - $1)) 2>/dev/null
 	note "free now: $(($(df -k --output=avail "$SMALL" | tail -n 1) / 1024)) MiB"
 }
-release_wait() { # RID SECS
-	local i
-	for ((i = 0; i < $2 * 4; i++)); do
-		api GET "/v1/apps/$APP/releases/$1"
-		[[ $STATUS == 200 && $(j .status) != building ]] && return 0
-		sleep 0.25
-	done
-	t_err "release $1 still building after $2 s: $(short_body)"
-}
 manifest() {
 	api PUT "/v1/sandboxes/$SB/files?path=sandbox.yaml" "version: 1
 web:

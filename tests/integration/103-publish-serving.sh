@@ -22,16 +22,6 @@ command -v brotli >/dev/null || bail "brotli is needed to decode the answers (sc
 
 start_edge_daemon
 
-# release_wait RID SECS: until the release is no longer building; BODY is it.
-release_wait() {
-	local i
-	for ((i = 0; i < $2 * 5; i++)); do
-		api GET "/v1/apps/$APP/releases/$1"
-		[[ $STATUS == 200 && $(j .status) != building ]] && return 0
-		sleep 0.2
-	done
-	t_err "release $1 still building after $2 s: $(short_body)"
-}
 # publish_ok: POST publish, wait until ready -> RID, PUB_HOST (host:port).
 publish_ok() {
 	RID=
@@ -47,10 +37,6 @@ publish_ok() {
 		t_err "its log: $(tail -c 600 <<<"$BODY")"
 		return 1
 	}
-}
-put_file() { # put_file PATH @FILE|TEXT
-	api PUT "/v1/sandboxes/$SB/files?path=$1" "$2"
-	expect_status 200
 }
 # pget PATH [curl args]: GET PATH on the published host (edge_get).
 pget() { local p=$1; shift; edge_get "$PUB_HOST" "$p" "$@"; }

@@ -23,17 +23,6 @@ DAEMON_ENV=("HTTP_PORT=$EDGE_PORT" SANDBOXD_EDGE_ADDR=127.0.0.1
 EDGE=http://127.0.0.1:$EDGE_PORT
 start_daemon "${DAEMON_ENV[@]}" || bail "the daemon did not come up"
 
-# release_wait RID SECS: until the release is no longer building; prints
-# nothing, sets BODY to it.
-release_wait() {
-	local i
-	for ((i = 0; i < $2 * 2; i++)); do
-		api GET "/v1/apps/$APP/releases/$1"
-		[[ $STATUS == 200 && $(j .status) != building ]] && return 0
-		sleep 0.5
-	done
-	t_err "release $1 still building after $2 s: $(short_body)"
-}
 # publish_ok: POST publish, wait for the release to be ready -> RID, PUB_HOST.
 publish_ok() {
 	RID=

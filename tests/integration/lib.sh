@@ -867,6 +867,23 @@ ecurl() {
 	curl -s --max-time 30 -H "Host: $host" "$@" "$EDGE$path"
 }
 
+# Publishing (tests 101-109).  release_wait RID SECS: until app $APP's
+# release RID is no longer building (BODY is it), else t_err.
+release_wait() {
+	local i
+	for ((i = 0; i < $2 * 4; i++)); do
+		api GET "/v1/apps/$APP/releases/$1"
+		[[ $STATUS == 200 && $(j .status) != building ]] && return 0
+		sleep 0.25
+	done
+	t_err "release $1 still building after $2 s: $(short_body)"
+}
+# put_file PATH BODY: writes a file of sandbox $SB through the files API.
+put_file() {
+	api PUT "/v1/sandboxes/$SB/files?path=$1" "$2"
+	expect_status 200
+}
+
 # edge_get HOST PATH [curl args]: one request through the edge (ecurl);
 # sets E_STATUS (000 when none came), E_HEADERS (CRs removed), E_BODY.
 edge_get() {

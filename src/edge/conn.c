@@ -511,6 +511,7 @@ exchange_reset(struct edge_conn *c)
 	c->rq.out_sent = c->rs.out_sent = 0;
 	c->rs.ext = NULL;
 	c->rs.ext_len = c->rs.ext_sent = 0;
+	c->rs.ext_file = false;
 	c->console = false;
 	c->published = false;
 	edge_published_release(c);

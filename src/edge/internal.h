@@ -58,6 +58,11 @@ struct edge_io {
 	 * out, before data; borrowed, never freed here. */
 	const char *ext;
 	size_t ext_len, ext_sent;
+	/* ext is also at ext_off of file ext_fd (a site's memfd): sent from
+	 * there with sendfile (published.c sets it for large bodies). */
+	bool ext_file;
+	int ext_fd;
+	off_t ext_off;
 };
 
 /* A head as http_parser hands it out, copied: spans into bytes. */

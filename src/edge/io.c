@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/sendfile.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -152,6 +153,53 @@ edge_read(struct edge_conn *c, struct edge_side *s, struct edge_io *io,
 	return errno == EINTR ? 1 : -1;
 }
 
+/* A send that failed: 0 when it would block (s is not writable now). */
+static int
+write_failed(struct edge_side *s)
+{
+	if (errno == EAGAIN || errno == EWOULDBLOCK) {
+		s->wr = false;
+		return 0;
+	}
+	return errno == EINTR ? 1 : -1;
+}
+
+/*
+ * io->ext from its file: the head first (corked with MSG_MORE, so head
+ * and body leave in the same segments), then sendfile.
+ */
+static int
+write_file(struct edge_conn *c, struct edge_side *s, struct edge_io *io,
+           size_t head)
+{
+	size_t ext = io->ext_len - io->ext_sent;
+	off_t off = io->ext_off + (off_t)io->ext_sent;
+	ssize_t r;
+
+	if (head) {
+		r = send(s->fd, io->out.data + io->out_sent, head,
+		         MSG_NOSIGNAL | MSG_MORE);
+		if (r < 0)
+			return write_failed(s);
+		io->out_sent += (size_t)r;
+		c->last_io = c->e->now;
+		if ((size_t)r < head) {
+			s->wr = false;
+			return 1;
+		}
+	}
+	r = sendfile(s->fd, io->ext_fd, &off, ext);
+	if (r < 0) {
+		r = write_failed(s);
+		return head && r == 0 ? 1 : (int)r;
+	}
+	io->ext_sent += (size_t)r;
+	if ((size_t)r < ext)
+		s->wr = false;
+	c->last_io = c->e->now;
+	return 1;
+}
+
 /*
  * Writes io->out, then io->ext (a body from the edge's memory), then
  * data[off, parsed): 1 wrote, 0 nothing, -1 error.
@@ -167,6 +215,8 @@ edge_write(struct edge_conn *c, struct edge_side *s, struct edge_io *io)
 
 	if (s->fd < 0 || !s->wr || s->shut || head + ext + body == 0)
 		return 0;
+	if (io->ext_file && ext)
+		return write_file(c, s, io, head);
 	if (head)
 		v[m.msg_iovlen++] =
 		    (struct iovec){io->out.data + io->out_sent, head};
@@ -176,13 +226,8 @@ edge_write(struct edge_conn *c, struct edge_side *s, struct edge_io *io)
 	if (body)
 		v[m.msg_iovlen++] = (struct iovec){io->data + io->off, body};
 	r = sendmsg(s->fd, &m, MSG_NOSIGNAL);
-	if (r < 0) {
-		if (errno == EAGAIN || errno == EWOULDBLOCK) {
-			s->wr = false;
-			return 0;
-		}
-		return errno == EINTR ? 1 : -1;
-	}
+	if (r < 0)
+		return write_failed(s);
 	n = (size_t)r;
 	if (n < head + ext + body)
 		s->wr = false;

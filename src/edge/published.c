@@ -79,6 +79,9 @@ keep_alive(const struct edge_conn *c)
  * NO_LENGTH (a 304 says none).
  */
 #define NO_LENGTH ((size_t)-1)
+/* Bodies from this size are sent by sendfile (smaller ones go with their
+ * head in one sendmsg: a second call costs more than the copy saves). */
+#define SENDFILE_FROM (16u << 10)
 static void
 send_answer(struct edge_conn *c, size_t clen, const char *body, size_t len)
 {
@@ -100,9 +103,17 @@ send_answer(struct edge_conn *c, size_t clen, const char *body, size_t len)
 		return;
 	}
 	if (c->req.method != HTTP_HEAD && len > 0) {
+		long long at = c->site ? site_offset(c->site, body) : -1;
+
 		c->rs.ext = body;
 		c->rs.ext_len = len;
 		c->rs.ext_sent = 0;
+		/* A large body goes by sendfile from the site's memfd. */
+		c->rs.ext_file = at >= 0 && len >= SENDFILE_FROM;
+		if (c->rs.ext_file) {
+			c->rs.ext_fd = site_fd(c->site);
+			c->rs.ext_off = (off_t)at;
+		}
 	}
 	edge_local_finish(c, keep);
 }

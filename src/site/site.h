@@ -29,6 +29,7 @@ struct site_file {
 	const char *type; /* Content-Type */
 	const char *data; /* the bytes, in memory */
 	size_t len;
+	size_t off;     /* where data is in site_fd()'s memfd */
 	char etag[32];  /* "\"…\"", strong, from the content */
 	bool immutable; /* a content-hashed name: cache for a year */
 	const struct site_file *gz, *br; /* precompressed twins, or NULL */
@@ -49,6 +50,14 @@ int site_load(struct site **out, const char *dir, const struct site_limits *lim,
               char *err, size_t errlen);
 void site_ref(struct site *s);
 void site_unref(struct site *s);
+/*
+ * The memfd that holds every file's bytes (data points into its
+ * read-only mapping), for sendfile: -1 when they are in plain memory
+ * (no memfd could be made).  site_offset: where p, a pointer into a
+ * file's data, is in it.
+ */
+int site_fd(const struct site *s);
+long long site_offset(const struct site *s, const char *p);
 size_t site_files(const struct site *s);
 size_t site_bytes(const struct site *s);
 

@@ -129,6 +129,11 @@ void api_reply_empty(struct resp *w, int status);
 void api_reply_err(struct resp *w, const struct err *e);
 /* o[key] = t (Unix seconds) as an RFC 3339 UTC string. */
 void api_set_time(struct jv *o, const char *key, int64_t t);
+/* body[key] (body may be NULL): absent or null gives *out NULL; a string
+ * of 1..max bytes without NUL gives it (borrowed from body); anything
+ * else is answered 400 invalid_request and gives -1. */
+int api_opt_str(struct resp *w, const struct jv *body, const char *key,
+                size_t max, const char **out);
 /* The same, or null when t is 0 (never happened). */
 void api_set_time_or_null(struct jv *o, const char *key, int64_t t);
 void api_fail(struct resp *w, int status, const char *code, const char *fmt,

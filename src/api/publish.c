@@ -133,28 +133,6 @@ publication_json(struct core *c, const struct app *a)
 	return o;
 }
 
-/* body[key]: absent or null (NULL), a string of 1..max bytes, else
- * -1 answered. */
-static int
-opt_str(struct resp *w, const struct jv *body, const char *key, size_t max,
-        const char **out)
-{
-	const struct jv *v = body ? jv_get(body, key) : NULL;
-
-	*out = NULL;
-	if (v == NULL || jv_type(v) == JV_NULL)
-		return 0;
-	if (jv_type(v) != JV_STRING || jv_str_len(v) == 0 ||
-	    jv_str_len(v) > max || strlen(jv_str(v)) != jv_str_len(v)) {
-		api_fail(w, 400, "invalid_request",
-		         "%s must be a non-empty string of at most %zu bytes",
-		         key, max);
-		return -1;
-	}
-	*out = jv_str(v);
-	return 0;
-}
-
 static void
 publish_post(struct req *r, struct resp *w)
 {
@@ -169,9 +147,9 @@ publish_post(struct req *r, struct resp *w)
 	if (api_load_app(r, w, &a) < 0 ||
 	    api_body_object(r, w, true, &body) < 0)
 		return;
-	if (opt_str(w, body, "commit", 40, &q.commit) < 0 ||
-	    opt_str(w, body, "snapshot", ULID_LEN, &q.snapshot) < 0 ||
-	    opt_str(w, body, "label", 63, &q.label) < 0) {
+	if (api_opt_str(w, body, "commit", 40, &q.commit) < 0 ||
+	    api_opt_str(w, body, "snapshot", ULID_LEN, &q.snapshot) < 0 ||
+	    api_opt_str(w, body, "label", 63, &q.label) < 0) {
 		jv_free(body);
 		return;
 	}
@@ -212,9 +190,9 @@ publish_patch(struct req *r, struct resp *w)
 	if (api_load_app(r, w, &a) < 0 ||
 	    api_body_object(r, w, false, &body) < 0)
 		return;
-	rc = opt_str(w, body, "visibility", 7, &vis);
+	rc = api_opt_str(w, body, "visibility", 7, &vis);
 	if (rc == 0)
-		rc = opt_str(w, body, "label", 63, &label);
+		rc = api_opt_str(w, body, "label", 63, &label);
 	if (rc == 0 && publish_configure(r->core, &a, vis, label, &p, &e) < 0) {
 		api_reply_err(w, &e);
 		rc = -1;

@@ -35,6 +35,26 @@ api_set_time_or_null(struct jv *o, const char *key, int64_t t)
 		jv_set(o, key, jv_new_null());
 }
 
+int
+api_opt_str(struct resp *w, const struct jv *body, const char *key, size_t max,
+            const char **out)
+{
+	const struct jv *v = body ? jv_get(body, key) : NULL;
+
+	*out = NULL;
+	if (v == NULL || jv_type(v) == JV_NULL)
+		return 0;
+	if (jv_type(v) != JV_STRING || jv_str_len(v) == 0 ||
+	    jv_str_len(v) > max || strlen(jv_str(v)) != jv_str_len(v)) {
+		api_fail(w, 400, "invalid_request",
+		         "%s must be a non-empty string of at most %zu bytes",
+		         key, max);
+		return -1;
+	}
+	*out = jv_str(v);
+	return 0;
+}
+
 void
 api_reply_json(struct resp *w, int status, struct jv *v)
 {

@@ -54,20 +54,14 @@ static int
 opt_string(struct req *r, struct resp *w, const struct jv *body,
            const char *key, size_t max, char *out, size_t len)
 {
-	const struct jv *v = body ? jv_get(body, key) : NULL;
+	const char *v;
 
 	(void)r;
 	out[0] = '\0';
-	if (v == NULL || jv_type(v) == JV_NULL)
-		return 0;
-	if (jv_type(v) != JV_STRING || jv_str_len(v) == 0 ||
-	    jv_str_len(v) > max || strlen(jv_str(v)) != jv_str_len(v)) {
-		api_fail(w, 400, "invalid_request",
-		         "%s must be a non-empty string of at most %zu bytes",
-		         key, max);
+	if (api_opt_str(w, body, key, max, &v) < 0)
 		return -1;
-	}
-	snprintf(out, len, "%s", jv_str(v));
+	if (v)
+		snprintf(out, len, "%s", v);
 	return 0;
 }
 

@@ -325,6 +325,16 @@ static const struct config_var vars[] = {
      .min = 0,
      .max = 65535,
      .hook = config_set_edge_port},
+    /* More than one server (orch/, nodelink/, cluster/, nodeagent/). */
+    WORD("SANDBOXD_ORCHESTRATOR", orchestrator, "docker", ""),
+    WORD("SANDBOXD_CLUSTER_ADDR", cluster_addr, "", ".:-"),
+    INT("SANDBOXD_CLUSTER_PORT", cluster_port, 7444, 1, 65535),
+    INT("SANDBOXD_NODE_PORT", node_port, 7443, 1, 65535),
+    WORD("SANDBOXD_NODE_NAME", node_name, "", "-_."),
+    WORD("SANDBOXD_NODE_ADDR", node_addr, "", ".:"),
+    INT("SANDBOXD_MEMORY_RESERVE_MB", memory_reserve_mb, 0, 0, 1048576),
+    WORD("SANDBOXD_IMAGE_REGISTRY", image_registry, "", "-_.:/"),
+    INT("SANDBOXD_NODE_HEARTBEAT_MS", node_heartbeat_ms, 5000, 200, 600000),
     /* Containers. */
     WORD("SANDBOXD_RUNTIME", runtime, "runc", "-_."),
     WORD("SANDBOXD_IMAGE", image, "sandboxd-base:" SANDBOXD_VERSION, "-_.:/@"),

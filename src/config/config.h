@@ -120,6 +120,16 @@ struct config {
 	bool dedup;          /* disk/dedup.c: dependencies stored once */
 	bool spend_counting; /* the proxy counts tokens and keeps budgets */
 	char docker_socket[PATH_MAX];
+	/* More than one server (orch/, nodelink/, cluster/, nodeagent/). */
+	char orchestrator[8];      /* "docker" or "swarm" */
+	char cluster_addr[128];    /* host:port agents reach; "" = picked */
+	int64_t cluster_port;      /* the control plane's nodelink port */
+	int64_t node_port;         /* a node agent's nodelink port */
+	char node_name[64];        /* this node's name; "" = the hostname */
+	char node_addr[64];        /* the address an agent serves on */
+	int64_t memory_reserve_mb; /* a sandbox's swarm reservation; 0 = half */
+	char image_registry[256];  /* "" = images go by save/load */
+	int64_t node_heartbeat_ms; /* agents' facts are asked this often */
 	/* Custom domains (publish/domain.c, verify.c, traefik.c). */
 	char dns_resolver[64];     /* "ip" or "ip:port"; "" = resolv.conf */
 	char public_addrs[1024];   /* comma list; "" = the interfaces' */

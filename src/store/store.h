@@ -97,6 +97,7 @@ struct sandbox {
 	int64_t last_active_at;
 	int64_t stopped_at; /* 0 when not stopped */
 	bool frozen;        /* running, its container paused (two-tier sleep) */
+	char node[64];      /* swarm: the node holding it; "" this host */
 };
 
 int store_open(struct store **out, const char *path);
@@ -285,6 +286,12 @@ int store_sandbox_set_manifest(struct store *s, const char *id,
  * engine's events and inspect say; a no-op unless the row is running.
  */
 int store_sandbox_set_frozen(struct store *s, const char *id, bool frozen);
+/* Moves the row to node ("" this host): a create's placement, a move. */
+int store_sandbox_set_node(struct store *s, const char *id, const char *node);
+/* Every sandbox row on node (its id), for drain and node down. */
+int store_sandboxes_on_node(struct store *s, const char *node,
+                            void (*fn)(const struct sandbox *, void *),
+                            void *arg);
 /* Records an OOM kill inside the sandbox (the container may live on). */
 int store_sandbox_mark_oom(struct store *s, const char *id);
 /*
@@ -796,5 +803,56 @@ int store_domain_delete(struct store *s, const char *host);
 /* app_id NULL: every app's. */
 int store_domain_list(struct store *s, const char *app_id,
                       int (*fn)(const struct domain *, void *), void *arg);
+
+/*
+ * nodes.c (migration 18): the cluster's nodes (swarm mode), the join
+ * tokens (hashed, single use) and the journal of workspace moves.
+ */
+struct node_row {
+	char name[64];     /* primary key; SANDBOXD_NODE_NAME of the agent */
+	char swarm_id[64]; /* Swarm's node id, "" until it joined */
+	char addr[128];    /* the agent's nodelink address host:port */
+	char cert_fp[72];  /* hex SHA-256 of its certificate */
+	char status[16];   /* ready draining drained down */
+	char data_dir[256]; /* the agent's SANDBOXD_DATA_DIR */
+	char engine_api[16];
+	int64_t mem_bytes;     /* total memory */
+	int64_t mem_available; /* last heartbeat's MemAvailable */
+	int64_t disk_free;     /* last heartbeat's free bytes in data_dir */
+	int64_t joined_at;
+	int64_t last_seen; /* last answered heartbeat; 0 never */
+};
+int store_node_put(struct store *s, const struct node_row *n); /* upsert */
+int store_node_get(struct store *s, const char *name, struct node_row *out);
+int store_node_list(struct store *s, void (*fn)(const struct node_row *, void *),
+                    void *arg);
+int store_node_set_status(struct store *s, const char *name,
+                          const char *status);
+int store_node_seen(struct store *s, const char *name, int64_t at,
+                    int64_t mem_available, int64_t disk_free);
+int store_node_delete(struct store *s, const char *name);
+
+/* A join token, by the hex SHA-256 of its secret. */
+int store_join_token_add(struct store *s, const char *hash,
+                         int64_t expires_at);
+/* Uses it once: 0, or STORE_NOT_FOUND when unknown, used or expired. */
+int store_join_token_use(struct store *s, const char *hash, int64_t now);
+
+/* The moves' journal (cluster/drain.c). */
+struct move_row {
+	int64_t id;
+	char sandbox_id[ULID_LEN + 1];
+	char src[64], dst[64];
+	char state[16]; /* sleeping copying copied repinned done failed */
+	int64_t bytes;
+	char error[256];
+	int64_t started_at, finished_at;
+};
+int store_move_add(struct store *s, struct move_row *m); /* sets m->id */
+int store_move_set(struct store *s, int64_t id, const char *state,
+                   int64_t bytes, const char *error);
+/* Moves not done nor failed, oldest first (resumed at start). */
+int store_move_open(struct store *s, void (*fn)(const struct move_row *, void *),
+                    void *arg);
 
 #endif

@@ -76,8 +76,8 @@
 #define NL_ANS_MAX    (1u << 20)
 #define NL_WS_CHUNK   (512u << 10) /* ws_read/ws_write bytes per call */
 #define NL_CALL_MS    15000        /* a unary op's deadline */
-#define NL_PEER_CONNS 64           /* connections at once per peer */
-#define NL_STREAMS    512          /* streams at once, all peers */
+#define NL_PEER_CONNS 64  /* per address; the CP's, once proven, apart */
+#define NL_STREAMS    512 /* streams at once, all peers */
 
 enum nl_role { NL_ROLE_NONE = 0, NL_ROLE_CONTROL = 1, NL_ROLE_NODE = 2 };
 

@@ -592,6 +592,47 @@ stream_half_closes_both_ways(void)
 }
 
 static void
+per_address_limit_spares_the_control_plane(void)
+{
+	struct err e = {0};
+	struct jv *r = req_of("echo");
+	int fds[NL_PEER_CONNS + 16], raw[NL_PEER_CONNS], ok = 0;
+
+	/* More streams from the CP than one address may hold: its
+	 * connections leave the count once its certificate is checked. */
+	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++) {
+		fds[i] = -1;
+		ok += nl_stream(cp, agent_addr, NL_ROLE_NODE, r, NULL, &fds[i],
+		                &e) == 0;
+	}
+	CHECK(ok == (int)(sizeof(fds) / sizeof(fds[0])));
+	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	jv_free(r);
+	/* NL_PEER_CONNS connections that never say who they are: the next
+	 * one from that address is closed, whoever it is. */
+	for (int i = 0; i < NL_PEER_CONNS; i++)
+		raw[i] = nl_dial(agent_addr, nl_deadline(2000), &e);
+	usleep(200000);
+	r = req_of("facts");
+	CHECK(nl_call(cp, agent_addr, NL_ROLE_NODE, r, NULL, 2000, &e) == -1);
+	CHECK_STR(e.code, "node_down");
+	for (int i = 0; i < NL_PEER_CONNS; i++)
+		if (raw[i] >= 0)
+			close(raw[i]);
+	ok = 0;
+	for (int i = 0; i < 100 && !ok; i++) {
+		ok = nl_call(cp, agent_addr, NL_ROLE_NODE, r, NULL, 2000, &e) ==
+		     0;
+		if (!ok)
+			usleep(20000);
+	}
+	CHECK(ok);
+	jv_free(r);
+}
+
+static void
 enroll_refuses_the_wrong_pin_and_token(void)
 {
 	struct err e = {0};
@@ -713,6 +754,8 @@ main(void)
 	    {"an oversized header closes the connection",
 	     oversized_header_closes_the_connection},
 	    {"a stream half-closes both ways", stream_half_closes_both_ways},
+	    {"the per-address limit spares the control plane",
+	     per_address_limit_spares_the_control_plane},
 	    {"enroll refuses the wrong pin and token",
 	     enroll_refuses_the_wrong_pin_and_token},
 	    {"the tunnel relays a preview", tunnel_relays_a_preview},

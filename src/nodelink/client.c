@@ -116,7 +116,7 @@ nl_call(struct nodelink *nl, const char *addr, enum nl_role want,
 
 struct cstream {
 	gnutls_session_t s;
-	int tcp, fd;
+	int tcp, fd, idle_ms;
 };
 
 static void *
@@ -124,7 +124,7 @@ cstream_main(void *arg)
 {
 	struct cstream *c = arg;
 
-	nl_tls_pump(c->s, c->tcp, c->fd, NL_STREAM_IDLE_MS);
+	nl_tls_pump(c->s, c->tcp, c->fd, c->idle_ms);
 	gnutls_deinit(c->s);
 	close(c->tcp);
 	close(c->fd);
@@ -137,12 +137,21 @@ int
 nl_stream(struct nodelink *nl, const char *addr, enum nl_role want,
           const struct jv *req, struct jv **ans, int *fd, struct err *e)
 {
+	return nl_stream_idle(nl, addr, want, req, ans, fd, 0, e);
+}
+
+int
+nl_stream_idle(struct nodelink *nl, const char *addr, enum nl_role want,
+               const struct jv *req, struct jv **ans, int *fd, int idle_ms,
+               struct err *e)
+{
 	struct cstream *c = calloc(1, sizeof(*c));
 	struct jv *a = NULL;
 	int sp[2] = {-1, -1};
 
 	if (c == NULL)
 		return ERR_INTERNAL(e, "out of memory");
+	c->idle_ms = idle_ms;
 	if (atomic_fetch_add(&nl_streams_open, 1) >= (int)NL_STREAMS) {
 		err_set(e, 503, "node_down", "%u node streams are open",
 		        NL_STREAMS);

@@ -108,6 +108,10 @@ int nl_call(struct nodelink *nl, const char *addr, enum nl_role want,
  */
 int nl_stream(struct nodelink *nl, const char *addr, enum nl_role want,
               const struct jv *req, struct jv **ans, int *fd, struct err *e);
+/* The same with this side's idle limit (as struct nl_op's idle_ms). */
+int nl_stream_idle(struct nodelink *nl, const char *addr, enum nl_role want,
+                   const struct jv *req, struct jv **ans, int *fd, int idle_ms,
+                   struct err *e);
 
 /* Server. */
 struct nl_peer {
@@ -127,6 +131,10 @@ struct nl_op {
 	 */
 	int (*stream)(void *arg, const struct nl_peer *p, const struct jv *req,
 	              struct jv **ans, int *fd, struct err *e);
+	/* A stream's idle limit: 0 is NL_STREAM_IDLE_MS (10 min), -1 none
+	 * (a quiet stream such as events, or a terminal with limits of its
+	 * own); a write the other side does not take still times out. */
+	int idle_ms;
 };
 struct nl_server;
 /* Listens on addr ("ip:port") and serves ops, a thread per connection

@@ -190,7 +190,7 @@ run_op(struct nl_server *s, const struct nl_op *o, const struct nl_peer *p,
 		return;
 	}
 	if (answer(ss, fd, answer_ok(extra)) == 0)
-		nl_tls_pump(ss, fd, hfd, NL_STREAM_IDLE_MS);
+		nl_tls_pump(ss, fd, hfd, o->idle_ms);
 	close(hfd);
 }
 

@@ -251,6 +251,8 @@ static const struct nl_op agent_ops[] = {
     {.name = "echo", .roles = CTL, .stream = op_echo},
     {.name = "banner", .roles = CTL, .stream = op_banner},
     {.name = "preview", .roles = CTL, .stream = op_preview},
+    {.name = "quiet", .roles = CTL, .stream = op_echo, .idle_ms = 300},
+    {.name = "forever", .roles = CTL, .stream = op_echo, .idle_ms = -1},
 };
 
 static struct jv *
@@ -592,6 +594,39 @@ stream_half_closes_both_ways(void)
 }
 
 static void
+idle_streams_end_unless_told_otherwise(void)
+{
+	struct err e = {0};
+	struct jv *r = req_of("quiet");
+	int64_t t0 = clock_mono_ms();
+	char buf[64];
+	int fd = -1;
+
+	/* The server's side of "quiet" gives up after 300 ms of silence. */
+	CHECK(nl_stream(cp, agent_addr, NL_ROLE_NODE, r, NULL, &fd, &e) == 0);
+	jv_free(r);
+	if (fd < 0)
+		return;
+	CHECK(read_all(fd, buf, sizeof(buf)) == 0);
+	CHECK(clock_mono_ms() - t0 >= 250 && clock_mono_ms() - t0 < 4000);
+	close(fd);
+	/* "forever" has no limit on either side: after a silence longer
+	 * than "quiet"'s, it still carries bytes. */
+	r = req_of("forever");
+	CHECK(nl_stream_idle(cp, agent_addr, NL_ROLE_NODE, r, NULL, &fd, -1,
+	                     &e) == 0);
+	jv_free(r);
+	if (fd < 0)
+		return;
+	usleep(500000);
+	CHECK(write(fd, "late", 4) == 4);
+	shutdown(fd, SHUT_WR);
+	read_all(fd, buf, sizeof(buf));
+	CHECK_STR(buf, "got 4: late");
+	close(fd);
+}
+
+static void
 per_address_limit_spares_the_control_plane(void)
 {
 	struct err e = {0};
@@ -754,6 +789,8 @@ main(void)
 	    {"an oversized header closes the connection",
 	     oversized_header_closes_the_connection},
 	    {"a stream half-closes both ways", stream_half_closes_both_ways},
+	    {"idle streams end unless told otherwise",
+	     idle_streams_end_unless_told_otherwise},
 	    {"the per-address limit spares the control plane",
 	     per_address_limit_spares_the_control_plane},
 	    {"enroll refuses the wrong pin and token",

@@ -61,6 +61,15 @@
  *                                      swarm_addr}
  *     proxy {}                     stream, from NL_ROLE_NODE: relayed into
  *                                  the CP's credential proxy
+ *     renew {pubkey (PEM)}         from NL_ROLE_NODE -> {cert (PEM)}: signed
+ *                                  for the caller's CN (p->name) and its
+ *                                  row's address, once p->fp is checked
+ *                                  against the row (nl_renew is the agent's
+ *                                  side)
+ *
+ * A certificate stays valid until it expires: the CP's handlers check
+ * p->name (and p->fp) against its node rows, so a removed node is
+ * refused although its certificate still verifies.
  */
 #ifndef NODELINK_NODELINK_H
 #define NODELINK_NODELINK_H
@@ -155,13 +164,25 @@ int nl_pump(int a, int b);
 /*
  * The CA (the control plane's; <dir> = <data>/state/nodeca).
  * nl_ca_init makes the CA and the CP's own certificate (role control,
- * CN name, SAN addr's host) when missing; the CP then nl_open()s dir.
+ * CN name, SAN addr's host) when missing, and that certificate again
+ * when it has less than 30 days to run; the CP then nl_open()s dir.
  */
 int nl_ca_init(const char *dir, const char *name, const char *addr,
                struct err *e);
 /* Signs pubkey_pem for a node: cert_pem gets the PEM (malloc'd). */
 int nl_ca_sign(const char *dir, const char *pubkey_pem, const char *name,
                const char *addr, char **cert_pem, struct err *e);
+/* Our own certificate's end (unix seconds). */
+int64_t nl_cert_expires(const struct nodelink *nl);
+/*
+ * An agent's renewal: a new key in dir, the CP's "renew" op (nl's
+ * current certificate says who asks), and cert.pem and key.pem replaced
+ * once the answer is checked (our key, role node, our name, our CA).
+ * nl keeps the old ones: the caller nl_open()s dir again for new
+ * connections.  nl_open finishes a renewal a crash cut in two.
+ */
+int nl_renew(struct nodelink *nl, const char *dir, const char *control_addr,
+             struct err *e);
 /* Hex SHA-256 of the CA certificate (DER): the join token's pin. */
 int nl_ca_hash(const char *dir, char out[65], struct err *e);
 

@@ -4,10 +4,10 @@
  * ok answer and hands the caller one end of a socketpair whose other
  * end a pump thread joins to the TLS session.  Every step before that
  * has a deadline (connect, handshake, header, answer); a stream then
- * lives until both halves closed or NL_STREAM_IDLE_MS pass with no
- * byte.  The server must show a certificate of our CA with the role
- * the caller wants; anything else is 503 node_down, as an unreachable
- * node is, so callers have one failure to handle.
+ * lives until both halves closed or NL_STREAM_IDLE_MS (or the idle
+ * limit given to nl_stream_idle) pass with no byte.  The server must show a
+ * certificate of our CA with the role the caller wants; anything else is 503
+ * node_down, as an unreachable node is, so callers have one failure to handle.
  */
 #include "nodelink/nlint.h"
 

@@ -40,8 +40,9 @@
  *                                  finds its IP itself; never an address
  *                                  from the wire)
  *     ws_stat {sandbox, path}      -> {type, size, mode, mtime}
- *     ws_read {sandbox, path, off, max<=NL_WS_CHUNK} -> {data (base64), eof,
- * size} ws_write {sandbox, path, data (base64), off, mode, truncate} -> {}
+ *     ws_read {sandbox, path, off, max<=NL_WS_CHUNK}
+ *                                  -> {data (base64), eof, size}
+ *     ws_write {sandbox, path, data (base64), off, mode, truncate} -> {}
  *     ws_list {sandbox, path}      -> {entries: [{name, type, size, mtime}]}
  *     ws_delete {sandbox, path}    -> {}
  *     ws_mkdir {sandbox, path}     -> {}

@@ -73,6 +73,13 @@ call_open(struct nodelink *nl, const char *addr, enum nl_role want,
 		        role_name(want));
 		goto fail;
 	}
+	if (want == NL_ROLE_NODE && nl_tls_peer_is(s, addr) < 0) {
+		err_set(e, 503, "node_down",
+		        "%s answered with node %s's certificate, which is for "
+		        "another address",
+		        addr, p.name);
+		goto fail;
+	}
 	if (nl_tls_put(s, fd, req, NL_HDR_MAX, deadline) < 0 ||
 	    (a = nl_tls_get(s, fd, NL_ANS_MAX, NULL, deadline)) == NULL) {
 		err_set(e, 503, "node_down", "no answer from %s", addr);

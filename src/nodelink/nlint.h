@@ -47,6 +47,8 @@ int nl_tls_open(gnutls_session_t *out, gnutls_certificate_credentials_t cred,
 /* The peer's certificate checked against the credentials' CA: 0 with
  * p filled (role NONE when it sent none), -1 when it is not ours. */
 int nl_tls_peer(gnutls_session_t s, struct nl_peer *p);
+/* The peer's certificate names addr's host (SAN IP or DNS): 0, else -1. */
+int nl_tls_peer_is(gnutls_session_t s, const char *addr);
 int nl_tls_send(gnutls_session_t s, int fd, const void *data, size_t n,
                 int64_t deadline);
 /* Exactly n bytes; -1 on EOF, error or deadline. */

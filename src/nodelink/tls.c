@@ -6,10 +6,16 @@
  * our own CA; the peer's certificate is verified against that CA and
  * nothing else (no system trust store), its role read from the OU.
  *
+ * A node's certificate names the address it enrolled with (its SAN),
+ * which is the address the CP's row keeps and dials: a client wanting
+ * a node checks that the certificate is for the address it dialled
+ * (nl_tls_peer_is), so one node's certificate cannot answer for
+ * another's address.  The CP's own is not checked so: agents may reach
+ * it by another name than the one it was made with, and only the CA's
+ * holder has a control certificate.
+ *
  * Rejected: blocking sockets with SO_RCVTIMEO (a slow peer trickling a
- * byte each timeout would hold a thread forever), and GnuTLS's own
- * hostname check (nodes are named by their certificate's CN, and the
- * address they are dialled at is what the CP's row says).
+ * byte each timeout would hold a thread forever).
  */
 #include "nodelink/nlint.h"
 
@@ -237,6 +243,24 @@ nl_tls_peer(gnutls_session_t s, struct nl_peer *p)
 	if (gnutls_certificate_verify_peers2(s, &status) < 0 || status != 0)
 		return -1;
 	return nl_crt_ident(&l[0], &p->role, p->name, p->fp);
+}
+
+int
+nl_tls_peer_is(gnutls_session_t s, const char *addr)
+{
+	unsigned n = 0;
+	const gnutls_datum_t *l = gnutls_certificate_get_peers(s, &n);
+	char host[256], port[8];
+	gnutls_x509_crt_t c;
+	int ok = 0;
+
+	if (l == NULL || n == 0 || nl_split_addr(addr, host, port) < 0 ||
+	    gnutls_x509_crt_init(&c) < 0)
+		return -1;
+	if (gnutls_x509_crt_import(c, &l[0], GNUTLS_X509_FMT_DER) == 0)
+		ok = gnutls_x509_crt_check_hostname2(c, host, 0);
+	gnutls_x509_crt_deinit(c);
+	return ok ? 0 : -1;
 }
 
 int

@@ -794,6 +794,46 @@ a_node_renews_its_certificate(void)
 	CHECK_STR(before, after);
 }
 
+static void
+a_node_answers_only_for_its_own_address(void)
+{
+	struct err e = {0};
+	char token[NL_TOKEN_LEN], dir[160], addr[64];
+	struct nodelink *n4 = NULL;
+	struct nl_server *srv = NULL;
+	struct jv *r = req_of("open");
+
+	/* n4 enrolled as 10.9.9.9 but listens here: the CP, which dials
+	 * the address a node enrolled with, refuses it on 127.0.0.1. */
+	snprintf(dir, sizeof(dir), "%s/n4", root);
+	CHECK(nl_token_new(cadir, token, token_hash, &e) == 0);
+	CHECK(nl_enroll(dir, cp_addr, token, "n4", "10.9.9.9:7443", NULL, NULL,
+	                &e) == 0);
+	CHECK(nl_open(&n4, dir, &e) == 0);
+	if (n4 == NULL)
+		goto out;
+	CHECK(nl_server_start(&srv, n4, "127.0.0.1:0", agent_ops,
+	                      sizeof(agent_ops) / sizeof(agent_ops[0]), NULL,
+	                      &e) == 0);
+	if (srv == NULL)
+		goto out;
+	snprintf(addr, sizeof(addr), "127.0.0.1:%u", nl_server_port(srv));
+	CHECK(nl_call(cp, addr, NL_ROLE_NODE, r, NULL, 0, &e) == -1);
+	CHECK_STR(e.code, "node_down");
+	CHECK(strstr(e.msg, "another address") != NULL);
+	/* n1, enrolled as 127.0.0.1, is served there (any port). */
+	CHECK(nl_call(cp, agent_addr, NL_ROLE_NODE, r, NULL, 0, &e) == 0);
+	/* A DNS name in the SAN is matched as a name: localhost is not
+	 * 127.0.0.1 to the check. */
+	snprintf(addr, sizeof(addr), "localhost:%u", nl_server_port(agent_srv));
+	CHECK(nl_call(cp, addr, NL_ROLE_NODE, r, NULL, 0, &e) == -1);
+	CHECK(strstr(e.msg, "another address") != NULL);
+out:
+	nl_server_stop(srv);
+	nl_free(n4);
+	jv_free(r);
+}
+
 static int
 resolve(void *arg, const char *sandbox, char addr[128])
 {
@@ -889,6 +929,8 @@ main(void)
 	     enroll_refuses_the_wrong_pin_and_token},
 	    {"the tunnel relays a preview", tunnel_relays_a_preview},
 	    {"a node renews its certificate", a_node_renews_its_certificate},
+	    {"a node answers only for its own address",
+	     a_node_answers_only_for_its_own_address},
 	};
 	int rc;
 

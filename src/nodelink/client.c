@@ -109,6 +109,8 @@ nl_call(struct nodelink *nl, const char *addr, enum nl_role want,
 	struct jv *a;
 	int fd;
 
+	if (ans != NULL)
+		*ans = NULL;
 	if (call_open(nl, addr, want, req, &a, &s, &fd, timeout_ms, e) < 0)
 		return -1;
 	nl_tls_bye(s, fd, nl_deadline(1000));
@@ -156,6 +158,9 @@ nl_stream_idle(struct nodelink *nl, const char *addr, enum nl_role want,
 	struct jv *a = NULL;
 	int sp[2] = {-1, -1};
 
+	if (ans != NULL)
+		*ans = NULL;
+	*fd = -1;
 	if (c == NULL)
 		return ERR_INTERNAL(e, "out of memory");
 	c->idle_ms = idle_ms;

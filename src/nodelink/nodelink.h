@@ -105,7 +105,8 @@ const char *nl_name(const struct nodelink *nl); /* the certificate's CN */
  * Client.  addr is "host:port".  The server must present a certificate
  * of this CA with the role want (NL_ROLE_NODE when calling an agent).
  * -1 with e: 503 node_down when it cannot connect or times out, the
- * answer's status/code/message when it says ok false.
+ * answer's status/code/message when it says ok false (*ans NULL, and
+ * for nl_stream *fd -1, on any failure).
  */
 int nl_call(struct nodelink *nl, const char *addr, enum nl_role want,
             const struct jv *req, struct jv **ans, int timeout_ms,

@@ -215,6 +215,8 @@ nl_enroll(const char *dir, const char *control_addr, const char *token,
 	const char *cert;
 	int rc = -1;
 
+	if (ans != NULL)
+		*ans = NULL;
 	if (nl_token_parse(token, pin, sh, e) < 0)
 		return -1;
 	if (!nl_name_valid(name))

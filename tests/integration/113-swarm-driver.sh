@@ -42,7 +42,14 @@ swarm_restore() {
 		[[ $(docker info -f '{{.Swarm.LocalNodeState}}') == inactive ]] && break
 		sleep 0.2
 	done
-	docker network rm "$NET" "$NET-cfg" >/dev/null 2>&1
+	# The swarm network's local copy may outlive the leave a moment, and
+	# the config-only network cannot go before it.
+	for ((i = 0; i < 50; i++)); do
+		docker network rm "$NET" >/dev/null 2>&1
+		docker network rm "$NET-cfg" >/dev/null 2>&1
+		docker network inspect "$NET-cfg" >/dev/null 2>&1 || break
+		sleep 0.2
+	done
 	grep -qx docker_gwbridge <<<"$NETS_BEFORE" ||
 		docker network rm docker_gwbridge >/dev/null 2>&1
 	docker image rm "$SWIMG" >/dev/null 2>&1

@@ -6,6 +6,7 @@
  */
 #include "orch/orch.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -167,4 +168,41 @@ swd_move(struct orch *o, const char *name, const char *node,
 	snprintf(m.pin, sizeof(m.pin), SWD_NODE_PREFIX "%s",
 	         node[0] ? node : swd_of(o)->self_name);
 	return swarm_service_update(o->docker, name, edit_move, &m, msg);
+}
+
+/*
+ * Agents name a sandbox "sbx-<id>" (nodelink.h's ops, the id as the
+ * label sandboxd.sandbox has it); this daemon's services are named as
+ * its containers, "sandboxd-<instance>-<id in lower case>".
+ */
+void
+swd_agent_name(struct orch *o, const char *name, char out[80])
+{
+	char prefix[64];
+	size_t n = (size_t)snprintf(prefix, sizeof(prefix), "sandboxd-%s-",
+	                            o->instance);
+
+	if (strncmp(name, prefix, n) != 0) {
+		snprintf(out, 80, "%s", name);
+		return;
+	}
+	n = (size_t)snprintf(out, 80, "sbx-%s", name + n);
+	for (size_t i = 4; i < n && i < 80; i++)
+		out[i] = (char)toupper((unsigned char)out[i]);
+}
+
+void
+swd_service_name(struct orch *o, const char *agent_name, char out[80])
+{
+	size_t n;
+
+	if (strncmp(agent_name, "sbx-", 4) != 0) {
+		snprintf(out, 80, "%s", agent_name);
+		return;
+	}
+	n = (size_t)snprintf(out, 80, "sandboxd-%s-", o->instance);
+	snprintf(out + (n < 80 ? n : 79), 80 - (n < 80 ? n : 79), "%s",
+	         agent_name + 4);
+	for (size_t i = n; i < 80 && out[i]; i++)
+		out[i] = (char)tolower((unsigned char)out[i]);
 }

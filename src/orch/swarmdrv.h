@@ -64,6 +64,10 @@ int swd_list(struct orch *o, const char *label, const char *value,
 int swd_move(struct orch *o, const char *name, const char *node,
              char msg[DOCKER_MSG_LEN]);
 
+/* A service's name as agents name the sandbox ("sbx-<id>"), and back. */
+void swd_agent_name(struct orch *o, const char *name, char out[80]);
+void swd_service_name(struct orch *o, const char *agent_name, char out[80]);
+
 /* orch_swarmnode.c: a unary call to node's agent, mapped to our codes. */
 int swd_call(struct orch *o, const char *node, struct jv *req, struct jv **ans,
              char msg[DOCKER_MSG_LEN]);

@@ -176,12 +176,13 @@ swd_move(struct orch *o, const char *name, const char *node,
  * its containers, "sandboxd-<instance>-<id in lower case>".
  */
 void
-swd_agent_name(struct orch *o, const char *name, char out[80])
+swd_agent_name(struct orch *o, const char *in, char out[80])
 {
-	char prefix[64];
+	char prefix[64], name[80];
 	size_t n = (size_t)snprintf(prefix, sizeof(prefix), "sandboxd-%s-",
 	                            o->instance);
 
+	snprintf(name, sizeof(name), "%s", in); /* may be out */
 	if (strncmp(name, prefix, n) != 0) {
 		snprintf(out, 80, "%s", name);
 		return;
@@ -192,10 +193,12 @@ swd_agent_name(struct orch *o, const char *name, char out[80])
 }
 
 void
-swd_service_name(struct orch *o, const char *agent_name, char out[80])
+swd_service_name(struct orch *o, const char *in, char out[80])
 {
+	char agent_name[80];
 	size_t n;
 
+	snprintf(agent_name, sizeof(agent_name), "%s", in); /* may be out */
 	if (strncmp(agent_name, "sbx-", 4) != 0) {
 		snprintf(out, 80, "%s", agent_name);
 		return;

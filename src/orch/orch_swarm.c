@@ -326,8 +326,13 @@ start_running(struct orch *o, const char *name, const struct swd_where *w,
 {
 	struct docker_state d;
 
+	/* Thawing a container that is not frozen is an engine error. */
 	if (w->node[0])
-		return swd_remote_pause(o, w->node, name, false, msg);
+		return swd_remote_inspect(o, w->node, name, &d, msg) ==
+		                   DOCKER_OK &&
+		               d.paused
+		           ? swd_remote_pause(o, w->node, name, false, msg)
+		           : DOCKER_OK;
 	if (docker_inspect(o->docker, w->task.container_id, &d, msg) ==
 	        DOCKER_OK &&
 	    d.paused)

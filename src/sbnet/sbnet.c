@@ -40,188 +40,7 @@
 #include <time.h>
 
 #include "lib/log.h"
-
-#define SBNET_MAX_TAKEN 256
-
-struct sbnet {
-	const struct config *cfg;
-	struct docker *docker;
-	char instance[32]; /* labels the network as this daemon's */
-	pthread_mutex_t mu;
-	pthread_cond_t cv;
-	struct sbnet_state st; /* under mu */
-	atomic_bool stop;
-	pthread_t thread;
-	bool started;
-	bool warned_open;
-};
-
-/* ---- subnets ------------------------------------------------------------- */
-
-int
-sbnet_cidr_parse(const char *s, struct sbnet_cidr *out)
-{
-	char addr[64];
-	const char *slash = strchr(s, '/');
-	struct in_addr a;
-	int bits = 32;
-
-	if (slash == NULL || (size_t)(slash - s) >= sizeof(addr))
-		return -1;
-	snprintf(addr, sizeof(addr), "%.*s", (int)(slash - s), s);
-	if (inet_pton(AF_INET, addr, &a) != 1 ||
-	    sscanf(slash + 1, "%d", &bits) != 1 || bits < 0 || bits > 32)
-		return -1;
-	out->mask = bits ? ~0u << (32 - bits) : 0;
-	out->net = ntohl(a.s_addr) & out->mask;
-	return 0;
-}
-
-static bool
-overlaps(struct sbnet_cidr a, struct sbnet_cidr b)
-{
-	uint32_t m = a.mask & b.mask;
-
-	return (a.net & m) == (b.net & m);
-}
-
-/*
- * Candidates: /20s of 10.213.0.0/16, then of 172.29.0.0/16, then /24s of
- * 192.168.213.0 upwards: ranges that Docker's own address pools and the
- * usual home and cloud networks leave alone.
- */
-int
-sbnet_pick_subnet(const struct sbnet_cidr *taken, size_t n, char *out,
-                  size_t len)
-{
-	static const struct {
-		uint32_t base;
-		int bits, count, step_bits;
-	} pools[] = {
-	    {0x0ad50000u, 20, 16, 20}, /* 10.213.0.0/16 */
-	    {0xac1d0000u, 20, 16, 20}, /* 172.29.0.0/16 */
-	    {0xc0a8d500u, 24, 32, 24}, /* 192.168.213.0 … 192.168.244.0 */
-	};
-
-	for (size_t p = 0; p < sizeof(pools) / sizeof(pools[0]); p++) {
-		for (int i = 0; i < pools[p].count; i++) {
-			struct sbnet_cidr c = {
-			    pools[p].base +
-			        ((uint32_t)i << (32 - pools[p].step_bits)),
-			    ~0u << (32 - pools[p].bits)};
-			bool free_ = true;
-			for (size_t k = 0; k < n && free_; k++)
-				free_ = !overlaps(c, taken[k]);
-			if (!free_)
-				continue;
-			snprintf(out, len, "%u.%u.%u.%u/%d", c.net >> 24,
-			         (c.net >> 16) & 0xff, (c.net >> 8) & 0xff,
-			         c.net & 0xff, pools[p].bits);
-			return 0;
-		}
-	}
-	return -1;
-}
-
-struct taken {
-	struct sbnet_cidr c[SBNET_MAX_TAKEN];
-	size_t n;
-};
-
-static void
-take(struct taken *t, struct sbnet_cidr c)
-{
-	if (t->n < SBNET_MAX_TAKEN)
-		t->c[t->n++] = c;
-}
-
-static void
-take_docker(const char *cidr, void *arg)
-{
-	struct sbnet_cidr c;
-
-	if (sbnet_cidr_parse(cidr, &c) == 0)
-		take(arg, c);
-}
-
-/*
- * The host's routes (all but the default) and its own addresses, except
- * those of our own bridge: a network recreated after dockerd lost its
- * state gets its old subnet back while the old link still has it.
- */
-static void
-take_host(struct taken *t, const char *own)
-{
-	FILE *f = fopen("/proc/net/route", "re");
-	struct ifaddrs *ifs = NULL;
-	char line[256];
-
-	while (f && fgets(line, sizeof(line), f)) {
-		unsigned dst, gw, flags, refs, use, metric, mask;
-		char ifn[32];
-		if (sscanf(line, "%31s %x %x %x %u %u %u %x", ifn, &dst, &gw,
-		           &flags, &refs, &use, &metric, &mask) == 8 &&
-		    mask != 0 && strcmp(ifn, own) != 0)
-			take(t, (struct sbnet_cidr){ntohl(dst) & ntohl(mask),
-			                            ntohl(mask)});
-	}
-	if (f)
-		fclose(f);
-	if (getifaddrs(&ifs) < 0)
-		return;
-	for (struct ifaddrs *i = ifs; i; i = i->ifa_next)
-		if (i->ifa_addr && i->ifa_addr->sa_family == AF_INET &&
-		    strcmp(i->ifa_name, own) != 0)
-			take(t, (struct sbnet_cidr){
-			            ntohl(((struct sockaddr_in *)i->ifa_addr)
-			                      ->sin_addr.s_addr),
-			            ~0u});
-	freeifaddrs(ifs);
-}
-
-static void bridge_name(const char *network, char out[16]);
-
-static int
-choose_subnet(struct sbnet *net, char *out, size_t len, char *err, size_t elen)
-{
-	struct taken *t = calloc(1, sizeof(*t));
-	char msg[DOCKER_MSG_LEN], br[16];
-	int rc = -1;
-
-	if (t == NULL)
-		return -1;
-	if (net->cfg->subnet[0]) {
-		snprintf(out, len, "%s", net->cfg->subnet);
-		free(t);
-		return 0;
-	}
-	bridge_name(net->cfg->network, br);
-	take_host(t, br);
-	if (docker_network_subnets(net->docker, take_docker, t, msg) !=
-	    DOCKER_OK)
-		snprintf(err, elen, "%s", msg);
-	else if ((rc = sbnet_pick_subnet(t->c, t->n, out, len)) < 0)
-		snprintf(err, elen,
-		         "no free subnet for the sandbox network (every "
-		         "candidate overlaps a route or a Docker network); "
-		         "set SANDBOXD_SUBNET");
-	free(t);
-	return rc;
-}
-
-/* The subnet's first address: what Docker gives the bridge by default. */
-static void
-first_address(const char *subnet, char *out, size_t len)
-{
-	struct sbnet_cidr c;
-
-	out[0] = '\0';
-	if (sbnet_cidr_parse(subnet, &c) == 0 && c.mask != ~0u) {
-		uint32_t a = c.net + 1;
-		snprintf(out, len, "%u.%u.%u.%u", a >> 24, (a >> 16) & 0xff,
-		         (a >> 8) & 0xff, a & 0xff);
-	}
-}
+#include "sbnet/internal.h"
 
 /* The IPv4 address of a host interface ("" when it has none). */
 static void
@@ -242,25 +61,8 @@ iface_address(const char *ifname, char *out, size_t len)
 	freeifaddrs(ifs);
 }
 
-static void
-bridge_name(const char *network, char out[16])
-{
-	char table[EGRESS_TABLE_LEN];
-
-	/* The same hash as the table's name: sandboxd_<8 hex>. */
-	egress_table_name(network, table);
-	snprintf(out, 16, "sbx-%s", table + strlen("sandboxd_"));
-}
-
 /* ---- the network -----------------------------------------------------------
  */
-
-struct found {
-	struct docker_network n;
-	char gateway[64];
-	char bridge[32];
-	bool managed;
-};
 
 static int
 create_network(struct sbnet *net, char *err, size_t elen)
@@ -268,22 +70,22 @@ create_network(struct sbnet *net, char *err, size_t elen)
 	char subnet[64], gw[64], br[16], msg[DOCKER_MSG_LEN];
 	struct docker_network_spec spec = {0};
 
-	if (choose_subnet(net, subnet, sizeof(subnet), err, elen) < 0)
+	if (sbnet_choose_subnet(net, subnet, sizeof(subnet), err, elen) < 0)
 		return -1;
-	first_address(subnet, gw, sizeof(gw));
-	bridge_name(net->cfg->network, br);
-	spec.name = net->cfg->network;
+	sbnet_first_address(subnet, gw, sizeof(gw));
+	sbnet_bridge_name(net->name, br);
+	spec.name = net->name;
 	spec.subnet = subnet;
 	spec.gateway = gw;
 	spec.bridge = br;
 	spec.instance = net->instance;
 	if (docker_network_create(net->docker, &spec, msg) != DOCKER_OK) {
 		snprintf(err, elen, "cannot create the docker network %s: %s",
-		         net->cfg->network, msg);
+		         net->name, msg);
 		return -1;
 	}
-	log_info("network: created %s (%s, gateway %s, bridge %s)",
-	         net->cfg->network, subnet, gw, br);
+	log_info("network: created %s (%s, gateway %s, bridge %s)", net->name,
+	         subnet, gw, br);
 	return 0;
 }
 
@@ -299,27 +101,28 @@ take_over(struct sbnet *net, const struct docker_network *n, char *err,
 		         "docker network %s belongs to another sandboxd "
 		         "(instance %s) whose sandboxes use it; give this "
 		         "daemon its own SANDBOXD_NETWORK",
-		         net->cfg->network, n->instance);
+		         net->name, n->instance);
 		return -1;
 	}
-	if (docker_network_remove(net->docker, net->cfg->network, msg) !=
-	    DOCKER_OK) {
+	if (docker_network_remove(net->docker, net->name, msg) != DOCKER_OK) {
 		snprintf(err, elen, "cannot take over docker network %s: %s",
-		         net->cfg->network, msg);
+		         net->name, msg);
 		return -1;
 	}
 	log_info("network: %s was left by instance %s; taking it over",
-	         net->cfg->network, n->instance);
+	         net->name, n->instance);
 	return create_network(net, err, elen);
 }
 
 static int
-find_network(struct sbnet *net, struct found *f, char *err, size_t elen)
+find_network(struct sbnet *net, struct sbnet_found *f, char *err, size_t elen)
 {
-	const char *name = net->cfg->network;
+	const char *name = net->name;
 	char msg[DOCKER_MSG_LEN];
 	int rc;
 
+	if (net->mode != SBNET_LOCAL)
+		return sbnet_swarm_find(net, f, err, elen);
 	memset(f, 0, sizeof(*f));
 	rc = docker_network_inspect(net->docker, name, &f->n, msg);
 	if (rc == DOCKER_NOT_FOUND) {
@@ -361,7 +164,8 @@ find_network(struct sbnet *net, struct found *f, char *err, size_t elen)
 	if (f->gateway[0] == '\0')
 		iface_address(f->bridge, f->gateway, sizeof(f->gateway));
 	if (f->gateway[0] == '\0')
-		first_address(f->n.subnet, f->gateway, sizeof(f->gateway));
+		sbnet_first_address(f->n.subnet, f->gateway,
+		                    sizeof(f->gateway));
 	if (f->gateway[0] == '\0') {
 		snprintf(err, elen, "docker network %s has no IPv4 subnet",
 		         name);
@@ -399,7 +203,7 @@ resolvers(char dns[EGRESS_MAX_DNS][64], const char *out[EGRESS_MAX_DNS])
 }
 
 static int
-install_rules(struct sbnet *net, const struct found *f, const char *table,
+install_rules(struct sbnet *net, const struct sbnet_found *f, const char *table,
               char *err, size_t elen)
 {
 	const struct config *cfg = net->cfg;
@@ -475,13 +279,13 @@ static bool
 check(struct sbnet *net)
 {
 	struct sbnet_state st = {0}, old;
-	struct found f;
+	struct sbnet_found f;
 
 	sbnet_state(net, &old);
-	snprintf(st.name, sizeof(st.name), "%s", net->cfg->network);
+	snprintf(st.name, sizeof(st.name), "%s", net->name);
 	st.mode = (enum egress_mode)net->cfg->egress_mode;
-	egress_table_name(net->cfg->network, st.table);
-	if (strcmp(net->cfg->network, "none") == 0) {
+	egress_table_name(net->name, st.table);
+	if (strcmp(net->name, "none") == 0) {
 		st.ready = true; /* no network: nothing to filter */
 		snprintf(st.rules_error, sizeof(st.rules_error),
 		         "SANDBOXD_NETWORK=none: sandboxes have no network");
@@ -537,6 +341,8 @@ check(struct sbnet *net)
 	}
 	publish(net, &st, net->cfg->proxy_addr[0] == '\0');
 	log_change(&old, &st);
+	if (st.ready && net->mode == SBNET_SWARM_MANAGER)
+		sbnet_swarm_ready(net);
 	return st.ready;
 }
 
@@ -571,6 +377,11 @@ sbnet_new(const struct config *cfg, struct docker *d, const char *instance)
 	net->cfg = cfg;
 	net->docker = d;
 	snprintf(net->instance, sizeof(net->instance), "%s", instance);
+	snprintf(net->name, sizeof(net->name), "%s", cfg->network);
+	net->mode = strcmp(cfg->orchestrator, "swarm") == 0 &&
+	                    strcmp(cfg->network, "none") != 0
+	                ? SBNET_SWARM_MANAGER
+	                : SBNET_LOCAL;
 	pthread_mutex_init(&net->mu, NULL);
 	pthread_cond_init(&net->cv, NULL);
 	atomic_store(&net->stop, false);
@@ -610,6 +421,24 @@ sbnet_free(struct sbnet *net)
 	pthread_mutex_destroy(&net->mu);
 	pthread_cond_destroy(&net->cv);
 	free(net);
+}
+
+/* A node agent's network (sbnet.h; its checks are sbswarm.c's). */
+struct sbnet *
+sbnet_new_node(const struct config *cfg, struct docker *d, const char *instance,
+               const char *name, const char *subnet, const char *gateway,
+               const char *bridge)
+{
+	struct sbnet *net = sbnet_new(cfg, d, instance);
+
+	if (net == NULL)
+		return NULL;
+	net->mode = SBNET_SWARM_NODE;
+	snprintf(net->name, sizeof(net->name), "%s", name);
+	snprintf(net->node_subnet, sizeof(net->node_subnet), "%s", subnet);
+	snprintf(net->node_gateway, sizeof(net->node_gateway), "%s", gateway);
+	snprintf(net->node_bridge, sizeof(net->node_bridge), "%s", bridge);
+	return net;
 }
 
 /* ---- readers ----------------------------------------------------------- */
@@ -653,7 +482,7 @@ sbnet_wait_gateway(struct sbnet *net, char *out, size_t len,
 {
 	pthread_mutex_lock(&net->mu);
 	while (!atomic_load(stop) && !net->st.gateway[0] &&
-	       strcmp(net->cfg->network, "none") != 0) {
+	       strcmp(net->name, "none") != 0) {
 		struct timespec until;
 		clock_gettime(CLOCK_REALTIME, &until);
 		until.tv_sec += 1;
@@ -721,6 +550,8 @@ sbnet_remove(const struct config *cfg, struct docker *d, char *msg, size_t len)
 	egress_table_name(cfg->network, table);
 	if (egress_remove(table, msg, len) < 0)
 		return -1;
+	if (strcmp(cfg->orchestrator, "swarm") == 0)
+		return sbnet_swarm_remove(cfg, d, msg, len);
 	rc = docker_network_inspect(d, cfg->network, &n, dmsg);
 	if (rc == DOCKER_NOT_FOUND || (rc == DOCKER_OK && !n.managed))
 		return 0; /* not ours to remove */
@@ -742,7 +573,7 @@ sbnet_show(const struct config *cfg, FILE *out)
 	int rc;
 
 	egress_table_name(cfg->network, table);
-	bridge_name(cfg->network, br);
+	sbnet_bridge_name(cfg->network, br);
 	p.mode = (enum egress_mode)cfg->egress_mode;
 	p.table = table;
 	p.bridge = br;

@@ -323,6 +323,19 @@ put_cluster_refuse(struct buf *b, const struct egress_policy *p)
 		       "@cluster6 goto refuse\n");
 }
 
+/* Before a re-apply: the cluster sets exist (made empty when the
+ * table is older than them) and are emptied. */
+static void
+put_cluster_flush(struct buf *b, const char *t)
+{
+	put(b,
+	    "table inet %s {\n\tset cluster4 { type ipv4_addr; flags "
+	    "interval; auto-merge; }\n\tset cluster6 { type ipv6_addr; "
+	    "flags interval; auto-merge; }\n}\nflush set inet %s "
+	    "cluster4\nflush set inet %s cluster6\n",
+	    t, t, t);
+}
+
 int
 egress_ruleset(const struct egress_policy *p, bool fresh, struct buf *b)
 {
@@ -343,15 +356,7 @@ egress_ruleset(const struct egress_policy *p, bool fresh, struct buf *b)
 		    "set inet %s blocked4\nflush set inet %s blocked6\n",
 		    t, t, t, t);
 		if (p->cluster)
-			put(b,
-			    "table inet %s {\n\tset cluster4 { type ipv4_addr; "
-			    "flags interval; auto-merge; }\n\tset cluster6 { "
-			    "type "
-			    "ipv6_addr; flags interval; auto-merge; "
-			    "}\n}\nflush "
-			    "set inet %s cluster4\nflush set inet %s "
-			    "cluster6\n",
-			    t, t, t);
+			put_cluster_flush(b, t);
 	}
 	put(b, "table inet %s {\n", t);
 	put_set(b, "blocked4", "ipv4_addr", blocked4);

@@ -41,8 +41,9 @@ b64_round_trips_every_byte(void)
 static void
 b64_refuses_what_is_not_base64(void)
 {
-	const char *bad[] = {"Zg=",  "Zg=a", "Z===", "Zh==", "Zm9=", "Zm 9v",
-	                     "Zm9v\n", "=Zm9", "Zm-v", "Zg==Zm9v", "Zm9_"};
+	const char *bad[] = {
+	    "Zg=",    "Zg=a", "Z===", "Zh==",     "Zm9=", "Zm 9v",
+	    "Zm9v\n", "=Zm9", "Zm-v", "Zg==Zm9v", "Zm9_"};
 	unsigned char out[16];
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)

@@ -47,9 +47,10 @@ wait_readable(int fd, struct err *e)
 		n = poll(&p, 1, COPY_IDLE_MS);
 	while (n < 0 && errno == EINTR);
 	if (n <= 0)
-		return err_set(e, 503, "node_down",
-		               "a workspace copy: the node sent nothing for %d s",
-		               COPY_IDLE_MS / 1000);
+		return err_set(
+		    e, 503, "node_down",
+		    "a workspace copy: the node sent nothing for %d s",
+		    COPY_IDLE_MS / 1000);
 	return 0;
 }
 
@@ -88,16 +89,17 @@ read_trailer(int fd, int64_t *bytes, struct err *e)
 	else
 		err_set(e, 502, "sandbox_unavailable",
 		        "a workspace copy: the target node refused it: %.200s",
-		        jv_str(jv_get(t, "message")) ? jv_str(jv_get(t, "message"))
-		                                     : "no reason given");
+		        jv_str(jv_get(t, "message"))
+		            ? jv_str(jv_get(t, "message"))
+		            : "no reason given");
 	jv_free(t);
 	return rc;
 }
 
 /* Opens a stream op on node's agent about sandbox id. */
 static int
-open_stream(struct wsnode *w, const char *node, const char *op,
-            const char *id, int *fd, struct err *e)
+open_stream(struct wsnode *w, const char *node, const char *op, const char *id,
+            int *fd, struct err *e)
 {
 	struct jv *req = jv_obj();
 	char addr[128];
@@ -111,8 +113,8 @@ open_stream(struct wsnode *w, const char *node, const char *op,
 	else
 		jv_set_bool(req, "exclude_deps", false);
 	if (wsnode_addr(w, node, addr, e) == 0)
-		rc = nl_stream(atomic_load(&w->nl), addr, NL_ROLE_NODE, req, NULL,
-		               fd, e);
+		rc = nl_stream(atomic_load(&w->nl), addr, NL_ROLE_NODE, req,
+		               NULL, fd, e);
 	jv_free(req);
 	return rc;
 }
@@ -131,9 +133,10 @@ pump(int src, int dst, int64_t *bytes, struct err *e)
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)
-			return err_set(e, 503, "node_down",
-			               "a workspace copy: reading the source: %s",
-			               strerror(errno));
+			return err_set(
+			    e, 503, "node_down",
+			    "a workspace copy: reading the source: %s",
+			    strerror(errno));
 		if (n == 0)
 			return 0;
 		if (*bytes + n > WSNODE_TAR_MAX)
@@ -194,7 +197,8 @@ copy_in(struct wsnode *w, const char *id, int src, int64_t *bytes,
 	}
 	rc = tar_read_tree(src, fd, WSNODE_TAR_MAX, bytes, e);
 	if (rc == 0 && syncfs(fd) < 0)
-		rc = ERR_INTERNAL(e, "cannot sync %s: %s", inc, strerror(errno));
+		rc =
+		    ERR_INTERNAL(e, "cannot sync %s: %s", inc, strerror(errno));
 	close(fd);
 	if (rc == 0 && to_trash(w, ws, id, "replaced", e) < 0)
 		rc = -1;
@@ -227,8 +231,7 @@ copy_out(struct wsnode *w, const char *id, int dst, int64_t *bytes,
 }
 
 static int
-source_trash(struct wsnode *w, const char *id, const char *from,
-             struct err *e)
+source_trash(struct wsnode *w, const char *id, const char *from, struct err *e)
 {
 	char ws[WORKSPACE_PATH_MAX];
 	struct jv *req, *ans;
@@ -250,9 +253,9 @@ id_ok(const char *id)
 {
 	size_t n = strlen(id);
 
-	return n > 0 && n <= 64 && strspn(id, "0123456789ABCDEFGHIJKLMNOPQRSTUV"
-	                                       "WXYZabcdefghijklmnopqrstuvwxyz") ==
-	                                n;
+	return n > 0 && n <= 64 &&
+	       strspn(id, "0123456789ABCDEFGHIJKLMNOPQRSTUV"
+	                  "WXYZabcdefghijklmnopqrstuvwxyz") == n;
 }
 
 int

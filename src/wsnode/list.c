@@ -42,12 +42,12 @@ entry_new(const char *name, const char *type, int64_t size, int64_t mtime)
 }
 
 static int
-local_list(int dirfd, const char *path, struct jv **out, struct err *e)
+local_list(int wsfd, const char *path, struct jv **out, struct err *e)
 {
 	struct dirent *de;
 	struct stat st;
 	DIR *d;
-	int fd = wsfs_openat(dirfd, path, O_RDONLY | O_DIRECTORY, 0);
+	int fd = wsfs_openat(wsfd, path, O_RDONLY | O_DIRECTORY, 0);
 
 	if (fd < 0)
 		return errno == ENOENT ? ERR_NOTFOUND(e, "%s does not exist",
@@ -60,7 +60,8 @@ local_list(int dirfd, const char *path, struct jv **out, struct err *e)
 	}
 	*out = jv_arr();
 	while ((de = readdir(d)) != NULL && jv_len(*out) < WSFS_MAX_LIST) {
-		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+		if (strcmp(de->d_name, ".") == 0 ||
+		    strcmp(de->d_name, "..") == 0)
 			continue;
 		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 			continue; /* gone meanwhile */
@@ -99,8 +100,9 @@ remote_list(struct wsnode *w, const struct sandbox *sb, const char *path,
 	entries = jv_get(ans, "entries");
 	if (entries == NULL || jv_type(entries) != JV_ARRAY) {
 		jv_free(ans);
-		return err_set(e, 502, "sandbox_unavailable",
-		               "the node's agent sent a malformed ws_list answer");
+		return err_set(
+		    e, 502, "sandbox_unavailable",
+		    "the node's agent sent a malformed ws_list answer");
 	}
 	*out = jv_arr();
 	for (size_t i = 0; i < jv_len(entries) && i < WSFS_MAX_LIST; i++) {
@@ -141,8 +143,8 @@ wsnode_mirror(struct wsnode *w, const struct sandbox *sb, const char *path,
 	bool eof = false;
 	int fd, rc = -1;
 
-	fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW |
-	                             O_CLOEXEC,
+	fd = openat(dirfd, name,
+	            O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC,
 	            0600);
 	if (fd < 0 || fstat(fd, &st) < 0) {
 		if (fd >= 0)

@@ -21,6 +21,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -93,16 +94,16 @@ wsnode_addr(struct wsnode *w, const char *node, char addr[128], struct err *e)
 		               node);
 	if (strcmp(row.status, "down") == 0 || row.addr[0] == '\0')
 		return err_set(e, 503, "node_down",
-		               "node %s does not answer (its status is %s)", node,
-		               row.status[0] ? row.status : "unknown");
+		               "node %s does not answer (its status is %s)",
+		               node, row.status[0] ? row.status : "unknown");
 	snprintf(addr, 128, "%s", row.addr);
 	return 0;
 }
 
 /* One unary op to sb's node: {"op": op, "sandbox": id} plus req's keys. */
 int
-wsnode_call(struct wsnode *w, const char *node, const char *op,
-            struct jv *req, struct jv **ans, struct err *e)
+wsnode_call(struct wsnode *w, const char *node, const char *op, struct jv *req,
+            struct jv **ans, struct err *e)
 {
 	char addr[128];
 	int rc;
@@ -161,8 +162,8 @@ local_read(int dirfd, const char *path, int64_t off, size_t max,
 		max = (size_t)left;
 	while (got < max) {
 		char chunk[65536];
-		size_t want = max - got < sizeof(chunk) ? max - got
-		                                         : sizeof(chunk);
+		size_t want =
+		    max - got < sizeof(chunk) ? max - got : sizeof(chunk);
 		n = pread(fd, chunk, want, off + (int64_t)got);
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -194,8 +195,9 @@ remote_piece(const struct jv *ans, size_t max, struct buf *out, bool *eof,
 
 	if (d == NULL || jv_type(d) != JV_STRING ||
 	    B64_DEC_MAX(jv_str_len(d)) > max + 3)
-		return err_set(e, 502, "sandbox_unavailable",
-		               "the node's agent sent a malformed ws_read answer");
+		return err_set(
+		    e, 502, "sandbox_unavailable",
+		    "the node's agent sent a malformed ws_read answer");
 	raw = malloc(B64_DEC_MAX(jv_str_len(d)) + 1);
 	if (raw == NULL)
 		return ERR_INTERNAL(e, "out of memory");
@@ -214,8 +216,7 @@ remote_piece(const struct jv *ans, size_t max, struct buf *out, bool *eof,
 
 static int
 remote_read(struct wsnode *w, const struct sandbox *sb, const char *path,
-            int64_t off, size_t max, struct buf *out, bool *eof,
-            struct err *e)
+            int64_t off, size_t max, struct buf *out, bool *eof, struct err *e)
 {
 	size_t got = 0;
 
@@ -240,8 +241,7 @@ remote_read(struct wsnode *w, const struct sandbox *sb, const char *path,
 
 int
 wsnode_read(struct wsnode *w, const struct sandbox *sb, const char *path,
-            int64_t off, size_t max, struct buf *out, bool *eof,
-            struct err *e)
+            int64_t off, size_t max, struct buf *out, bool *eof, struct err *e)
 {
 	int dirfd, rc;
 
@@ -334,13 +334,13 @@ wsnode_stat(struct wsnode *w, const struct sandbox *sb, const char *path,
 
 	if (wsnode_remote(sb)) {
 		const char *t;
-		if (wsnode_call(w, sb->node, "ws_stat", path_req(sb, path), &ans,
-		                e) < 0)
+		if (wsnode_call(w, sb->node, "ws_stat", path_req(sb, path),
+		                &ans, e) < 0)
 			return -1;
 		t = jv_str(jv_get(ans, "type"));
 		snprintf(type, 8, "%s",
-		         t && (strcmp(t, "file") == 0 || strcmp(t, "dir") == 0 ||
-		               strcmp(t, "link") == 0)
+		         t && (strcmp(t, "file") == 0 ||
+		               strcmp(t, "dir") == 0 || strcmp(t, "link") == 0)
 		             ? t
 		             : "other");
 		*size = jv_int(jv_get(ans, "size"));

@@ -1,11 +1,10 @@
 /*
  * Placeholders, weak, for the functions wsnode calls whose owners'
- * branches (nodelink, the store's nodes) have not been merged here yet:
+ * branches (nodelink) have not been merged here yet:
  * each answers "not available".  The real definitions win at link time;
  * this file goes once they are merged.
  */
 #include "nodelink/nodelink.h"
-#include "store/store.h"
 
 __attribute__((weak)) int
 nl_call(struct nodelink *nl, const char *addr, enum nl_role want,
@@ -25,11 +24,4 @@ nl_stream(struct nodelink *nl, const char *addr, enum nl_role want,
 		*ans = NULL;
 	*fd = -1;
 	return err_set(e, 503, "node_down", "no node channel in this build");
-}
-
-__attribute__((weak)) int
-store_node_get(struct store *s, const char *name, struct node_row *out)
-{
-	(void)s, (void)name, (void)out;
-	return -1;
 }

@@ -26,6 +26,7 @@ struct activity;
 struct dedup;
 struct depcache;
 struct diskuse;
+struct orch;
 struct preview;
 struct publish;
 struct pvauth;
@@ -34,6 +35,7 @@ struct runtime;
 struct sbnet;
 struct tasks;
 struct timeline;
+struct wsnode;
 struct core;
 
 /*
@@ -57,7 +59,9 @@ typedef void (*core_hook_fn)(struct core *c, const char *id);
 struct core {
 	const struct config *cfg;
 	struct store *store;
-	struct docker *docker;
+	struct docker *docker; /* the local engine (publish, ops use it) */
+	struct orch *orch;     /* orch/: the sandboxes' containers (serve) */
+	struct wsnode *wn;     /* wsnode/: workspaces on any node (serve) */
 	char instance[CORE_INSTANCE_LEN + 1]; /* labels our containers */
 	pthread_mutex_t locks[CORE_LOCK_STRIPES];
 	pthread_t watcher;

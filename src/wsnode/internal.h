@@ -16,6 +16,10 @@
 /* A tar_in's trailer line, at most. */
 #define WSNODE_TRAILER_MAX 4096
 
+/* wsnode_shadow's bounds. */
+#define WSNODE_SHADOW_FILES    64
+#define WSNODE_SHADOW_FILE_MAX (256u << 10)
+
 struct wsnode {
 	const struct config *cfg;
 	struct store *store;

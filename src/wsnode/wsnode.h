@@ -77,6 +77,19 @@ int wsnode_mirror(struct wsnode *w, const struct sandbox *sb, const char *path,
                   int dirfd, const char *name, size_t max, struct err *e);
 
 /*
+ * A local copy of the regular files directly in dir of sb's workspace
+ * (and of extra, paths relative to dir), for code that reads an app's
+ * small files through a directory fd: at most 64 files of at most 256
+ * KiB each (larger ones are left out).  The fd of a fresh private local
+ * directory holding them (its path in path), or -1 with e.  The caller
+ * ends with wsnode_shadow_drop(fd, path).
+ */
+int wsnode_shadow(struct wsnode *w, const struct sandbox *sb, const char *dir,
+                  const char *const *extra, size_t nextra, char *path,
+                  size_t len, struct err *e);
+void wsnode_shadow_drop(int fd, const char *path);
+
+/*
  * Whole workspaces between nodes ("" is this host), by tar streams
  * relayed through the control plane: the target gets <id>.incoming,
  * checked and renamed into place; the source's copy is then moved to its

@@ -59,7 +59,7 @@ wait_readable(int fd, struct err *e)
 static int
 read_trailer(int fd, int64_t *bytes, struct err *e)
 {
-	char line[WSNODE_TRAILER_MAX + 1], perr[128];
+	char line[WSNODE_TRAILER_MAX + 1] = "", perr[128];
 	size_t len = 0;
 	struct jv *t;
 	ssize_t n;

@@ -140,7 +140,7 @@ api_sandbox_json(struct core *c, const struct sandbox *sb)
 	struct jv *o = jv_obj(), *ports = jv_arr(), *rt = NULL, *procs;
 	struct jv *problem, *install;
 	char ws[WORKSPACE_PATH_MAX], task[ULID_LEN + 1];
-	struct applog_ws lws = {.ws = ws, .wn = c->wn, .sb = sb};
+	struct wsnode_ref lws = {.ws = ws, .wn = c->wn, .sb = sb};
 	struct err re = {0};
 	int64_t blocked;
 

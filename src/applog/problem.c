@@ -105,7 +105,7 @@ web_of(const struct jv *procs)
  * cannot be read.
  */
 static ssize_t
-read_tail_remote(const struct applog_ws *src, const char *rel, char *buf,
+read_tail_remote(const struct wsnode_ref *src, const char *rel, char *buf,
                  struct timespec *mtime, off_t *off)
 {
 	struct err e = {0};
@@ -133,7 +133,7 @@ read_tail_remote(const struct applog_ws *src, const char *rel, char *buf,
 }
 
 static size_t
-read_tail(const struct applog_ws *src, const char *name, char *buf,
+read_tail(const struct wsnode_ref *src, const char *name, char *buf,
           struct timespec *mtime)
 {
 	char rel[96];
@@ -186,7 +186,7 @@ later(struct timespec a, struct timespec b)
 
 /* named_file_changed for a remote workspace (mtimes in seconds there). */
 static bool
-remote_changed(const struct applog_ws *src, const char *rel,
+remote_changed(const struct wsnode_ref *src, const char *rel,
                struct timespec log_mtime)
 {
 	struct err e = {0};
@@ -203,7 +203,7 @@ remote_changed(const struct applog_ws *src, const char *rel,
  * after log_mtime: then it was fixed, or changed, since the error.
  */
 static bool
-named_file_changed(const struct applog_ws *src, const struct logscan *ls,
+named_file_changed(const struct wsnode_ref *src, const struct logscan *ls,
                    struct timespec log_mtime)
 {
 	for (size_t i = 0; i < ls->nlines; i++) {
@@ -297,7 +297,7 @@ problem_json(const char *kind, const char *process, const char *summary,
 }
 
 struct jv *
-applog_problem(const struct applog_ws *src, const char *id,
+applog_problem(const struct wsnode_ref *src, const char *id,
                const struct jv *procs)
 {
 	const struct jv *web = web_of(procs);
@@ -353,7 +353,7 @@ out:
 }
 
 struct jv *
-applog_install_problem(const struct applog_ws *src, const char *id,
+applog_install_problem(const struct wsnode_ref *src, const char *id,
                        const struct jv *install)
 {
 	const char *st = jv_str(jv_get(install, "state"));

@@ -20,14 +20,6 @@
 #define APPLOG_PROCS 16          /* processes remembered per sandbox */
 #define APPLOG_NAME  33          /* bytes of a remembered name, with NUL */
 
-/* Where a sandbox's logs are: ws (its local workspace path) for a local
- * sandbox, through wn for one on another node (wsnode_remote(sb)). */
-struct applog_ws {
-	const char *ws;
-	struct wsnode *wn;
-	const struct sandbox *sb;
-};
-
 /*
  * The problem of sandbox id whose workspace is src: a new object
  * {kind, process, summary, lines, since}, or a JSON null.  procs is the
@@ -36,7 +28,7 @@ struct applog_ws {
  * else the log decides ("compile_error", "runtime_error").  since is when
  * this sandbox was first seen with this problem.
  */
-struct jv *applog_problem(const struct applog_ws *src, const char *id,
+struct jv *applog_problem(const struct wsnode_ref *src, const char *id,
                           const struct jv *procs);
 
 /*
@@ -45,7 +37,7 @@ struct jv *applog_problem(const struct applog_ws *src, const char *id,
  * {kind:"install_failed"} with the last lines of install.log after it
  * failed.  install is the status's "install" object (supanswer.h).
  */
-struct jv *applog_install_problem(const struct applog_ws *src, const char *id,
+struct jv *applog_install_problem(const struct wsnode_ref *src, const char *id,
                                   const struct jv *install);
 
 /* Remembers the process list of a sandbox that answered. */

@@ -31,6 +31,17 @@
 struct nodelink;
 struct wsnode;
 
+/*
+ * A sandbox's workspace for code that used to take its local path: ws
+ * (that path) serves a local sandbox as before; when sb is on another
+ * node (wsnode_remote), wn reaches it.
+ */
+struct wsnode_ref {
+	const char *ws;
+	struct wsnode *wn;
+	const struct sandbox *sb;
+};
+
 int wsnode_new(struct wsnode **out, const struct config *cfg,
                struct store *store);
 void wsnode_free(struct wsnode *w);

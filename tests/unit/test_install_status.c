@@ -94,7 +94,7 @@ problems_of_the_install(void)
 	char ws[] = "/tmp/test_install_status.XXXXXX", p[256];
 	struct jv *in, *pr;
 	struct sandbox sb = {0};
-	struct applog_ws src = {.ws = ws, .sb = &sb};
+	struct wsnode_ref src = {.ws = ws, .sb = &sb};
 	FILE *f;
 
 	CHECK(mkdtemp(ws) != NULL);

@@ -91,6 +91,10 @@ const struct err_code err_codes[] = {
     {.code = "sandbox_not_running",
      .status = 409,
      .meaning = "a task for a sandbox that is creating or in error"},
+    {.code = "sandbox_remote",
+     .status = 409,
+     .meaning = "an operation not yet done across nodes, on a sandbox "
+                "whose workspace is on another node"},
     {.code = "snapshot_busy",
      .status = 409,
      .meaning = "a snapshot that is still being taken or restored"},
@@ -158,6 +162,10 @@ const struct err_code err_codes[] = {
     {.code = "docker_unavailable",
      .status = 503,
      .meaning = "the Docker engine does not answer"},
+    {.code = "node_down",
+     .status = 503,
+     .meaning = "the node holding the sandbox (or its agent) does not "
+                "answer"},
     {.code = "event_streams_full",
      .status = 503,
      .meaning = "TL_SUBS_MAX event streams of apps' timelines are open"},

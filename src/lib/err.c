@@ -166,10 +166,6 @@ const struct err_code err_codes[] = {
     {.code = "docker_unavailable",
      .status = 503,
      .meaning = "the Docker engine does not answer"},
-    {.code = "node_down",
-     .status = 503,
-     .meaning = "the node holding the sandbox (or its agent) does not "
-                "answer"},
     {.code = "event_streams_full",
      .status = 503,
      .meaning = "TL_SUBS_MAX event streams of apps' timelines are open"},

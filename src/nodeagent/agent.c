@@ -72,56 +72,6 @@ const struct nl_op agent_ops[] = {
 };
 const size_t agent_nops = sizeof(agent_ops) / sizeof(agent_ops[0]);
 
-bool
-agent_id_ok(const char *id)
-{
-	size_t n = id ? strlen(id) : 0;
-
-	return n > 0 && n <= 64 &&
-	       strspn(id, "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-	                  "abcdefghijklmnopqrstuvwxyz") == n;
-}
-
-void
-agent_ws_path(const struct agent *a, const char *id, char *out, size_t len)
-{
-	workspace_path(a->cfg->data_dir, id, out, len);
-}
-
-struct spawned {
-	struct agent *a;
-	void *(*fn)(void *);
-	void *arg;
-};
-
-int
-agent_spawn(struct agent *a, void *(*fn)(void *), void *arg)
-{
-	pthread_attr_t at;
-	pthread_t t;
-	int rc;
-
-	if (atomic_fetch_add(&a->workers, 1) >= AGENT_STREAM_THREADS) {
-		atomic_fetch_sub(&a->workers, 1);
-		return -1;
-	}
-	pthread_attr_init(&at);
-	pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
-	rc = pthread_create(&t, &at, fn, arg);
-	pthread_attr_destroy(&at);
-	if (rc != 0) {
-		atomic_fetch_sub(&a->workers, 1);
-		return -1;
-	}
-	return 0;
-}
-
-void
-agent_worker_done(struct agent *a)
-{
-	atomic_fetch_sub(&a->workers, 1);
-}
-
 /* ---- state --------------------------------------------------------- */
 
 /* A small file of ours whole into b (at most its cap). */

@@ -15,7 +15,6 @@
 #include "nodelink/nodelink.h"
 
 #define AGENT_STREAM_THREADS 128   /* stream workers at once */
-#define AGENT_PROXY_CONNS    128   /* relayed proxy connections at once */
 #define AGENT_CMD_MAX        64    /* words of an exec's command */
 #define AGENT_ENV_MAX        256   /* entries of an exec's environment */
 #define AGENT_ARG_MAX        4096  /* bytes of one of them */

@@ -14,13 +14,13 @@
 #include "lib/jv.h"
 #include "nodelink/nodelink.h"
 
-#define AGENT_STREAM_THREADS 128   /* stream workers at once */
-#define AGENT_CMD_MAX        64    /* words of an exec's command */
-#define AGENT_ENV_MAX        256   /* entries of an exec's environment */
-#define AGENT_ARG_MAX        4096  /* bytes of one of them */
-#define AGENT_LOG_LINES_MAX  2000  /* sb_logs_tail's lines */
-#define AGENT_DIAL_MS        5000  /* preview and supervisor connects */
-#define AGENT_DRAIN_MS       30000 /* a refused tar_in's rest is read */
+#define AGENT_STREAM_THREADS 128          /* stream workers at once */
+#define AGENT_CMD_MAX        64           /* words of an exec's command */
+#define AGENT_ENV_MAX        256          /* entries of an exec's environment */
+#define AGENT_ARG_MAX        4096         /* bytes of one of them */
+#define AGENT_LOG_LINES_MAX  2000         /* sb_logs_tail's lines */
+#define AGENT_DIAL_MS        5000         /* preview and supervisor connects */
+#define AGENT_DRAIN_MS       30000        /* a refused tar_in's rest is read */
 #define AGENT_TAR_MAX        (64ll << 30) /* tar_in's bytes_max ceiling */
 #define AGENT_RELAY_IDLE_S   600  /* a proxy relay with no byte either way */
 #define AGENT_STOP_WAIT_MS   5000 /* workers waited for at stop */

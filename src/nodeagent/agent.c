@@ -235,6 +235,7 @@ watch(struct agent *a, const sigset_t *set)
 		} else {
 			warned = false;
 		}
+		agent_engine_refresh(a);
 		renew_maybe(a, &renewed);
 	}
 }
@@ -248,6 +249,7 @@ serve_start(struct agent *a, struct err *e)
 		return ERR_INTERNAL(e, "out of memory");
 	if (docker_ping(a->d, msg) != DOCKER_OK)
 		log_warn("node agent: the engine does not answer yet: %s", msg);
+	agent_engine_refresh(a);
 	if (agent_net_ensure(a, e) < 0)
 		log_warn("node agent: network: %s (retried)", e->msg);
 	if (agent_relay_start(a, e) < 0)

@@ -298,7 +298,8 @@ nodeagent_run(const struct config *cfg)
 	if (workspace_init_dirs(cfg->data_dir) < 0)
 		err_set(&e, 500, "internal", "cannot make the data dir %s",
 		        cfg->data_dir);
-	else if (load_state(a, &e) == 0 && serve_start(a, &e) == 0)
+	else if (workspace_empty_trash(cfg->data_dir),
+	         load_state(a, &e) == 0 && serve_start(a, &e) == 0)
 		rc = 0;
 	if (rc == 0)
 		watch(a, &set);

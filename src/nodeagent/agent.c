@@ -295,12 +295,15 @@ nodeagent_run(const struct config *cfg)
 	pthread_mutex_init(&a->mu, NULL);
 	snprintf(a->dir, sizeof(a->dir), "%s/%s", cfg->data_dir, NODEAGENT_DIR);
 	block_signals(&set);
-	if (workspace_init_dirs(cfg->data_dir) < 0)
+	if (workspace_init_dirs(cfg->data_dir) < 0) {
 		err_set(&e, 500, "internal", "cannot make the data dir %s",
 		        cfg->data_dir);
-	else if (workspace_empty_trash(cfg->data_dir),
-	         load_state(a, &e) == 0 && serve_start(a, &e) == 0)
-		rc = 0;
+	} else {
+		/* moved-away workspaces (ws_trash) wait there until now */
+		workspace_empty_trash(cfg->data_dir);
+		if (load_state(a, &e) == 0 && serve_start(a, &e) == 0)
+			rc = 0;
+	}
 	if (rc == 0)
 		watch(a, &set);
 	else

@@ -161,17 +161,6 @@ block_signals(sigset_t *set)
 	pthread_sigmask(SIG_BLOCK, set, NULL);
 }
 
-struct nodelink *
-agent_nl(struct agent *a)
-{
-	struct nodelink *nl;
-
-	pthread_mutex_lock(&a->mu);
-	nl = a->nl;
-	pthread_mutex_unlock(&a->mu);
-	return nl;
-}
-
 /*
  * The certificate renewed through the control plane once it has less
  * than AGENT_RENEW_S to run (tried once an hour until it works); the

@@ -49,12 +49,6 @@ remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 	return 0;
 }
 
-static void
-scratch_remove(void)
-{
-	rmdir(scratch);
-}
-
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -65,12 +59,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	int fd, dirfd, n = 0;
 	DIR *d;
 
-	if (scratch[0] == '\0') {
-		snprintf(scratch, sizeof(scratch), "/tmp/fuzz-tar-XXXXXX");
-		if (mkdtemp(scratch) == NULL)
-			abort();
-		atexit(scratch_remove);
-	}
+	/* a scratch directory per input: libFuzzer may end the process
+	 * without running exit handlers */
+	snprintf(scratch, sizeof(scratch), "/tmp/fuzz-tar-XXXXXX");
+	if (mkdtemp(scratch) == NULL)
+		abort();
 	snprintf(out, sizeof(out), "%s/out", scratch);
 	if (mkdir(out, 0700) < 0 ||
 	    (dirfd = open(out, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
@@ -91,5 +84,6 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (n != 1) /* only out/ */
 		__builtin_trap();
 	nftw(out, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+	rmdir(scratch);
 	return 0;
 }

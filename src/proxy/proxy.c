@@ -460,8 +460,11 @@ bind_socket(const char *addr, uint16_t port, char *why, size_t len)
 		return -1;
 	}
 	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	/* IP_FREEBIND: on a node the bridge (and so the gateway address)
+	 * exists only while a sandbox there uses it. */
 	if (fd < 0 ||
 	    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
+	    setsockopt(fd, IPPROTO_IP, IP_FREEBIND, &one, sizeof(one)) < 0 ||
 	    bind(fd, (struct sockaddr *)&sin, sizeof(sin)) < 0 ||
 	    listen(fd, PROXY_BACKLOG) < 0) {
 		snprintf(why, len, "cannot listen on %s:%u: %s", addr, port,
@@ -485,7 +488,10 @@ listen_on(struct proxy *px, const char *addr, char *why, size_t len)
 		return -1;
 	px->mhd = MHD_start_daemon(
 	    MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
-	        MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG,
+	        MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG |
+	        /* relayed connections are added (relay.c) and must wake
+	         * the server's thread */
+	        (px->relay_wanted ? MHD_USE_ITC : 0),
 	    0, NULL, NULL, on_proxy, px, MHD_OPTION_EXTERNAL_LOGGER, on_log, px,
 	    MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_THREAD_POOL_SIZE,
 	    (unsigned)PROXY_THREADS, MHD_OPTION_CONNECTION_TIMEOUT,
@@ -555,12 +561,16 @@ proxy_start(struct proxy **out, struct core *core)
 	px->core = core;
 	pthread_mutex_init(&px->mu, NULL);
 	pthread_cond_init(&px->idle, NULL);
+	px->relay_wanted = strcmp(core->cfg->orchestrator, "swarm") == 0;
 	if (pthread_create(&px->binder, NULL, binder_main, px) != 0) {
 		pthread_cond_destroy(&px->idle);
 		pthread_mutex_destroy(&px->mu);
 		free(px);
 		return -1;
 	}
+	/* Swarm mode: sandboxes on other nodes come in relayed (relay.c). */
+	if (px->relay_wanted)
+		(void)proxy_relay_start(px, core->cfg->data_dir);
 	*out = px;
 	return 0;
 }
@@ -572,6 +582,7 @@ proxy_stop(struct proxy *px)
 		return;
 	atomic_store(&px->stopping, true);
 	pthread_join(px->binder, NULL);
+	proxy_relay_stop(px);
 	/* Workers end first: each resumes its connection as it goes, so
 	 * the server stops with no connection left suspended. */
 	upstream_halt(px);

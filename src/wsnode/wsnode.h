@@ -81,8 +81,10 @@ int wsnode_mkdir(struct wsnode *w, const struct sandbox *sb, const char *path,
 /*
  * Appends to the local file name beneath dirfd (made 0600 when missing)
  * what path of sb's workspace holds past that file's size, at most max
- * bytes: a local mirror of a file that only grows.  1 when it grew, 0
- * when not, -1 with e (404 when path does not exist yet).
+ * bytes: a local mirror of a file that grows.  One read per call (at
+ * most NL_WS_CHUNK remote).  A remote file found shorter than the copy
+ * (rewritten) empties the copy, to be read again.  1 when the copy
+ * changed, 0 when not, -1 with e (404 when path does not exist yet).
  */
 int wsnode_mirror(struct wsnode *w, const struct sandbox *sb, const char *path,
                   int dirfd, const char *name, size_t max, struct err *e);

@@ -565,6 +565,7 @@ task_free(struct core *c)
 		return;
 	task_shutdown(c);
 	follow_free_all(ts);
+	task_mirror_wait();
 	close(ts->wake_fd);
 	close(ts->inotify_fd);
 	pthread_cond_destroy(&ts->starters_cv);

@@ -190,10 +190,11 @@ wsnode_mirror(struct wsnode *w, const struct sandbox *sb, const char *path,
 	bool eof = false, shrunk = false;
 	int fd, rc = -1;
 
-	fd = openat(dirfd, name,
-	            O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC,
-	            0600);
-	if (fd < 0 || fstat(fd, &st) < 0) {
+	/* made once the file is there to copy, as the original appears */
+	fd = openat(dirfd, name, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 && errno == ENOENT)
+		st.st_size = 0;
+	else if (fd < 0 || fstat(fd, &st) < 0) {
 		if (fd >= 0)
 			close(fd);
 		return ERR_INTERNAL(e, "mirror %s: %s", name, strerror(errno));
@@ -205,7 +206,14 @@ wsnode_mirror(struct wsnode *w, const struct sandbox *sb, const char *path,
 	    0)
 		goto out;
 	if (shrunk) { /* rewritten there: read again from its start */
-		rc = ftruncate(fd, 0) == 0 ? 1 : -1;
+		rc = fd < 0 || ftruncate(fd, 0) == 0 ? 1 : -1;
+		goto out;
+	}
+	if (fd < 0 && (fd = openat(dirfd, name,
+	                           O_WRONLY | O_CREAT | O_EXCL | O_APPEND |
+	                               O_NOFOLLOW | O_CLOEXEC,
+	                           0600)) < 0) {
+		ERR_INTERNAL(e, "mirror %s: %s", name, strerror(errno));
 		goto out;
 	}
 	for (size_t off = 0; off < data.len;) {
@@ -221,6 +229,7 @@ wsnode_mirror(struct wsnode *w, const struct sandbox *sb, const char *path,
 	rc = data.len > 0 ? 1 : 0;
 out:
 	buf_release(&data);
-	close(fd);
+	if (fd >= 0)
+		close(fd);
 	return rc;
 }

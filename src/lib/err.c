@@ -162,10 +162,6 @@ const struct err_code err_codes[] = {
     {.code = "docker_unavailable",
      .status = 503,
      .meaning = "the Docker engine does not answer"},
-    {.code = "node_down",
-     .status = 503,
-     .meaning = "the node holding the sandbox (or its agent) does not "
-                "answer"},
     {.code = "event_streams_full",
      .status = 503,
      .meaning = "TL_SUBS_MAX event streams of apps' timelines are open"},
@@ -175,6 +171,10 @@ const struct err_code err_codes[] = {
     {.code = "no_headroom",
      .status = 503,
      .meaning = "too little host memory to start the sandbox"},
+    {.code = "node_down",
+     .status = 503,
+     .meaning = "the node holding the sandbox (or its agent) does not "
+                "answer"},
     {.code = "oauth_pending_full",
      .status = 503,
      .meaning = "AGENT_OAUTH_PENDING_MAX subscription sign-ins of all "

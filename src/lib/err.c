@@ -50,6 +50,10 @@ const struct err_code err_codes[] = {
     {.code = "not_found",
      .status = 404,
      .meaning = "an unknown path or id, or another tenant's"},
+    {.code = "unknown_op",
+     .status = 404,
+     .meaning = "a node channel op the node or control plane does not "
+                "serve (a version mismatch)"},
     {.code = "method_not_allowed",
      .status = 405,
      .meaning = "a known path with the wrong method"},
@@ -173,8 +177,9 @@ const struct err_code err_codes[] = {
      .meaning = "too little host memory to start the sandbox"},
     {.code = "node_down",
      .status = 503,
-     .meaning = "the node holding the sandbox (or its agent) does not "
-                "answer"},
+     .meaning = "a node agent (or, from a node, the control plane) does "
+                "not answer on the node channel, or not with a "
+                "certificate of this cluster"},
     {.code = "oauth_pending_full",
      .status = 503,
      .meaning = "AGENT_OAUTH_PENDING_MAX subscription sign-ins of all "

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "lib/clock.h"
+#include "store/backup.h"
 #include "store/migrations.h"
 #include "store/store.h"
 #include "store_fixture.h"
@@ -246,12 +247,44 @@ migration_from_17(void)
 	store_fixture_close(again);
 }
 
+/* A backup's database holds the cluster's rows and the sandboxes' nodes. */
+static void
+backup_carries_the_rows(void)
+{
+	struct store *s = store_fixture_open(), *copy = NULL;
+	struct store_db_info info;
+	struct node_row n = {0}, got;
+	struct sandbox sb, sgot;
+	char dst[192], err[256] = "";
+
+	CHECK(s != NULL);
+	snprintf(n.name, sizeof(n.name), "worker-a");
+	snprintf(n.data_dir, sizeof(n.data_dir), "/srv/sbx");
+	CHECK(store_node_put(s, &n) == 0);
+	make_app_sandbox(s, &sb);
+	snprintf(sb.node, sizeof(sb.node), "worker-a");
+	CHECK(store_sandbox_insert(s, &sb) == 0);
+	snprintf(dst, sizeof(dst), "%s/copy.db", store_fixture_dir);
+	CHECK(store_backup(store_fixture_path, dst, &info, err, sizeof(err)) ==
+	      0);
+	CHECK(info.schema_version == store_schema_latest());
+	CHECK(store_open(&copy, dst) == 0);
+	CHECK(copy && store_node_get(copy, "worker-a", &got) == 0);
+	CHECK_STR(got.data_dir, "/srv/sbx");
+	CHECK(copy && store_sandbox_get(copy, sb.id, &sgot) == 0);
+	CHECK_STR(sgot.node, "worker-a");
+	store_close(copy);
+	unlink(dst);
+	store_fixture_close(s);
+}
+
 static const struct unit_test tests[] = {
     {"nodes: upsert, list, status, seen", nodes_upsert_list_status_seen},
     {"join tokens: single use, expiry", join_token_single_use_and_expiry},
     {"moves journal: open ones, oldest first", moves_journal},
     {"sandboxes.node round trip and rows on a node", sandbox_node_round_trip},
     {"migration from schema 17", migration_from_17},
+    {"a backup carries the nodes and sandbox.node", backup_carries_the_rows},
 };
 
 int

@@ -6,7 +6,9 @@
  * remote sandbox's files are written in pieces, read at offsets, listed,
  * stat'ed, mirrored and shadowed; a whole workspace goes to the node and
  * back (tar streams relayed here, the source to its trash); a node whose
- * row says down answers node_down.
+ * row says down answers node_down; and the files API, the problem and a
+ * task's images read and write a remote sandbox's files over the same
+ * agent (their remote halves, called directly).
  */
 #include <fcntl.h>
 #include <ftw.h>
@@ -16,7 +18,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "api/files_remote.h"
+#include "applog/problem.h"
 #include "nodeagent/internal.h"
+#include "task/attach.h"
 #include "ws/workspace.h"
 #include "wsnode/wsnode.h"
 #include "unit.h"
@@ -300,12 +305,77 @@ node_down_answers_so(void)
 	node_row("ready");
 }
 
+/* What the files API, the problem and a task's attachments make of a
+ * remote sandbox (their remote halves, over the same agent). */
+static void
+ports_over_the_node(void)
+{
+	struct core c = {.cfg = &cpcfg, .store = store, .wn = wn};
+	struct sandbox sb = remote_sb();
+	struct wsnode_ref at = {.ws = "/nonexistent", .wn = wn, .sb = &sb};
+	struct task_image im = {"shot.png", (const unsigned char *)"PNG", 3};
+	struct err e = {0};
+	struct jv *list = NULL, *pr, *in;
+	struct buf b;
+	char perr[64];
+	bool trunc = true;
+
+	CHECK(wsnode_write(wn, &sb, "workspace/app/a/b/c.txt", "hi", 2, 0644,
+	                   &e) == 0);
+	CHECK(files_remote_list(&c, &sb, "", true, &list, &trunc, &e) == 0);
+	CHECK(!trunc && list != NULL);
+	for (size_t i = 1; i < jv_len(list); i++) /* sorted by path */
+		CHECK(strcmp(jv_str(jv_get(jv_at(list, i - 1), "path")),
+		             jv_str(jv_get(jv_at(list, i), "path"))) < 0);
+	trunc = false;
+	for (size_t i = 0; i < jv_len(list); i++)
+		trunc |= strcmp(jv_str(jv_get(jv_at(list, i), "path")),
+		                "a/b/c.txt") == 0;
+	CHECK(trunc);
+	jv_free(list);
+	CHECK(files_remote_read(&c, &sb, "a/b/c.txt", 100, &b, &e) == 0);
+	CHECK(b.len == 2 && memcmp(b.data, "hi", 2) == 0);
+	buf_release(&b);
+	CHECK(files_remote_read(&c, &sb, "a/b/c.txt", 1, &b, &e) == -1);
+	CHECK(e.status == 413 && b.len == 0);
+	buf_release(&b);
+	e = (struct err){0};
+	CHECK(files_remote_delete(&c, &sb, "a", false, &e) == -1);
+	CHECK(e.status == 409);
+	e = (struct err){0};
+	CHECK(files_remote_delete(&c, &sb, "a", true, &e) == 0);
+	/* the install's problem from the node's install.log */
+	CHECK(wsnode_write(wn, &sb, ".sandboxd/logs/install.log",
+	                   "npm error code E404\n", 20, 0644, &e) == 0);
+	in = jv_parse("{\"state\":\"failed\",\"exit_code\":1}", 32, 4, perr,
+	              sizeof(perr));
+	pr = applog_install_problem(&at, SB, in);
+	CHECK(pr != NULL);
+	CHECK(pr && strstr(jv_str(jv_get(pr, "summary")), "E404") != NULL);
+	jv_free(pr);
+	jv_free(in);
+	/* a task's images, written to the node and listed from there */
+	CHECK(task_attach_write(&at, "01HTASK0000000000000000001", &im, 1,
+	                        &e) == 0);
+	list = task_attach_list(&at, "01HTASK0000000000000000001");
+	CHECK(jv_len(list) == 1);
+	CHECK_STR(jv_str(jv_get(jv_at(list, 0), "name")), "1-shot.png");
+	CHECK(jv_int(jv_get(jv_at(list, 0), "bytes")) == 3);
+	jv_free(list);
+	task_attach_remove(&at, "01HTASK0000000000000000001");
+	list = task_attach_list(&at, "01HTASK0000000000000000001");
+	CHECK(jv_len(list) == 0);
+	jv_free(list);
+}
+
 static const struct unit_test tests[] = {
     {"remote files: pieces, offsets, list, stat, confined, delete",
      remote_files_in_pieces},
     {"remote: a mirror follows, a shadow copies", remote_mirror_and_shadow},
     {"a workspace to the node and back", workspace_there_and_back},
     {"a node down answers node_down", node_down_answers_so},
+    {"the files API, the problem, a task's images over the node",
+     ports_over_the_node},
 };
 
 static int

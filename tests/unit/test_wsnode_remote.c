@@ -22,6 +22,7 @@
 #include "applog/problem.h"
 #include "nodeagent/internal.h"
 #include "task/attach.h"
+#include "task/internal.h"
 #include "ws/workspace.h"
 #include "wsnode/wsnode.h"
 #include "unit.h"
@@ -368,6 +369,73 @@ ports_over_the_node(void)
 	jv_free(list);
 }
 
+/* Waits up to ms for the local file to hold want. */
+static bool
+file_is(const char *dir, const char *name, const char *want, int ms)
+{
+	char p[512], got[256];
+
+	snprintf(p, sizeof(p), "%s/%s", dir, name);
+	for (int t = 0; t < ms; t += 50) {
+		FILE *f = fopen(p, "r");
+		size_t n = f ? fread(got, 1, sizeof(got) - 1, f) : 0;
+		if (f)
+			fclose(f);
+		got[n] = '\0';
+		if (f && strcmp(got, want) == 0)
+			return true;
+		usleep(50 * 1000);
+	}
+	return false;
+}
+
+/* A remote task's files reach a local mirror within about a second, by
+ * the mirror's own thread; stopping it removes the copy. */
+static void
+task_mirror_follows(void)
+{
+	struct core c = {.cfg = &cpcfg, .store = store, .wn = wn};
+	struct sandbox sb = remote_sb(), row = {0};
+	struct task t = {0};
+	struct app a = {0};
+	struct err e = {0};
+	char ws[4200] = "", dir[4400];
+	struct stat st;
+
+	snprintf(a.id, sizeof(a.id), "01HAPP00000000000000000001");
+	snprintf(a.owner, sizeof(a.owner), "alice");
+	snprintf(a.name, sizeof(a.name), "m");
+	snprintf(a.tags_json, sizeof(a.tags_json), "[]");
+	CHECK(store_app_insert(store, &a) == 0);
+	snprintf(row.id, sizeof(row.id), "%s", SB);
+	snprintf(row.app_id, sizeof(row.app_id), "%s", a.id);
+	snprintf(row.image, sizeof(row.image), "img:1");
+	snprintf(row.idle_policy, sizeof(row.idle_policy), "sleep");
+	row.status = SANDBOX_RUNNING;
+	CHECK(store_sandbox_insert(store, &row) == 0);
+	CHECK(store_sandbox_set_node(store, SB, "n1") == 0);
+	snprintf(t.id, sizeof(t.id), "01HTASK0000000000000000002");
+	snprintf(t.sandbox_id, sizeof(t.sandbox_id), "%s", SB);
+	CHECK(task_mirror_start(&c, &t, ws, sizeof(ws)) == 1);
+	CHECK(strstr(ws, "/state/taskmirror/" SB) != NULL);
+	snprintf(dir, sizeof(dir), "%s/.sandboxd/tasks/%s", ws, t.id);
+	usleep(400 * 1000);
+	CHECK(stat(dir, &st) != 0); /* not before the node has it */
+	CHECK(wsnode_write(wn, &sb,
+	                   ".sandboxd/tasks/01HTASK0000000000000000002/"
+	                   "agent.out",
+	                   "{\"a\":1}\n", 8, 0644, &e) == 0);
+	CHECK(wsnode_write(wn, &sb,
+	                   ".sandboxd/tasks/01HTASK0000000000000000002/"
+	                   "steps",
+	                   "agent_running\n", 14, 0644, &e) == 0);
+	CHECK(file_is(dir, "steps", "agent_running\n", 1500));
+	CHECK(file_is(dir, "agent.out", "{\"a\":1}\n", 100));
+	task_mirror_stop(t.id);
+	task_mirror_wait();
+	CHECK(stat(dir, &st) != 0);
+}
+
 static const struct unit_test tests[] = {
     {"remote files: pieces, offsets, list, stat, confined, delete",
      remote_files_in_pieces},
@@ -376,6 +444,7 @@ static const struct unit_test tests[] = {
     {"a node down answers node_down", node_down_answers_so},
     {"the files API, the problem, a task's images over the node",
      ports_over_the_node},
+    {"a remote task's files mirrored here", task_mirror_follows},
 };
 
 static int

@@ -24,6 +24,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include "export/tar.h"
@@ -96,6 +97,17 @@ read_trailer(int fd, int64_t *bytes, struct err *e)
 	return rc;
 }
 
+/* A stalled peer fails the copy's blocking reads and writes (the tar
+ * reader and writer block on these sockets) after COPY_IDLE_MS. */
+static void
+idle_deadline(int fd)
+{
+	struct timeval tv = {.tv_sec = COPY_IDLE_MS / 1000};
+
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+}
+
 /* Opens a stream op on node's agent about sandbox id. */
 static int
 open_stream(struct wsnode *w, const char *node, const char *op, const char *id,
@@ -115,6 +127,8 @@ open_stream(struct wsnode *w, const char *node, const char *op, const char *id,
 	if (wsnode_addr(w, node, addr, e) == 0)
 		rc = nl_stream(atomic_load(&w->nl), addr, NL_ROLE_NODE, req,
 		               NULL, fd, e);
+	if (rc == 0)
+		idle_deadline(*fd);
 	jv_free(req);
 	return rc;
 }

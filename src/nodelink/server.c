@@ -5,11 +5,11 @@
  * connection whose peer proved the control role leaves its address's
  * count: an agent's one client is the control plane, whose previews,
  * terminals and event streams may pass NL_PEER_CONNS together, while
- * anyone else (and the CP's address before a handshake) stays bounded.  Each
- * connection gets NL_HANDSHAKE_MS for its handshake and NL_HDR_READ_MS
- * for its header, then one op: the op must exist (404 unknown_op) and
- * take the peer's role (401 unauthorized), where the role comes from a
- * certificate our CA signed, or NONE when the peer sent none.  A
+ * anyone else (and the CP's address before a handshake) stays
+ * bounded.  Each connection gets NL_HANDSHAKE_MS for its handshake and
+ * NL_HDR_READ_MS for its header, then one op: the op must exist (404
+ * unknown_op) and take the peer's role (401 unauthorized), where the role comes
+ * from a certificate our CA signed, or NONE when the peer sent none.  A
  * certificate that does not verify ends the connection before a byte
  * of header is read.  A unary op answers and closes; a stream op's
  * handler gives an fd that this thread then pumps with the session.
@@ -190,7 +190,7 @@ run_op(struct nl_server *s, const struct nl_op *o, const struct nl_peer *p,
 		return;
 	}
 	if (answer(ss, fd, answer_ok(extra)) == 0)
-		nl_tls_pump(ss, fd, hfd, NL_STREAM_IDLE_MS);
+		nl_tls_pump(ss, fd, hfd, o->idle_ms);
 	close(hfd);
 }
 

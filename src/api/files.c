@@ -473,14 +473,12 @@ files_move(struct req *r, struct resp *w)
 		goto out;
 	}
 	snprintf(t.path, sizeof(t.path), "%s", from);
-	if (wsnode_guard(&t.sb, "moving a file", &e) < 0) {
-		api_reply_err(w, &e);
-		goto out;
-	}
 	if (target_dir(r, w, &t) < 0)
 		goto out;
 	pthread_mutex_lock(write_lock(t.sb.id));
-	moved = wsfs_move(t.appfd, from, to, WORKSPACE_UID, WORKSPACE_GID, &e);
+	moved = t.remote ? files_remote_move(r->core, &t.sb, from, to, &e)
+	                 : wsfs_move(t.appfd, from, to, WORKSPACE_UID,
+	                             WORKSPACE_GID, &e);
 	pthread_mutex_unlock(write_lock(t.sb.id));
 	if (moved < 0) {
 		api_reply_err(w, &e);

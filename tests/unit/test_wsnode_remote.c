@@ -340,6 +340,22 @@ ports_over_the_node(void)
 	CHECK(files_remote_read(&c, &sb, "a/b/c.txt", 1, &b, &e) == -1);
 	CHECK(e.status == 413 && b.len == 0);
 	buf_release(&b);
+	/* a move: a file only, never over another */
+	CHECK(files_remote_move(&c, &sb, "a/b/c.txt", "a/d.txt", &e) == 0);
+	CHECK(files_remote_read(&c, &sb, "a/d.txt", 100, &b, &e) == 0);
+	CHECK(b.len == 2);
+	buf_release(&b);
+	CHECK(files_remote_read(&c, &sb, "a/b/c.txt", 100, &b, &e) == -1);
+	CHECK(e.status == 404);
+	buf_release(&b);
+	CHECK(wsnode_write(wn, &sb, "workspace/app/a/e.txt", "e", 1, 0644,
+	                   &e) == 0);
+	e = (struct err){0};
+	CHECK(files_remote_move(&c, &sb, "a/e.txt", "a/d.txt", &e) == -1);
+	CHECK(e.status == 409);
+	e = (struct err){0};
+	CHECK(files_remote_move(&c, &sb, "a/b", "z", &e) == -1);
+	CHECK_STR(e.code, "sandbox_remote");
 	e = (struct err){0};
 	CHECK(files_remote_delete(&c, &sb, "a", false, &e) == -1);
 	CHECK(e.status == 409);

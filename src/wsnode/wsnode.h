@@ -81,6 +81,10 @@ int wsnode_delete(struct wsnode *w, const struct sandbox *sb, const char *path,
                   struct err *e);
 int wsnode_mkdir(struct wsnode *w, const struct sandbox *sb, const char *path,
                  struct err *e);
+/* The bytes the sandbox's workspace holds (ws_usage's walk, cached on
+ * its node; local: ws_usage). */
+int wsnode_usage(struct wsnode *w, const struct sandbox *sb, int64_t *bytes,
+                 struct err *e);
 
 /*
  * Appends to the local file name beneath dirfd (made 0600 when missing)

@@ -340,6 +340,11 @@ ports_over_the_node(void)
 	CHECK(files_remote_read(&c, &sb, "a/b/c.txt", 1, &b, &e) == -1);
 	CHECK(e.status == 413 && b.len == 0);
 	buf_release(&b);
+	{
+		int64_t used = -1;
+		CHECK(wsnode_usage(wn, &sb, &used, &e) == 0 && used > 0);
+		CHECK(files_remote_room(&c, &sb, &e) == 0); /* no cap set */
+	}
 	/* a move: a file only, never over another */
 	CHECK(files_remote_move(&c, &sb, "a/b/c.txt", "a/d.txt", &e) == 0);
 	CHECK(files_remote_read(&c, &sb, "a/d.txt", 100, &b, &e) == 0);

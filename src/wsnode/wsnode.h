@@ -121,4 +121,13 @@ int wsnode_copy(struct wsnode *w, const char *sandbox_id, const char *from,
                 const char *to, bool keep_source, int64_t *bytes,
                 struct err *e);
 
+/*
+ * The workspace of sb, on another node, read into the empty local
+ * directory dirfd by its node's tar_out stream (dependency trees left
+ * out with exclude_deps): a copy, the node's left as it is.  *bytes the
+ * tar's size.  A local sb: 400 (the caller copies the tree itself).
+ */
+int wsnode_fetch(struct wsnode *w, const struct sandbox *sb, bool exclude_deps,
+                 int dirfd, int64_t *bytes, struct err *e);
+
 #endif

@@ -22,6 +22,7 @@
 #include "applog/problem.h"
 #include "nodeagent/internal.h"
 #include "task/attach.h"
+#include "snapshot/internal.h"
 #include "task/internal.h"
 #include "ws/workspace.h"
 #include "wsnode/wsnode.h"
@@ -390,6 +391,38 @@ ports_over_the_node(void)
 	jv_free(list);
 }
 
+/* A snapshot's copy of a remote app: the node's tar, the app's tree
+ * kept, the rest of the workspace dropped; the node's untouched. */
+static void
+snapshot_of_a_remote_app(void)
+{
+	struct core c = {.cfg = &cpcfg, .store = store, .wn = wn};
+	struct sandbox sb = remote_sb();
+	struct copytree_stats st;
+	struct err e = {0};
+	char tmp[256], dst[300], agws[256];
+
+	CHECK(wsnode_write(wn, &sb, "workspace/app/index.html", "<p>", 3, 0644,
+	                   &e) == 0);
+	snprintf(tmp, sizeof(tmp), "%s/snap.tmp", cpcfg.data_dir);
+	snprintf(dst, sizeof(dst), "%s/app", tmp);
+	CHECK(mkdir(tmp, 0700) == 0);
+	CHECK(snap_fetch(&c, &sb, tmp, dst, &st, &e) == 0);
+	if (e.status)
+		fprintf(stderr, "  %s\n", e.msg);
+	CHECK(file_size(dst, "index.html") == 3);
+	CHECK(file_size(tmp, "ws") == -1); /* the rest dropped */
+	CHECK(st.files >= 1 && st.size_bytes >= 3 &&
+	      st.own_bytes == st.size_bytes);
+	snprintf(agws, sizeof(agws), "%s/workspaces/%s", agcfg.data_dir, SB);
+	CHECK(file_size(agws, "workspace/app/index.html") == 3);
+	/* a local sandbox is not fetched */
+	sb.node[0] = '\0';
+	e = (struct err){0};
+	CHECK(wsnode_fetch(wn, &sb, false, -1, &(int64_t){0}, &e) == -1);
+	CHECK(e.status == 400);
+}
+
 /* Waits up to ms for the local file to hold want. */
 static bool
 file_is(const char *dir, const char *name, const char *want, int ms)
@@ -466,6 +499,7 @@ static const struct unit_test tests[] = {
     {"the files API, the problem, a task's images over the node",
      ports_over_the_node},
     {"a remote task's files mirrored here", task_mirror_follows},
+    {"a snapshot's copy of a remote app", snapshot_of_a_remote_app},
 };
 
 static int

@@ -338,6 +338,48 @@ workers_only_sandbox_has_no_web(void)
 	core_without_store_free(&c);
 }
 
+/*
+ * Sandboxes on another node (swarm): the route carries the node; one
+ * whose node is down gets the node-down page (never a wake), and one that
+ * runs there without a way to its node (no driver, or one that cannot
+ * give a tunnel) too; a local one's target has no preamble.
+ */
+static void
+remote_sandboxes(void)
+{
+	struct core c;
+	struct sandbox run, down, local;
+	struct preview_target t;
+	struct route rt;
+
+	core_without_store(&c);
+	make_row(&run, SANDBOX_RUNNING, "");
+	snprintf(run.node, sizeof(run.node), "n2");
+	make_row(&down, SANDBOX_STOPPED, "");
+	snprintf(down.node, sizeof(down.node), "n2");
+	snprintf(down.status_reason, sizeof(down.status_reason), "node_down");
+	make_row(&local, SANDBOX_RUNNING, "172.30.0.14");
+	routes_put(c.routes, &run);
+	routes_put(c.routes, &down);
+	routes_put(c.routes, &local);
+	CHECK(routes_get(c.routes, run.id, &rt) && !rt.node_down);
+	CHECK_STR(rt.node, "n2");
+	CHECK(routes_get(c.routes, down.id, &rt) && rt.node_down);
+
+	preview_resolve(&c, down.id, 3000, &t);
+	CHECK(t.state == PREVIEW_NODE_DOWN && t.retry_after_s > 0);
+	CHECK(strstr(t.message, "n2") != NULL);
+	preview_resolve(&c, run.id, 3000, &t);
+	CHECK(t.state == PREVIEW_NODE_DOWN && t.preamble_len == 0);
+	preview_resolve(&c, local.id, 3000, &t);
+	CHECK(t.state == PREVIEW_UP && t.preamble_len == 0);
+	/* back up: a row without the reason forgets it */
+	down.status_reason[0] = '\0';
+	routes_put(c.routes, &down);
+	CHECK(routes_get(c.routes, down.id, &rt) && !rt.node_down);
+	core_without_store_free(&c);
+}
+
 static const struct unit_test tests[] = {
     {"put, get, drop", put_get_drop},
     {"started_at follows starts", started_at_follows_starts},
@@ -347,6 +389,7 @@ static const struct unit_test tests[] = {
     {"readers never see half a write", readers_never_see_half_a_write},
     {"preview answers from the table", preview_answers_from_the_table},
     {"workers-only sandbox has no web", workers_only_sandbox_has_no_web},
+    {"sandboxes on another node", remote_sandboxes},
 };
 
 int

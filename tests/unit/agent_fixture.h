@@ -147,6 +147,7 @@ setup(void)
 	if (docker_new(&ag.d, cfg.docker_socket) < 0)
 		abort();
 	engine = docker_ping(ag.d, msg) == DOCKER_OK;
+	agent_engine_refresh(&ag);
 	if (nl_server_start(&ag_srv, node, "127.0.0.1:0", agent_ops, agent_nops,
 	                    &ag, &e) < 0)
 		goto fail;

@@ -136,21 +136,6 @@ snap_sync(const char *dir)
 	return rc;
 }
 
-int
-snap_copy_err(int err, const char *what, struct err *e)
-{
-	if (err == ENOSPC || err == EDQUOT)
-		return err_set(e, 507, "insufficient_storage",
-		               "the data filesystem is full; %s", what);
-	if (err == EMLINK || err == EFBIG)
-		return err_set(e, 413, "too_large",
-		               "the app's files are nested deeper than %d "
-		               "directories or number over %d; %s",
-		               COPYTREE_MAX_DEPTH, COPYTREE_MAX_FILES, what);
-	return ERR_INTERNAL(e, "cannot copy the app's files (%s); %s",
-	                    strerror(err), what);
-}
-
 static int
 last_task(const struct task *t, void *arg)
 {

@@ -224,9 +224,11 @@ strip_dot(const char *name)
 {
 	if (name == NULL)
 		return NULL;
-	while (name[0] == '.' && name[1] == '/')
-		for (name += 2; *name == '/'; name++)
-			;
+	while (name[0] == '.' && name[1] == '/') {
+		name += 2;
+		while (*name == '/')
+			name++;
+	}
 	return name[0] == '\0' || strcmp(name, ".") == 0 ? NULL : name;
 }
 

@@ -41,6 +41,23 @@ collect(const struct move_row *m, void *arg)
 		r->more = true;
 }
 
+/* The rest of a repinned move: the source's copy to its trash. */
+static void
+finish(struct store *s, const struct cluster_move_ops *ops, void *arg,
+       const struct move_row *m)
+{
+	struct err e = {0};
+
+	if (ops->trash_source(arg, m, &e) < 0)
+		log_warn("move %lld of sandbox %s: the copy on %s stays (%s)",
+		         (long long)m->id, m->sandbox_id,
+		         m->src[0] ? m->src : "the manager", e.msg);
+	store_move_set(s, m->id, "done", m->bytes, "");
+	log_info("move %lld of sandbox %s to %s finished after a restart",
+	         (long long)m->id, m->sandbox_id,
+	         m->dst[0] ? m->dst : "the manager");
+}
+
 static void
 resume_one(struct store *s, const struct cluster_move_ops *ops, void *arg,
            const struct move_row *m)
@@ -67,18 +84,10 @@ resume_one(struct store *s, const struct cluster_move_ops *ops, void *arg,
 			return;
 		}
 		store_move_set(s, m->id, "repinned", m->bytes, "");
-		/* fall through: the rest of a repinned move */
+		finish(s, ops, arg, m);
+		return;
 	case CLUSTER_MOVE_FINISH:
-		if (ops->trash_source(arg, m, &e) < 0)
-			log_warn("move %lld of sandbox %s: the copy on %s stays "
-			         "(%s)",
-			         (long long)m->id, m->sandbox_id,
-			         m->src[0] ? m->src : "the manager", e.msg);
-		store_move_set(s, m->id, "done", m->bytes, "");
-		log_info("move %lld of sandbox %s to %s finished after a "
-		         "restart",
-		         (long long)m->id, m->sandbox_id,
-		         m->dst[0] ? m->dst : "the manager");
+		finish(s, ops, arg, m);
 		return;
 	}
 }

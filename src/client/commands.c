@@ -524,7 +524,7 @@ cli_handles(int argc, char **argv)
  * Commands under a client word that are the daemon's (main.c's table):
  * `node join` and `node run` run the node agent, not an API call.
  */
-static const char *const daemon_words[][2] = {
+static const char *const agent_words[][2] = {
     {"node", "join"},
     {"node", "run"},
 };
@@ -534,11 +534,11 @@ cli_handles_words(int argc, char **argv)
 {
 	if (argc < 2)
 		return false;
-	for (size_t i = 0; argc >= 3 && i < sizeof(daemon_words) /
-	                                        sizeof(daemon_words[0]);
+	for (size_t i = 0; argc >= 3 && i < sizeof(agent_words) /
+	                                        sizeof(agent_words[0]);
 	     i++)
-		if (strcmp(argv[1], daemon_words[i][0]) == 0 &&
-		    strcmp(argv[2], daemon_words[i][1]) == 0)
+		if (strcmp(argv[1], agent_words[i][0]) == 0 &&
+		    strcmp(argv[2], agent_words[i][1]) == 0)
 			return false;
 	if (strcmp(argv[1], "help") == 0)
 		return argc >= 3 && is_first_word(argv[2]);

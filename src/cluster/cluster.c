@@ -60,9 +60,13 @@ pick_addr(struct cluster *cl, struct err *e)
 	return 0;
 }
 
+static int manager_check(struct cluster *cl, struct cluster_swarm_info *si,
+                         struct err *e);
+
 int
 cluster_new(struct cluster **out, struct core *c, struct err *e)
 {
+	struct cluster_swarm_info si;
 	struct cluster *cl = calloc(1, sizeof(*cl));
 
 	*out = NULL;
@@ -77,7 +81,7 @@ cluster_new(struct cluster **out, struct core *c, struct err *e)
 		snprintf(cl->self, sizeof(cl->self), "%s", c->cfg->node_name);
 	else if (gethostname(cl->self, sizeof(cl->self) - 1) < 0)
 		snprintf(cl->self, sizeof(cl->self), "manager");
-	if (pick_addr(cl, e) < 0 ||
+	if (manager_check(cl, &si, e) < 0 || pick_addr(cl, e) < 0 ||
 	    nl_ca_init(cl->dir, cl->self, cl->addr, e) < 0 ||
 	    nl_open(&cl->nl, cl->dir, e) < 0) {
 		cluster_free(cl);
@@ -111,23 +115,35 @@ cluster_self(const struct cluster *cl)
 	return cl->self;
 }
 
-/* The manager: this engine a swarm manager, labelled sandboxd.node and
- * sandboxd.agent (its network and image are the daemon's own). */
+/* This engine a swarm manager, else a message that says how. */
 static int
-label_manager(struct cluster *cl, struct err *e)
+manager_check(struct cluster *cl, struct cluster_swarm_info *si,
+              struct err *e)
 {
-	struct cluster_swarm_info si;
 	char msg[DOCKER_MSG_LEN];
 
-	if (cluster_swarm_info(cl, &si, msg) != DOCKER_OK)
+	if (cluster_swarm_info(cl, si, msg) != DOCKER_OK)
 		return ERR_DOCKER(e, "%s", msg);
-	if (!si.manager)
+	if (!si->manager)
 		return err_set(e, 409, "not_swarm",
 		               "SANDBOXD_ORCHESTRATOR=swarm needs this Docker "
 		               "engine to be a swarm manager: run `docker swarm "
 		               "init --advertise-addr <this host's address> "
 		               "--task-history-limit 2` (docs/deploy.md, More "
 		               "than one server)");
+	return 0;
+}
+
+/* The manager's node labelled sandboxd.node and sandboxd.agent (its
+ * network and image are the daemon's own). */
+static int
+label_manager(struct cluster *cl, struct err *e)
+{
+	struct cluster_swarm_info si;
+	char msg[DOCKER_MSG_LEN];
+
+	if (manager_check(cl, &si, e) < 0)
+		return -1;
 	if (cluster_swarm_label(cl, si.node_id, "sandboxd.node", cl->self,
 	                        msg) != DOCKER_OK ||
 	    cluster_swarm_label(cl, si.node_id, "sandboxd.agent", "1", msg) !=

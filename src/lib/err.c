@@ -57,6 +57,10 @@ const struct err_code err_codes[] = {
     {.code = "node_not_found",
      .status = 404,
      .meaning = "a node name no node of the cluster has"},
+    {.code = "unknown_op",
+     .status = 404,
+     .meaning = "a node channel op the node or control plane does not "
+                "serve (a version mismatch)"},
     {.code = "method_not_allowed",
      .status = 405,
      .meaning = "a known path with the wrong method"},
@@ -190,6 +194,11 @@ const struct err_code err_codes[] = {
     {.code = "no_headroom",
      .status = 503,
      .meaning = "too little host memory to start the sandbox"},
+    {.code = "node_down",
+     .status = 503,
+     .meaning = "a node agent (or, from a node, the control plane) does "
+                "not answer on the node channel, or not with a "
+                "certificate of this cluster"},
     {.code = "oauth_pending_full",
      .status = 503,
      .meaning = "AGENT_OAUTH_PENDING_MAX subscription sign-ins of all "

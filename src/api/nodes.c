@@ -84,7 +84,8 @@ nodes_drain(struct req *r, struct resp *w)
 	}
 	if (!cluster_node_name_ok(r->name)) {
 		jv_free(body);
-		api_fail(w, 404, "node_not_found", "no node \"%.63s\"", r->name);
+		api_fail(w, 404, "node_not_found", "no node \"%.63s\"",
+		         r->name);
 		return;
 	}
 	rc = cluster_drain(r->core->cluster, r->name, to, &out, &e);

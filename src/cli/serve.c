@@ -373,8 +373,7 @@ start_all(struct daemon *d)
 	    jobs_start(d) < 0 ||
 	    core_hook_add(c, CORE_SANDBOX_DELETED, task_forget_sandbox) < 0 ||
 	    publish_begin(c) < 0 || cluster_begin(c) < 0 ||
-	    api_start(&d->api, c) < 0 ||
-	    proxy_start(&d->proxy, c) < 0 ||
+	    api_start(&d->api, c) < 0 || proxy_start(&d->proxy, c) < 0 ||
 	    cred_refresher_start(&d->refresher, c->store, c->cfg) < 0 ||
 	    preview_init(c) < 0 || edge_start(&d->edge, c) < 0)
 		return -1;
@@ -425,6 +424,18 @@ stop_all(struct daemon *d)
 	c->dc = NULL;
 	c->dedup = NULL;
 	c->net = NULL;
+}
+
+/* What serve() made on core, once the API is stopped (no caller left). */
+static void
+core_teardown(struct core *c)
+{
+	cluster_free(c->cluster);
+	terminal_free(c->term);
+	pvauth_release(c);
+	runtime_free(c);
+	core_release(c);
+	timeline_free(c->tl);
 }
 
 /*
@@ -536,12 +547,7 @@ serve(void)
 	}
 	stop_all(&d);
 out_core:
-	cluster_free(d.core.cluster); /* the API is stopped: no caller */
-	terminal_free(d.core.term); /* the API is stopped: no new one */
-	pvauth_release(&d.core);
-	runtime_free(&d.core);
-	core_release(&d.core);
-	timeline_free(d.core.tl);
+	core_teardown(&d.core);
 out:
 	wsnode_free(d.wn);
 	orch_free(d.orch);

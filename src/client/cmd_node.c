@@ -73,8 +73,8 @@ node_row(struct table *t, const struct jv *o, long long now)
 	cells[4] = mem;
 	cells[5] = size_or_dash(jv_get(m, "reserved"), res, sizeof(res));
 	cells[6] = size_or_dash(jv_get(o, "disk_free"), disk, sizeof(disk));
-	cells[7] = age_of(jv_str(jv_get(o, "last_seen")), now, seen,
-	                  sizeof(seen));
+	cells[7] =
+	    age_of(jv_str(jv_get(o, "last_seen")), now, seen, sizeof(seen));
 	return table_add(t, cells);
 }
 
@@ -82,9 +82,8 @@ int
 cmd_node_ls(struct cli *c, const struct cli_args *a)
 {
 	static const char *const head[] = {
-	    "NAME",   "STATUS",   "SWARM",     "SANDBOXES",
-	    "MEMORY", "RESERVED", "DISK FREE", "SEEN",
-	    NULL,
+	    "NAME",     "STATUS",    "SWARM", "SANDBOXES", "MEMORY",
+	    "RESERVED", "DISK FREE", "SEEN",  NULL,
 	};
 	const struct jv *nodes;
 	struct cli_resp r;
@@ -129,13 +128,14 @@ cmd_node_join_command(struct cli *c, const struct cli_args *a)
 		} else {
 			printf("%s\n", jv_str(jv_get(r.json, "command")) ?: "");
 			if (!c->quiet)
-				fprintf(stderr,
-				        "Run it on the new node (Docker installed, "
-				        "this sandboxd binary on it). It works "
-				        "once, until %s.\n",
-				        cli_short_time(
-				            jv_str(jv_get(r.json, "expires_at")),
-				            at, sizeof(at)));
+				fprintf(
+				    stderr,
+				    "Run it on the new node (Docker installed, "
+				    "this sandboxd binary on it). It works "
+				    "once, until %s.\n",
+				    cli_short_time(
+				        jv_str(jv_get(r.json, "expires_at")),
+				        at, sizeof(at)));
 		}
 	}
 	cli_resp_release(&r);
@@ -181,13 +181,13 @@ drain_wait(struct cli *c, const char *name)
 				if (!c->quiet && !c->json)
 					printf("node %s drained\n", name);
 			} else {
-				rc = cli_fail(CLI_EFAIL, "drain_failed",
-				              "node %s: %lld sandbox(es) not "
-				              "moved: %s",
-				              name,
-				              (long long)jv_int(
-				                  jv_get(job, "failed")),
-				              jv_str(jv_get(job, "error")) ?: "");
+				rc = cli_fail(
+				    CLI_EFAIL, "drain_failed",
+				    "node %s: %lld sandbox(es) not "
+				    "moved: %s",
+				    name,
+				    (long long)jv_int(jv_get(job, "failed")),
+				    jv_str(jv_get(job, "error")) ?: "");
 			}
 			cli_resp_release(&r);
 			return rc;
@@ -216,10 +216,11 @@ cmd_node_drain(struct cli *c, const struct cli_args *a)
 	rc = cli_call(c, "POST", path, body, &r);
 	jv_free(body);
 	if (rc == 0)
-		cli_done(c, &r, "draining node %s: %lld sandbox(es) to move%s%s\n",
+		cli_done(c, &r,
+		         "draining node %s: %lld sandbox(es) to move%s%s\n",
 		         a->pos[0],
-		         (long long)jv_int(jv_get(jv_get(r.json, "sandboxes"),
-		                                  "total")),
+		         (long long)jv_int(
+		             jv_get(jv_get(r.json, "sandboxes"), "total")),
 		         to ? " to " : "", to ? to : "");
 	cli_resp_release(&r);
 	if (rc == 0 && cli_args_has(a, "wait"))

@@ -534,9 +534,8 @@ cli_handles_words(int argc, char **argv)
 {
 	if (argc < 2)
 		return false;
-	for (size_t i = 0; argc >= 3 && i < sizeof(agent_words) /
-	                                        sizeof(agent_words[0]);
-	     i++)
+	for (size_t i = 0;
+	     argc >= 3 && i < sizeof(agent_words) / sizeof(agent_words[0]); i++)
 		if (strcmp(argv[1], agent_words[i][0]) == 0 &&
 		    strcmp(argv[2], agent_words[i][1]) == 0)
 			return false;

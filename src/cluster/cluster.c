@@ -29,9 +29,7 @@
 #include "orch/orch.h"
 
 static const struct nl_op server_ops[] = {
-    {.name = "enroll",
-     .roles = 1u << NL_ROLE_NONE,
-     .unary = cluster_op_enroll},
+    {.name = "enroll", .roles = 1u << NL_ROLE_NONE, .unary = cluster_op_enroll},
     {.name = "proxy", .roles = 1u << NL_ROLE_NODE, .stream = cluster_op_proxy},
 };
 
@@ -53,8 +51,9 @@ pick_addr(struct cluster *cl, struct err *e)
 	if ((colon = strrchr(si.manager_addr, ':')) != NULL)
 		*colon = '\0';
 	if (si.manager_addr[0] == '\0')
-		return ERR_BAD(e, "set SANDBOXD_CLUSTER_ADDR (host:port the node "
-		                  "agents reach this control plane at)");
+		return ERR_BAD(e,
+		               "set SANDBOXD_CLUSTER_ADDR (host:port the node "
+		               "agents reach this control plane at)");
 	snprintf(cl->addr, sizeof(cl->addr), "%s:%lld", si.manager_addr,
 	         (long long)cfg->cluster_port);
 	return 0;
@@ -117,20 +116,20 @@ cluster_self(const struct cluster *cl)
 
 /* This engine a swarm manager, else a message that says how. */
 static int
-manager_check(struct cluster *cl, struct cluster_swarm_info *si,
-              struct err *e)
+manager_check(struct cluster *cl, struct cluster_swarm_info *si, struct err *e)
 {
 	char msg[DOCKER_MSG_LEN];
 
 	if (cluster_swarm_info(cl, si, msg) != DOCKER_OK)
 		return ERR_DOCKER(e, "%s", msg);
 	if (!si->manager)
-		return err_set(e, 409, "not_swarm",
-		               "SANDBOXD_ORCHESTRATOR=swarm needs this Docker "
-		               "engine to be a swarm manager: run `docker swarm "
-		               "init --advertise-addr <this host's address> "
-		               "--task-history-limit 2` (docs/deploy.md, More "
-		               "than one server)");
+		return err_set(
+		    e, 409, "not_swarm",
+		    "SANDBOXD_ORCHESTRATOR=swarm needs this Docker "
+		    "engine to be a swarm manager: run `docker swarm "
+		    "init --advertise-addr <this host's address> "
+		    "--task-history-limit 2` (docs/deploy.md, More "
+		    "than one server)");
 	return 0;
 }
 
@@ -176,8 +175,7 @@ cluster_start(struct cluster *cl, struct err *e)
 	atomic_store(&cl->stop, false);
 	if (label_manager(cl, e) < 0)
 		return -1;
-	if (cluster_moves_resume(cl->c->store, &cluster_move_steps, cl, &n) <
-	    0)
+	if (cluster_moves_resume(cl->c->store, &cluster_move_steps, cl, &n) < 0)
 		return ERR_INTERNAL(e, "the moves' journal cannot be read");
 	if (n)
 		log_info("moves' journal: %d interrupted move(s) resumed", n);
@@ -206,90 +204,6 @@ cluster_stop(struct cluster *cl)
 	while (cl->threads > 0)
 		pthread_cond_wait(&cl->cv, &cl->mu);
 	pthread_mutex_unlock(&cl->mu);
-}
-
-struct cluster_live *
-cluster_live_get(struct cluster *cl, const char *node)
-{
-	struct cluster_live *free_slot = NULL;
-
-	for (size_t i = 0; i < CLUSTER_NODES_MAX; i++) {
-		if (strcmp(cl->live[i].name, node) == 0)
-			return &cl->live[i];
-		if (free_slot == NULL && cl->live[i].name[0] == '\0')
-			free_slot = &cl->live[i];
-	}
-	if (free_slot)
-		snprintf(free_slot->name, sizeof(free_slot->name), "%s", node);
-	return free_slot;
-}
-
-struct cluster_job *
-cluster_job_get(struct cluster *cl, const char *node, bool make)
-{
-	struct cluster_job *free_slot = NULL;
-
-	for (size_t i = 0; i < CLUSTER_NODES_MAX; i++) {
-		if (strcmp(cl->jobs[i].node, node) == 0)
-			return &cl->jobs[i];
-		if (free_slot == NULL && cl->jobs[i].node[0] == '\0')
-			free_slot = &cl->jobs[i];
-	}
-	if (!make)
-		return NULL;
-	if (free_slot)
-		snprintf(free_slot->node, sizeof(free_slot->node), "%s", node);
-	return free_slot;
-}
-
-int
-cluster_thread(struct cluster *cl, void *(*fn)(void *), void *arg)
-{
-	pthread_attr_t at;
-	pthread_t t;
-	int rc;
-
-	pthread_mutex_lock(&cl->mu);
-	cl->threads++;
-	pthread_mutex_unlock(&cl->mu);
-	pthread_attr_init(&at);
-	pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
-	rc = pthread_create(&t, &at, fn, arg);
-	pthread_attr_destroy(&at);
-	if (rc != 0) {
-		cluster_thread_done(cl);
-		return -1;
-	}
-	return 0;
-}
-
-void
-cluster_thread_done(struct cluster *cl)
-{
-	pthread_mutex_lock(&cl->mu);
-	cl->threads--;
-	pthread_cond_broadcast(&cl->cv);
-	pthread_mutex_unlock(&cl->mu);
-}
-
-bool
-cluster_nap(struct cluster *cl, int64_t ms)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_sec += ms / 1000;
-	ts.tv_nsec += (ms % 1000) * 1000000;
-	if (ts.tv_nsec >= 1000000000) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000;
-	}
-	pthread_mutex_lock(&cl->mu);
-	while (!atomic_load(&cl->stop) &&
-	       pthread_cond_timedwait(&cl->cv, &cl->mu, &ts) != ETIMEDOUT)
-		;
-	pthread_mutex_unlock(&cl->mu);
-	return !atomic_load(&cl->stop);
 }
 
 int

@@ -26,12 +26,12 @@
 #include "lib/jv.h"
 #include "sandbox/core.h"
 
-#define CLUSTER_NODES_MAX     64    /* nodes a control plane keeps */
-#define CLUSTER_SANDBOXES_MAX 4096  /* sandboxes of one node marked down */
-#define CLUSTER_TOKEN_TTL_S   3600  /* a join token's life */
-#define CLUSTER_MISSES_DOWN   3     /* unanswered heartbeats: node down */
-#define CLUSTER_JOIN_WAIT_S   300   /* a joining node's wait for Swarm */
-#define CLUSTER_IMAGE_PUSH_S  1800  /* an image's save/load to a node */
+#define CLUSTER_NODES_MAX     64   /* nodes a control plane keeps */
+#define CLUSTER_SANDBOXES_MAX 4096 /* sandboxes of one node marked down */
+#define CLUSTER_TOKEN_TTL_S   3600 /* a join token's life */
+#define CLUSTER_MISSES_DOWN   3    /* unanswered heartbeats: node down */
+#define CLUSTER_JOIN_WAIT_S   300  /* a joining node's wait for Swarm */
+#define CLUSTER_IMAGE_PUSH_S  1800 /* an image's save/load to a node */
 #define CLUSTER_NODEDIR       "state/nodeca" /* under the data directory */
 
 struct cluster;
@@ -67,8 +67,7 @@ int cluster_drain(struct cluster *cl, const char *name, const char *to,
  */
 int cluster_restore_elsewhere(struct cluster *cl, const char *owner,
                               const char *sandbox_id, const char *to,
-                              const char *snap, struct jv **out,
-                              struct err *e);
+                              const char *snap, struct jv **out, struct err *e);
 /*
  * The reaper's view: a node's last reported available memory and total
  * (heartbeats; the manager: this host's), -1 when unknown.

@@ -135,8 +135,7 @@ pick_target(struct cluster *cl, const char *src, char out[64], struct err *e)
 
 /* Stopped, and still stopped once its lock is held (a wake may race). */
 static int
-stop_and_lock(struct core *c, const char *id, bool *was_running,
-              struct err *e)
+stop_and_lock(struct core *c, const char *id, bool *was_running, struct err *e)
 {
 	struct sandbox sb;
 
@@ -205,8 +204,8 @@ move_one(struct cluster *cl, const char *id, const char *src, const char *dst,
 	         (long long)m.bytes);
 restart:
 	if (ran && core_sandbox_start(c, id, &sb, &serr) < 0)
-		log_warn("sandbox %s: not started again after its move: %s",
-		         id, serr.msg);
+		log_warn("sandbox %s: not started again after its move: %s", id,
+		         serr.msg);
 	return e->status ? -1 : 0;
 }
 
@@ -383,11 +382,13 @@ cluster_drain(struct cluster *cl, const char *name, const char *to,
 	int rc = store_node_get(cl->c->store, name, &n);
 
 	if (strcmp(name, cl->self) == 0)
-		return ERR_CONFLICT(e, "%s is the manager, where the control "
-		                       "plane runs: it cannot be drained",
+		return ERR_CONFLICT(e,
+		                    "%s is the manager, where the control "
+		                    "plane runs: it cannot be drained",
 		                    name);
 	if (rc == STORE_NOT_FOUND)
-		return err_set(e, 404, "node_not_found", "no node \"%s\"", name);
+		return err_set(e, 404, "node_not_found", "no node \"%s\"",
+		               name);
 	if (rc != 0)
 		return ERR_INTERNAL(e, "database error");
 	if (strcmp(n.status, "down") == 0 || strcmp(n.status, "joining") == 0)

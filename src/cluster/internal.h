@@ -16,8 +16,8 @@ struct nl_server;
 /* A drain in memory: what GET /v1/nodes shows of it. */
 struct cluster_job {
 	char node[64];
-	char to[64];       /* asked for, or "" (picked per sandbox) */
-	char state[16];    /* running done failed */
+	char to[64];    /* asked for, or "" (picked per sandbox) */
+	char state[16]; /* running done failed */
 	int total, moved, failed, skipped;
 	char current[ULID_LEN + 1]; /* the sandbox being moved, or "" */
 	char error[256];
@@ -113,8 +113,7 @@ struct cluster_move_ops {
 	/* The sandbox's service and row to m->dst. */
 	int (*repin)(void *arg, const struct move_row *m, struct err *e);
 	/* The source's copy (on m->src) to that node's trash. */
-	int (*trash_source)(void *arg, const struct move_row *m,
-	                    struct err *e);
+	int (*trash_source)(void *arg, const struct move_row *m, struct err *e);
 };
 /* Every open move brought to done or failed; *n how many. */
 int cluster_moves_resume(struct store *s, const struct cluster_move_ops *ops,

@@ -111,10 +111,11 @@ name_check(struct cluster *cl, const char *name, struct err *e)
 	rc = store_node_get(cl->c->store, name, &n);
 	if (rc == 0 && strcmp(n.status, "down") != 0 &&
 	    strcmp(n.status, "joining") != 0)
-		return ERR_CONFLICT(e, "a node named %s is enrolled and %s", name,
-		                    n.status);
-	return rc == 0 || rc == STORE_NOT_FOUND ? 0
-	                                        : ERR_INTERNAL(e, "database error");
+		return ERR_CONFLICT(e, "a node named %s is enrolled and %s",
+		                    name, n.status);
+	return rc == 0 || rc == STORE_NOT_FOUND
+	           ? 0
+	           : ERR_INTERNAL(e, "database error");
 }
 
 struct join_arg {
@@ -164,8 +165,8 @@ read_small(const char *path, struct buf *b)
 
 /* The answer: CA, certificate, swarm token and address, network. */
 static int
-enroll_answer(struct cluster *cl, const char *name, char *cert,
-              struct jv **ans, struct err *e)
+enroll_answer(struct cluster *cl, const char *name, char *cert, struct jv **ans,
+              struct err *e)
 {
 	struct cluster_swarm_info si;
 	char path[PATH_MAX], msg[DOCKER_MSG_LEN];
@@ -265,9 +266,10 @@ wait_swarm(struct cluster *cl, struct node_row *n, struct err *e)
 		}
 		jv_free(f);
 		if (clock_mono_ms() > end)
-			return err_set(e, 504, "node_busy",
-			               "the node did not join the swarm in %d s",
-			               CLUSTER_JOIN_WAIT_S);
+			return err_set(
+			    e, 504, "node_busy",
+			    "the node did not join the swarm in %d s",
+			    CLUSTER_JOIN_WAIT_S);
 	}
 	return ERR_CONFLICT(e, "the daemon is stopping");
 }

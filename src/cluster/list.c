@@ -190,8 +190,7 @@ row_one(const struct node_row *n, void *arg)
 
 /* name NULL: every node as {"nodes":[…]}; else that node's item. */
 static int
-nodes_json(struct cluster *cl, const char *name, struct jv **out,
-           struct err *e)
+nodes_json(struct cluster *cl, const char *name, struct jv **out, struct err *e)
 {
 	struct swarm_view *v = calloc(1, sizeof(*v));
 	struct rows *l = calloc(1, sizeof(*l));

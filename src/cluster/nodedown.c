@@ -75,10 +75,11 @@ check(struct cluster *cl, const char *owner, const char *id, const char *to,
 		               "the sandbox is on the manager, which is up");
 	if (store_node_get(cl->c->store, sb->node, &n) == 0 &&
 	    strcmp(n.status, "down") != 0)
-		return err_set(e, 409, "node_not_down",
-		               "the sandbox's node %s is %s, not down: drain it "
-		               "to move its sandboxes",
-		               sb->node, n.status);
+		return err_set(
+		    e, 409, "node_not_down",
+		    "the sandbox's node %s is %s, not down: drain it "
+		    "to move its sandboxes",
+		    sb->node, n.status);
 	if (sb->status != SANDBOX_STOPPED)
 		return ERR_CONFLICT(e, "the sandbox is %s",
 		                    sandbox_state_name(sb->status));
@@ -144,13 +145,15 @@ cluster_restore_elsewhere(struct cluster *cl, const char *owner,
 	/* Checked again under the lock: a second restore may have won. */
 	rc = store_sandbox_get(c->store, sandbox_id, &sb) != 0 ||
 	             strcmp(sb.node, from) != 0
-	         ? err_set(e, 409, "node_busy", "the sandbox was moved meanwhile")
+	         ? err_set(e, 409, "node_busy",
+	                   "the sandbox was moved meanwhile")
 	         : rebuild(cl, &sb, dst, snap, &used, e);
 	core_sandbox_unlock(c, sandbox_id);
 	if (rc < 0)
 		return -1;
-	log_info("sandbox %s: restored on %s from snapshot %s (node %s is down)",
-	         sandbox_id, dst[0] ? dst : cl->self, used.id, from);
+	log_info(
+	    "sandbox %s: restored on %s from snapshot %s (node %s is down)",
+	    sandbox_id, dst[0] ? dst : cl->self, used.id, from);
 	*out = jv_obj();
 	jv_set_str(*out, "sandbox_id", sandbox_id);
 	jv_set_str(*out, "from_node", from);

@@ -179,10 +179,11 @@ beat_one(struct cluster *cl, const struct node_row *n)
 	next = cluster_node_next(n->status, misses, state);
 	if (strcmp(next, n->status) == 0)
 		return;
-	log_info("node %s: %s -> %s (%s)", n->name, n->status, next,
-	         answered ? "it answers"
-	                  : (misses >= CLUSTER_MISSES_DOWN ? e.msg
-	                                                   : "swarm says down"));
+	log_info(
+	    "node %s: %s -> %s (%s)", n->name, n->status, next,
+	    answered
+	        ? "it answers"
+	        : (misses >= CLUSTER_MISSES_DOWN ? e.msg : "swarm says down"));
 	store_node_set_status(cl->c->store, n->name, next);
 	if (strcmp(next, "down") == 0)
 		cluster_node_went_down(cl, n->name);
@@ -255,8 +256,8 @@ cluster_op_proxy(void *arg, const struct nl_peer *p, const struct jv *req,
 	(void)req;
 	(void)ans;
 	if ((size_t)snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/%s",
-	                     cl->c->cfg->data_dir, CLUSTER_PROXY_SOCK) >=
-	    sizeof(sa.sun_path))
+	                     cl->c->cfg->data_dir,
+	                     CLUSTER_PROXY_SOCK) >= sizeof(sa.sun_path))
 		return ERR_INTERNAL(e, "the proxy's socket path is too long");
 	s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (s < 0 || connect(s, (struct sockaddr *)&sa, sizeof(sa)) < 0) {

@@ -72,7 +72,8 @@ cluster_node_name_ok(const char *name)
 	for (size_t i = 0; i < n; i++) {
 		char ch = name[i];
 		bool alnum = (ch >= 'a' && ch <= 'z') ||
-		             (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9');
+		             (ch >= 'A' && ch <= 'Z') ||
+		             (ch >= '0' && ch <= '9');
 
 		if (!alnum && (i == 0 || (ch != '.' && ch != '_' && ch != '-')))
 			return false;

@@ -51,8 +51,8 @@ cluster_swarm_info(struct cluster *cl, struct cluster_swarm_info *out,
 	snprintf(out->worker_token, sizeof(out->worker_token), "%s",
 	         si.worker_token);
 	if (si.node_addr[0])
-		snprintf(out->manager_addr, sizeof(out->manager_addr),
-		         "%s:%d", si.node_addr, SWARM_MANAGER_PORT);
+		snprintf(out->manager_addr, sizeof(out->manager_addr), "%s:%d",
+		         si.node_addr, SWARM_MANAGER_PORT);
 	return DOCKER_OK;
 }
 

@@ -67,9 +67,9 @@ pick(struct core *c, const char *app_id, const char *snap_id,
 }
 
 int
-snapshot_seed_workspace(struct core *c, const char *app_id,
-                        const char *snap_id, const char *sandbox_id,
-                        struct snapshot *used, struct err *e)
+snapshot_seed_workspace(struct core *c, const char *app_id, const char *snap_id,
+                        const char *sandbox_id, struct snapshot *used,
+                        struct err *e)
 {
 	char src[PATH_MAX + 8], dst[PATH_MAX];
 	struct copytree_stats st;

@@ -14,8 +14,9 @@ join_command_text(void)
 
 	CHECK(cluster_join_command_text("10.0.0.1:7444", "SBXJ1-ab-cd", out,
 	                                sizeof(out)) == 0);
-	CHECK_STR(out,
-	          "sandboxd node join --control 10.0.0.1:7444 --token SBXJ1-ab-cd");
+	CHECK_STR(
+	    out,
+	    "sandboxd node join --control 10.0.0.1:7444 --token SBXJ1-ab-cd");
 	/* Cut short is an error, never a command that looks whole. */
 	CHECK(cluster_join_command_text("10.0.0.1:7444", "SBXJ1-ab-cd", tiny,
 	                                sizeof(tiny)) == -1);
@@ -58,8 +59,8 @@ node_names(void)
 	CHECK(!cluster_node_name_ok("n 2"));
 	CHECK(!cluster_node_name_ok("n2/../x"));
 	CHECK(!cluster_node_name_ok("n2\n"));
-	CHECK(!cluster_node_name_ok(
-	    "a234567890123456789012345678901234567890123456789012345678901234"));
+	CHECK(!cluster_node_name_ok("a23456789012345678901234567890123456789012"
+	                            "3456789012345678901234"));
 	CHECK(cluster_node_name_ok(
 	    "a23456789012345678901234567890123456789012345678901234567890123"));
 }

@@ -57,7 +57,7 @@ trash(void *arg, const struct move_row *m, struct err *e)
 }
 
 static const struct cluster_move_ops ops = {.repin = repin,
-                                             .trash_source = trash};
+                                            .trash_source = trash};
 
 /* An app, its sandbox on src, its source copy, and a move in state. */
 static void
@@ -162,8 +162,8 @@ resumes_each_state(void)
 	CHECK(n == 4); /* done and failed are not open */
 	CHECK(st.repins == 1);
 	CHECK(st.trashes == 2);
-	expect(&st, id[0], "n2", true); /* sleeping: stays, whole */
-	expect(&st, id[1], "n2", true); /* copying: stays, whole */
+	expect(&st, id[0], "n2", true);  /* sleeping: stays, whole */
+	expect(&st, id[1], "n2", true);  /* copying: stays, whole */
 	expect(&st, id[2], "n1", false); /* copied: re-pinned, finished */
 	expect(&st, id[3], "n1", false); /* repinned: finished */
 	expect(&st, id[4], "n2", true);  /* done: untouched */

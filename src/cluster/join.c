@@ -96,6 +96,22 @@ token_check(struct cluster *cl, const char *token, struct err *e)
 	return 0;
 }
 
+static void
+count_one(const struct node_row *n, void *arg)
+{
+	(void)n;
+	(*(int *)arg)++;
+}
+
+static int
+node_count(struct cluster *cl)
+{
+	int n = 0;
+
+	store_node_list(cl->c->store, count_one, &n);
+	return n;
+}
+
 /* The name free: unknown, or a node that is down or never joined. */
 static int
 name_check(struct cluster *cl, const char *name, struct err *e)
@@ -109,6 +125,10 @@ name_check(struct cluster *cl, const char *name, struct err *e)
 	if (strcmp(name, cl->self) == 0)
 		return ERR_CONFLICT(e, "%s is the manager's name", name);
 	rc = store_node_get(cl->c->store, name, &n);
+	if (rc == STORE_NOT_FOUND && node_count(cl) >= CLUSTER_NODES_MAX)
+		return err_set(e, 409, "node_busy",
+		               "the cluster has %d nodes, its most",
+		               CLUSTER_NODES_MAX);
 	if (rc == 0 && strcmp(n.status, "down") != 0 &&
 	    strcmp(n.status, "joining") != 0)
 		return ERR_CONFLICT(e, "a node named %s is enrolled and %s",

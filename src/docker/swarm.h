@@ -193,4 +193,17 @@ int docker_image_save(struct docker *d, const char *id, int fd, int64_t *bytes,
 int docker_image_load(struct docker *d, int fd, int64_t *bytes,
                       char msg[DOCKER_MSG_LEN]);
 
+/*
+ * swarmjoin.c: this engine joins the swarm whose manager is at remote
+ * ("host:port") with a worker token, advertising advertise (an address of
+ * this host; it also listens there on 2377); leaving is forced.
+ */
+int docker_swarm_join(struct docker *d, const char *advertise,
+                      const char *remote, const char *token,
+                      char msg[DOCKER_MSG_LEN]);
+int docker_swarm_leave(struct docker *d, char msg[DOCKER_MSG_LEN]);
+/* The API version in use ("1.41") and the engine's default runtime. */
+int docker_engine_facts(struct docker *d, char api[16], char runtime[64],
+                        char msg[DOCKER_MSG_LEN]);
+
 #endif

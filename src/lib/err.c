@@ -118,6 +118,10 @@ const struct err_code err_codes[] = {
     {.code = "sandbox_not_running",
      .status = 409,
      .meaning = "a task for a sandbox that is creating or in error"},
+    {.code = "sandbox_remote",
+     .status = 409,
+     .meaning = "an operation not yet done across nodes, on a sandbox "
+                "whose workspace is on another node"},
     {.code = "snapshot_busy",
      .status = 409,
      .meaning = "a snapshot that is still being taken or restored"},

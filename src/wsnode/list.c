@@ -12,8 +12,11 @@
 #include <fcntl.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <stdlib.h>
 #include <unistd.h>
 
+#include "lib/b64.h"
+#include "nodelink/nodelink.h"
 #include "wsnode/internal.h"
 #include "ws/wsfs.h"
 
@@ -134,26 +137,85 @@ wsnode_list(struct wsnode *w, const struct sandbox *sb, const char *path,
 	return rc;
 }
 
+/* One ws_read past off; a file now shorter than off (rewritten) gives
+ * *shrunk. */
+static int
+mirror_read(struct wsnode *w, const struct sandbox *sb, const char *path,
+            int64_t off, size_t max, struct buf *out, bool *shrunk,
+            struct err *e)
+{
+	struct jv *req = jv_obj(), *ans;
+	const struct jv *d;
+	unsigned char *raw;
+	long n;
+
+	*shrunk = false;
+	jv_set_str(req, "sandbox", sb->id);
+	jv_set_str(req, "path", path);
+	jv_set_int(req, "off", off);
+	jv_set_int(req, "max",
+	           (int64_t)(max < NL_WS_CHUNK ? max : NL_WS_CHUNK));
+	if (wsnode_call(w, sb->node, "ws_read", req, &ans, e) < 0)
+		return -1;
+	d = jv_get(ans, "data");
+	if (jv_get(ans, "size") && jv_int(jv_get(ans, "size")) < off) {
+		*shrunk = true;
+		jv_free(ans);
+		return 0;
+	}
+	if (d == NULL || jv_type(d) != JV_STRING ||
+	    (raw = malloc(B64_DEC_MAX(jv_str_len(d)) + 1)) == NULL) {
+		jv_free(ans);
+		return err_set(
+		    e, 502, "sandbox_unavailable",
+		    "the node's agent sent a malformed ws_read answer");
+	}
+	n = b64_decode(jv_str(d), jv_str_len(d), raw);
+	if (n < 0 || (size_t)n > max || buf_append(out, raw, (size_t)n) < 0)
+		n = -1;
+	free(raw);
+	jv_free(ans);
+	if (n < 0)
+		return err_set(e, 502, "sandbox_unavailable",
+		               "the node's agent sent bad data");
+	return 0;
+}
+
 int
 wsnode_mirror(struct wsnode *w, const struct sandbox *sb, const char *path,
               int dirfd, const char *name, size_t max, struct err *e)
 {
 	struct buf data;
 	struct stat st;
-	bool eof = false;
+	bool eof = false, shrunk = false;
 	int fd, rc = -1;
 
-	fd = openat(dirfd, name,
-	            O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC,
-	            0600);
-	if (fd < 0 || fstat(fd, &st) < 0) {
+	/* made once the file is there to copy, as the original appears */
+	fd = openat(dirfd, name, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 && errno == ENOENT)
+		st.st_size = 0;
+	else if (fd < 0 || fstat(fd, &st) < 0) {
 		if (fd >= 0)
 			close(fd);
 		return ERR_INTERNAL(e, "mirror %s: %s", name, strerror(errno));
 	}
 	buf_init(&data, max + 1);
-	if (wsnode_read(w, sb, path, st.st_size, max, &data, &eof, e) < 0)
+	if ((wsnode_remote(sb)
+	         ? mirror_read(w, sb, path, st.st_size, max, &data, &shrunk, e)
+	         : wsnode_read(w, sb, path, st.st_size, max, &data, &eof, e)) <
+	    0)
 		goto out;
+	if (shrunk) { /* rewritten there: read again from its start */
+		rc = fd < 0 || ftruncate(fd, 0) == 0 ? 1 : -1;
+		goto out;
+	}
+	if (fd < 0 && (fd = openat(dirfd, name,
+	                           O_WRONLY | O_CREAT | O_EXCL | O_APPEND |
+	                               O_NOFOLLOW | O_CLOEXEC,
+	                           0600)) < 0) {
+		ERR_INTERNAL(e, "mirror %s: %s", name, strerror(errno));
+		goto out;
+	}
 	for (size_t off = 0; off < data.len;) {
 		ssize_t n = write(fd, data.data + off, data.len - off);
 		if (n < 0 && errno == EINTR)
@@ -167,6 +229,7 @@ wsnode_mirror(struct wsnode *w, const struct sandbox *sb, const char *path,
 	rc = data.len > 0 ? 1 : 0;
 out:
 	buf_release(&data);
-	close(fd);
+	if (fd >= 0)
+		close(fd);
 	return rc;
 }

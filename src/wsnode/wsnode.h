@@ -53,6 +53,10 @@ bool wsnode_remote(const struct sandbox *sb);
 /* 0 for a local sandbox; -1 with 409 sandbox_remote ("… is on node N;
  * this does not work across nodes yet") for a remote one. */
 int wsnode_guard(const struct sandbox *sb, const char *what, struct err *e);
+/* wsnode_guard for sandbox id's row (no row: 0, the caller's own
+ * not-found path answers). */
+int wsnode_guard_id(struct store *s, const char *id, const char *what,
+                    struct err *e);
 /* The agent address ("host:port") of node; -1 with 503 node_down. */
 int wsnode_addr(struct wsnode *w, const char *node, char addr[128],
                 struct err *e);
@@ -81,8 +85,10 @@ int wsnode_mkdir(struct wsnode *w, const struct sandbox *sb, const char *path,
 /*
  * Appends to the local file name beneath dirfd (made 0600 when missing)
  * what path of sb's workspace holds past that file's size, at most max
- * bytes: a local mirror of a file that only grows.  1 when it grew, 0
- * when not, -1 with e (404 when path does not exist yet).
+ * bytes: a local mirror of a file that grows.  One read per call (at
+ * most NL_WS_CHUNK remote).  A remote file found shorter than the copy
+ * (rewritten) empties the copy, to be read again.  1 when the copy
+ * changed, 0 when not, -1 with e (404 when path does not exist yet).
  */
 int wsnode_mirror(struct wsnode *w, const struct sandbox *sb, const char *path,
                   int dirfd, const char *name, size_t max, struct err *e);

@@ -77,6 +77,7 @@ network_json(struct cluster *cl)
 	jv_set_str(o, "bridge", st.bridge);
 	jv_set_str(o, "instance", cl->c->instance);
 	jv_set_int(o, "proxy_port", cl->c->cfg->proxy_port);
+	jv_set(o, "cluster", cluster_addr_list(cl));
 	return o;
 }
 

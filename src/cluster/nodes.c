@@ -25,6 +25,7 @@
  * <data>/run/proxy-relay.sock, where the per-sandbox proxy token
  * authorises each call as on one host.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,9 +39,77 @@
 #include "lib/log.h"
 #include "nodelink/nodelink.h"
 #include "orch/orch.h"
+#include "sbnet/sbnet.h"
 
 #define CLUSTER_DISK_FULL_PCT 90 /* a node's disk used: no new sandbox */
 #define CLUSTER_PROXY_SOCK    "run/proxy-relay.sock"
+
+/* The host of "host:port" ("[v6]:port") when it is an address. */
+static bool
+addr_host(const char *hostport, char out[64])
+{
+	unsigned char bin[16];
+	const char *end;
+	size_t n;
+
+	if (hostport[0] == '[') {
+		hostport++;
+		end = strchr(hostport, ']');
+	} else {
+		end = strrchr(hostport, ':');
+	}
+	n = end ? (size_t)(end - hostport) : strlen(hostport);
+	if (n == 0 || n >= 64)
+		return false;
+	memcpy(out, hostport, n);
+	out[n] = '\0';
+	return inet_pton(AF_INET, out, bin) == 1 ||
+	       inet_pton(AF_INET6, out, bin) == 1;
+}
+
+struct addrs {
+	struct jv *arr;
+	size_t n;
+};
+
+static void
+addr_one(const struct node_row *n, void *arg)
+{
+	struct addrs *a = arg;
+	char host[64];
+
+	if (a->n < CLUSTER_NODES_MAX && addr_host(n->addr, host)) {
+		jv_push(a->arr, jv_new_str(host));
+		a->n++;
+	}
+}
+
+struct jv *
+cluster_addr_list(struct cluster *cl)
+{
+	struct addrs a = {.arr = jv_arr()};
+	char host[64];
+
+	if (addr_host(cl->addr, host))
+		jv_push(a.arr, jv_new_str(host));
+	store_node_list(cl->c->store, addr_one, &a);
+	return a.arr;
+}
+
+/* The control plane's own sandboxes refused the same addresses. */
+static void
+cluster_set_local(struct cluster *cl, const struct jv *list)
+{
+	const char *p[CLUSTER_NODES_MAX + 2];
+	char why[256];
+	size_t n = 0;
+
+	for (size_t i = 0; i < jv_len(list) && n < CLUSTER_NODES_MAX + 1; i++)
+		p[n++] = jv_str(jv_at(list, i));
+	p[n] = NULL;
+	if (sbnet_set_cluster(cl->c->net, p, why, sizeof(why)) < 0)
+		log_warn("egress: the cluster's addresses: %s", why);
+}
 
 int
 cluster_facts(struct cluster *cl, const struct node_row *n, struct jv **facts,
@@ -51,6 +120,9 @@ cluster_facts(struct cluster *cl, const struct node_row *n, struct jv **facts,
 	int rc;
 
 	jv_set_str(req, "op", "facts");
+	/* Every beat tells the agent the cluster's addresses (its egress
+	 * cluster set; it changes its rules only when they changed). */
+	jv_set(req, "cluster", cluster_addr_list(cl));
 	rc = nl_call(cl->nl, n->addr, NL_ROLE_NODE, req, facts,
 	             (int)(ms < NL_CALL_MS ? ms : NL_CALL_MS), e);
 	jv_free(req);
@@ -212,6 +284,10 @@ heartbeat_thread(void *arg)
 	struct beat_rows *l = malloc(sizeof(*l));
 
 	while (l && cluster_nap(cl, cl->c->cfg->node_heartbeat_ms)) {
+		struct jv *list = cluster_addr_list(cl);
+
+		cluster_set_local(cl, list);
+		jv_free(list);
 		l->n = 0;
 		if (store_node_list(cl->c->store, beat_row, l) != 0)
 			continue;

@@ -51,12 +51,12 @@ const struct err_code err_codes[] = {
      .status = 403,
      .meaning = "a terminal's WebSocket with a ticket that is unknown, "
                 "used already or expired"},
-    {.code = "not_found",
-     .status = 404,
-     .meaning = "an unknown path or id, or another tenant's"},
     {.code = "node_not_found",
      .status = 404,
      .meaning = "a node name no node of the cluster has"},
+    {.code = "not_found",
+     .status = 404,
+     .meaning = "an unknown path or id, or another tenant's"},
     {.code = "unknown_op",
      .status = 404,
      .meaning = "a node channel op the node or control plane does not "

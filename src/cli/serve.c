@@ -34,6 +34,7 @@
 #include "git/git.h"
 #include "lib/log.h"
 #include "lib/periodic.h"
+#include "orch/orch.h"
 #include "publish/publish.h"
 #include "publish/runner.h"
 #include "preview/preview.h"
@@ -51,6 +52,7 @@
 #include "timeline/timeline.h"
 #include "trash/trash.h"
 #include "vault/vault.h"
+#include "wsnode/wsnode.h"
 
 #define SERVE_JOBS 11 /* rows of the periodic jobs' table */
 
@@ -104,7 +106,35 @@ struct daemon {
 	struct periodic_job jobs[SERVE_JOBS];
 	struct periodic periodic;
 	bool periodic_started;
+	struct orch *orch; /* SANDBOXD_ORCHESTRATOR's driver */
+	struct wsnode *wn; /* workspaces wherever their node is */
 };
+
+/*
+ * The orchestrator (by the instance id, which labels what it makes) and
+ * the workspaces' room, before core: core_init takes the one and
+ * serve() hands it the other.
+ */
+static int
+seam_make(struct daemon *d, const struct config *cfg, struct store *store,
+          struct docker *docker)
+{
+	char instance[CORE_INSTANCE_LEN + 1];
+	struct err e = {0};
+
+	if (core_instance(store, instance) < 0 ||
+	    orch_new(&d->orch, cfg, docker, store, instance, &e) < 0) {
+		log_error("orchestrator %s: %s", cfg->orchestrator,
+		          e.msg[0] ? e.msg : "cannot read the instance id");
+		return -1;
+	}
+	if (wsnode_new(&d->wn, cfg, store) < 0) {
+		log_error("cannot make the workspaces' handle");
+		return -1;
+	}
+	log_info("orchestrator: %s", orch_name(d->orch));
+	return 0;
+}
 
 /*
  * The periodic jobs (lib/periodic.h): the table below is every timer of
@@ -426,7 +456,10 @@ serve(void)
 	         how);
 	/* core, then what sits on it: the runtime's handle and private
 	 * previews, which forget a deleted app by core's hook. */
-	if (core_init(&d.core, &cfg, store, docker) < 0 ||
+	if (seam_make(&d, &cfg, store, docker) < 0)
+		goto out;
+	if (core_init(&d.core, &cfg, store, docker, d.orch) < 0 ||
+	    (d.core.wn = d.wn) == NULL ||
 	    (d.core.tl = timeline_new(store)) == NULL ||
 	    runtime_init(&d.core) < 0 || pvauth_init(&d.core) < 0 ||
 	    terminal_init(&d.core.term, &d.core) < 0 ||
@@ -463,6 +496,8 @@ out_core:
 	core_release(&d.core);
 	timeline_free(d.core.tl);
 out:
+	wsnode_free(d.wn);
+	orch_free(d.orch);
 	store_close(store);
 	vault_free(vault);
 	docker_free(docker);

@@ -566,6 +566,10 @@ docker_network_inspect(struct docker *d, const char *name,
 	icc = jv_str(jv_get(opts, "com.docker.network.bridge.enable_icc"));
 	n->icc = icc == NULL || strcmp(icc, "false") != 0;
 	network_ipam(jv_get(jv_get(resp, "IPAM"), "Config"), n);
+	copy_str(n->scope, sizeof(n->scope), jv_get(resp, "Scope"));
+	n->config_only = jv_is_true(jv_get(resp, "ConfigOnly"));
+	copy_str(n->config_from, sizeof(n->config_from),
+	         jv_get(jv_get(resp, "ConfigFrom"), "Network"));
 	cs = jv_get(resp, "Containers");
 	while (cs && jv_each(cs, &it, &key, &val))
 		n->containers++;
@@ -584,6 +588,21 @@ docker_network_create(struct docker *d, const struct docker_network_spec *s,
 	jv_set_str(body, "Name", s->name);
 	jv_set_str(body, "Driver", "bridge");
 	jv_set_bool(body, "CheckDuplicate", true);
+	if (s->config_from && *s->config_from) {
+		/* No labels, options or IPAM: the engine refuses them on a
+		 * network that takes its configuration from another. */
+		jv_set_str(body, "Scope", "swarm");
+		jv_set_bool(body, "Attachable", false);
+		jv_set_str(cfg, "Network", s->config_from);
+		jv_set(body, "ConfigFrom", cfg);
+		jv_free(ipam);
+		jv_free(cfgs);
+		jv_free(opts);
+		jv_free(labels);
+		goto send;
+	}
+	if (s->config_only)
+		jv_set_bool(body, "ConfigOnly", true);
 	jv_set_bool(body, "Internal", false);
 	jv_set_bool(body, "EnableIPv6", false);
 	jv_set_str(cfg, "Subnet", s->subnet);
@@ -600,6 +619,7 @@ docker_network_create(struct docker *d, const struct docker_network_spec *s,
 	jv_set_str(labels, "sandboxd.network", "true");
 	jv_set_str(labels, "sandboxd.instance", s->instance);
 	jv_set(body, "Labels", labels);
+send:
 	rc = docker_call_json(d, "POST", "/networks/create", body,
 	                      DOCKER_CALL_TIMEOUT_S, NULL, msg);
 	jv_free(body);

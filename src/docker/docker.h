@@ -84,6 +84,9 @@ struct docker_network {
 	bool managed;      /* label sandboxd.network=true */
 	bool icc;          /* inter-container traffic allowed */
 	int containers;    /* attached (running) containers */
+	char scope[16];    /* local swarm */
+	bool config_only;  /* a configuration for config-from networks */
+	char config_from[128]; /* the config-only network it is made from */
 };
 
 /* A bridge network sandboxd makes for its sandboxes (borrowed strings). */
@@ -93,6 +96,11 @@ struct docker_network_spec {
 	const char *gateway;
 	const char *bridge;   /* the Linux bridge's name */
 	const char *instance; /* labels the network as this daemon's */
+	/* Swarm mode (swarm.h): a per-node config-only network, or the
+	 * swarm-scoped network made from one (config_from: its name; then
+	 * nothing else but name is sent, as the engine wants). */
+	bool config_only;
+	const char *config_from;
 };
 
 int docker_new(struct docker **out, const char *socket_path);

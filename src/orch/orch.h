@@ -58,9 +58,9 @@ struct orch_spec {
 
 /* What a sandbox's container is, wherever it runs. */
 struct orch_state {
-	struct docker_state d;     /* as docker_inspect fills it */
-	char node[ORCH_NODE_LEN];  /* "" on this host */
-	char why[160];             /* swarm: the task's Status.Err, or "" */
+	struct docker_state d;    /* as docker_inspect fills it */
+	char node[ORCH_NODE_LEN]; /* "" on this host */
+	char why[160];            /* swarm: the task's Status.Err, or "" */
 };
 
 /* How the edge reaches a sandbox's port (orch_target). */
@@ -73,7 +73,7 @@ struct orch_target {
 
 /* An event about a sandbox's container (orch_events). */
 struct orch_event {
-	char name[80];  /* the container/service name, "sbx-<id>" */
+	char name[80];   /* the container/service name, "sbx-<id>" */
 	char action[16]; /* start die oom pause unpause destroy node_down */
 	int exit_code;
 	char node[ORCH_NODE_LEN];
@@ -83,13 +83,13 @@ struct orch_event {
 struct orch_node {
 	char name[ORCH_NODE_LEN];
 	char swarm_id[64];
-	char addr[64];      /* its nodelink address host:port ("" manager) */
-	char state[16];     /* ready down unknown (Swarm's) */
+	char addr[64];         /* its nodelink address host:port ("" manager) */
+	char state[16];        /* ready down unknown (Swarm's) */
 	char availability[16]; /* active pause drain */
-	bool manager;       /* the control plane's own node */
-	int64_t mem_bytes;  /* Swarm's Description.Resources.MemoryBytes */
+	bool manager;          /* the control plane's own node */
+	int64_t mem_bytes;     /* Swarm's Description.Resources.MemoryBytes */
 	int64_t reserved_bytes; /* sum of running tasks' reservations */
-	int tasks;          /* running sandbox tasks */
+	int tasks;              /* running sandbox tasks */
 };
 
 int orch_new(struct orch **out, const struct config *cfg, struct docker *d,
@@ -160,9 +160,8 @@ int orch_exec_inspect(struct orch *o, const char *id, bool *running,
  * agent's "sup" stream.  -1 with e (502 sandbox_unavailable, 503
  * node_down).
  */
-int orch_sup_connect(struct orch *o, const char *sandbox_id,
-                     const char *node, int64_t deadline, int *fd,
-                     struct err *e);
+int orch_sup_connect(struct orch *o, const char *sandbox_id, const char *node,
+                     int64_t deadline, int *fd, struct err *e);
 
 /*
  * Where the edge connects for sandbox:port.  Never blocks (the edge's

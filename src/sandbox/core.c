@@ -22,24 +22,24 @@
 #include "ws/usage.h"
 #include "ws/workspace.h"
 
-static int
-instance_load(struct core *c)
+int
+core_instance(struct store *store, char out[CORE_INSTANCE_LEN + 1])
 {
 	unsigned char rnd[CORE_INSTANCE_LEN / 2];
 	char id[CORE_INSTANCE_LEN + 1];
 
-	if (store_meta_get(c->store, "instance_id", id, sizeof(id)) == 0 &&
+	if (store_meta_get(store, "instance_id", id, sizeof(id)) == 0 &&
 	    strlen(id) == CORE_INSTANCE_LEN) {
-		memcpy(c->instance, id, sizeof(id));
+		memcpy(out, id, sizeof(id));
 		return 0;
 	}
 	if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
 		return -1;
 	for (size_t i = 0; i < sizeof(rnd); i++)
 		snprintf(id + 2 * i, 3, "%02x", rnd[i]);
-	if (store_meta_set(c->store, "instance_id", id) != 0)
+	if (store_meta_set(store, "instance_id", id) != 0)
 		return -1;
-	memcpy(c->instance, id, sizeof(id));
+	memcpy(out, id, sizeof(id));
 	log_info("new instance id %s", id);
 	return 0;
 }
@@ -80,12 +80,13 @@ idle_threshold_load(struct core *c)
 
 int
 core_init(struct core *c, const struct config *cfg, struct store *store,
-          struct docker *docker)
+          struct docker *docker, struct orch *orch)
 {
 	memset(c, 0, sizeof(*c));
 	c->cfg = cfg;
 	c->store = store;
 	c->docker = docker;
+	c->orch = orch;
 	for (int i = 0; i < CORE_LOCK_STRIPES; i++)
 		pthread_mutex_init(&c->locks[i], NULL);
 	pthread_mutex_init(&c->proxy_mu, NULL);
@@ -104,7 +105,7 @@ core_init(struct core *c, const struct config *cfg, struct store *store,
 		log_error("cannot read the sandboxes for the edge's routing "
 		          "table: previews of the others say \"no such "
 		          "sandbox\" until they are started or stopped");
-	return instance_load(c);
+	return core_instance(store, c->instance);
 }
 
 void

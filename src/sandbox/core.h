@@ -26,6 +26,7 @@ struct activity;
 struct dedup;
 struct depcache;
 struct diskuse;
+struct orch;
 struct preview;
 struct publish;
 struct pvauth;
@@ -34,6 +35,7 @@ struct runtime;
 struct sbnet;
 struct tasks;
 struct timeline;
+struct wsnode;
 struct core;
 
 /*
@@ -57,7 +59,9 @@ typedef void (*core_hook_fn)(struct core *c, const char *id);
 struct core {
 	const struct config *cfg;
 	struct store *store;
-	struct docker *docker;
+	struct docker *docker; /* the local engine (publish, ops use it) */
+	struct orch *orch;     /* orch/: the sandboxes' containers (serve) */
+	struct wsnode *wn;     /* wsnode/: workspaces on any node (serve) */
 	char instance[CORE_INSTANCE_LEN + 1]; /* labels our containers */
 	pthread_mutex_t locks[CORE_LOCK_STRIPES];
 	pthread_t watcher;
@@ -99,14 +103,21 @@ int64_t core_idle_threshold(struct core *c);
 void core_idle_threshold_apply(struct core *c, int64_t seconds);
 
 /*
- * Opens nothing: store and docker are made by the caller.  Builds none
+ * Opens nothing: store, docker and orch (the driver that runs the
+ * sandboxes' containers, orch/orch.h) are made by the caller, and so
+ * is c->wn, set by serve() after this.  Builds none
  * of the layers that use core either (the runtime, private previews:
  * serve() makes them after it) and starts no thread: serve() starts and
  * stops them (docs/design.md, "Threads"), and core_release frees only
  * what core_init made.
  */
+/*
+ * This daemon's instance id (CORE_INSTANCE_LEN hex digits), made and
+ * stored on first start: core_init's, and the orchestrator's before it.
+ */
+int core_instance(struct store *store, char out[CORE_INSTANCE_LEN + 1]);
 int core_init(struct core *c, const struct config *cfg, struct store *store,
-              struct docker *docker);
+              struct docker *docker, struct orch *orch);
 void core_release(struct core *c);
 
 /* Adds a hook for ev (before any thread runs); -1 when CORE_HOOKS_MAX
@@ -125,7 +136,7 @@ int core_workspace_room(struct core *c, const char *id, struct err *e);
 /* The data filesystem is full (less than WS_DATA_MIN_FREE_BYTES free). */
 bool core_data_full(const struct core *c, int64_t *free_bytes);
 
-/* Docker container name of a sandbox. */
+/* The container (swarm: service) name of a sandbox: the orch key. */
 void core_container_name(const struct core *c, const char *id, char *out,
                          size_t len);
 

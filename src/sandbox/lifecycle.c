@@ -21,6 +21,8 @@
 #include <string.h>
 
 #include "cred/credentials.h"
+#include "orch/orch.h"
+#include "sandbox/container.h"
 #include "sandbox/gitops.h"
 #include "sandbox/manifest.h"
 #include "sandbox/presets.h"
@@ -84,145 +86,6 @@ row_update(struct core *c, struct sandbox *sb)
 	return rc;
 }
 
-void
-core_container_name(const struct core *c, const char *id, char *out, size_t len)
-{
-	size_t n;
-
-	n = (size_t)snprintf(out, len, "sandboxd-%s-%s", c->instance, id);
-	for (size_t i = 0; i < n && i < len; i++)
-		if (out[i] >= 'A' && out[i] <= 'Z')
-			out[i] = (char)(out[i] - 'A' + 'a');
-}
-
-/* Maps a driver result to an API error. */
-static int
-docker_err(int rc, const char *msg, struct err *e)
-{
-	if (rc == DOCKER_DOWN)
-		return ERR_DOCKER(e, "%s", msg);
-	return err_set(e, 502, "docker_error", "%s", msg);
-}
-
-static int
-container_make(struct core *c, struct sandbox *sb, char *msg)
-{
-	char name[128], ws[WORKSPACE_PATH_MAX], bind[WORKSPACE_PATH_MAX + 100],
-	    id[72], lbl_app[ULID_LEN + 1];
-	char lbl_sb[ULID_LEN + 1], preset[64];
-	struct docker_spec spec = {0};
-	int rc;
-
-	core_container_name(c, sb->id, name, sizeof(name));
-	workspace_path(c->cfg->data_dir, sb->id, ws, sizeof(ws));
-	snprintf(bind, sizeof(bind), "%s:/home/sandbox", ws);
-	snprintf(lbl_app, sizeof(lbl_app), "%s", sb->app_id);
-	snprintf(lbl_sb, sizeof(lbl_sb), "%s", sb->id);
-	spec.name = name;
-	spec.image = c->cfg->image;
-	spec.hostname = name;
-	spec.user = "1000:1000";
-	spec.runtime = strcmp(c->cfg->runtime, "runc") ? c->cfg->runtime : "";
-	spec.network = c->cfg->network;
-	spec.binds[0] = bind;
-	spec.env[0] = "HOME=/home/sandbox";
-	snprintf(preset, sizeof(preset), "SANDBOXD_PRESET=%s", sb->preset);
-	spec.env[1] = preset;
-	config_mirror_env(c->cfg, &spec.env[2], DOCKER_MAX_KV - 3);
-	spec.labels[0] = (struct docker_kv){"sandboxd.managed", "true"};
-	spec.labels[1] = (struct docker_kv){"sandboxd.instance", c->instance};
-	spec.labels[2] = (struct docker_kv){"sandboxd.sandbox", lbl_sb};
-	spec.labels[3] = (struct docker_kv){"sandboxd.app", lbl_app};
-	spec.tmpfs[0] = "/tmp:rw,nosuid,nodev,size=512m,mode=1777";
-	spec.tmpfs[1] = "/var/tmp:rw,nosuid,nodev,size=128m,mode=1777";
-	spec.memory_bytes = c->cfg->memory_mb * 1024 * 1024;
-	spec.pids_limit = c->cfg->pids_limit;
-	spec.nofile = c->cfg->nofile_limit;
-	spec.read_only = true;
-	rc = docker_create(c->docker, &spec, id, msg);
-	if (rc == DOCKER_OK)
-		snprintf(sb->container_id, sizeof(sb->container_id), "%.12s",
-		         id);
-	return rc;
-}
-
-/*
- * After a start: the container's bridge address (the edge proxies to it)
- * and the start time (the edge tells "starting" from "not listening").
- */
-static void
-container_started(struct core *c, struct sandbox *sb)
-{
-	char name[128], msg[DOCKER_MSG_LEN];
-	struct docker_state st;
-
-	core_container_name(c, sb->id, name, sizeof(name));
-	sb->container_ip[0] = '\0';
-	if (docker_inspect(c->docker, name, &st, msg) == DOCKER_OK)
-		snprintf(sb->container_ip, sizeof(sb->container_ip), "%s",
-		         st.ip);
-	sbnet_container_started(c->net, sb->container_ip);
-	activity_started(c->act, sb->id);
-	core_hooks_run(c, CORE_SANDBOX_STARTED, sb->id);
-}
-
-/*
- * A stopped container is removed, to be made again, when it is attached
- * to another network than the sandboxes' (made before the network
- * existed, or before dockerd lost its state) or was made from another
- * image than the one SANDBOXD_IMAGE names now (an upgrade rebuilt the
- * image under the same tag: the ids differ, the tags do not).  Its root
- * filesystem is read-only and its files are in the workspace, so nothing
- * is lost.  When the image cannot be looked up, the container stays.
- */
-static void
-container_refresh(struct core *c, const struct sandbox *sb, const char *name)
-{
-	char want[72], image[80], msg[DOCKER_MSG_LEN];
-	struct docker_state st;
-
-	if (docker_inspect(c->docker, name, &st, msg) != DOCKER_OK ||
-	    st.running)
-		return;
-	sbnet_network_id(c->net, want, sizeof(want));
-	if (want[0] && strcmp(st.network_id, want) != 0) {
-		log_info("sandbox %s: its container is on another network; "
-		         "making it again",
-		         sb->id);
-		docker_remove(c->docker, name, msg);
-		return;
-	}
-	if (docker_image_id(c->docker, c->cfg->image, image, msg) ==
-	        DOCKER_OK &&
-	    image[0] && st.image_id[0] && strcmp(st.image_id, image) != 0) {
-		log_info("sandbox %s: its container was made from image %.19s, "
-		         "%s is %.19s now; making it again",
-		         sb->id, st.image_id, c->cfg->image, image);
-		docker_remove(c->docker, name, msg);
-	}
-}
-
-/* Starts the sandbox's container, creating it first when it is missing. */
-static int
-container_run(struct core *c, struct sandbox *sb, char *msg)
-{
-	char name[128];
-	int rc;
-
-	core_container_name(c, sb->id, name, sizeof(name));
-	container_refresh(c, sb, name);
-	rc = docker_start(c->docker, name, msg);
-	if (rc == DOCKER_NOT_FOUND) {
-		log_info("sandbox %s: container missing, recreating", sb->id);
-		rc = container_make(c, sb, msg);
-		if (rc == DOCKER_OK)
-			rc = docker_start(c->docker, name, msg);
-	}
-	if (rc == DOCKER_OK)
-		container_started(c, sb);
-	return rc;
-}
-
 static void
 mark(struct sandbox *sb, enum sandbox_state status, const char *reason)
 {
@@ -239,7 +102,7 @@ create_failed_why(struct core *c, struct sandbox *sb, const char *why,
 	char name[128], ignored[DOCKER_MSG_LEN];
 
 	core_container_name(c, sb->id, name, sizeof(name));
-	docker_remove(c->docker, name, ignored);
+	orch_remove(c->orch, name, ignored);
 	mark(sb, SANDBOX_ERROR, why);
 	snprintf(sb->error_message, sizeof(sb->error_message), "%s", msg);
 	row_update(c, sb);
@@ -284,8 +147,7 @@ create_row(struct core *c, const struct app *app, const int *ports, int nports,
 
 	if (replace_failed(c, app, e) < 0)
 		return -1;
-	if (!docker_is_up(c->docker) &&
-	    docker_ping(c->docker, msg) != DOCKER_OK)
+	if (!orch_is_up(c->orch) && orch_ping(c->orch, msg) != DOCKER_OK)
 		return ERR_DOCKER(e, "%s", msg);
 	if (sbnet_check_ready(c->net, e) < 0)
 		return -1;
@@ -369,7 +231,7 @@ create_import(struct core *c, const struct app *app, int nports,
 static int
 create_locked(struct core *c, struct sandbox *sb, struct err *e)
 {
-	char msg[DOCKER_MSG_LEN];
+	char msg[DOCKER_MSG_LEN], name[128];
 	struct sandbox now;
 	int rc;
 
@@ -385,11 +247,13 @@ create_locked(struct core *c, struct sandbox *sb, struct err *e)
 		goto out;
 	}
 	rc = container_make(c, sb, msg);
-	if (rc == DOCKER_OK)
-		rc = docker_start(c->docker, sb->container_id, msg);
+	if (rc == DOCKER_OK) {
+		core_container_name(c, sb->id, name, sizeof(name));
+		rc = orch_start(c->orch, name, msg);
+	}
 	if (rc != DOCKER_OK) {
 		create_failed(c, sb, msg);
-		rc = docker_err(rc, msg, e);
+		rc = container_err(rc, msg, e);
 		goto out;
 	}
 	container_started(c, sb);
@@ -464,17 +328,16 @@ static int
 thaw_locked(struct core *c, struct sandbox *sb, struct err *e)
 {
 	char name[128], msg[DOCKER_MSG_LEN];
-	struct docker_state st;
+	struct orch_state st;
 	int64_t t0 = clock_mono_ms();
 	int rc;
 
 	core_container_name(c, sb->id, name, sizeof(name));
-	rc = docker_pause(c->docker, name, false, msg);
+	rc = orch_pause(c->orch, name, false, msg);
 	if (rc != DOCKER_OK &&
 	    (rc == DOCKER_DOWN ||
-	     docker_inspect(c->docker, name, &st, msg) != DOCKER_OK ||
-	     st.paused))
-		return docker_err(rc, msg, e);
+	     orch_inspect(c->orch, name, &st, msg) != DOCKER_OK || st.d.paused))
+		return container_err(rc, msg, e);
 	sb->frozen = false;
 	sb->last_active_at = clock_now();
 	rc = row_update(c, sb);
@@ -543,9 +406,9 @@ core_sandbox_freeze(struct core *c, const char *id, int64_t idle_since,
 		goto out;
 	}
 	core_container_name(c, id, name, sizeof(name));
-	rc = docker_pause(c->docker, name, true, msg);
+	rc = orch_pause(c->orch, name, true, msg);
 	if (rc != DOCKER_OK) {
-		rc = docker_err(rc, msg, e);
+		rc = container_err(rc, msg, e);
 		goto out;
 	}
 	sb.frozen = true;
@@ -625,7 +488,7 @@ core_sandbox_start(struct core *c, const char *id, struct sandbox *sb,
 	was_stopped = sb->status == SANDBOX_STOPPED;
 	rc = container_run(c, sb, msg);
 	if (rc != DOCKER_OK) {
-		rc = docker_err(rc, msg, e);
+		rc = container_err(rc, msg, e);
 		goto out;
 	}
 	mark(sb, SANDBOX_RUNNING, "");
@@ -691,12 +554,12 @@ core_sandbox_stop_why(struct core *c, const char *id, const char *why,
 	core_container_name(c, id, name, sizeof(name));
 	/* A paused container's processes would not see the SIGTERM. */
 	if (sb->frozen)
-		docker_pause(c->docker, name, false, msg);
+		orch_pause(c->orch, name, false, msg);
 	/* Its terminals end first: an interactive shell ignores SIGTERM. */
 	core_hooks_run(c, CORE_SANDBOX_STOPPING, id);
-	rc = docker_stop(c->docker, name, DOCKER_STOP_GRACE_S, msg);
+	rc = orch_stop(c->orch, name, DOCKER_STOP_GRACE_S, msg);
 	if (rc != DOCKER_OK && rc != DOCKER_NOT_FOUND) {
-		rc = docker_err(rc, msg, e);
+		rc = container_err(rc, msg, e);
 		goto out;
 	}
 	/* The die event may have marked it already; ours is the reason. */
@@ -724,10 +587,10 @@ core_sandbox_delete(struct core *c, const char *id, struct err *e)
 		return -1;
 	core_container_name(c, id, name, sizeof(name));
 	if (sb.frozen)
-		docker_pause(c->docker, name, false, msg);
-	rc = docker_remove(c->docker, name, msg);
+		orch_pause(c->orch, name, false, msg);
+	rc = orch_remove(c->orch, name, msg);
 	if (rc != DOCKER_OK && rc != DOCKER_NOT_FOUND) {
-		rc = docker_err(rc, msg, e);
+		rc = container_err(rc, msg, e);
 		goto out;
 	}
 	if (workspace_remove(c->cfg->data_dir, id) < 0) {

@@ -83,12 +83,28 @@ client(const struct core *c)
 	return c->rt ? c->rt->sc : NULL;
 }
 
+/* The node holding sandbox id ("" this host, or when it has no row). */
+static void
+node_of(struct core *c, const char *id, char node[64])
+{
+	struct sandbox sb;
+
+	node[0] = '\0';
+	if (store_sandbox_get(c->store, id, &sb) == 0)
+		memcpy(node, sb.node, sizeof(sb.node));
+}
+
 int
 runtime_request(struct core *c, const char *ws, const char *line,
                 int timeout_ms, struct jv **answer, struct err *e)
 {
-	return supclient_request(client(c), ws, line, strlen(line), timeout_ms,
-	                         answer, NULL, e);
+	const char *slash = strrchr(ws, '/');
+	const char *id = slash ? slash + 1 : ws;
+	char node[64];
+
+	node_of(c, id, node);
+	return supclient_request(client(c), c->orch, id, node, line,
+	                         strlen(line), timeout_ms, answer, NULL, e);
 }
 
 /* Finds the manifest: sandbox.yaml, else recipeops_fallback.  0 or -1. */
@@ -333,7 +349,7 @@ runtime_app_env(struct core *c, const char *app_id, const char *who, char *p,
 static int
 env_send(struct core *c, const struct sandbox *sb, char *p)
 {
-	char ws[WORKSPACE_PATH_MAX], head[RUNTIME_ENV_HEAD], who[64];
+	char head[RUNTIME_ENV_HEAD], who[64];
 	struct jv *ans = NULL;
 	struct err e = {0};
 	size_t len;
@@ -345,10 +361,9 @@ env_send(struct core *c, const struct sandbox *sb, char *p)
 		return -1; /* the processes keep the one they have */
 	n = snprintf(head, sizeof(head), "env %zu\n", len);
 	memcpy(p + RUNTIME_ENV_HEAD - n, head, (size_t)n);
-	workspace_path(c->cfg->data_dir, sb->id, ws, sizeof(ws));
-	if (supclient_request(client(c), ws, p + RUNTIME_ENV_HEAD - n,
-	                      (size_t)n + len, RUNTIME_TIMEOUT_MS, &ans, NULL,
-	                      &e) < 0) {
+	if (supclient_request(client(c), c->orch, sb->id, sb->node,
+	                      p + RUNTIME_ENV_HEAD - n, (size_t)n + len,
+	                      RUNTIME_TIMEOUT_MS, &ans, NULL, &e) < 0) {
 		log_warn("sandbox %s: env: %s", sb->id, e.msg);
 		return -1;
 	}
@@ -593,12 +608,12 @@ struct jv *
 runtime_status(struct core *c, const char *id, struct err *e)
 {
 	struct jv *ans, *out;
-	char ws[WORKSPACE_PATH_MAX];
+	char node[64];
 	bool broken;
 
-	workspace_path(c->cfg->data_dir, id, ws, sizeof(ws));
-	if (supclient_request(client(c), ws, "status\n", 7, RUNTIME_STATUS_MS,
-	                      &ans, &broken, e) < 0) {
+	node_of(c, id, node);
+	if (supclient_request(client(c), c->orch, id, node, "status\n", 7,
+	                      RUNTIME_STATUS_MS, &ans, &broken, e) < 0) {
 		if (!broken)
 			memset(e, 0, sizeof(*e)); /* not up (yet) */
 		return NULL;

@@ -1,17 +1,13 @@
 /*
  * One request to a sandbox's supervisor (sandbox/supclient.h).
  *
- * Connecting: the socket lives in the workspace, which the sandbox owns,
- * so the path could be swapped for a symlink to any socket on the host
- * (the Docker socket, say).  We open the socket inode itself with
- * openat2(O_PATH | O_NOFOLLOW, RESOLVE_NO_SYMLINKS …), check that it is a
- * socket, and connect through /proc/self/fd/N, which names exactly that
- * inode: what we checked is what we talk to.  Whatever listens there may
- * be the sandbox's own program, so nothing may wait on it unbounded: the
- * connect() is non-blocking, one deadline runs from before it to the end
- * of the answer, and a supervisor that missed one is not asked again for
- * a while (the quiet table below).  Rejected: SO_PEERCRED (the real
- * supervisor and the sandbox's programs are the same uid).
+ * Connecting is the orchestrator's (orch_sup_connect): on this host the
+ * socket in the workspace, opened without following links and connected
+ * without blocking (ws/wsock.c); on another node, its agent's stream.
+ * Whatever listens there may be the sandbox's own program, so nothing
+ * may wait on it unbounded: one deadline runs from before the connect
+ * to the end of the answer, and a supervisor that missed one is not
+ * asked again for a while (the quiet table below).
  *
  * The quiet table lives in the handle (runtime.c makes the daemon's
  * one); rejected: a file-scope table, which every caller in the process
@@ -20,7 +16,6 @@
 #include "sandbox/supclient.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -28,12 +23,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/un.h>
 #include <unistd.h>
 
+#include "orch/orch.h"
 #include "sandbox/supanswer.h"
-#include "ws/wsfs.h"
+#include "ws/wsock.h"
 #include "lib/buf.h"
 #include "lib/clock.h"
 #include "lib/ulid.h"
@@ -78,14 +72,6 @@ supclient_free(struct supclient *sc)
 		return;
 	pthread_mutex_destroy(&sc->mu);
 	free(sc);
-}
-
-static const char *
-ws_id(const char *ws)
-{
-	const char *slash = strrchr(ws, '/');
-
-	return slash ? slash + 1 : ws;
 }
 
 static struct quiet *
@@ -162,85 +148,6 @@ supclient_forget(struct supclient *sc, const char *id)
 	pthread_mutex_unlock(&sc->mu);
 }
 
-/* Waits for fd to be ready for events until deadline (monotonic ms). */
-static int
-wait_fd(int fd, short events, int64_t deadline)
-{
-	struct pollfd p = {.fd = fd, .events = events};
-	int64_t left;
-	int n;
-
-	do {
-		left = deadline - clock_mono_ms();
-		if (left <= 0)
-			return -1;
-		n = poll(&p, 1, (int)left);
-	} while (n < 0 && errno == EINTR);
-	return n == 1 ? 0 : -1;
-}
-
-/*
- * Connects without blocking: a listener the sandbox planted that never
- * accepts fills its backlog, and a unix socket's connect() then waits
- * for room (blocking) or fails with EAGAIN (non-blocking, with no event
- * to poll for), so EAGAIN is retried every few ms until the deadline.
- * The fd; -1 with e, *unresponsive when it was the deadline.
- */
-static int
-sock_connect(const char *ws, int64_t deadline, bool *unresponsive,
-             struct err *e)
-{
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
-	struct stat st;
-	socklen_t sl = sizeof(int);
-	int dfd, sfd, fd = -1, soerr = 0, rc;
-
-	dfd = wsfs_open_dir(ws, ".sandboxd", e);
-	if (dfd < 0)
-		return -1;
-	sfd = wsfs_openat(dfd, "sock", O_PATH | O_NOFOLLOW, 0);
-	close(dfd);
-	if (sfd < 0 || fstat(sfd, &st) < 0 || !S_ISSOCK(st.st_mode)) {
-		if (sfd >= 0)
-			close(sfd);
-		return err_set(e, 502, "sandbox_unavailable",
-		               "the sandbox's supervisor is not listening");
-	}
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "/proc/self/fd/%d", sfd);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	while (fd >= 0 &&
-	       (rc = connect(fd, (struct sockaddr *)&sa, sizeof(sa))) < 0) {
-		if (errno == EINTR)
-			continue;
-		if (errno == EAGAIN && clock_mono_ms() < deadline) {
-			usleep(SUPCLIENT_CONNECT_RETRY_MS * 1000);
-			continue;
-		}
-		if (errno == EINPROGRESS) {
-			if (wait_fd(fd, POLLOUT, deadline) < 0)
-				errno = ETIMEDOUT;
-			else if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr,
-			                    &sl) == 0 &&
-			         soerr == 0)
-				break;
-			else
-				errno = soerr ? soerr : ECONNREFUSED;
-		}
-		*unresponsive = errno == EAGAIN || errno == ETIMEDOUT;
-		close(fd);
-		fd = -1;
-	}
-	close(sfd);
-	if (fd < 0 && *unresponsive)
-		return err_set(e, 502, "sandbox_unavailable",
-		               "the sandbox's supervisor does not accept "
-		               "connections");
-	if (fd < 0)
-		return err_set(e, 502, "sandbox_unavailable",
-		               "the sandbox's supervisor is not listening");
-	return fd;
-}
-
 /* Sends len bytes and reads the answer until EOF, all by deadline. */
 static int
 exchange(int fd, const char *line, size_t len, int64_t deadline,
@@ -251,7 +158,7 @@ exchange(int fd, const char *line, size_t len, int64_t deadline,
 	ssize_t n;
 
 	while (off < len) {
-		if (wait_fd(fd, POLLOUT, deadline) < 0)
+		if (wsock_wait(fd, POLLOUT, deadline) < 0)
 			return -1;
 		n = send(fd, line + off, len - off, MSG_NOSIGNAL);
 		if (n < 0 && errno != EAGAIN && errno != EINTR)
@@ -259,7 +166,7 @@ exchange(int fd, const char *line, size_t len, int64_t deadline,
 		off += n > 0 ? (size_t)n : 0;
 	}
 	for (;;) {
-		if (wait_fd(fd, POLLIN, deadline) < 0)
+		if (wsock_wait(fd, POLLIN, deadline) < 0)
 			return -1;
 		n = recv(fd, chunk, sizeof(chunk), 0);
 		if (n == 0)
@@ -271,13 +178,33 @@ exchange(int fd, const char *line, size_t len, int64_t deadline,
 	}
 }
 
+/*
+ * The connection, by the orchestrator (the O_PATH connect of ws/wsock.c
+ * here, a node agent's stream elsewhere); its deadline is a refusal of
+ * its own (WSOCK_UNRESPONSIVE), answered as 502 like the rest.
+ */
+static int
+sup_connect(struct orch *o, const char *id, const char *node, int64_t deadline,
+            bool *unresponsive, struct err *e)
+{
+	int fd = -1;
+
+	*unresponsive = false;
+	if (orch_sup_connect(o, id, node, deadline, &fd, e) == 0 && fd >= 0)
+		return fd;
+	if (e->status == WSOCK_UNRESPONSIVE) {
+		*unresponsive = true;
+		e->status = 502;
+	}
+	return -1;
+}
+
 int
-supclient_request(struct supclient *sc, const char *ws, const char *req,
-                  size_t len, int timeout_ms, struct jv **answer, bool *broken,
-                  struct err *e)
+supclient_request(struct supclient *sc, struct orch *o, const char *id,
+                  const char *node, const char *req, size_t len, int timeout_ms,
+                  struct jv **answer, bool *broken, struct err *e)
 {
 	int64_t deadline = clock_mono_ms() + timeout_ms;
-	const char *id = ws_id(ws);
 	bool probe, unresponsive = false, ignored;
 	struct buf out;
 	int fd, rc;
@@ -288,7 +215,7 @@ supclient_request(struct supclient *sc, const char *ws, const char *req,
 	*broken = true;
 	if (quiet_enter(sc, id, &probe, e) < 0)
 		return -1;
-	fd = sock_connect(ws, deadline, &unresponsive, e);
+	fd = sup_connect(o, id, node, deadline, &unresponsive, e);
 	if (fd < 0) {
 		quiet_leave(sc, id, probe, unresponsive);
 		*broken = unresponsive;

@@ -2,9 +2,10 @@
  * supclient: one request to a sandbox's supervisor and its answer
  * (protocol in docs/supervisor.md).  The socket is in the workspace,
  * which the sandbox owns, so whatever listens there may be the sandbox's
- * own program: the socket is opened without following links, the
- * connect() does not block, one deadline runs from before it to the
- * answer's end, and the answer is capped and parsed by supanswer.
+ * own program: the orchestrator connects to it (orch_sup_connect: on
+ * this host without following links and without blocking), one
+ * deadline runs from before the connect to the answer's end, and the
+ * answer is capped and parsed by supanswer.
  *
  * A handle keeps the supervisors that missed a deadline (the quiet
  * table); runtime.c owns the daemon's one.  Thread-safety: every
@@ -19,10 +20,9 @@
 #include "lib/err.h"
 #include "lib/jv.h"
 
+struct orch;
+
 #define SUPCLIENT_ANSWER_MAX (64u << 10)
-/* A full listen backlog gives no event to poll for: connect() is
- * tried again this often until the deadline. */
-#define SUPCLIENT_CONNECT_RETRY_MS 10
 /* A supervisor that missed a deadline is not asked again for this long
  * (requests fail at once), then by one request at a time; the table
  * tracks this many such sandboxes. */
@@ -36,16 +36,17 @@ void supclient_free(struct supclient *sc);
 
 /*
  * Sends len bytes of req (a line, and for env its body) to the
- * supervisor of workspace ws and reads the one-line JSON answer, all
- * within timeout_ms from before connect() on.  -1 with e (502
+ * supervisor of sandbox id on node ("" this host), by o, and reads the one-line
+ * JSON answer, all within timeout_ms from before connect() on.  -1 with e (502
  * sandbox_unavailable) when it is not listening, does not answer in
  * time (then it is not asked again for SUPCLIENT_QUIET_MS) or answers
  * something that is not a JSON object; *broken (NULL: not wanted) is
  * false only when nothing listens.  sc NULL: no quiet table.
  */
-int supclient_request(struct supclient *sc, const char *ws, const char *req,
-                      size_t len, int timeout_ms, struct jv **answer,
-                      bool *broken, struct err *e);
+int supclient_request(struct supclient *sc, struct orch *o, const char *id,
+                      const char *node, const char *req, size_t len,
+                      int timeout_ms, struct jv **answer, bool *broken,
+                      struct err *e);
 
 /* A sandbox's container started: its supervisor is new, asked again. */
 void supclient_forget(struct supclient *sc, const char *id);

@@ -28,13 +28,15 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "orch/orch.h"
+#include "sandbox/container.h"
 #include "sandbox/routes.h"
 #include "sandbox/runtime.h"
 #include "timeline/timeline.h"
 #include "ws/workspace.h"
 #include "lib/clock.h"
 #include "lib/log.h"
-#include "lib/num.h"
+#include "lib/ulid.h"
 
 struct orphan_scan {
 	struct core *c;
@@ -58,7 +60,7 @@ check_container(const char *id, const struct jv *labels, void *arg)
 		return;
 	if (rc < 0)
 		return; /* database trouble: never delete on a guess */
-	if (docker_remove(scan->c->docker, id, msg) == DOCKER_OK) {
+	if (orch_remove(scan->c->orch, id, msg) == DOCKER_OK) {
 		scan->removed++;
 		log_info("reconcile: removed container %.12s (sandbox %s: %s)",
 		         id, sid ? sid : "?",
@@ -103,11 +105,11 @@ static void
 reconcile_running(struct core *c, struct sandbox *sb)
 {
 	char name[128], msg[DOCKER_MSG_LEN];
-	struct docker_state st;
+	struct orch_state st;
 	int rc;
 
 	core_container_name(c, sb->id, name, sizeof(name));
-	rc = docker_inspect(c->docker, name, &st, msg);
+	rc = orch_inspect(c->orch, name, &st, msg);
 	if (rc == DOCKER_NOT_FOUND) {
 		sb->status = SANDBOX_STOPPED;
 		snprintf(sb->status_reason, sizeof(sb->status_reason),
@@ -115,20 +117,23 @@ reconcile_running(struct core *c, struct sandbox *sb)
 		if (store_sandbox_update(c->store, sb) == 0)
 			routes_put(c->routes, sb);
 		log_info("reconcile: sandbox %s: container missing", sb->id);
-	} else if (rc == DOCKER_OK && st.running && st.paused != sb->frozen) {
+	} else if (rc == DOCKER_OK && st.d.running &&
+	           st.d.paused != sb->frozen) {
 		/* Paused or thawed while we were not looking. */
-		if (store_sandbox_set_frozen(c->store, sb->id, st.paused) == 0)
+		if (store_sandbox_set_frozen(c->store, sb->id, st.d.paused) ==
+		    0)
 			core_route_refresh(c, sb->id);
 		log_info("reconcile: sandbox %s: container %s", sb->id,
-		         st.paused ? "paused (frozen)" : "not paused");
-	} else if (rc == DOCKER_OK && !st.running) {
-		if (store_sandbox_mark_exited(c->store, sb->id, st.exit_code,
-		                              st.oom_killed) == 0)
-			watch_note(c, sb->id, "sandbox.stopped", st.exit_code,
-			           st.oom_killed);
+		         st.d.paused ? "paused (frozen)" : "not paused");
+	} else if (rc == DOCKER_OK && !st.d.running) {
+		if (store_sandbox_mark_exited(c->store, sb->id, st.d.exit_code,
+		                              st.d.oom_killed) == 0)
+			watch_note(c, sb->id, "sandbox.stopped", st.d.exit_code,
+			           st.d.oom_killed);
 		core_route_refresh(c, sb->id);
 		log_info("reconcile: sandbox %s: container exited (%d%s)",
-		         sb->id, st.exit_code, st.oom_killed ? ", OOM" : "");
+		         sb->id, st.d.exit_code,
+		         st.d.oom_killed ? ", OOM" : "");
 	}
 }
 
@@ -136,15 +141,15 @@ static void
 reconcile_stopped(struct core *c, const struct sandbox *sb)
 {
 	char name[128], msg[DOCKER_MSG_LEN];
-	struct docker_state st;
+	struct orch_state st;
 
 	core_container_name(c, sb->id, name, sizeof(name));
-	if (docker_inspect(c->docker, name, &st, msg) == DOCKER_OK &&
-	    st.running) {
+	if (orch_inspect(c->orch, name, &st, msg) == DOCKER_OK &&
+	    st.d.running) {
 		log_info("reconcile: sandbox %s is stopped; stopping its "
 		         "container",
 		         sb->id);
-		docker_stop(c->docker, name, DOCKER_STOP_GRACE_S, msg);
+		orch_stop(c->orch, name, DOCKER_STOP_GRACE_S, msg);
 	}
 }
 
@@ -199,8 +204,8 @@ core_reconcile(struct core *c)
 		return -1;
 	/* After the rows: interrupted creates are now "error", so their
 	 * containers go too. */
-	if (docker_list(c->docker, "sandboxd.instance", c->instance,
-	                check_container, &scan, msg) != DOCKER_OK) {
+	if (orch_list(c->orch, "sandboxd.instance", c->instance,
+	              check_container, &scan, msg) != DOCKER_OK) {
 		log_warn("reconcile: %s", msg);
 		return -1;
 	}
@@ -220,40 +225,39 @@ static void
 on_die(struct core *c, const char *sid, int exit_code)
 {
 	char name[128], msg[DOCKER_MSG_LEN];
-	struct docker_state st;
+	struct orch_state st;
 
 	core_container_name(c, sid, name, sizeof(name));
-	memset(&st, 0, sizeof(st));
-	st.exit_code = exit_code;
 	core_sandbox_lock(c, sid);
-	if (docker_inspect(c->docker, name, &st, msg) == DOCKER_OK &&
-	    st.running) {
-		core_sandbox_unlock(c, sid);
-		return; /* restarted meanwhile */
+	if (orch_inspect(c->orch, name, &st, msg) == DOCKER_OK) {
+		if (st.d.running) {
+			core_sandbox_unlock(c, sid);
+			return; /* restarted meanwhile */
+		}
+	} else {
+		memset(&st, 0, sizeof(st));
+		st.d.exit_code = exit_code;
 	}
-	if (store_sandbox_mark_exited(c->store, sid, st.exit_code,
-	                              st.oom_killed) == 0) {
+	if (store_sandbox_mark_exited(c->store, sid, st.d.exit_code,
+	                              st.d.oom_killed) == 0) {
 		log_info("sandbox %s: container exited (%d%s)", sid,
-		         st.exit_code, st.oom_killed ? ", OOM" : "");
-		watch_note(c, sid, "sandbox.stopped", st.exit_code,
-		           st.oom_killed);
+		         st.d.exit_code, st.d.oom_killed ? ", OOM" : "");
+		watch_note(c, sid, "sandbox.stopped", st.d.exit_code,
+		           st.d.oom_killed);
 	}
 	core_route_refresh(c, sid);
 	core_sandbox_unlock(c, sid);
 }
 
 static void
-on_event(const struct jv *ev, void *arg)
+on_event(const struct orch_event *ev, void *arg)
 {
 	struct core *c = arg;
-	const char *action = jv_str(jv_get(ev, "Action"));
-	struct jv *attrs = jv_get(jv_get(ev, "Actor"), "Attributes");
-	const char *sid = jv_str(jv_get(attrs, "sandboxd.sandbox"));
-	const char *code = jv_str(jv_get(attrs, "exitCode"));
-	char name[128], msg[DOCKER_MSG_LEN];
-	struct docker_state st;
+	const char *action = ev->action;
+	char sid[ULID_LEN + 1], name[128], msg[DOCKER_MSG_LEN];
+	struct orch_state st;
 
-	if (action == NULL || sid == NULL)
+	if (!container_sandbox_of(c, ev->name, sid, sizeof(sid)))
 		return;
 	if (strcmp(action, "pause") == 0 || strcmp(action, "unpause") == 0) {
 		/*
@@ -264,9 +268,9 @@ on_event(const struct jv *ev, void *arg)
 		 */
 		core_container_name(c, sid, name, sizeof(name));
 		core_sandbox_lock(c, sid);
-		if (docker_inspect(c->docker, name, &st, msg) == DOCKER_OK &&
-		    st.running &&
-		    store_sandbox_set_frozen(c->store, sid, st.paused) == 0)
+		if (orch_inspect(c->orch, name, &st, msg) == DOCKER_OK &&
+		    st.d.running &&
+		    store_sandbox_set_frozen(c->store, sid, st.d.paused) == 0)
 			core_route_refresh(c, sid);
 		core_sandbox_unlock(c, sid);
 	} else if (strcmp(action, "oom") == 0) {
@@ -275,7 +279,7 @@ on_event(const struct jv *ev, void *arg)
 		log_warn("sandbox %s: a process was killed at the memory limit",
 		         sid);
 	} else if (strcmp(action, "die") == 0) {
-		on_die(c, sid, (int)num_long(code, -1));
+		on_die(c, sid, ev->exit_code);
 	}
 }
 
@@ -291,11 +295,11 @@ watch_main(void *arg)
 {
 	struct core *c = arg;
 	char msg[DOCKER_MSG_LEN];
-	bool was_up = docker_is_up(c->docker);
+	bool was_up = orch_is_up(c->orch);
 	int64_t since;
 
 	while (!c->stopping) {
-		if (docker_ping(c->docker, msg) != DOCKER_OK) {
+		if (orch_ping(c->orch, msg) != DOCKER_OK) {
 			if (was_up)
 				log_warn("docker engine down: %s", msg);
 			was_up = false;
@@ -308,8 +312,8 @@ watch_main(void *arg)
 			core_reconcile(c);
 		}
 		was_up = true;
-		docker_events(c->docker, "sandboxd.instance", c->instance,
-		              since, on_event, c, &c->stopping);
+		orch_events(c->orch, "sandboxd.instance", c->instance, since,
+		            on_event, c, &c->stopping);
 		if (!c->stopping)
 			nap(c, 200);
 	}

@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #include "disk/copytree.h"
+#include "orch/orch.h"
 #include "snapshot/internal.h"
 #include "timeline/timeline.h"
 #include "ws/usage.h"
@@ -211,7 +212,7 @@ pause_for_copy(struct core *c, const char *sandbox_id, struct err *e)
 	    sb.status != SANDBOX_RUNNING || sb.frozen)
 		return 0;
 	core_container_name(c, sandbox_id, name, sizeof(name));
-	rc = docker_pause(c->docker, name, true, msg);
+	rc = orch_pause(c->orch, name, true, msg);
 	if (rc == DOCKER_NOT_FOUND)
 		return 0; /* gone meanwhile: nothing runs to pause */
 	if (rc == DOCKER_DOWN)
@@ -260,7 +261,7 @@ copy_locked(struct core *c, struct snapshot *sn, struct err *e)
 	if (paused) {
 		core_container_name(c, sn->source_sandbox_id, name,
 		                    sizeof(name));
-		if (docker_pause(c->docker, name, false, msg) != DOCKER_OK)
+		if (orch_pause(c->orch, name, false, msg) != DOCKER_OK)
 			log_error("sandbox %s: cannot resume it after a "
 			          "snapshot: %s",
 			          sn->source_sandbox_id, msg);
@@ -373,7 +374,7 @@ resume_source(struct core *c, const char *sandbox_id)
 	if (store_sandbox_get(c->store, sandbox_id, &sb) != 0 || sb.frozen)
 		return;
 	core_container_name(c, sandbox_id, name, sizeof(name));
-	docker_pause(c->docker, name, false, msg);
+	orch_pause(c->orch, name, false, msg);
 }
 
 static int

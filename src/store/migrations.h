@@ -445,6 +445,50 @@ static const struct migration store_migrations[] = {
                "  verified_at INTEGER NOT NULL DEFAULT 0);"
                "CREATE INDEX domain_app ON domain(app_id);",
     },
+    {
+        .version = 18,
+        .name = "nodes",
+        /*
+         * More than one server (SANDBOXD_ORCHESTRATOR=swarm): the node
+         * holding each sandbox ("" this host, which is every sandbox
+         * with docker), the cluster's nodes, the join tokens (by the
+         * hash of their secret, used once) and the journal of
+         * workspace moves (drain), resumed at start.
+         */
+        .sql = "ALTER TABLE sandbox ADD COLUMN node TEXT NOT NULL"
+               "  DEFAULT '';"
+               "CREATE INDEX sandbox_node ON sandbox(node);"
+               "CREATE TABLE node ("
+               "  name TEXT PRIMARY KEY,"
+               "  swarm_id TEXT NOT NULL DEFAULT '',"
+               "  addr TEXT NOT NULL DEFAULT '',"
+               "  cert_fp TEXT NOT NULL DEFAULT '',"
+               "  status TEXT NOT NULL DEFAULT 'ready' CHECK (status IN"
+               "    ('ready','draining','drained','down')),"
+               "  data_dir TEXT NOT NULL DEFAULT '',"
+               "  engine_api TEXT NOT NULL DEFAULT '',"
+               "  mem_bytes INTEGER NOT NULL DEFAULT 0,"
+               "  mem_available INTEGER NOT NULL DEFAULT 0,"
+               "  disk_free INTEGER NOT NULL DEFAULT 0,"
+               "  joined_at INTEGER NOT NULL DEFAULT 0,"
+               "  last_seen INTEGER NOT NULL DEFAULT 0);"
+               "CREATE TABLE join_token ("
+               "  hash TEXT PRIMARY KEY,"
+               "  expires_at INTEGER NOT NULL,"
+               "  used_at INTEGER NOT NULL DEFAULT 0);"
+               "CREATE TABLE move ("
+               "  id INTEGER PRIMARY KEY AUTOINCREMENT,"
+               "  sandbox_id TEXT NOT NULL,"
+               "  src TEXT NOT NULL,"
+               "  dst TEXT NOT NULL,"
+               "  state TEXT NOT NULL CHECK (state IN ('sleeping',"
+               "    'copying','copied','repinned','done','failed')),"
+               "  bytes INTEGER NOT NULL DEFAULT 0,"
+               "  error TEXT NOT NULL DEFAULT '',"
+               "  started_at INTEGER NOT NULL,"
+               "  finished_at INTEGER NOT NULL DEFAULT 0);"
+               "CREATE INDEX move_open ON move(state, id);",
+    },
 };
 
 #endif

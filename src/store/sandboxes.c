@@ -18,7 +18,7 @@
 	"s.error_message, s.container_id, s.image, s.exit_code, "              \
 	"s.oom_killed, s.ports, s.idle_policy, s.created_at, s.updated_at, "   \
 	"s.last_active_at, s.stopped_at, s.preset, s.manifest_source, "        \
-	"s.manifest_error, s.container_ip, s.frozen"
+	"s.manifest_error, s.container_ip, s.frozen, s.node"
 #define SB_FROM " FROM sandbox s JOIN app a ON a.id = s.app_id "
 
 static void
@@ -86,6 +86,7 @@ sandbox_from_row(sqlite3_stmt *st, void *out)
 	store_col_text(st, 18, sb->manifest_error, sizeof(sb->manifest_error));
 	store_col_text(st, 19, sb->container_ip, sizeof(sb->container_ip));
 	sb->frozen = sqlite3_column_int(st, 20) != 0;
+	store_col_text(st, 21, sb->node, sizeof(sb->node));
 	return 0;
 }
 
@@ -97,12 +98,12 @@ store_sandbox_insert(struct store *s, const struct sandbox *sb)
 	return store_exec(s,
 	                  "INSERT INTO sandbox (id, app_id, status, "
 	                  "image, ports, idle_policy, preset, "
-	                  "created_at, updated_at, last_active_at) "
-	                  "VALUES (?,?,?,?,?,?,?,?,?,?)",
-	                  "sssssssiii", sb->id, sb->app_id,
+	                  "created_at, updated_at, last_active_at, node) "
+	                  "VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+	                  "sssssssiiis", sb->id, sb->app_id,
 	                  sandbox_state_name(sb->status), sb->image, ports,
 	                  sb->idle_policy, sb->preset, sb->created_at,
-	                  sb->updated_at, sb->last_active_at);
+	                  sb->updated_at, sb->last_active_at, sb->node);
 }
 
 static int
@@ -146,8 +147,8 @@ store_sandbox_update(struct store *s, struct sandbox *sb)
 	                "error_message = ?, container_id = ?, image = ?, "
 	                "exit_code = ?, oom_killed = ?, ports = ?, "
 	                "idle_policy = ?, updated_at = ?, last_active_at = ?, "
-	                "stopped_at = ?, container_ip = ?, frozen = ? "
-	                "WHERE id = ?",
+	                "stopped_at = ?, container_ip = ?, frozen = ?, "
+	                "node = ? WHERE id = ?",
 	                "sssss", sandbox_state_name(sb->status),
 	                sb->status_reason, sb->error_message, sb->container_id,
 	                sb->image);
@@ -163,7 +164,8 @@ store_sandbox_update(struct store *s, struct sandbox *sb)
 		sqlite3_bind_text(st, 13, sb->container_ip, -1,
 		                  SQLITE_TRANSIENT);
 		sqlite3_bind_int(st, 14, sb->frozen);
-		sqlite3_bind_text(st, 15, sb->id, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_text(st, 15, sb->node, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_text(st, 16, sb->id, -1, SQLITE_TRANSIENT);
 	}
 	rc = store_run(s, st);
 	UNLOCK(s);
@@ -221,6 +223,37 @@ store_sandbox_set_frozen(struct store *s, const char *id, bool frozen)
 	                  "WHERE id = ? AND status = ?",
 	                  "niss", (int)frozen, clock_now(), id,
 	                  sandbox_state_name(SANDBOX_RUNNING));
+}
+
+int
+store_sandbox_set_node(struct store *s, const char *id, const char *node)
+{
+	return store_exec(s,
+	                  "UPDATE sandbox SET node = ?, updated_at = ? "
+	                  "WHERE id = ?",
+	                  "sis", node ? node : "", clock_now(), id);
+}
+
+int
+store_sandboxes_on_node(struct store *s, const char *node,
+                        void (*fn)(const struct sandbox *, void *), void *arg)
+{
+	struct sandbox *rows = NULL;
+	size_t n = 0;
+	int rc;
+
+	/* Collected under the lock, called after it (fn may use the store). */
+	LOCK(s);
+	rc = store_collect(store_prep(s,
+	                              "SELECT " SB_COLS SB_FROM
+	                              "WHERE s.node = ? ORDER BY s.id",
+	                              "s", node ? node : ""),
+	                   sizeof(*rows), sandbox_from_row, (void **)&rows, &n);
+	UNLOCK(s);
+	for (size_t i = 0; rc == 0 && i < n; i++)
+		fn(&rows[i], arg);
+	free(rows);
+	return rc;
 }
 
 int

@@ -809,11 +809,11 @@ int store_domain_list(struct store *s, const char *app_id,
  * tokens (hashed, single use) and the journal of workspace moves.
  */
 struct node_row {
-	char name[64];     /* primary key; SANDBOXD_NODE_NAME of the agent */
-	char swarm_id[64]; /* Swarm's node id, "" until it joined */
-	char addr[128];    /* the agent's nodelink address host:port */
-	char cert_fp[72];  /* hex SHA-256 of its certificate */
-	char status[16];   /* ready draining drained down */
+	char name[64];      /* primary key; SANDBOXD_NODE_NAME of the agent */
+	char swarm_id[64];  /* Swarm's node id, "" until it joined */
+	char addr[128];     /* the agent's nodelink address host:port */
+	char cert_fp[72];   /* hex SHA-256 of its certificate */
+	char status[16];    /* ready draining drained down */
 	char data_dir[256]; /* the agent's SANDBOXD_DATA_DIR */
 	char engine_api[16];
 	int64_t mem_bytes;     /* total memory */
@@ -824,8 +824,8 @@ struct node_row {
 };
 int store_node_put(struct store *s, const struct node_row *n); /* upsert */
 int store_node_get(struct store *s, const char *name, struct node_row *out);
-int store_node_list(struct store *s, void (*fn)(const struct node_row *, void *),
-                    void *arg);
+int store_node_list(struct store *s,
+                    void (*fn)(const struct node_row *, void *), void *arg);
 int store_node_set_status(struct store *s, const char *name,
                           const char *status);
 int store_node_seen(struct store *s, const char *name, int64_t at,
@@ -833,8 +833,7 @@ int store_node_seen(struct store *s, const char *name, int64_t at,
 int store_node_delete(struct store *s, const char *name);
 
 /* A join token, by the hex SHA-256 of its secret. */
-int store_join_token_add(struct store *s, const char *hash,
-                         int64_t expires_at);
+int store_join_token_add(struct store *s, const char *hash, int64_t expires_at);
 /* Uses it once: 0, or STORE_NOT_FOUND when unknown, used or expired. */
 int store_join_token_use(struct store *s, const char *hash, int64_t now);
 
@@ -852,7 +851,7 @@ int store_move_add(struct store *s, struct move_row *m); /* sets m->id */
 int store_move_set(struct store *s, int64_t id, const char *state,
                    int64_t bytes, const char *error);
 /* Moves not done nor failed, oldest first (resumed at start). */
-int store_move_open(struct store *s, void (*fn)(const struct move_row *, void *),
-                    void *arg);
+int store_move_open(struct store *s,
+                    void (*fn)(const struct move_row *, void *), void *arg);
 
 #endif

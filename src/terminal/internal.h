@@ -22,7 +22,7 @@ struct term_session {
 	char sandbox[ULID_LEN + 1];
 	char app[ULID_LEN + 1];
 	char actor[64];
-	char exec_id[72];
+	char exec_id[160]; /* orch_exec_create's (opaque) */
 	bool tty;
 	int dfd;  /* the process's stream */
 	int wake; /* an eventfd: a WebSocket was handed over, or stop */

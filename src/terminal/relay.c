@@ -29,6 +29,7 @@
 #include "lib/jv.h"
 #include "lib/log.h"
 #include "lib/wsframe.h"
+#include "orch/orch.h"
 #include "sandbox/activity.h"
 #include "store/store.h"
 #include "timeline/timeline.h"
@@ -223,8 +224,8 @@ control(struct relay *r, const uint8_t *p, size_t n)
 		int64_t cols = jv_int(jv_get(v, "cols"));
 		int64_t rows = jv_int(jv_get(v, "rows"));
 		if (cols > 0 && cols <= 1000 && rows > 0 && rows <= 1000 &&
-		    docker_exec_resize(r->s->t->c->docker, r->s->exec_id,
-		                       (int)cols, (int)rows, msg) != DOCKER_OK)
+		    orch_exec_resize(r->s->t->c->orch, r->s->exec_id, (int)cols,
+		                     (int)rows, msg) != DOCKER_OK)
 			log_warn("terminal %s: resize: %s", r->s->id, msg);
 	} else if (type && strcmp(type, "eof") == 0) {
 		r->eof_pending = true;
@@ -399,12 +400,12 @@ static bool
 sandbox_gone(struct relay *r)
 {
 	char name[128], msg[DOCKER_MSG_LEN];
-	struct docker_state st;
+	struct orch_state st;
 	struct core *c = r->s->t->c;
 
 	core_container_name(c, r->s->sandbox, name, sizeof(name));
-	return docker_inspect(c->docker, name, &st, msg) != DOCKER_OK ||
-	       !st.running;
+	return orch_inspect(c->orch, name, &st, msg) != DOCKER_OK ||
+	       !st.d.running;
 }
 
 /* The exit code once the engine sees the process ended; -1 unknown
@@ -417,8 +418,8 @@ exit_code(struct relay *r)
 	int code = -1;
 
 	for (int i = 0; i < 20 && running; i++) {
-		if (docker_exec_inspect(r->s->t->c->docker, r->s->exec_id,
-		                        &running, &code, msg) != DOCKER_OK) {
+		if (orch_exec_inspect(r->s->t->c->orch, r->s->exec_id, &running,
+		                      &code, msg) != DOCKER_OK) {
 			r->reason = "sandbox_stopped";
 			return -1;
 		}

@@ -17,6 +17,7 @@
 #include "docker/docker.h"
 #include "lib/clock.h"
 #include "lib/log.h"
+#include "orch/orch.h"
 #include "sandbox/runtime.h"
 #include "store/store.h"
 #include "timeline/timeline.h"
@@ -196,14 +197,13 @@ exec_begin(struct terminal *t, struct term_session *s,
 	spec.user = "1000:1000";
 	spec.workdir = TERMINAL_APP_DIR;
 	spec.tty = s->tty;
-	rc = docker_exec_create(t->c->docker, &spec, s->exec_id, msg);
+	rc = orch_exec_create(t->c->orch, &spec, s->exec_id, msg);
 	env_wipe(&env);
 	if (rc == DOCKER_OK)
-		rc = docker_exec_start(t->c->docker, s->exec_id, s->tty,
-		                       &s->dfd, msg);
+		rc = orch_exec_start(t->c->orch, s->exec_id, s->tty, &s->dfd,
+		                     msg);
 	if (rc == DOCKER_OK && s->tty && o->cols > 0 && o->rows > 0)
-		docker_exec_resize(t->c->docker, s->exec_id, o->cols, o->rows,
-		                   msg);
+		orch_exec_resize(t->c->orch, s->exec_id, o->cols, o->rows, msg);
 	if (rc == DOCKER_DOWN)
 		return ERR_DOCKER(e, "%s", msg);
 	if (rc != DOCKER_OK)

@@ -46,6 +46,7 @@
 #include <unistd.h>
 
 #include "cred/credentials.h"
+#include "orch/orch.h"
 #include "preview/pvauth.h"
 #include "publish/publish.h"
 #include "sandbox/routes.h"
@@ -87,8 +88,8 @@ take_sandbox(struct core *c, const char *trash_id, const char *sbid,
 
 	core_container_name(c, sbid, name, sizeof(name));
 	if (store_sandbox_get(c->store, sbid, &sb) == 0 && sb.frozen)
-		docker_pause(c->docker, name, false, msg);
-	rc = docker_remove(c->docker, name, msg);
+		orch_pause(c->orch, name, false, msg);
+	rc = orch_remove(c->orch, name, msg);
 	if (rc != DOCKER_OK && rc != DOCKER_NOT_FOUND && !recovering) {
 		if (rc == DOCKER_DOWN)
 			return ERR_DOCKER(e, "%s", msg);

@@ -55,8 +55,8 @@ int wsnode_list(struct wsnode *w, const struct sandbox *sb, const char *path,
 /* 404 not_found when missing; type as in wsnode_list. */
 int wsnode_stat(struct wsnode *w, const struct sandbox *sb, const char *path,
                 char type[8], int64_t *size, int64_t *mtime, struct err *e);
-int wsnode_delete(struct wsnode *w, const struct sandbox *sb,
-                  const char *path, struct err *e);
+int wsnode_delete(struct wsnode *w, const struct sandbox *sb, const char *path,
+                  struct err *e);
 int wsnode_mkdir(struct wsnode *w, const struct sandbox *sb, const char *path,
                  struct err *e);
 

@@ -38,7 +38,7 @@ start_edge_daemon "SANDBOXD_IMAGE=$TEST_IMAGE"
 create_app ref && create_sandbox "$APP_ID"
 REF_MOUNTS=$(tmpfs_lines "$SB_CONTAINER")
 [[ -n $REF_MOUNTS ]] || t_err "no tmpfs line in the docker-mode sandbox's /proc/mounts"
-note "$REF_MOUNTS"
+while IFS= read -r l; do note "$l"; done <<<"$REF_MOUNTS"
 api DELETE "/v1/sandboxes/$SB_ID"
 stop_daemon
 remove_test_containers
@@ -100,14 +100,22 @@ if [[ -n $C ]]; then
 fi
 t_end
 
-t_begin "engine: Replicas 0 -> 1 makes no task; with ForceUpdate it does (the wake)"
+t_begin "engine: Replicas 0 -> 1 (restart none); with ForceUpdate a running task (the wake)"
+docker service update -d --replicas 1 --force "sbxe-$$-svc" >/dev/null 2>&1
+wait_until 60 sh -c "docker ps -q --filter label=com.docker.swarm.service.name=sbxe-$$-svc | grep -q ." ||
+	t_err "no running task to start from: $(swarm_tasks "sbxe-$$-svc" | head -n 3)"
 docker service scale -d "sbxe-$$-svc=0" >/dev/null 2>&1
-sleep 1
+wait_until 30 sh -c "[ -z \"\$(docker ps -q --filter label=com.docker.swarm.service.name=sbxe-$$-svc)\" ]" ||
+	t_err "scale to 0 left a running container"
 docker service scale -d "sbxe-$$-svc=1" >/dev/null 2>&1
 sleep 4
-[[ -z $(docker ps -q --filter "label=com.docker.swarm.service.name=sbxe-$$-svc") ]] &&
-	note "confirmed: Replicas 1 alone made no running task" ||
-	note "Replicas 1 alone made a task on this engine (the spike said it does not)"
+if [[ -z $(docker ps -q --filter "label=com.docker.swarm.service.name=sbxe-$$-svc") ]]; then
+	note "Replicas 1 alone (after a clean 1 -> 0) made no running task: the wake needs ForceUpdate"
+else
+	note "Replicas 1 alone (after a clean 1 -> 0) made a running task on this engine"
+fi
+docker service scale -d "sbxe-$$-svc=0" >/dev/null 2>&1
+wait_until 30 sh -c "[ -z \"\$(docker ps -q --filter label=com.docker.swarm.service.name=sbxe-$$-svc)\" ]"
 t0=$(now_ms)
 docker service update -d --replicas 1 --force "sbxe-$$-svc" >/dev/null 2>&1
 wait_until 60 sh -c "docker ps -q --filter label=com.docker.swarm.service.name=sbxe-$$-svc | grep -q ." ||

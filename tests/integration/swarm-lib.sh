@@ -48,6 +48,7 @@ SW_A2=
 SW_UP=0
 SW_N2_ROOT=
 SW_N2_PID=
+SW_N2_HOLD=
 SW_N2_DATA=
 SW_N2_CG=
 SW_AGENT_PID=
@@ -78,6 +79,9 @@ swarm_need() {
 			exit 0
 		fi
 	fi
+	# The state to give back: taken before anything of this test exists.
+	mkdir -p "$SW_STATE_DIR"
+	swarm_state "$SW_STATE_DIR/before"
 	api=$(curl -s --max-time 5 --unix-socket "$DOCKER_SOCK" http://x/version | jq -r .ApiVersion)
 	[[ $(printf '%s\n1.41\n' "$api" | sort -V | head -n 1) == 1.41 ]] ||
 		bail "the engine's API is $api; swarm mode needs 1.41 or later"
@@ -115,9 +119,7 @@ swarm_state() {
 
 # swarm_up: the state before, the namespace and veth pair, swarm init.
 swarm_up() {
-	mkdir -p "$SW_STATE_DIR"
-	swarm_state "$SW_STATE_DIR/before"
-	trap swarm_cleanup EXIT
+	[[ -s $SW_STATE_DIR/before ]] || bail "swarm_up before swarm_need"
 	SW_NET=$(pick_net24 10.250)
 	[[ $SW_NET =~ ^10\.250\.[0-9]+$ ]] || bail "no free 10.250.X.0/24 for the veth pair: $SW_NET"
 	SW_NS=sbxn2-$$
@@ -153,33 +155,45 @@ swarm_up() {
 }
 
 # n2 CMD…: CMD inside node 2's network and mount namespaces.
-n2() { nsenter --target "$SW_N2_PID" --mount --net -- "$@"; }
+n2() { nsenter --target "$SW_N2_HOLD" --mount --net -- "$@"; }
 
-# swarm_node2_up: the second engine (see the header); waits up to 60 s.
+# swarm_node2_up: node 2's namespaces, then its engine (see the header).
+# A holder process (SW_N2_HOLD, a sleep) keeps node 2's network and mount
+# namespaces, so that a killed dockerd 2 can be started again with its
+# data dir still there.  Waits up to 60 s for the engine.
 swarm_node2_up() {
-	local x
 	SW_N2_ROOT=$IT_TMP/n2
 	SW_N2_DATA=$SW_N2_ROOT/sbx
 	SW_N2_CG=sbxn2-$$
 	mkdir -p "$SW_N2_ROOT"/{docker,exec,sbx}
 	echo '{}' >"$SW_N2_ROOT/daemon.json"
-	x=$(pick_net24 10.249)
-	[[ $x =~ ^10\.249\.[0-9]+$ ]] || bail "no free 10.249.X.0/24 for node 2's docker0: $x"
+	SW_N2_BIP=$(pick_net24 10.249)
+	[[ $SW_N2_BIP =~ ^10\.249\.[0-9]+$ ]] || bail "no free 10.249.X.0/24 for node 2's docker0: $SW_N2_BIP"
 	# `unshare --mount` (not `ip netns exec`, which remounts /sys and loses
 	# the cgroup mounts dockerd needs): the tmpfs is node 2's alone.
 	nsenter --net="/run/netns/$SW_NS" -- unshare --mount --propagation slave -- sh -c '
-		mount -t tmpfs -o size=2g,mode=0755 sbxn2data "$1/sbx" || exit 1
-		shift
-		exec "$@"' sh "$SW_N2_ROOT" \
+		mount -t tmpfs -o size=3g,mode=0755 sbxn2data "$1/sbx" || exit 1
+		echo ready >"$1/hold.ready"
+		exec sleep 2147483647' sh "$SW_N2_ROOT" </dev/null >"$SW_N2_ROOT/hold.log" 2>&1 &
+	SW_N2_HOLD=$!
+	wait_until 10 test -e "$SW_N2_ROOT/hold.ready" ||
+		bail "node 2's namespaces: $(cat "$SW_N2_ROOT/hold.log")"
+	swarm_dockerd2_start
+}
+
+# swarm_dockerd2_start: dockerd 2 in node 2's namespaces (again after a
+# kill: the same data root, so it is the same swarm node).  SW_N2_PID.
+swarm_dockerd2_start() {
+	nsenter --target "$SW_N2_HOLD" --mount --net -- \
 		env DOCKER_SERVICE_PREFER_OFFLINE_IMAGE=1 dockerd \
 		--config-file "$SW_N2_ROOT/daemon.json" \
 		--data-root "$SW_N2_ROOT/docker" --exec-root "$SW_N2_ROOT/exec" \
 		--pidfile "$SW_N2_ROOT/dockerd.pid" -H "unix://$SW_N2_ROOT/docker.sock" \
 		--containerd-namespace "sbxn2-$$" --containerd-plugins-namespace "sbxn2-$$-plugins" \
-		--bip "$x.1/24" --default-address-pool "base=10.248.0.0/16,size=24" \
+		--bip "$SW_N2_BIP.1/24" --default-address-pool "base=10.248.0.0/16,size=24" \
 		--cgroup-parent "/$SW_N2_CG" --no-new-privileges --storage-driver overlay2 \
 		--swarm-default-advertise-addr "$SW_A2" --log-level warn \
-		>"$SW_N2_ROOT/dockerd.log" 2>&1 </dev/null &
+		>>"$SW_N2_ROOT/dockerd.log" 2>&1 </dev/null &
 	SW_N2_PID=$!
 	D2=(docker -H "unix://$SW_N2_ROOT/docker.sock")
 	local i
@@ -189,9 +203,19 @@ swarm_node2_up() {
 		sleep 0.2
 	done
 	"${D2[@]}" version >/dev/null 2>&1 || bail "dockerd 2 does not answer: $(tail -n 5 "$SW_N2_ROOT/dockerd.log")"
-	# The pid in the namespaces (the same process: nsenter and unshare exec).
-	[[ $(cat "$SW_N2_ROOT/dockerd.pid" 2>/dev/null) == "$SW_N2_PID" ]] ||
-		note "dockerd 2's pidfile says $(cat "$SW_N2_ROOT/dockerd.pid" 2>/dev/null), \$! is $SW_N2_PID"
+}
+
+# swarm_dockerd2_kill9: SIGKILL to dockerd 2 and its containerd (our
+# pids: the containerd whose socket is under node 2's exec root).
+swarm_dockerd2_kill9() {
+	local p cd=
+	for p in /proc/[0-9]*; do
+		{ tr '\0' ' ' <"$p/cmdline"; } 2>/dev/null | grep -q "^containerd .*$SW_N2_ROOT/exec" && cd+=" ${p#/proc/}"
+	done
+	# shellcheck disable=SC2086
+	kill -KILL "$SW_N2_PID" $cd 2>/dev/null
+	wait "$SW_N2_PID" 2>/dev/null
+	note "killed dockerd 2 ($SW_N2_PID) and containerd ($cd)"
 }
 
 # swarm_node2_join_raw: node 2 joins as a worker (no product).  Sets SW_N2_ID.
@@ -319,6 +343,8 @@ _sw_node2_down() {
 		kill -KILL "$SW_N2_PID" 2>/dev/null
 	fi
 	wait "$SW_N2_PID" 2>/dev/null
+	[[ -n $SW_N2_HOLD ]] && kill -KILL "$SW_N2_HOLD" 2>/dev/null && wait "$SW_N2_HOLD" 2>/dev/null
+	SW_N2_HOLD=
 	for i in 1 2 3; do
 		ids=$(_sw_n2_pids | sort -u)
 		[[ -n $ids ]] || break

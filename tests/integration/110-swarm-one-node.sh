@@ -27,7 +27,7 @@ swarm_need
 need_test_image
 IMG_ID=$(docker image inspect -f '{{.Id}}' "$TEST_IMAGE")
 
-sbd() { timeout 60 "$SANDBOXD_BIN" "$@"; }
+sbd() { timeout 60 env "SANDBOXD_API=$API_URL" "SANDBOXD_TOKEN=$TOKEN" "XDG_CONFIG_HOME=$IT_TMP/xdg" "$SANDBOXD_BIN" "$@"; }
 tmpfs_lines() { # CONTAINER: its tmpfs mounts (mount point, options), sorted
 	docker exec "$1" sh -c "grep ' tmpfs ' /proc/mounts | awk '{print \$2, \$4}'" 2>/dev/null | sort
 }

@@ -6,7 +6,7 @@ SHELL      := /bin/bash
 BUILD      ?= build
 CC         ?= cc
 PKGS       := libmicrohttpd jansson libcurl sqlite3 libsodium yaml-0.1 libgit2 \
-              libnftables libssh2 libarchive zlib libbrotlienc
+              libnftables libssh2 libarchive zlib libbrotlienc gnutls
 # snprintf truncation is how we bound strings, so gcc's guesses about it
 # are not warnings here.
 WARN       := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "api/api.h"
+#include "api/files_remote.h"
 #include "sandbox/installkey.h"
 #include "sandbox/runtime.h"
 #include "lib/hash.h"
@@ -109,6 +110,7 @@ struct target {
 	char path[WSFS_MAX_PATH + 1];
 	int appfd;
 	bool recursive;
+	bool remote; /* on another node: wsnode, no appfd */
 };
 
 static int
@@ -135,6 +137,9 @@ target_dir(struct req *r, struct resp *w, struct target *t)
 	char ws[WORKSPACE_PATH_MAX];
 	struct err e = {0};
 
+	t->remote = wsnode_remote(&t->sb);
+	if (t->remote)
+		return 0;
 	workspace_path(r->core->cfg->data_dir, t->sb.id, ws, sizeof(ws));
 	t->appfd = wsfs_open_dir(ws, "workspace/app", &e);
 	if (t->appfd < 0) {
@@ -178,8 +183,10 @@ files_list(struct req *r, struct resp *w)
 
 	if (target_open(r, w, true, &t) < 0)
 		goto out;
-	if (wsfs_list(t.appfd, t.path, t.recursive, &entries, &truncated, &e) <
-	    0) {
+	if ((t.remote ? files_remote_list(r->core, &t.sb, t.path, t.recursive,
+	                                  &entries, &truncated, &e)
+	              : wsfs_list(t.appfd, t.path, t.recursive, &entries,
+	                          &truncated, &e)) < 0) {
 		api_reply_err(w, &e);
 		goto out;
 	}
@@ -204,7 +211,10 @@ files_content(struct req *r, struct resp *w)
 
 	if (target_open(r, w, false, &t) < 0)
 		goto out;
-	if (wsfs_read(t.appfd, t.path, WSFS_MAX_READ, &data, &e) < 0) {
+	if ((t.remote
+	         ? files_remote_read(r->core, &t.sb, t.path, WSFS_MAX_READ,
+	                             &data, &e)
+	         : wsfs_read(t.appfd, t.path, WSFS_MAX_READ, &data, &e)) < 0) {
 		api_reply_err(w, &e);
 		goto out;
 	}
@@ -255,6 +265,32 @@ file_etag(int fd, char out[VAULT_HASH_HEX + 1], struct err *e)
 	return rc;
 }
 
+/* The preconditions against the file as found (p->exists, p->current). */
+static int
+precond_eval(const struct precond *p, struct err *e)
+{
+	bool exists = p->exists;
+
+	if (p->if_match &&
+	    !(exists &&
+	      (strcmp(p->if_match, "*") == 0 ||
+	       (p->current[0] &&
+	        api_etag_listed(p->if_match, p->current, false) == 1))))
+		return err_set(e, 412, "precondition_failed",
+		               exists ? "the file changed since it was opened "
+		                        "(If-Match does not name its current "
+		                        "ETag); nothing was written"
+		                      : "the file was deleted since it was "
+		                        "opened; nothing was written");
+	if (p->if_none_match && exists &&
+	    (p->current[0] == '\0' ||
+	     api_etag_listed(p->if_none_match, p->current, true) == 1))
+		return err_set(e, 412, "precondition_failed",
+		               "the file exists (If-None-Match); nothing was "
+		               "written");
+	return 0;
+}
+
 /* wsfs_write_cond's check, under the sandbox's write lock. */
 static int
 precond_check(int fd, void *arg, struct err *e)
@@ -265,24 +301,43 @@ precond_check(int fd, void *arg, struct err *e)
 	p->current[0] = '\0';
 	if (fd >= 0 && file_etag(fd, p->current, e) < 0)
 		return -1;
-	if (p->if_match &&
-	    !(fd >= 0 &&
-	      (strcmp(p->if_match, "*") == 0 ||
-	       (p->current[0] &&
-	        api_etag_listed(p->if_match, p->current, false) == 1))))
-		return err_set(e, 412, "precondition_failed",
-		               fd >= 0 ? "the file changed since it was opened "
-		                         "(If-Match does not name its current "
-		                         "ETag); nothing was written"
-		                       : "the file was deleted since it was "
-		                         "opened; nothing was written");
-	if (p->if_none_match && fd >= 0 &&
-	    (p->current[0] == '\0' ||
-	     api_etag_listed(p->if_none_match, p->current, true) == 1))
-		return err_set(e, 412, "precondition_failed",
-		               "the file exists (If-None-Match); nothing was "
-		               "written");
-	return 0;
+	return precond_eval(p, e);
+}
+
+/*
+ * A write to a remote sandbox's file, under its write lock: the
+ * preconditions against the file as read from the node just before,
+ * then the write (a sandbox's own writer between the two is not seen,
+ * as it is not locally between check and rename).
+ */
+static int
+remote_put(struct core *c, const struct target *t, struct precond *p,
+           const void *data, size_t len, struct err *e)
+{
+	char rel[WSFS_MAX_PATH + 32];
+	struct buf cur;
+	int rc = 0;
+
+	pthread_mutex_lock(write_lock(t->sb.id));
+	if (p->if_match || p->if_none_match) {
+		rc = files_remote_read(c, &t->sb, t->path, WSFS_MAX_WRITE, &cur,
+		                       e);
+		p->exists = rc == 0 || e->status == 413;
+		p->current[0] = '\0';
+		if (rc == 0)
+			vault_hash_hex(cur.data ? cur.data : "", cur.len,
+			               p->current);
+		buf_release(&cur);
+		if (rc < 0 && (e->status == 404 || e->status == 413))
+			*e = (struct err){0}, rc = 0;
+		if (rc == 0)
+			rc = precond_eval(p, e);
+	}
+	files_remote_path(t->path, rel, sizeof(rel));
+	if (rc == 0)
+		rc = wsnode_write(c->wn, &t->sb, rel, data, len, 0644, e);
+	pthread_mutex_unlock(write_lock(t->sb.id));
+	return rc;
 }
 
 /* The request's preconditions; -1 answered (400) when one is malformed. */
@@ -324,7 +379,7 @@ files_put(struct req *r, struct resp *w)
 
 	if (target_open(r, w, false, &t) < 0 || precond_parse(r, w, &p) < 0)
 		goto out;
-	if (core_workspace_room(r->core, t.sb.id, &e) < 0) {
+	if (!t.remote && core_workspace_room(r->core, t.sb.id, &e) < 0) {
 		api_reply_err(w, &e);
 		goto out;
 	}
@@ -333,8 +388,10 @@ files_put(struct req *r, struct resp *w)
 	c.create_only = p.if_none_match && strcmp(p.if_none_match, "*") == 0;
 	if (p.if_match == NULL && p.if_none_match == NULL)
 		c.check = NULL;
-	if (wsfs_write_cond(t.appfd, t.path, data, r->body.len, WORKSPACE_UID,
-	                    WORKSPACE_GID, &c, &e) < 0) {
+	if ((t.remote
+	         ? remote_put(r->core, &t, &p, data, r->body.len, &e)
+	         : wsfs_write_cond(t.appfd, t.path, data, r->body.len,
+	                           WORKSPACE_UID, WORKSPACE_GID, &c, &e)) < 0) {
 		api_reply_err(w, &e);
 		if (e.status == 412 && p.current[0])
 			etag_header(w, p.current);
@@ -367,7 +424,9 @@ files_delete(struct req *r, struct resp *w)
 	if (target_open(r, w, false, &t) < 0)
 		goto out;
 	pthread_mutex_lock(write_lock(t.sb.id));
-	if (wsfs_remove(t.appfd, t.path, t.recursive, &e) < 0)
+	if ((t.remote
+	         ? files_remote_delete(r->core, &t.sb, t.path, t.recursive, &e)
+	         : wsfs_remove(t.appfd, t.path, t.recursive, &e)) < 0)
 		api_reply_err(w, &e);
 	else
 		api_reply_empty(w, 204);
@@ -414,6 +473,10 @@ files_move(struct req *r, struct resp *w)
 		goto out;
 	}
 	snprintf(t.path, sizeof(t.path), "%s", from);
+	if (wsnode_guard(&t.sb, "moving a file", &e) < 0) {
+		api_reply_err(w, &e);
+		goto out;
+	}
 	if (target_dir(r, w, &t) < 0)
 		goto out;
 	pthread_mutex_lock(write_lock(t.sb.id));

@@ -13,6 +13,7 @@
 #include "sandbox/runtime.h"
 #include "ws/workspace.h"
 #include "ws/wsfs.h"
+#include "wsnode/wsnode.h"
 #include "lib/limits.h"
 
 #define LOG_TAIL_DEFAULT 200
@@ -92,31 +93,66 @@ tail_param(struct req *r, struct resp *w)
 	return n;
 }
 
+/* A remote sandbox's log (wsnode): its last LOG_READ_MAX bytes. */
+static int
+remote_log(struct core *c, const struct sandbox *sb, const char *rel,
+           struct buf *text, struct err *e)
+{
+	char type[8];
+	int64_t size, mtime;
+	bool eof;
+
+	buf_init(text, LOG_READ_MAX + 1);
+	if (wsnode_stat(c->wn, sb, rel, type, &size, &mtime, e) < 0)
+		return -1;
+	if (strcmp(type, "file") != 0)
+		return ERR_BAD(e, "%s is not a regular file", rel);
+	return wsnode_read(c->wn, sb, rel,
+	                   size > (int64_t)LOG_READ_MAX ? size - LOG_READ_MAX
+	                                                : 0,
+	                   LOG_READ_MAX, text, &eof, e);
+}
+
+/* The log at rel of sb's workspace, local or remote; text released by
+ * the caller either way. */
+static int
+read_log(struct core *c, const struct sandbox *sb, const char *rel,
+         struct buf *text, struct err *e)
+{
+	char ws[WORKSPACE_PATH_MAX];
+	int wsfd, rc;
+
+	if (wsnode_remote(sb))
+		return remote_log(c, sb, rel, text, e);
+	buf_init(text, LOG_READ_MAX);
+	workspace_path(c->cfg->data_dir, sb->id, ws, sizeof(ws));
+	if ((wsfd = wsfs_open_dir(ws, "", e)) < 0)
+		return -1;
+	rc = wsfs_read(wsfd, rel, LOG_READ_MAX, text, e);
+	close(wsfd);
+	return rc;
+}
+
 void
 processes_logs(struct req *r, struct resp *w)
 {
-	char ws[WORKSPACE_PATH_MAX], rel[128];
+	char rel[128];
 	struct jv *o, *lines;
 	struct err e = {0};
 	struct sandbox sb;
 	struct buf text;
-	int wsfd;
 	long n;
 
 	if (load(r, w, &sb) < 0 || (n = tail_param(r, w)) < 0)
 		return;
-	workspace_path(r->core->cfg->data_dir, sb.id, ws, sizeof(ws));
-	wsfd = wsfs_open_dir(ws, "", &e);
 	snprintf(rel, sizeof(rel), ".sandboxd/logs/%s.log", r->name);
-	if (wsfd < 0 || wsfs_read(wsfd, rel, LOG_READ_MAX, &text, &e) < 0) {
-		if (wsfd >= 0)
-			close(wsfd);
+	if (read_log(r->core, &sb, rel, &text, &e) < 0) {
+		buf_release(&text);
 		if (e.status == 404)
 			ERR_NOTFOUND(&e, "no log for process \"%s\"", r->name);
 		api_reply_err(w, &e);
 		return;
 	}
-	close(wsfd);
 	lines = jv_arr();
 	tail_lines(text.data, text.len, n, lines);
 	buf_release(&text);

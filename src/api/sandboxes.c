@@ -140,6 +140,7 @@ api_sandbox_json(struct core *c, const struct sandbox *sb)
 	struct jv *o = jv_obj(), *ports = jv_arr(), *rt = NULL, *procs;
 	struct jv *problem, *install;
 	char ws[WORKSPACE_PATH_MAX], task[ULID_LEN + 1];
+	struct wsnode_ref lws = {.ws = ws, .wn = c->wn, .sb = sb};
 	struct err re = {0};
 	int64_t blocked;
 
@@ -175,9 +176,9 @@ api_sandbox_json(struct core *c, const struct sandbox *sb)
 	       install ? jv_copy((struct jv *)install) : jv_new_null());
 	if (sb->status != SANDBOX_RUNNING)
 		problem = jv_new_null();
-	else if ((problem = applog_install_problem(ws, sb->id, install)) ==
+	else if ((problem = applog_install_problem(&lws, sb->id, install)) ==
 	         NULL)
-		problem = applog_problem(ws, sb->id, procs);
+		problem = applog_problem(&lws, sb->id, procs);
 	jv_set(o, "problem", problem);
 	jv_set(o, "manifest", manifest_json(sb));
 	jv_free(rt);

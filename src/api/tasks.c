@@ -106,9 +106,13 @@ static struct jv *
 images_json(struct core *c, const char *sandbox_id, const char *id)
 {
 	char ws[WORKSPACE_PATH_MAX];
+	struct sandbox sb = {0};
+	struct wsnode_ref at = {.ws = ws, .wn = c->wn, .sb = &sb};
 
+	if (store_sandbox_get(c->store, sandbox_id, &sb) != 0)
+		return jv_arr();
 	workspace_path(c->cfg->data_dir, sandbox_id, ws, sizeof(ws));
-	return task_attach_list(ws, id);
+	return task_attach_list(&at, id);
 }
 
 /* An optional string field: NULL when absent or null; -1 on a wrong type. */

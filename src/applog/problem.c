@@ -104,8 +104,37 @@ web_of(const struct jv *procs)
  * *mtime.  Returns their length; 0 when there is no such file or it
  * cannot be read.
  */
+static ssize_t
+read_tail_remote(const struct wsnode_ref *src, const char *rel, char *buf,
+                 struct timespec *mtime, off_t *off)
+{
+	struct err e = {0};
+	struct buf b;
+	char type[8];
+	int64_t size, mt;
+	bool eof;
+	ssize_t n = 0;
+
+	if (wsnode_stat(src->wn, src->sb, rel, type, &size, &mt, &e) < 0 ||
+	    strcmp(type, "file") != 0)
+		return 0;
+	*mtime = (struct timespec){.tv_sec = mt};
+	if (size > (int64_t)APPLOG_TAIL)
+		*off = (off_t)(size - (int64_t)APPLOG_TAIL);
+	buf_init(&b, APPLOG_TAIL + 1);
+	if (wsnode_read(src->wn, src->sb, rel, *off, APPLOG_TAIL, &b, &eof,
+	                &e) == 0 &&
+	    b.len <= APPLOG_TAIL) {
+		memcpy(buf, b.data ? b.data : "", b.len);
+		n = (ssize_t)b.len;
+	}
+	buf_release(&b);
+	return n;
+}
+
 static size_t
-read_tail(const char *ws, const char *name, char *buf, struct timespec *mtime)
+read_tail(const struct wsnode_ref *src, const char *name, char *buf,
+          struct timespec *mtime)
 {
 	char rel[96];
 	struct err e = {0};
@@ -116,7 +145,11 @@ read_tail(const char *ws, const char *name, char *buf, struct timespec *mtime)
 	char *nl;
 
 	snprintf(rel, sizeof(rel), ".sandboxd/logs/%s.log", name);
-	if ((dfd = wsfs_open_dir(ws, "", &e)) < 0)
+	if (wsnode_remote(src->sb)) {
+		n = read_tail_remote(src, rel, buf, mtime, &off);
+		goto got;
+	}
+	if ((dfd = wsfs_open_dir(src->ws, "", &e)) < 0)
 		return 0;
 	fd = wsfs_open_file(dfd, rel, &e);
 	close(dfd);
@@ -129,6 +162,7 @@ read_tail(const char *ws, const char *name, char *buf, struct timespec *mtime)
 	}
 	n = pread(fd, buf, APPLOG_TAIL, off);
 	close(fd);
+got:
 	if (n <= 0)
 		return 0;
 	buf[n] = '\0';
@@ -150,13 +184,26 @@ later(struct timespec a, struct timespec b)
 	       (a.tv_sec == b.tv_sec && a.tv_nsec > b.tv_nsec);
 }
 
+/* named_file_changed for a remote workspace (mtimes in seconds there). */
+static bool
+remote_changed(const struct wsnode_ref *src, const char *rel,
+               struct timespec log_mtime)
+{
+	struct err e = {0};
+	char type[8];
+	int64_t size, mt;
+
+	return wsnode_stat(src->wn, src->sb, rel, type, &size, &mt, &e) == 0 &&
+	       strcmp(type, "file") == 0 && mt > (int64_t)log_mtime.tv_sec;
+}
+
 /*
  * Whether the first file of the workspace an error's lines name (as
  * "/home/sandbox/…", the way the dev servers print paths) was changed
  * after log_mtime: then it was fixed, or changed, since the error.
  */
 static bool
-named_file_changed(const char *ws, const struct logscan *ls,
+named_file_changed(const struct wsnode_ref *src, const struct logscan *ls,
                    struct timespec log_mtime)
 {
 	for (size_t i = 0; i < ls->nlines; i++) {
@@ -176,7 +223,9 @@ named_file_changed(const char *ws, const struct logscan *ls,
 			continue;
 		memcpy(rel, p, n);
 		rel[n] = '\0';
-		if ((dfd = wsfs_open_dir(ws, "", &e)) < 0)
+		if (wsnode_remote(src->sb))
+			return remote_changed(src, rel, log_mtime);
+		if ((dfd = wsfs_open_dir(src->ws, "", &e)) < 0)
 			return false;
 		fd = wsfs_open_file(dfd, rel, &e);
 		close(dfd);
@@ -248,7 +297,8 @@ problem_json(const char *kind, const char *process, const char *summary,
 }
 
 struct jv *
-applog_problem(const char *ws, const char *id, const struct jv *procs)
+applog_problem(const struct wsnode_ref *src, const char *id,
+               const struct jv *procs)
 {
 	const struct jv *web = web_of(procs);
 	const char *name = web ? jv_str(jv_get(web, "name")) : NULL;
@@ -267,10 +317,10 @@ applog_problem(const char *ws, const char *id, const struct jv *procs)
 	if ((ls = calloc(1, sizeof(*ls))) == NULL ||
 	    (buf = malloc(APPLOG_TAIL + 1)) == NULL)
 		goto out;
-	n = read_tail(ws, name, buf, &log_mtime);
+	n = read_tail(src, name, buf, &log_mtime);
 	logscan_text(buf, n, ls);
 	if (ls->kind == LOGSCAN_COMPILE &&
-	    named_file_changed(ws, ls, log_mtime))
+	    named_file_changed(src, ls, log_mtime))
 		ls->kind = LOGSCAN_NONE;
 	if (kind == NULL && ls->kind == LOGSCAN_NONE) {
 		since_of(id, NULL, 0);
@@ -303,7 +353,8 @@ out:
 }
 
 struct jv *
-applog_install_problem(const char *ws, const char *id, const struct jv *install)
+applog_install_problem(const struct wsnode_ref *src, const char *id,
+                       const struct jv *install)
 {
 	const char *st = jv_str(jv_get(install, "state"));
 	const struct jv *ec = jv_get(install, "exit_code");
@@ -323,7 +374,7 @@ applog_install_problem(const char *ws, const char *id, const struct jv *install)
 		free(ls);
 		return NULL;
 	}
-	n = read_tail(ws, "install", buf, &mtime);
+	n = read_tail(src, "install", buf, &mtime);
 	if (strcmp(st, "running") == 0) {
 		logscan_tail(buf, n, 5, ls);
 		snprintf(summary, sizeof(summary), "installing dependencies");

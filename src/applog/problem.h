@@ -12,6 +12,8 @@
 #define APPLOG_PROBLEM_H
 
 #include "lib/jv.h"
+#include "store/store.h"
+#include "wsnode/wsnode.h"
 
 #define APPLOG_TAIL  (32u << 10) /* bytes of the web log scanned */
 #define APPLOG_TABLE 256         /* sandboxes remembered (least used go) */
@@ -19,14 +21,14 @@
 #define APPLOG_NAME  33          /* bytes of a remembered name, with NUL */
 
 /*
- * The problem of sandbox id whose workspace is ws: a new object
+ * The problem of sandbox id whose workspace is src: a new object
  * {kind, process, summary, lines, since}, or a JSON null.  procs is the
  * supervisor's process list (supanswer.h), NULL when it did not answer;
  * a web process in crashloop or backoff is "crashloop" or "crashed",
  * else the log decides ("compile_error", "runtime_error").  since is when
  * this sandbox was first seen with this problem.
  */
-struct jv *applog_problem(const char *ws, const char *id,
+struct jv *applog_problem(const struct wsnode_ref *src, const char *id,
                           const struct jv *procs);
 
 /*
@@ -35,7 +37,7 @@ struct jv *applog_problem(const char *ws, const char *id,
  * {kind:"install_failed"} with the last lines of install.log after it
  * failed.  install is the status's "install" object (supanswer.h).
  */
-struct jv *applog_install_problem(const char *ws, const char *id,
+struct jv *applog_install_problem(const struct wsnode_ref *src, const char *id,
                                   const struct jv *install);
 
 /* Remembers the process list of a sandbox that answered. */

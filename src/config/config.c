@@ -326,7 +326,12 @@ static const struct config_var vars[] = {
      .max = 65535,
      .hook = config_set_edge_port},
     /* More than one server (orch/, nodelink/, cluster/, nodeagent/). */
-    WORD("SANDBOXD_ORCHESTRATOR", orchestrator, "docker", ""),
+    {.name = "SANDBOXD_ORCHESTRATOR",
+     .kind = CONFIG_WORD,
+     FIELD(orchestrator, char *),
+     .def = "docker",
+     .extra = "",
+     .hook = config_check_orchestrator},
     WORD("SANDBOXD_CLUSTER_ADDR", cluster_addr, "", ".:-"),
     INT("SANDBOXD_CLUSTER_PORT", cluster_port, 7444, 1, 65535),
     INT("SANDBOXD_NODE_PORT", node_port, 7443, 1, 65535),

@@ -249,6 +249,23 @@ config_parse_sleep_policy(const struct envfile *f, struct config *c, char *err,
 	return 0;
 }
 
+/*
+ * SANDBOXD_ORCHESTRATOR, once read as a word: docker (every sandbox on
+ * this host's engine, the default) or swarm (the sandboxes spread over
+ * a Docker Swarm's nodes, orch/).
+ */
+int
+config_check_orchestrator(const struct envfile *f, struct config *c, char *err,
+                          size_t errlen)
+{
+	(void)f;
+	if (strcmp(c->orchestrator, "docker") != 0 &&
+	    strcmp(c->orchestrator, "swarm") != 0)
+		FAIL("SANDBOXD_ORCHESTRATOR: \"%s\" is not docker or swarm",
+		     c->orchestrator);
+	return 0;
+}
+
 /* Previews of apps without a visibility of their own: public or private. */
 int
 config_parse_preview_visibility(const struct envfile *f, struct config *c,

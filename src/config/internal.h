@@ -58,6 +58,7 @@ config_hook config_parse_data_dir, config_parse_addr,
     config_parse_mirrors;
 /* Checks that run after a row's value is parsed. */
 config_hook config_check_agent, config_set_edge_port, config_check_subnet,
-    config_check_log_format, config_check_rotation, config_check_domains;
+    config_check_log_format, config_check_rotation, config_check_domains,
+    config_check_orchestrator;
 
 #endif

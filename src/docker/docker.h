@@ -77,15 +77,15 @@ struct docker_state {
 struct docker_network {
 	char id[72];
 	char driver[32];
-	char subnet[64];   /* "10.213.0.0/20", or "" */
-	char gateway[64];  /* "" when IPAM names none */
-	char bridge[32];   /* com.docker.network.bridge.name, or "" */
-	char instance[32]; /* label sandboxd.instance, or "" */
-	bool managed;      /* label sandboxd.network=true */
-	bool icc;          /* inter-container traffic allowed */
-	int containers;    /* attached (running) containers */
-	char scope[16];    /* local swarm */
-	bool config_only;  /* a configuration for config-from networks */
+	char subnet[64];       /* "10.213.0.0/20", or "" */
+	char gateway[64];      /* "" when IPAM names none */
+	char bridge[32];       /* com.docker.network.bridge.name, or "" */
+	char instance[32];     /* label sandboxd.instance, or "" */
+	bool managed;          /* label sandboxd.network=true */
+	bool icc;              /* inter-container traffic allowed */
+	int containers;        /* attached (running) containers */
+	char scope[16];        /* local swarm */
+	bool config_only;      /* a configuration for config-from networks */
 	char config_from[128]; /* the config-only network it is made from */
 };
 

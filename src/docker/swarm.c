@@ -54,10 +54,14 @@ parse_size(const char *s, size_t len)
 	if (i == len)
 		return n;
 	switch (s[i] | 0x20) {
-	case 'k': return n << 10;
-	case 'm': return n << 20;
-	case 'g': return n << 30;
-	default: return 0;
+	case 'k':
+		return n << 10;
+	case 'm':
+		return n << 20;
+	case 'g':
+		return n << 30;
+	default:
+		return 0;
 	}
 }
 
@@ -260,17 +264,20 @@ swarm_service_inspect(struct docker *d, const char *name,
 		return rc;
 	sp = jv_get(resp, "Spec");
 	copy_str(st->id, sizeof(st->id), jv_get(resp, "ID"));
-	st->version = (uint64_t)jv_int(jv_get(jv_get(resp, "Version"), "Index"));
+	st->version =
+	    (uint64_t)jv_int(jv_get(jv_get(resp, "Version"), "Index"));
 	st->replicas = (int)jv_int(
 	    jv_get(jv_get(jv_get(sp, "Mode"), "Replicated"), "Replicas"));
-	st->force_update = (uint64_t)jv_int(
-	    jv_get(jv_get(sp, "TaskTemplate"), "ForceUpdate"));
+	st->force_update =
+	    (uint64_t)jv_int(jv_get(jv_get(sp, "TaskTemplate"), "ForceUpdate"));
 	if (spec)
 		*spec = sp ? jv_copy(sp) : NULL;
 	jv_free(resp);
 	if (spec && *spec == NULL) {
-		snprintf(msg, DOCKER_MSG_LEN, "docker engine: service %s has "
-		         "no spec", name);
+		snprintf(msg, DOCKER_MSG_LEN,
+		         "docker engine: service %s has "
+		         "no spec",
+		         name);
 		return DOCKER_ERROR;
 	}
 	return DOCKER_OK;
@@ -425,9 +432,9 @@ rfc3339_ms(const char *s)
 	int ms = 0, digits = 0;
 	const char *p;
 
-	if (s == NULL || sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2d", &tm.tm_year,
-	                        &tm.tm_mon, &tm.tm_mday, &tm.tm_hour,
-	                        &tm.tm_min, &tm.tm_sec) != 6)
+	if (s == NULL ||
+	    sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2d", &tm.tm_year, &tm.tm_mon,
+	           &tm.tm_mday, &tm.tm_hour, &tm.tm_min, &tm.tm_sec) != 6)
 		return 0;
 	if (tm.tm_year < 1970)
 		return 0; /* "0001-01-01T00:00:00Z": never */
@@ -461,8 +468,7 @@ swarm_task_parse(const struct jv *t, struct swarm_task *out)
 	copy_str(out->container_id, sizeof(out->container_id),
 	         jv_get(jv_get(st, "ContainerStatus"), "ContainerID"));
 	copy_str(out->state, sizeof(out->state), jv_get(st, "State"));
-	copy_str(out->desired, sizeof(out->desired),
-	         jv_get(t, "DesiredState"));
+	copy_str(out->desired, sizeof(out->desired), jv_get(t, "DesiredState"));
 	copy_str(out->err, sizeof(out->err), jv_get(st, "Err"));
 	copy_str(out->message, sizeof(out->message), jv_get(st, "Message"));
 	out->exit_code =
@@ -507,8 +513,8 @@ enum swarm_phase
 swarm_task_phase(const struct swarm_task *t)
 {
 	static const char *const pending[] = {
-	    "new", "pending", "assigned", "accepted", "preparing",
-	    "ready", "starting", NULL};
+	    "new",       "pending", "assigned", "accepted",
+	    "preparing", "ready",   "starting", NULL};
 	static const char *const failed[] = {"failed", "rejected", "complete",
 	                                     "orphaned", NULL};
 
@@ -546,6 +552,43 @@ swarm_tasks(struct docker *d, const char *service, struct swarm_task *out,
 	                      &resp, msg);
 	if (rc == DOCKER_OK)
 		*n = swarm_tasks_parse(resp, out, max);
+	jv_free(resp);
+	return rc;
+}
+
+int
+swarm_task_reservations(struct docker *d,
+                        void (*fn)(const char *node_id, int64_t reserve,
+                                   void *),
+                        void *arg, char msg[DOCKER_MSG_LEN])
+{
+	char q[256], path[400];
+	struct jv *resp = NULL;
+	int rc;
+
+	if (http_escape("{\"desired-state\":[\"running\"]}", q, sizeof(q)) < 0)
+		return DOCKER_ERROR;
+	snprintf(path, sizeof(path), "/tasks?filters=%s", q);
+	rc = docker_call_json(d, "GET", path, NULL, DOCKER_CALL_TIMEOUT_S,
+	                      &resp, msg);
+	for (size_t i = 0; rc == DOCKER_OK && i < jv_len(resp); i++) {
+		struct jv *t = jv_at(resp, i), *spec = jv_get(t, "Spec");
+		const char *node = jv_str(jv_get(t, "NodeID"));
+		const char *state =
+		    jv_str(jv_get(jv_get(t, "Status"), "State"));
+		struct jv *labels =
+		    jv_get(jv_get(spec, "ContainerSpec"), "Labels");
+
+		if (node == NULL || state == NULL ||
+		    strcmp(state, "running") != 0 ||
+		    jv_get(labels, "sandboxd.sandbox") == NULL)
+			continue;
+		fn(node,
+		   jv_int(
+		       jv_get(jv_get(jv_get(spec, "Resources"), "Reservations"),
+		              "MemoryBytes")),
+		   arg);
+	}
 	jv_free(resp);
 	return rc;
 }

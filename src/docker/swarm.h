@@ -55,7 +55,7 @@ struct swarm_task {
 	char service_id[72];
 	char node_id[64];
 	char container_id[72];
-	char state[16];   /* new pending assigned … running complete failed … */
+	char state[16]; /* new pending assigned … running complete failed … */
 	char desired[16]; /* running shutdown remove */
 	char err[160];    /* Status.Err: "no suitable node (…)" */
 	char message[96]; /* Status.Message */
@@ -80,7 +80,7 @@ enum swarm_phase {
 struct swarm_node {
 	char id[64];
 	char hostname[128];
-	char name[64]; /* its sandboxd.node label, "" none */
+	char name[64];         /* its sandboxd.node label, "" none */
 	char state[16];        /* ready down unknown disconnected */
 	char availability[16]; /* active pause drain */
 	char role[16];         /* manager worker */
@@ -99,7 +99,7 @@ struct swarm_info {
 	char node_id[64];
 	char node_addr[64];
 	char cluster_id[64];
-	bool manager; /* ControlAvailable */
+	bool manager;           /* ControlAvailable */
 	char worker_token[128]; /* "" unless manager */
 	char manager_token[128];
 };
@@ -123,9 +123,8 @@ int swarm_service_inspect(struct docker *d, const char *name,
  */
 typedef int (*swarm_edit_fn)(struct jv *spec, void *arg,
                              char msg[DOCKER_MSG_LEN]);
-int swarm_service_update(struct docker *d, const char *name,
-                         swarm_edit_fn edit, void *arg,
-                         char msg[DOCKER_MSG_LEN]);
+int swarm_service_update(struct docker *d, const char *name, swarm_edit_fn edit,
+                         void *arg, char msg[DOCKER_MSG_LEN]);
 /* Edits (pure, for swarm_service_update's edit): */
 int swarm_spec_set_replicas(struct jv *spec, int replicas, bool force);
 /* Replaces constraints that start with prefix (e.g.
@@ -157,12 +156,19 @@ const struct swarm_task *swarm_task_current(const struct swarm_task *t,
                                             size_t n);
 enum swarm_phase swarm_task_phase(const struct swarm_task *t);
 
+/* Every running sandbox task (ContainerSpec label sandboxd.sandbox):
+ * its node and its memory reservation. */
+int swarm_task_reservations(struct docker *d,
+                            void (*fn)(const char *node_id, int64_t reserve,
+                                       void *),
+                            void *arg, char msg[DOCKER_MSG_LEN]);
+
 /* Nodes. */
 int swarm_node_parse(const struct jv *n, struct swarm_node *out); /* pure */
 int swarm_nodes(struct docker *d, void (*fn)(const struct swarm_node *, void *),
                 void *arg, char msg[DOCKER_MSG_LEN]);
-int swarm_node_inspect(struct docker *d, const char *id,
-                       struct swarm_node *out, char msg[DOCKER_MSG_LEN]);
+int swarm_node_inspect(struct docker *d, const char *id, struct swarm_node *out,
+                       char msg[DOCKER_MSG_LEN]);
 /*
  * Sets (value not NULL) or removes a label and, when availability is
  * not NULL, the availability ("active", "pause", "drain").
@@ -182,9 +188,22 @@ int docker_container_pid(struct docker *d, const char *id, int *pid,
  * Images over a stream: `docker save` of id written to fd (*bytes
  * written), and `docker load` of the tar read from fd until EOF.
  */
-int docker_image_save(struct docker *d, const char *id, int fd,
-                      int64_t *bytes, char msg[DOCKER_MSG_LEN]);
+int docker_image_save(struct docker *d, const char *id, int fd, int64_t *bytes,
+                      char msg[DOCKER_MSG_LEN]);
 int docker_image_load(struct docker *d, int fd, int64_t *bytes,
                       char msg[DOCKER_MSG_LEN]);
+
+/*
+ * swarmjoin.c: this engine joins the swarm whose manager is at remote
+ * ("host:port") with a worker token, advertising advertise (an address of
+ * this host; it also listens there on 2377); leaving is forced.
+ */
+int docker_swarm_join(struct docker *d, const char *advertise,
+                      const char *remote, const char *token,
+                      char msg[DOCKER_MSG_LEN]);
+int docker_swarm_leave(struct docker *d, char msg[DOCKER_MSG_LEN]);
+/* The API version in use ("1.41") and the engine's default runtime. */
+int docker_engine_facts(struct docker *d, char api[16], char runtime[64],
+                        char msg[DOCKER_MSG_LEN]);
 
 #endif

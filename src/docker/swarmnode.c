@@ -91,8 +91,7 @@ swarm_node_parse(const struct jv *n, struct swarm_node *out)
 	copy_str(out->id, sizeof(out->id), jv_get(n, "ID"));
 	copy_str(out->hostname, sizeof(out->hostname),
 	         jv_get(jv_get(n, "Description"), "Hostname"));
-	copy_str(out->name, sizeof(out->name),
-	         jv_get(labels, "sandboxd.node"));
+	copy_str(out->name, sizeof(out->name), jv_get(labels, "sandboxd.node"));
 	copy_str(out->state, sizeof(out->state), jv_get(st, "State"));
 	copy_str(out->addr, sizeof(out->addr), jv_get(st, "Addr"));
 	copy_str(out->availability, sizeof(out->availability),
@@ -101,8 +100,7 @@ swarm_node_parse(const struct jv *n, struct swarm_node *out)
 	out->agent = label_is(labels, "sandboxd.agent", "1");
 	out->drain = label_is(labels, "sandboxd.drain", "1");
 	out->disk_full = label_is(labels, "sandboxd.disk", "full");
-	out->leader =
-	    jv_is_true(jv_get(jv_get(n, "ManagerStatus"), "Leader"));
+	out->leader = jv_is_true(jv_get(jv_get(n, "ManagerStatus"), "Leader"));
 	out->mem_bytes = jv_int(jv_get(
 	    jv_get(jv_get(n, "Description"), "Resources"), "MemoryBytes"));
 	out->version = (uint64_t)jv_int(jv_get(jv_get(n, "Version"), "Index"));
@@ -189,8 +187,8 @@ swarm_node_update(struct docker *d, const char *id, const char *label,
 			jv_set_str(spec, "Availability", availability);
 		snprintf(path, sizeof(path), "/nodes/%s/update?version=%lld",
 		         esc,
-		         (long long)jv_int(jv_get(jv_get(resp, "Version"),
-		                                  "Index")));
+		         (long long)jv_int(
+		             jv_get(jv_get(resp, "Version"), "Index")));
 		jv_free(resp);
 		rc = docker_call_json(d, "POST", path, spec,
 		                      DOCKER_CALL_TIMEOUT_S, NULL, msg);
@@ -273,7 +271,8 @@ docker_image_save(struct docker *d, const char *id, int fd, int64_t *bytes,
 	if (http_escape(id, esc, sizeof(esc)) < 0)
 		return DOCKER_ERROR;
 	docker_endpoint(d, sock, prefix);
-	snprintf(url, sizeof(url), "http://docker%s/images/%s/get", prefix, esc);
+	snprintf(url, sizeof(url), "http://docker%s/images/%s/get", prefix,
+	         esc);
 	h.method = "GET";
 	h.url = url;
 	h.unix_socket = sock;
@@ -290,7 +289,8 @@ docker_image_save(struct docker *d, const char *id, int fd, int64_t *bytes,
 		snprintf(msg, DOCKER_MSG_LEN, "docker engine: no image %s", id);
 		rc = DOCKER_NOT_FOUND;
 	} else if (rc < 0 || h.status != 200) {
-		snprintf(msg, DOCKER_MSG_LEN, "docker engine: save: %s (HTTP %ld)",
+		snprintf(msg, DOCKER_MSG_LEN,
+		         "docker engine: save: %s (HTTP %ld)",
 		         rc < 0 ? h.err : "error", h.status);
 		rc = DOCKER_ERROR;
 	} else {
@@ -306,7 +306,8 @@ dial(const char *sock, char msg[DOCKER_MSG_LEN])
 	int fd;
 
 	if (strlen(sock) >= sizeof(a.sun_path)) {
-		snprintf(msg, DOCKER_MSG_LEN, "docker engine: socket path long");
+		snprintf(msg, DOCKER_MSG_LEN,
+		         "docker engine: socket path long");
 		return -1;
 	}
 	memcpy(a.sun_path, sock, strlen(sock) + 1);

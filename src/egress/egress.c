@@ -266,14 +266,85 @@ put_allow(struct buf *b, const struct egress_policy *p)
 	}
 }
 
+/*
+ * The cluster's addresses of one family as set elements ("a, b"), each
+ * checked and normalised (they are never pasted into the script as
+ * given); -1 for a bad one or too many.
+ */
+static int
+put_cluster_elems(struct buf *b, const char *const *addrs, bool v6, size_t *n)
+{
+	*n = 0;
+	for (size_t i = 0; addrs[i]; i++) {
+		struct egress_allow a;
+		char copy[64];
+		if (i >= EGRESS_MAX_CLUSTER || strlen(addrs[i]) >= sizeof(copy))
+			return -1;
+		snprintf(copy, sizeof(copy), "%s", addrs[i]);
+		if (parse_cidr(copy, &a) < 0)
+			return -1;
+		if (a.v6 == v6)
+			put(b, "%s%s", (*n)++ ? ", " : "", a.cidr);
+	}
+	return 0;
+}
+
+static int
+put_cluster_sets(struct buf *b, const char *const *addrs)
+{
+	static const char *const type[2] = {"ipv4_addr", "ipv6_addr"};
+	size_t n;
+
+	for (int v6 = 0; v6 < 2; v6++) {
+		put(b,
+		    "\tset cluster%d {\n\t\ttype %s; flags interval; "
+		    "auto-merge;\n",
+		    v6 ? 6 : 4, type[v6]);
+		size_t mark = b->len;
+		put(b, "\t\telements = { ");
+		if (put_cluster_elems(b, addrs, v6, &n) < 0)
+			return -1;
+		if (n == 0) {
+			b->len = mark;
+			b->data[mark] = '\0';
+		} else {
+			put(b, " }\n");
+		}
+		put(b, "\t}\n");
+	}
+	return 0;
+}
+
+static void
+put_cluster_refuse(struct buf *b, const struct egress_policy *p)
+{
+	if (p->cluster)
+		put(b, "\t\tip daddr @cluster4 goto refuse\n\t\tip6 daddr "
+		       "@cluster6 goto refuse\n");
+}
+
+/* Before a re-apply: the cluster sets exist (made empty when the
+ * table is older than them) and are emptied. */
+static void
+put_cluster_flush(struct buf *b, const char *t)
+{
+	put(b,
+	    "table inet %s {\n\tset cluster4 { type ipv4_addr; flags "
+	    "interval; auto-merge; }\n\tset cluster6 { type ipv6_addr; "
+	    "flags interval; auto-merge; }\n}\nflush set inet %s "
+	    "cluster4\nflush set inet %s cluster6\n",
+	    t, t, t);
+}
+
 int
 egress_ruleset(const struct egress_policy *p, bool fresh, struct buf *b)
 {
 	const char *t = p->table, *br = p->bridge;
+	bool open = p->mode == EGRESS_OPEN;
 
-	if (fresh || p->mode == EGRESS_OPEN) {
+	if (fresh || (open && p->cluster == NULL)) {
 		put(b, "table inet %s { }\ndelete table inet %s\n", t, t);
-		if (p->mode == EGRESS_OPEN)
+		if (open && p->cluster == NULL)
 			return b->len ? 0 : -1;
 	} else {
 		/* Everything but the refusal counters is made anew. */
@@ -284,12 +355,16 @@ egress_ruleset(const struct egress_policy *p, bool fresh, struct buf *b)
 		    "flags dynamic; counter; }\n}\nflush table inet %s\nflush "
 		    "set inet %s blocked4\nflush set inet %s blocked6\n",
 		    t, t, t, t);
+		if (p->cluster)
+			put_cluster_flush(b, t);
 	}
 	put(b, "table inet %s {\n", t);
 	put_set(b, "blocked4", "ipv4_addr", blocked4);
 	put_set(b, "blocked6", "ipv6_addr", blocked6);
 	put(b, "\tset refused {\n\t\ttype ipv4_addr; size 65535; "
 	       "flags dynamic; counter;\n\t}\n");
+	if (p->cluster && put_cluster_sets(b, p->cluster) < 0)
+		return -1;
 	put(b,
 	    "\tchain forward {\n\t\ttype filter hook forward priority "
 	    "filter - 10; policy accept;\n\t\tiifname \"%s\" jump "
@@ -302,6 +377,13 @@ egress_ruleset(const struct egress_policy *p, bool fresh, struct buf *b)
 	    br);
 	put(b, "\tchain from_sandbox {\n\t\tct state established,related "
 	       "return\n");
+	put_cluster_refuse(b, p);
+	if (open) {
+		put(b, "\t}\n\tchain to_host {\n\t\tct state "
+		       "established,related return\n");
+		put_cluster_refuse(b, p);
+		goto refuse;
+	}
 	put_allow(b, p);
 	for (size_t i = 0;
 	     p->mode == EGRESS_PUBLIC && i < EGRESS_MAX_DNS && p->dns[i]; i++)
@@ -319,9 +401,11 @@ egress_ruleset(const struct egress_policy *p, bool fresh, struct buf *b)
 	    "\t}\n\tchain to_host {\n\t\tct state established,related "
 	    "return\n\t\tip daddr %s tcp dport %u return\n",
 	    p->proxy_addr, p->proxy_port);
+	put_cluster_refuse(b, p);
 	put_allow(b, p);
-	put(b, "\t\tgoto refuse\n\t}\n");
-	put(b, "\tchain refuse {\n\t\tmeta nfproto ipv4 update @refused "
+	put(b, "\t\tgoto refuse\n");
+refuse:
+	put(b, "\t}\n\tchain refuse {\n\t\tmeta nfproto ipv4 update @refused "
 	       "{ ip saddr counter }\n\t\tmeta l4proto tcp reject with tcp "
 	       "reset\n\t\treject with icmpx type admin-prohibited\n\t}\n}\n");
 	return 0;
@@ -447,4 +531,37 @@ egress_reset(const char *table, const char *ip)
 	snprintf(script, sizeof(script),
 	         "delete element inet %s refused { %s }\n", table, ip);
 	run(script, false, NULL, err, sizeof(err)); /* absent: fine */
+}
+
+int
+egress_cluster_set(const char *table, const char *const *addrs, char *err,
+                   size_t errlen)
+{
+	struct buf b;
+	size_t n;
+	int rc = -1;
+
+	buf_init(&b, 1u << 16);
+	put(&b, "flush set inet %s cluster4\nflush set inet %s cluster6\n",
+	    table, table);
+	for (int v6 = 0; v6 < 2; v6++) {
+		size_t mark = b.len;
+		put(&b, "add element inet %s cluster%d { ", table, v6 ? 6 : 4);
+		if (put_cluster_elems(&b, addrs, v6, &n) < 0) {
+			snprintf(err, errlen,
+			         "a cluster address is not an "
+			         "address");
+			goto out;
+		}
+		if (n == 0) {
+			b.len = mark;
+			b.data[mark] = '\0';
+		} else {
+			put(&b, " }\n");
+		}
+	}
+	rc = run(b.data, false, NULL, err, errlen);
+out:
+	buf_release(&b);
+	return rc;
 }

@@ -49,6 +49,11 @@ struct egress_policy {
 	const struct egress_allow *allow;
 	size_t nallow;
 	const char *dns[EGRESS_MAX_DNS]; /* resolvers (port 53), NULL-ended */
+	/* NULL (one server): no cluster sets.  Else NULL-ended addresses
+	 * (maybe none) of the control plane and every node: refused to the
+	 * sandboxes whatever the mode, "open" included, before the
+	 * allow-list. */
+	const char *const *cluster;
 };
 
 /* "public" "none" "open"; -1 for anything else. */
@@ -79,6 +84,16 @@ int egress_apply(const struct egress_policy *p, char *err, size_t errlen);
 /* Removes the table; 0 also when there is none. */
 int egress_remove(const char *table, char *err, size_t errlen);
 bool egress_installed(const char *table);
+
+/*
+ * Replaces the elements of the table's cluster sets (made by an apply
+ * with a cluster list) with addrs (NULL-ended addresses or CIDRs, at most
+ * EGRESS_MAX_CLUSTER), in one transaction.  0 or -1 + err (a bad address
+ * changes nothing).
+ */
+#define EGRESS_MAX_CLUSTER 256
+int egress_cluster_set(const char *table, const char *const *addrs, char *err,
+                       size_t errlen);
 
 /* Refusals counted for one sandbox address (ip NULL: all of them, for
  * as long as each address has been counted); -1 when unknown. */

@@ -34,6 +34,10 @@ const struct err_code err_codes[] = {
      .status = 403,
      .meaning = "with authentication off, a Host that is not loopback "
                 "(DNS rebinding)"},
+    {.code = "join_token_invalid",
+     .status = 403,
+     .meaning = "a node's enrollment with a join token that is unknown, "
+                "used already or expired"},
     {.code = "operator_only",
      .status = 403,
      .meaning = "scope=instance (the instance-wide agent credentials "
@@ -50,6 +54,13 @@ const struct err_code err_codes[] = {
     {.code = "not_found",
      .status = 404,
      .meaning = "an unknown path or id, or another tenant's"},
+    {.code = "node_not_found",
+     .status = 404,
+     .meaning = "a node name no node of the cluster has"},
+    {.code = "unknown_op",
+     .status = 404,
+     .meaning = "a node channel op the node or control plane does not "
+                "serve (a version mismatch)"},
     {.code = "method_not_allowed",
      .status = 405,
      .meaning = "a known path with the wrong method"},
@@ -67,9 +78,25 @@ const struct err_code err_codes[] = {
     {.code = "no_checkpoint",
      .status = 409,
      .meaning = "a revert of a task that has no checkpoint"},
+    {.code = "no_snapshot",
+     .status = 409,
+     .meaning = "a restore elsewhere of a sandbox whose app has no "
+                "snapshot"},
+    {.code = "node_busy",
+     .status = 409,
+     .meaning = "a node being drained or joined, or not ready for "
+                "what was asked (also 504: a join that did not finish)"},
+    {.code = "node_not_down",
+     .status = 409,
+     .meaning = "a restore elsewhere of a sandbox whose node is up"},
     {.code = "not_published",
      .status = 409,
      .meaning = "an unpublish of an app that serves no release"},
+    {.code = "not_swarm",
+     .status = 409,
+     .meaning = "a nodes call with SANDBOXD_ORCHESTRATOR=docker (one "
+                "server), or a swarm start on an engine that is no "
+                "swarm manager"},
     {.code = "password_set",
      .status = 409,
      .meaning = "a console setup when a password is set already"},
@@ -91,6 +118,10 @@ const struct err_code err_codes[] = {
     {.code = "sandbox_not_running",
      .status = 409,
      .meaning = "a task for a sandbox that is creating or in error"},
+    {.code = "sandbox_remote",
+     .status = 409,
+     .meaning = "an operation not yet done across nodes, on a sandbox "
+                "whose workspace is on another node"},
     {.code = "snapshot_busy",
      .status = 409,
      .meaning = "a snapshot that is still being taken or restored"},
@@ -158,6 +189,10 @@ const struct err_code err_codes[] = {
     {.code = "docker_unavailable",
      .status = 503,
      .meaning = "the Docker engine does not answer"},
+    {.code = "node_down",
+     .status = 503,
+     .meaning = "the node holding the sandbox (or its agent) does not "
+                "answer"},
     {.code = "event_streams_full",
      .status = 503,
      .meaning = "TL_SUBS_MAX event streams of apps' timelines are open"},
@@ -167,6 +202,11 @@ const struct err_code err_codes[] = {
     {.code = "no_headroom",
      .status = 503,
      .meaning = "too little host memory to start the sandbox"},
+    {.code = "node_down",
+     .status = 503,
+     .meaning = "a node agent (or, from a node, the control plane) does "
+                "not answer on the node channel, or not with a "
+                "certificate of this cluster"},
     {.code = "oauth_pending_full",
      .status = 503,
      .meaning = "AGENT_OAUTH_PENDING_MAX subscription sign-ins of all "

@@ -37,6 +37,10 @@
 #define PROXY_ADDR_MAX_OPEN       24 /* per sandbox address; more: closed */
 #define PROXY_ADDR_MAX_BODY_BYTES (64u << 20) /* bodies held per address */
 #define PROXY_BACKLOG             128 /* connections waiting for accept */
+#define PROXY_RELAY_PENDING       64  /* relayed connections being admitted */
+#define PROXY_RELAY_LINE_MAX      160 /* bytes of a relayed one's SBXPEER line */
+#define PROXY_RELAY_LINE_MS       2000 /* the time that line may take */
+#define PROXY_RELAY_STALE_S       10 /* a relayed fd's node is forgotten after */
 #define PROXY_CONNECT_TIMEOUT_MS  10000
 #define PROXY_STALL_S             600 /* no byte from the provider for this long */
 /* A model call's output reserved when its request names no max_tokens. */

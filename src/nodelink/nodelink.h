@@ -40,8 +40,8 @@
  *                                  finds its IP itself; never an address
  *                                  from the wire)
  *     ws_stat {sandbox, path}      -> {type, size, mode, mtime}
- *     ws_read {sandbox, path, off, max<=NL_WS_CHUNK} -> {data (base64), eof, size}
- *     ws_write {sandbox, path, data (base64), off, mode, truncate} -> {}
+ *     ws_read {sandbox, path, off, max<=NL_WS_CHUNK} -> {data (base64), eof,
+ * size} ws_write {sandbox, path, data (base64), off, mode, truncate} -> {}
  *     ws_list {sandbox, path}      -> {entries: [{name, type, size, mtime}]}
  *     ws_delete {sandbox, path}    -> {}
  *     ws_mkdir {sandbox, path}     -> {}
@@ -72,12 +72,12 @@
 #include "lib/err.h"
 #include "lib/jv.h"
 
-#define NL_HDR_MAX   (64u << 10)
-#define NL_ANS_MAX   (1u << 20)
-#define NL_WS_CHUNK  (512u << 10) /* ws_read/ws_write bytes per call */
-#define NL_CALL_MS   15000        /* a unary op's deadline */
-#define NL_PEER_CONNS 64          /* connections at once per peer */
-#define NL_STREAMS   512          /* streams at once, all peers */
+#define NL_HDR_MAX    (64u << 10)
+#define NL_ANS_MAX    (1u << 20)
+#define NL_WS_CHUNK   (512u << 10) /* ws_read/ws_write bytes per call */
+#define NL_CALL_MS    15000        /* a unary op's deadline */
+#define NL_PEER_CONNS 64           /* connections at once per peer */
+#define NL_STREAMS    512          /* streams at once, all peers */
 
 enum nl_role { NL_ROLE_NONE = 0, NL_ROLE_CONTROL = 1, NL_ROLE_NODE = 2 };
 
@@ -114,7 +114,7 @@ struct nl_peer {
 	enum nl_role role;
 	char name[64]; /* CN; "" for NL_ROLE_NONE */
 	char ip[64];
-	char fp[72];   /* hex SHA-256 of its certificate, "" none */
+	char fp[72]; /* hex SHA-256 of its certificate, "" none */
 };
 struct nl_op {
 	const char *name;
@@ -123,7 +123,8 @@ struct nl_op {
 	int (*unary)(void *arg, const struct nl_peer *p, const struct jv *req,
 	             struct jv **ans, struct err *e);
 	/* Returns 0 and *fd: the server pumps TLS <-> *fd until both sides
-	 * closed, then closes *fd.  *ans (may stay NULL) extends {"ok":true}. */
+	 * closed, then closes *fd.  *ans (may stay NULL) extends {"ok":true}.
+	 */
 	int (*stream)(void *arg, const struct nl_peer *p, const struct jv *req,
 	              struct jv **ans, int *fd, struct err *e);
 };
@@ -138,7 +139,9 @@ void nl_server_stop(struct nl_server *s);
 unsigned nl_server_port(const struct nl_server *s);
 
 /* Joins two fds (sockets) in a thread of its own until both halves are
- * closed, then closes both: the relays' one pump. */
+ * closed (or NL_STREAM_IDLE_MS pass with no byte), then closes both:
+ * the relays' one pump.  -1 (both closed at once) when NL_STREAMS
+ * pumps run already or no thread could start. */
 int nl_pump(int a, int b);
 
 /*

@@ -158,7 +158,9 @@ int orch_exec_inspect(struct orch *o, const char *id, bool *running,
  * A connected socket to the sandbox's supervisor (<ws>/.sandboxd/sock):
  * local, the O_PATH connect of supclient (ws/wsock.c); remote, the
  * agent's "sup" stream.  -1 with e (502 sandbox_unavailable, 503
- * node_down).
+ * node_down); a supervisor that did not accept by the deadline is
+ * e->status WSOCK_UNRESPONSIVE (ws/wsock.h, code sandbox_unavailable),
+ * which supclient's quiet table tells apart and answers as 502.
  */
 int orch_sup_connect(struct orch *o, const char *sandbox_id, const char *node,
                      int64_t deadline, int *fd, struct err *e);

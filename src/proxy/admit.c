@@ -108,6 +108,15 @@ proxy_conn_ip(struct MHD_Connection *conn)
 	return ((const struct sockaddr_in *)ci->client_addr)->sin_addr.s_addr;
 }
 
+static int
+conn_fd(struct MHD_Connection *conn)
+{
+	const union MHD_ConnectionInfo *ci =
+	    MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+
+	return ci ? ci->connect_fd : -1;
+}
+
 /*
  * A connection as the server accepts and closes it: counted for its
  * address, and marked (its socket context) when it is one more than
@@ -117,7 +126,8 @@ proxy_conn_ip(struct MHD_Connection *conn)
  */
 struct pconn {
 	in_addr_t ip;
-	bool counted; /* in its address's slot (none was free: not) */
+	char node[64]; /* relayed from this node; "" this one */
+	bool counted;  /* in its address's slot (none was free: not) */
 	bool over;
 };
 
@@ -133,6 +143,8 @@ admit_on_conn(void *cls, struct MHD_Connection *conn, void **sctx,
 		if ((pc = calloc(1, sizeof(*pc))) == NULL)
 			return; /* no context: its requests are refused */
 		pc->ip = proxy_conn_ip(conn);
+		if (px->relay_on)
+			proxy_peer_take(px, conn_fd(conn), pc->node);
 		pthread_mutex_lock(&px->mu);
 		a = addr_slot(px, pc->ip, true);
 		if (a)
@@ -152,6 +164,16 @@ admit_on_conn(void *cls, struct MHD_Connection *conn, void **sctx,
 	pthread_mutex_unlock(&px->mu);
 	free(pc);
 	*sctx = NULL;
+}
+
+void
+proxy_conn_node(struct MHD_Connection *conn, char node[64])
+{
+	const union MHD_ConnectionInfo *ci =
+	    MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	const struct pconn *pc = ci ? ci->socket_context : NULL;
+
+	snprintf(node, 64, "%s", pc ? pc->node : "");
 }
 
 void
@@ -219,18 +241,19 @@ token_of(struct MHD_Connection *conn)
 }
 
 /*
- * A token works only from its own sandbox's address, so one copied into
- * another sandbox is useless there.
+ * A token works only from its own sandbox's address on its own node, so
+ * one copied into another sandbox is useless there.
  */
 static bool
-from_sandbox(in_addr_t ip, const struct sandbox *sb)
+from_sandbox(in_addr_t ip, const char *node, const struct sandbox *sb)
 {
 	struct in_addr in = {.s_addr = ip};
 	char s[INET_ADDRSTRLEN];
 
 	if (ip == 0 || inet_ntop(AF_INET, &in, s, sizeof(s)) == NULL)
 		return false;
-	return sb->container_ip[0] && strcmp(s, sb->container_ip) == 0;
+	return sb->container_ip[0] && strcmp(s, sb->container_ip) == 0 &&
+	       strcmp(node, sb->node) == 0;
 }
 
 static const char admit_no_task_msg[] =
@@ -283,7 +306,7 @@ admit_head(struct preq *r, const char *path)
 
 	if (token == NULL ||
 	    cred_sandbox_for_token(r->px->core->store, token, &sb) < 0 ||
-	    !from_sandbox(r->ip, &sb))
+	    !from_sandbox(r->ip, r->node, &sb))
 		return proxy_reply_now(
 		    conn, 401, "authentication_error",
 		    "sandboxd proxy: missing or invalid sandbox "

@@ -12,6 +12,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <time.h>
 
 #include "sandbox/core.h"
 #include "lib/buf.h"
@@ -34,6 +35,16 @@ struct proxy_addr {
 	size_t bytes;
 };
 
+/* A relayed connection handed to the server, until admit_on_conn takes
+ * its node (relay.c). */
+struct proxy_peer {
+	int fd; /* 0: free */
+	time_t at;
+	char node[64];
+};
+
+#define PROXY_RELAY_SOCK "proxy-relay.sock" /* in <data>/run */
+
 struct proxy {
 	struct core *core;
 	struct MHD_Daemon *mhd; /* NULL until bound */
@@ -47,6 +58,12 @@ struct proxy {
 	/* Aborts every transfer and refuses new ones; the type
 	 * http_call.stop takes (read unlocked by the transfer). */
 	atomic_bool halt;
+	/* relay.c (swarm mode) */
+	bool relay_on;
+	int relay_fd;
+	pthread_t relay_thread;
+	atomic_int relay_busy; /* connections whose line is being read */
+	struct proxy_peer peers[PROXY_RELAY_PENDING]; /* under mu */
 };
 
 enum preq_state {
@@ -67,6 +84,7 @@ struct preq {
 	bool too_big;     /* over PROXY_MAX_BODY_BYTES: 413 */
 	bool over_budget; /* over its address's PROXY_ADDR_MAX_BODY_BYTES */
 	in_addr_t ip;     /* the source address its bytes are charged to */
+	char node[64];    /* the node it came from ("" this one) */
 	size_t charged;   /* bytes charged there, released when r is freed */
 	struct proxy_path path;
 	char url[PROVIDER_PATH_MAX + 1024];
@@ -121,6 +139,16 @@ void admit_on_conn(void *cls, struct MHD_Connection *conn, void **sctx,
 void proxy_addr_release(struct preq *r);
 /* The connection's IPv4 source address (0 for any other). */
 in_addr_t proxy_conn_ip(struct MHD_Connection *conn);
+/* The node a connection was relayed from ("" this one). */
+void proxy_conn_node(struct MHD_Connection *conn, char node[64]);
+
+/* relay.c: the unix socket for relayed connections, and its stop (after
+ * px->stopping is set, before the server stops). */
+int proxy_relay_start(struct proxy *px, const char *data_dir);
+void proxy_relay_stop(struct proxy *px);
+/* The node fd was relayed from, forgotten once taken ("" none). */
+void proxy_peer_take(struct proxy *px, int fd, char node[64]);
+
 /* The 429 for an address over PROXY_ADDR_MAX_BODY_BYTES. */
 extern const char admit_over_budget_msg[];
 /* An error of our own, as JSON in the providers' usual shape, into out. */

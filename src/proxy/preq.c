@@ -52,6 +52,7 @@ preq_new(struct proxy *px, struct MHD_Connection *conn, const char *method)
 	r->px = px;
 	r->conn = conn;
 	r->ip = proxy_conn_ip(conn);
+	proxy_conn_node(conn, r->node);
 	snprintf(r->method, sizeof(r->method), "%s", method);
 	buf_init(&r->body, PROXY_MAX_BODY_BYTES);
 	buf_init(&r->head, PROXY_MAX_HEAD_BYTES);

@@ -460,8 +460,11 @@ bind_socket(const char *addr, uint16_t port, char *why, size_t len)
 		return -1;
 	}
 	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	/* IP_FREEBIND: on a node the bridge (and so the gateway address)
+	 * exists only while a sandbox there uses it. */
 	if (fd < 0 ||
 	    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
+	    setsockopt(fd, IPPROTO_IP, IP_FREEBIND, &one, sizeof(one)) < 0 ||
 	    bind(fd, (struct sockaddr *)&sin, sizeof(sin)) < 0 ||
 	    listen(fd, PROXY_BACKLOG) < 0) {
 		snprintf(why, len, "cannot listen on %s:%u: %s", addr, port,
@@ -561,6 +564,9 @@ proxy_start(struct proxy **out, struct core *core)
 		free(px);
 		return -1;
 	}
+	/* Swarm mode: sandboxes on other nodes come in relayed (relay.c). */
+	if (strcmp(core->cfg->orchestrator, "swarm") == 0)
+		(void)proxy_relay_start(px, core->cfg->data_dir);
 	*out = px;
 	return 0;
 }
@@ -572,6 +578,7 @@ proxy_stop(struct proxy *px)
 		return;
 	atomic_store(&px->stopping, true);
 	pthread_join(px->binder, NULL);
+	proxy_relay_stop(px);
 	/* Workers end first: each resumes its connection as it goes, so
 	 * the server stops with no connection left suspended. */
 	upstream_halt(px);

@@ -49,6 +49,7 @@
 #include "sandbox/routes.h"
 #include "ws/workspace.h"
 #include "ws/wsfs.h"
+#include "wsnode/wsnode.h"
 #include "lib/hash.h"
 #include "lib/clock.h"
 #include "lib/limits.h"
@@ -196,6 +197,136 @@ install_seed(struct core *c, const char *id, const char *ws,
 		         id, m->install_key, (long long)st.files);
 }
 
+/* What every configure ends with: the reload (when run.conf changed),
+ * the app's environment, the error logged. */
+static void
+configure_end(struct core *c, const char *id, const char *ws, int rc,
+              bool reload, const char *err)
+{
+	struct jv *ans = NULL;
+	struct err e = {0};
+
+	if (rc > 0 && reload &&
+	    runtime_request(c, ws, "reload\n", RUNTIME_TIMEOUT_MS, &ans, &e) ==
+	        0) {
+		if (jv_is_true(jv_get(ans, "ok")))
+			activity_started(c->act,
+			                 id); /* its web process restarts */
+		else
+			log_warn("sandbox %s: reload refused: %s", id,
+			         jv_str(jv_get(ans, "error")) ?: "?");
+	}
+	/* After every start too: the supervisor forgot it.  Also with an
+	 * invalid manifest: the processes of the last valid one run. */
+	if (reload)
+		runtime_send_env(c, id);
+	jv_free(ans);
+	if (err[0])
+		log_warn("sandbox %s: %s", id, err);
+}
+
+/* runconf_update for a sandbox on another node (wsnode). */
+static int
+runconf_update_remote(struct core *c, const struct sandbox *sb,
+                      const struct manifest *m)
+{
+	struct buf want, have;
+	struct err e = {0};
+	bool eof;
+	int rc = 0;
+
+	buf_init(&want, 1u << 20);
+	buf_init(&have, (1u << 20) + 1);
+	if (manifest_runconf(m, &want) < 0) {
+		buf_release(&want);
+		return -1;
+	}
+	if (wsnode_read(c->wn, sb, ".sandboxd/run.conf", 0, 1u << 20, &have,
+	                &eof, &e) < 0 ||
+	    have.len != want.len || memcmp(have.data, want.data, want.len)) {
+		e = (struct err){0};
+		rc = wsnode_write(c->wn, sb, ".sandboxd/run.conf",
+		                  want.data ? want.data : "", want.len, 0600,
+		                  &e) < 0
+		         ? -1
+		         : 1;
+		if (rc < 0)
+			log_warn("run.conf: %s", e.msg);
+	}
+	buf_release(&have);
+	buf_release(&want);
+	return rc;
+}
+
+/*
+ * The app's root of a remote sandbox as a local directory (wsnode's
+ * shadow copy), with the manifest's install inputs when it names its
+ * own; the manifest loaded from it.  The fd, or -1 with err.
+ */
+static int
+remote_app(struct core *c, const struct sandbox *sb, struct manifest *m,
+           const char **source, char *shadow, size_t len, char *err,
+           size_t errlen)
+{
+	const char *inputs[MANIFEST_MAX_INPUTS];
+	int port = sb->nports ? sb->ports[0] : 3000;
+	struct err e = {0};
+	int fd;
+
+	fd =
+	    wsnode_shadow(c->wn, sb, "workspace/app", NULL, 0, shadow, len, &e);
+	if (fd < 0) {
+		snprintf(err, errlen, "the app directory: %s", e.msg);
+		return -1;
+	}
+	if (manifest_load(fd, port, m, source, err, errlen) < 0 ||
+	    !m->has_install || !m->install_inputs_set)
+		return fd;
+	for (int i = 0; i < m->ninstall_inputs; i++)
+		inputs[i] = m->install_inputs[i];
+	wsnode_shadow_drop(fd, shadow);
+	fd = wsnode_shadow(c->wn, sb, "workspace/app", inputs,
+	                   (size_t)m->ninstall_inputs, shadow, len, &e);
+	if (fd < 0)
+		snprintf(err, errlen, "the app directory: %s", e.msg);
+	return fd;
+}
+
+/* runtime_configure for a sandbox on another node: no dependency cache
+ * or dedup there (node-local), the rest as for a local one. */
+static int
+configure_remote(struct core *c, const struct sandbox *sb, bool reload)
+{
+	char ws[WORKSPACE_PATH_MAX], shadow[WORKSPACE_PATH_MAX], err[384] = "";
+	const char *source = "";
+	struct manifest m;
+	struct err e = {0};
+	char type[8];
+	int64_t size, mtime;
+	int appfd, rc = -1;
+
+	if (wsnode_stat(c->wn, sb, ".sandboxd/seeded", type, &size, &mtime,
+	                &e) < 0)
+		return e.status == 404 ? 0 : -1;
+	appfd = remote_app(c, sb, &m, &source, shadow, sizeof(shadow), err,
+	                   sizeof(err));
+	if (appfd >= 0 && err[0] == '\0') {
+		if (m.has_install &&
+		    runtime_install_key(appfd, &m, m.install_key) < 0)
+			snprintf(err, sizeof(err),
+			         "install: the key cannot be computed (out "
+			         "of memory)");
+		else
+			rc = runconf_update_remote(c, sb, &m);
+		note_procs(c, sb->id, &m);
+	}
+	wsnode_shadow_drop(appfd, shadow);
+	store_sandbox_set_manifest(c->store, sb->id, source, err);
+	workspace_path(c->cfg->data_dir, sb->id, ws, sizeof(ws));
+	configure_end(c, sb->id, ws, rc, reload, err);
+	return err[0] ? -1 : 0;
+}
+
 int
 runtime_configure(struct core *c, const char *id, bool reload)
 {
@@ -203,12 +334,12 @@ runtime_configure(struct core *c, const char *id, bool reload)
 	const char *source = "";
 	struct manifest m;
 	struct sandbox sb;
-	struct err e = {0};
-	struct jv *ans = NULL;
 	int wsfd, appfd, rc = -1;
 
 	if (store_sandbox_get(c->store, id, &sb) != 0)
 		return -1;
+	if (wsnode_remote(&sb))
+		return configure_remote(c, &sb, reload);
 	workspace_path(c->cfg->data_dir, id, ws, sizeof(ws));
 	wsfd = open(ws, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (wsfd < 0)
@@ -246,26 +377,10 @@ runtime_configure(struct core *c, const char *id, bool reload)
 			               m.install_timeout_s);
 	}
 	store_sandbox_set_manifest(c->store, id, source, err);
-	if (rc > 0 && reload &&
-	    runtime_request(c, ws, "reload\n", RUNTIME_TIMEOUT_MS, &ans, &e) ==
-	        0) {
-		if (jv_is_true(jv_get(ans, "ok")))
-			activity_started(c->act,
-			                 id); /* its web process restarts */
-		else
-			log_warn("sandbox %s: reload refused: %s", id,
-			         jv_str(jv_get(ans, "error")) ?: "?");
-	}
-	/* After every start too: the supervisor forgot it.  Also with an
-	 * invalid manifest: the processes of the last valid one run. */
-	if (reload)
-		runtime_send_env(c, id);
-	jv_free(ans);
+	configure_end(c, id, ws, rc, reload, err);
 	if (appfd >= 0)
 		close(appfd);
 	close(wsfd);
-	if (err[0])
-		log_warn("sandbox %s: %s", id, err);
 	return err[0] ? -1 : 0;
 }
 
@@ -562,6 +677,13 @@ runtime_manifest(struct core *c, const char *id, struct manifest *m)
 
 	if (store_sandbox_get(c->store, id, &sb) != 0)
 		return -1;
+	if (wsnode_remote(&sb)) {
+		appfd = remote_app(c, &sb, m, &source, ws, sizeof(ws), err,
+		                   sizeof(err));
+		rc = appfd >= 0 && err[0] == '\0' ? 0 : -1;
+		wsnode_shadow_drop(appfd, ws);
+		return rc;
+	}
 	workspace_path(c->cfg->data_dir, id, ws, sizeof(ws));
 	appfd = wsfs_open_dir(ws, "workspace/app", NULL);
 	if (appfd < 0)

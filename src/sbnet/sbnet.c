@@ -40,21 +40,9 @@
 #include <time.h>
 
 #include "lib/log.h"
+#include "sbnet/internal.h"
 
 #define SBNET_MAX_TAKEN 256
-
-struct sbnet {
-	const struct config *cfg;
-	struct docker *docker;
-	char instance[32]; /* labels the network as this daemon's */
-	pthread_mutex_t mu;
-	pthread_cond_t cv;
-	struct sbnet_state st; /* under mu */
-	atomic_bool stop;
-	pthread_t thread;
-	bool started;
-	bool warned_open;
-};
 
 /* ---- subnets ------------------------------------------------------------- */
 
@@ -179,10 +167,9 @@ take_host(struct taken *t, const char *own)
 	freeifaddrs(ifs);
 }
 
-static void bridge_name(const char *network, char out[16]);
-
-static int
-choose_subnet(struct sbnet *net, char *out, size_t len, char *err, size_t elen)
+int
+sbnet_choose_subnet(struct sbnet *net, char *out, size_t len, char *err,
+                    size_t elen)
 {
 	struct taken *t = calloc(1, sizeof(*t));
 	char msg[DOCKER_MSG_LEN], br[16];
@@ -195,7 +182,7 @@ choose_subnet(struct sbnet *net, char *out, size_t len, char *err, size_t elen)
 		free(t);
 		return 0;
 	}
-	bridge_name(net->cfg->network, br);
+	sbnet_bridge_name(net->name, br);
 	take_host(t, br);
 	if (docker_network_subnets(net->docker, take_docker, t, msg) !=
 	    DOCKER_OK)
@@ -210,8 +197,8 @@ choose_subnet(struct sbnet *net, char *out, size_t len, char *err, size_t elen)
 }
 
 /* The subnet's first address: what Docker gives the bridge by default. */
-static void
-first_address(const char *subnet, char *out, size_t len)
+void
+sbnet_first_address(const char *subnet, char *out, size_t len)
 {
 	struct sbnet_cidr c;
 
@@ -242,8 +229,8 @@ iface_address(const char *ifname, char *out, size_t len)
 	freeifaddrs(ifs);
 }
 
-static void
-bridge_name(const char *network, char out[16])
+void
+sbnet_bridge_name(const char *network, char out[16])
 {
 	char table[EGRESS_TABLE_LEN];
 
@@ -255,35 +242,28 @@ bridge_name(const char *network, char out[16])
 /* ---- the network -----------------------------------------------------------
  */
 
-struct found {
-	struct docker_network n;
-	char gateway[64];
-	char bridge[32];
-	bool managed;
-};
-
 static int
 create_network(struct sbnet *net, char *err, size_t elen)
 {
 	char subnet[64], gw[64], br[16], msg[DOCKER_MSG_LEN];
 	struct docker_network_spec spec = {0};
 
-	if (choose_subnet(net, subnet, sizeof(subnet), err, elen) < 0)
+	if (sbnet_choose_subnet(net, subnet, sizeof(subnet), err, elen) < 0)
 		return -1;
-	first_address(subnet, gw, sizeof(gw));
-	bridge_name(net->cfg->network, br);
-	spec.name = net->cfg->network;
+	sbnet_first_address(subnet, gw, sizeof(gw));
+	sbnet_bridge_name(net->name, br);
+	spec.name = net->name;
 	spec.subnet = subnet;
 	spec.gateway = gw;
 	spec.bridge = br;
 	spec.instance = net->instance;
 	if (docker_network_create(net->docker, &spec, msg) != DOCKER_OK) {
 		snprintf(err, elen, "cannot create the docker network %s: %s",
-		         net->cfg->network, msg);
+		         net->name, msg);
 		return -1;
 	}
-	log_info("network: created %s (%s, gateway %s, bridge %s)",
-	         net->cfg->network, subnet, gw, br);
+	log_info("network: created %s (%s, gateway %s, bridge %s)", net->name,
+	         subnet, gw, br);
 	return 0;
 }
 
@@ -299,27 +279,28 @@ take_over(struct sbnet *net, const struct docker_network *n, char *err,
 		         "docker network %s belongs to another sandboxd "
 		         "(instance %s) whose sandboxes use it; give this "
 		         "daemon its own SANDBOXD_NETWORK",
-		         net->cfg->network, n->instance);
+		         net->name, n->instance);
 		return -1;
 	}
-	if (docker_network_remove(net->docker, net->cfg->network, msg) !=
-	    DOCKER_OK) {
+	if (docker_network_remove(net->docker, net->name, msg) != DOCKER_OK) {
 		snprintf(err, elen, "cannot take over docker network %s: %s",
-		         net->cfg->network, msg);
+		         net->name, msg);
 		return -1;
 	}
 	log_info("network: %s was left by instance %s; taking it over",
-	         net->cfg->network, n->instance);
+	         net->name, n->instance);
 	return create_network(net, err, elen);
 }
 
 static int
-find_network(struct sbnet *net, struct found *f, char *err, size_t elen)
+find_network(struct sbnet *net, struct sbnet_found *f, char *err, size_t elen)
 {
-	const char *name = net->cfg->network;
+	const char *name = net->name;
 	char msg[DOCKER_MSG_LEN];
 	int rc;
 
+	if (net->mode != SBNET_LOCAL)
+		return sbnet_swarm_find(net, f, err, elen);
 	memset(f, 0, sizeof(*f));
 	rc = docker_network_inspect(net->docker, name, &f->n, msg);
 	if (rc == DOCKER_NOT_FOUND) {
@@ -361,7 +342,8 @@ find_network(struct sbnet *net, struct found *f, char *err, size_t elen)
 	if (f->gateway[0] == '\0')
 		iface_address(f->bridge, f->gateway, sizeof(f->gateway));
 	if (f->gateway[0] == '\0')
-		first_address(f->n.subnet, f->gateway, sizeof(f->gateway));
+		sbnet_first_address(f->n.subnet, f->gateway,
+		                    sizeof(f->gateway));
 	if (f->gateway[0] == '\0') {
 		snprintf(err, elen, "docker network %s has no IPv4 subnet",
 		         name);
@@ -399,7 +381,7 @@ resolvers(char dns[EGRESS_MAX_DNS][64], const char *out[EGRESS_MAX_DNS])
 }
 
 static int
-install_rules(struct sbnet *net, const struct found *f, const char *table,
+install_rules(struct sbnet *net, const struct sbnet_found *f, const char *table,
               char *err, size_t elen)
 {
 	const struct config *cfg = net->cfg;
@@ -475,13 +457,13 @@ static bool
 check(struct sbnet *net)
 {
 	struct sbnet_state st = {0}, old;
-	struct found f;
+	struct sbnet_found f;
 
 	sbnet_state(net, &old);
-	snprintf(st.name, sizeof(st.name), "%s", net->cfg->network);
+	snprintf(st.name, sizeof(st.name), "%s", net->name);
 	st.mode = (enum egress_mode)net->cfg->egress_mode;
-	egress_table_name(net->cfg->network, st.table);
-	if (strcmp(net->cfg->network, "none") == 0) {
+	egress_table_name(net->name, st.table);
+	if (strcmp(net->name, "none") == 0) {
 		st.ready = true; /* no network: nothing to filter */
 		snprintf(st.rules_error, sizeof(st.rules_error),
 		         "SANDBOXD_NETWORK=none: sandboxes have no network");
@@ -537,6 +519,8 @@ check(struct sbnet *net)
 	}
 	publish(net, &st, net->cfg->proxy_addr[0] == '\0');
 	log_change(&old, &st);
+	if (st.ready && net->mode == SBNET_SWARM_MANAGER)
+		sbnet_swarm_ready(net);
 	return st.ready;
 }
 
@@ -571,6 +555,11 @@ sbnet_new(const struct config *cfg, struct docker *d, const char *instance)
 	net->cfg = cfg;
 	net->docker = d;
 	snprintf(net->instance, sizeof(net->instance), "%s", instance);
+	snprintf(net->name, sizeof(net->name), "%s", cfg->network);
+	net->mode = strcmp(cfg->orchestrator, "swarm") == 0 &&
+	                    strcmp(cfg->network, "none") != 0
+	                ? SBNET_SWARM_MANAGER
+	                : SBNET_LOCAL;
 	pthread_mutex_init(&net->mu, NULL);
 	pthread_cond_init(&net->cv, NULL);
 	atomic_store(&net->stop, false);
@@ -653,7 +642,7 @@ sbnet_wait_gateway(struct sbnet *net, char *out, size_t len,
 {
 	pthread_mutex_lock(&net->mu);
 	while (!atomic_load(stop) && !net->st.gateway[0] &&
-	       strcmp(net->cfg->network, "none") != 0) {
+	       strcmp(net->name, "none") != 0) {
 		struct timespec until;
 		clock_gettime(CLOCK_REALTIME, &until);
 		until.tv_sec += 1;
@@ -721,6 +710,8 @@ sbnet_remove(const struct config *cfg, struct docker *d, char *msg, size_t len)
 	egress_table_name(cfg->network, table);
 	if (egress_remove(table, msg, len) < 0)
 		return -1;
+	if (strcmp(cfg->orchestrator, "swarm") == 0)
+		return sbnet_swarm_remove(cfg, d, msg, len);
 	rc = docker_network_inspect(d, cfg->network, &n, dmsg);
 	if (rc == DOCKER_NOT_FOUND || (rc == DOCKER_OK && !n.managed))
 		return 0; /* not ours to remove */
@@ -742,7 +733,7 @@ sbnet_show(const struct config *cfg, FILE *out)
 	int rc;
 
 	egress_table_name(cfg->network, table);
-	bridge_name(cfg->network, br);
+	sbnet_bridge_name(cfg->network, br);
 	p.mode = (enum egress_mode)cfg->egress_mode;
 	p.table = table;
 	p.bridge = br;

@@ -55,6 +55,25 @@ int sbnet_start(struct sbnet *net);
 void sbnet_stop(struct sbnet *net);
 void sbnet_free(struct sbnet *net);
 
+/*
+ * Swarm mode (SANDBOXD_ORCHESTRATOR=swarm, sbswarm.c): the control
+ * plane's sbnet_new keeps "<network>-cfg" (config-only: subnet,
+ * gateway, bridge name, icc off, the sandboxd labels) and the
+ * swarm-scoped "<network>" made from it, and labels its swarm node
+ * sandboxd.agent=1 once they and the rules are in place.
+ *
+ * A node agent's handle instead keeps only the node's "<name>-cfg",
+ * with the control plane's subnet, gateway and bridge name (the enroll
+ * answer's network object: the same on every node), and the same
+ * egress table on that bridge; sbnet_start/stop/free and the readers
+ * work on it as on the control plane's.  The bridge itself exists only
+ * while a task on the node uses the network; nothing here waits for it.
+ */
+struct sbnet *sbnet_new_node(const struct config *cfg, struct docker *d,
+                             const char *instance, const char *name,
+                             const char *subnet, const char *gateway,
+                             const char *bridge);
+
 void sbnet_state(struct sbnet *net, struct sbnet_state *out);
 
 /* 0 when sandboxes may run; else -1 and a 503 network_unavailable. */

@@ -24,6 +24,12 @@
  * (SIGCHLDs coalesce), and each exit is attributed by pid: the seeding
  * copy, one of our process group leaders, or an orphan.
  *
+ * The first thing it does is set no_new_privs: nothing it starts may
+ * gain privileges by exec (setuid, file capabilities).  Docker does it
+ * for us (no-new-privileges), but a swarm service cannot ask for it
+ * before Engine 25, so the supervisor does it itself in every mode; it
+ * is inherited by every process of the sandbox and cannot be undone.
+ *
  * Rejected: epoll and timerfd (a few dozen fds and deadlines: poll() with
  * a computed timeout is simpler and as fast); threads (every module would
  * need locks); running a command given on the command line (the sandbox's
@@ -657,6 +663,11 @@ main(int argc, char *argv[])
 	const char *templates = getenv("SANDBOXD_INIT_TEMPLATES");
 	int rc;
 
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == -1) {
+		fprintf(stderr, "sandboxd-init: no_new_privs: %s\n",
+		        strerror(errno));
+		return 1;
+	}
 	rc = init_args(argc, argv);
 	if (rc != 0)
 		return rc < 0 ? 2 : 0;

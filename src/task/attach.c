@@ -10,6 +10,7 @@
 #include "task/attach.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -52,52 +53,102 @@ safe_name(size_t index, const char *name, char *out, size_t len)
 }
 
 int
-task_attach_write(const char *ws, const char *id, const struct task_image *im,
-                  size_t n, struct err *e)
+task_attach_write(const struct wsnode_ref *at, const char *id,
+                  const struct task_image *im, size_t n, struct err *e)
 {
 	char rel[96 + TASK_IMAGE_NAME_MAX], name[TASK_IMAGE_NAME_MAX + 8];
-	int fd = wsfs_open_dir(ws, ".", e), rc = 0;
+	bool remote = wsnode_remote(at->sb);
+	int fd = remote ? -1 : wsfs_open_dir(at->ws, ".", e), rc = 0;
 
-	if (fd < 0)
+	if (fd < 0 && !remote)
 		return -1;
 	for (size_t i = 0; i < n && rc == 0; i++) {
 		safe_name(i, im[i].name ? im[i].name : "", name, sizeof(name));
 		snprintf(rel, sizeof(rel), "%s/%s/%s", TASK_ATTACH_DIR, id,
 		         name);
-		rc = wsfs_write(fd, rel, im[i].data, im[i].len, WORKSPACE_UID,
-		                WORKSPACE_GID, e);
+		rc = remote ? wsnode_write(at->wn, at->sb, rel, im[i].data,
+		                           im[i].len, 0644, e)
+		            : wsfs_write(fd, rel, im[i].data, im[i].len,
+		                         WORKSPACE_UID, WORKSPACE_GID, e);
 	}
-	close(fd);
+	if (fd >= 0)
+		close(fd);
 	if (rc < 0)
-		task_attach_remove(ws, id);
+		task_attach_remove(at, id);
 	return rc;
 }
 
 void
-task_attach_remove(const char *ws, const char *id)
+task_attach_remove(const struct wsnode_ref *at, const char *id)
 {
 	char rel[96];
 	struct err e = {0};
-	int fd = wsfs_open_dir(ws, ".", &e);
+	int fd;
 
-	if (fd < 0)
-		return;
 	snprintf(rel, sizeof(rel), "%s/%s", TASK_ATTACH_DIR, id);
+	if (wsnode_remote(at->sb)) {
+		wsnode_delete(at->wn, at->sb, rel, &e);
+		return;
+	}
+	if ((fd = wsfs_open_dir(at->ws, ".", &e)) < 0)
+		return;
 	wsfs_remove(fd, rel, true, &e);
 	close(fd);
 }
 
+static int
+by_name(const void *a, const void *b)
+{
+	return strcmp(jv_str(jv_get(*(struct jv *const *)a, "name")),
+	              jv_str(jv_get(*(struct jv *const *)b, "name")));
+}
+
+/* A remote task's attachments as wsfs_list gives them: [{path, type,
+ * size}] of the files (at most TASK_IMAGES_MAX), sorted by name. */
+static int
+remote_list(const struct wsnode_ref *at, const char *rel, struct jv **out,
+            struct err *e)
+{
+	const struct jv *files[TASK_IMAGES_MAX];
+	size_t n = 0;
+	char path[256];
+	struct jv *ls;
+
+	if (wsnode_list(at->wn, at->sb, rel, &ls, e) < 0)
+		return -1;
+	for (size_t i = 0; i < jv_len(ls) && n < TASK_IMAGES_MAX; i++)
+		if (strcmp(jv_str(jv_get(jv_at(ls, i), "type")), "file") == 0)
+			files[n++] = jv_at(ls, i);
+	qsort(files, n, sizeof(files[0]), by_name);
+	*out = jv_arr();
+	for (size_t i = 0; i < n; i++) {
+		struct jv *o = jv_obj();
+		snprintf(path, sizeof(path), "%s/%s", rel,
+		         jv_str(jv_get(files[i], "name")));
+		jv_set_str(o, "path", path);
+		jv_set_str(o, "type", "file");
+		jv_set_int(o, "size", jv_int(jv_get(files[i], "size")));
+		jv_push(*out, o);
+	}
+	jv_free(ls);
+	return 0;
+}
+
 struct jv *
-task_attach_list(const char *ws, const char *id)
+task_attach_list(const struct wsnode_ref *at, const char *id)
 {
 	struct jv *out = jv_arr(), *ls = NULL;
 	char rel[96], path[256];
 	struct err e = {0};
 	bool truncated;
-	int fd = wsfs_open_dir(ws, ".", &e);
+	int fd = -1;
 
 	snprintf(rel, sizeof(rel), "%s/%s", TASK_ATTACH_DIR, id);
-	if (fd < 0 || wsfs_list(fd, rel, false, &ls, &truncated, &e) < 0)
+	if (wsnode_remote(at->sb)) {
+		if (remote_list(at, rel, &ls, &e) < 0)
+			goto out;
+	} else if ((fd = wsfs_open_dir(at->ws, ".", &e)) < 0 ||
+	           wsfs_list(fd, rel, false, &ls, &truncated, &e) < 0)
 		goto out;
 	for (size_t i = 0; i < jv_len(ls) && i < TASK_IMAGES_MAX; i++) {
 		const struct jv *f = jv_at(ls, i);

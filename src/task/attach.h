@@ -13,6 +13,7 @@
 
 #include "lib/err.h"
 #include "lib/jv.h"
+#include "wsnode/wsnode.h"
 
 #define TASK_IMAGES_MAX      4          /* images of one task */
 #define TASK_IMAGE_MAX_BYTES (5u << 20) /* one image, decoded */
@@ -30,18 +31,18 @@ struct task_image {
  * bytes, or NULL for anything else. */
 const char *task_image_type(const unsigned char *p, size_t n);
 /*
- * Stores the images of task id in the workspace ws (0, or -1 with e):
+ * Stores the images of task id in the workspace at (0, or -1 with e):
  * each as "<index>-<name>", the name reduced to [A-Za-z0-9._-] (other
  * bytes '_', no leading dot, at most TASK_IMAGE_NAME_MAX bytes).
  */
-int task_attach_write(const char *ws, const char *id,
+int task_attach_write(const struct wsnode_ref *at, const char *id,
                       const struct task_image *im, size_t n, struct err *e);
 /* Removes what task_attach_write stored (a task that did not start). */
-void task_attach_remove(const char *ws, const char *id);
+void task_attach_remove(const struct wsnode_ref *at, const char *id);
 /*
  * The task's attachments, [{"name","path","bytes"}] (path inside the
  * sandbox), sorted by name; an empty array when it has none.
  */
-struct jv *task_attach_list(const char *ws, const char *id);
+struct jv *task_attach_list(const struct wsnode_ref *at, const char *id);
 
 #endif

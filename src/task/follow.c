@@ -259,6 +259,7 @@ live_free(struct tasks *ts, struct live *lv)
 {
 	if (lv->wd >= 0)
 		inotify_rm_watch(ts->inotify_fd, lv->wd);
+	task_mirror_stop(lv->row.id);
 	derive_release(&lv->d);
 	evlog_close(&lv->log);
 	jv_free(lv->done_result);
@@ -563,6 +564,7 @@ live_new(struct core *c, const struct task *row)
 	derive_init(&lv->d);
 	workspace_path(c->cfg->data_dir, row->sandbox_id, lv->ws,
 	               sizeof(lv->ws));
+	task_mirror_start(c, row, lv->ws, sizeof(lv->ws)); /* a remote one */
 	lv->deadline_mono = clock_mono_ms() +
 	                    (row->timeout_s + TASK_WINDOW_EXTRA_S) * 1000 -
 	                    (clock_now_ms() - row->created_at);

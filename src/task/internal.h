@@ -88,6 +88,21 @@ void follow_forget_sandbox(struct core *c, const char *sandbox_id);
 /* A live task's committed log end (ts->mu held); -1 when not live. */
 int follow_committed(struct tasks *ts, const char *id, off_t *out);
 
+/* ---- mirror.c: a remote task's files, copied here ------------------- */
+
+/*
+ * For a task whose sandbox is on another node: starts the thread that
+ * copies its event files to this host and sets ws to the copy's root
+ * (derive and inotify then read it as a workspace); 1.  0 (ws left as
+ * it is) for a local sandbox; -1 when the copy cannot be made.
+ */
+int task_mirror_start(struct core *c, const struct task *row, char *ws,
+                      size_t len);
+/* The task is no longer followed: its thread ends, the copy goes. */
+void task_mirror_stop(const char *task_id);
+/* Stops every mirror thread and waits for them (shutdown). */
+void task_mirror_wait(void);
+
 /* ---- start.c: handing a task to the supervisor ---------------------- */
 
 /*

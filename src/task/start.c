@@ -78,10 +78,24 @@ task_env(struct core *c, const struct starter *st, struct buf *env,
 	return rc;
 }
 
+/* One of the task's files: local through wsfd, remote through wsnode. */
+static int
+put_file(const struct wsnode_ref *at, int wsfd, const char *rel,
+         const struct buf *b, bool secret, struct err *e)
+{
+	if (wsnode_remote(at->sb))
+		return wsnode_write(at->wn, at->sb, rel, b->data ? b->data : "",
+		                    b->len, secret ? 0600 : 0644, e);
+	return secret ? wsfs_write_secret(wsfd, rel, b->data, b->len,
+	                                  WORKSPACE_UID, WORKSPACE_GID, e)
+	              : wsfs_write(wsfd, rel, b->data, b->len, WORKSPACE_UID,
+	                           WORKSPACE_GID, e);
+}
+
 /* Writes the task's argv and env files for the supervisor. */
 static int
-write_argv(struct core *c, const struct starter *st, const char *ws, char *msg,
-           size_t len)
+write_argv(struct core *c, const struct starter *st,
+           const struct wsnode_ref *at, char *msg, size_t len)
 {
 	char rel[96], model[TASK_MAX_MODEL_BYTES + 32];
 	struct manifest m;
@@ -89,10 +103,10 @@ write_argv(struct core *c, const struct starter *st, const char *ws, char *msg,
 	const char *paths[TASK_IMAGES_MAX + 1] = {0};
 	struct jv *files = NULL;
 	struct err e = {0};
-	int wsfd, rc = -1;
+	int wsfd = -1, rc = -1;
 
-	wsfd = wsfs_open_dir(ws, ".", &e);
-	if (wsfd < 0) {
+	if (!wsnode_remote(at->sb) &&
+	    (wsfd = wsfs_open_dir(at->ws, ".", &e)) < 0) {
 		snprintf(msg, len, "%s", e.msg);
 		return -1;
 	}
@@ -106,14 +120,12 @@ write_argv(struct core *c, const struct starter *st, const char *ws, char *msg,
 		goto out;
 	}
 	snprintf(rel, sizeof(rel), ".sandboxd/tasks/%s/env", st->row.id);
-	if (env.len &&
-	    wsfs_write_secret(wsfd, rel, env.data, env.len, WORKSPACE_UID,
-	                      WORKSPACE_GID, &e) < 0) {
+	if (env.len && put_file(at, wsfd, rel, &env, true, &e) < 0) {
 		snprintf(msg, len, "cannot write the task's files: %s", e.msg);
 		goto out;
 	}
 	snprintf(rel, sizeof(rel), ".sandboxd/tasks/%s/argv", st->row.id);
-	files = task_attach_list(ws, st->row.id);
+	files = task_attach_list(at, st->row.id);
 	for (size_t i = 0; i < jv_len(files) && i < TASK_IMAGES_MAX; i++)
 		paths[i] = jv_str(jv_get(jv_at(files, i), "path"));
 	if (agentcmd_system_prompt(&m, &sys) < 0 ||
@@ -121,8 +133,7 @@ write_argv(struct core *c, const struct starter *st, const char *ws, char *msg,
 	                  model, st->cont, sys.data ? sys.data : "",
 	                  st->row.prompt, paths, &argv) < 0)
 		snprintf(msg, len, "the agent's command line is too long");
-	else if (wsfs_write(wsfd, rel, argv.data, argv.len, WORKSPACE_UID,
-	                    WORKSPACE_GID, &e) < 0)
+	else if (put_file(at, wsfd, rel, &argv, false, &e) < 0)
 		snprintf(msg, len, "cannot write the task's files: %s", e.msg);
 	else
 		rc = 0;
@@ -133,7 +144,8 @@ out:
 	buf_release(&sys);
 	buf_release(&argv);
 	buf_release(&env);
-	close(wsfd);
+	if (wsfd >= 0)
+		close(wsfd);
 	return rc;
 }
 
@@ -144,9 +156,14 @@ start_once(struct starter *st)
 	char ws[WORKSPACE_PATH_MAX], line[128], msg[384];
 	struct jv *ans = NULL;
 	struct err e = {0};
+	struct sandbox sb = {0};
+	struct wsnode_ref at = {.ws = ws, .wn = c->wn, .sb = &sb};
 	const char *err;
 
 	workspace_path(c->cfg->data_dir, st->row.sandbox_id, ws, sizeof(ws));
+	/* no row (deleted meanwhile): local, failing below as before */
+	if (store_sandbox_get(c->store, st->row.sandbox_id, &sb) != 0)
+		sb.node[0] = '\0';
 	if (!runtime_wait(c, st->row.sandbox_id, TASK_START_WAIT_MS)) {
 		if (!c->stopping)
 			follow_fail(c, st->row.id, "sandbox_unavailable",
@@ -161,7 +178,7 @@ start_once(struct starter *st)
 	/* An install (a new lockfile, a first boot) goes first. */
 	runtime_wait_install(c, st->row.sandbox_id, START_INSTALL_WAIT_MS,
 	                     start_wanted, st);
-	if (write_argv(c, st, ws, msg, sizeof(msg)) < 0) {
+	if (write_argv(c, st, &at, msg, sizeof(msg)) < 0) {
 		follow_fail(c, st->row.id, "internal", msg);
 		return;
 	}

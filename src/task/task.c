@@ -119,20 +119,28 @@ attach(struct core *c, const struct task *t, const struct task_request *r,
        struct err *e)
 {
 	char ws[WORKSPACE_PATH_MAX];
+	struct sandbox sb = {0};
+	struct wsnode_ref at = {.ws = ws, .wn = c->wn, .sb = &sb};
 
 	if (r->nimages == 0)
 		return 0;
+	if (store_sandbox_get(c->store, t->sandbox_id, &sb) != 0)
+		return ERR_NOTFOUND(e, "no such sandbox");
 	workspace_path(c->cfg->data_dir, t->sandbox_id, ws, sizeof(ws));
-	return task_attach_write(ws, t->id, r->images, r->nimages, e);
+	return task_attach_write(&at, t->id, r->images, r->nimages, e);
 }
 
 static void
 detach(struct core *c, const struct task *t)
 {
 	char ws[WORKSPACE_PATH_MAX];
+	struct sandbox sb = {0};
+	struct wsnode_ref at = {.ws = ws, .wn = c->wn, .sb = &sb};
 
+	if (store_sandbox_get(c->store, t->sandbox_id, &sb) != 0)
+		return;
 	workspace_path(c->cfg->data_dir, t->sandbox_id, ws, sizeof(ws));
-	task_attach_remove(ws, t->id);
+	task_attach_remove(&at, t->id);
 }
 
 int
@@ -557,6 +565,7 @@ task_free(struct core *c)
 		return;
 	task_shutdown(c);
 	follow_free_all(ts);
+	task_mirror_wait();
 	close(ts->wake_fd);
 	close(ts->inotify_fd);
 	pthread_cond_destroy(&ts->starters_cv);

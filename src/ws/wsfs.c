@@ -259,6 +259,17 @@ make_parents(int dirfd, const char *parent, int uid, int gid, struct err *e)
 	return fd;
 }
 
+int
+wsfs_mkdirs(int dirfd, const char *rel, int uid, int gid, struct err *e)
+{
+	int fd = make_parents(dirfd, rel, uid, gid, e);
+
+	if (fd < 0)
+		return -1;
+	close(fd);
+	return 0;
+}
+
 static bool
 same_file(const struct stat *a, const struct stat *b)
 {

@@ -111,6 +111,9 @@ int wsfs_move(int dirfd, const char *from, const char *to, int uid, int gid,
  * credential, such as a task's env file with the sandbox's proxy token. */
 int wsfs_write_secret(int dirfd, const char *rel, const void *data, size_t len,
                       int uid, int gid, struct err *e);
+/* Creates the directory rel and its parents beneath dirfd (existing
+ * ones are fine), owned by uid:gid; follows nothing. */
+int wsfs_mkdirs(int dirfd, const char *rel, int uid, int gid, struct err *e);
 /* Removes a file, or a directory (its whole tree when recursive). */
 int wsfs_remove(int dirfd, const char *rel, bool recursive, struct err *e);
 /*

@@ -8,8 +8,12 @@
  * wsnode_guard, which refuses a remote sandbox with 409 sandbox_remote
  * instead of reading a local path that does not exist.
  *
- * Paths are app-relative, cleaned by the caller (wsfs_clean).  Functions
- * return 0 or -1 with e (the agent's status and code, or 503 node_down).
+ * Paths are relative to the workspace root (<data>/workspaces/<id>:
+ * "workspace/app/..." for the app's files, ".sandboxd/..." for the
+ * supervisor's), cleaned by the caller (wsfs_clean).  Functions return 0
+ * or -1 with e (the agent's status and code, or 503 node_down).  Any
+ * thread; a remote call blocks up to NL_CALL_MS per op (never on the
+ * edge's loop).
  */
 #ifndef WSNODE_WSNODE_H
 #define WSNODE_WSNODE_H
@@ -27,6 +31,17 @@
 struct nodelink;
 struct wsnode;
 
+/*
+ * A sandbox's workspace for code that used to take its local path: ws
+ * (that path) serves a local sandbox as before; when sb is on another
+ * node (wsnode_remote), wn reaches it.
+ */
+struct wsnode_ref {
+	const char *ws;
+	struct wsnode *wn;
+	const struct sandbox *sb;
+};
+
 int wsnode_new(struct wsnode **out, const struct config *cfg,
                struct store *store);
 void wsnode_free(struct wsnode *w);
@@ -42,11 +57,14 @@ int wsnode_guard(const struct sandbox *sb, const char *what, struct err *e);
 int wsnode_addr(struct wsnode *w, const char *node, char addr[128],
                 struct err *e);
 
-/* At most max bytes of path from off; *eof when the file ends there. */
+/* Appends at most max bytes of path from off to out (initialized by the
+ * caller); *eof when the file ends there. */
 int wsnode_read(struct wsnode *w, const struct sandbox *sb, const char *path,
                 int64_t off, size_t max, struct buf *out, bool *eof,
                 struct err *e);
-/* Writes path whole (atomically: a temporary file then a rename). */
+/* Writes path whole (atomically: a temporary file then a rename; remote
+ * and past one write chunk, 32 KiB, a truncate then appends).  mode 0600
+ * (no group or other bits) writes a secret; any other the default. */
 int wsnode_write(struct wsnode *w, const struct sandbox *sb, const char *path,
                  const void *data, size_t len, unsigned mode, struct err *e);
 /* *out: [{name, type ("file"|"dir"|"link"|"other"), size, mtime}]. */
@@ -59,6 +77,30 @@ int wsnode_delete(struct wsnode *w, const struct sandbox *sb, const char *path,
                   struct err *e);
 int wsnode_mkdir(struct wsnode *w, const struct sandbox *sb, const char *path,
                  struct err *e);
+
+/*
+ * Appends to the local file name beneath dirfd (made 0600 when missing)
+ * what path of sb's workspace holds past that file's size, at most max
+ * bytes: a local mirror of a file that grows.  One read per call (at
+ * most NL_WS_CHUNK remote).  A remote file found shorter than the copy
+ * (rewritten) empties the copy, to be read again.  1 when the copy
+ * changed, 0 when not, -1 with e (404 when path does not exist yet).
+ */
+int wsnode_mirror(struct wsnode *w, const struct sandbox *sb, const char *path,
+                  int dirfd, const char *name, size_t max, struct err *e);
+
+/*
+ * A local copy of the regular files directly in dir of sb's workspace
+ * (and of extra, paths relative to dir), for code that reads an app's
+ * small files through a directory fd: at most 64 files of at most 256
+ * KiB each (larger ones are left out).  The fd of a fresh private local
+ * directory holding them (its path in path), or -1 with e.  The caller
+ * ends with wsnode_shadow_drop(fd, path).
+ */
+int wsnode_shadow(struct wsnode *w, const struct sandbox *sb, const char *dir,
+                  const char *const *extra, size_t nextra, char *path,
+                  size_t len, struct err *e);
+void wsnode_shadow_drop(int fd, const char *path);
 
 /*
  * Whole workspaces between nodes ("" is this host), by tar streams

@@ -61,6 +61,7 @@ static const char *const vars[] = {
     "SANDBOXD_SECRETS_KEY_PREVIOUS",
     "SANDBOXD_NPM_REGISTRY",
     "SANDBOXD_PIP_INDEX_URL",
+    "SANDBOXD_ORCHESTRATOR",
 };
 
 static char envfile[64];
@@ -99,6 +100,7 @@ defaults_are_documented_ones(void)
 	CHECK_STR(c.subnet, "");
 	CHECK(c.egress_mode == EGRESS_PUBLIC);
 	CHECK(c.egress_nallow == 0);
+	CHECK_STR(c.orchestrator, "docker");
 	config_release(&c);
 }
 
@@ -140,6 +142,9 @@ static void
 bad_values_name_the_variable(void)
 {
 	expect_error("SANDBOXD_SLEEP_POLICY", "nap");
+	expect_error("SANDBOXD_ORCHESTRATOR", "k8s");
+	expect_error("SANDBOXD_ORCHESTRATOR", "Swarm");
+	expect_error("SANDBOXD_ORCHESTRATOR", "kubernetes");
 	expect_error("SANDBOXD_SLEEP_POLICY", "Freeze");
 	expect_error("SANDBOXD_FREEZE_AFTER_SECONDS", "0");
 	expect_error("SANDBOXD_MEMORY_MB", "abc");

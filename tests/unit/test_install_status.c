@@ -93,6 +93,8 @@ problems_of_the_install(void)
 {
 	char ws[] = "/tmp/test_install_status.XXXXXX", p[256];
 	struct jv *in, *pr;
+	struct sandbox sb = {0};
+	struct wsnode_ref src = {.ws = ws, .sb = &sb};
 	FILE *f;
 
 	CHECK(mkdtemp(ws) != NULL);
@@ -109,7 +111,7 @@ problems_of_the_install(void)
 	}
 
 	in = obj("{\"state\":\"running\"}");
-	pr = applog_install_problem(ws, "01ARZ3NDEKTSV4RRFFQ69G5FAV", in);
+	pr = applog_install_problem(&src, "01ARZ3NDEKTSV4RRFFQ69G5FAV", in);
 	CHECK(pr != NULL);
 	CHECK_STR(jv_str(jv_get(pr, "kind")), "installing");
 	CHECK_STR(jv_str(jv_get(pr, "summary")), "installing dependencies");
@@ -118,7 +120,7 @@ problems_of_the_install(void)
 	jv_free(in);
 
 	in = obj("{\"state\":\"failed\",\"exit_code\":1}");
-	pr = applog_install_problem(ws, "01ARZ3NDEKTSV4RRFFQ69G5FAV", in);
+	pr = applog_install_problem(&src, "01ARZ3NDEKTSV4RRFFQ69G5FAV", in);
 	CHECK(pr != NULL);
 	CHECK_STR(jv_str(jv_get(pr, "kind")), "install_failed");
 	CHECK_STR(jv_str(jv_get(pr, "summary")),
@@ -129,11 +131,11 @@ problems_of_the_install(void)
 	jv_free(in);
 
 	in = obj("{\"state\":\"done\"}");
-	CHECK(applog_install_problem(ws, "01ARZ3NDEKTSV4RRFFQ69G5FAV", in) ==
+	CHECK(applog_install_problem(&src, "01ARZ3NDEKTSV4RRFFQ69G5FAV", in) ==
 	      NULL);
 	jv_free(in);
-	CHECK(applog_install_problem(ws, "01ARZ3NDEKTSV4RRFFQ69G5FAV", NULL) ==
-	      NULL);
+	CHECK(applog_install_problem(&src, "01ARZ3NDEKTSV4RRFFQ69G5FAV",
+	                             NULL) == NULL);
 	snprintf(p, sizeof(p), "rm -rf %s", ws);
 	CHECK(system(p) == 0);
 }

@@ -157,18 +157,18 @@ test_edits(void)
 	                          "/srv/n2/workspaces/01H") == 0);
 	CHECK(swarm_spec_set_bind(s, "/tmp", "/x") < 0); /* not a bind */
 	CHECK(swarm_spec_set_bind(s, "/nowhere", "/x") < 0);
-	CHECK_STR(jv_str(jv_get(
-	              jv_at(AT(s, "TaskTemplate", "ContainerSpec", "Mounts"),
-	                    1),
-	              "Source")),
-	          "/srv/n2/workspaces/01H");
+	CHECK_STR(
+	    jv_str(jv_get(
+	        jv_at(AT(s, "TaskTemplate", "ContainerSpec", "Mounts"), 1),
+	        "Source")),
+	    "/srv/n2/workspaces/01H");
 	/* what the engine put there is kept */
 	CHECK_STR(jv_str(AT(s, "TaskTemplate", "Runtime")), "container");
 	CHECK_STR(jv_str(AT(s, "TaskTemplate", "ContainerSpec", "Isolation")),
 	          "default");
 	CHECK(jv_len(AT(s, "TaskTemplate", "Placement", "Platforms")) == 1);
-	CHECK(swarm_spec_set_constraint(s, "node.labels.sandboxd.node==",
-	                                NULL) == 0);
+	CHECK(swarm_spec_set_constraint(
+	          s, "node.labels.sandboxd.node==", NULL) == 0);
 	CHECK(jv_len(AT(s, "TaskTemplate", "Placement", "Constraints")) == 1);
 	jv_free(s);
 }

@@ -119,8 +119,8 @@ test_bad_tasks(void)
 	size_t want[] = {0, 0, 1, 1};
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		struct jv *v = jv_parse(bad[i], strlen(bad[i]), 8, err,
-		                        sizeof(err));
+		struct jv *v =
+		    jv_parse(bad[i], strlen(bad[i]), 8, err, sizeof(err));
 		CHECK(swarm_tasks_parse(v, t, 2) == want[i]);
 		if (want[i]) {
 			CHECK(t[0].created_ms == 0);

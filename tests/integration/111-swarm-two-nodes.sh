@@ -219,6 +219,9 @@ for SB in "${N1[@]}"; do answers "$SB" || t_err "$SB on n1 does not answer"; don
 api POST "/v1/sandboxes/$B/restore-elsewhere" '{}'
 [[ $STATUS == 200 || $STATUS == 201 || $STATUS == 202 ]] || t_err "restore-elsewhere: $STATUS $(short_body)"
 note "restore-elsewhere: $(short_body)"
+# The sandbox stays stopped where it was restored: a start wakes it there.
+api POST "/v1/sandboxes/$B/start"
+expect_status 200
 wait_sb "$B" '.status == "running"' 90
 [[ $(sb_node "$B") != n2 ]] || t_err "$B is still on n2"
 api GET "/v1/sandboxes/$B/files/content?path=before.txt"

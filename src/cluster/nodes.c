@@ -9,10 +9,10 @@
  * saying the node is down, make it "down", and every sandbox on it
  * "stopped" with status_reason "node_down" (the edge then answers with
  * the node-down page, not the warming one, and a wake is refused).  A
- * node that answers again is "ready"; its sandboxes stay stopped, and
- * their services are scaled to 0 there (a container that ran on while
- * only the agent was gone is stopped), their copies kept until they are
- * moved or restored elsewhere.  The disk label sandboxd.disk=full is set
+ * node that answers again is "ready"; its sandboxes stay stopped (their
+ * services scaled to 0 there: a container that ran on while only the
+ * agent was gone is stopped), their reason plain "stopped", so the next
+ * request wakes them there.  The disk label sandboxd.disk=full is set
  * at CLUSTER_DISK_FULL_PCT used and removed below it.
  *
  * The beats are made one node after the other: a node that does not
@@ -199,6 +199,18 @@ node_came_back(struct cluster *cl, const char *node)
 		if (orch_stop(c->orch, name, DOCKER_STOP_GRACE_S, msg) !=
 		    DOCKER_OK)
 			log_warn("sandbox %s on %s: %s", sb.id, node, msg);
+		/* Plain stopped now: a wake starts it there again. */
+		core_sandbox_lock(c, sb.id);
+		if (store_sandbox_get(c->store, sb.id, &sb) == 0 &&
+		    sb.status == SANDBOX_STOPPED &&
+		    strcmp(sb.status_reason, "node_down") == 0 &&
+		    strcmp(sb.node, node) == 0) {
+			snprintf(sb.status_reason, sizeof(sb.status_reason),
+			         "stopped");
+			if (store_sandbox_update(c->store, &sb) == 0)
+				core_route_refresh(c, sb.id);
+		}
+		core_sandbox_unlock(c, sb.id);
 	}
 	log_info("node %s answers again; its sandboxes stay stopped", node);
 	free(l);

@@ -736,7 +736,6 @@ wants_swarm(const struct ctx *x)
 	return strcmp(x->cfg->orchestrator, "swarm") == 0;
 }
 
-
 /* The rows in order, each run only if its when says so; a check uses
  * what one above left in ctx, one of another file only cfg. */
 static const struct check {

@@ -772,7 +772,7 @@ sbnet_set_cluster(struct sbnet *net, const char *const *addrs, char *err,
 	bool same;
 	size_t n = 0;
 
-	while (addrs[n] && n < EGRESS_MAX_CLUSTER)
+	while (n < EGRESS_MAX_CLUSTER && addrs[n])
 		n++;
 	pthread_mutex_lock(&net->mu);
 	same = n == net->ncluster;

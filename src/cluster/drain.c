@@ -48,9 +48,12 @@ repin_locked(struct cluster *cl, const struct move_row *m, struct err *e)
 {
 	struct core *c = cl->c;
 	char name[128], msg[DOCKER_MSG_LEN];
+	int rc;
 
 	core_container_name(c, m->sandbox_id, name, sizeof(name));
-	if (orch_move(c->orch, name, m->dst, msg) != DOCKER_OK)
+	rc = orch_move(c->orch, name, m->dst, msg);
+	/* No service (a sandbox in error): the row alone moves. */
+	if (rc != DOCKER_OK && rc != DOCKER_NOT_FOUND)
 		return err_set(e, 502, "docker_error", "re-pin: %s", msg);
 	if (store_sandbox_set_node(c->store, m->sandbox_id, m->dst) != 0)
 		return ERR_INTERNAL(e, "database error");
@@ -298,12 +301,17 @@ drain_thread(void *p)
 	struct ids l = {0};
 	bool ok = true;
 
-	if (store_sandboxes_on_node(cl->c->store, a->node, collect_id, &l) != 0)
+	if (store_sandboxes_on_node(cl->c->store, a->node, collect_id, &l) !=
+	    0) {
+		job_note(cl, a->node, "", 0, 0, "database error");
+		l.n = 0;
 		ok = false;
+	}
 	pthread_mutex_lock(&cl->mu);
 	cluster_job_get(cl, a->node, false)->total = (int)l.n;
 	pthread_mutex_unlock(&cl->mu);
-	for (size_t i = 0; ok && i < l.n && !atomic_load(&cl->stop); i++) {
+	/* A sandbox that does not move is reported; the others go on. */
+	for (size_t i = 0; i < l.n && !atomic_load(&cl->stop); i++) {
 		struct err e = {0};
 		char dst[64];
 

@@ -202,8 +202,8 @@ begin(struct core *c, const struct app *app, const struct sandbox *sb,
 }
 
 /* Pauses a running, awake container: 1 paused, 0 not needed, -1. */
-static int
-pause_for_copy(struct core *c, const char *sandbox_id, struct err *e)
+int
+snap_pause_for_copy(struct core *c, const char *sandbox_id, struct err *e)
 {
 	char name[128], msg[DOCKER_MSG_LEN];
 	struct sandbox sb;
@@ -250,7 +250,7 @@ copy_locked(struct core *c, struct snapshot *sn, struct err *e)
 	 * copy. */
 	snap_store_set(c, &set);
 	core_sandbox_lock(c, sn->source_sandbox_id);
-	paused = pause_for_copy(c, sn->source_sandbox_id, e);
+	paused = snap_pause_for_copy(c, sn->source_sandbox_id, e);
 	if (paused < 0) {
 		core_sandbox_unlock(c, sn->source_sandbox_id);
 		ws_inoset_release(&set);
@@ -277,76 +277,6 @@ copy_locked(struct core *c, struct snapshot *sn, struct err *e)
 	sn->own_bytes = st.own_bytes;
 	snprintf(sn->method, sizeof(sn->method), "%s",
 	         st.reflinked ? "reflink" : "copy");
-	return 0;
-}
-
-/*
- * Step 2 for a sandbox on another node (swarm mode): its workspace
- * fetched to this host first (wsnode_copy from its node, the source
- * kept), the app's files copied from there as for a local one, the
- * fetched copy removed.  The container is paused for the fetch alone,
- * under the sandbox's lock.  So snapshots always live on the manager:
- * they are what a sandbox whose node went down is restored from
- * (cluster/nodedown.c).  The fetch moves the whole workspace,
- * dependency trees included, as a drain does.  fetch: the copy here,
- * paused and under the lock; copy_remote: the rest.
- */
-static int
-fetch(struct core *c, struct snapshot *sn, const struct sandbox *sb,
-      struct err *e)
-{
-	char name[128], msg[DOCKER_MSG_LEN];
-	int64_t bytes = 0, t0;
-	int paused, rc;
-
-	core_sandbox_lock(c, sb->id);
-	paused = pause_for_copy(c, sb->id, e);
-	if (paused < 0) {
-		core_sandbox_unlock(c, sb->id);
-		return -1;
-	}
-	t0 = clock_mono_ms();
-	rc = wsnode_copy(c->wn, sb->id, sb->node, "", true, &bytes, e);
-	if (paused) {
-		core_container_name(c, sb->id, name, sizeof(name));
-		if (orch_pause(c->orch, name, false, msg) != DOCKER_OK)
-			log_error("sandbox %s: cannot resume it after a "
-			          "snapshot: %s",
-			          sb->id, msg);
-		sn->pause_ms = clock_mono_ms() - t0;
-	}
-	core_sandbox_unlock(c, sb->id);
-	return rc;
-}
-
-static int
-copy_remote(struct core *c, struct snapshot *sn, const struct sandbox *sb,
-            struct err *e)
-{
-	char src[PATH_MAX], tmp[PATH_MAX], dst[PATH_MAX + 8];
-	struct copytree_stats st;
-	int rc, err;
-
-	snap_path(c, sn->id, ".tmp", tmp, sizeof(tmp));
-	snprintf(dst, sizeof(dst), "%s/app", tmp);
-	if (mkdir(tmp, 0700) < 0)
-		return snap_copy_err(errno, "no snapshot was taken", e);
-	rc = fetch(c, sn, sb, e);
-	if (rc == 0) {
-		snap_app_dir(c, sb->id, "app", src, sizeof(src));
-		rc = snap_copy(c, src, dst, &st);
-		err = errno;
-		if (rc < 0)
-			snap_copy_err(err, "no snapshot was taken", e);
-	}
-	/* The fetched copy goes: the sandbox's files are on its node. */
-	workspace_remove(c->cfg->data_dir, sb->id);
-	if (rc < 0)
-		return -1;
-	sn->files = st.files;
-	sn->size_bytes = st.size_bytes;
-	sn->own_bytes = st.own_bytes;
-	snprintf(sn->method, sizeof(sn->method), "fetch");
 	return 0;
 }
 
@@ -388,7 +318,7 @@ snapshot_take(struct core *c, const struct app *app, const char *name,
 	if (begin(c, app, &sb, name, reason, actor, out, e) < 0)
 		return -1;
 	/* A sandbox on another node: its files fetched here first. */
-	if ((wsnode_remote(&sb) ? copy_remote(c, out, &sb, e)
+	if ((wsnode_remote(&sb) ? snap_copy_remote(c, out, &sb, e)
 	                        : copy_locked(c, out, e)) < 0 ||
 	    seal(c, out, e) < 0)
 		goto fail;

@@ -19,13 +19,6 @@ void snap_store_set(struct core *c, struct ws_inoset *set);
 /* copytree with the dependency store's inodes; -1 with errno. */
 int snap_copy(struct core *c, const char *src, const char *dst,
               struct copytree_stats *st);
-/* Pauses a running, awake container for a copy: 1 paused, 0 not
- * needed, -1 with e.  The caller holds the sandbox's lock. */
-int snap_pause_for_copy(struct core *c, const char *sandbox_id, struct err *e);
-/* remote.c: step 2 for a sandbox on another node (fetched, then
- * copied); -1 with e. */
-int snap_copy_remote(struct core *c, struct snapshot *sn,
-                     const struct sandbox *sb, struct err *e);
 /* syncfs of dir's filesystem. */
 int snap_sync(const char *dir);
 /* A failed copy's errno as an error (507 for a full disk); -1. */

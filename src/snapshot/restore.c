@@ -28,7 +28,6 @@
 #include "snapshot/internal.h"
 #include "snapshot/snapshot.h"
 #include "task/task.h"
-#include "wsnode/wsnode.h"
 #include "ws/usage.h"
 #include "lib/fileio.h"
 #include "lib/log.h"
@@ -111,9 +110,6 @@ snapshot_restore(struct core *c, const struct app *app, const char *snap_id,
 		                       "(POST /v1/sandboxes), then restore");
 	if (rc != 0)
 		return ERR_INTERNAL(e, "database error");
-	/* The swap is of local files (a snapshot of a remote one is fine). */
-	if (wsnode_guard(sb, "a restore", e) < 0)
-		return -1;
 	if (task_running_on(c, sb->id))
 		return err_set(e, 409, "task_in_progress",
 		               "a task is running on the app; wait for it or "

@@ -202,8 +202,8 @@ begin(struct core *c, const struct app *app, const struct sandbox *sb,
 }
 
 /* Pauses a running, awake container: 1 paused, 0 not needed, -1. */
-int
-snap_pause_for_copy(struct core *c, const char *sandbox_id, struct err *e)
+static int
+pause_for_copy(struct core *c, const char *sandbox_id, struct err *e)
 {
 	char name[128], msg[DOCKER_MSG_LEN];
 	struct sandbox sb;
@@ -250,7 +250,7 @@ copy_locked(struct core *c, struct snapshot *sn, struct err *e)
 	 * copy. */
 	snap_store_set(c, &set);
 	core_sandbox_lock(c, sn->source_sandbox_id);
-	paused = snap_pause_for_copy(c, sn->source_sandbox_id, e);
+	paused = pause_for_copy(c, sn->source_sandbox_id, e);
 	if (paused < 0) {
 		core_sandbox_unlock(c, sn->source_sandbox_id);
 		ws_inoset_release(&set);
@@ -311,16 +311,15 @@ snapshot_take(struct core *c, const struct app *app, const char *name,
 	if (sb.status == SANDBOX_CREATING)
 		return ERR_CONFLICT(e, "the sandbox is being created; try "
 		                       "again when it runs");
+	if (wsnode_guard(&sb, "a snapshot", e) < 0)
+		return -1;
 	if (core_data_full(c, NULL))
 		return err_set(e, 507, "insufficient_storage",
 		               "the data filesystem is full; no snapshot was "
 		               "taken");
 	if (begin(c, app, &sb, name, reason, actor, out, e) < 0)
 		return -1;
-	/* A sandbox on another node: its files fetched here first. */
-	if ((wsnode_remote(&sb) ? snap_copy_remote(c, out, &sb, e)
-	                        : copy_locked(c, out, e)) < 0 ||
-	    seal(c, out, e) < 0)
+	if (copy_locked(c, out, e) < 0 || seal(c, out, e) < 0)
 		goto fail;
 	snap_head(out->path, out->head, sizeof(out->head));
 	snprintf(out->status, sizeof(out->status), "ready");

@@ -227,7 +227,7 @@ struct snapshot {
 	char status[8];  /* "taking", "ready", "failed" */
 	char reason[16]; /* "manual", "before_restore", "fork" */
 	int64_t size_bytes, own_bytes, files;
-	char method[8]; /* "reflink", "copy" or "fetch" (remote) */
+	char method[8]; /* "reflink" or "copy" */
 	int64_t pause_ms;
 	char task_id[ULID_LEN + 1];
 	char head[48]; /* the app repository's HEAD, hex, or "" */

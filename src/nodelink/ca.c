@@ -16,8 +16,9 @@
  * (no trust on first use).  The second is the secret; the CP stores
  * only its hash (SHA-256 of the base32 text, hex).
  *
- * Not built: renewal of a 90-day leaf (the CP's own is made again when
- * missing, a node's by enrolling again).
+ * Renewal: nl_ca_init makes the CP's own certificate again when it has
+ * less than NL_RENEW_DAYS to run (at each start of the CP); a node
+ * renews its own with nl_renew (renew.c) through the CP's "renew" op.
  */
 #include "nodelink/nlint.h"
 
@@ -40,6 +41,7 @@
 
 #define NL_CA_DAYS      3650
 #define NL_LEAF_DAYS    90
+#define NL_RENEW_DAYS   30 /* the CP remakes its own certificate */
 #define B32             "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
 #define NL_SECRET_LEN   32
 #define NL_SECRET_CHARS 52 /* ceil(256 / 5) */
@@ -288,8 +290,12 @@ own_make(const char *dir, struct ca *ca, const char *name, const char *addr)
 		pem = issue(ca, pub, NL_OU_CONTROL, name, addr);
 		gnutls_pubkey_deinit(pub);
 	}
-	if (pem != NULL && nl_key_save(dir, "key.pem", k) == 0 &&
-	    nl_file_write(dir, "cert.pem", pem, strlen(pem), 0644) == 0)
+	/* As a node's renewal: both beside the old pair, then the key
+	 * first (nl_open finishes a pair a crash cut). */
+	if (pem != NULL && nl_key_save(dir, "key.pem.new", k) == 0 &&
+	    nl_file_write(dir, "cert.pem.new", pem, strlen(pem), 0644) == 0 &&
+	    nl_rename_in(dir, "key.pem.new", "key.pem") == 0 &&
+	    nl_finish_renewal(dir) == 0)
 		rc = 0;
 	free(pem);
 	gnutls_x509_privkey_deinit(k);
@@ -312,6 +318,26 @@ nl_name_valid(const char *s)
 	return true;
 }
 
+/* The CP's own certificate has more than NL_RENEW_DAYS to run. */
+static bool
+own_fresh(const char *dir)
+{
+	size_t len = 0;
+	char *pem = nl_file_read(dir, "cert.pem", false, &len);
+	gnutls_datum_t d = {(unsigned char *)pem, (unsigned)len};
+	gnutls_x509_crt_t c;
+	bool fresh = false;
+
+	if (pem != NULL && gnutls_x509_crt_init(&c) == 0) {
+		if (gnutls_x509_crt_import(c, &d, GNUTLS_X509_FMT_PEM) == 0)
+			fresh = gnutls_x509_crt_get_expiration_time(c) >
+			        time(NULL) + (time_t)NL_RENEW_DAYS * 86400;
+		gnutls_x509_crt_deinit(c);
+	}
+	free(pem);
+	return fresh;
+}
+
 int
 nl_ca_init(const char *dir, const char *name, const char *addr, struct err *e)
 {
@@ -325,7 +351,8 @@ nl_ca_init(const char *dir, const char *name, const char *addr, struct err *e)
 		                    strerror(errno));
 	if (!file_exists(dir, "ca.pem") && ca_make(dir) < 0)
 		return ERR_INTERNAL(e, "cannot make the node CA in %s", dir);
-	if (file_exists(dir, "cert.pem") && file_exists(dir, "key.pem"))
+	if (file_exists(dir, "cert.pem") && file_exists(dir, "key.pem") &&
+	    own_fresh(dir))
 		return 0;
 	if (ca_load(dir, &ca) < 0)
 		return ERR_INTERNAL(e, "cannot load the node CA in %s", dir);

@@ -4,10 +4,10 @@
  * ok answer and hands the caller one end of a socketpair whose other
  * end a pump thread joins to the TLS session.  Every step before that
  * has a deadline (connect, handshake, header, answer); a stream then
- * lives until both halves closed or NL_STREAM_IDLE_MS pass with no
- * byte.  The server must show a certificate of our CA with the role
- * the caller wants; anything else is 503 node_down, as an unreachable
- * node is, so callers have one failure to handle.
+ * lives until both halves closed or NL_STREAM_IDLE_MS (or the idle
+ * limit given to nl_stream_idle) pass with no byte.  The server must show a
+ * certificate of our CA with the role the caller wants; anything else is 503
+ * node_down, as an unreachable node is, so callers have one failure to handle.
  */
 #include "nodelink/nlint.h"
 
@@ -73,6 +73,13 @@ call_open(struct nodelink *nl, const char *addr, enum nl_role want,
 		        role_name(want));
 		goto fail;
 	}
+	if (want == NL_ROLE_NODE && nl_tls_peer_is(s, addr) < 0) {
+		err_set(e, 503, "node_down",
+		        "%s answered with node %s's certificate, which is for "
+		        "another address",
+		        addr, p.name);
+		goto fail;
+	}
 	if (nl_tls_put(s, fd, req, NL_HDR_MAX, deadline) < 0 ||
 	    (a = nl_tls_get(s, fd, NL_ANS_MAX, NULL, deadline)) == NULL) {
 		err_set(e, 503, "node_down", "no answer from %s", addr);
@@ -102,6 +109,8 @@ nl_call(struct nodelink *nl, const char *addr, enum nl_role want,
 	struct jv *a;
 	int fd;
 
+	if (ans != NULL)
+		*ans = NULL;
 	if (call_open(nl, addr, want, req, &a, &s, &fd, timeout_ms, e) < 0)
 		return -1;
 	nl_tls_bye(s, fd, nl_deadline(1000));
@@ -116,7 +125,7 @@ nl_call(struct nodelink *nl, const char *addr, enum nl_role want,
 
 struct cstream {
 	gnutls_session_t s;
-	int tcp, fd;
+	int tcp, fd, idle_ms;
 };
 
 static void *
@@ -124,7 +133,7 @@ cstream_main(void *arg)
 {
 	struct cstream *c = arg;
 
-	nl_tls_pump(c->s, c->tcp, c->fd, NL_STREAM_IDLE_MS);
+	nl_tls_pump(c->s, c->tcp, c->fd, c->idle_ms);
 	gnutls_deinit(c->s);
 	close(c->tcp);
 	close(c->fd);
@@ -137,12 +146,24 @@ int
 nl_stream(struct nodelink *nl, const char *addr, enum nl_role want,
           const struct jv *req, struct jv **ans, int *fd, struct err *e)
 {
+	return nl_stream_idle(nl, addr, want, req, ans, fd, 0, e);
+}
+
+int
+nl_stream_idle(struct nodelink *nl, const char *addr, enum nl_role want,
+               const struct jv *req, struct jv **ans, int *fd, int idle_ms,
+               struct err *e)
+{
 	struct cstream *c = calloc(1, sizeof(*c));
 	struct jv *a = NULL;
 	int sp[2] = {-1, -1};
 
+	if (ans != NULL)
+		*ans = NULL;
+	*fd = -1;
 	if (c == NULL)
 		return ERR_INTERNAL(e, "out of memory");
+	c->idle_ms = idle_ms;
 	if (atomic_fetch_add(&nl_streams_open, 1) >= (int)NL_STREAMS) {
 		err_set(e, 503, "node_down", "%u node streams are open",
 		        NL_STREAMS);

@@ -30,9 +30,11 @@ crt_of(gnutls_x509_crt_t *c, const gnutls_datum_t *d, gnutls_x509_crt_fmt_t f)
 	return 0;
 }
 
-/* leaf signed by ca, in its validity, with the role want. */
+/* leaf signed by ca, in its validity, with the role want (and the
+ * name, when not NULL). */
 static int
-leaf_ok(gnutls_x509_crt_t ca, const gnutls_datum_t *der, enum nl_role want)
+leaf_ok(gnutls_x509_crt_t ca, const gnutls_datum_t *der, enum nl_role want,
+        const char *want_name)
 {
 	gnutls_x509_crt_t c;
 	unsigned status = 1;
@@ -45,7 +47,7 @@ leaf_ok(gnutls_x509_crt_t ca, const gnutls_datum_t *der, enum nl_role want)
 		status = 1;
 	gnutls_x509_crt_deinit(c);
 	if (status != 0 || nl_crt_ident(der, &role, name, NULL) < 0 ||
-	    role != want)
+	    role != want || (want_name != NULL && strcmp(name, want_name) != 0))
 		return -1;
 	return 0;
 }
@@ -72,7 +74,7 @@ pinned(gnutls_session_t s, const char *pin, gnutls_x509_crt_t *ca)
 	if (strcmp(hx, pin) != 0 ||
 	    gnutls_x509_crt_get_ca_status(*ca, NULL) <= 0)
 		goto fail;
-	if (leaf_ok(*ca, &l[0], NL_ROLE_CONTROL) < 0)
+	if (leaf_ok(*ca, &l[0], NL_ROLE_CONTROL, NULL) < 0)
 		goto fail;
 	return 0;
 fail:
@@ -80,9 +82,9 @@ fail:
 	return -1;
 }
 
-/* The answer's certificate: for our key, role node, by the pinned CA. */
-static int
-cert_ok(gnutls_x509_crt_t ca, const char *pem, gnutls_x509_privkey_t k)
+int
+nl_cert_check(gnutls_x509_crt_t ca, const char *pem, gnutls_x509_privkey_t k,
+              const char *name)
 {
 	gnutls_datum_t d = {(unsigned char *)pem, (unsigned)strlen(pem)}, der;
 	gnutls_x509_crt_t c;
@@ -96,7 +98,7 @@ cert_ok(gnutls_x509_crt_t ca, const char *pem, gnutls_x509_privkey_t k)
 	    gnutls_x509_privkey_get_key_id(k, 0, b, &bl) == 0 && al == bl &&
 	    memcmp(a, b, al) == 0 &&
 	    gnutls_x509_crt_export2(c, GNUTLS_X509_FMT_DER, &der) == 0) {
-		rc = leaf_ok(ca, &der, NL_ROLE_NODE);
+		rc = leaf_ok(ca, &der, NL_ROLE_NODE, name);
 		gnutls_free(der.data);
 	}
 	gnutls_x509_crt_deinit(c);
@@ -213,6 +215,8 @@ nl_enroll(const char *dir, const char *control_addr, const char *token,
 	const char *cert;
 	int rc = -1;
 
+	if (ans != NULL)
+		*ans = NULL;
 	if (nl_token_parse(token, pin, sh, e) < 0)
 		return -1;
 	if (!nl_name_valid(name))
@@ -232,7 +236,7 @@ nl_enroll(const char *dir, const char *control_addr, const char *token,
 	if (exchange(&x, control_addr, pin, e) < 0)
 		goto out;
 	cert = jv_str(jv_get(x.ans, "cert"));
-	if (cert == NULL || cert_ok(x.ca, cert, x.key) < 0) {
+	if (cert == NULL || nl_cert_check(x.ca, cert, x.key, name) < 0) {
 		err_set(e, 503, "node_down",
 		        "the control plane's certificate for this node is not "
 		        "valid");

@@ -1,7 +1,8 @@
 /*
  * The credentials' files: read bounded (a PEM is small), a secret one
  * refused when group or others may read it, and written whole or not
- * at all (a temporary file, fsync, rename, the directory fsynced).
+ * at all (a temporary file, fsync, rename, the directory fsynced); a
+ * renewed pair's last rename, which nl_open also finishes.
  */
 #include "nodelink/nlint.h"
 
@@ -75,4 +76,26 @@ nl_file_write(const char *dir, const char *name, const void *data, size_t len,
 		return fileio_sync_dir(dir);
 	unlink(tmp);
 	return -1;
+}
+
+int
+nl_rename_in(const char *dir, const char *from, const char *to)
+{
+	char a[WORKSPACE_PATH_MAX], b[WORKSPACE_PATH_MAX];
+
+	snprintf(a, sizeof(a), "%s/%s", dir, from);
+	snprintf(b, sizeof(b), "%s/%s", dir, to);
+	return rename(a, b);
+}
+
+int
+nl_finish_renewal(const char *dir)
+{
+	char p[WORKSPACE_PATH_MAX];
+
+	snprintf(p, sizeof(p), "%s/cert.pem.new", dir);
+	if (access(p, F_OK) < 0 ||
+	    nl_rename_in(dir, "cert.pem.new", "cert.pem"))
+		return -1;
+	return fileio_sync_dir(dir);
 }

@@ -28,6 +28,7 @@ struct nodelink {
 	gnutls_certificate_credentials_t cred;
 	enum nl_role role;
 	char name[64];
+	int64_t expires; /* our certificate's end, unix seconds */
 };
 
 /* Streams pumped at once in this process (client and server sides). */
@@ -46,6 +47,8 @@ int nl_tls_open(gnutls_session_t *out, gnutls_certificate_credentials_t cred,
 /* The peer's certificate checked against the credentials' CA: 0 with
  * p filled (role NONE when it sent none), -1 when it is not ours. */
 int nl_tls_peer(gnutls_session_t s, struct nl_peer *p);
+/* The peer's certificate names addr's host (SAN IP or DNS): 0, else -1. */
+int nl_tls_peer_is(gnutls_session_t s, const char *addr);
 int nl_tls_send(gnutls_session_t s, int fd, const void *data, size_t n,
                 int64_t deadline);
 /* Exactly n bytes; -1 on EOF, error or deadline. */
@@ -71,7 +74,16 @@ int nl_key_pub(gnutls_x509_privkey_t k, gnutls_pubkey_t *pub);
 int nl_key_save(const char *dir, const char *name, gnutls_x509_privkey_t k);
 bool nl_name_valid(const char *s);
 
-/* files (ca.c) */
+/* enroll.c: pem is a certificate of ca for k's public key, role node,
+ * CN name (any when NULL). */
+int nl_cert_check(gnutls_x509_crt_t ca, const char *pem,
+                  gnutls_x509_privkey_t k, const char *name);
+
+/* files.c */
+int nl_rename_in(const char *dir, const char *from, const char *to);
+/* cert.pem.new into place after a renewal cut short; -1 when there is
+ * none. */
+int nl_finish_renewal(const char *dir);
 /* A file of dir, at most NL_PEM_MAX bytes, NUL-terminated; a secret
  * one must not be readable by group or others.  NULL on failure. */
 char *nl_file_read(const char *dir, const char *name, bool secret, size_t *len);

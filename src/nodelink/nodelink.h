@@ -40,8 +40,9 @@
  *                                  finds its IP itself; never an address
  *                                  from the wire)
  *     ws_stat {sandbox, path}      -> {type, size, mode, mtime}
- *     ws_read {sandbox, path, off, max<=NL_WS_CHUNK} -> {data (base64), eof,
- * size} ws_write {sandbox, path, data (base64), off, mode, truncate} -> {}
+ *     ws_read {sandbox, path, off, max<=NL_WS_CHUNK}
+ *                                  -> {data (base64), eof, size}
+ *     ws_write {sandbox, path, data (base64), off, mode, truncate} -> {}
  *     ws_list {sandbox, path}      -> {entries: [{name, type, size, mtime}]}
  *     ws_delete {sandbox, path}    -> {}
  *     ws_mkdir {sandbox, path}     -> {}
@@ -61,6 +62,15 @@
  *                                      swarm_addr}
  *     proxy {}                     stream, from NL_ROLE_NODE: relayed into
  *                                  the CP's credential proxy
+ *     renew {pubkey (PEM)}         from NL_ROLE_NODE -> {cert (PEM)}: signed
+ *                                  for the caller's CN (p->name) and its
+ *                                  row's address, once p->fp is checked
+ *                                  against the row (nl_renew is the agent's
+ *                                  side)
+ *
+ * A certificate stays valid until it expires: the CP's handlers check
+ * p->name (and p->fp) against its node rows, so a removed node is
+ * refused although its certificate still verifies.
  */
 #ifndef NODELINK_NODELINK_H
 #define NODELINK_NODELINK_H
@@ -76,8 +86,8 @@
 #define NL_ANS_MAX    (1u << 20)
 #define NL_WS_CHUNK   (512u << 10) /* ws_read/ws_write bytes per call */
 #define NL_CALL_MS    15000        /* a unary op's deadline */
-#define NL_PEER_CONNS 64           /* connections at once per peer */
-#define NL_STREAMS    512          /* streams at once, all peers */
+#define NL_PEER_CONNS 64  /* per address; the CP's, once proven, apart */
+#define NL_STREAMS    512 /* streams at once, all peers */
 
 enum nl_role { NL_ROLE_NONE = 0, NL_ROLE_CONTROL = 1, NL_ROLE_NODE = 2 };
 
@@ -95,7 +105,8 @@ const char *nl_name(const struct nodelink *nl); /* the certificate's CN */
  * Client.  addr is "host:port".  The server must present a certificate
  * of this CA with the role want (NL_ROLE_NODE when calling an agent).
  * -1 with e: 503 node_down when it cannot connect or times out, the
- * answer's status/code/message when it says ok false.
+ * answer's status/code/message when it says ok false (*ans NULL, and
+ * for nl_stream *fd -1, on any failure).
  */
 int nl_call(struct nodelink *nl, const char *addr, enum nl_role want,
             const struct jv *req, struct jv **ans, int timeout_ms,
@@ -108,6 +119,10 @@ int nl_call(struct nodelink *nl, const char *addr, enum nl_role want,
  */
 int nl_stream(struct nodelink *nl, const char *addr, enum nl_role want,
               const struct jv *req, struct jv **ans, int *fd, struct err *e);
+/* The same with this side's idle limit (as struct nl_op's idle_ms). */
+int nl_stream_idle(struct nodelink *nl, const char *addr, enum nl_role want,
+                   const struct jv *req, struct jv **ans, int *fd, int idle_ms,
+                   struct err *e);
 
 /* Server. */
 struct nl_peer {
@@ -127,6 +142,10 @@ struct nl_op {
 	 */
 	int (*stream)(void *arg, const struct nl_peer *p, const struct jv *req,
 	              struct jv **ans, int *fd, struct err *e);
+	/* A stream's idle limit: 0 is NL_STREAM_IDLE_MS (10 min), -1 none
+	 * (a quiet stream such as events, or a terminal with limits of its
+	 * own); a write the other side does not take still times out. */
+	int idle_ms;
 };
 struct nl_server;
 /* Listens on addr ("ip:port") and serves ops, a thread per connection
@@ -147,13 +166,25 @@ int nl_pump(int a, int b);
 /*
  * The CA (the control plane's; <dir> = <data>/state/nodeca).
  * nl_ca_init makes the CA and the CP's own certificate (role control,
- * CN name, SAN addr's host) when missing; the CP then nl_open()s dir.
+ * CN name, SAN addr's host) when missing, and that certificate again
+ * when it has less than 30 days to run; the CP then nl_open()s dir.
  */
 int nl_ca_init(const char *dir, const char *name, const char *addr,
                struct err *e);
 /* Signs pubkey_pem for a node: cert_pem gets the PEM (malloc'd). */
 int nl_ca_sign(const char *dir, const char *pubkey_pem, const char *name,
                const char *addr, char **cert_pem, struct err *e);
+/* Our own certificate's end (unix seconds). */
+int64_t nl_cert_expires(const struct nodelink *nl);
+/*
+ * An agent's renewal: a new key in dir, the CP's "renew" op (nl's
+ * current certificate says who asks), and cert.pem and key.pem replaced
+ * once the answer is checked (our key, role node, our name, our CA).
+ * nl keeps the old ones: the caller nl_open()s dir again for new
+ * connections.  nl_open finishes a renewal a crash cut in two.
+ */
+int nl_renew(struct nodelink *nl, const char *dir, const char *control_addr,
+             struct err *e);
 /* Hex SHA-256 of the CA certificate (DER): the join token's pin. */
 int nl_ca_hash(const char *dir, char out[65], struct err *e);
 

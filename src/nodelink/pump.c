@@ -112,7 +112,14 @@ nl_tls_pump(gnutls_session_t s, int tcp, int fd, int idle_ms)
 {
 	char *buf = malloc(NL_PUMP_BUF);
 	bool tls_in = true, fd_in = true;
+	/* With no idle limit (-1), a write still gives up after the
+	 * default: a side that stops reading does not hold us forever. */
+	int poll_ms = idle_ms < 0   ? -1
+	              : idle_ms > 0 ? idle_ms
+	                            : NL_STREAM_IDLE_MS;
 
+	if (idle_ms <= 0)
+		idle_ms = NL_STREAM_IDLE_MS;
 	if (buf == NULL)
 		return;
 	set_nonblock(fd);
@@ -126,7 +133,7 @@ nl_tls_pump(gnutls_session_t s, int tcp, int fd, int idle_ms)
 			n = 1;
 			p[0].revents = POLLIN;
 		} else {
-			n = poll(p, 2, idle_ms);
+			n = poll(p, 2, poll_ms);
 		}
 		if (n < 0 && errno == EINTR)
 			continue;

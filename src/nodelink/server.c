@@ -1,11 +1,15 @@
 /*
  * The server side: a listener thread and a thread per connection, at
  * most NL_STREAMS connections at once and NL_PEER_CONNS from one
- * address (over either: the connection is closed at once).  Each
- * connection gets NL_HANDSHAKE_MS for its handshake and NL_HDR_READ_MS
- * for its header, then one op: the op must exist (404 unknown_op) and
- * take the peer's role (401 unauthorized), where the role comes from a
- * certificate our CA signed, or NONE when the peer sent none.  A
+ * address (over either: the connection is closed at once).  A
+ * connection whose peer proved the control role leaves its address's
+ * count: an agent's one client is the control plane, whose previews,
+ * terminals and event streams may pass NL_PEER_CONNS together, while
+ * anyone else (and the CP's address before a handshake) stays
+ * bounded.  Each connection gets NL_HANDSHAKE_MS for its handshake and
+ * NL_HDR_READ_MS for its header, then one op: the op must exist (404
+ * unknown_op) and take the peer's role (401 unauthorized), where the role comes
+ * from a certificate our CA signed, or NONE when the peer sent none.  A
  * certificate that does not verify ends the connection before a byte
  * of header is read.  A unary op answers and closes; a stream op's
  * handler gives an fd that this thread then pumps with the session.
@@ -32,7 +36,8 @@
 #include "nodelink/frame.h"
 
 struct slot {
-	int fd; /* -1: free */
+	int fd;       /* -1: free */
+	bool control; /* the peer proved the control role */
 	char ip[64];
 };
 
@@ -67,12 +72,14 @@ admit(struct nl_server *s, int fd, const char *ip)
 		if (s->slots[i].fd < 0) {
 			if (free_slot < 0)
 				free_slot = i;
-		} else if (strcmp(s->slots[i].ip, ip) == 0) {
+		} else if (!s->slots[i].control &&
+		           strcmp(s->slots[i].ip, ip) == 0) {
 			same++;
 		}
 	}
 	if (free_slot >= 0 && same < NL_PEER_CONNS && !s->stop) {
 		s->slots[free_slot].fd = fd;
+		s->slots[free_slot].control = false;
 		snprintf(s->slots[free_slot].ip, sizeof(s->slots[0].ip), "%s",
 		         ip);
 		s->nconns++;
@@ -81,6 +88,16 @@ admit(struct nl_server *s, int fd, const char *ip)
 	}
 	pthread_mutex_unlock(&s->mu);
 	return free_slot;
+}
+
+/* The control plane's connections leave its address's count: an agent
+ * serves it alone, with many streams (previews, terminals, events). */
+static void
+mark_control(struct nl_server *s, int slot)
+{
+	pthread_mutex_lock(&s->mu);
+	s->slots[slot].control = true;
+	pthread_mutex_unlock(&s->mu);
 }
 
 static void
@@ -173,12 +190,13 @@ run_op(struct nl_server *s, const struct nl_op *o, const struct nl_peer *p,
 		return;
 	}
 	if (answer(ss, fd, answer_ok(extra)) == 0)
-		nl_tls_pump(ss, fd, hfd, NL_STREAM_IDLE_MS);
+		nl_tls_pump(ss, fd, hfd, o->idle_ms);
 	close(hfd);
 }
 
 static void
-serve_conn(struct nl_server *s, gnutls_session_t ss, int fd, const char *ip)
+serve_conn(struct nl_server *s, gnutls_session_t ss, int fd, int slot,
+           const char *ip)
 {
 	char op[NL_OP_LEN];
 	struct nl_peer p;
@@ -188,6 +206,8 @@ serve_conn(struct nl_server *s, gnutls_session_t ss, int fd, const char *ip)
 
 	if (nl_tls_peer(ss, &p) < 0)
 		return; /* a certificate not of our CA: not a word more */
+	if (p.role == NL_ROLE_CONTROL)
+		mark_control(s, slot);
 	snprintf(p.ip, sizeof(p.ip), "%s", ip);
 	req = nl_tls_get(ss, fd, NL_HDR_MAX, op, nl_deadline(NL_HDR_READ_MS));
 	if (req == NULL)
@@ -217,7 +237,7 @@ conn_main(void *arg)
 	snprintf(ip, sizeof(ip), "%s", s->slots[c->slot].ip);
 	if (nl_tls_open(&ss, s->nl->cred, c->fd, true,
 	                nl_deadline(NL_HANDSHAKE_MS)) == 0) {
-		serve_conn(s, ss, c->fd, ip);
+		serve_conn(s, ss, c->fd, c->slot, ip);
 		gnutls_deinit(ss);
 	}
 	close(c->fd);

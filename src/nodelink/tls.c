@@ -6,10 +6,16 @@
  * our own CA; the peer's certificate is verified against that CA and
  * nothing else (no system trust store), its role read from the OU.
  *
+ * A node's certificate names the address it enrolled with (its SAN),
+ * which is the address the CP's row keeps and dials: a client wanting
+ * a node checks that the certificate is for the address it dialled
+ * (nl_tls_peer_is), so one node's certificate cannot answer for
+ * another's address.  The CP's own is not checked so: agents may reach
+ * it by another name than the one it was made with, and only the CA's
+ * holder has a control certificate.
+ *
  * Rejected: blocking sockets with SO_RCVTIMEO (a slow peer trickling a
- * byte each timeout would hold a thread forever), and GnuTLS's own
- * hostname check (nodes are named by their certificate's CN, and the
- * address they are dialled at is what the CP's row says).
+ * byte each timeout would hold a thread forever).
  */
 #include "nodelink/nlint.h"
 
@@ -240,6 +246,24 @@ nl_tls_peer(gnutls_session_t s, struct nl_peer *p)
 }
 
 int
+nl_tls_peer_is(gnutls_session_t s, const char *addr)
+{
+	unsigned n = 0;
+	const gnutls_datum_t *l = gnutls_certificate_get_peers(s, &n);
+	char host[256], port[8];
+	gnutls_x509_crt_t c;
+	int ok = 0;
+
+	if (l == NULL || n == 0 || nl_split_addr(addr, host, port) < 0 ||
+	    gnutls_x509_crt_init(&c) < 0)
+		return -1;
+	if (gnutls_x509_crt_import(c, &l[0], GNUTLS_X509_FMT_DER) == 0)
+		ok = gnutls_x509_crt_check_hostname2(c, host, 0);
+	gnutls_x509_crt_deinit(c);
+	return ok ? 0 : -1;
+}
+
+int
 nl_tls_send(gnutls_session_t s, int fd, const void *data, size_t n,
             int64_t deadline)
 {
@@ -345,6 +369,7 @@ own_ident(struct nodelink *nl, const char *pem, size_t len)
 	if (gnutls_x509_crt_import(c, &in, GNUTLS_X509_FMT_PEM) == 0 &&
 	    gnutls_x509_crt_export2(c, GNUTLS_X509_FMT_DER, &der) == 0) {
 		rc = nl_crt_ident(&der, &nl->role, nl->name, NULL);
+		nl->expires = gnutls_x509_crt_get_expiration_time(c);
 		gnutls_free(der.data);
 	}
 	gnutls_x509_crt_deinit(c);
@@ -382,41 +407,54 @@ out:
 	return rc;
 }
 
-int
-nl_open(struct nodelink **out, const char *dir, struct err *e)
+/* The three files of dir into nl's credentials. */
+static int
+load_dir(struct nodelink *nl, const char *dir, struct err *e)
 {
-	struct nodelink *nl = calloc(1, sizeof(*nl));
 	char *ca = NULL, *crt = NULL, *key = NULL;
 	size_t cal = 0, crtl = 0, keyl = 0;
 	int rc = -1;
 
-	if (nl == NULL)
-		return ERR_INTERNAL(e, "out of memory");
 	ca = nl_file_read(dir, "ca.pem", false, &cal);
 	crt = nl_file_read(dir, "cert.pem", false, &crtl);
 	key = nl_file_read(dir, "key.pem", true, &keyl);
-	if (ca == NULL || crt == NULL || key == NULL) {
+	if (ca == NULL || crt == NULL || key == NULL)
 		ERR_INTERNAL(e,
 		             "node credentials: cannot read %s/{ca,cert,key}"
 		             ".pem (or key.pem is readable by others)",
 		             dir);
-		goto out;
-	}
-	if (load_cred(nl, ca, cal, crt, crtl, key, keyl) < 0) {
+	else if (load_cred(nl, ca, cal, crt, crtl, key, keyl) < 0)
 		ERR_INTERNAL(e, "node credentials in %s are not valid", dir);
-		goto out;
-	}
-	*out = nl;
-	nl = NULL;
-	rc = 0;
-out:
+	else
+		rc = 0;
 	if (key != NULL)
 		explicit_bzero(key, keyl);
 	free(ca);
 	free(crt);
 	free(key);
-	nl_free(nl);
 	return rc;
+}
+
+int
+nl_open(struct nodelink **out, const char *dir, struct err *e)
+{
+	struct nodelink *nl = calloc(1, sizeof(*nl));
+
+	if (nl == NULL)
+		return ERR_INTERNAL(e, "out of memory");
+	if (load_dir(nl, dir, e) < 0) {
+		/* A renewal cut between its renames: the new key is in
+		 * place, its certificate beside. */
+		if (nl->cred != NULL)
+			gnutls_certificate_free_credentials(nl->cred);
+		nl->cred = NULL;
+		if (nl_finish_renewal(dir) < 0 || load_dir(nl, dir, e) < 0) {
+			nl_free(nl);
+			return -1;
+		}
+	}
+	*out = nl;
+	return 0;
 }
 
 void
@@ -439,4 +477,10 @@ const char *
 nl_name(const struct nodelink *nl)
 {
 	return nl->name;
+}
+
+int64_t
+nl_cert_expires(const struct nodelink *nl)
+{
+	return nl->expires;
 }

@@ -212,8 +212,14 @@ nl_tunnel_start(struct nl_tunnel **out, struct nodelink *nl,
 		return ERR_INTERNAL(e, "cannot listen on loopback: %s",
 		                    strerror(errno));
 	}
-	if (pipe2(t->wake, O_CLOEXEC) < 0 ||
-	    pthread_create(&t->listener, NULL, tunnel_main, t) != 0) {
+	if (pipe2(t->wake, O_CLOEXEC) < 0) {
+		close(t->lfd);
+		free(t);
+		return ERR_INTERNAL(e, "cannot start the preview tunnel");
+	}
+	if (pthread_create(&t->listener, NULL, tunnel_main, t) != 0) {
+		close(t->wake[0]);
+		close(t->wake[1]);
 		close(t->lfd);
 		free(t);
 		return ERR_INTERNAL(e, "cannot start the preview tunnel");

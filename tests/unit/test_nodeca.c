@@ -220,6 +220,86 @@ tokens_pin_the_ca_and_hash_the_secret(void)
 	CHECK(nl_token_parse(bad, pin, sh2, &e) == -1);
 }
 
+/* cadir's cert.pem made again for key.pem, ending in days. */
+static void
+shorten_own_cert(int days)
+{
+	size_t cl = 0, kl = 0, ol = 0;
+	char *cpem = nl_file_read(cadir, "ca.pem", false, &cl);
+	char *kpem = nl_file_read(cadir, "ca.key", true, &kl);
+	char *opem = nl_file_read(cadir, "key.pem", true, &ol);
+	gnutls_datum_t dc = {(unsigned char *)cpem, (unsigned)cl};
+	gnutls_datum_t dk = {(unsigned char *)kpem, (unsigned)kl};
+	gnutls_datum_t dok = {(unsigned char *)opem, (unsigned)ol}, out;
+	gnutls_x509_crt_t ca, c;
+	gnutls_x509_privkey_t cakey, k;
+	unsigned char serial[4] = {9, 8, 7, 6};
+	time_t now = time(NULL);
+
+	gnutls_x509_crt_init(&ca);
+	gnutls_x509_privkey_init(&cakey);
+	gnutls_x509_privkey_init(&k);
+	gnutls_x509_crt_import(ca, &dc, GNUTLS_X509_FMT_PEM);
+	gnutls_x509_privkey_import(cakey, &dk, GNUTLS_X509_FMT_PEM);
+	gnutls_x509_privkey_import(k, &dok, GNUTLS_X509_FMT_PEM);
+	gnutls_x509_crt_init(&c);
+	gnutls_x509_crt_set_version(c, 3);
+	gnutls_x509_crt_set_serial(c, serial, sizeof(serial));
+	gnutls_x509_crt_set_activation_time(c, now - 86400);
+	gnutls_x509_crt_set_expiration_time(c, now + (time_t)days * 86400);
+	gnutls_x509_crt_set_dn_by_oid(c,
+	                              GNUTLS_OID_X520_ORGANIZATIONAL_UNIT_NAME,
+	                              0, NL_OU_CONTROL, strlen(NL_OU_CONTROL));
+	gnutls_x509_crt_set_dn_by_oid(c, GNUTLS_OID_X520_COMMON_NAME, 0, "cp",
+	                              2);
+	gnutls_x509_crt_set_key(c, k);
+	if (gnutls_x509_crt_sign2(c, ca, cakey, GNUTLS_DIG_SHA256, 0) == 0 &&
+	    gnutls_x509_crt_export2(c, GNUTLS_X509_FMT_PEM, &out) == 0) {
+		nl_file_write(cadir, "cert.pem", out.data, out.size, 0644);
+		gnutls_free(out.data);
+	}
+	gnutls_x509_crt_deinit(c);
+	gnutls_x509_crt_deinit(ca);
+	gnutls_x509_privkey_deinit(k);
+	gnutls_x509_privkey_deinit(cakey);
+	free(cpem);
+	free(kpem);
+	free(opem);
+}
+
+static int64_t
+own_expiry(void)
+{
+	struct err e = {0};
+	struct nodelink *nl = NULL;
+	int64_t t = 0;
+
+	if (nl_open(&nl, cadir, &e) == 0)
+		t = nl_cert_expires(nl);
+	nl_free(nl);
+	return t;
+}
+
+static void
+ca_init_renews_the_control_cert_near_its_end(void)
+{
+	struct err e = {0};
+	time_t now = time(NULL);
+	char h1[65], h2[65];
+
+	CHECK(nl_ca_hash(cadir, h1, &e) == 0);
+	shorten_own_cert(60); /* 60 days left: kept */
+	CHECK(own_expiry() < now + 61L * 86400);
+	CHECK(nl_ca_init(cadir, "cp", "10.1.2.3:7444", &e) == 0);
+	CHECK(own_expiry() < now + 61L * 86400);
+	shorten_own_cert(10); /* 10 days left: made again */
+	CHECK(nl_ca_init(cadir, "cp", "10.1.2.3:7444", &e) == 0);
+	CHECK(own_expiry() > now + 89L * 86400);
+	CHECK(mode_of(cadir, "key.pem") == 0600);
+	CHECK(nl_ca_hash(cadir, h2, &e) == 0);
+	CHECK_STR(h1, h2); /* the CA itself stays */
+}
+
 int
 main(void)
 {
@@ -228,6 +308,8 @@ main(void)
 	     ca_init_makes_the_ca_and_the_control_cert},
 	    {"ca sign issues a node cert", ca_sign_issues_a_node_cert},
 	    {"ca sign refuses bad input", ca_sign_refuses_bad_input},
+	    {"ca init renews the control cert near its end",
+	     ca_init_renews_the_control_cert_near_its_end},
 	    {"open refuses a key others can read",
 	     open_refuses_a_key_others_can_read},
 	    {"tokens pin the CA and hash the secret",

@@ -58,6 +58,22 @@ op_enroll(void *arg, const struct nl_peer *p, const struct jv *req,
 	return 0;
 }
 
+static int
+op_renew(void *arg, const struct nl_peer *p, const struct jv *req,
+         struct jv **ans, struct err *e)
+{
+	char *cert = NULL;
+
+	(void)arg;
+	if (nl_ca_sign(cadir, jv_str(jv_get(req, "pubkey")), p->name,
+	               "127.0.0.1:7443", &cert, e) < 0)
+		return -1;
+	*ans = jv_obj();
+	jv_set_str(*ans, "cert", cert);
+	free(cert);
+	return 0;
+}
+
 /* Agent ops. */
 static int
 op_facts(void *arg, const struct nl_peer *p, const struct jv *req,
@@ -240,6 +256,7 @@ op_preview(void *arg, const struct nl_peer *p, const struct jv *req,
 static const struct nl_op cp_ops[] = {
     {.name = "enroll", .roles = 1u << NL_ROLE_NONE, .unary = op_enroll},
     {.name = "proxy", .roles = 1u << NL_ROLE_NODE, .stream = op_echo},
+    {.name = "renew", .roles = 1u << NL_ROLE_NODE, .unary = op_renew},
 };
 static const struct nl_op agent_ops[] = {
     {.name = "facts", .roles = CTL, .unary = op_facts},
@@ -251,6 +268,8 @@ static const struct nl_op agent_ops[] = {
     {.name = "echo", .roles = CTL, .stream = op_echo},
     {.name = "banner", .roles = CTL, .stream = op_banner},
     {.name = "preview", .roles = CTL, .stream = op_preview},
+    {.name = "quiet", .roles = CTL, .stream = op_echo, .idle_ms = 300},
+    {.name = "forever", .roles = CTL, .stream = op_echo, .idle_ms = -1},
 };
 
 static struct jv *
@@ -278,7 +297,7 @@ setup(void)
 	snprintf(ca2dir, sizeof(ca2dir), "%s/ca2", root);
 	if (nl_ca_init(cadir, "cp", "127.0.0.1:7444", &e) < 0 ||
 	    nl_open(&cp, cadir, &e) < 0 ||
-	    nl_server_start(&cp_srv, cp, "127.0.0.1:0", cp_ops, 2, NULL, &e) <
+	    nl_server_start(&cp_srv, cp, "127.0.0.1:0", cp_ops, 3, NULL, &e) <
 	        0) {
 		fprintf(stderr, "setup: %s\n", e.msg);
 		abort();
@@ -592,6 +611,80 @@ stream_half_closes_both_ways(void)
 }
 
 static void
+idle_streams_end_unless_told_otherwise(void)
+{
+	struct err e = {0};
+	struct jv *r = req_of("quiet");
+	int64_t t0 = clock_mono_ms();
+	char buf[64];
+	int fd = -1;
+
+	/* The server's side of "quiet" gives up after 300 ms of silence. */
+	CHECK(nl_stream(cp, agent_addr, NL_ROLE_NODE, r, NULL, &fd, &e) == 0);
+	jv_free(r);
+	if (fd < 0)
+		return;
+	CHECK(read_all(fd, buf, sizeof(buf)) == 0);
+	CHECK(clock_mono_ms() - t0 >= 250 && clock_mono_ms() - t0 < 4000);
+	close(fd);
+	/* "forever" has no limit on either side: after a silence longer
+	 * than "quiet"'s, it still carries bytes. */
+	r = req_of("forever");
+	CHECK(nl_stream_idle(cp, agent_addr, NL_ROLE_NODE, r, NULL, &fd, -1,
+	                     &e) == 0);
+	jv_free(r);
+	if (fd < 0)
+		return;
+	usleep(500000);
+	CHECK(write(fd, "late", 4) == 4);
+	shutdown(fd, SHUT_WR);
+	read_all(fd, buf, sizeof(buf));
+	CHECK_STR(buf, "got 4: late");
+	close(fd);
+}
+
+static void
+per_address_limit_spares_the_control_plane(void)
+{
+	struct err e = {0};
+	struct jv *r = req_of("echo");
+	int fds[NL_PEER_CONNS + 16], raw[NL_PEER_CONNS], ok = 0;
+
+	/* More streams from the CP than one address may hold: its
+	 * connections leave the count once its certificate is checked. */
+	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++) {
+		fds[i] = -1;
+		ok += nl_stream(cp, agent_addr, NL_ROLE_NODE, r, NULL, &fds[i],
+		                &e) == 0;
+	}
+	CHECK(ok == (int)(sizeof(fds) / sizeof(fds[0])));
+	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	jv_free(r);
+	/* NL_PEER_CONNS connections that never say who they are: the next
+	 * one from that address is closed, whoever it is. */
+	for (int i = 0; i < NL_PEER_CONNS; i++)
+		raw[i] = nl_dial(agent_addr, nl_deadline(2000), &e);
+	usleep(200000);
+	r = req_of("facts");
+	CHECK(nl_call(cp, agent_addr, NL_ROLE_NODE, r, NULL, 2000, &e) == -1);
+	CHECK_STR(e.code, "node_down");
+	for (int i = 0; i < NL_PEER_CONNS; i++)
+		if (raw[i] >= 0)
+			close(raw[i]);
+	ok = 0;
+	for (int i = 0; i < 100 && !ok; i++) {
+		ok = nl_call(cp, agent_addr, NL_ROLE_NODE, r, NULL, 2000, &e) ==
+		     0;
+		if (!ok)
+			usleep(20000);
+	}
+	CHECK(ok);
+	jv_free(r);
+}
+
+static void
 enroll_refuses_the_wrong_pin_and_token(void)
 {
 	struct err e = {0};
@@ -624,6 +717,121 @@ enroll_refuses_the_wrong_pin_and_token(void)
 	CHECK(nl_enroll(dir, agent_addr, token, "n2", "127.0.0.1:1", NULL, NULL,
 	                &e) == -1);
 	CHECK_STR(e.code, "node_down");
+}
+
+/* The hex SHA-256 of dir's cert.pem, by a fresh nl_open: the
+ * certificate a new connection would show. */
+static void
+cert_fp(const char *dir, char fp[72])
+{
+	struct err e = {0};
+	struct nodelink *nl = NULL;
+	size_t len = 0;
+	char *pem = nl_file_read(dir, "cert.pem", false, &len);
+	gnutls_datum_t d = {(unsigned char *)pem, (unsigned)len}, der;
+	gnutls_x509_crt_t c;
+	enum nl_role role;
+	char name[64];
+
+	fp[0] = '\0';
+	if (nl_open(&nl, dir, &e) < 0 || pem == NULL)
+		goto out;
+	gnutls_x509_crt_init(&c);
+	if (gnutls_x509_crt_import(c, &d, GNUTLS_X509_FMT_PEM) == 0 &&
+	    gnutls_x509_crt_export2(c, GNUTLS_X509_FMT_DER, &der) == 0) {
+		nl_crt_ident(&der, &role, name, fp);
+		gnutls_free(der.data);
+	}
+	gnutls_x509_crt_deinit(c);
+out:
+	nl_free(nl);
+	free(pem);
+}
+
+static void
+a_node_renews_its_certificate(void)
+{
+	struct err e = {0};
+	struct nodelink *fresh = NULL;
+	struct jv *r = req_of("facts");
+	char before[72], after[72], path[200], keep[200];
+	FILE *f;
+
+	cert_fp(nodedir, before);
+	CHECK(nl_cert_expires(node) > time(NULL) + 89L * 86400);
+	CHECK(nl_renew(node, nodedir, cp_addr, &e) == 0);
+	cert_fp(nodedir, after);
+	CHECK(before[0] != '\0' && after[0] != '\0');
+	CHECK(strcmp(before, after) != 0);
+	/* The new files work, and so does the node's open handle. */
+	CHECK(nl_open(&fresh, nodedir, &e) == 0);
+	CHECK(fresh != NULL && strcmp(nl_name(fresh), "n1") == 0);
+	nl_free(fresh);
+	CHECK(nl_call(cp, agent_addr, NL_ROLE_NODE, r, NULL, 0, &e) == 0);
+	jv_free(r);
+	/* Only a node renews. */
+	CHECK(nl_renew(cp, cadir, cp_addr, &e) == -1);
+	/* A crash between the renames: the new key with the old
+	 * certificate, the new one beside it.  nl_open finishes. */
+	snprintf(path, sizeof(path), "%s/cert.pem", nodedir);
+	snprintf(keep, sizeof(keep), "%s/cert.pem.new", nodedir);
+	CHECK(rename(path, keep) == 0);
+	f = fopen(path, "w");
+	CHECK(f != NULL);
+	if (f != NULL) {
+		size_t len = 0;
+		char *other = nl_file_read(cadir, "cert.pem", false, &len);
+
+		fwrite(other, 1, len, f); /* a certificate not for this key */
+		fclose(f);
+		free(other);
+	}
+	CHECK(nl_open(&fresh, nodedir, &e) == 0);
+	CHECK(fresh != NULL && nl_role(fresh) == NL_ROLE_NODE);
+	CHECK(access(keep, F_OK) < 0);
+	nl_free(fresh);
+	cert_fp(nodedir, before);
+	CHECK_STR(before, after);
+}
+
+static void
+a_node_answers_only_for_its_own_address(void)
+{
+	struct err e = {0};
+	char token[NL_TOKEN_LEN], dir[160], addr[64];
+	struct nodelink *n4 = NULL;
+	struct nl_server *srv = NULL;
+	struct jv *r = req_of("open");
+
+	/* n4 enrolled as 10.9.9.9 but listens here: the CP, which dials
+	 * the address a node enrolled with, refuses it on 127.0.0.1. */
+	snprintf(dir, sizeof(dir), "%s/n4", root);
+	CHECK(nl_token_new(cadir, token, token_hash, &e) == 0);
+	CHECK(nl_enroll(dir, cp_addr, token, "n4", "10.9.9.9:7443", NULL, NULL,
+	                &e) == 0);
+	CHECK(nl_open(&n4, dir, &e) == 0);
+	if (n4 == NULL)
+		goto out;
+	CHECK(nl_server_start(&srv, n4, "127.0.0.1:0", agent_ops,
+	                      sizeof(agent_ops) / sizeof(agent_ops[0]), NULL,
+	                      &e) == 0);
+	if (srv == NULL)
+		goto out;
+	snprintf(addr, sizeof(addr), "127.0.0.1:%u", nl_server_port(srv));
+	CHECK(nl_call(cp, addr, NL_ROLE_NODE, r, NULL, 0, &e) == -1);
+	CHECK_STR(e.code, "node_down");
+	CHECK(strstr(e.msg, "another address") != NULL);
+	/* n1, enrolled as 127.0.0.1, is served there (any port). */
+	CHECK(nl_call(cp, agent_addr, NL_ROLE_NODE, r, NULL, 0, &e) == 0);
+	/* A DNS name in the SAN is matched as a name: localhost is not
+	 * 127.0.0.1 to the check. */
+	snprintf(addr, sizeof(addr), "localhost:%u", nl_server_port(agent_srv));
+	CHECK(nl_call(cp, addr, NL_ROLE_NODE, r, NULL, 0, &e) == -1);
+	CHECK(strstr(e.msg, "another address") != NULL);
+out:
+	nl_server_stop(srv);
+	nl_free(n4);
+	jv_free(r);
 }
 
 static int
@@ -713,9 +921,16 @@ main(void)
 	    {"an oversized header closes the connection",
 	     oversized_header_closes_the_connection},
 	    {"a stream half-closes both ways", stream_half_closes_both_ways},
+	    {"idle streams end unless told otherwise",
+	     idle_streams_end_unless_told_otherwise},
+	    {"the per-address limit spares the control plane",
+	     per_address_limit_spares_the_control_plane},
 	    {"enroll refuses the wrong pin and token",
 	     enroll_refuses_the_wrong_pin_and_token},
 	    {"the tunnel relays a preview", tunnel_relays_a_preview},
+	    {"a node renews its certificate", a_node_renews_its_certificate},
+	    {"a node answers only for its own address",
+	     a_node_answers_only_for_its_own_address},
 	};
 	int rc;
 

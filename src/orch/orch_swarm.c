@@ -444,10 +444,55 @@ s_stop(struct orch *o, const char *name, int grace_s, char msg[DOCKER_MSG_LEN])
 	return DOCKER_OK;
 }
 
+struct leftovers {
+	char ids[8][72];
+	size_t n;
+};
+
+static void
+leftover(const char *id, const struct jv *labels, void *arg)
+{
+	struct leftovers *l = arg;
+
+	(void)labels;
+	if (l->n < 8)
+		snprintf(l->ids[l->n++], 72, "%s", id);
+}
+
+/*
+ * As docker_remove: when it returns, the sandbox's containers are gone
+ * (Swarm removes a deleted service's containers in its own time, while
+ * the caller is about to move the workspace to the trash).  Here they
+ * are force-removed; on another node, its agent is asked until none is
+ * left.
+ */
 static int
 s_remove(struct orch *o, const char *name, char msg[DOCKER_MSG_LEN])
 {
-	return swarm_service_remove(o->docker, name, msg);
+	int64_t deadline = clock_mono_ms() + SWD_WAIT_MS / 2;
+	char m2[DOCKER_MSG_LEN];
+	struct leftovers l = {0};
+	struct docker_state d;
+	struct swd_where w;
+	int rc;
+
+	rc = swd_where(o, name, &w, msg);
+	if (rc != DOCKER_OK)
+		return rc;
+	rc = swarm_service_remove(o->docker, name, msg);
+	if (rc != DOCKER_OK)
+		return rc;
+	if (w.has_task && w.node[0]) {
+		while (swd_remote_inspect(o, w.node, name, &d, m2) == DOCKER_OK &&
+		       clock_mono_ms() < deadline)
+			nap(SWD_POLL_MS * 2);
+		return DOCKER_OK;
+	}
+	docker_list(o->docker, "com.docker.swarm.service.name", name, leftover,
+	            &l, m2);
+	for (size_t i = 0; i < l.n; i++)
+		docker_remove(o->docker, l.ids[i], m2);
+	return DOCKER_OK;
 }
 
 /* No container to ask: the state from the task and the spec. */

@@ -51,10 +51,13 @@ const struct nl_op agent_ops[] = {
     {.name = "sb_postart", .roles = CONTROL, .unary = agent_op_sb_postart},
     {.name = "sb_logs_tail", .roles = CONTROL, .unary = agent_op_sb_logs_tail},
     {.name = "exec_create", .roles = CONTROL, .unary = agent_op_exec_create},
-    {.name = "exec_start", .roles = CONTROL, .stream = agent_op_exec_start},
+    {.name = "exec_start",
+     .roles = CONTROL,
+     .stream = agent_op_exec_start,
+     .idle_ms = -1}, /* a terminal: its own limits */
     {.name = "exec_resize", .roles = CONTROL, .unary = agent_op_exec_resize},
     {.name = "exec_inspect", .roles = CONTROL, .unary = agent_op_exec_inspect},
-    {.name = "sup", .roles = CONTROL, .stream = agent_op_sup},
+    {.name = "sup", .roles = CONTROL, .stream = agent_op_sup, .idle_ms = -1},
     {.name = "preview", .roles = CONTROL, .stream = agent_op_preview},
     {.name = "ws_stat", .roles = CONTROL, .unary = agent_op_ws_stat},
     {.name = "ws_read", .roles = CONTROL, .unary = agent_op_ws_read},
@@ -68,59 +71,12 @@ const struct nl_op agent_ops[] = {
     {.name = "tar_in", .roles = CONTROL, .stream = agent_op_tar_in},
     {.name = "image_has", .roles = CONTROL, .unary = agent_op_image_has},
     {.name = "image_load", .roles = CONTROL, .stream = agent_op_image_load},
-    {.name = "events", .roles = CONTROL, .stream = agent_op_events},
+    {.name = "events",
+     .roles = CONTROL,
+     .stream = agent_op_events,
+     .idle_ms = -1}, /* quiet while nothing happens */
 };
 const size_t agent_nops = sizeof(agent_ops) / sizeof(agent_ops[0]);
-
-bool
-agent_id_ok(const char *id)
-{
-	size_t n = id ? strlen(id) : 0;
-
-	return n > 0 && n <= 64 &&
-	       strspn(id, "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-	                  "abcdefghijklmnopqrstuvwxyz") == n;
-}
-
-void
-agent_ws_path(const struct agent *a, const char *id, char *out, size_t len)
-{
-	workspace_path(a->cfg->data_dir, id, out, len);
-}
-
-struct spawned {
-	struct agent *a;
-	void *(*fn)(void *);
-	void *arg;
-};
-
-int
-agent_spawn(struct agent *a, void *(*fn)(void *), void *arg)
-{
-	pthread_attr_t at;
-	pthread_t t;
-	int rc;
-
-	if (atomic_fetch_add(&a->workers, 1) >= AGENT_STREAM_THREADS) {
-		atomic_fetch_sub(&a->workers, 1);
-		return -1;
-	}
-	pthread_attr_init(&at);
-	pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
-	rc = pthread_create(&t, &at, fn, arg);
-	pthread_attr_destroy(&at);
-	if (rc != 0) {
-		atomic_fetch_sub(&a->workers, 1);
-		return -1;
-	}
-	return 0;
-}
-
-void
-agent_worker_done(struct agent *a)
-{
-	atomic_fetch_sub(&a->workers, 1);
-}
 
 /* ---- state --------------------------------------------------------- */
 
@@ -205,13 +161,66 @@ block_signals(sigset_t *set)
 	pthread_sigmask(SIG_BLOCK, set, NULL);
 }
 
-/* Until a signal: the network and rules put back every SBNET_CHECK_S. */
+struct nodelink *
+agent_nl(struct agent *a)
+{
+	struct nodelink *nl;
+
+	pthread_mutex_lock(&a->mu);
+	nl = a->nl;
+	pthread_mutex_unlock(&a->mu);
+	return nl;
+}
+
+/*
+ * The certificate renewed through the control plane once it has less
+ * than AGENT_RENEW_S to run (tried once an hour until it works); the
+ * server then starts again with it (its streams are cut: once in 60
+ * days).  The previous credentials stay until the next renewal, for the
+ * relays that still use them.
+ */
+static void
+renew_maybe(struct agent *a, int64_t *last)
+{
+	struct nodelink *fresh = NULL;
+	struct err e = {0};
+	int64_t now = (int64_t)time(NULL);
+	char addr[128];
+
+	if (nl_cert_expires(a->nl) - now > AGENT_RENEW_S || now - *last < 3600)
+		return;
+	*last = now;
+	if (nl_renew(a->nl, a->dir, a->control, &e) < 0 ||
+	    nl_open(&fresh, a->dir, &e) < 0) {
+		log_warn("node agent: certificate renewal: %s", e.msg);
+		return;
+	}
+	nl_server_stop(a->srv);
+	a->srv = NULL;
+	pthread_mutex_lock(&a->mu);
+	nl_free(a->nl_old);
+	a->nl_old = a->nl;
+	a->nl = fresh;
+	pthread_mutex_unlock(&a->mu);
+	snprintf(addr, sizeof(addr), "%s:%lld",
+	         a->cfg->node_addr[0] ? a->cfg->node_addr : "0.0.0.0",
+	         (long long)a->cfg->node_port);
+	if (nl_server_start(&a->srv, fresh, addr, agent_ops, agent_nops, a,
+	                    &e) < 0)
+		log_error("node agent: serving again after renewal: %s", e.msg);
+	else
+		log_info("node agent: certificate renewed");
+}
+
+/* Until a signal: the network and rules put back every SBNET_CHECK_S,
+ * the certificate renewed when it is due. */
 static void
 watch(struct agent *a, const sigset_t *set)
 {
 	struct timespec tick = {.tv_sec = SBNET_CHECK_S};
 	struct err e = {0};
 	bool warned = false;
+	int64_t renewed = 0;
 
 	for (;;) {
 		int sig = sigtimedwait(set, NULL, &tick);
@@ -226,6 +235,7 @@ watch(struct agent *a, const sigset_t *set)
 		} else {
 			warned = false;
 		}
+		renew_maybe(a, &renewed);
 	}
 }
 
@@ -297,6 +307,7 @@ nodeagent_run(const struct config *cfg)
 	 * freed then, the process is about to exit anyway. */
 	if (atomic_load(&a->workers) == 0) {
 		nl_free(a->nl);
+		nl_free(a->nl_old);
 		docker_free(a->d);
 		jv_free(a->cluster);
 		pthread_mutex_destroy(&a->mu);

@@ -14,17 +14,17 @@
 #include "lib/jv.h"
 #include "nodelink/nodelink.h"
 
-#define AGENT_STREAM_THREADS 128   /* stream workers at once */
-#define AGENT_PROXY_CONNS    128   /* relayed proxy connections at once */
-#define AGENT_CMD_MAX        64    /* words of an exec's command */
-#define AGENT_ENV_MAX        256   /* entries of an exec's environment */
-#define AGENT_ARG_MAX        4096  /* bytes of one of them */
-#define AGENT_LOG_LINES_MAX  2000  /* sb_logs_tail's lines */
-#define AGENT_DIAL_MS        5000  /* preview and supervisor connects */
-#define AGENT_DRAIN_MS       30000 /* a refused tar_in's rest is read */
+#define AGENT_STREAM_THREADS 128          /* stream workers at once */
+#define AGENT_CMD_MAX        64           /* words of an exec's command */
+#define AGENT_ENV_MAX        256          /* entries of an exec's environment */
+#define AGENT_ARG_MAX        4096         /* bytes of one of them */
+#define AGENT_LOG_LINES_MAX  2000         /* sb_logs_tail's lines */
+#define AGENT_DIAL_MS        5000         /* preview and supervisor connects */
+#define AGENT_DRAIN_MS       30000        /* a refused tar_in's rest is read */
 #define AGENT_TAR_MAX        (64ll << 30) /* tar_in's bytes_max ceiling */
-#define AGENT_RELAY_IDLE_S   600  /* a proxy relay with no byte either way */
-#define AGENT_STOP_WAIT_MS   5000 /* workers waited for at stop */
+#define AGENT_RELAY_IDLE_S   600 /* a proxy relay with no byte either way */
+#define AGENT_RENEW_S        (30 * 86400) /* renewed when less is left */
+#define AGENT_STOP_WAIT_MS   5000         /* workers waited for at stop */
 
 /* The sandbox network as the control plane describes it (enroll). */
 struct agent_net {
@@ -39,7 +39,8 @@ struct agent_net {
 struct agent {
 	const struct config *cfg;
 	struct docker *d;
-	struct nodelink *nl;
+	struct nodelink *nl;     /* under mu once serving: agent_nl() */
+	struct nodelink *nl_old; /* the one before a renewal */
 	struct nl_server *srv;
 	char dir[PATH_MAX]; /* <data>/state/node */
 	char control[128];  /* the control plane's nodelink address */
@@ -57,6 +58,8 @@ struct agent {
 };
 
 /* agent.c */
+/* The credentials now (a renewal replaces them). */
+struct nodelink *agent_nl(struct agent *a);
 extern const struct nl_op agent_ops[];
 extern const size_t agent_nops;
 /* A sandbox id as the ops take it: [0-9A-Za-z]{1,64}. */

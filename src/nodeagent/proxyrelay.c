@@ -89,8 +89,8 @@ relay_main(void *arg)
 
 	jv_set_str(req, "op", "proxy");
 	jv_set_str(req, "ip", r->ip);
-	if (nl_stream(a->nl, a->control, NL_ROLE_CONTROL, req, NULL, &up, &e) <
-	    0) {
+	if (nl_stream(agent_nl(a), a->control, NL_ROLE_CONTROL, req, NULL, &up,
+	              &e) < 0) {
 		log_warn("node agent: proxy relay for %s: %s", r->ip, e.msg);
 	} else {
 		int n = snprintf(line, sizeof(line), "SBXPEER %s %s\n", a->name,

@@ -179,6 +179,7 @@ on_event(const struct jv *v, void *arg)
 	jv_set_str(o, "name", name);
 	jv_set_str(o, "action", action);
 	jv_set_int(o, "exit_code", code ? strtol(code, NULL, 10) : 0);
+	jv_set_str(o, "id", jv_str(jv_get(jv_get(v, "Actor"), "ID")));
 	buf_init(&b, 4096);
 	if (jv_dump(o, &b) == 0 && buf_append(&b, "\n", 1) == 0 &&
 	    fileio_send_all(ev->fd, b.data, b.len) < 0)

@@ -24,6 +24,22 @@
 #include "ws/workspace.h"
 #include "ws/wsfs.h"
 
+bool
+agent_id_ok(const char *id)
+{
+	size_t n = id ? strlen(id) : 0;
+
+	return n > 0 && n <= 64 &&
+	       strspn(id, "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	                  "abcdefghijklmnopqrstuvwxyz") == n;
+}
+
+void
+agent_ws_path(const struct agent *a, const char *id, char *out, size_t len)
+{
+	workspace_path(a->cfg->data_dir, id, out, len);
+}
+
 /* The sandbox's workspace root open (its id checked), and the request's
  * path cleaned into rel; the root's fd or -1 with e. */
 static int

@@ -59,6 +59,7 @@ struct proxy {
 	 * http_call.stop takes (read unlocked by the transfer). */
 	atomic_bool halt;
 	/* relay.c (swarm mode) */
+	bool relay_wanted; /* set before the binder starts */
 	bool relay_on;
 	int relay_fd;
 	pthread_t relay_thread;

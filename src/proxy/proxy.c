@@ -488,7 +488,10 @@ listen_on(struct proxy *px, const char *addr, char *why, size_t len)
 		return -1;
 	px->mhd = MHD_start_daemon(
 	    MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
-	        MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG,
+	        MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG |
+	        /* relayed connections are added (relay.c) and must wake
+	         * the server's thread */
+	        (px->relay_wanted ? MHD_USE_ITC : 0),
 	    0, NULL, NULL, on_proxy, px, MHD_OPTION_EXTERNAL_LOGGER, on_log, px,
 	    MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_THREAD_POOL_SIZE,
 	    (unsigned)PROXY_THREADS, MHD_OPTION_CONNECTION_TIMEOUT,
@@ -558,6 +561,7 @@ proxy_start(struct proxy **out, struct core *core)
 	px->core = core;
 	pthread_mutex_init(&px->mu, NULL);
 	pthread_cond_init(&px->idle, NULL);
+	px->relay_wanted = strcmp(core->cfg->orchestrator, "swarm") == 0;
 	if (pthread_create(&px->binder, NULL, binder_main, px) != 0) {
 		pthread_cond_destroy(&px->idle);
 		pthread_mutex_destroy(&px->mu);
@@ -565,7 +569,7 @@ proxy_start(struct proxy **out, struct core *core)
 		return -1;
 	}
 	/* Swarm mode: sandboxes on other nodes come in relayed (relay.c). */
-	if (strcmp(core->cfg->orchestrator, "swarm") == 0)
+	if (px->relay_wanted)
 		(void)proxy_relay_start(px, core->cfg->data_dir);
 	*out = px;
 	return 0;

@@ -1,0 +1,37 @@
+/*
+ * The agent's worker threads: every stream that needs a thread of its
+ * own (a tar, an image load, events, a proxy relay) is one, detached
+ * and counted, at most AGENT_STREAM_THREADS at once; the agent waits
+ * for the count to drop at stop.
+ */
+#include <pthread.h>
+
+#include "nodeagent/internal.h"
+
+int
+agent_spawn(struct agent *a, void *(*fn)(void *), void *arg)
+{
+	pthread_attr_t at;
+	pthread_t t;
+	int rc;
+
+	if (atomic_fetch_add(&a->workers, 1) >= AGENT_STREAM_THREADS) {
+		atomic_fetch_sub(&a->workers, 1);
+		return -1;
+	}
+	pthread_attr_init(&at);
+	pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+	rc = pthread_create(&t, &at, fn, arg);
+	pthread_attr_destroy(&at);
+	if (rc != 0) {
+		atomic_fetch_sub(&a->workers, 1);
+		return -1;
+	}
+	return 0;
+}
+
+void
+agent_worker_done(struct agent *a)
+{
+	atomic_fetch_sub(&a->workers, 1);
+}

@@ -1,0 +1,205 @@
+/*
+ * A control plane and an enrolled node agent in one process, over real
+ * nodelink on loopback (a CA made by nl_ca_init, the agent's key signed
+ * through an enroll op as a join does), for the node agent's tests:
+ * setup() serves agent_ops with a struct agent on a temporary data dir
+ * and this machine's engine; call() is one op from the control plane.
+ */
+#ifndef AGENT_FIXTURE_H
+#define AGENT_FIXTURE_H
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "lib/b64.h"
+#include "nodeagent/internal.h"
+#include "unit.h"
+#include "ws/workspace.h"
+
+#define ID1 "01HZZZZZZZZZZZZZZZZZZZZZZ1"
+#define ID2 "01HZZZZZZZZZZZZZZZZZZZZZZ2"
+#define ID3 "01HZZZZZZZZZZZZZZZZZZZZZZ3"
+
+static char root[64], cadir[128], nodedir[128], cp_addr[64], ag_addr[64];
+static struct nodelink *cp, *node;
+static struct nl_server *cp_srv, *ag_srv;
+static char token_hash[65];
+static struct config cfg;
+static struct agent ag;
+static bool engine;
+
+static int
+op_enroll(void *arg, const struct nl_peer *p, const struct jv *req,
+          struct jv **ans, struct err *e)
+{
+	char pin[65], sh[65], *cert = NULL;
+
+	(void)arg;
+	(void)p;
+	if (nl_token_parse(jv_str(jv_get(req, "token")), pin, sh, e) < 0)
+		return -1;
+	if (strcmp(sh, token_hash) != 0)
+		return err_set(e, 401, "unauthorized", "wrong join token");
+	if (nl_ca_sign(cadir, jv_str(jv_get(req, "pubkey")),
+	               jv_str(jv_get(req, "name")), jv_str(jv_get(req, "addr")),
+	               &cert, e) < 0)
+		return -1;
+	*ans = jv_obj();
+	jv_set_str(*ans, "cert", cert);
+	jv_set_str(*ans, "name", "n1");
+	free(cert);
+	return 0;
+}
+
+/* The control plane's proxy op, as a stand-in proxy: echoes what comes,
+ * after the relay's first line. */
+static void *
+echo_main(void *arg)
+{
+	int fd = (int)(intptr_t)arg;
+	char buf[512];
+	ssize_t n;
+
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		if (write(fd, buf, (size_t)n) != n)
+			break;
+	close(fd);
+	return NULL;
+}
+
+static int
+op_proxy(void *arg, const struct nl_peer *p, const struct jv *req,
+         struct jv **ans, int *fd, struct err *e)
+{
+	int sv[2];
+	pthread_t t;
+
+	(void)arg;
+	(void)req;
+	(void)ans;
+	if (p->role != NL_ROLE_NODE || strcmp(p->name, "n1") != 0)
+		return err_set(e, 403, "forbidden", "nodes only");
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+		return ERR_INTERNAL(e, "socketpair");
+	pthread_create(&t, NULL, echo_main, (void *)(intptr_t)sv[0]);
+	pthread_detach(t);
+	*fd = sv[1];
+	return 0;
+}
+
+static const struct nl_op cp_ops[] = {
+    {.name = "enroll", .roles = 1u << NL_ROLE_NONE, .unary = op_enroll},
+    {.name = "proxy", .roles = 1u << NL_ROLE_NODE, .stream = op_proxy},
+};
+
+static void
+setup(void)
+{
+	char token[NL_TOKEN_LEN], msg[DOCKER_MSG_LEN], p[256];
+	struct err e = {0};
+	struct jv *ans = NULL;
+
+	snprintf(root, sizeof(root), "/tmp/sbx-agent-XXXXXX");
+	if (mkdtemp(root) == NULL)
+		abort();
+	snprintf(cadir, sizeof(cadir), "%s/ca", root);
+	snprintf(nodedir, sizeof(nodedir), "%s/data/state/node", root);
+	snprintf(cfg.data_dir, sizeof(cfg.data_dir), "%s/data", root);
+	snprintf(cfg.docker_socket, sizeof(cfg.docker_socket),
+	         "/var/run/docker.sock");
+	cfg.egress_mode = EGRESS_PUBLIC;
+	(void)p;
+	if (workspace_init_dirs(cfg.data_dir) < 0)
+		abort();
+	if (nl_ca_init(cadir, "cp", "127.0.0.1:7444", &e) < 0 ||
+	    nl_open(&cp, cadir, &e) < 0 ||
+	    nl_server_start(&cp_srv, cp, "127.0.0.1:0", cp_ops, 2, NULL, &e) <
+	        0 ||
+	    nl_token_new(cadir, token, token_hash, &e) < 0)
+		goto fail;
+	snprintf(cp_addr, sizeof(cp_addr), "127.0.0.1:%u",
+	         nl_server_port(cp_srv));
+	if (nl_enroll(nodedir, cp_addr, token, "n1", "127.0.0.1:7443", NULL,
+	              &ans, &e) < 0 ||
+	    nl_open(&node, nodedir, &e) < 0)
+		goto fail;
+	jv_free(ans);
+	ag.cfg = &cfg;
+	ag.nl = node;
+	ag.relay_fd = -1;
+	pthread_mutex_init(&ag.mu, NULL);
+	snprintf(ag.dir, sizeof(ag.dir), "%s", nodedir);
+	snprintf(ag.control, sizeof(ag.control), "%s", cp_addr);
+	snprintf(ag.name, sizeof(ag.name), "%s", nl_name(node));
+	snprintf(ag.net.subnet, sizeof(ag.net.subnet), "127.0.0.0/8");
+	snprintf(ag.net.gateway, sizeof(ag.net.gateway), "127.0.0.1");
+	ag.net.proxy_port = 20000 + (unsigned)getpid() % 20000;
+	if (docker_new(&ag.d, cfg.docker_socket) < 0)
+		abort();
+	engine = docker_ping(ag.d, msg) == DOCKER_OK;
+	if (nl_server_start(&ag_srv, node, "127.0.0.1:0", agent_ops, agent_nops,
+	                    &ag, &e) < 0)
+		goto fail;
+	snprintf(ag_addr, sizeof(ag_addr), "127.0.0.1:%u",
+	         nl_server_port(ag_srv));
+	return;
+fail:
+	fprintf(stderr, "setup: %s\n", e.msg);
+	abort();
+}
+
+/* One op from the control plane; the answer, NULL with *e. */
+static struct jv *
+call(struct jv *req, struct err *e)
+{
+	struct jv *ans = NULL;
+
+	*e = (struct err){0};
+	if (nl_call(cp, ag_addr, NL_ROLE_NODE, req, &ans, NL_CALL_MS, e) < 0)
+		ans = NULL;
+	jv_free(req);
+	return ans;
+}
+
+static struct jv *
+req_of(const char *op, const char *sandbox, const char *path)
+{
+	struct jv *r = jv_obj();
+
+	jv_set_str(r, "op", op);
+	if (sandbox)
+		jv_set_str(r, "sandbox", sandbox);
+	if (path)
+		jv_set_str(r, "path", path);
+	return r;
+}
+
+static void
+teardown(void)
+{
+	char *const argv[] = {"rm", "-rf", root, NULL};
+	pid_t pid;
+	int st;
+
+	nl_server_stop(ag_srv);
+	nl_server_stop(cp_srv);
+	for (int i = 0; i < 100 && atomic_load(&ag.workers) > 0; i++)
+		usleep(50 * 1000);
+	if ((pid = fork()) == 0) {
+		execvp(argv[0], argv);
+		_exit(127);
+	}
+	waitpid(pid, &st, 0);
+}
+
+#endif

@@ -379,7 +379,8 @@ files_put(struct req *r, struct resp *w)
 
 	if (target_open(r, w, false, &t) < 0 || precond_parse(r, w, &p) < 0)
 		goto out;
-	if (!t.remote && core_workspace_room(r->core, t.sb.id, &e) < 0) {
+	if ((t.remote ? files_remote_room(r->core, &t.sb, &e)
+	              : core_workspace_room(r->core, t.sb.id, &e)) < 0) {
 		api_reply_err(w, &e);
 		goto out;
 	}
@@ -473,14 +474,12 @@ files_move(struct req *r, struct resp *w)
 		goto out;
 	}
 	snprintf(t.path, sizeof(t.path), "%s", from);
-	if (wsnode_guard(&t.sb, "moving a file", &e) < 0) {
-		api_reply_err(w, &e);
-		goto out;
-	}
 	if (target_dir(r, w, &t) < 0)
 		goto out;
 	pthread_mutex_lock(write_lock(t.sb.id));
-	moved = wsfs_move(t.appfd, from, to, WORKSPACE_UID, WORKSPACE_GID, &e);
+	moved = t.remote ? files_remote_move(r->core, &t.sb, from, to, &e)
+	                 : wsfs_move(t.appfd, from, to, WORKSPACE_UID,
+	                             WORKSPACE_GID, &e);
 	pthread_mutex_unlock(write_lock(t.sb.id));
 	if (moved < 0) {
 		api_reply_err(w, &e);

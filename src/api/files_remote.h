@@ -31,4 +31,16 @@ int files_remote_read(struct core *c, const struct sandbox *sb,
 int files_remote_delete(struct core *c, const struct sandbox *sb,
                         const char *path, bool recursive, struct err *e);
 
+/* core_workspace_room for a remote sandbox: 507 workspace_full past
+ * SANDBOXD_WORKSPACE_MAX_MB, as its node measures it. */
+int files_remote_room(struct core *c, const struct sandbox *sb, struct err *e);
+/*
+ * As wsfs_move for a regular file (a copy to `to`, then `from`
+ * removed: not atomic on the node, at most WSFS_MAX_WRITE bytes); a
+ * directory answers 409 sandbox_remote.  Never replaces: 409 when `to`
+ * exists.  The caller holds the sandbox's write lock.
+ */
+int files_remote_move(struct core *c, const struct sandbox *sb,
+                      const char *from, const char *to, struct err *e);
+
 #endif

@@ -269,12 +269,39 @@ list_one(const struct task *t, void *arg)
 	return 0;
 }
 
+/*
+ * For a sandbox on another node: the tasks that have attachments there
+ * (one ws_list of the attachments' directory, not one per task); NULL
+ * for a local sandbox, whose tasks are each looked at.
+ */
+static struct jv *
+remote_with_images(struct core *c, const struct sandbox *sb)
+{
+	struct jv *ls = NULL;
+	struct err e = {0};
+
+	if (!wsnode_remote(sb))
+		return NULL;
+	if (wsnode_list(c->wn, sb, TASK_ATTACH_DIR, &ls, &e) < 0)
+		return jv_arr(); /* none there (or the node is down) */
+	return ls;
+}
+
+static bool
+listed(const struct jv *ls, const char *name)
+{
+	for (size_t i = 0; i < jv_len(ls); i++)
+		if (strcmp(jv_str(jv_get(jv_at(ls, i), "name")), name) == 0)
+			return true;
+	return false;
+}
+
 void
 tasks_list(struct req *r, struct resp *w)
 {
 	struct list_ctx x;
 	struct sandbox sb;
-	struct jv *o;
+	struct jv *o, *with;
 
 	if (api_load_sandbox(r, w, &sb) < 0)
 		return;
@@ -287,6 +314,7 @@ tasks_list(struct req *r, struct resp *w)
 	}
 	/* After the list, not in it: its rows are handed out under no lock,
 	 * but one query at a time reads more plainly. */
+	with = remote_with_images(r->core, &sb);
 	for (size_t i = 0; i < jv_len(x.arr); i++) {
 		struct jv *t = jv_at(x.arr, i);
 		const char *id = jv_str(jv_get(t, "id"));
@@ -295,8 +323,12 @@ tasks_list(struct req *r, struct resp *w)
 			continue;
 		if (store_spend_get(r->core->store, "task", id, &s) == 0)
 			jv_set(t, "spend", spend_json(&s));
-		jv_set(t, "images", images_json(r->core, sb.id, id));
+		jv_set(t, "images",
+		       with && !listed(with, id)
+		           ? jv_arr()
+		           : images_json(r->core, sb.id, id));
 	}
+	jv_free(with);
 	o = jv_obj();
 	jv_set(o, "tasks", x.arr);
 	api_reply_json(w, 200, o);

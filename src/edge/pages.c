@@ -126,6 +126,13 @@ static const struct page_spec edge_state_pages[] = {
                          "No sandbox serves this address, or the sandbox "
                          "does not declare this port.",
                          false, false},
+    [PREVIEW_NODE_DOWN] = {503, "Service Unavailable", "node-down",
+                           "This app's server is unreachable",
+                           "The server that runs this app does not answer. "
+                           "The app's files are on that server; this page "
+                           "tries again by itself, and the operator can "
+                           "restore the app elsewhere.",
+                           false, true},
 };
 
 static void

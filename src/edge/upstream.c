@@ -11,6 +11,11 @@
  * byte of the answer came back, and the request has no body and is not a
  * POST, PATCH or LOCK (nginx's rule), it is sent again on a new
  * connection, once; anything else gets a 502.
+ *
+ * A sandbox on another node is reached through the node tunnel on
+ * loopback (orch_target): the target carries a preamble, "SBX <id>
+ * <port>\n", written once the connection is made and before any byte
+ * of the request, on every new connection (a retry's too).
  */
 #include <errno.h>
 #include <netinet/tcp.h>
@@ -65,6 +70,7 @@ edge_upstream_open(struct edge_conn *c, const char *id, int port)
 {
 	char copy[ULID_LEN + 1];
 
+	c->t.preamble_len = 0; /* a preview's own, set by preview_resolve */
 	if (c->console) {
 		edge_upstream_close(c);
 		edge_upstream_connect(
@@ -107,6 +113,14 @@ edge_upstream_connected(struct edge_conn *c)
 	if (getsockopt(c->up.fd, SOL_SOCKET, SO_ERROR, &err, &len) < 0)
 		err = errno;
 	if (err) {
+		edge_upstream_failed(c);
+		return 1;
+	}
+	/* A sandbox on another node: the tunnel's preamble goes first.  The
+	 * socket is new and its buffer empty: 96 bytes go whole or not. */
+	if (c->t.preamble_len &&
+	    send(c->up.fd, c->t.preamble, c->t.preamble_len, MSG_NOSIGNAL) !=
+	        (ssize_t)c->t.preamble_len) {
 		edge_upstream_failed(c);
 		return 1;
 	}

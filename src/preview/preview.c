@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "orch/orch.h"
 #include "sandbox/activity.h"
 #include "sandbox/membudget.h"
 #include "sandbox/routes.h"
@@ -210,6 +211,37 @@ resolve_asleep(struct core *c, struct preview_target *t)
 	pthread_mutex_unlock(&c->pv->mu);
 }
 
+/*
+ * A running sandbox on another node: the node tunnel's loopback address
+ * and the preamble naming sandbox and port (orch_target never blocks).
+ * A frozen one is thawed as a local one is (thaw_begin); the request
+ * waits in the tunnel meanwhile.
+ */
+static void
+remote_target(struct core *c, const struct route *rt, int port,
+              struct preview_target *t)
+{
+	struct orch_target ot;
+
+	memset(&ot, 0, sizeof(ot));
+	if (rt->frozen)
+		thaw_begin(c, rt->id);
+	if (c->orch == NULL ||
+	    orch_target(c->orch, rt->id, rt->node, NULL, port, &ot) < 0 ||
+	    ot.addr.ss_family != AF_INET || ot.preamble_len == 0 ||
+	    ot.preamble_len > sizeof(t->preamble)) {
+		t->state = PREVIEW_NODE_DOWN;
+		t->retry_after_s = 5;
+		snprintf(t->message, sizeof(t->message),
+		         "no way to reach node %s from here", rt->node);
+		return;
+	}
+	t->state = PREVIEW_UP;
+	memcpy(&t->addr, &ot.addr, sizeof(t->addr));
+	memcpy(t->preamble, ot.preamble, ot.preamble_len);
+	t->preamble_len = ot.preamble_len;
+}
+
 void
 preview_resolve(struct core *c, const char *id, int port,
                 struct preview_target *t)
@@ -230,7 +262,16 @@ preview_resolve(struct core *c, const char *id, int port,
 		return;
 	}
 	activity_touch(c->act, id);
-	if (rt.state == SANDBOX_ERROR) {
+	if (rt.node_down) {
+		t->state = PREVIEW_NODE_DOWN;
+		t->retry_after_s = 5;
+		snprintf(t->message, sizeof(t->message),
+		         "the server that runs this app (node %s) does not "
+		         "answer",
+		         rt.node);
+	} else if (rt.node[0] && rt.state == SANDBOX_RUNNING) {
+		remote_target(c, &rt, port, t);
+	} else if (rt.state == SANDBOX_ERROR) {
 		t->state = PREVIEW_FAILED;
 		snprintf(t->message, sizeof(t->message), "%s", rt.error);
 	} else if (rt.state == SANDBOX_RUNNING && rt.has_addr) {

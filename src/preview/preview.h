@@ -30,16 +30,20 @@ enum preview_state {
 	PREVIEW_NO_HEADROOM,   /* wake refused: host memory is short */
 	PREVIEW_FAILED,        /* the sandbox is in error, or the wake failed */
 	PREVIEW_NO_WEB,        /* nothing on the port: it runs workers only */
-	PREVIEW_UNKNOWN, /* no such sandbox, or the port is not declared */
+	PREVIEW_UNKNOWN,   /* no such sandbox, or the port is not declared */
+	PREVIEW_NODE_DOWN, /* its node (swarm) does not answer */
 };
 
 struct preview_target {
 	enum preview_state state;
 	char id[ULID_LEN + 1];
 	int port;
-	struct sockaddr_in addr; /* PREVIEW_UP: container address and port */
-	int retry_after_s;       /* for the 503 answers */
-	char message[256];       /* for the pages: what is wrong */
+	struct sockaddr_in addr; /* PREVIEW_UP: container address and port,
+	                          * or the node tunnel's (orch_target) */
+	char preamble[96];       /* written first on the connection ("" none) */
+	size_t preamble_len;
+	int retry_after_s; /* for the 503 answers */
+	char message[256]; /* for the pages: what is wrong */
 };
 
 /*

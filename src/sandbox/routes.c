@@ -105,6 +105,8 @@ route_from(struct route *rt, const struct sandbox *sb, bool had)
 		rt->started_at = sb->updated_at;
 	if (sb->status == SANDBOX_ERROR)
 		snprintf(rt->error, sizeof(rt->error), "%s", sb->error_message);
+	snprintf(rt->node, sizeof(rt->node), "%s", sb->node);
+	rt->node_down = strcmp(sb->status_reason, "node_down") == 0;
 }
 
 int

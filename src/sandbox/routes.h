@@ -38,6 +38,8 @@ struct route {
 	int64_t started_at; /* Unix seconds: the row's update that made it
 	                     * running (or the row's last update, at load) */
 	char error[256];    /* an error sandbox's message */
+	char node[64];      /* the node that runs it; "" this host */
+	bool node_down;     /* its node does not answer (status_reason) */
 	/* What its manifest runs, as the last configure read it (not from
 	 * the row, so a routes_put keeps it): workers only, and their
 	 * names ("worker, mailer"), for the preview's page. */

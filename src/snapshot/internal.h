@@ -19,6 +19,13 @@ void snap_store_set(struct core *c, struct ws_inoset *set);
 /* copytree with the dependency store's inodes; -1 with errno. */
 int snap_copy(struct core *c, const char *src, const char *dst,
               struct copytree_stats *st);
+/*
+ * The app's tree of sb, a sandbox on another node, into dst (in the
+ * snapshot's tmp directory) by its node's tar stream (remote.c); st's
+ * figures counted.  -1 with e.
+ */
+int snap_fetch(struct core *c, const struct sandbox *sb, const char *tmp,
+               const char *dst, struct copytree_stats *st, struct err *e);
 /* syncfs of dir's filesystem. */
 int snap_sync(const char *dir);
 /* A failed copy's errno as an error (507 for a full disk); -1. */

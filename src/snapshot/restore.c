@@ -29,6 +29,7 @@
 #include "snapshot/snapshot.h"
 #include "task/task.h"
 #include "ws/usage.h"
+#include "wsnode/wsnode.h"
 #include "lib/fileio.h"
 #include "lib/log.h"
 
@@ -114,6 +115,8 @@ snapshot_restore(struct core *c, const struct app *app, const char *snap_id,
 		return err_set(e, 409, "task_in_progress",
 		               "a task is running on the app; wait for it or "
 		               "cancel it, then restore");
+	if (wsnode_guard(sb, "a restore", e) < 0)
+		return -1;
 	snprintf(name, sizeof(name), "before restore to %.100s", sn.name);
 	if (snapshot_take(c, app, name, "before_restore", actor, undo, e) < 0)
 		return -1;

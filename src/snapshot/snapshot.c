@@ -236,13 +236,17 @@ copy_locked(struct core *c, struct snapshot *sn, struct err *e)
 	char name[128], msg[DOCKER_MSG_LEN];
 	struct ws_inoset set = {0};
 	struct copytree_stats st;
+	struct sandbox sb;
 	int64_t t0;
 	int paused, rc, err;
+	bool remote;
 
 	snap_app_dir(c, sn->source_sandbox_id, "app", src, sizeof(src));
 	snap_path(c, sn->id, ".tmp", tmp, sizeof(tmp));
 	snprintf(dst, sizeof(dst), "%s/app", tmp);
-	if (access(src, F_OK) < 0)
+	remote = store_sandbox_get(c->store, sn->source_sandbox_id, &sb) == 0 &&
+	         wsnode_remote(&sb);
+	if (!remote && access(src, F_OK) < 0)
 		return ERR_CONFLICT(e, "the app has no files yet");
 	if (mkdir(tmp, 0700) < 0)
 		return snap_copy_err(errno, "no snapshot was taken", e);
@@ -257,7 +261,9 @@ copy_locked(struct core *c, struct snapshot *sn, struct err *e)
 		return -1;
 	}
 	t0 = clock_mono_ms();
-	rc = copytree(src, dst, &set, &st);
+	/* on another node: its tar stream, e filled on failure */
+	rc = remote ? snap_fetch(c, &sb, tmp, dst, &st, e)
+	            : copytree(src, dst, &set, &st);
 	err = errno;
 	if (paused) {
 		core_container_name(c, sn->source_sandbox_id, name,
@@ -271,7 +277,8 @@ copy_locked(struct core *c, struct snapshot *sn, struct err *e)
 	core_sandbox_unlock(c, sn->source_sandbox_id);
 	ws_inoset_release(&set);
 	if (rc < 0)
-		return snap_copy_err(err, "no snapshot was taken", e);
+		return remote ? -1
+		              : snap_copy_err(err, "no snapshot was taken", e);
 	sn->files = st.files;
 	sn->size_bytes = st.size_bytes;
 	sn->own_bytes = st.own_bytes;
@@ -311,8 +318,6 @@ snapshot_take(struct core *c, const struct app *app, const char *name,
 	if (sb.status == SANDBOX_CREATING)
 		return ERR_CONFLICT(e, "the sandbox is being created; try "
 		                       "again when it runs");
-	if (wsnode_guard(&sb, "a snapshot", e) < 0)
-		return -1;
 	if (core_data_full(c, NULL))
 		return err_set(e, 507, "insufficient_storage",
 		               "the data filesystem is full; no snapshot was "

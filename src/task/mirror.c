@@ -36,6 +36,9 @@
 
 #define MIRROR_TICK_MS  300
 #define MIRROR_PASS_MAX (256u << 10) /* bytes of one file per tick */
+/* A file's copy stops growing here: derive reads no more of agent.out
+ * (DERIVE_OUT_MAX), and far less of the others. */
+#define MIRROR_FILE_MAX (64ll << 20)
 
 struct mirror {
 	struct mirror *next;
@@ -100,17 +103,21 @@ mirror_pass(struct mirror *m, bool *warned)
 	struct err e = {0};
 	struct buf steps;
 	bool eof, have;
+	off_t have_steps = 0;
 
 	buf_init(&steps, MIRROR_PASS_MAX + 1);
 	snprintf(rel, sizeof(rel), ".sandboxd/tasks/%s/steps", m->task_id);
-	have = wsnode_read(
-	           m->wn, &m->sb, rel,
-	           fstatat(m->dirfd, "steps", &st, AT_SYMLINK_NOFOLLOW) == 0
-	               ? st.st_size
-	               : 0,
-	           MIRROR_PASS_MAX, &steps, &eof, &e) == 0;
+	if (fstatat(m->dirfd, "steps", &st, AT_SYMLINK_NOFOLLOW) == 0)
+		have_steps = st.st_size;
+	have = have_steps < MIRROR_FILE_MAX &&
+	       wsnode_read(m->wn, &m->sb, rel, have_steps, MIRROR_PASS_MAX,
+	                   &steps, &eof, &e) == 0;
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
 		struct err fe = {0};
+		if (fstatat(m->dirfd, names[i], &st, AT_SYMLINK_NOFOLLOW) ==
+		        0 &&
+		    st.st_size >= MIRROR_FILE_MAX)
+			continue;
 		snprintf(rel, sizeof(rel), ".sandboxd/tasks/%s/%s", m->task_id,
 		         names[i]);
 		if (wsnode_mirror(m->wn, &m->sb, rel, m->dirfd, names[i],

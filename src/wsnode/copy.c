@@ -24,6 +24,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include "export/tar.h"
@@ -96,10 +97,21 @@ read_trailer(int fd, int64_t *bytes, struct err *e)
 	return rc;
 }
 
+/* A stalled peer fails the copy's blocking reads and writes (the tar
+ * reader and writer block on these sockets) after COPY_IDLE_MS. */
+static void
+idle_deadline(int fd)
+{
+	struct timeval tv = {.tv_sec = COPY_IDLE_MS / 1000};
+
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+}
+
 /* Opens a stream op on node's agent about sandbox id. */
 static int
 open_stream(struct wsnode *w, const char *node, const char *op, const char *id,
-            int *fd, struct err *e)
+            bool exclude_deps, int *fd, struct err *e)
 {
 	struct jv *req = jv_obj();
 	char addr[128];
@@ -111,10 +123,12 @@ open_stream(struct wsnode *w, const char *node, const char *op, const char *id,
 	if (strcmp(op, "tar_in") == 0)
 		jv_set_int(req, "bytes_max", WSNODE_TAR_MAX);
 	else
-		jv_set_bool(req, "exclude_deps", false);
+		jv_set_bool(req, "exclude_deps", exclude_deps);
 	if (wsnode_addr(w, node, addr, e) == 0)
 		rc = nl_stream(atomic_load(&w->nl), addr, NL_ROLE_NODE, req,
 		               NULL, fd, e);
+	if (rc == 0)
+		idle_deadline(*fd);
 	jv_free(req);
 	return rc;
 }
@@ -271,13 +285,14 @@ wsnode_copy(struct wsnode *w, const char *sandbox_id, const char *from,
 	if (strcmp(from, to) == 0)
 		return ERR_BAD(e, "a workspace copy from node \"%s\" to itself",
 		               from);
-	if (to[0] && open_stream(w, to, "tar_in", sandbox_id, &dst, e) < 0)
+	if (to[0] &&
+	    open_stream(w, to, "tar_in", sandbox_id, false, &dst, e) < 0)
 		goto out;
 	if (from[0] == '\0') {
 		rc = copy_out(w, sandbox_id, dst, bytes, e);
 		goto out;
 	}
-	if (open_stream(w, from, "tar_out", sandbox_id, &src, e) < 0)
+	if (open_stream(w, from, "tar_out", sandbox_id, false, &src, e) < 0)
 		goto out;
 	if (to[0] == '\0') {
 		rc = copy_in(w, sandbox_id, src, bytes, e);
@@ -292,5 +307,22 @@ out:
 		close(dst);
 	if (rc == 0 && !keep_source && source_trash(w, sandbox_id, from, e) < 0)
 		return -1;
+	return rc;
+}
+
+int
+wsnode_fetch(struct wsnode *w, const struct sandbox *sb, bool exclude_deps,
+             int dirfd, int64_t *bytes, struct err *e)
+{
+	int src, rc;
+
+	*bytes = 0;
+	if (!wsnode_remote(sb))
+		return ERR_BAD(e, "sandbox %s is on this host", sb->id);
+	if (open_stream(w, sb->node, "tar_out", sb->id, exclude_deps, &src, e) <
+	    0)
+		return -1;
+	rc = tar_read_tree(src, dirfd, WSNODE_TAR_MAX, bytes, e);
+	close(src);
 	return rc;
 }

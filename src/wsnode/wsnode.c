@@ -31,6 +31,7 @@
 #include "lib/limits.h"
 #include "nodelink/nodelink.h"
 #include "wsnode/internal.h"
+#include "ws/usage.h"
 #include "ws/workspace.h"
 #include "ws/wsfs.h"
 
@@ -419,4 +420,26 @@ wsnode_mkdir(struct wsnode *w, const struct sandbox *sb, const char *path,
 	rc = wsfs_mkdirs(dirfd, path, WORKSPACE_UID, WORKSPACE_GID, e);
 	close(dirfd);
 	return rc;
+}
+
+int
+wsnode_usage(struct wsnode *w, const struct sandbox *sb, int64_t *bytes,
+             struct err *e)
+{
+	char ws[WORKSPACE_PATH_MAX];
+	struct jv *req, *ans;
+
+	if (!wsnode_remote(sb)) {
+		workspace_path(w->cfg->data_dir, sb->id, ws, sizeof(ws));
+		if ((*bytes = ws_usage(sb->id, ws)) < 0)
+			return ERR_NOTFOUND(e, "the workspace does not exist");
+		return 0;
+	}
+	req = jv_obj();
+	jv_set_str(req, "sandbox", sb->id);
+	if (wsnode_call(w, sb->node, "ws_usage", req, &ans, e) < 0)
+		return -1;
+	*bytes = jv_int(jv_get(ans, "bytes"));
+	jv_free(ans);
+	return 0;
 }

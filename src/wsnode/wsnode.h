@@ -81,6 +81,10 @@ int wsnode_delete(struct wsnode *w, const struct sandbox *sb, const char *path,
                   struct err *e);
 int wsnode_mkdir(struct wsnode *w, const struct sandbox *sb, const char *path,
                  struct err *e);
+/* The bytes the sandbox's workspace holds (ws_usage's walk, cached on
+ * its node; local: ws_usage). */
+int wsnode_usage(struct wsnode *w, const struct sandbox *sb, int64_t *bytes,
+                 struct err *e);
 
 /*
  * Appends to the local file name beneath dirfd (made 0600 when missing)
@@ -116,5 +120,14 @@ void wsnode_shadow_drop(int fd, const char *path);
 int wsnode_copy(struct wsnode *w, const char *sandbox_id, const char *from,
                 const char *to, bool keep_source, int64_t *bytes,
                 struct err *e);
+
+/*
+ * The workspace of sb, on another node, read into the empty local
+ * directory dirfd by its node's tar_out stream (dependency trees left
+ * out with exclude_deps): a copy, the node's left as it is.  *bytes the
+ * tar's size.  A local sb: 400 (the caller copies the tree itself).
+ */
+int wsnode_fetch(struct wsnode *w, const struct sandbox *sb, bool exclude_deps,
+                 int dirfd, int64_t *bytes, struct err *e);
 
 #endif

@@ -1,4 +1,4 @@
-# tests/integration/swarm-lib.sh: the swarm harness (tests 110-113), sourced
+# tests/integration/swarm-lib.sh: the swarm harness (tests 110-114), sourced
 # after lib.sh.
 #
 # It makes this machine's engine a one-node or two-node Docker Swarm of the

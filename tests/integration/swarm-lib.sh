@@ -243,7 +243,7 @@ swarm_cp_start() {
 swarm_join_command() {
 	SW_JOIN=
 	api POST /v1/nodes/join-command '{}'
-	expect_status 200 || return 1
+	[[ $STATUS == 201 || $STATUS == 200 ]] || { t_err "$REQ: $STATUS $(short_body)"; return 1; }
 	SW_JOIN=$(j .command)
 	[[ $SW_JOIN == "sandboxd node join "*"--token "* ]] ||
 		t_err "the join command is not 'sandboxd node join … --token …': $SW_JOIN"

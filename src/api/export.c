@@ -20,6 +20,7 @@
 #include "lib/utf8.h"
 #include "ws/workspace.h"
 #include "ws/wsfs.h"
+#include "wsnode/wsnode.h"
 
 #define EXPORT_SLUG_MAX 64 /* bytes of the file name's stem */
 
@@ -79,6 +80,11 @@ apps_export(struct req *r, struct resp *w)
 	}
 	workspace_path(r->core->cfg->data_dir, a.current_sandbox_id, ws,
 	               sizeof(ws));
+	if (wsnode_guard_id(r->core->store, a.current_sandbox_id, "an export",
+	                    &e) < 0) {
+		api_reply_err(w, &e);
+		return;
+	}
 	fd = wsfs_open_dir(ws, "workspace/app", &e);
 	if (fd < 0) {
 		api_reply_err(w, &e);

@@ -13,6 +13,7 @@
 #include "git/git.h"
 #include "ws/workspace.h"
 #include "ws/wsfs.h"
+#include "wsnode/wsnode.h"
 
 enum git_op { GIT_OP_STATUS, GIT_OP_DIFF, GIT_OP_COMMIT };
 
@@ -23,6 +24,7 @@ app_workspace(struct req *r, struct resp *w, const char *flag, char *ws,
 {
 	struct app a;
 	struct sandbox sb;
+	struct err e = {0};
 	struct jv *o;
 	int rc = api_load_app_sandbox(r, w, &a, &sb);
 
@@ -34,6 +36,10 @@ app_workspace(struct req *r, struct resp *w, const char *flag, char *ws,
 		jv_set_str(o, "reason", "no_sandbox");
 		api_reply_json(w, 200, o);
 		return 1;
+	}
+	if (wsnode_guard(&sb, "git", &e) < 0) {
+		api_reply_err(w, &e);
+		return -1;
 	}
 	workspace_path(r->core->cfg->data_dir, sb.id, ws, len);
 	return 0;

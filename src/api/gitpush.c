@@ -21,6 +21,7 @@
 #include "sandbox/gitops.h"
 #include "ws/workspace.h"
 #include "git/git.h"
+#include "wsnode/wsnode.h"
 
 #define SLUG_MAX 32
 
@@ -153,6 +154,11 @@ apps_git_push(struct req *r, struct resp *w)
 	p.branch = branch[0] ? branch : NULL;
 	p.prefix = prefix;
 	workspace_path(r->core->cfg->data_dir, sb.id, ws, sizeof(ws));
+	if (wsnode_guard(&sb, "a push", &e) < 0) {
+		vault_secret_free(&tok);
+		api_reply_err(w, &e);
+		return;
+	}
 	rc = gitws_push(a.id, ws, &p, &out, &e);
 	vault_secret_free(&tok);
 	if (rc == GITWS_NOT_REPO)

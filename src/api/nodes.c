@@ -65,7 +65,7 @@ nodes_join_command(struct req *r, struct resp *w)
 	if (!allowed(r, w))
 		return;
 	rc = cluster_join_command(r->core->cluster, &out, &e);
-	reply(w, 201, rc, out, &e);
+	reply(w, 200, rc, out, &e);
 }
 
 static void

@@ -12,5 +12,7 @@ int cmd_backup(int argc, char **argv);
 int cmd_restore(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);
 int cmd_gc(int argc, char **argv);
+/* `sandboxd node join|run` (node.c): the node agent. */
+int cmd_node(int argc, char **argv);
 
 #endif

@@ -221,6 +221,9 @@ struct command {
 	/* instead of run: given the configuration and the open store */
 	int (*with_store)(const struct config *cfg, struct store *store);
 	const char *help;
+	/* A row with a sub taking more words after it; looked up before
+	 * the client's commands, which share its first word ("node"). */
+	bool more;
 };
 
 static const struct command commands[] = {
@@ -251,6 +254,18 @@ static const struct command commands[] = {
      .run = cmd_network_remove,
      .help = "remove the egress rules and the sandbox network\n"
              "(when sandboxd made it and no sandbox is on it)"},
+    {.name = "node",
+     .sub = "join",
+     .more = true,
+     .run_args = cmd_node,
+     .help = "--control HOST:PORT --token TOKEN [--name N] [--addr IP]:\n"
+             "enroll this server with a control plane, join its swarm\n"
+             "and run the node agent (the command `node join-command`\n"
+             "prints)"},
+    {.name = "node",
+     .sub = "run",
+     .run_args = cmd_node,
+     .help = "run this server's node agent (once it has joined)"},
     {.name = "backup",
      .run_args = cmd_backup,
      .help = "DIR [--workspaces]: a consistent backup, also while\n"
@@ -316,7 +331,8 @@ command_find(int argc, char **argv)
 
 		if (strcmp(argv[1], c->name) != 0)
 			continue;
-		if (c->sub && (argc != 3 || strcmp(argv[2], c->sub) != 0))
+		if (c->sub && ((c->more ? argc < 3 : argc != 3) ||
+		               strcmp(argv[2], c->sub) != 0))
 			continue;
 		if (c->exact && argc != 2)
 			continue;
@@ -330,9 +346,11 @@ main(int argc, char **argv)
 {
 	const struct command *c;
 
+	c = command_find(argc, argv);
+	if (c && c->sub && strcmp(c->name, "node") == 0)
+		return c->run_args(argc, argv);
 	if (cli_handles(argc, argv))
 		return cli_main(argc, argv);
-	c = command_find(argc, argv);
 
 	if (c == NULL) {
 		usage(stderr);

@@ -133,8 +133,8 @@ manager_check(struct cluster *cl, struct cluster_swarm_info *si, struct err *e)
 	return 0;
 }
 
-/* The manager's node labelled sandboxd.node and sandboxd.agent (its
- * network and image are the daemon's own). */
+/* The manager's node labelled sandboxd.node (sbnet labels it
+ * sandboxd.agent once its network is ready). */
 static int
 label_manager(struct cluster *cl, struct err *e)
 {
@@ -144,9 +144,7 @@ label_manager(struct cluster *cl, struct err *e)
 	if (manager_check(cl, &si, e) < 0)
 		return -1;
 	if (cluster_swarm_label(cl, si.node_id, "sandboxd.node", cl->self,
-	                        msg) != DOCKER_OK ||
-	    cluster_swarm_label(cl, si.node_id, "sandboxd.agent", "1", msg) !=
-	        DOCKER_OK)
+	                        msg) != DOCKER_OK)
 		return ERR_DOCKER(e, "labelling the manager's node: %s", msg);
 	return 0;
 }

@@ -41,25 +41,34 @@
 
 #define DRAIN_STOP_TRIES 3 /* a sandbox woken while it was being stopped */
 
-/* The re-pin: the service, then the row (journal "copied" -> "repinned"). */
+/* The re-pin: the service, then the row, then the edge's route; the
+ * sandbox's lock held by the caller. */
+static int
+repin_locked(struct cluster *cl, const struct move_row *m, struct err *e)
+{
+	struct core *c = cl->c;
+	char name[128], msg[DOCKER_MSG_LEN];
+
+	core_container_name(c, m->sandbox_id, name, sizeof(name));
+	if (orch_move(c->orch, name, m->dst, msg) != DOCKER_OK)
+		return err_set(e, 502, "docker_error", "re-pin: %s", msg);
+	if (store_sandbox_set_node(c->store, m->sandbox_id, m->dst) != 0)
+		return ERR_INTERNAL(e, "database error");
+	core_route_refresh(c, m->sandbox_id);
+	return 0;
+}
+
+/* The journal's re-pin ("copied" -> "repinned"), at start. */
 static int
 step_repin(void *arg, const struct move_row *m, struct err *e)
 {
 	struct cluster *cl = arg;
-	struct core *c = cl->c;
-	char name[128], msg[DOCKER_MSG_LEN];
 	int rc;
 
-	core_container_name(c, m->sandbox_id, name, sizeof(name));
-	rc = orch_move(c->orch, name, m->dst, msg);
-	if (rc != DOCKER_OK)
-		return err_set(e, 502, "docker_error", "re-pin: %s", msg);
-	if (store_sandbox_set_node(c->store, m->sandbox_id, m->dst) != 0)
-		return ERR_INTERNAL(e, "database error");
-	core_sandbox_lock(c, m->sandbox_id);
-	core_route_refresh(c, m->sandbox_id);
-	core_sandbox_unlock(c, m->sandbox_id);
-	return 0;
+	core_sandbox_lock(cl->c, m->sandbox_id);
+	rc = repin_locked(cl, m, e);
+	core_sandbox_unlock(cl->c, m->sandbox_id);
+	return rc;
 }
 
 /* The source's copy: local, through the workspaces' trash; remote, the
@@ -186,7 +195,7 @@ move_one(struct cluster *cl, const char *id, const char *src, const char *dst,
 	store_move_set(c->store, m.id, "copying", 0, "");
 	if (wsnode_copy(c->wn, id, src, dst, true, &m.bytes, e) < 0 ||
 	    store_move_set(c->store, m.id, "copied", m.bytes, "") != 0 ||
-	    step_repin(cl, &m, e) < 0) {
+	    repin_locked(cl, &m, e) < 0) {
 		if (e->status == 0)
 			ERR_INTERNAL(e, "database error");
 		core_sandbox_unlock(c, id);

@@ -75,7 +75,11 @@ int cluster_heartbeat_start(struct cluster *cl);
 void cluster_heartbeat_stop(struct cluster *cl);
 /* The sandboxes of node marked stopped with reason node_down. */
 void cluster_node_went_down(struct cluster *cl, const char *node);
-/* An agent's facts (nl_call "facts"), 0 or -1 with e. */
+/* The cluster's addresses (the control plane's, every node's) as a
+ * JSON array of strings: the egress cluster sets' elements. */
+struct jv *cluster_addr_list(struct cluster *cl);
+/* An agent's facts (nl_call "facts", the cluster's addresses sent
+ * along), 0 or -1 with e. */
 int cluster_facts(struct cluster *cl, const struct node_row *n,
                   struct jv **facts, struct err *e);
 

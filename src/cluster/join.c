@@ -77,6 +77,7 @@ network_json(struct cluster *cl)
 	jv_set_str(o, "bridge", st.bridge);
 	jv_set_str(o, "instance", cl->c->instance);
 	jv_set_int(o, "proxy_port", cl->c->cfg->proxy_port);
+	jv_set(o, "cluster", cluster_addr_list(cl));
 	return o;
 }
 
@@ -351,6 +352,14 @@ push_image(struct cluster *cl, const struct node_row *n, struct err *e)
 	ans = NULL;
 	if (rc < 0)
 		return -1;
+	/* With a registry the node pulls the image itself (docs/deploy.md);
+	 * the node is labelled only once it has it. */
+	if (c->cfg->image_registry[0])
+		return err_set(e, 409, "node_busy",
+		               "the node lacks the sandbox image %.19s: pull "
+		               "it there from %s (SANDBOXD_IMAGE_REGISTRY), "
+		               "then enroll it again",
+		               id, c->cfg->image_registry);
 	log_info("node %s: loading the sandbox image %.19s there", n->name, id);
 	req = jv_obj();
 	jv_set_str(req, "op", "image_load");

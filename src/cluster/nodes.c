@@ -9,10 +9,10 @@
  * saying the node is down, make it "down", and every sandbox on it
  * "stopped" with status_reason "node_down" (the edge then answers with
  * the node-down page, not the warming one, and a wake is refused).  A
- * node that answers again is "ready"; its sandboxes stay stopped, and
- * their services are scaled to 0 there (a container that ran on while
- * only the agent was gone is stopped), their copies kept until they are
- * moved or restored elsewhere.  The disk label sandboxd.disk=full is set
+ * node that answers again is "ready"; its sandboxes stay stopped (their
+ * services scaled to 0 there: a container that ran on while only the
+ * agent was gone is stopped), their reason plain "stopped", so the next
+ * request wakes them there.  The disk label sandboxd.disk=full is set
  * at CLUSTER_DISK_FULL_PCT used and removed below it.
  *
  * The beats are made one node after the other: a node that does not
@@ -25,6 +25,7 @@
  * <data>/run/proxy-relay.sock, where the per-sandbox proxy token
  * authorises each call as on one host.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,9 +39,77 @@
 #include "lib/log.h"
 #include "nodelink/nodelink.h"
 #include "orch/orch.h"
+#include "sbnet/sbnet.h"
 
 #define CLUSTER_DISK_FULL_PCT 90 /* a node's disk used: no new sandbox */
 #define CLUSTER_PROXY_SOCK    "run/proxy-relay.sock"
+
+/* The host of "host:port" ("[v6]:port") when it is an address. */
+static bool
+addr_host(const char *hostport, char out[64])
+{
+	unsigned char bin[16];
+	const char *end;
+	size_t n;
+
+	if (hostport[0] == '[') {
+		hostport++;
+		end = strchr(hostport, ']');
+	} else {
+		end = strrchr(hostport, ':');
+	}
+	n = end ? (size_t)(end - hostport) : strlen(hostport);
+	if (n == 0 || n >= 64)
+		return false;
+	memcpy(out, hostport, n);
+	out[n] = '\0';
+	return inet_pton(AF_INET, out, bin) == 1 ||
+	       inet_pton(AF_INET6, out, bin) == 1;
+}
+
+struct addrs {
+	struct jv *arr;
+	size_t n;
+};
+
+static void
+addr_one(const struct node_row *n, void *arg)
+{
+	struct addrs *a = arg;
+	char host[64];
+
+	if (a->n < CLUSTER_NODES_MAX && addr_host(n->addr, host)) {
+		jv_push(a->arr, jv_new_str(host));
+		a->n++;
+	}
+}
+
+struct jv *
+cluster_addr_list(struct cluster *cl)
+{
+	struct addrs a = {.arr = jv_arr()};
+	char host[64];
+
+	if (addr_host(cl->addr, host))
+		jv_push(a.arr, jv_new_str(host));
+	store_node_list(cl->c->store, addr_one, &a);
+	return a.arr;
+}
+
+/* The control plane's own sandboxes refused the same addresses. */
+static void
+cluster_set_local(struct cluster *cl, const struct jv *list)
+{
+	const char *p[CLUSTER_NODES_MAX + 2];
+	char why[256];
+	size_t n = 0;
+
+	for (size_t i = 0; i < jv_len(list) && n < CLUSTER_NODES_MAX + 1; i++)
+		p[n++] = jv_str(jv_at(list, i));
+	p[n] = NULL;
+	if (sbnet_set_cluster(cl->c->net, p, why, sizeof(why)) < 0)
+		log_warn("egress: the cluster's addresses: %s", why);
+}
 
 int
 cluster_facts(struct cluster *cl, const struct node_row *n, struct jv **facts,
@@ -51,6 +120,9 @@ cluster_facts(struct cluster *cl, const struct node_row *n, struct jv **facts,
 	int rc;
 
 	jv_set_str(req, "op", "facts");
+	/* Every beat tells the agent the cluster's addresses (its egress
+	 * cluster set; it changes its rules only when they changed). */
+	jv_set(req, "cluster", cluster_addr_list(cl));
 	rc = nl_call(cl->nl, n->addr, NL_ROLE_NODE, req, facts,
 	             (int)(ms < NL_CALL_MS ? ms : NL_CALL_MS), e);
 	jv_free(req);
@@ -127,6 +199,18 @@ node_came_back(struct cluster *cl, const char *node)
 		if (orch_stop(c->orch, name, DOCKER_STOP_GRACE_S, msg) !=
 		    DOCKER_OK)
 			log_warn("sandbox %s on %s: %s", sb.id, node, msg);
+		/* Plain stopped now: a wake starts it there again. */
+		core_sandbox_lock(c, sb.id);
+		if (store_sandbox_get(c->store, sb.id, &sb) == 0 &&
+		    sb.status == SANDBOX_STOPPED &&
+		    strcmp(sb.status_reason, "node_down") == 0 &&
+		    strcmp(sb.node, node) == 0) {
+			snprintf(sb.status_reason, sizeof(sb.status_reason),
+			         "stopped");
+			if (store_sandbox_update(c->store, &sb) == 0)
+				core_route_refresh(c, sb.id);
+		}
+		core_sandbox_unlock(c, sb.id);
 	}
 	log_info("node %s answers again; its sandboxes stay stopped", node);
 	free(l);
@@ -212,6 +296,10 @@ heartbeat_thread(void *arg)
 	struct beat_rows *l = malloc(sizeof(*l));
 
 	while (l && cluster_nap(cl, cl->c->cfg->node_heartbeat_ms)) {
+		struct jv *list = cluster_addr_list(cl);
+
+		cluster_set_local(cl, list);
+		jv_free(list);
 		l->n = 0;
 		if (store_node_list(cl->c->store, beat_row, l) != 0)
 			continue;

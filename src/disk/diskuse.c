@@ -93,6 +93,8 @@ copy_row(const struct sandbox *sb, void *arg)
 
 	if (rows->n == DISKUSE_SLOTS)
 		return 1;
+	if (sb->node[0]) /* on another node: its disk is measured there */
+		return 0;
 	memcpy(rows->r[rows->n].id, sb->id, sizeof(sb->id));
 	memcpy(rows->r[rows->n].app, sb->app_id, sizeof(sb->app_id));
 	rows->n++;

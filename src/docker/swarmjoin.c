@@ -12,9 +12,8 @@
 #define SWARM_JOIN_TIMEOUT_S 60
 
 int
-docker_swarm_join(struct docker *d, const char *advertise,
-                  const char *remote, const char *token,
-                  char msg[DOCKER_MSG_LEN])
+docker_swarm_join(struct docker *d, const char *advertise, const char *remote,
+                  const char *token, char msg[DOCKER_MSG_LEN])
 {
 	struct jv *body = jv_obj(), *addrs = jv_arr();
 	char listen[96];

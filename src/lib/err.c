@@ -51,12 +51,12 @@ const struct err_code err_codes[] = {
      .status = 403,
      .meaning = "a terminal's WebSocket with a ticket that is unknown, "
                 "used already or expired"},
-    {.code = "not_found",
-     .status = 404,
-     .meaning = "an unknown path or id, or another tenant's"},
     {.code = "node_not_found",
      .status = 404,
      .meaning = "a node name no node of the cluster has"},
+    {.code = "not_found",
+     .status = 404,
+     .meaning = "an unknown path or id, or another tenant's"},
     {.code = "unknown_op",
      .status = 404,
      .meaning = "a node channel op the node or control plane does not "
@@ -189,10 +189,6 @@ const struct err_code err_codes[] = {
     {.code = "docker_unavailable",
      .status = 503,
      .meaning = "the Docker engine does not answer"},
-    {.code = "node_down",
-     .status = 503,
-     .meaning = "the node holding the sandbox (or its agent) does not "
-                "answer"},
     {.code = "event_streams_full",
      .status = 503,
      .meaning = "TL_SUBS_MAX event streams of apps' timelines are open"},

@@ -181,8 +181,8 @@ load_state(struct agent *a, struct err *e)
 		return -1;
 	rc = agent_net_parse(net, &a->net, e);
 	pthread_mutex_lock(&a->mu);
-	a->cluster = jv_get(net, "cluster") ? jv_copy(jv_get(net, "cluster"))
-	                                     : NULL;
+	a->cluster =
+	    jv_get(net, "cluster") ? jv_copy(jv_get(net, "cluster")) : NULL;
 	pthread_mutex_unlock(&a->mu);
 	jv_free(net);
 	if (rc < 0)
@@ -245,8 +245,8 @@ serve_start(struct agent *a, struct err *e)
 	snprintf(addr, sizeof(addr), "%s:%lld",
 	         a->cfg->node_addr[0] ? a->cfg->node_addr : "0.0.0.0",
 	         (long long)a->cfg->node_port);
-	if (nl_server_start(&a->srv, a->nl, addr, agent_ops, agent_nops, a,
-	                    e) < 0)
+	if (nl_server_start(&a->srv, a->nl, addr, agent_ops, agent_nops, a, e) <
+	    0)
 		return -1;
 	log_info("node agent %s serving on %s (control plane %s)", a->name,
 	         addr, a->control);
@@ -260,9 +260,8 @@ serve_stop(struct agent *a)
 	if (a->srv)
 		nl_server_stop(a->srv);
 	agent_relay_stop(a);
-	for (int i = 0; i < AGENT_STOP_WAIT_MS / 50 &&
-	                atomic_load(&a->workers) > 0;
-	     i++)
+	for (int i = 0;
+	     i < AGENT_STOP_WAIT_MS / 50 && atomic_load(&a->workers) > 0; i++)
 		usleep(50 * 1000);
 	if (atomic_load(&a->workers) > 0)
 		log_warn("node agent: %d stream(s) still open at exit",
@@ -282,8 +281,7 @@ nodeagent_run(const struct config *cfg)
 	a->cfg = cfg;
 	a->relay_fd = -1;
 	pthread_mutex_init(&a->mu, NULL);
-	snprintf(a->dir, sizeof(a->dir), "%s/%s", cfg->data_dir,
-	         NODEAGENT_DIR);
+	snprintf(a->dir, sizeof(a->dir), "%s/%s", cfg->data_dir, NODEAGENT_DIR);
 	block_signals(&set);
 	if (workspace_init_dirs(cfg->data_dir) < 0)
 		err_set(&e, 500, "internal", "cannot make the data dir %s",

@@ -14,13 +14,13 @@
 #include "lib/jv.h"
 #include "nodelink/nodelink.h"
 
-#define AGENT_STREAM_THREADS 128  /* stream workers at once */
-#define AGENT_PROXY_CONNS    128  /* relayed proxy connections at once */
-#define AGENT_CMD_MAX        64   /* words of an exec's command */
-#define AGENT_ENV_MAX        256  /* entries of an exec's environment */
-#define AGENT_ARG_MAX        4096 /* bytes of one of them */
-#define AGENT_LOG_LINES_MAX  2000 /* sb_logs_tail's lines */
-#define AGENT_DIAL_MS        5000 /* preview and supervisor connects */
+#define AGENT_STREAM_THREADS 128   /* stream workers at once */
+#define AGENT_PROXY_CONNS    128   /* relayed proxy connections at once */
+#define AGENT_CMD_MAX        64    /* words of an exec's command */
+#define AGENT_ENV_MAX        256   /* entries of an exec's environment */
+#define AGENT_ARG_MAX        4096  /* bytes of one of them */
+#define AGENT_LOG_LINES_MAX  2000  /* sb_logs_tail's lines */
+#define AGENT_DIAL_MS        5000  /* preview and supervisor connects */
 #define AGENT_DRAIN_MS       30000 /* a refused tar_in's rest is read */
 #define AGENT_TAR_MAX        (64ll << 30) /* tar_in's bytes_max ceiling */
 #define AGENT_RELAY_IDLE_S   600  /* a proxy relay with no byte either way */
@@ -78,17 +78,15 @@ int agent_op_sb_pause(void *arg, const struct nl_peer *p, const struct jv *req,
 int agent_op_sb_postart(void *arg, const struct nl_peer *p,
                         const struct jv *req, struct jv **ans, struct err *e);
 int agent_op_sb_logs_tail(void *arg, const struct nl_peer *p,
-                          const struct jv *req, struct jv **ans,
-                          struct err *e);
+                          const struct jv *req, struct jv **ans, struct err *e);
 int agent_op_exec_create(void *arg, const struct nl_peer *p,
                          const struct jv *req, struct jv **ans, struct err *e);
 int agent_op_exec_resize(void *arg, const struct nl_peer *p,
                          const struct jv *req, struct jv **ans, struct err *e);
 int agent_op_exec_inspect(void *arg, const struct nl_peer *p,
-                          const struct jv *req, struct jv **ans,
-                          struct err *e);
-int agent_op_image_has(void *arg, const struct nl_peer *p,
-                       const struct jv *req, struct jv **ans, struct err *e);
+                          const struct jv *req, struct jv **ans, struct err *e);
+int agent_op_image_has(void *arg, const struct nl_peer *p, const struct jv *req,
+                       struct jv **ans, struct err *e);
 /* The container of a sandbox's service name ("sbx-<id>") on this engine,
  * running first: its id, or -1 with 404. */
 int agent_container(struct agent *a, const char *name, char id[72],
@@ -103,8 +101,8 @@ int agent_op_ws_write(void *arg, const struct nl_peer *p, const struct jv *req,
                       struct jv **ans, struct err *e);
 int agent_op_ws_list(void *arg, const struct nl_peer *p, const struct jv *req,
                      struct jv **ans, struct err *e);
-int agent_op_ws_delete(void *arg, const struct nl_peer *p,
-                       const struct jv *req, struct jv **ans, struct err *e);
+int agent_op_ws_delete(void *arg, const struct nl_peer *p, const struct jv *req,
+                       struct jv **ans, struct err *e);
 int agent_op_ws_mkdir(void *arg, const struct nl_peer *p, const struct jv *req,
                       struct jv **ans, struct err *e);
 int agent_op_ws_usage(void *arg, const struct nl_peer *p, const struct jv *req,

@@ -49,8 +49,8 @@ agent_net_parse(const struct jv *o, struct agent_net *out, struct err *e)
 	if (!word_ok(name, sizeof(out->name) - 4, NAME_CHARS) ||
 	    !word_ok(bridge, 16, "abcdefghijklmnopqrstuvwxyz0123456789-") ||
 	    !word_ok(inst, sizeof(out->instance), NAME_CHARS) ||
-	    subnet == NULL || sbnet_cidr_parse(subnet, &c) < 0 ||
-	    gw == NULL || inet_pton(AF_INET, gw, &in) != 1 ||
+	    subnet == NULL || sbnet_cidr_parse(subnet, &c) < 0 || gw == NULL ||
+	    inet_pton(AF_INET, gw, &in) != 1 ||
 	    (ntohl(in.s_addr) & c.mask) != c.net || port < 1 || port > 65535)
 		return err_set(e, 502, "internal",
 		               "the control plane's network object is not one");

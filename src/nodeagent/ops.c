@@ -17,10 +17,9 @@
 #include "nodeagent/internal.h"
 
 #define ENGINE_ERR(e, rc, msg)                                                 \
-	((rc) == DOCKER_NOT_FOUND                                              \
-	     ? ERR_NOTFOUND(e, "%s", msg)                                      \
-	     : (rc) == DOCKER_DOWN ? ERR_DOCKER(e, "%s", msg)                  \
-	                           : err_set(e, 502, "docker_error", "%s", msg))
+	((rc) == DOCKER_NOT_FOUND ? ERR_NOTFOUND(e, "%s", msg)                 \
+	 : (rc) == DOCKER_DOWN    ? ERR_DOCKER(e, "%s", msg)                   \
+	                          : err_set(e, 502, "docker_error", "%s", msg))
 
 struct pick {
 	char ids[8][72];
@@ -38,8 +37,7 @@ pick_one(const char *id, const struct jv *labels, void *arg)
 }
 
 int
-agent_container(struct agent *a, const char *name, char id[72],
-                struct err *e)
+agent_container(struct agent *a, const char *name, char id[72], struct err *e)
 {
 	char msg[DOCKER_MSG_LEN];
 	struct docker_state st;
@@ -49,8 +47,7 @@ agent_container(struct agent *a, const char *name, char id[72],
 	if (name == NULL || strncmp(name, "sbx-", 4) != 0 ||
 	    !agent_id_ok(name + 4))
 		return ERR_BAD(e, "not a sandbox's name");
-	rc = docker_list(a->d, "sandboxd.sandbox", name + 4, pick_one, &p,
-	                 msg);
+	rc = docker_list(a->d, "sandboxd.sandbox", name + 4, pick_one, &p, msg);
 	if (rc != DOCKER_OK)
 		return ENGINE_ERR(e, rc, msg);
 	if (p.n == 0)
@@ -194,9 +191,8 @@ agent_op_sb_postart(void *arg, const struct nl_peer *p, const struct jv *req,
 	(void)p;
 	if (agent_container(a, jv_str(jv_get(req, "name")), id, e) < 0)
 		return -1;
-	if (mem > 0 &&
-	    (rc = docker_container_update(a->d, id, mem, mem, msg)) !=
-	        DOCKER_OK)
+	if (mem > 0 && (rc = docker_container_update(a->d, id, mem, mem,
+	                                             msg)) != DOCKER_OK)
 		return ENGINE_ERR(e, rc, msg);
 	if ((rc = docker_container_pid(a->d, id, &pid, msg)) != DOCKER_OK)
 		return ENGINE_ERR(e, rc, msg);
@@ -217,8 +213,8 @@ agent_op_sb_postart(void *arg, const struct nl_peer *p, const struct jv *req,
 }
 
 int
-agent_op_sb_logs_tail(void *arg, const struct nl_peer *p,
-                      const struct jv *req, struct jv **ans, struct err *e)
+agent_op_sb_logs_tail(void *arg, const struct nl_peer *p, const struct jv *req,
+                      struct jv **ans, struct err *e)
 {
 	struct agent *a = arg;
 	int64_t lines = jv_int(jv_get(req, "lines"));
@@ -330,8 +326,8 @@ agent_op_exec_resize(void *arg, const struct nl_peer *p, const struct jv *req,
 }
 
 int
-agent_op_exec_inspect(void *arg, const struct nl_peer *p,
-                      const struct jv *req, struct jv **ans, struct err *e)
+agent_op_exec_inspect(void *arg, const struct nl_peer *p, const struct jv *req,
+                      struct jv **ans, struct err *e)
 {
 	struct agent *a = arg;
 	const char *id = exec_id(req, e);

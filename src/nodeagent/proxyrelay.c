@@ -61,8 +61,9 @@ pump(int a, int b)
 	bool a_open = true, b_open = true;
 
 	while (buf && (a_open || b_open)) {
-		struct pollfd pf[2] = {{.fd = a_open ? a : -1, .events = POLLIN},
-		                       {.fd = b_open ? b : -1, .events = POLLIN}};
+		struct pollfd pf[2] = {
+		    {.fd = a_open ? a : -1, .events = POLLIN},
+		    {.fd = b_open ? b : -1, .events = POLLIN}};
 		int rc = poll(pf, 2, AGENT_RELAY_IDLE_S * 1000);
 		if (rc == 0)
 			break; /* idle */
@@ -88,8 +89,8 @@ relay_main(void *arg)
 
 	jv_set_str(req, "op", "proxy");
 	jv_set_str(req, "ip", r->ip);
-	if (nl_stream(a->nl, a->control, NL_ROLE_CONTROL, req, NULL, &up,
-	              &e) < 0) {
+	if (nl_stream(a->nl, a->control, NL_ROLE_CONTROL, req, NULL, &up, &e) <
+	    0) {
 		log_warn("node agent: proxy relay for %s: %s", r->ip, e.msg);
 	} else {
 		int n = snprintf(line, sizeof(line), "SBXPEER %s %s\n", a->name,
@@ -151,7 +152,8 @@ int
 agent_relay_start(struct agent *a, struct err *e)
 {
 	struct sockaddr_in sin = {.sin_family = AF_INET,
-	                          .sin_port = htons((uint16_t)a->net.proxy_port)};
+	                          .sin_port =
+	                              htons((uint16_t)a->net.proxy_port)};
 	int one = 1;
 
 	if (inet_pton(AF_INET, a->net.gateway, &sin.sin_addr) != 1)

@@ -193,9 +193,9 @@ events_main(void *arg)
 	struct events *ev = arg;
 
 	while (!atomic_load(&ev->stop) && !atomic_load(&ev->a->stop)) {
-		int rc = docker_events(ev->a->d, "sandboxd.managed", "true",
-		                       (int64_t)time(NULL), on_event, ev,
-		                       &ev->stop);
+		int rc =
+		    docker_events(ev->a->d, "sandboxd.managed", "true",
+		                  (int64_t)time(NULL), on_event, ev, &ev->stop);
 		if (rc != DOCKER_OK && !atomic_load(&ev->stop))
 			sleep(1); /* the engine restarts: ask again */
 	}

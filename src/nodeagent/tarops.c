@@ -73,8 +73,8 @@ agent_trailer(int fd, const struct err *e, int64_t bytes)
 }
 
 static int
-job_start(struct agent *a, const struct jv *req, void *(*fn)(void *),
-          int *fd, struct err *e)
+job_start(struct agent *a, const struct jv *req, void *(*fn)(void *), int *fd,
+          struct err *e)
 {
 	struct job *j = calloc(1, sizeof(*j));
 	const char *id = jv_str(jv_get(req, "sandbox"));
@@ -193,7 +193,8 @@ tar_in_into(struct job *j, int64_t *bytes, struct err *e)
 	}
 	rc = tar_read_tree(j->fd, fd, j->max, bytes, e);
 	if (rc == 0 && syncfs(fd) < 0)
-		rc = ERR_INTERNAL(e, "cannot sync %s: %s", inc, strerror(errno));
+		rc =
+		    ERR_INTERNAL(e, "cannot sync %s: %s", inc, strerror(errno));
 	close(fd);
 	if (rc < 0) {
 		struct err ignored = {0};

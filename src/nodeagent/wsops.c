@@ -36,10 +36,9 @@ open_req(struct agent *a, const struct jv *req, char rel[WSFS_MAX_PATH + 1],
 
 	if (!agent_id_ok(id))
 		return ERR_BAD(e, "not a sandbox id");
-	if (rel != NULL &&
-	    (jv_str(p) == NULL || wsfs_clean(jv_str(p), jv_str_len(p), rel,
-	                                     WSFS_MAX_PATH + 1, allow_root,
-	                                     e) < 0))
+	if (rel != NULL && (jv_str(p) == NULL ||
+	                    wsfs_clean(jv_str(p), jv_str_len(p), rel,
+	                               WSFS_MAX_PATH + 1, allow_root, e) < 0))
 		return e->status ? -1 : ERR_BAD(e, "path: a string");
 	agent_ws_path(a, id, ws, sizeof(ws));
 	return wsfs_open_dir(ws, ".", e);
@@ -48,22 +47,24 @@ open_req(struct agent *a, const struct jv *req, char rel[WSFS_MAX_PATH + 1],
 static const char *
 type_of(mode_t m)
 {
-	return S_ISREG(m) ? "file" : S_ISDIR(m) ? "dir" : S_ISLNK(m) ? "link"
-	                                                             : "other";
+	return S_ISREG(m)   ? "file"
+	       : S_ISDIR(m) ? "dir"
+	       : S_ISLNK(m) ? "link"
+	                    : "other";
 }
 
 /* rel opened O_PATH without following anything ("" the root itself). */
 static int
 open_path(int root, const char *rel, struct err *e)
 {
-	int fd = rel[0] ? wsfs_openat(root, rel, O_PATH | O_NOFOLLOW, 0)
-	                : dup(root);
+	int fd =
+	    rel[0] ? wsfs_openat(root, rel, O_PATH | O_NOFOLLOW, 0) : dup(root);
 
 	if (fd < 0)
-		return errno == ENOENT ? ERR_NOTFOUND(e, "%s does not exist",
-		                                      rel)
-		                       : ERR_BAD(e, "%s cannot be opened: %s",
-		                                 rel, strerror(errno));
+		return errno == ENOENT
+		           ? ERR_NOTFOUND(e, "%s does not exist", rel)
+		           : ERR_BAD(e, "%s cannot be opened: %s", rel,
+		                     strerror(errno));
 	return fd;
 }
 
@@ -118,7 +119,8 @@ int
 agent_op_ws_read(void *arg, const struct nl_peer *p, const struct jv *req,
                  struct jv **ans, struct err *e)
 {
-	int64_t off = jv_int(jv_get(req, "off")), max = jv_int(jv_get(req, "max"));
+	int64_t off = jv_int(jv_get(req, "off")),
+	        max = jv_int(jv_get(req, "max"));
 	char rel[WSFS_MAX_PATH + 1], *text = NULL;
 	unsigned char *raw = NULL;
 	struct stat st;
@@ -253,10 +255,9 @@ agent_op_ws_list(void *arg, const struct nl_peer *p, const struct jv *req,
 	if (fd < 0 || (d = fdopendir(fd)) == NULL) {
 		if (fd >= 0)
 			close(fd);
-		return errno == ENOENT ? ERR_NOTFOUND(e, "%s does not exist",
-		                                      rel)
-		                       : ERR_BAD(e, "%s is not a directory",
-		                                 rel);
+		return errno == ENOENT
+		           ? ERR_NOTFOUND(e, "%s does not exist", rel)
+		           : ERR_BAD(e, "%s is not a directory", rel);
 	}
 	entries = jv_arr();
 	while ((de = readdir(d)) != NULL && jv_len(entries) < WSFS_MAX_LIST) {

@@ -21,6 +21,7 @@
 #include "timeline/timeline.h"
 #include "ws/workspace.h"
 #include "ws/wsfs.h"
+#include "wsnode/wsnode.h"
 
 /* --- publish_start --------------------------------------------------- */
 
@@ -140,6 +141,9 @@ start_checks(struct core *c, const struct app *app,
 	} else if (app->current_sandbox_id[0] == '\0') {
 		return ERR_CONFLICT(e, "the app has no sandbox, so no files "
 		                       "to publish: create one first");
+	} else if (wsnode_guard_id(c->store, app->current_sandbox_id,
+	                           "a publish from the app's files", e) < 0) {
+		return -1;
 	} else {
 		workspace_path(c->cfg->data_dir, app->current_sandbox_id, dir,
 		               sizeof(dir));

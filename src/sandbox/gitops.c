@@ -12,6 +12,7 @@
 
 #include "sandbox/recipeops.h"
 #include "ws/workspace.h"
+#include "wsnode/wsnode.h"
 #include "git/git.h"
 #include "lib/clock.h"
 #include "timeline/timeline.h"
@@ -137,6 +138,10 @@ gitops_import(struct core *c, const struct app *a, const char *sandbox_id,
 	g.branch = a->git_branch[0] ? a->git_branch : NULL;
 	g.max_bytes = (uint64_t)c->cfg->git_import_max_mb << 20;
 	workspace_path(c->cfg->data_dir, sandbox_id, ws, sizeof(ws));
+	if (wsnode_guard_id(c->store, sandbox_id, "an import", e) < 0) {
+		vault_secret_free(&tok);
+		return -1;
+	}
 	rc = gitws_clone(a->id, ws, &g, &out, e);
 	vault_secret_free(&tok);
 	if (rc < 0)

@@ -21,6 +21,7 @@
 #include "timeline/timeline.h"
 #include "ws/workspace.h"
 #include "ws/wsfs.h"
+#include "wsnode/wsnode.h"
 #include "lib/log.h"
 
 #define RECIPEOPS_PKG_MAX (1u << 20) /* bytes of package.json read */
@@ -34,6 +35,8 @@ open_app(struct core *c, const char *sandbox_id, char *ws, size_t len,
 {
 	int fd;
 
+	if (wsnode_guard_id(c->store, sandbox_id, "a recipe", e) < 0)
+		return -1;
 	workspace_path(c->cfg->data_dir, sandbox_id, ws, len);
 	fd = wsfs_open_dir(ws, "workspace/app", e);
 	if (fd < 0 && e->status == 0)

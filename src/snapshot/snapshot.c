@@ -40,6 +40,7 @@
 #include "ws/usage.h"
 #include "ws/workspace.h"
 #include "ws/wsfs.h"
+#include "wsnode/wsnode.h"
 #include "lib/clock.h"
 #include "lib/fileio.h"
 #include "lib/log.h"
@@ -310,6 +311,8 @@ snapshot_take(struct core *c, const struct app *app, const char *name,
 	if (sb.status == SANDBOX_CREATING)
 		return ERR_CONFLICT(e, "the sandbox is being created; try "
 		                       "again when it runs");
+	if (wsnode_guard(&sb, "a snapshot", e) < 0)
+		return -1;
 	if (core_data_full(c, NULL))
 		return err_set(e, 507, "insufficient_storage",
 		               "the data filesystem is full; no snapshot was "

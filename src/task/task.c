@@ -264,23 +264,42 @@ task_cancel(struct core *c, const char *sandbox_id, const char *id,
  * says ok (the time is stored: the task shows reverted_at), else -1 with
  * e (git's message, or revert_timeout).
  */
+/* The revert's record as the supervisor wrote it so far; b set on 0. */
 static int
-revert_wait(struct core *c, const char *ws, const char *sandbox_id,
+revert_read(const struct wsnode_ref *at, const char *rel, struct buf *b,
+            struct err *e)
+{
+	bool eof;
+	int rc, wsfd;
+
+	if (wsnode_remote(at->sb)) {
+		buf_init(b, 4096);
+		rc = wsnode_read(at->wn, at->sb, rel, 0, 4096, b, &eof, e);
+		if (rc < 0)
+			buf_release(b);
+		return rc;
+	}
+	wsfd = wsfs_open_dir(at->ws, ".", NULL);
+	rc = wsfd >= 0 ? wsfs_read(wsfd, rel, 4096, b, e) : -1;
+	if (wsfd >= 0)
+		close(wsfd);
+	return rc;
+}
+
+static int
+revert_wait(struct core *c, const struct wsnode_ref *at, const char *sandbox_id,
             const char *id, struct err *e)
 {
 	struct err re = {0};
 	char rel[96];
 	int64_t deadline;
-	int rc, wsfd;
+	int rc;
 
 	snprintf(rel, sizeof(rel), ".sandboxd/tasks/%s/revert", id);
 	deadline = clock_mono_ms() + TASK_REVERT_WAIT_MS;
 	while (clock_mono_ms() < deadline && !c->stopping) {
 		struct buf b;
-		wsfd = wsfs_open_dir(ws, ".", NULL);
-		rc = wsfd >= 0 ? wsfs_read(wsfd, rel, 4096, &b, &re) : -1;
-		if (wsfd >= 0)
-			close(wsfd);
+		rc = revert_read(at, rel, &b, &re);
 		if (rc == 0 && b.len && b.data[b.len - 1] == '\n') {
 			bool ok = strncmp(b.data, "ok", 2) == 0;
 			char *tab = strchr(b.data, '\t');
@@ -305,7 +324,7 @@ revert_wait(struct core *c, const char *ws, const char *sandbox_id,
 		}
 		if (rc == 0)
 			buf_release(&b);
-		usleep(50 * 1000);
+		usleep(wsnode_remote(at->sb) ? 250 * 1000 : 50 * 1000);
 	}
 	return err_set(e, 504, "revert_timeout",
 	               "the revert did not finish within %d s",
@@ -361,7 +380,8 @@ task_revert(struct core *c, const char *sandbox_id, const char *id,
 		return -1;
 	}
 	jv_free(ans);
-	return revert_wait(c, ws, sandbox_id, id, e);
+	return revert_wait(c, &(struct wsnode_ref){ws, c->wn, &sb}, sandbox_id,
+	                   id, e);
 }
 
 void

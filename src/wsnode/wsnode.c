@@ -79,6 +79,17 @@ wsnode_guard(const struct sandbox *sb, const char *what, struct err *e)
 }
 
 int
+wsnode_guard_id(struct store *s, const char *id, const char *what,
+                struct err *e)
+{
+	struct sandbox sb;
+
+	if (id == NULL || id[0] == '\0' || store_sandbox_get(s, id, &sb) != 0)
+		return 0;
+	return wsnode_guard(&sb, what, e);
+}
+
+int
 wsnode_addr(struct wsnode *w, const char *node, char addr[128], struct err *e)
 {
 	struct node_row row;

@@ -53,6 +53,10 @@ bool wsnode_remote(const struct sandbox *sb);
 /* 0 for a local sandbox; -1 with 409 sandbox_remote ("… is on node N;
  * this does not work across nodes yet") for a remote one. */
 int wsnode_guard(const struct sandbox *sb, const char *what, struct err *e);
+/* wsnode_guard for sandbox id's row (no row: 0, the caller's own
+ * not-found path answers). */
+int wsnode_guard_id(struct store *s, const char *id, const char *what,
+                    struct err *e);
 /* The agent address ("host:port") of node; -1 with 503 node_down. */
 int wsnode_addr(struct wsnode *w, const char *node, char addr[128],
                 struct err *e);

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # tests/integration/swarm-lib.sh: the swarm harness (tests 110-114), sourced
 # after lib.sh.
 #
@@ -75,7 +76,6 @@ swarm_need() {
 			rm -f "$SW_MARK"
 		else
 			echo "# skip: the engine is already in a swarm ($state) that this test did not make: not touching it"
-			SW_SKIPPED=1
 			exit 0
 		fi
 	fi
@@ -368,7 +368,7 @@ _sw_node2_down() {
 }
 
 _sw_leave() {
-	local ids gw_before gw
+	local ids gw
 	ids=$(docker service ls -q 2>/dev/null)
 	# Only services of our daemons' instances, or every service when this
 	# swarm is ours (it is: swarm_up made it; a skip never gets here).

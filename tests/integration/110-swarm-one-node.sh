@@ -42,6 +42,7 @@ while IFS= read -r l; do note "$l"; done <<<"$REF_MOUNTS"
 api DELETE "/v1/sandboxes/$SB_ID"
 stop_daemon
 remove_test_containers
+new_data_dir # swarm mode: a data dir and sandbox network of its own
 t_end
 
 # --- the engine alone -------------------------------------------------------------

@@ -1,4 +1,5 @@
-# tests/integration/swarm-lib.sh: the swarm harness (tests 110-113), sourced
+# shellcheck shell=bash
+# tests/integration/swarm-lib.sh: the swarm harness (tests 110-114), sourced
 # after lib.sh.
 #
 # It makes this machine's engine a one-node or two-node Docker Swarm of the
@@ -75,7 +76,6 @@ swarm_need() {
 			rm -f "$SW_MARK"
 		else
 			echo "# skip: the engine is already in a swarm ($state) that this test did not make: not touching it"
-			SW_SKIPPED=1
 			exit 0
 		fi
 	fi
@@ -233,6 +233,7 @@ swarm_node2_join_raw() {
 # on 127.0.0.1:$EDGE_PORT; cluster port SW_CPORT on $SW_A1.
 swarm_cp_start() {
 	SW_CPORT=$(free_port)
+	# The test's token ("it") is an operator's: the nodes API is theirs.
 	start_edge_daemon SANDBOXD_ORCHESTRATOR=swarm SANDBOXD_OPERATORS=it "SANDBOXD_CLUSTER_ADDR=$SW_A1:$SW_CPORT" \
 		"SANDBOXD_CLUSTER_PORT=$SW_CPORT" SANDBOXD_NODE_NAME=n1 SANDBOXD_NODE_HEARTBEAT_MS=1000 "$@"
 	SW_NETNAME=sbxit-$$-$IT_DATA_N
@@ -242,7 +243,7 @@ swarm_cp_start() {
 swarm_join_command() {
 	SW_JOIN=
 	api POST /v1/nodes/join-command '{}'
-	expect_status 200 || return 1
+	[[ $STATUS == 201 || $STATUS == 200 ]] || { t_err "$REQ: $STATUS $(short_body)"; return 1; }
 	SW_JOIN=$(j .command)
 	[[ $SW_JOIN == "sandboxd node join "*"--token "* ]] ||
 		t_err "the join command is not 'sandboxd node join … --token …': $SW_JOIN"
@@ -274,16 +275,22 @@ swarm_agent_run() {
 }
 
 # node_status NAME: .status of the node in GET /v1/nodes ("" when absent).
+# In $(…) BODY stays the caller's; node_status_now sets NODE_STATUS and BODY.
 node_status() {
 	api GET /v1/nodes
 	jq -r --arg n "$1" '(.nodes // .) | .[]? | select(.name == $n) | .status' <<<"$BODY" 2>/dev/null
+}
+node_status_now() {
+	api GET /v1/nodes
+	NODE_STATUS=$(jq -r --arg n "$1" '(.nodes // .) | .[]? | select(.name == $n) | .status' <<<"$BODY" 2>/dev/null)
 }
 
 # wait_node NAME STATUS SECS
 wait_node() {
 	local i
 	for ((i = 0; i < $3 * 2; i++)); do
-		[[ $(node_status "$1") == "$2" ]] && return 0
+		node_status_now "$1"
+		[[ $NODE_STATUS == "$2" ]] && return 0
 		sleep 0.5
 	done
 	t_err "node $1 is not $2 after $3 s: GET /v1/nodes: $(short_body); agent log: $(tail -n 5 "$SW_AGENT_LOG" 2>/dev/null | tr '\n' ' ')"
@@ -361,7 +368,7 @@ _sw_node2_down() {
 }
 
 _sw_leave() {
-	local ids gw_before gw
+	local ids gw
 	ids=$(docker service ls -q 2>/dev/null)
 	# Only services of our daemons' instances, or every service when this
 	# swarm is ours (it is: swarm_up made it; a skip never gets here).

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# 113-swarm-harness: the two-node swarm harness (swarm-lib.sh) on its own,
+# 114-swarm-harness: the two-node swarm harness (swarm-lib.sh) on its own,
 # no sandboxd: twice over, swarm init on a veth address of ours, a second
 # engine in a network namespace of ours joins as a worker, the sandbox
 # network's form (a config-only bridge network on each node, with the same

@@ -31,6 +31,7 @@
 static const struct nl_op server_ops[] = {
     {.name = "enroll", .roles = 1u << NL_ROLE_NONE, .unary = cluster_op_enroll},
     {.name = "proxy", .roles = 1u << NL_ROLE_NODE, .stream = cluster_op_proxy},
+    {.name = "renew", .roles = 1u << NL_ROLE_NODE, .unary = cluster_op_renew},
 };
 
 /* SANDBOXD_CLUSTER_ADDR, else this engine's swarm address with the

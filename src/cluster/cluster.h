@@ -8,7 +8,8 @@
  * The handle is made by serve() in swarm mode only (core->cluster stays
  * NULL with the docker driver, and the API then answers 409 not_swarm).
  * cluster_start opens the CA and the control plane's nodelink server
- * (enroll from anyone holding a join token, proxy from nodes), labels
+ * (enroll from anyone holding a join token; proxy and the
+ * certificates' renew from nodes), labels
  * the manager's own node, resumes the moves' journal and starts the
  * heartbeat thread; cluster_stop ends and joins every thread it made.
  * The API calls may be made from any thread.  Errors are for the API's

@@ -68,6 +68,9 @@ bool cluster_nap(struct cluster *cl, int64_t ms);
 struct nl_peer;
 int cluster_op_enroll(void *arg, const struct nl_peer *p, const struct jv *req,
                       struct jv **ans, struct err *e);
+/* join.c: the renew op (a node's certificate, by its current one). */
+int cluster_op_renew(void *arg, const struct nl_peer *p, const struct jv *req,
+                     struct jv **ans, struct err *e);
 /* nodes.c */
 int cluster_op_proxy(void *arg, const struct nl_peer *p, const struct jv *req,
                      struct jv **ans, int *fd, struct err *e);

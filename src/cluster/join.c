@@ -420,3 +420,31 @@ join_thread(void *p)
 	cluster_thread_done(cl);
 	return NULL;
 }
+
+/*
+ * The renew op (a node, by its current certificate): a new certificate
+ * for a key the node made, for the name its certificate has and the
+ * address its row keeps, so a node can renew only itself.
+ */
+int
+cluster_op_renew(void *arg, const struct nl_peer *p, const struct jv *req,
+                 struct jv **ans, struct err *e)
+{
+	struct cluster *cl = arg;
+	const char *key = jv_str(jv_get(req, "pubkey"));
+	struct node_row n;
+	char *cert = NULL;
+
+	if (key == NULL || strlen(key) > CLUSTER_PUBKEY_MAX)
+		return ERR_BAD(e, "renew needs pubkey");
+	if (store_node_get(cl->c->store, p->name, &n) != 0)
+		return err_set(e, 404, "node_not_found",
+		               "no node \"%s\" is enrolled", p->name);
+	if (nl_ca_sign(cl->dir, key, n.name, n.addr, &cert, e) < 0)
+		return -1;
+	*ans = jv_obj();
+	jv_set_str(*ans, "cert", cert);
+	free(cert);
+	log_info("node %s: its certificate renewed", n.name);
+	return 0;
+}

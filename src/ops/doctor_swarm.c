@@ -5,8 +5,9 @@
  * joined through sandboxd is ready in Swarm's eyes, labelled, and its
  * agent answers over the node channel with an engine of API 1.41 or
  * later; a swarm node that joined by hand (no sandboxd.node label) is
- * named.  The worst of these is the check's level; the message names
- * the first problem, and how many there were.
+ * named; the control plane's own certificate has 14 days or more.  The worst of
+ * these is the check's level; the message names the first problem, and how many
+ * there were.
  *
  * Read-only but for the nodes' facts asked over nodelink with the
  * control plane's own credentials (<data>/state/nodeca).
@@ -15,13 +16,15 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "docker/swarm.h"
 #include "nodelink/nodelink.h"
 #include "ops/doctor.h"
 #include "store/store.h"
 
-#define DOCTOR_FACTS_MS 3000 /* an agent's answer to doctor's facts */
+#define DOCTOR_FACTS_MS    3000 /* an agent's answer to doctor's facts */
+#define DOCTOR_CERT_WARN_S (14 * 86400) /* the CP's certificate's end */
 
 struct sw {
 	struct doctor_check *c;
@@ -163,6 +166,13 @@ doctor_swarm(const struct config *cfg, struct doctor_check *c)
 	snprintf(path, sizeof(path), "%s/state/nodeca", cfg->data_dir);
 	if (nl_open(&s.nl, path, &e) < 0)
 		s.nl = NULL;
+	if (s.nl && nl_cert_expires(s.nl) < time(NULL) + DOCTOR_CERT_WARN_S)
+		problem(&s, DOCTOR_WARN,
+		        "restart the daemon: it makes its certificate again "
+		        "when 30 days are left",
+		        "the control plane's node certificate ends in under "
+		        "%d days",
+		        DOCTOR_CERT_WARN_S / 86400);
 	if (swarm_nodes(d, node_one, &s, msg) != DOCKER_OK)
 		problem(&s, DOCTOR_FAIL, "", "cannot list the nodes: %s", msg);
 	if (s.problems == 0)

@@ -226,10 +226,16 @@ cluster_op_enroll(void *arg, const struct nl_peer *p, const struct jv *req,
 	char *cert = NULL;
 	int rc;
 
+	*ans = NULL;
 	if (name_check(cl, name, e) < 0)
 		return -1;
+	/* host:port, [v6]:port: what the control plane dials and signs. */
 	if (addr == NULL || addr[0] == '\0' || strlen(addr) >= 128 ||
-	    key == NULL || strlen(key) > CLUSTER_PUBKEY_MAX)
+	    strspn(addr, "0123456789abcdefABCDEF.:[]-"
+	                 "ghijklmnopqrstuvwxyzGHIJKLMNOPQRSTUVWXYZ") !=
+	        strlen(addr) ||
+	    strrchr(addr, ':') == NULL || key == NULL ||
+	    strlen(key) > CLUSTER_PUBKEY_MAX)
 		return ERR_BAD(e, "enroll needs addr (host:port) and pubkey");
 	if (token_check(cl, jv_str(jv_get(req, "token")), e) < 0)
 		return -1;

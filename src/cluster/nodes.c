@@ -241,7 +241,7 @@ beat_one(struct cluster *cl, const struct node_row *n)
 	struct err e = {0};
 	char state[16] = "", msg[DOCKER_MSG_LEN];
 	struct cluster_live *lv;
-	const char *next;
+	const char *next, *why;
 	int misses = 0;
 	bool answered = cluster_facts(cl, n, &f, &e) == 0;
 
@@ -263,11 +263,13 @@ beat_one(struct cluster *cl, const struct node_row *n)
 	next = cluster_node_next(n->status, misses, state);
 	if (strcmp(next, n->status) == 0)
 		return;
-	log_info(
-	    "node %s: %s -> %s (%s)", n->name, n->status, next,
-	    answered
-	        ? "it answers"
-	        : (misses >= CLUSTER_MISSES_DOWN ? e.msg : "swarm says down"));
+	if (strcmp(next, "down") != 0)
+		why = "it answers";
+	else if (strcmp(state, "down") == 0)
+		why = "Swarm says it is down";
+	else
+		why = e.msg;
+	log_info("node %s: %s -> %s (%s)", n->name, n->status, next, why);
 	store_node_set_status(cl->c->store, n->name, next);
 	if (strcmp(next, "down") == 0)
 		cluster_node_went_down(cl, n->name);

@@ -172,6 +172,8 @@ container_started(struct core *c, struct sandbox *sb)
  * image under the same tag: the ids differ, the tags do not).  Its root
  * filesystem is read-only and its files are in the workspace, so nothing
  * is lost.  When the image cannot be looked up, the container stays.
+ * With swarm the network is the service's, which the driver keeps (its
+ * tasks are on the swarm-scoped network, not the one sbnet names).
  */
 static void
 container_refresh(struct core *c, const struct sandbox *sb, const char *name)
@@ -182,7 +184,8 @@ container_refresh(struct core *c, const struct sandbox *sb, const char *name)
 	if (orch_inspect(c->orch, name, &st, msg) != DOCKER_OK || st.d.running)
 		return;
 	sbnet_network_id(c->net, want, sizeof(want));
-	if (want[0] && strcmp(st.d.network_id, want) != 0) {
+	if (want[0] && !orch_is_swarm(c->orch) &&
+	    strcmp(st.d.network_id, want) != 0) {
 		log_info("sandbox %s: its container is on another network; "
 		         "making it again",
 		         sb->id);

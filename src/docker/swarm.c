@@ -592,3 +592,35 @@ swarm_task_reservations(struct docker *d,
 	jv_free(resp);
 	return rc;
 }
+
+int
+swarm_service_counts(struct docker *d, const char *label, const char *value,
+                     void (*fn)(const char *name, int replicas, int running,
+                                void *),
+                     void *arg, char msg[DOCKER_MSG_LEN])
+{
+	char raw[512], q[1024], path[1200];
+	struct jv *resp = NULL;
+	int rc;
+
+	snprintf(raw, sizeof(raw), "{\"label\":[\"%s=%s\"]}", label, value);
+	if (http_escape(raw, q, sizeof(q)) < 0)
+		return DOCKER_ERROR;
+	snprintf(path, sizeof(path), "/services?status=true&filters=%s", q);
+	rc = docker_call_json(d, "GET", path, NULL, DOCKER_CALL_TIMEOUT_S,
+	                      &resp, msg);
+	for (size_t i = 0; rc == DOCKER_OK && i < jv_len(resp); i++) {
+		struct jv *s = jv_at(resp, i), *sp = jv_get(s, "Spec");
+		const char *name = jv_str(jv_get(sp, "Name"));
+		struct jv *st = jv_get(s, "ServiceStatus");
+
+		if (name && st)
+			fn(name,
+			   (int)jv_int(
+			       jv_get(jv_get(jv_get(sp, "Mode"), "Replicated"),
+			              "Replicas")),
+			   (int)jv_int(jv_get(st, "RunningTasks")), arg);
+	}
+	jv_free(resp);
+	return rc;
+}

@@ -142,6 +142,13 @@ int swarm_service_list(struct docker *d, const char *label, const char *value,
                                   const struct jv *labels, void *),
                        void *arg, char msg[DOCKER_MSG_LEN]);
 
+/* Every service with label=value: its replicas and running tasks
+ * (GET /services?status=true; API 1.41). */
+int swarm_service_counts(struct docker *d, const char *label, const char *value,
+                         void (*fn)(const char *name, int replicas, int running,
+                                    void *),
+                         void *arg, char msg[DOCKER_MSG_LEN]);
+
 /* Tasks of a service (name or id), at most max, newest first. */
 int swarm_tasks(struct docker *d, const char *service, struct swarm_task *out,
                 size_t max, size_t *n, char msg[DOCKER_MSG_LEN]);

@@ -238,7 +238,20 @@ docker_container_pid(struct docker *d, const char *id, int *pid,
 struct save {
 	int fd;
 	int64_t bytes;
+	int status; /* the last status line's: an error's body is not tar */
 };
+
+static size_t
+save_head(const char *p, size_t n, void *arg)
+{
+	struct save *s = arg;
+	int st;
+
+	if (n > 9 && strncmp(p, "HTTP/", 5) == 0 &&
+	    sscanf(p, "HTTP/%*s %d", &st) == 1)
+		s->status = st;
+	return n;
+}
 
 static size_t
 save_body(const char *p, size_t n, void *arg)
@@ -246,6 +259,8 @@ save_body(const char *p, size_t n, void *arg)
 	struct save *s = arg;
 	size_t off = 0;
 
+	if (s->status != 200)
+		return n; /* an error's message: read, not written */
 	while (off < n) {
 		ssize_t w = write(s->fd, p + off, n - off);
 		if (w < 0 && errno == EINTR)
@@ -279,6 +294,7 @@ docker_image_save(struct docker *d, const char *id, int fd, int64_t *bytes,
 	h.connect_timeout_ms = DOCKER_CONNECT_TIMEOUT_MS;
 	h.low_speed_s = 60;
 	h.on_body = save_body;
+	h.on_header = save_head;
 	h.arg = &s;
 	rc = http_perform(&h);
 	*bytes = s.bytes;

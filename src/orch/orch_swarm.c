@@ -47,28 +47,6 @@ nap(int ms)
 	poll(NULL, 0, ms);
 }
 
-/* The node's workspace bind "<its data_dir>/workspaces/<id>:/home/sandbox". */
-static int
-bind_for(struct orch *o, const char *node, const char *sandbox_id, char *out,
-         size_t len, char msg[DOCKER_MSG_LEN])
-{
-	char ws[WORKSPACE_PATH_MAX];
-	struct node_row row;
-
-	if (node[0] == '\0') {
-		workspace_path(o->cfg->data_dir, sandbox_id, ws, sizeof(ws));
-	} else if (store_node_get(o->store, node, &row) != 0 ||
-	           row.data_dir[0] == '\0') {
-		snprintf(msg, DOCKER_MSG_LEN,
-		         "node %s: no data directory known", node);
-		return DOCKER_ERROR;
-	} else {
-		workspace_path(row.data_dir, sandbox_id, ws, sizeof(ws));
-	}
-	snprintf(out, len, "%s:/home/sandbox", ws);
-	return DOCKER_OK;
-}
-
 static void
 constraints(struct swarm_service *sv, const char *pin, char *buf, size_t len)
 {
@@ -174,7 +152,7 @@ real_spec(struct orch *o, const struct orch_spec *spec, const char *node,
 	struct jv *now;
 	int rc;
 
-	rc = bind_for(o, node, spec->sandbox_id, bind, sizeof(bind), msg);
+	rc = swd_bind_for(o, node, spec->sandbox_id, bind, sizeof(bind), msg);
 	if (rc != DOCKER_OK)
 		return rc;
 	sv.c = spec->c;
@@ -348,8 +326,13 @@ start_running(struct orch *o, const char *name, const struct swd_where *w,
 {
 	struct docker_state d;
 
+	/* Thawing a container that is not frozen is an engine error. */
 	if (w->node[0])
-		return swd_remote_pause(o, w->node, name, false, msg);
+		return swd_remote_inspect(o, w->node, name, &d, msg) ==
+		                   DOCKER_OK &&
+		               d.paused
+		           ? swd_remote_pause(o, w->node, name, false, msg)
+		           : DOCKER_OK;
 	if (docker_inspect(o->docker, w->task.container_id, &d, msg) ==
 	        DOCKER_OK &&
 	    d.paused)
@@ -483,7 +466,8 @@ s_remove(struct orch *o, const char *name, char msg[DOCKER_MSG_LEN])
 	if (rc != DOCKER_OK)
 		return rc;
 	if (w.has_task && w.node[0]) {
-		while (swd_remote_inspect(o, w.node, name, &d, m2) == DOCKER_OK &&
+		while (swd_remote_inspect(o, w.node, name, &d, m2) ==
+		           DOCKER_OK &&
 		       clock_mono_ms() < deadline)
 			nap(SWD_POLL_MS * 2);
 		return DOCKER_OK;
@@ -599,74 +583,6 @@ s_logs_tail(struct orch *o, const char *name, int lines, char *out, size_t len,
 	                        msg);
 }
 
-struct list_relay {
-	void (*fn)(const char *, const struct jv *, void *);
-	void *arg;
-};
-
-static void
-list_one(const char *name, const char *id, const struct jv *labels, void *arg)
-{
-	struct list_relay *r = arg;
-
-	(void)id;
-	r->fn(name, labels, r->arg);
-}
-
-static int
-s_list(struct orch *o, const char *label, const char *value,
-       void (*fn)(const char *, const struct jv *, void *), void *arg,
-       char msg[DOCKER_MSG_LEN])
-{
-	struct list_relay r = {.fn = fn, .arg = arg};
-
-	return swarm_service_list(o->docker, label, value, list_one, &r, msg);
-}
-
-struct move_arg {
-	char pin[128];
-	char bind_src[WORKSPACE_PATH_MAX];
-};
-
-static int
-edit_move(struct jv *spec, void *arg, char msg[DOCKER_MSG_LEN])
-{
-	struct move_arg *m = arg;
-
-	if (swarm_spec_set_constraint(spec, SWD_NODE_PREFIX, m->pin) < 0 ||
-	    swarm_spec_set_bind(spec, "/home/sandbox", m->bind_src) < 0) {
-		snprintf(msg, DOCKER_MSG_LEN, "the service has no workspace");
-		return -1;
-	}
-	return 0;
-}
-
-static int
-s_move(struct orch *o, const char *name, const char *node,
-       char msg[DOCKER_MSG_LEN])
-{
-	struct swarm_service_state st;
-	struct move_arg m;
-	char bind[WORKSPACE_PATH_MAX + 64];
-	struct jv *spec = NULL;
-	const char *id;
-	int rc;
-
-	rc = swarm_service_inspect(o->docker, name, &st, &spec, msg);
-	if (rc != DOCKER_OK)
-		return rc;
-	id = jv_str(jv_get(jv_get(spec, "Labels"), "sandboxd.sandbox"));
-	rc = id ? bind_for(o, node, id, bind, sizeof(bind), msg) : DOCKER_ERROR;
-	jv_free(spec);
-	if (rc != DOCKER_OK)
-		return rc;
-	bind[strcspn(bind, ":")] = '\0';
-	snprintf(m.bind_src, sizeof(m.bind_src), "%s", bind);
-	snprintf(m.pin, sizeof(m.pin), SWD_NODE_PREFIX "%s",
-	         node[0] ? node : swd_of(o)->self_name);
-	return swarm_service_update(o->docker, name, edit_move, &m, msg);
-}
-
 static int
 s_ping(struct orch *o, char msg[DOCKER_MSG_LEN])
 {
@@ -722,7 +638,7 @@ static const struct orch_ops orch_swarm_ops = {
     .inspect = s_inspect,
     .pause = s_pause,
     .logs_tail = s_logs_tail,
-    .list = s_list,
+    .list = swd_list,
     .events = swd_events,
     .exec_create = s_exec_create,
     .exec_start = swd_exec_start,
@@ -730,12 +646,46 @@ static const struct orch_ops orch_swarm_ops = {
     .exec_inspect = swd_exec_inspect,
     .sup_connect = swd_sup_connect,
     .target = swd_target,
-    .move = s_move,
+    .move = swd_move,
     .nodes = swd_nodes,
 };
 
-/* The manager's node: sandboxd.node=<name>; sandboxd.agent=1 is set by
- * the control plane once its network is in place (swarm_mark_ready). */
+static void
+dead_slot(const char *name, int replicas, int running, void *arg)
+{
+	struct orch *o = arg;
+	char msg[DOCKER_MSG_LEN];
+	int zero = 0;
+
+	if (replicas == 0 || running > 0)
+		return;
+	if (swarm_service_update(o->docker, name, edit_scale, &zero, msg) ==
+	    DOCKER_OK)
+		log_info("swarm: %s had no running task at 1 replica; set to 0",
+		         name);
+	else
+		log_warn("swarm: %s: setting it to 0 replicas: %s", name, msg);
+}
+
+/*
+ * A task that died while the daemon was down left its service at 1
+ * replica with a dead slot: the next reconcile (any update, a manager
+ * restart) would make a new task nobody asked for.  Set them to 0 before
+ * anything else touches them; lifecycle's reconcile then sees them
+ * stopped, as their containers are.
+ */
+static void
+clear_dead_slots(struct orch *o)
+{
+	char msg[DOCKER_MSG_LEN];
+
+	if (swarm_service_counts(o->docker, "sandboxd.instance", o->instance,
+	                         dead_slot, o, msg) != DOCKER_OK)
+		log_warn("swarm: listing the sandboxes' services: %s", msg);
+}
+
+/* The manager's node: sandboxd.node=<name> here; sandboxd.agent=1 is set
+ * by sbnet once the network and its rules are in place (sbswarm.c). */
 int
 orch_swarm_ops_init(struct orch *o, struct err *e)
 {
@@ -771,5 +721,6 @@ orch_swarm_ops_init(struct orch *o, struct err *e)
 	}
 	o->priv = s;
 	o->ops = &orch_swarm_ops;
+	clear_dead_slots(o);
 	return 0;
 }

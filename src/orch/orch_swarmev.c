@@ -154,16 +154,18 @@ on_local(const struct jv *ev, void *arg)
 static void
 on_remote_line(struct reader *r, const char *line, size_t len)
 {
-	char err[64];
+	char err[64], svc[80];
 	struct jv *v = jv_parse(line, len, 4, err, sizeof(err));
 	const char *name = jv_str(jv_get(v, "name"));
 	const char *action = jv_str(jv_get(v, "action"));
 	const char *id = jv_str(jv_get(v, "id"));
 
-	if (name && action && strlen(name) < 80)
-		deliver(r->hub, name, action,
+	if (name && action && strlen(name) < 80) {
+		swd_service_name(r->hub->o, name, svc);
+		deliver(r->hub, svc, action,
 		        (int)jv_int(jv_get(v, "exit_code")), r->node,
 		        id ? id : "");
+	}
 	jv_free(v);
 }
 

@@ -99,11 +99,13 @@ int
 swd_remote_inspect(struct orch *o, const char *node, const char *name,
                    struct docker_state *st, char msg[DOCKER_MSG_LEN])
 {
+	char an[80];
 	struct jv *req = op("sb_inspect"), *ans;
 	int rc;
 
 	memset(st, 0, sizeof(*st));
-	jv_set_str(req, "name", name);
+	swd_agent_name(o, name, an);
+	jv_set_str(req, "name", an);
 	rc = swd_call(o, node, req, &ans, msg);
 	if (rc == DOCKER_OK && !jv_is_true(jv_get(ans, "exists"))) {
 		snprintf(msg, DOCKER_MSG_LEN, "node %s: no container of %s",
@@ -134,10 +136,12 @@ int
 swd_remote_postart(struct orch *o, const char *node, const char *name,
                    int64_t memory, char msg[DOCKER_MSG_LEN])
 {
+	char an[80];
 	struct jv *req = op("sb_postart"), *ans;
 	int rc;
 
-	jv_set_str(req, "name", name);
+	swd_agent_name(o, name, an);
+	jv_set_str(req, "name", an);
 	jv_set_int(req, "memory", memory);
 	rc = swd_call(o, node, req, &ans, msg);
 	jv_free(ans);
@@ -148,10 +152,12 @@ int
 swd_remote_pause(struct orch *o, const char *node, const char *name, bool pause,
                  char msg[DOCKER_MSG_LEN])
 {
+	char an[80];
 	struct jv *req = op("sb_pause"), *ans;
 	int rc;
 
-	jv_set_str(req, "name", name);
+	swd_agent_name(o, name, an);
+	jv_set_str(req, "name", an);
 	jv_set_bool(req, "pause", pause);
 	rc = swd_call(o, node, req, &ans, msg);
 	jv_free(ans);
@@ -162,11 +168,13 @@ int
 swd_remote_logs(struct orch *o, const char *node, const char *name, int lines,
                 char *out, size_t len, char msg[DOCKER_MSG_LEN])
 {
+	char an[80];
 	struct jv *req = op("sb_logs_tail"), *ans;
 	const char *text;
 	int rc;
 
-	jv_set_str(req, "name", name);
+	swd_agent_name(o, name, an);
+	jv_set_str(req, "name", an);
 	jv_set_int(req, "lines", lines);
 	rc = swd_call(o, node, req, &ans, msg);
 	text = jv_str(jv_get(ans, "text"));
@@ -210,6 +218,7 @@ swd_exec_create(struct orch *o, const struct docker_exec_spec *s, char id[160],
 {
 	struct docker_exec_spec local = *s;
 	struct jv *req, *ans;
+	char an[80];
 	struct swd_where w;
 	char eid[72];
 	int rc = swd_where(o, s->container, &w, msg);
@@ -228,8 +237,9 @@ swd_exec_create(struct orch *o, const struct docker_exec_spec *s, char id[160],
 			snprintf(id, 160, "%s", eid);
 		return rc;
 	}
+	swd_agent_name(o, s->container, an);
 	req = op("exec_create");
-	jv_set_str(req, "container", s->container);
+	jv_set_str(req, "container", an);
 	jv_set(req, "cmd", str_list(s->cmd));
 	jv_set(req, "env", str_list(s->env));
 	jv_set_str(req, "user", s->user ? s->user : "");

@@ -53,6 +53,21 @@ int swd_node_name(struct orch *o, const char *node_id, char name[ORCH_NODE_LEN],
 int swd_where(struct orch *o, const char *name, struct swd_where *w,
               char msg[DOCKER_MSG_LEN]);
 
+/* The node's workspace bind "<its data_dir>/workspaces/<id>:/home/sandbox"
+ * (node "": this host's). */
+int swd_bind_for(struct orch *o, const char *node, const char *sandbox_id,
+                 char *out, size_t len, char msg[DOCKER_MSG_LEN]);
+int swd_list(struct orch *o, const char *label, const char *value,
+             void (*fn)(const char *, const struct jv *, void *), void *arg,
+             char msg[DOCKER_MSG_LEN]);
+/* Re-pins the service to node: the constraint and the bind's source. */
+int swd_move(struct orch *o, const char *name, const char *node,
+             char msg[DOCKER_MSG_LEN]);
+
+/* A service's name as agents name the sandbox ("sbx-<id>"), and back. */
+void swd_agent_name(struct orch *o, const char *name, char out[80]);
+void swd_service_name(struct orch *o, const char *agent_name, char out[80]);
+
 /* orch_swarmnode.c: a unary call to node's agent, mapped to our codes. */
 int swd_call(struct orch *o, const char *node, struct jv *req, struct jv **ans,
              char msg[DOCKER_MSG_LEN]);

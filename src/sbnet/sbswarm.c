@@ -238,20 +238,3 @@ sbnet_swarm_remove(const struct config *cfg, struct docker *d, char *msg,
 	}
 	return 0;
 }
-
-struct sbnet *
-sbnet_new_node(const struct config *cfg, struct docker *d, const char *instance,
-               const char *name, const char *subnet, const char *gateway,
-               const char *bridge)
-{
-	struct sbnet *net = sbnet_new(cfg, d, instance);
-
-	if (net == NULL)
-		return NULL;
-	net->mode = SBNET_SWARM_NODE;
-	snprintf(net->name, sizeof(net->name), "%s", name);
-	snprintf(net->node_subnet, sizeof(net->node_subnet), "%s", subnet);
-	snprintf(net->node_gateway, sizeof(net->node_gateway), "%s", gateway);
-	snprintf(net->node_bridge, sizeof(net->node_bridge), "%s", bridge);
-	return net;
-}

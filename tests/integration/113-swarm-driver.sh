@@ -127,6 +127,24 @@ edge_get "$HOST" /
 [[ $E_STATUS == 200 && $E_BODY == "hello from the app" ]] || t_err "GET /: $E_STATUS '$E_BODY'"
 t_end
 
+t_begin "the terminal: an exec in the task's container"
+api POST "/v1/sandboxes/$SB/terminal" '{}'
+expect_status 201
+M=marker-$RANDOM
+python3 "$IT_ROOT/tests/integration/wsterm.py" "$API_URL" "$(j .ticket)" \
+	--send "echo $M-\$(hostname)\r" --read-for 3 >"$IT_TMP/ws1" 2>"$IT_TMP/ws1e"
+grep -q "$M-" "$IT_TMP/ws1" || t_err "no $M in the terminal: $(tail -c 300 "$IT_TMP/ws1") $(cat "$IT_TMP/ws1e")"
+t_end
+
+t_begin "freeze: the task's container paused, a preview thaws it"
+api POST "/v1/sandboxes/$SB/freeze"
+expect_status 200
+[[ $(dinspect "$C" '{{.State.Paused}}') == true ]] || t_err "not paused after freeze: $(short_body)"
+edge_get "$HOST" /
+[[ $E_STATUS == 200 && $E_BODY == "hello from the app" ]] || t_err "GET / on a frozen sandbox: $E_STATUS"
+[[ $(dinspect "$C" '{{.State.Paused}}') == false ]] || t_err "still paused after a preview"
+t_end
+
 t_begin "stop: 0 replicas, no container left"
 echo kept >"$DATA/workspaces/$SB/marker"
 api POST "/v1/sandboxes/$SB/stop"

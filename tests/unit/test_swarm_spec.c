@@ -11,6 +11,7 @@
 #include "docker/swarm.h"
 #include "lib/buf.h"
 #include "lib/jv.h"
+#include "orch/swarmdrv.h"
 #include "unit.h"
 
 static struct swarm_service
@@ -191,7 +192,29 @@ test_edits_on_bare_spec(void)
 	jv_free(arr);
 }
 
+/* The driver's names: agents say "sbx-<ID>", services are named as the
+ * containers ("sandboxd-<instance>-<id in lower case>"). */
+static void
+test_agent_names(void)
+{
+	struct orch o = {0};
+	char out[80];
+
+	snprintf(o.instance, sizeof(o.instance), "f9369671f620d1f9");
+	swd_agent_name(
+	    &o, "sandboxd-f9369671f620d1f9-01m92ga99j7afmwkfy1za0hm5t", out);
+	CHECK_STR(out, "sbx-01M92GA99J7AFMWKFY1ZA0HM5T");
+	swd_service_name(&o, out, out);
+	CHECK_STR(out, "sandboxd-f9369671f620d1f9-01m92ga99j7afmwkfy1za0hm5t");
+	/* another instance's or a foreign name passes unchanged */
+	swd_agent_name(&o, "sandboxd-0000-01m92", out);
+	CHECK_STR(out, "sandboxd-0000-01m92");
+	swd_service_name(&o, "web.1.abc", out);
+	CHECK_STR(out, "web.1.abc");
+}
+
 static const struct unit_test tests[] = {
+    {"agents' names and services' names", test_agent_names},
     {"a sandbox's service spec", test_service_json},
     {"the placement probe's entrypoint and no bind", test_probe_entrypoint},
     {"edits keep what the engine added", test_edits},

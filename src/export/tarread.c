@@ -217,17 +217,34 @@ make_hardlink(struct reader *r, int pfd, const char *leaf, const char *target)
 	return rc;
 }
 
+/* name without its leading "./" (as `tar -C dir .` writes them); NULL
+ * for the top directory itself, which is dirfd. */
+static const char *
+strip_dot(const char *name)
+{
+	while (name && name[0] == '.' && name[1] == '/')
+		for (name += 2; *name == '/'; name++)
+			;
+	return name && (name[0] == '\0' || strcmp(name, ".") == 0) ? NULL
+	                                                           : name;
+}
+
 static int
 make_entry(struct reader *r, struct archive_entry *en)
 {
 	char copy[TAR_READ_MAX_PATH + 1];
 	size_t leaf = 0;
 	const char *hard = archive_entry_hardlink(en);
+	const char *name = archive_entry_pathname(en);
 	mode_t type = archive_entry_filetype(en);
 	int pfd, rc;
 
-	if (name_check(archive_entry_pathname(en), copy, &leaf, r->e) < 0)
+	if (name && strip_dot(name) == NULL && type == AE_IFDIR && !hard)
+		return 0; /* "./": the directory we write into */
+	if (name_check(strip_dot(name), copy, &leaf, r->e) < 0)
 		return -1;
+	if (hard != NULL && (hard = strip_dot(hard)) == NULL)
+		return ERR_BAD(r->e, "tar: a hard link to the top directory");
 	if (hard == NULL && type != AE_IFREG && type != AE_IFDIR &&
 	    type != AE_IFLNK)
 		return ERR_BAD(r->e,

@@ -161,17 +161,6 @@ block_signals(sigset_t *set)
 	pthread_sigmask(SIG_BLOCK, set, NULL);
 }
 
-struct nodelink *
-agent_nl(struct agent *a)
-{
-	struct nodelink *nl;
-
-	pthread_mutex_lock(&a->mu);
-	nl = a->nl;
-	pthread_mutex_unlock(&a->mu);
-	return nl;
-}
-
 /*
  * The certificate renewed through the control plane once it has less
  * than AGENT_RENEW_S to run (tried once an hour until it works); the
@@ -235,6 +224,7 @@ watch(struct agent *a, const sigset_t *set)
 		} else {
 			warned = false;
 		}
+		agent_engine_refresh(a);
 		renew_maybe(a, &renewed);
 	}
 }
@@ -248,6 +238,7 @@ serve_start(struct agent *a, struct err *e)
 		return ERR_INTERNAL(e, "out of memory");
 	if (docker_ping(a->d, msg) != DOCKER_OK)
 		log_warn("node agent: the engine does not answer yet: %s", msg);
+	agent_engine_refresh(a);
 	if (agent_net_ensure(a, e) < 0)
 		log_warn("node agent: network: %s (retried)", e->msg);
 	if (agent_relay_start(a, e) < 0)
@@ -293,11 +284,15 @@ nodeagent_run(const struct config *cfg)
 	pthread_mutex_init(&a->mu, NULL);
 	snprintf(a->dir, sizeof(a->dir), "%s/%s", cfg->data_dir, NODEAGENT_DIR);
 	block_signals(&set);
-	if (workspace_init_dirs(cfg->data_dir) < 0)
+	if (workspace_init_dirs(cfg->data_dir) < 0) {
 		err_set(&e, 500, "internal", "cannot make the data dir %s",
 		        cfg->data_dir);
-	else if (load_state(a, &e) == 0 && serve_start(a, &e) == 0)
-		rc = 0;
+	} else {
+		/* moved-away workspaces (ws_trash) wait there until now */
+		workspace_empty_trash(cfg->data_dir);
+		if (load_state(a, &e) == 0 && serve_start(a, &e) == 0)
+			rc = 0;
+	}
 	if (rc == 0)
 		watch(a, &set);
 	else

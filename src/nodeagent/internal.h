@@ -14,13 +14,15 @@
 #include "lib/jv.h"
 #include "nodelink/nodelink.h"
 
-#define AGENT_STREAM_THREADS 128          /* stream workers at once */
-#define AGENT_CMD_MAX        64           /* words of an exec's command */
-#define AGENT_ENV_MAX        256          /* entries of an exec's environment */
-#define AGENT_ARG_MAX        4096         /* bytes of one of them */
-#define AGENT_LOG_LINES_MAX  2000         /* sb_logs_tail's lines */
-#define AGENT_DIAL_MS        5000         /* preview and supervisor connects */
-#define AGENT_DRAIN_MS       30000        /* a refused tar_in's rest is read */
+#define AGENT_STREAM_THREADS 128   /* stream workers at once */
+#define AGENT_PROXY_CONNS    64    /* proxy relays at once, all sandboxes */
+#define AGENT_PROXY_ADDR     16    /* … from one sandbox address */
+#define AGENT_CMD_MAX        64    /* words of an exec's command */
+#define AGENT_ENV_MAX        256   /* entries of an exec's environment */
+#define AGENT_ARG_MAX        4096  /* bytes of one of them */
+#define AGENT_LOG_LINES_MAX  2000  /* sb_logs_tail's lines */
+#define AGENT_DIAL_MS        5000  /* preview and supervisor connects */
+#define AGENT_DRAIN_MS       30000 /* a refused tar_in's rest is read */
 #define AGENT_TAR_MAX        (64ll << 30) /* tar_in's bytes_max ceiling */
 #define AGENT_RELAY_IDLE_S   600 /* a proxy relay with no byte either way */
 #define AGENT_RENEW_S        (30 * 86400) /* renewed when less is left */
@@ -47,8 +49,17 @@ struct agent {
 	char name[64];      /* this node's (the certificate's CN) */
 	struct agent_net net;
 	/* The cluster's addresses the sandboxes may never reach. */
-	pthread_mutex_t mu; /* guards cluster */
-	struct jv *cluster; /* array of strings */
+	pthread_mutex_t mu;  /* guards cluster */
+	struct jv *cluster;  /* array of strings */
+	char swarm_id[64];   /* the engine's facts (agent_engine_refresh), */
+	char engine_api[16]; /* under mu */
+	char runtime[64];
+	/* proxyrelay.c: relays open, in all and per sandbox address */
+	unsigned relays;
+	struct agent_relay_addr {
+		uint32_t ip;
+		unsigned n;
+	} relay_addrs[AGENT_PROXY_CONNS];
 	atomic_bool stop;
 	atomic_int workers; /* stream threads and proxy relays */
 	/* proxyrelay.c */
@@ -72,6 +83,8 @@ int agent_spawn(struct agent *a, void *(*fn)(void *), void *arg);
 void agent_worker_done(struct agent *a);
 
 /* ops.c: containers, exec, images, facts */
+/* The engine's facts asked again (the main loop, every SBNET_CHECK_S). */
+void agent_engine_refresh(struct agent *a);
 int agent_op_facts(void *arg, const struct nl_peer *p, const struct jv *req,
                    struct jv **ans, struct err *e);
 int agent_op_sb_inspect(void *arg, const struct nl_peer *p,

@@ -57,6 +57,7 @@ join_facts(struct agent *a)
 	struct jv *req = jv_obj(), *ans = NULL;
 	struct err e = {0};
 
+	agent_engine_refresh(a);
 	(void)agent_op_facts(a, NULL, req, &ans, &e);
 	jv_free(req);
 	return ans ? ans : jv_obj();

@@ -62,13 +62,31 @@ agent_container(struct agent *a, const char *name, char id[72], struct err *e)
 	return 0;
 }
 
+/*
+ * What the engine says of itself, asked every SBNET_CHECK_S by the main
+ * loop rather than on each facts call: the heartbeat's deadline may be
+ * a second, and an engine busy starting containers can take that long.
+ */
+void
+agent_engine_refresh(struct agent *a)
+{
+	struct swarm_info si = {0};
+	char msg[DOCKER_MSG_LEN], api[16] = "", rt[64] = "";
+
+	(void)swarm_info(a->d, &si, msg);
+	(void)docker_engine_facts(a->d, api, rt, msg);
+	pthread_mutex_lock(&a->mu);
+	snprintf(a->swarm_id, sizeof(a->swarm_id), "%s", si.node_id);
+	snprintf(a->engine_api, sizeof(a->engine_api), "%s", api);
+	snprintf(a->runtime, sizeof(a->runtime), "%s", rt);
+	pthread_mutex_unlock(&a->mu);
+}
+
 int
 agent_op_facts(void *arg, const struct nl_peer *p, const struct jv *req,
                struct jv **ans, struct err *e)
 {
 	struct agent *a = arg;
-	struct swarm_info si = {0};
-	char msg[DOCKER_MSG_LEN], api[16] = "", rt[64] = "";
 	long long total = 0, avail = 0;
 	struct statvfs vfs;
 
@@ -76,14 +94,15 @@ agent_op_facts(void *arg, const struct nl_peer *p, const struct jv *req,
 	(void)e;
 	if (jv_get(req, "cluster"))
 		agent_net_cluster(a, jv_get(req, "cluster"));
-	(void)swarm_info(a->d, &si, msg);
-	(void)docker_engine_facts(a->d, api, rt, msg);
 	(void)meminfo_host_kb(&total, &avail);
 	*ans = jv_obj();
 	jv_set_str(*ans, "name", a->name);
-	jv_set_str(*ans, "swarm_id", si.node_id);
+	pthread_mutex_lock(&a->mu);
+	jv_set_str(*ans, "swarm_id", a->swarm_id);
+	jv_set_str(*ans, "engine_api", a->engine_api);
+	jv_set_str(*ans, "default_runtime", a->runtime);
+	pthread_mutex_unlock(&a->mu);
 	jv_set_str(*ans, "data_dir", a->cfg->data_dir);
-	jv_set_str(*ans, "engine_api", api);
 	jv_set_int(*ans, "mem_total", total * 1024);
 	jv_set_int(*ans, "mem_available", avail * 1024);
 	if (statvfs(a->cfg->data_dir, &vfs) == 0) {
@@ -92,7 +111,6 @@ agent_op_facts(void *arg, const struct nl_peer *p, const struct jv *req,
 		jv_set_int(*ans, "disk_total",
 		           (int64_t)vfs.f_blocks * (int64_t)vfs.f_frsize);
 	}
-	jv_set_str(*ans, "default_runtime", rt);
 	jv_set_str(*ans, "version", SANDBOXD_VERSION);
 	jv_set_str(*ans, "subnet", a->net.subnet);
 	jv_set_str(*ans, "gateway", a->net.gateway);

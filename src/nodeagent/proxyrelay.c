@@ -10,9 +10,11 @@
  *
  * The gateway address exists only while the bridge does (a sandbox of
  * this node uses the network), so the socket binds with IP_FREEBIND.
- * Only connections from the sandbox subnet are relayed.  Each relay is
- * a worker (agent_spawn's cap) copying both ways, ended by both
- * half-closes or AGENT_RELAY_IDLE_S without a byte.
+ * Only connections from the sandbox subnet are relayed, at most
+ * AGENT_PROXY_CONNS at once and AGENT_PROXY_ADDR from one address (so
+ * one sandbox cannot take the streams the control plane needs).  Each
+ * relay is a worker copying both ways, ended by both half-closes or
+ * AGENT_RELAY_IDLE_S without a byte.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -34,6 +36,7 @@
 struct relay {
 	struct agent *a;
 	int fd;
+	uint32_t addr; /* network order */
 	char ip[INET_ADDRSTRLEN];
 };
 
@@ -77,6 +80,50 @@ pump(int a, int b)
 	free(buf);
 }
 
+/* Counts a relay from ip in; false past AGENT_PROXY_CONNS in all or
+ * AGENT_PROXY_ADDR from ip (one sandbox cannot take the node's
+ * streams). */
+static bool
+relay_admit(struct agent *a, uint32_t ip)
+{
+	struct agent_relay_addr *slot = NULL, *free_slot = NULL;
+	bool ok = false;
+
+	pthread_mutex_lock(&a->mu);
+	for (size_t i = 0; i < AGENT_PROXY_CONNS; i++) {
+		struct agent_relay_addr *r = &a->relay_addrs[i];
+		if (r->n && r->ip == ip)
+			slot = r;
+		else if (!r->n && free_slot == NULL)
+			free_slot = r;
+	}
+	if (slot == NULL && free_slot != NULL) {
+		slot = free_slot;
+		slot->ip = ip;
+	}
+	if (slot && a->relays < AGENT_PROXY_CONNS &&
+	    slot->n < AGENT_PROXY_ADDR) {
+		slot->n++;
+		a->relays++;
+		ok = true;
+	}
+	pthread_mutex_unlock(&a->mu);
+	return ok;
+}
+
+static void
+relay_release(struct agent *a, uint32_t ip)
+{
+	pthread_mutex_lock(&a->mu);
+	for (size_t i = 0; i < AGENT_PROXY_CONNS; i++)
+		if (a->relay_addrs[i].n && a->relay_addrs[i].ip == ip) {
+			a->relay_addrs[i].n--;
+			a->relays--;
+			break;
+		}
+	pthread_mutex_unlock(&a->mu);
+}
+
 static void *
 relay_main(void *arg)
 {
@@ -101,6 +148,7 @@ relay_main(void *arg)
 	}
 	jv_free(req);
 	close(r->fd);
+	relay_release(a, r->addr);
 	free(r);
 	agent_worker_done(a);
 	return NULL;
@@ -125,8 +173,13 @@ take(struct agent *a, int fd)
 	}
 	r->a = a;
 	r->fd = fd;
+	r->addr = sin.sin_addr.s_addr;
 	inet_ntop(AF_INET, &sin.sin_addr, r->ip, sizeof(r->ip));
-	if (agent_spawn(a, relay_main, r) < 0) {
+	if (!relay_admit(a, r->addr)) {
+		close(fd);
+		free(r);
+	} else if (agent_spawn(a, relay_main, r) < 0) {
+		relay_release(a, r->addr);
 		close(fd);
 		free(r);
 	}

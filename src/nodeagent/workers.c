@@ -2,7 +2,8 @@
  * The agent's worker threads: every stream that needs a thread of its
  * own (a tar, an image load, events, a proxy relay) is one, detached
  * and counted, at most AGENT_STREAM_THREADS at once; the agent waits
- * for the count to drop at stop.
+ * for the count to drop at stop.  And the credentials they dial the
+ * control plane with, which a renewal replaces.
  */
 #include <pthread.h>
 
@@ -34,4 +35,16 @@ void
 agent_worker_done(struct agent *a)
 {
 	atomic_fetch_sub(&a->workers, 1);
+}
+
+/* The credentials now: a renewal replaces them (agent.c). */
+struct nodelink *
+agent_nl(struct agent *a)
+{
+	struct nodelink *nl;
+
+	pthread_mutex_lock(&a->mu);
+	nl = a->nl;
+	pthread_mutex_unlock(&a->mu);
+	return nl;
 }

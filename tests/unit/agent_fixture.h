@@ -102,6 +102,24 @@ static const struct nl_op cp_ops[] = {
     {.name = "proxy", .roles = 1u << NL_ROLE_NODE, .stream = op_proxy},
 };
 
+/* A loopback port nothing listens on now (the kernel's pick). */
+static unsigned
+free_port(void)
+{
+	struct sockaddr_in sin = {.sin_family = AF_INET,
+	                          .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t len = sizeof(sin);
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	unsigned port = 0;
+
+	if (fd >= 0 && bind(fd, (struct sockaddr *)&sin, sizeof(sin)) == 0 &&
+	    getsockname(fd, (struct sockaddr *)&sin, &len) == 0)
+		port = ntohs(sin.sin_port);
+	if (fd >= 0)
+		close(fd);
+	return port;
+}
+
 static void
 setup(void)
 {
@@ -143,10 +161,11 @@ setup(void)
 	snprintf(ag.name, sizeof(ag.name), "%s", nl_name(node));
 	snprintf(ag.net.subnet, sizeof(ag.net.subnet), "127.0.0.0/8");
 	snprintf(ag.net.gateway, sizeof(ag.net.gateway), "127.0.0.1");
-	ag.net.proxy_port = 20000 + (unsigned)getpid() % 20000;
+	ag.net.proxy_port = free_port();
 	if (docker_new(&ag.d, cfg.docker_socket) < 0)
 		abort();
 	engine = docker_ping(ag.d, msg) == DOCKER_OK;
+	agent_engine_refresh(&ag);
 	if (nl_server_start(&ag_srv, node, "127.0.0.1:0", agent_ops, agent_nops,
 	                    &ag, &e) < 0)
 		goto fail;

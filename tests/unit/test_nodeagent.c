@@ -253,6 +253,24 @@ test_proxy_door(void)
 	got[n] = '\0';
 	CHECK_STR(got, want);
 	close(fd);
+
+	/* One sandbox address holds at most AGENT_PROXY_ADDR relays. */
+	int held[AGENT_PROXY_ADDR + 1];
+	for (int i = 0; i <= AGENT_PROXY_ADDR; i++) {
+		held[i] = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		CHECK(connect(held[i], (struct sockaddr *)&sin, sizeof(sin)) ==
+		      0);
+		CHECK(write(held[i], "x", 1) == 1);
+		if (i < AGENT_PROXY_ADDR) { /* relayed: its line comes back */
+			struct pollfd pf = {.fd = held[i], .events = POLLIN};
+			CHECK(poll(&pf, 1, 5000) == 1);
+		}
+	}
+	struct pollfd pf = {.fd = held[AGENT_PROXY_ADDR], .events = POLLIN};
+	CHECK(poll(&pf, 1, 5000) == 1 &&
+	      read(held[AGENT_PROXY_ADDR], got, sizeof(got)) <= 0);
+	for (int i = 0; i <= AGENT_PROXY_ADDR; i++)
+		close(held[i]);
 	agent_relay_stop(&ag);
 }
 
@@ -262,7 +280,8 @@ static const struct unit_test tests[] = {
     {"tar out, tar in, bytes_max, trash", test_tar_moves},
     {"control plane only", test_control_only},
     {"engine ops by label only", test_engine_ops},
-    {"the proxy's door relays with SBXPEER", test_proxy_door},
+    {"the proxy's door relays with SBXPEER, capped per address",
+     test_proxy_door},
 };
 
 int

@@ -5,11 +5,15 @@
  * the address the engine gives, exec runs in it, sb_pause freezes it and
  * the events stream says so, sb_logs_tail reads its output, sb_postart
  * checks its confinement; and sup joins the supervisor's socket of a
- * workspace.  Skipped (said so) when the engine or the image is missing.
+ * workspace; image_load takes a one-layer image made here in `docker
+ * save`'s layout (removed after).  Skipped (said so) when the engine or
+ * the image is missing.
  */
 #include <sys/un.h>
 
 #include "agent_fixture.h"
+#include "export/tar.h"
+#include "vault/vault.h"
 
 #define ID4  "01HZZZZZZZZZZZZZZZZZZZZZZ4"
 #define PORT 8080
@@ -223,11 +227,128 @@ test_sup(void)
 	pthread_join(t, NULL);
 }
 
+/* Writes text to dir/name. */
+static void
+put_file(const char *dir, const char *name, const void *data, size_t n)
+{
+	char p[300];
+	int fd;
+
+	snprintf(p, sizeof(p), "%s/%s", dir, name);
+	fd = open(p, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	CHECK(fd >= 0 && write(fd, data, n) == (ssize_t)n);
+	if (fd >= 0)
+		close(fd);
+}
+
+/* The tar of dir into a new buffer (its size in *n) and its SHA-256. */
+static char *
+tar_of(const char *dir, size_t *n, char sha[VAULT_HASH_HEX + 1])
+{
+	char p[300];
+	struct err e = {0};
+	struct vault_sha256 *h = vault_sha256_new();
+	int64_t bytes = 0;
+	int d = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	FILE *f = tmpfile();
+	char *out;
+
+	CHECK(d >= 0 && f != NULL);
+	CHECK(tar_write_tree(d, fileno(f), false, &bytes, &e) == 0);
+	close(d);
+	out = malloc((size_t)bytes + 1);
+	rewind(f);
+	*n = fread(out, 1, (size_t)bytes, f);
+	fclose(f);
+	vault_sha256_update(h, out, *n);
+	vault_sha256_end(h, sha);
+	(void)p;
+	return out;
+}
+
+/* A one-layer image in `docker save`'s layout, made here. */
+static char *
+tiny_image(char id[80], size_t *n)
+{
+	char layer_dir[128], img_dir[128], sha[VAULT_HASH_HEX + 1], conf[512];
+	char cfg_sha[VAULT_HASH_HEX + 1], man[512], name[128];
+	struct vault_sha256 *h = vault_sha256_new();
+	size_t ln;
+	char *layer, *img;
+
+	snprintf(layer_dir, sizeof(layer_dir), "%s/layer", root);
+	snprintf(img_dir, sizeof(img_dir), "%s/image", root);
+	CHECK(mkdir(layer_dir, 0755) == 0 && mkdir(img_dir, 0755) == 0);
+	put_file(layer_dir, "hello.txt", "hello\n", 6);
+	layer = tar_of(layer_dir, &ln, sha);
+	snprintf(name, sizeof(name), "%s/l1", img_dir);
+	CHECK(mkdir(name, 0755) == 0);
+	put_file(name, "layer.tar", layer, ln);
+	free(layer);
+	snprintf(conf, sizeof(conf),
+	         "{\"architecture\":\"amd64\",\"os\":\"linux\","
+	         "\"config\":{\"Labels\":{\"sandboxd.test\":\"agent\"}},"
+	         "\"rootfs\":{\"type\":\"layers\",\"diff_ids\":"
+	         "[\"sha256:%s\"]}}",
+	         sha);
+	vault_sha256_update(h, conf, strlen(conf));
+	vault_sha256_end(h, cfg_sha);
+	snprintf(name, sizeof(name), "%s.json", cfg_sha);
+	put_file(img_dir, name, conf, strlen(conf));
+	snprintf(man, sizeof(man),
+	         "[{\"Config\":\"%s.json\",\"RepoTags\":null,"
+	         "\"Layers\":[\"l1/layer.tar\"]}]",
+	         cfg_sha);
+	put_file(img_dir, "manifest.json", man, strlen(man));
+	img = tar_of(img_dir, n, sha);
+	snprintf(id, 80, "sha256:%s", cfg_sha);
+	return img;
+}
+
+static void
+test_image_load(void)
+{
+	char id[80], msg[DOCKER_MSG_LEN], line[1024] = "", perr[64];
+	struct jv *r, *ans, *t;
+	struct err e;
+	size_t n;
+	int fd;
+
+	if (!engine) {
+		printf("# skipped: no engine\n");
+		return;
+	}
+	char *img = tiny_image(id, &n);
+	r = req_of("image_load", NULL, NULL);
+	jv_set_str(r, "id", id);
+	fd = stream(r);
+	CHECK(fd >= 0);
+	if (fd >= 0) {
+		CHECK(write(fd, img, n) == (ssize_t)n);
+		shutdown(fd, SHUT_WR);
+		CHECK(read_until(fd, "\n", line, sizeof(line)));
+		close(fd);
+	}
+	free(img);
+	t = jv_parse(line, strlen(line), 4, perr, sizeof(perr));
+	CHECK(t && jv_is_true(jv_get(t, "ok")));
+	if (t && !jv_is_true(jv_get(t, "ok")))
+		fprintf(stderr, "  image_load: %s\n", line);
+	jv_free(t);
+	r = req_of("image_has", NULL, NULL);
+	jv_set_str(r, "id", id);
+	ans = call(r, &e);
+	CHECK(ans && jv_is_true(jv_get(ans, "has")));
+	jv_free(ans);
+	(void)docker_image_remove(ag.d, id, msg);
+}
+
 static const struct unit_test tests[] = {
     {"a labelled container: inspect, preview, exec, pause, events, logs, "
      "postart",
      test_container_ops},
     {"sup joins the workspace's supervisor socket", test_sup},
+    {"image_load of a saved image, then image_has", test_image_load},
 };
 
 int

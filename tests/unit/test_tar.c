@@ -316,6 +316,22 @@ test_too_large(void)
 	teardown();
 }
 
+static void
+test_dot_prefix(void)
+{
+	const struct ent v[] = {{"./", '5', NULL, NULL},
+	                        {"./d/", '5', NULL, NULL},
+	                        {"./d/a", '0', NULL, "aaaa"},
+	                        {"./d/h", '1', "./d/a", NULL}};
+	struct stat a, h;
+
+	setup();
+	CHECK(read_into(v, 4, 1 << 20) == 0);
+	CHECK(lst("out/d/a", &a) == 0 && a.st_size == 4);
+	CHECK(lst("out/d/h", &h) == 0 && h.st_ino == a.st_ino);
+	teardown();
+}
+
 static const struct unit_test tests[] = {
     {"round trip keeps links, leaves FIFOs and deps out", test_round_trip},
     {"\"../x\" refused", test_dotdot},
@@ -326,6 +342,7 @@ static const struct unit_test tests[] = {
     {"a device refused", test_device},
     {"a hard link out of the tree refused", test_hardlink_out},
     {"past bytes_max: 413", test_too_large},
+    {"a leading \"./\" (tar -C dir .) read as beneath", test_dot_prefix},
 };
 
 int

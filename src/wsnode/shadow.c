@@ -8,8 +8,10 @@
  * files of at most WSNODE_SHADOW_FILE_MAX bytes each (a larger one is
  * left out, as if absent).  The copy is the node's bytes, which are the
  * sandbox's: it is only ever read as the local workspace would be, and
- * it is dropped after use.  Rejected: a network-backed directory fd (no
- * such thing without FUSE) and porting every reader to wsnode calls.
+ * it is dropped after use.  wsnode_fetch_tmp puts a whole remote
+ * workspace in such a directory (an export's).  Rejected: a network-backed
+ * directory fd (no such thing without FUSE) and porting every reader to wsnode
+ * calls.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -128,6 +130,24 @@ wsnode_shadow(struct wsnode *w, const struct sandbox *sb, const char *dir,
 		    !wsfs_exists(fd, clean) &&
 		    copy_file(w, sb, dir, clean, fd) == 0)
 			copied++;
+	}
+	return fd;
+}
+
+int
+wsnode_fetch_tmp(struct wsnode *w, const struct sandbox *sb, bool exclude_deps,
+                 char *path, size_t len, struct err *e)
+{
+	int64_t bytes;
+	int fd;
+
+	path[0] = '\0';
+	if ((fd = shadow_dir(w, path, len, e)) < 0)
+		return -1;
+	if (wsnode_fetch(w, sb, exclude_deps, fd, &bytes, e) < 0) {
+		wsnode_shadow_drop(fd, path);
+		path[0] = '\0';
+		return -1;
 	}
 	return fd;
 }

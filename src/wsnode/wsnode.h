@@ -129,5 +129,9 @@ int wsnode_copy(struct wsnode *w, const char *sandbox_id, const char *from,
  */
 int wsnode_fetch(struct wsnode *w, const struct sandbox *sb, bool exclude_deps,
                  int dirfd, int64_t *bytes, struct err *e);
+/* wsnode_fetch into a fresh private local directory (as wsnode_shadow's:
+ * its fd, its path in path; the caller ends with wsnode_shadow_drop). */
+int wsnode_fetch_tmp(struct wsnode *w, const struct sandbox *sb,
+                     bool exclude_deps, char *path, size_t len, struct err *e);
 
 #endif

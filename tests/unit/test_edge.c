@@ -431,6 +431,32 @@ no_web_page_names_the_workers(void)
 	done(e);
 }
 
+/* A sandbox whose node is down: 503, retried, not the warming page. */
+static void
+node_down_page_is_not_the_warming_page(void)
+{
+	struct edge *e = edge_new();
+	struct edge_conn *c = page_conn(e, "GET / HTTP/1.1\r\nHost: x\r\n\r\n");
+	const char *t;
+	char v[64];
+
+	c->t.state = PREVIEW_NODE_DOWN;
+	c->t.port = 3000;
+	c->t.retry_after_s = 5;
+	snprintf(c->t.message, sizeof(c->t.message),
+	         "the server that runs this app (node n2) does not answer");
+	edge_page(c, EDGE_PAGE_TARGET, NULL);
+	t = out_text(&c->rs.out);
+	CHECK(starts(t, "HTTP/1.1 503 Service Unavailable\r\n"));
+	CHECK_STR(header_value(t, "\r\nX-Sandboxd-Preview: ", v, sizeof(v)),
+	          "node-down");
+	CHECK(strstr(t, "Retry-After") != NULL);
+	CHECK(strstr(t, "This app&#39;s server is unreachable") ||
+	      strstr(t, "This app's server is unreachable"));
+	CHECK(strstr(t, "Waking") == NULL && strstr(t, "Starting") == NULL);
+	done(e);
+}
+
 static void
 not_listening_page_names_port_and_manifest(void)
 {
@@ -984,6 +1010,8 @@ main(void)
 	     not_listening_page_names_port_and_manifest},
 	    {"page: no web process names the workers",
 	     no_web_page_names_the_workers},
+	    {"a node down page, not the warming one",
+	     node_down_page_is_not_the_warming_page},
 	    {"page: Connection close or keep-alive as the request allows",
 	     pages_close_when_they_must},
 	    {"console: API requests keep Host; X-Forwarded-* are the edge's",

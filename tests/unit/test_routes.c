@@ -15,6 +15,7 @@
 #include "sandbox/routes.h"
 #include "lib/clock.h"
 #include "store_fixture.h"
+#include "orch/internal.h"
 #include "unit.h"
 
 static void
@@ -338,6 +339,95 @@ workers_only_sandbox_has_no_web(void)
 	core_without_store_free(&c);
 }
 
+/*
+ * Sandboxes on another node (swarm): the route carries the node; one
+ * whose node is down gets the node-down page (never a wake), and one that
+ * runs there without a way to its node (no driver, or one that cannot
+ * give a tunnel) too; a local one's target has no preamble.
+ */
+static void
+remote_sandboxes(void)
+{
+	struct core c;
+	struct sandbox run, down, local;
+	struct preview_target t;
+	struct route rt;
+
+	core_without_store(&c);
+	make_row(&run, SANDBOX_RUNNING, "");
+	snprintf(run.node, sizeof(run.node), "n2");
+	make_row(&down, SANDBOX_STOPPED, "");
+	snprintf(down.node, sizeof(down.node), "n2");
+	snprintf(down.status_reason, sizeof(down.status_reason), "node_down");
+	make_row(&local, SANDBOX_RUNNING, "172.30.0.14");
+	routes_put(c.routes, &run);
+	routes_put(c.routes, &down);
+	routes_put(c.routes, &local);
+	CHECK(routes_get(c.routes, run.id, &rt) && !rt.node_down);
+	CHECK_STR(rt.node, "n2");
+	CHECK(routes_get(c.routes, down.id, &rt) && rt.node_down);
+
+	preview_resolve(&c, down.id, 3000, &t);
+	CHECK(t.state == PREVIEW_NODE_DOWN && t.retry_after_s > 0);
+	CHECK(strstr(t.message, "n2") != NULL);
+	preview_resolve(&c, run.id, 3000, &t);
+	CHECK(t.state == PREVIEW_NODE_DOWN && t.preamble_len == 0);
+	preview_resolve(&c, local.id, 3000, &t);
+	CHECK(t.state == PREVIEW_UP && t.preamble_len == 0);
+	/* back up: a row without the reason forgets it */
+	down.status_reason[0] = '\0';
+	routes_put(c.routes, &down);
+	CHECK(routes_get(c.routes, down.id, &rt) && !rt.node_down);
+	core_without_store_free(&c);
+}
+
+/* A driver whose only call is target: a tunnel on loopback port 7999,
+ * as the swarm driver gives one (its own tests cover its tunnel). */
+static int
+tunnel_target(struct orch *o, const char *sandbox_id, const char *node,
+              const char *ip, int port, struct orch_target *out)
+{
+	struct sockaddr_in *a = (struct sockaddr_in *)&out->addr;
+
+	(void)o, (void)ip;
+	if (node[0] == '\0')
+		return -1;
+	a->sin_family = AF_INET;
+	a->sin_port = htons(7999);
+	a->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	out->len = sizeof(*a);
+	out->preamble_len =
+	    (size_t)snprintf(out->preamble, sizeof(out->preamble),
+	                     "SBX %s %d\n", sandbox_id, port);
+	return 0;
+}
+
+static void
+remote_target_from_the_driver(void)
+{
+	static const struct orch_ops ops = {.name = "tunnel",
+	                                    .target = tunnel_target};
+	struct orch o = {.ops = &ops};
+	struct core c;
+	struct sandbox run;
+	struct preview_target t;
+	char want[96];
+
+	core_without_store(&c);
+	c.orch = &o;
+	make_row(&run, SANDBOX_RUNNING, "");
+	snprintf(run.node, sizeof(run.node), "n2");
+	routes_put(c.routes, &run);
+	preview_resolve(&c, run.id, 5173, &t);
+	CHECK(t.state == PREVIEW_UP);
+	CHECK(ntohs(t.addr.sin_port) == 7999 &&
+	      ntohl(t.addr.sin_addr.s_addr) == INADDR_LOOPBACK);
+	snprintf(want, sizeof(want), "SBX %s 5173\n", run.id);
+	CHECK(t.preamble_len == strlen(want) &&
+	      memcmp(t.preamble, want, t.preamble_len) == 0);
+	core_without_store_free(&c);
+}
+
 static const struct unit_test tests[] = {
     {"put, get, drop", put_get_drop},
     {"started_at follows starts", started_at_follows_starts},
@@ -347,6 +437,9 @@ static const struct unit_test tests[] = {
     {"readers never see half a write", readers_never_see_half_a_write},
     {"preview answers from the table", preview_answers_from_the_table},
     {"workers-only sandbox has no web", workers_only_sandbox_has_no_web},
+    {"sandboxes on another node", remote_sandboxes},
+    {"a remote target: the driver's tunnel and preamble",
+     remote_target_from_the_driver},
 };
 
 int

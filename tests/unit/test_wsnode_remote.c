@@ -416,6 +416,17 @@ snapshot_of_a_remote_app(void)
 	      st.own_bytes == st.size_bytes);
 	snprintf(agws, sizeof(agws), "%s/workspaces/%s", agcfg.data_dir, SB);
 	CHECK(file_size(agws, "workspace/app/index.html") == 3);
+	/* an export's copy: the whole workspace, here, until dropped */
+	{
+		char path[512], app[600];
+		int fd =
+		    wsnode_fetch_tmp(wn, &sb, true, path, sizeof(path), &e);
+		CHECK(fd >= 0);
+		snprintf(app, sizeof(app), "%s/workspace/app", path);
+		CHECK(file_size(app, "index.html") == 3);
+		wsnode_shadow_drop(fd, path);
+		CHECK(access(path, F_OK) != 0);
+	}
 	/* a local sandbox is not fetched */
 	sb.node[0] = '\0';
 	e = (struct err){0};
@@ -499,7 +510,8 @@ static const struct unit_test tests[] = {
     {"the files API, the problem, a task's images over the node",
      ports_over_the_node},
     {"a remote task's files mirrored here", task_mirror_follows},
-    {"a snapshot's copy of a remote app", snapshot_of_a_remote_app},
+    {"a snapshot's and an export's copies of a remote app",
+     snapshot_of_a_remote_app},
 };
 
 static int

@@ -24,7 +24,7 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/swarm-lib.sh"
 swarm_need
-need_test_image
+need_swarm_image
 IMG_ID=$(docker image inspect -f '{{.Id}}' "$TEST_IMAGE")
 
 sbd() { timeout 60 env "SANDBOXD_API=$API_URL" "SANDBOXD_TOKEN=$TOKEN" "XDG_CONFIG_HOME=$IT_TMP/xdg" "$SANDBOXD_BIN" "$@"; }

@@ -16,7 +16,7 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/swarm-lib.sh"
 swarm_need
-need_test_image
+need_swarm_image
 
 nl() { timeout 30 python3 "$IT_ROOT/tests/integration/nlclient.py" "$@" 2>&1; }
 # find_pem DIR NAME: the file NAME (ca.pem, cert.pem, key.pem) under DIR

@@ -522,3 +522,29 @@ swarm_tasks() {
 		jq -r 'sort_by(.CreatedAt) | reverse | .[] | "\(.Status.State) \(.NodeID) \(.Status.ContainerStatus.ContainerID // "-") \(.Status.Err // "-")"'
 }
 
+# need_swarm_image: the test image (need_test_image: the base image and the
+# fake agents) with this build's supervisor (SANDBOXD_INIT_BIN, else
+# build/sandboxd-init) as its entrypoint -> TEST_IMAGE.  Swarm mode needs
+# a supervisor that sets no_new_privs itself (services have no
+# security options before Engine 25); an image built before that change
+# must not make the product look broken.  Tagged by the inputs' hash;
+# older ones go.
+need_swarm_image() {
+	need_test_image
+	local init=${SANDBOXD_INIT_BIN:-$IT_ROOT/build/sandboxd-init} h ctx tag
+	[[ -x $init ]] || bail "no supervisor binary at $init (make)"
+	h=$( { docker image inspect -f '{{.Id}}' "$TEST_IMAGE"; sha256sum <"$init"; } | sha256sum | cut -c1-12)
+	tag=sandboxd-swarmtest:$h
+	if ! docker image inspect "$tag" >/dev/null 2>&1; then
+		ctx=$IT_TMP/swarm-image
+		mkdir -p "$ctx"
+		cp "$init" "$ctx/sandboxd-init"
+		printf 'FROM %s\nCOPY sandboxd-init /usr/local/bin/sandboxd-init\n' "$TEST_IMAGE" >"$ctx/Dockerfile"
+		docker build -q -t "$tag" "$ctx" >"$ctx/build.log" 2>&1 ||
+			bail "cannot build $tag: $(tail -n 5 "$ctx/build.log")"
+		docker images --format '{{.Repository}}:{{.Tag}}' sandboxd-swarmtest |
+			grep -vxF "$tag" | xargs -r docker rmi -f >/dev/null 2>&1
+	fi
+	TEST_IMAGE=$tag
+}
+

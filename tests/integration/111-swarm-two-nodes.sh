@@ -130,11 +130,11 @@ t_end
 t_begin "egress blocked on both nodes; the credential proxy's address answers"
 daemon_gateway || t_err "no gateway in /v1/status"
 PROXY_PORT=$(tr '\0' '\n' <"/proc/$DAEMON_PID/environ" | sed -n 's/^SANDBOXD_PROXY_PORT=//p')
-for pair in "$A ${N1[1]:-} n2 $SW_A2 7443" "$B ${N2[1]:-} n1 $SW_A1 2377"; do
+for pair in "$A ${N1[1]:--} n2 $SW_A2 7443" "$B ${N2[1]:--} n1 $SW_A1 2377"; do
 	read -r me other onode oaddr oport <<<"$pair"
 	targets=("169.254.169.254 80" "$oaddr $oport" "$SW_A1 ${API_ADDR##*:}" "$SW_A1 $SW_CPORT")
 	[[ $onode == n1 ]] && targets+=("$SW_A2 7443")
-	[[ -n $other ]] && targets+=("$(sb_ip "$other") 3000")
+	[[ $other != - ]] && targets+=("$(sb_ip "$other") 3000")
 	for tgt in "${targets[@]}"; do
 		r=$(sbx_connect "$me" ${tgt})
 		[[ ${r%% *} == open || ${r%% *} == exec-failed || ${r%% *} == no-container ]] &&

@@ -136,12 +136,13 @@ jq -e '."sandboxd.agent" == "1" and ."sandboxd.node" == "n1"' <<<"$labels" >/dev
 wait_node n1 ready 30
 t_end
 
-t_begin "create: service sbx-<id> (constraints, reservation, restart none, dnsrr, image by id), running"
+t_begin "create: a service per sandbox (constraints, reservation, restart none, dnsrr, image by id), running"
 create_app one && create_sandbox "$APP_ID"
 SB=$SB_ID
-SVC=$(docker service inspect "sbx-$SB" 2>/dev/null)
-if [[ -z $SVC || $SVC == "[]" ]]; then
-	t_err "no service sbx-$SB"
+SVC_NAME=$(service_of "$SB")
+SVC=$(docker service inspect "$SVC_NAME" 2>/dev/null)
+if [[ -z $SVC_NAME || -z $SVC || $SVC == "[]" ]]; then
+	t_err "no service labelled sandboxd.sandbox=$SB: $(docker service ls 2>&1 | head -n 3)"
 else
 	jq -e '.[0].Spec.TaskTemplate.Placement.Constraints as $c |
 		($c | index("node.labels.sandboxd.agent==1")) != null and
@@ -195,8 +196,8 @@ t_end
 t_begin "sleep is 0 replicas; a request wakes it (warming, then the app)"
 api POST "/v1/sandboxes/$SB/stop"
 expect_status 200
-[[ $(docker service inspect -f '{{.Spec.Mode.Replicated.Replicas}}' "sbx-$SB") == 0 ]] ||
-	t_err "replicas after stop: $(docker service inspect -f '{{.Spec.Mode.Replicated.Replicas}}' "sbx-$SB")"
+[[ $(docker service inspect -f '{{.Spec.Mode.Replicated.Replicas}}' "$SVC_NAME") == 0 ]] ||
+	t_err "replicas after stop: $(docker service inspect -f '{{.Spec.Mode.Replicated.Replicas}}' "$SVC_NAME")"
 wait_until 20 sh -c "[ -z \"\$(docker ps -q --filter label=sandboxd.sandbox=$SB)\" ]" ||
 	t_err "a container of the sandbox still runs after stop"
 t0=$(now_ms)
@@ -234,8 +235,8 @@ t_begin "a killed supervisor: the row is exited and Swarm made no new task"
 docker kill "$C" >/dev/null 2>&1
 wait_sb "$SB" '.status != "running"' 20
 [[ $(j .status) == exited || $(j .status) == stopped ]] || t_err "status: $(j .status)"
-[[ $(docker service inspect -f '{{.Spec.Mode.Replicated.Replicas}}' "sbx-$SB") == 0 ]] ||
-	t_err "replicas after the die: $(docker service inspect -f '{{.Spec.Mode.Replicated.Replicas}}' "sbx-$SB")"
+[[ $(docker service inspect -f '{{.Spec.Mode.Replicated.Replicas}}' "$SVC_NAME") == 0 ]] ||
+	t_err "replicas after the die: $(docker service inspect -f '{{.Spec.Mode.Replicated.Replicas}}' "$SVC_NAME")"
 sleep 3
 [[ -z $(docker ps -q --filter "label=sandboxd.sandbox=$SB") ]] || t_err "Swarm started a new task"
 t_end
@@ -255,7 +256,8 @@ t_end
 t_begin "delete removes the service"
 api DELETE "/v1/sandboxes/$SB"
 [[ $STATUS == 200 || $STATUS == 204 ]] || t_err "DELETE: $STATUS $(short_body)"
-wait_until 20 sh -c "! docker service inspect sbx-$SB >/dev/null 2>&1" || t_err "service sbx-$SB is still there"
+[[ -n $SVC_NAME ]] || t_err "no service name to check"
+wait_until 20 sh -c "! docker service inspect $SVC_NAME >/dev/null 2>&1" || t_err "service $SVC_NAME is still there"
 t_end
 
 finish

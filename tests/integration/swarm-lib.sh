@@ -302,6 +302,13 @@ sb_node() {
 	j '.node // ""'
 }
 
+# service_of SB: the name of the sandbox's swarm service (by its label
+# sandboxd.sandbox; the name is the container name the daemon gives it).
+service_of() {
+	docker service ls -q --filter "label=sandboxd.sandbox=$1" 2>/dev/null | head -n 1 |
+		xargs -r docker service inspect -f '{{.Spec.Name}}' 2>/dev/null
+}
+
 # container_of_any SB: the container of SB on either engine -> "1 ID" / "2 ID".
 container_of_any() {
 	local c

@@ -196,8 +196,9 @@ t_end
 t_begin "sleep is 0 replicas; a request wakes it (warming, then the app)"
 api POST "/v1/sandboxes/$SB/stop"
 expect_status 200
-[[ $(docker service inspect -f '{{.Spec.Mode.Replicated.Replicas}}' "$SVC_NAME") == 0 ]] ||
-	t_err "replicas after stop: $(docker service inspect -f '{{.Spec.Mode.Replicated.Replicas}}' "$SVC_NAME")"
+replicas() { docker service inspect -f '{{.Spec.Mode.Replicated.Replicas}}' "$SVC_NAME" 2>&1; }
+wait_until 20 sh -c "[ \"\$(docker service inspect -f '{{.Spec.Mode.Replicated.Replicas}}' $SVC_NAME)\" = 0 ]" ||
+	t_err "replicas 20 s after stop: $(replicas) (sandbox status $(sandbox_status "$SB"))"
 wait_until 20 sh -c "[ -z \"\$(docker ps -q --filter label=sandboxd.sandbox=$SB)\" ]" ||
 	t_err "a container of the sandbox still runs after stop"
 t0=$(now_ms)
@@ -235,8 +236,8 @@ t_begin "a killed supervisor: the row is exited and Swarm made no new task"
 docker kill "$C" >/dev/null 2>&1
 wait_sb "$SB" '.status != "running"' 20
 [[ $(j .status) == exited || $(j .status) == stopped ]] || t_err "status: $(j .status)"
-[[ $(docker service inspect -f '{{.Spec.Mode.Replicated.Replicas}}' "$SVC_NAME") == 0 ]] ||
-	t_err "replicas after the die: $(docker service inspect -f '{{.Spec.Mode.Replicated.Replicas}}' "$SVC_NAME")"
+wait_until 20 sh -c "[ \"\$(docker service inspect -f '{{.Spec.Mode.Replicated.Replicas}}' $SVC_NAME)\" = 0 ]" ||
+	t_err "replicas 20 s after the die: $(replicas) (sandbox status $(sandbox_status "$SB"))"
 sleep 3
 [[ -z $(docker ps -q --filter "label=sandboxd.sandbox=$SB") ]] || t_err "Swarm started a new task"
 t_end

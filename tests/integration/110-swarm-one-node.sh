@@ -163,7 +163,10 @@ fi
 t_end
 
 t_begin "the preview answers through the manager's edge"
-serve_edge_app edge
+FIRST_SB=$SB FIRST_SVC=$SVC_NAME
+serve_edge_app edge # a sandbox of its own: SB, HOST
+SVC_NAME=$(service_of "$SB")
+[[ -n $SVC_NAME ]] || t_err "no service labelled sandboxd.sandbox=$SB"
 C=$(container_of "$SB")
 t_end
 
@@ -254,11 +257,15 @@ wait_until 60 sh -c "curl -s --max-time 2 -H 'Host: $HOST' $EDGE/ | grep -q 'hel
 	t_err "no answer after the restart and start"
 t_end
 
-t_begin "delete removes the service"
-api DELETE "/v1/sandboxes/$SB"
-[[ $STATUS == 200 || $STATUS == 204 ]] || t_err "DELETE: $STATUS $(short_body)"
-[[ -n $SVC_NAME ]] || t_err "no service name to check"
-wait_until 20 sh -c "! docker service inspect $SVC_NAME >/dev/null 2>&1" || t_err "service $SVC_NAME is still there"
+t_begin "delete removes the service (a running sandbox and a stopped one)"
+api POST "/v1/sandboxes/$FIRST_SB/stop"
+for pair in "$SB $SVC_NAME" "$FIRST_SB $FIRST_SVC"; do
+	read -r sb svc <<<"$pair"
+	api DELETE "/v1/sandboxes/$sb"
+	[[ $STATUS == 200 || $STATUS == 204 ]] || t_err "DELETE: $STATUS $(short_body)"
+	[[ -n $svc ]] || t_err "no service name to check for $sb"
+	wait_until 20 sh -c "! docker service inspect $svc >/dev/null 2>&1" || t_err "service $svc is still there"
+done
 t_end
 
 finish

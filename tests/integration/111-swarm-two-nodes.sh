@@ -161,7 +161,7 @@ api PUT "/v1/sandboxes/$B/files?path=dir/n.txt" 'hello n2'
 expect_status 200
 api GET "/v1/sandboxes/$B/files?path=dir"
 expect_status 200 && expect_jq '[.entries[].path] | index("dir/n.txt") != null' 'dir/n.txt listed'
-out=$(sbd sandbox exec "$B" -- sh -c 'cat dir/n.txt; hostname' </dev/null 2>&1)
+out=$(sbd sandbox exec "$B" -- sh -c 'cat dir/n.txt; echo; hostname' </dev/null 2>&1)
 [[ $(head -n 1 <<<"$out") == "hello n2" ]] || t_err "sandbox exec on n2: $out"
 api GET "/v1/sandboxes/$B/processes/web/logs?tail=5"
 expect_status 200
@@ -173,6 +173,7 @@ declare -A STARTED=()
 for SB in "${N1[@]}"; do STARTED[$SB]=$(docker inspect -f '{{.State.StartedAt}}' "$(where "$SB" | cut -d' ' -f2)"); done
 kill -KILL "$SW_AGENT_PID"
 wait "$SW_AGENT_PID" 2>/dev/null
+n2 ss -Hltn "sport = :7443" | grep -q . && t_err "something still listens on n2's 7443 after the kill"
 t0=$(now_ms)
 for SB in "${N2[@]}"; do
 	wait_sb "$SB" '(.status_reason // .reason // "") == "node_down"' 15

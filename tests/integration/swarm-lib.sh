@@ -257,7 +257,9 @@ swarm_node2_agent() {
 	local -a words
 	read -r -a words <<<"${SW_JOIN#sandboxd }"
 	SW_AGENT_LOG=$IT_TMP/agent.$name.log
-	n2 env -i "PATH=$PATH" "HOME=${HOME:-/root}" "DOCKER_HOST=unix://$SW_N2_ROOT/docker.sock" \
+	# nsenter itself (not the n2 function, whose background subshell's pid
+	# $! would be): it execs, so SW_AGENT_PID is the agent's own pid.
+	nsenter --target "$SW_N2_HOLD" --mount --net -- env -i "PATH=$PATH" "HOME=${HOME:-/root}" "DOCKER_HOST=unix://$SW_N2_ROOT/docker.sock" \
 		"SANDBOXD_DATA_DIR=$SW_N2_DATA" "SANDBOXD_NODE_NAME=$name" "SANDBOXD_NODE_ADDR=$SW_A2" \
 		"SANDBOXD_ENV_FILE=$IT_TMP/empty.env" SANDBOXD_NODE_HEARTBEAT_MS=1000 \
 		"$SANDBOXD_BIN" "${words[@]}" --name "$name" --addr "$SW_A2" >"$SW_AGENT_LOG" 2>&1 </dev/null &
@@ -267,7 +269,7 @@ swarm_node2_agent() {
 # swarm_agent_run: `sandboxd node run` again (an enrolled node 2).
 swarm_agent_run() {
 	SW_AGENT_LOG=$IT_TMP/agent.run.$RANDOM.log
-	n2 env -i "PATH=$PATH" "HOME=${HOME:-/root}" "DOCKER_HOST=unix://$SW_N2_ROOT/docker.sock" \
+	nsenter --target "$SW_N2_HOLD" --mount --net -- env -i "PATH=$PATH" "HOME=${HOME:-/root}" "DOCKER_HOST=unix://$SW_N2_ROOT/docker.sock" \
 		"SANDBOXD_DATA_DIR=$SW_N2_DATA" SANDBOXD_NODE_NAME=n2 "SANDBOXD_NODE_ADDR=$SW_A2" \
 		"SANDBOXD_ENV_FILE=$IT_TMP/empty.env" SANDBOXD_NODE_HEARTBEAT_MS=1000 \
 		"$SANDBOXD_BIN" node run >"$SW_AGENT_LOG" 2>&1 </dev/null &

@@ -24,7 +24,7 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/swarm-lib.sh"
 swarm_need
-need_test_image
+need_swarm_image
 IMG_ID=$(docker image inspect -f '{{.Id}}' "$TEST_IMAGE")
 
 sbd() { timeout 60 env "SANDBOXD_API=$API_URL" "SANDBOXD_TOKEN=$TOKEN" "XDG_CONFIG_HOME=$IT_TMP/xdg" "$SANDBOXD_BIN" "$@"; }
@@ -136,12 +136,13 @@ jq -e '."sandboxd.agent" == "1" and ."sandboxd.node" == "n1"' <<<"$labels" >/dev
 wait_node n1 ready 30
 t_end
 
-t_begin "create: service sbx-<id> (constraints, reservation, restart none, dnsrr, image by id), running"
+t_begin "create: a service per sandbox (constraints, reservation, restart none, dnsrr, image by id), running"
 create_app one && create_sandbox "$APP_ID"
 SB=$SB_ID
-SVC=$(docker service inspect "sbx-$SB" 2>/dev/null)
-if [[ -z $SVC || $SVC == "[]" ]]; then
-	t_err "no service sbx-$SB"
+SVC_NAME=$(service_of "$SB")
+SVC=$(docker service inspect "$SVC_NAME" 2>/dev/null)
+if [[ -z $SVC_NAME || -z $SVC || $SVC == "[]" ]]; then
+	t_err "no service labelled sandboxd.sandbox=$SB: $(docker service ls 2>&1 | head -n 3)"
 else
 	jq -e '.[0].Spec.TaskTemplate.Placement.Constraints as $c |
 		($c | index("node.labels.sandboxd.agent==1")) != null and
@@ -162,7 +163,10 @@ fi
 t_end
 
 t_begin "the preview answers through the manager's edge"
-serve_edge_app edge
+FIRST_SB=$SB FIRST_SVC=$SVC_NAME
+serve_edge_app edge # a sandbox of its own: SB, HOST
+SVC_NAME=$(service_of "$SB")
+[[ -n $SVC_NAME ]] || t_err "no service labelled sandboxd.sandbox=$SB"
 C=$(container_of "$SB")
 t_end
 
@@ -195,8 +199,9 @@ t_end
 t_begin "sleep is 0 replicas; a request wakes it (warming, then the app)"
 api POST "/v1/sandboxes/$SB/stop"
 expect_status 200
-[[ $(docker service inspect -f '{{.Spec.Mode.Replicated.Replicas}}' "sbx-$SB") == 0 ]] ||
-	t_err "replicas after stop: $(docker service inspect -f '{{.Spec.Mode.Replicated.Replicas}}' "sbx-$SB")"
+replicas() { docker service inspect -f '{{.Spec.Mode.Replicated.Replicas}}' "$SVC_NAME" 2>&1; }
+wait_until 20 sh -c "[ \"\$(docker service inspect -f '{{.Spec.Mode.Replicated.Replicas}}' $SVC_NAME)\" = 0 ]" ||
+	t_err "replicas 20 s after stop: $(replicas) (sandbox status $(sandbox_status "$SB"))"
 wait_until 20 sh -c "[ -z \"\$(docker ps -q --filter label=sandboxd.sandbox=$SB)\" ]" ||
 	t_err "a container of the sandbox still runs after stop"
 t0=$(now_ms)
@@ -234,8 +239,8 @@ t_begin "a killed supervisor: the row is exited and Swarm made no new task"
 docker kill "$C" >/dev/null 2>&1
 wait_sb "$SB" '.status != "running"' 20
 [[ $(j .status) == exited || $(j .status) == stopped ]] || t_err "status: $(j .status)"
-[[ $(docker service inspect -f '{{.Spec.Mode.Replicated.Replicas}}' "sbx-$SB") == 0 ]] ||
-	t_err "replicas after the die: $(docker service inspect -f '{{.Spec.Mode.Replicated.Replicas}}' "sbx-$SB")"
+wait_until 20 sh -c "[ \"\$(docker service inspect -f '{{.Spec.Mode.Replicated.Replicas}}' $SVC_NAME)\" = 0 ]" ||
+	t_err "replicas 20 s after the die: $(replicas) (sandbox status $(sandbox_status "$SB"))"
 sleep 3
 [[ -z $(docker ps -q --filter "label=sandboxd.sandbox=$SB") ]] || t_err "Swarm started a new task"
 t_end
@@ -252,10 +257,15 @@ wait_until 60 sh -c "curl -s --max-time 2 -H 'Host: $HOST' $EDGE/ | grep -q 'hel
 	t_err "no answer after the restart and start"
 t_end
 
-t_begin "delete removes the service"
-api DELETE "/v1/sandboxes/$SB"
-[[ $STATUS == 200 || $STATUS == 204 ]] || t_err "DELETE: $STATUS $(short_body)"
-wait_until 20 sh -c "! docker service inspect sbx-$SB >/dev/null 2>&1" || t_err "service sbx-$SB is still there"
+t_begin "delete removes the service (a running sandbox and a stopped one)"
+api POST "/v1/sandboxes/$FIRST_SB/stop"
+for pair in "$SB $SVC_NAME" "$FIRST_SB $FIRST_SVC"; do
+	read -r sb svc <<<"$pair"
+	api DELETE "/v1/sandboxes/$sb"
+	[[ $STATUS == 200 || $STATUS == 204 ]] || t_err "DELETE: $STATUS $(short_body)"
+	[[ -n $svc ]] || t_err "no service name to check for $sb"
+	wait_until 20 sh -c "! docker service inspect $svc >/dev/null 2>&1" || t_err "service $svc is still there"
+done
 t_end
 
 finish

@@ -21,7 +21,7 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/swarm-lib.sh"
 swarm_need
-need_test_image
+need_swarm_image
 
 HB_MS=1000
 sbd() { timeout 60 env "SANDBOXD_API=$API_URL" "SANDBOXD_TOKEN=$TOKEN" "XDG_CONFIG_HOME=$IT_TMP/xdg" "$SANDBOXD_BIN" "$@"; }
@@ -130,11 +130,11 @@ t_end
 t_begin "egress blocked on both nodes; the credential proxy's address answers"
 daemon_gateway || t_err "no gateway in /v1/status"
 PROXY_PORT=$(tr '\0' '\n' <"/proc/$DAEMON_PID/environ" | sed -n 's/^SANDBOXD_PROXY_PORT=//p')
-for pair in "$A ${N1[1]:-} n2 $SW_A2 7443" "$B ${N2[1]:-} n1 $SW_A1 2377"; do
+for pair in "$A ${N1[1]:--} n2 $SW_A2 7443" "$B ${N2[1]:--} n1 $SW_A1 2377"; do
 	read -r me other onode oaddr oport <<<"$pair"
 	targets=("169.254.169.254 80" "$oaddr $oport" "$SW_A1 ${API_ADDR##*:}" "$SW_A1 $SW_CPORT")
 	[[ $onode == n1 ]] && targets+=("$SW_A2 7443")
-	[[ -n $other ]] && targets+=("$(sb_ip "$other") 3000")
+	[[ $other != - ]] && targets+=("$(sb_ip "$other") 3000")
 	for tgt in "${targets[@]}"; do
 		r=$(sbx_connect "$me" ${tgt})
 		[[ ${r%% *} == open || ${r%% *} == exec-failed || ${r%% *} == no-container ]] &&
@@ -161,7 +161,7 @@ api PUT "/v1/sandboxes/$B/files?path=dir/n.txt" 'hello n2'
 expect_status 200
 api GET "/v1/sandboxes/$B/files?path=dir"
 expect_status 200 && expect_jq '[.entries[].path] | index("dir/n.txt") != null' 'dir/n.txt listed'
-out=$(sbd sandbox exec "$B" -- sh -c 'cat dir/n.txt; hostname' </dev/null 2>&1)
+out=$(sbd sandbox exec "$B" -- sh -c 'cat dir/n.txt; echo; hostname' </dev/null 2>&1)
 [[ $(head -n 1 <<<"$out") == "hello n2" ]] || t_err "sandbox exec on n2: $out"
 api GET "/v1/sandboxes/$B/processes/web/logs?tail=5"
 expect_status 200
@@ -173,6 +173,7 @@ declare -A STARTED=()
 for SB in "${N1[@]}"; do STARTED[$SB]=$(docker inspect -f '{{.State.StartedAt}}' "$(where "$SB" | cut -d' ' -f2)"); done
 kill -KILL "$SW_AGENT_PID"
 wait "$SW_AGENT_PID" 2>/dev/null
+n2 ss -Hltn "sport = :7443" | grep -q . && t_err "something still listens on n2's 7443 after the kill"
 t0=$(now_ms)
 for SB in "${N2[@]}"; do
 	wait_sb "$SB" '(.status_reason // .reason // "") == "node_down"' 15

@@ -16,18 +16,44 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/swarm-lib.sh"
 swarm_need
-need_test_image
+need_swarm_image
 
 nl() { timeout 30 python3 "$IT_ROOT/tests/integration/nlclient.py" "$@" 2>&1; }
 # find_pem DIR NAME: the file NAME (ca.pem, cert.pem, key.pem) under DIR
 find_pem() { find "$1" -name "$2" -type f 2>/dev/null | head -n 1; }
+# fake_engine: a stand-in engine on a unix socket of ours ($FAKE_SOCK) that
+# answers _ping and nothing else, so that `node join` gets past its engine
+# check to the enrollment under test, and a wrongly accepted enroll still
+# joins nothing.
+fake_engine() {
+	FAKE_SOCK=$IT_TMP/fake-engine.sock
+	python3 - "$FAKE_SOCK" >"$IT_TMP/fake-engine.log" 2>&1 <<'EOF_PY' &
+import http.server, socketserver, sys
+class H(http.server.BaseHTTPRequestHandler):
+    def address_string(self):
+        return "unix"
+    def do_GET(self):
+        if self.path.endswith("/_ping"):
+            body, code = b"OK", 200
+        else:
+            body, code = b'{"message":"a fake engine"}', 404
+        self.send_response(code)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+    do_POST = do_HEAD = do_GET
+class S(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
+    daemon_threads = True
+S(sys.argv[1], H).serve_forever()
+EOF_PY
+	wait_until 5 test -S "$FAKE_SOCK" || bail "the fake engine did not start: $(cat "$IT_TMP/fake-engine.log")"
+}
 # try_join NAME TOKEN: `sandboxd node join` from a data dir of its own on
-# the host, against an engine that does not exist (a wrongly accepted
-# enroll must not join anything); prints its exit status and last line.
+# the host, against the fake engine; prints its exit status and last line.
 try_join() {
 	local d=$IT_TMP/join-$1 out rc
 	mkdir -p "$d"
-	out=$(timeout 30 env -i "PATH=$PATH" "HOME=${HOME:-/root}" "DOCKER_HOST=unix://$d/no-engine.sock" \
+	out=$(timeout 30 env -i "PATH=$PATH" "HOME=${HOME:-/root}" "DOCKER_HOST=unix://$FAKE_SOCK" \
 		"SANDBOXD_DATA_DIR=$d" "SANDBOXD_NODE_NAME=$1" "SANDBOXD_ENV_FILE=$IT_TMP/empty.env" \
 		"$SANDBOXD_BIN" node join --control "$SW_A1:$SW_CPORT" --token "$2" --name "$1" --addr 127.0.0.1 \
 		</dev/null 2>&1)
@@ -112,8 +138,10 @@ tok=$(sed -E 's/.*--token +([^ ]+).*/\1/' <<<"$SW_JOIN")
 IFS=- read -r pfx hash secret <<<"$tok"
 [[ $pfx == SBXJ1 && ${#hash} == 64 ]] || t_err "token format: $tok"
 bad_hash=$(printf '%s' "$hash" | tr '0-9a-f' '1-9a-f0')
+fake_engine
 r=$(try_join n3 "$pfx-$bad_hash-$secret")
 [[ ${r%% *} != 0 ]] || t_err "node join with a wrong pin succeeded: $r"
+[[ $r == *"engine here"* ]] && t_err "refused for its engine, not its pin (the case tests nothing): $r"
 note "wrong pin: $r"
 no_node n3
 # The same token, right pin, still works afterwards? Not used here: kept unused.
@@ -122,6 +150,7 @@ t_end
 t_begin "a used token is refused and makes no node"
 r=$(try_join n4 "$USED_TOKEN")
 [[ ${r%% *} != 0 ]] || t_err "node join with a used token succeeded: $r"
+[[ $r == *"engine here"* ]] && t_err "refused for its engine, not its token (the case tests nothing): $r"
 note "used token: $r"
 no_node n4
 t_end

@@ -257,7 +257,9 @@ swarm_node2_agent() {
 	local -a words
 	read -r -a words <<<"${SW_JOIN#sandboxd }"
 	SW_AGENT_LOG=$IT_TMP/agent.$name.log
-	n2 env -i "PATH=$PATH" "HOME=${HOME:-/root}" "DOCKER_HOST=unix://$SW_N2_ROOT/docker.sock" \
+	# nsenter itself (not the n2 function, whose background subshell's pid
+	# $! would be): it execs, so SW_AGENT_PID is the agent's own pid.
+	nsenter --target "$SW_N2_HOLD" --mount --net -- env -i "PATH=$PATH" "HOME=${HOME:-/root}" "DOCKER_HOST=unix://$SW_N2_ROOT/docker.sock" \
 		"SANDBOXD_DATA_DIR=$SW_N2_DATA" "SANDBOXD_NODE_NAME=$name" "SANDBOXD_NODE_ADDR=$SW_A2" \
 		"SANDBOXD_ENV_FILE=$IT_TMP/empty.env" SANDBOXD_NODE_HEARTBEAT_MS=1000 \
 		"$SANDBOXD_BIN" "${words[@]}" --name "$name" --addr "$SW_A2" >"$SW_AGENT_LOG" 2>&1 </dev/null &
@@ -267,7 +269,7 @@ swarm_node2_agent() {
 # swarm_agent_run: `sandboxd node run` again (an enrolled node 2).
 swarm_agent_run() {
 	SW_AGENT_LOG=$IT_TMP/agent.run.$RANDOM.log
-	n2 env -i "PATH=$PATH" "HOME=${HOME:-/root}" "DOCKER_HOST=unix://$SW_N2_ROOT/docker.sock" \
+	nsenter --target "$SW_N2_HOLD" --mount --net -- env -i "PATH=$PATH" "HOME=${HOME:-/root}" "DOCKER_HOST=unix://$SW_N2_ROOT/docker.sock" \
 		"SANDBOXD_DATA_DIR=$SW_N2_DATA" SANDBOXD_NODE_NAME=n2 "SANDBOXD_NODE_ADDR=$SW_A2" \
 		"SANDBOXD_ENV_FILE=$IT_TMP/empty.env" SANDBOXD_NODE_HEARTBEAT_MS=1000 \
 		"$SANDBOXD_BIN" node run >"$SW_AGENT_LOG" 2>&1 </dev/null &
@@ -300,6 +302,13 @@ wait_node() {
 sb_node() {
 	api GET "/v1/sandboxes/$1"
 	j '.node // ""'
+}
+
+# service_of SB: the name of the sandbox's swarm service (by its label
+# sandboxd.sandbox; the name is the container name the daemon gives it).
+service_of() {
+	docker service ls -q --filter "label=sandboxd.sandbox=$1" 2>/dev/null | head -n 1 |
+		xargs -r docker service inspect -f '{{.Spec.Name}}' 2>/dev/null
 }
 
 # container_of_any SB: the container of SB on either engine -> "1 ID" / "2 ID".
@@ -520,5 +529,31 @@ swarm_tasks() {
 	curl -s --unix-socket "$DOCKER_SOCK" -G "http://x/v1.41/tasks" \
 		--data-urlencode "filters={\"service\":[\"$1\"]}" |
 		jq -r 'sort_by(.CreatedAt) | reverse | .[] | "\(.Status.State) \(.NodeID) \(.Status.ContainerStatus.ContainerID // "-") \(.Status.Err // "-")"'
+}
+
+# need_swarm_image: the test image (need_test_image: the base image and the
+# fake agents) with this build's supervisor (SANDBOXD_INIT_BIN, else
+# build/sandboxd-init) as its entrypoint -> TEST_IMAGE.  Swarm mode needs
+# a supervisor that sets no_new_privs itself (services have no
+# security options before Engine 25); an image built before that change
+# must not make the product look broken.  Tagged by the inputs' hash;
+# older ones go.
+need_swarm_image() {
+	need_test_image
+	local init=${SANDBOXD_INIT_BIN:-$IT_ROOT/build/sandboxd-init} h ctx tag
+	[[ -x $init ]] || bail "no supervisor binary at $init (make)"
+	h=$( { docker image inspect -f '{{.Id}}' "$TEST_IMAGE"; sha256sum <"$init"; } | sha256sum | cut -c1-12)
+	tag=sandboxd-swarmtest:$h
+	if ! docker image inspect "$tag" >/dev/null 2>&1; then
+		ctx=$IT_TMP/swarm-image
+		mkdir -p "$ctx"
+		cp "$init" "$ctx/sandboxd-init"
+		printf 'FROM %s\nCOPY sandboxd-init /usr/local/bin/sandboxd-init\n' "$TEST_IMAGE" >"$ctx/Dockerfile"
+		docker build -q -t "$tag" "$ctx" >"$ctx/build.log" 2>&1 ||
+			bail "cannot build $tag: $(tail -n 5 "$ctx/build.log")"
+		docker images --format '{{.Repository}}:{{.Tag}}' sandboxd-swarmtest |
+			grep -vxF "$tag" | xargs -r docker rmi -f >/dev/null 2>&1
+	fi
+	TEST_IMAGE=$tag
 }
 

@@ -191,26 +191,28 @@ node_came_back(struct cluster *cl, const char *node)
 		free(l);
 		return;
 	}
+	/*
+	 * Under each sandbox's lock, and only while it is still stopped for
+	 * node_down: a start that came first (the API, a wake) wins, and
+	 * is never undone by this scale to 0.
+	 */
 	for (size_t i = 0; i < l->n && !atomic_load(&cl->stop); i++) {
-		if (store_sandbox_get(c->store, l->id[i], &sb) != 0 ||
-		    strcmp(sb.status_reason, "node_down") != 0)
-			continue;
-		core_container_name(c, sb.id, name, sizeof(name));
-		if (orch_stop(c->orch, name, DOCKER_STOP_GRACE_S, msg) !=
-		    DOCKER_OK)
-			log_warn("sandbox %s on %s: %s", sb.id, node, msg);
-		/* Plain stopped now: a wake starts it there again. */
-		core_sandbox_lock(c, sb.id);
-		if (store_sandbox_get(c->store, sb.id, &sb) == 0 &&
+		core_sandbox_lock(c, l->id[i]);
+		if (store_sandbox_get(c->store, l->id[i], &sb) == 0 &&
 		    sb.status == SANDBOX_STOPPED &&
 		    strcmp(sb.status_reason, "node_down") == 0 &&
 		    strcmp(sb.node, node) == 0) {
+			core_container_name(c, sb.id, name, sizeof(name));
+			if (orch_stop(c->orch, name, 0, msg) != DOCKER_OK)
+				log_warn("sandbox %s on %s: %s", sb.id, node,
+				         msg);
+			/* Plain stopped now: a wake starts it there again. */
 			snprintf(sb.status_reason, sizeof(sb.status_reason),
 			         "stopped");
 			if (store_sandbox_update(c->store, &sb) == 0)
 				core_route_refresh(c, sb.id);
 		}
-		core_sandbox_unlock(c, sb.id);
+		core_sandbox_unlock(c, l->id[i]);
 	}
 	log_info("node %s answers again; its sandboxes stay stopped", node);
 	free(l);

@@ -47,13 +47,9 @@ static int
 repin_locked(struct cluster *cl, const struct move_row *m, struct err *e)
 {
 	struct core *c = cl->c;
-	char name[128], msg[DOCKER_MSG_LEN];
-	int rc;
+	char msg[DOCKER_MSG_LEN];
 
-	core_container_name(c, m->sandbox_id, name, sizeof(name));
-	rc = orch_move(c->orch, name, m->dst, msg);
-	/* No service (a sandbox in error): the row alone moves. */
-	if (rc != DOCKER_OK && rc != DOCKER_NOT_FOUND)
+	if (cluster_repin(cl, m->sandbox_id, m->dst, msg) != DOCKER_OK)
 		return err_set(e, 502, "docker_error", "re-pin: %s", msg);
 	if (store_sandbox_set_node(c->store, m->sandbox_id, m->dst) != 0)
 		return ERR_INTERNAL(e, "database error");

@@ -61,6 +61,10 @@ int cluster_node_json(struct cluster *cl, const char *name, struct jv **out,
  * -1 when it cannot start (fn not called). */
 int cluster_thread(struct cluster *cl, void *(*fn)(void *), void *arg);
 void cluster_thread_done(struct cluster *cl);
+/* The sandbox's service pinned to node (orch_move); DOCKER_OK too when
+ * it has no service (its next start makes one there). */
+int cluster_repin(struct cluster *cl, const char *sandbox_id, const char *node,
+                  char msg[DOCKER_MSG_LEN]);
 /* Sleeps ms, or less when the cluster stops: false once it stops. */
 bool cluster_nap(struct cluster *cl, int64_t ms);
 

@@ -112,7 +112,7 @@ rebuild(struct cluster *cl, struct sandbox *sb, const char *dst,
 	/* 0 replicas first: a re-pinned service at 1 would start there. */
 	if (orch_stop(c->orch, name, 0, msg) != DOCKER_OK)
 		log_warn("sandbox %s: scale to 0: %s", sb->id, msg);
-	if (orch_move(c->orch, name, dst, msg) != DOCKER_OK)
+	if (cluster_repin(cl, sb->id, dst, msg) != DOCKER_OK)
 		return err_set(e, 502, "docker_error", "re-pin: %s", msg);
 	if (store_sandbox_set_node(c->store, sb->id, dst) != 0 ||
 	    store_sandbox_get(c->store, sb->id, sb) != 0)

@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "cluster/internal.h"
+#include "orch/orch.h"
 
 struct cluster_live *
 cluster_live_get(struct cluster *cl, const char *node)
@@ -93,4 +94,22 @@ cluster_nap(struct cluster *cl, int64_t ms)
 		;
 	pthread_mutex_unlock(&cl->mu);
 	return !atomic_load(&cl->stop);
+}
+
+int
+cluster_repin(struct cluster *cl, const char *sandbox_id, const char *node,
+              char msg[DOCKER_MSG_LEN])
+{
+	struct orch_state st;
+	char name[128], imsg[DOCKER_MSG_LEN];
+	int rc;
+
+	core_container_name(cl->c, sandbox_id, name, sizeof(name));
+	rc = orch_move(cl->c->orch, name, node, msg);
+	/* No service at all (an error, or one removed meanwhile): the row
+	 * alone moves, and its next start makes the service there. */
+	if (rc != DOCKER_OK &&
+	    orch_inspect(cl->c->orch, name, &st, imsg) == DOCKER_NOT_FOUND)
+		return DOCKER_OK;
+	return rc;
 }

@@ -268,6 +268,63 @@ local_postart(struct orch *o, const char *cid, int64_t memory,
 	return DOCKER_OK;
 }
 
+struct node_state {
+	const char *name; /* the node pinned to */
+	bool found, up;
+};
+
+static void
+node_state_of(const struct swarm_node *n, void *arg)
+{
+	struct node_state *ns = arg;
+
+	if (strcmp(n->name, ns->name) == 0) {
+		ns->found = true;
+		ns->up = strcmp(n->state, "ready") == 0 &&
+		         strcmp(n->availability, "active") == 0;
+	}
+}
+
+/*
+ * A pinned task Swarm cannot place: its node is down or not taking
+ * tasks (ORCH_NODE_DOWN: the sandbox waits for its node, or is restored
+ * elsewhere), or it is up and full (ORCH_NO_CAPACITY).
+ */
+static int
+no_node(struct orch *o, const char *name, const struct swarm_task *t,
+        char msg[DOCKER_MSG_LEN])
+{
+	struct swarm_service_state st;
+	struct node_state ns = {0};
+	struct jv *spec = NULL, *c;
+	char m2[DOCKER_MSG_LEN];
+
+	if (swarm_service_inspect(o->docker, name, &st, &spec, m2) ==
+	    DOCKER_OK) {
+		c = jv_get(jv_get(jv_get(spec, "TaskTemplate"), "Placement"),
+		           "Constraints");
+		for (size_t i = 0; i < jv_len(c); i++) {
+			const char *s = jv_str(jv_at(c, i));
+			if (s && strncmp(s, SWD_NODE_PREFIX,
+			                 strlen(SWD_NODE_PREFIX)) == 0)
+				ns.name = s + strlen(SWD_NODE_PREFIX);
+		}
+		if (ns.name)
+			swarm_nodes(o->docker, node_state_of, &ns, m2);
+	}
+	if (ns.name && ns.found && !ns.up) {
+		snprintf(msg, DOCKER_MSG_LEN,
+		         "its node %s is down or not taking sandboxes: %s",
+		         ns.name, t->err);
+		jv_free(spec);
+		return ORCH_NODE_DOWN;
+	}
+	jv_free(spec);
+	snprintf(msg, DOCKER_MSG_LEN, "its node cannot take it now: %s",
+	         t->err);
+	return ORCH_NO_CAPACITY;
+}
+
 static bool
 known_task(const struct swarm_task *old, size_t n, const char *id)
 {
@@ -294,10 +351,7 @@ wait_running(struct orch *o, const char *name, const struct swarm_task *old,
 			case SWARM_RUNNING:
 				return DOCKER_OK;
 			case SWARM_NO_NODE:
-				snprintf(msg, DOCKER_MSG_LEN,
-				         "its node cannot take it now: %s",
-				         w->task.err);
-				return ORCH_NO_CAPACITY;
+				return no_node(o, name, &w->task, msg);
 			case SWARM_FAILED:
 			case SWARM_SHUTDOWN:
 				snprintf(msg, DOCKER_MSG_LEN,

@@ -140,6 +140,19 @@ find_swarm(struct sbnet *net, const char *cname, char id[72], char *err,
 	struct docker_network n;
 	int rc = docker_network_inspect(net->docker, net->name, &n, msg);
 
+	if (rc == DOCKER_OK && strcmp(n.scope, "swarm") != 0 && n.managed &&
+	    n.containers == 0) {
+		/* A sandboxd's single-host network (this daemon's before it
+		 * ran in swarm mode, or another's): unused, so it goes for
+		 * the swarm one, as sbnet.c takes over an unused one. */
+		rc = docker_network_remove(net->docker, net->name, msg);
+		if (rc == DOCKER_OK) {
+			log_info("network: %s was the single-host network; "
+			         "making it a swarm network",
+			         net->name);
+			rc = DOCKER_NOT_FOUND;
+		}
+	}
 	if (rc == DOCKER_NOT_FOUND) {
 		spec.name = net->name;
 		rc = docker_network_create(net->docker, &spec, msg);

@@ -57,6 +57,14 @@ swarm_restore() {
 }
 IT_CLEANUP_HOOKS+=(swarm_restore)
 
+# First the same daemon in docker mode: its single-host network of the
+# same name must give way to the swarm one when it comes back in swarm
+# mode (an operator switching SANDBOXD_ORCHESTRATOR).
+start_daemon SANDBOXD_NETWORK="$NET" || bail "the docker-mode daemon did not start"
+wait_until 15 docker network inspect "$NET" >/dev/null 2>&1 ||
+	bail "the docker-mode daemon made no network $NET"
+stop_daemon
+
 docker swarm init --advertise-addr "$ADDR" --listen-addr "$ADDR:2377" \
 	--dispatcher-heartbeat 2s --task-history-limit 2 >/dev/null 2>&1 ||
 	bail "docker swarm init failed"
@@ -77,7 +85,7 @@ start_edge_daemon SANDBOXD_ORCHESTRATOR=swarm SANDBOXD_IMAGE="$SWIMG" \
 	SANDBOXD_NODE_NAME=cp SANDBOXD_NETWORK="$NET" SANDBOXD_MEMORY_MB=512
 SELF=$(docker info -f '{{.Swarm.NodeID}}')
 
-t_begin "the network: $NET-cfg config-only, $NET swarm-scoped from it; the node labelled"
+t_begin "the network: $NET-cfg config-only, $NET swarm-scoped from it (the docker-mode one replaced); the node labelled"
 [[ $(docker network inspect -f '{{.ConfigOnly}}' "$NET-cfg" 2>/dev/null) == true ]] ||
 	t_err "$NET-cfg is not a config-only network"
 [[ $(docker network inspect -f '{{index .Labels "sandboxd.network"}}' "$NET-cfg" 2>/dev/null) == true ]] ||

@@ -222,11 +222,14 @@ make_hardlink(struct reader *r, int pfd, const char *leaf, const char *target)
 static const char *
 strip_dot(const char *name)
 {
-	while (name && name[0] == '.' && name[1] == '/')
-		for (name += 2; *name == '/'; name++)
-			;
-	return name && (name[0] == '\0' || strcmp(name, ".") == 0) ? NULL
-	                                                           : name;
+	if (name == NULL)
+		return NULL;
+	while (name[0] == '.' && name[1] == '/') {
+		name += 2;
+		while (*name == '/')
+			name++;
+	}
+	return name[0] == '\0' || strcmp(name, ".") == 0 ? NULL : name;
 }
 
 static int

@@ -120,7 +120,7 @@ extern const struct route health_routes[], signin_routes[], status_routes[],
     config_routes[], export_routes[], git_routes[], gitpush_routes[],
     gitcreds_routes[], tokens_routes[], events_routes[], snapshots_routes[],
     terminal_routes[], recipes_routes[], publish_routes[], domains_routes[],
-    releaselog_routes[];
+    releaselog_routes[], nodes_routes[];
 
 /* Replies: set status and body.  reply_json steals v. */
 void api_reply_json(struct resp *w, int status, struct jv *v);

@@ -34,6 +34,7 @@ static const struct route *const tables[] = {
     config_routes,  git_routes,       gitpush_routes,   gitcreds_routes,
     tokens_routes,  events_routes,    snapshots_routes, terminal_routes,
     recipes_routes, publish_routes,   domains_routes,   releaselog_routes,
+    nodes_routes,
 };
 
 /*

@@ -152,6 +152,9 @@ api_sandbox_json(struct core *c, const struct sandbox *sb)
 	jv_set_str(o, "status", sandbox_state_name(sb->status));
 	if (sb->status_reason[0])
 		jv_set_str(o, "status_reason", sb->status_reason);
+	/* More than one server: the node holding it (absent: the manager). */
+	if (sb->node[0])
+		jv_set_str(o, "node", sb->node);
 	if (sb->error_message[0])
 		jv_set_str(o, "error_message", sb->error_message);
 	if (sb->has_exit_code)

@@ -23,6 +23,7 @@
 #include "api/server.h"
 #include "cli/cli.h"
 #include "cli/setup.h"
+#include "cluster/cluster.h"
 #include "config/config.h"
 #include "cred/credentials.h"
 #include "depcache/depcache.h"
@@ -133,6 +134,48 @@ seam_make(struct daemon *d, const struct config *cfg, struct store *store,
 		return -1;
 	}
 	log_info("orchestrator: %s", orch_name(d->orch));
+	return 0;
+}
+
+/*
+ * Swarm mode (SANDBOXD_ORCHESTRATOR=swarm): the cluster's handle (the
+ * CA and the control plane's credentials, made at the first start), its
+ * channel handed to the driver and the workspaces' room, before the
+ * reconcile, which may ask the nodes.  It refuses an engine that is no
+ * swarm manager, with the command that makes it one.  Docker mode makes
+ * nothing: core.cluster stays NULL and the nodes API answers not_swarm.
+ */
+static int
+cluster_make(struct daemon *d)
+{
+	struct core *c = &d->core;
+	struct err e = {0};
+
+	if (!orch_is_swarm(d->orch))
+		return 0;
+	if (cluster_new(&c->cluster, c, &e) < 0) {
+		log_error("swarm mode: %s", e.msg);
+		fprintf(stderr, "sandboxd: %s\n", e.msg);
+		return -1;
+	}
+	orch_set_nodelink(d->orch, cluster_nodelink(c->cluster));
+	wsnode_set_nodelink(d->wn, cluster_nodelink(c->cluster));
+	return 0;
+}
+
+/* The cluster's server, heartbeats and journal: after the sandbox
+ * network (an enrollment hands its figures out), before the API. */
+static int
+cluster_begin(struct core *c)
+{
+	struct err e = {0};
+
+	if (c->cluster == NULL)
+		return 0;
+	if (cluster_start(c->cluster, &e) < 0) {
+		log_error("swarm mode: %s", e.msg);
+		return -1;
+	}
 	return 0;
 }
 
@@ -329,8 +372,8 @@ start_all(struct daemon *d)
 	    depcache_start(c->dc) < 0 || task_init(c) < 0 ||
 	    jobs_start(d) < 0 ||
 	    core_hook_add(c, CORE_SANDBOX_DELETED, task_forget_sandbox) < 0 ||
-	    publish_begin(c) < 0 || api_start(&d->api, c) < 0 ||
-	    proxy_start(&d->proxy, c) < 0 ||
+	    publish_begin(c) < 0 || cluster_begin(c) < 0 ||
+	    api_start(&d->api, c) < 0 || proxy_start(&d->proxy, c) < 0 ||
 	    cred_refresher_start(&d->refresher, c->store, c->cfg) < 0 ||
 	    preview_init(c) < 0 || edge_start(&d->edge, c) < 0)
 		return -1;
@@ -351,6 +394,7 @@ stop_all(struct daemon *d)
 	struct core *c = &d->core;
 
 	edge_stop(d->edge);
+	cluster_stop(c->cluster); /* its threads; the handle until the end */
 	cred_refresher_stop(d->refresher);
 	proxy_stop(d->proxy);
 	task_shutdown(c); /* ends event streams, so the API can stop */
@@ -380,6 +424,18 @@ stop_all(struct daemon *d)
 	c->dc = NULL;
 	c->dedup = NULL;
 	c->net = NULL;
+}
+
+/* What serve() made on core, once the API is stopped (no caller left). */
+static void
+core_teardown(struct core *c)
+{
+	cluster_free(c->cluster);
+	terminal_free(c->term);
+	pvauth_release(c);
+	runtime_free(c);
+	core_release(c);
+	timeline_free(c->tl);
 }
 
 /*
@@ -466,7 +522,8 @@ serve(void)
 	    core_hook_add(&d.core, CORE_SANDBOX_STOPPING,
 	                  terminal_sandbox_stopping) < 0 ||
 	    core_hook_add(&d.core, CORE_APP_DELETED, pvauth_drop) < 0 ||
-	    core_hook_add(&d.core, CORE_APP_DELETED, snapshot_app_gone) < 0)
+	    core_hook_add(&d.core, CORE_APP_DELETED, snapshot_app_gone) < 0 ||
+	    cluster_make(&d) < 0)
 		goto out_core;
 	/* Interrupted trash moves and snapshots first: reconcile then sees
 	 * whole rows and whole workspaces. */
@@ -490,11 +547,7 @@ serve(void)
 	}
 	stop_all(&d);
 out_core:
-	terminal_free(d.core.term); /* the API is stopped: no new one */
-	pvauth_release(&d.core);
-	runtime_free(&d.core);
-	core_release(&d.core);
-	timeline_free(d.core.tl);
+	core_teardown(&d.core);
 out:
 	wsnode_free(d.wn);
 	orch_free(d.orch);

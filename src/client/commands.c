@@ -26,6 +26,11 @@ static const struct cli_opt restore_opts[] = {
      .help = "N: restore under this name (a newer app has its name)"},
     {0},
 };
+static const struct cli_opt drain_opts[] = {
+    {.name = "to", .value = true, .help = "NODE: move the sandboxes there"},
+    {.name = "wait", .help = "wait until every sandbox is moved"},
+    {0},
+};
 static const struct cli_opt snap_opts[] = {
     {.name = "name", .value = true, .help = "N: the snapshot's name"},
     {0},
@@ -277,6 +282,23 @@ const struct cli_cmd cli_cmds[] = {
      "The source keeps serving.  Its config (secrets) and budgets are\n"
      "copied only with --copy-config and --copy-budget.  -q prints the\n"
      "new app's id."},
+    {"node ls", "", 0, 0, cmd_node_ls, no_opts,
+     "the cluster's nodes: status, sandboxes, memory, disk",
+     "More than one server (SANDBOXD_ORCHESTRATOR=swarm): the manager\n"
+     "first.  SANDBOXES is running/total; MEMORY what is available of the\n"
+     "total at the last heartbeat; RESERVED the running sandboxes'\n"
+     "reservations; SEEN the last answered heartbeat.  -q prints names."},
+    {"node drain", "NODE [--to NODE] [--wait]", 1, 1, cmd_node_drain,
+     drain_opts, "move every sandbox off a node, then retire it",
+     "Each sandbox is stopped if it ran, its workspace copied, its\n"
+     "service re-pinned and started again: its preview URL does not\n"
+     "change.  Without --to, each goes to the ready node with the most\n"
+     "memory available.  --wait prints the progress until the end."},
+    {"node join-command", "", 0, 0, cmd_node_join_command, no_opts,
+     "print the command that joins a new node (works once, for an hour)",
+     "Run the printed `sandboxd node join …` on the new server, as root,\n"
+     "with its Docker engine running.  `sandboxd node run` then runs an\n"
+     "enrolled node's agent (docs/deploy.md)."},
     {"domain add", "APP HOST", 2, 2, cmd_domain_add, no_opts,
      "give a published app a custom domain (checked at once)",
      "HOST is a DNS name whose A record points at this server (or a CNAME\n"
@@ -498,11 +520,25 @@ cli_handles(int argc, char **argv)
 	return cli_handles_words(argc, argv);
 }
 
+/*
+ * Commands under a client word that are the daemon's (main.c's table):
+ * `node join` and `node run` run the node agent, not an API call.
+ */
+static const char *const agent_words[][2] = {
+    {"node", "join"},
+    {"node", "run"},
+};
+
 static bool
 cli_handles_words(int argc, char **argv)
 {
 	if (argc < 2)
 		return false;
+	for (size_t i = 0;
+	     argc >= 3 && i < sizeof(agent_words) / sizeof(agent_words[0]); i++)
+		if (strcmp(argv[1], agent_words[i][0]) == 0 &&
+		    strcmp(argv[2], agent_words[i][1]) == 0)
+			return false;
 	if (strcmp(argv[1], "help") == 0)
 		return argc >= 3 && is_first_word(argv[2]);
 	return is_first_word(argv[1]);

@@ -117,6 +117,10 @@ int cmd_agent_disconnect(struct cli *c, const struct cli_args *a);
 int cmd_settings_get(struct cli *c, const struct cli_args *a);
 int cmd_settings_set(struct cli *c, const struct cli_args *a);
 int cmd_login(struct cli *c, const struct cli_args *a);
+/* cmd_node.c */
+int cmd_node_ls(struct cli *c, const struct cli_args *a);
+int cmd_node_drain(struct cli *c, const struct cli_args *a);
+int cmd_node_join_command(struct cli *c, const struct cli_args *a);
 /* cmd_publish.c */
 int cmd_publish(struct cli *c, const struct cli_args *a);
 int cmd_releases(struct cli *c, const struct cli_args *a);

@@ -34,6 +34,10 @@ const struct err_code err_codes[] = {
      .status = 403,
      .meaning = "with authentication off, a Host that is not loopback "
                 "(DNS rebinding)"},
+    {.code = "join_token_invalid",
+     .status = 403,
+     .meaning = "a node's enrollment with a join token that is unknown, "
+                "used already or expired"},
     {.code = "operator_only",
      .status = 403,
      .meaning = "scope=instance (the instance-wide agent credentials "
@@ -47,6 +51,9 @@ const struct err_code err_codes[] = {
      .status = 403,
      .meaning = "a terminal's WebSocket with a ticket that is unknown, "
                 "used already or expired"},
+    {.code = "node_not_found",
+     .status = 404,
+     .meaning = "a node name no node of the cluster has"},
     {.code = "not_found",
      .status = 404,
      .meaning = "an unknown path or id, or another tenant's"},
@@ -71,9 +78,25 @@ const struct err_code err_codes[] = {
     {.code = "no_checkpoint",
      .status = 409,
      .meaning = "a revert of a task that has no checkpoint"},
+    {.code = "no_snapshot",
+     .status = 409,
+     .meaning = "a restore elsewhere of a sandbox whose app has no "
+                "snapshot"},
+    {.code = "node_busy",
+     .status = 409,
+     .meaning = "a node being drained or joined, or not ready for "
+                "what was asked (also 504: a join that did not finish)"},
+    {.code = "node_not_down",
+     .status = 409,
+     .meaning = "a restore elsewhere of a sandbox whose node is up"},
     {.code = "not_published",
      .status = 409,
      .meaning = "an unpublish of an app that serves no release"},
+    {.code = "not_swarm",
+     .status = 409,
+     .meaning = "a nodes call with SANDBOXD_ORCHESTRATOR=docker (one "
+                "server), or a swarm start on an engine that is no "
+                "swarm manager"},
     {.code = "password_set",
      .status = 409,
      .meaning = "a console setup when a password is set already"},

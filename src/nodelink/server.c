@@ -195,8 +195,8 @@ run_op(struct nl_server *s, const struct nl_op *o, const struct nl_peer *p,
 }
 
 static void
-serve(struct nl_server *s, gnutls_session_t ss, int fd, int slot,
-      const char *ip)
+serve_conn(struct nl_server *s, gnutls_session_t ss, int fd, int slot,
+           const char *ip)
 {
 	char op[NL_OP_LEN];
 	struct nl_peer p;
@@ -237,7 +237,7 @@ conn_main(void *arg)
 	snprintf(ip, sizeof(ip), "%s", s->slots[c->slot].ip);
 	if (nl_tls_open(&ss, s->nl->cred, c->fd, true,
 	                nl_deadline(NL_HANDSHAKE_MS)) == 0) {
-		serve(s, ss, c->fd, c->slot, ip);
+		serve_conn(s, ss, c->fd, c->slot, ip);
 		gnutls_deinit(ss);
 	}
 	close(c->fd);

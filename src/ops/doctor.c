@@ -47,23 +47,6 @@
 #define DOCTOR_CLOCK_WARN_S       5
 #define DOCTOR_CLOCK_FAIL_S       60
 
-const char *
-doctor_level_name(enum doctor_level l)
-{
-	return l == DOCTOR_OK ? "ok" : l == DOCTOR_WARN ? "warn" : "fail";
-}
-
-enum doctor_level
-doctor_worst(const struct doctor_report *r)
-{
-	enum doctor_level w = DOCTOR_OK;
-
-	for (size_t i = 0; i < r->n; i++)
-		if (r->c[i].level > w)
-			w = r->c[i].level;
-	return w;
-}
-
 static struct doctor_check *
 add(struct doctor_report *r, const char *name)
 {
@@ -747,9 +730,14 @@ wants_https(const struct ctx *x)
 	return x->cfg->preview_tls && x->cfg->http_port != 443;
 }
 
-/* The report's rows in this order; a row with a when runs only if it
- * says so.  A check may use what one above it left in ctx; one of
- * another file (alone) takes only the configuration. */
+static bool
+wants_swarm(const struct ctx *x)
+{
+	return strcmp(x->cfg->orchestrator, "swarm") == 0;
+}
+
+/* The rows in order, each run only if its when says so; a check uses
+ * what one above left in ctx, one of another file only cfg. */
 static const struct check {
 	const char *name;
 	void (*run)(struct ctx *x, struct doctor_check *c);
@@ -771,6 +759,7 @@ static const struct check {
     {"memory", check_memory, NULL, NULL},
     {"clock", check_clock, NULL, NULL},
     {"datadir", check_datadir, NULL, NULL},
+    {"swarm", NULL, wants_swarm, doctor_swarm},
 };
 
 void
@@ -784,9 +773,11 @@ doctor_run(const struct config *cfg, struct doctor_report *r)
 	x.have_db = access(path, F_OK) == 0 &&
 	            store_db_peek(path, &x.db, err, sizeof(err)) == 0;
 	for (size_t i = 0; i < sizeof(checks) / sizeof(checks[0]); i++)
-		if (checks[i].alone)
+		if (checks[i].when && !checks[i].when(&x))
+			continue;
+		else if (checks[i].alone)
 			checks[i].alone(cfg, add(r, checks[i].name));
-		else if (checks[i].when == NULL || checks[i].when(&x))
+		else
 			checks[i].run(&x, add(r, checks[i].name));
 	jv_free(x.status);
 	docker_free(x.docker);

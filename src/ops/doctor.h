@@ -48,6 +48,12 @@ void doctor_providers(const struct config *cfg, struct doctor_check *c);
  * gone (`sandboxd gc` removes them).
  */
 void doctor_releases(const struct config *cfg, struct doctor_check *c);
+/*
+ * The `swarm` check (doctor_swarm.c), with SANDBOXD_ORCHESTRATOR=swarm
+ * only: the engine a swarm manager, the nodes' labels and state, each
+ * enrolled node's agent answering with an engine of API 1.41 or later.
+ */
+void doctor_swarm(const struct config *cfg, struct doctor_check *c);
 /* "ok", "warn", "fail". */
 const char *doctor_level_name(enum doctor_level l);
 /* The worst level of the report. */

@@ -104,3 +104,20 @@ doctor_compose_major(const char *v)
 		return 0;
 	return major;
 }
+
+const char *
+doctor_level_name(enum doctor_level l)
+{
+	return l == DOCTOR_OK ? "ok" : l == DOCTOR_WARN ? "warn" : "fail";
+}
+
+enum doctor_level
+doctor_worst(const struct doctor_report *r)
+{
+	enum doctor_level w = DOCTOR_OK;
+
+	for (size_t i = 0; i < r->n; i++)
+		if (r->c[i].level > w)
+			w = r->c[i].level;
+	return w;
+}

@@ -7,6 +7,12 @@
  * restart are the same number.  Stops go through core_sandbox_stop_why(), which
  * takes the sandbox's lock, so a reaper never races an API start or delete.
  * Memory is the host's, or the daemon's own budget (sandbox/membudget.h).
+ * With more than one server each node is its own pool: the manager's
+ * sandboxes (node "") against this host as above, and each other node's
+ * against the memory its agent reported at the last heartbeat
+ * (store/nodes.c, cluster/nodes.c), one stop per short node per pass.
+ * A node not heard from (never, or down) is left alone: its figures are
+ * stale, and a down node's sandboxes are stopped already.
  */
 #include "reaper/reaper.h"
 
@@ -20,6 +26,8 @@
 #include "lib/clock.h"
 #include "lib/log.h"
 #include "lib/metrics.h"
+
+#define REAPER_NODES_MAX 64 /* nodes the pressure pass looks at */
 
 /* The later of the store's and the edge's idea of the last activity. */
 static int64_t
@@ -86,6 +94,7 @@ reaper_idle_pass(struct core *c)
 
 struct victim {
 	struct core *c;
+	const char *node; /* only sandboxes on this node ("" this host) */
 	struct sandbox best;
 	int64_t best_active;
 	int best_rank;
@@ -112,7 +121,7 @@ pressure_one(const struct sandbox *sb, void *arg)
 	int64_t at = last_active(v->c, sb);
 	int r, best;
 
-	if (sb->status != SANDBOX_RUNNING)
+	if (sb->status != SANDBOX_RUNNING || strcmp(sb->node, v->node) != 0)
 		return 0;
 	r = rank(v->c, sb);
 	best = v->found ? v->best_rank : 0;
@@ -125,16 +134,77 @@ pressure_one(const struct sandbox *sb, void *arg)
 	return 0;
 }
 
+/* Stops the best victim on v->node; why says what ran short. */
+static void
+stop_victim(struct core *c, struct victim *v, const char *why)
+{
+	struct sandbox out;
+	struct err e = {0};
+
+	store_sandbox_list(c->store, pressure_one, v);
+	if (!v->found)
+		return;
+	log_warn("pressure reaper: %s; stopping %ssandbox %s (last active "
+	         "%llds ago)",
+	         why, v->best.frozen ? "frozen " : "", v->best.id,
+	         (long long)(clock_now() - v->best_active));
+	if (core_sandbox_stop_why(c, v->best.id, "pressure", &out, &e) < 0)
+		log_warn("pressure reaper: sandbox %s: %s", v->best.id, e.msg);
+	else
+		metric_inc(METRIC_REAPER_PRESSURE_STOPS);
+}
+
+struct node_scan {
+	struct node_row r[REAPER_NODES_MAX];
+	size_t n;
+};
+
+static void
+node_one(const struct node_row *n, void *arg)
+{
+	struct node_scan *l = arg;
+
+	if (l->n < REAPER_NODES_MAX && n->last_seen > 0 && n->mem_bytes > 0 &&
+	    (strcmp(n->status, "ready") == 0 ||
+	     strcmp(n->status, "draining") == 0))
+		l->r[l->n++] = *n;
+}
+
+/* Each other node against its last heartbeat's memory. */
+static void
+pressure_nodes(struct core *c)
+{
+	static struct node_scan l; /* the reaper lane's only */
+	char why[160];
+
+	l.n = 0;
+	if (store_node_list(c->store, node_one, &l) != 0)
+		return;
+	for (size_t i = 0; i < l.n; i++) {
+		const struct node_row *n = &l.r[i];
+		struct victim v = {.c = c, .node = n->name};
+		int64_t pct = n->mem_available * 100 / n->mem_bytes;
+
+		if (pct >= c->cfg->mem_headroom_pct)
+			continue;
+		snprintf(why, sizeof(why),
+		         "node %.63s has %lld%% of its memory available (< "
+		         "%lld%%)",
+		         n->name, (long long)pct,
+		         (long long)c->cfg->mem_headroom_pct);
+		stop_victim(c, &v, why);
+	}
+}
+
 void
 reaper_pressure_pass(struct core *c)
 {
-	struct victim v = {.c = c};
-	struct sandbox out;
-	struct err e = {0};
+	struct victim v = {.c = c, .node = ""};
 	struct membudget m;
 	int avail = membudget_available_pct(c, &m);
-	char budget[96] = "";
+	char budget[96] = "", why[192];
 
+	pressure_nodes(c);
 	if (avail < 0 || avail >= c->cfg->mem_headroom_pct)
 		return;
 	if (c->cfg->mem_budget_mb > 0)
@@ -142,16 +212,7 @@ reaper_pressure_pass(struct core *c)
 		         " of the %lld MiB budget (%d sandboxes hold %lld MiB)",
 		         (long long)c->cfg->mem_budget_mb, m.sandboxes,
 		         (long long)(m.used_kb / 1024));
-	store_sandbox_list(c->store, pressure_one, &v);
-	if (!v.found)
-		return;
-	log_warn("pressure reaper: %d%% of memory available%s (< %lld%%); "
-	         "stopping %ssandbox %s (last active %llds ago)",
-	         avail, budget, (long long)c->cfg->mem_headroom_pct,
-	         v.best.frozen ? "frozen " : "", v.best.id,
-	         (long long)(clock_now() - v.best_active));
-	if (core_sandbox_stop_why(c, v.best.id, "pressure", &out, &e) < 0)
-		log_warn("pressure reaper: sandbox %s: %s", v.best.id, e.msg);
-	else
-		metric_inc(METRIC_REAPER_PRESSURE_STOPS);
+	snprintf(why, sizeof(why), "%d%% of memory available%s (< %lld%%)",
+	         avail, budget, (long long)c->cfg->mem_headroom_pct);
+	stop_victim(c, &v, why);
 }

@@ -23,6 +23,7 @@
 #define CORE_HOOKS_MAX    4 /* hooks per event */
 
 struct activity;
+struct cluster;
 struct dedup;
 struct depcache;
 struct diskuse;
@@ -81,6 +82,7 @@ struct core {
 	struct timeline *tl;   /* timeline/: the apps' activity (serve) */
 	struct terminal *term; /* terminal/: the terminals (serve) */
 	struct publish *pub;   /* publish/: releases, the host table (serve) */
+	struct cluster *cluster; /* cluster/: nodes (serve; swarm mode only) */
 	pthread_mutex_t proxy_mu;
 	char proxy_url[96]; /* "http://<addr>:<port>" once it listens */
 	core_hook_fn hooks[CORE_EVENTS][CORE_HOOKS_MAX];

@@ -30,6 +30,10 @@ struct sbnet {
 	char node_gateway[64];
 	char node_bridge[32];
 	bool labelled; /* the manager's node has sandboxd.agent=1 */
+	/* Swarm modes: the cluster's addresses, refused to sandboxes (the
+	 * egress table's cluster sets); under mu. */
+	char cluster[EGRESS_MAX_CLUSTER][64];
+	size_t ncluster;
 };
 
 struct sbnet_found {

@@ -207,9 +207,23 @@ install_rules(struct sbnet *net, const struct sbnet_found *f, const char *table,
               char *err, size_t elen)
 {
 	const struct config *cfg = net->cfg;
-	char dns[EGRESS_MAX_DNS][64];
+	char dns[EGRESS_MAX_DNS][64], cl[EGRESS_MAX_CLUSTER][64];
+	const char *clp[EGRESS_MAX_CLUSTER + 1];
 	struct egress_policy p = {0};
+	size_t n;
 
+	/* Swarm modes: the cluster sets exist (maybe empty) from the start,
+	 * so sbnet_set_cluster only ever changes their elements. */
+	if (net->mode != SBNET_LOCAL) {
+		pthread_mutex_lock(&net->mu);
+		n = net->ncluster;
+		memcpy(cl, net->cluster, n * sizeof(cl[0]));
+		pthread_mutex_unlock(&net->mu);
+		for (size_t i = 0; i < n; i++)
+			clp[i] = cl[i];
+		clp[n] = NULL;
+		p.cluster = clp;
+	}
 	p.mode = (enum egress_mode)cfg->egress_mode;
 	p.table = table;
 	p.bridge = f->bridge;
@@ -588,4 +602,30 @@ sbnet_show(const struct config *cfg, FILE *out)
 		fwrite(b.data, 1, b.len, out);
 	buf_release(&b);
 	return rc;
+}
+
+int
+sbnet_set_cluster(struct sbnet *net, const char *const *addrs, char *err,
+                  size_t elen)
+{
+	char table[EGRESS_TABLE_LEN];
+	bool same;
+	size_t n = 0;
+
+	while (n < EGRESS_MAX_CLUSTER && addrs[n])
+		n++;
+	pthread_mutex_lock(&net->mu);
+	same = n == net->ncluster;
+	for (size_t i = 0; same && i < n; i++)
+		same = strcmp(net->cluster[i], addrs[i]) == 0;
+	for (size_t i = 0; !same && i < n; i++)
+		snprintf(net->cluster[i], sizeof(net->cluster[i]), "%s",
+		         addrs[i]);
+	if (!same)
+		net->ncluster = n;
+	pthread_mutex_unlock(&net->mu);
+	egress_table_name(net->name, table);
+	if (same || net->mode == SBNET_LOCAL || !egress_installed(table))
+		return 0;
+	return egress_cluster_set(table, addrs, err, elen);
 }

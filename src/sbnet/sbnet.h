@@ -78,6 +78,15 @@ void sbnet_state(struct sbnet *net, struct sbnet_state *out);
 
 /* 0 when sandboxes may run; else -1 and a 503 network_unavailable. */
 int sbnet_check_ready(struct sbnet *net, struct err *e);
+/*
+ * Swarm modes: the cluster's addresses (the control plane's and every
+ * node's, NULL-ended, at most EGRESS_MAX_CLUSTER) that no sandbox may
+ * reach whatever the egress policy: kept for every apply of the rules
+ * and put in the installed table now.  A no-op with one server and when
+ * they did not change.  0, or -1 with err.
+ */
+int sbnet_set_cluster(struct sbnet *net, const char *const *addrs, char *err,
+                      size_t elen);
 /* The network's engine id ("" until ready, or with SANDBOXD_NETWORK=none). */
 void sbnet_network_id(struct sbnet *net, char *out, size_t len);
 /*

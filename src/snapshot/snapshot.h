@@ -65,6 +65,17 @@ int snapshot_fork(struct core *c, const struct app *app,
                   struct err *e);
 
 /*
+ * Makes sandbox_id's workspace on this host afresh (a copy there goes
+ * first) from snapshot snap_id of app_id (NULL: the app's newest ready
+ * one; 409 no_snapshot when it has none): its app's files and
+ * repository.  *used gets the snapshot.  The caller holds the sandbox's
+ * lock and its sandbox is stopped (seed.c).
+ */
+int snapshot_seed_workspace(struct core *c, const char *app_id,
+                            const char *snap_id, const char *sandbox_id,
+                            struct snapshot *used, struct err *e);
+
+/*
  * At start: removes the .tmp directories of <data>/snapshots and the rows
  * left "taking",
  * and the half-made copies of restores a crash interrupted (the app is

@@ -464,7 +464,7 @@ static const struct migration store_migrations[] = {
                "  addr TEXT NOT NULL DEFAULT '',"
                "  cert_fp TEXT NOT NULL DEFAULT '',"
                "  status TEXT NOT NULL DEFAULT 'ready' CHECK (status IN"
-               "    ('ready','draining','drained','down')),"
+               "    ('joining','ready','draining','drained','down')),"
                "  data_dir TEXT NOT NULL DEFAULT '',"
                "  engine_api TEXT NOT NULL DEFAULT '',"
                "  mem_bytes INTEGER NOT NULL DEFAULT 0,"

@@ -813,7 +813,7 @@ struct node_row {
 	char swarm_id[64];  /* Swarm's node id, "" until it joined */
 	char addr[128];     /* the agent's nodelink address host:port */
 	char cert_fp[72];   /* hex SHA-256 of its certificate */
-	char status[16];    /* ready draining drained down */
+	char status[16];    /* joining ready draining drained down */
 	char data_dir[256]; /* the agent's SANDBOXD_DATA_DIR */
 	char engine_api[16];
 	int64_t mem_bytes;     /* total memory */

@@ -830,7 +830,17 @@ start_dockerd() {
 	# As scripts/bootstrap does, in its own session so that the runner's
 	# timeout cannot take it down with this script.
 	# disown: it is not one of this test's jobs, which cleanup kills.
-	setsid nohup "${DOCKERD_CMD[@]}" >>/var/log/sandboxd-dockerd.log 2>&1 </dev/null &
+	# Every descriptor above 2 is closed first: the engine outlives the
+	# test, and a runner's lock file inherited by it (the machine's
+	# integration locks are such descriptors) would stay locked for as
+	# long as the engine runs.
+	(
+		for fd in /proc/$BASHPID/fd/*; do
+			fd=${fd##*/}
+			((fd > 2)) && eval "exec $fd>&-"
+		done
+		exec setsid nohup "${DOCKERD_CMD[@]}" >>/var/log/sandboxd-dockerd.log 2>&1 </dev/null
+	) &
 	disown $!
 	wait_until 60 docker_ok
 }

@@ -36,6 +36,8 @@
 
 #include "cluster/internal.h"
 #include "lib/clock.h"
+#include "lib/fileio.h"
+#include "lib/limits.h"
 #include "lib/log.h"
 #include "nodelink/nodelink.h"
 #include "orch/orch.h"
@@ -343,10 +345,20 @@ cluster_op_proxy(void *arg, const struct nl_peer *p, const struct jv *req,
 {
 	struct cluster *cl = arg;
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
-	int s;
+	struct in_addr ia;
+	const char *ip = jv_str(jv_get(req, "ip"));
+	char line[PROXY_RELAY_LINE_MAX];
+	int s, n;
 
-	(void)req;
 	(void)ans;
+	/* The line names the node by its certificate, never by what the
+	 * agent says: a node can speak only for its own sandboxes. */
+	if (ip == NULL || inet_pton(AF_INET, ip, &ia) != 1)
+		return err_set(e, 400, "invalid_request",
+		               "proxy: ip must be the sandbox's IPv4 address");
+	n = snprintf(line, sizeof(line), "SBXPEER %s %s\n", p->name, ip);
+	if (n <= 0 || (size_t)n >= sizeof(line))
+		return err_set(e, 400, "invalid_request", "proxy: bad peer");
 	if ((size_t)snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/%s",
 	                     cl->c->cfg->data_dir,
 	                     CLUSTER_PROXY_SOCK) >= sizeof(sa.sun_path))
@@ -359,6 +371,11 @@ cluster_op_proxy(void *arg, const struct nl_peer *p, const struct jv *req,
 		         p->name, strerror(errno));
 		return err_set(e, 503, "network_unavailable",
 		               "the credential proxy is not listening");
+	}
+	if (fileio_send_all(s, line, (size_t)n) < 0) {
+		close(s);
+		return err_set(e, 503, "network_unavailable",
+		               "the credential proxy closed its relay socket");
 	}
 	*fd = s;
 	return 0;

@@ -4,9 +4,10 @@
  * same on every node), and this listener relays each connection to the
  * control plane's proxy over a nodelink "proxy" stream.  The agent holds
  * no key and checks no token: the proxy does, and a token works only
- * from its own sandbox's address on its own node, which the first line
- * of the stream names ("SBXPEER <node> <ip>\n", the address the kernel
- * gave this connection).
+ * from its own sandbox's address on its own node.  The stream's header
+ * carries the address the kernel gave this connection; the control
+ * plane writes the proxy's first line ("SBXPEER <node> <ip>\n") itself,
+ * naming the node by its certificate.
  *
  * The gateway address exists only while the bridge does (a sandbox of
  * this node uses the network), so the socket binds with IP_FREEBIND.
@@ -131,7 +132,6 @@ relay_main(void *arg)
 	struct agent *a = r->a;
 	struct jv *req = jv_obj();
 	struct err e = {0};
-	char line[160];
 	int up = -1;
 
 	jv_set_str(req, "op", "proxy");
@@ -140,10 +140,9 @@ relay_main(void *arg)
 	              &e) < 0) {
 		log_warn("node agent: proxy relay for %s: %s", r->ip, e.msg);
 	} else {
-		int n = snprintf(line, sizeof(line), "SBXPEER %s %s\n", a->name,
-		                 r->ip);
-		if (fileio_send_all(up, line, (size_t)n) == 0)
-			pump(r->fd, up);
+		/* The control plane writes the SBXPEER line itself, naming
+		 * this node by its certificate and the address sent here. */
+		pump(r->fd, up);
 		close(up);
 	}
 	jv_free(req);

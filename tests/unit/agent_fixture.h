@@ -61,8 +61,9 @@ op_enroll(void *arg, const struct nl_peer *p, const struct jv *req,
 	return 0;
 }
 
-/* The control plane's proxy op, as a stand-in proxy: echoes what comes,
- * after the relay's first line. */
+/* The control plane's proxy op, as a stand-in proxy: the SBXPEER line
+ * the control plane writes (the node by its certificate, the address
+ * from the agent's header), then what comes, echoed. */
 static void *
 echo_main(void *arg)
 {
@@ -84,13 +85,20 @@ op_proxy(void *arg, const struct nl_peer *p, const struct jv *req,
 	int sv[2];
 	pthread_t t;
 
+	char line[160];
+	int n;
+
 	(void)arg;
-	(void)req;
 	(void)ans;
 	if (p->role != NL_ROLE_NODE || strcmp(p->name, "n1") != 0)
 		return err_set(e, 403, "forbidden", "nodes only");
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
 		return ERR_INTERNAL(e, "socketpair");
+	n = snprintf(line, sizeof(line), "SBXPEER %s %s\n", p->name,
+	             jv_str(jv_get(req, "ip")) ? jv_str(jv_get(req, "ip"))
+	                                       : "-");
+	if (write(sv[0], line, (size_t)n) != n)
+		return ERR_INTERNAL(e, "write");
 	pthread_create(&t, NULL, echo_main, (void *)(intptr_t)sv[0]);
 	pthread_detach(t);
 	*fd = sv[1];

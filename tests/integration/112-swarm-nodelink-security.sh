@@ -22,9 +22,9 @@ nl() { timeout 30 python3 "$IT_ROOT/tests/integration/nlclient.py" "$@" 2>&1; }
 # find_pem DIR NAME: the file NAME (ca.pem, cert.pem, key.pem) under DIR
 find_pem() { find "$1" -name "$2" -type f 2>/dev/null | head -n 1; }
 # fake_engine: a stand-in engine on a unix socket of ours ($FAKE_SOCK) that
-# answers _ping and nothing else, so that `node join` gets past its engine
-# check to the enrollment under test, and a wrongly accepted enroll still
-# joins nothing.
+# answers _ping, /version and /info (an engine in no swarm) and nothing
+# else, so that `node join` gets past its engine check to the enrollment
+# under test, and a wrongly accepted enroll still joins nothing.
 fake_engine() {
 	FAKE_SOCK=$IT_TMP/fake-engine.sock
 	python3 - "$FAKE_SOCK" >"$IT_TMP/fake-engine.log" 2>&1 <<'EOF_PY' &
@@ -33,8 +33,15 @@ class H(http.server.BaseHTTPRequestHandler):
     def address_string(self):
         return "unix"
     def do_GET(self):
-        if self.path.endswith("/_ping"):
+        path = self.path.split("?")[0]
+        if path.endswith("/_ping"):
             body, code = b"OK", 200
+        elif path.endswith("/version"):
+            body, code = b'{"ApiVersion":"1.41","Version":"20.10.24"}', 200
+        elif path.endswith("/info"):
+            body, code = (b'{"ID":"fake","ServerVersion":"20.10.24","DefaultRuntime":"runc",'
+                          b'"MemTotal":1073741824,"Swarm":{"LocalNodeState":"inactive",'
+                          b'"NodeID":"","ControlAvailable":false}}'), 200
         else:
             body, code = b'{"message":"a fake engine"}', 404
         self.send_response(code)

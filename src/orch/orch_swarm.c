@@ -47,14 +47,22 @@ nap(int ms)
 	poll(NULL, 0, ms);
 }
 
+/*
+ * The fences (a node draining, a node's disk full) decide where a new
+ * sandbox goes, never whether a placed one wakes: a pinned service
+ * carries only the ready label and its pin, or a sandbox on a full or
+ * draining node could never start again.
+ */
 static void
 constraints(struct swarm_service *sv, const char *pin, char *buf, size_t len)
 {
 	size_t i = 0;
 
 	sv->constraints[i++] = "node.labels.sandboxd.agent==1";
-	sv->constraints[i++] = "node.labels.sandboxd.drain!=1";
-	sv->constraints[i++] = "node.labels.sandboxd.disk!=full";
+	if (pin == NULL) {
+		sv->constraints[i++] = "node.labels.sandboxd.drain!=1";
+		sv->constraints[i++] = "node.labels.sandboxd.disk!=full";
+	}
 	if (pin) {
 		snprintf(buf, len, SWD_NODE_PREFIX "%s", pin);
 		sv->constraints[i++] = buf;

@@ -68,7 +68,11 @@ container_err(int rc, const char *msg, struct err *e)
 	return err_set(e, 502, "docker_error", "%s", msg);
 }
 
-/* orch_create's prepare: the workspace to the node Swarm chose. */
+/*
+ * orch_create's prepare: the workspace to the node Swarm chose, from
+ * where the row says it is (a remade service of a placed sandbox is
+ * pinned to its node, whose workspace is already there).
+ */
 static int
 workspace_to(void *arg, const char *node, struct err *e)
 {
@@ -76,12 +80,14 @@ workspace_to(void *arg, const char *node, struct err *e)
 	const struct sandbox *sb = ((void **)arg)[1];
 	int64_t bytes = 0;
 
-	if (node == NULL || node[0] == '\0')
+	if (node == NULL)
+		node = "";
+	if (strcmp(node, sb->node) == 0)
 		return 0;
-	if (wsnode_copy(c->wn, sb->id, "", node, false, &bytes, e) < 0)
+	if (wsnode_copy(c->wn, sb->id, sb->node, node, false, &bytes, e) < 0)
 		return -1;
 	log_info("sandbox %s: workspace copied to node %s (%lld bytes)", sb->id,
-	         node, (long long)bytes);
+	         node[0] ? node : "(manager)", (long long)bytes);
 	return 0;
 }
 

@@ -258,11 +258,21 @@ int
 config_check_orchestrator(const struct envfile *f, struct config *c, char *err,
                           size_t errlen)
 {
-	(void)f;
+	const char *rt = envfile_lookup(f, "SANDBOXD_RUNTIME");
+
 	if (strcmp(c->orchestrator, "docker") != 0 &&
 	    strcmp(c->orchestrator, "swarm") != 0)
 		FAIL("SANDBOXD_ORCHESTRATOR: \"%s\" is not docker or swarm",
 		     c->orchestrator);
+	/* A swarm service names no OCI runtime (Swarm has no such field):
+	 * a runtime asked for would be silently runc, so it is refused. */
+	if (strcmp(c->orchestrator, "swarm") == 0 && rt && *rt &&
+	    strcmp(rt, "runc") != 0)
+		FAIL("SANDBOXD_ORCHESTRATOR: swarm cannot run sandboxes under "
+		     "SANDBOXD_RUNTIME=%s (a swarm service names no runtime); "
+		     "set \"default-runtime\" in each node's daemon.json and "
+		     "leave SANDBOXD_RUNTIME unset (docs/deploy.md)",
+		     rt);
 	return 0;
 }
 

@@ -138,6 +138,24 @@ expect_error(const char *var, const char *value)
 	}
 }
 
+/* As expect_error, keeping the environment set before it. */
+static void
+expect_error_with(const char *var, const char *value)
+{
+	struct config c;
+	char err[256] = "";
+	const char *rt = getenv("SANDBOXD_RUNTIME");
+	char keep[64];
+
+	snprintf(keep, sizeof(keep), "%s", rt ? rt : "");
+	clean_env();
+	if (keep[0])
+		setenv("SANDBOXD_RUNTIME", keep, 1);
+	setenv(var, value, 1);
+	CHECK(config_load(&c, err, sizeof(err)) == -1);
+	CHECK(strstr(err, var) != NULL && strstr(err, keep) != NULL);
+}
+
 static void
 bad_values_name_the_variable(void)
 {
@@ -145,6 +163,10 @@ bad_values_name_the_variable(void)
 	expect_error("SANDBOXD_ORCHESTRATOR", "k8s");
 	expect_error("SANDBOXD_ORCHESTRATOR", "Swarm");
 	expect_error("SANDBOXD_ORCHESTRATOR", "kubernetes");
+	/* swarm with a runtime it cannot apply */
+	setenv("SANDBOXD_RUNTIME", "runsc", 1);
+	expect_error_with("SANDBOXD_ORCHESTRATOR", "swarm");
+	unsetenv("SANDBOXD_RUNTIME");
 	expect_error("SANDBOXD_SLEEP_POLICY", "Freeze");
 	expect_error("SANDBOXD_FREEZE_AFTER_SECONDS", "0");
 	expect_error("SANDBOXD_MEMORY_MB", "abc");

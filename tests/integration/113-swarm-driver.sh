@@ -10,8 +10,8 @@
 # itself leaves its service at 0 replicas, with no new task behind the
 # daemon's back; DELETE removes the service and the workspace.
 #
-# It changes the engine (a swarm): run it alone (/work/wt/it-alone or
-# IT_JOBS=1).  The engine is left as found: the swarm left, the networks
+# It changes the engine (a swarm): tests/run-integration runs it alone
+# (its name holds "swarm").  The engine is left as found: the swarm left, the networks
 # it made removed (docker_gwbridge too when it was not there), checked
 # as the last case.
 . "$(dirname "$0")/lib.sh"

@@ -136,7 +136,7 @@ jq -e '."sandboxd.agent" == "1" and ."sandboxd.node" == "n1"' <<<"$labels" >/dev
 wait_node n1 ready 30
 t_end
 
-t_begin "create: a service per sandbox (constraints, reservation, restart none, dnsrr, image by id), running"
+t_begin "create: a service per sandbox (the pin without the placement fences, reservation, restart none, dnsrr, image by id), running"
 create_app one && create_sandbox "$APP_ID"
 SB=$SB_ID
 SVC_NAME=$(service_of "$SB")
@@ -146,8 +146,9 @@ if [[ -z $SVC_NAME || -z $SVC || $SVC == "[]" ]]; then
 else
 	jq -e '.[0].Spec.TaskTemplate.Placement.Constraints as $c |
 		($c | index("node.labels.sandboxd.agent==1")) != null and
-		($c | index("node.labels.sandboxd.drain!=1")) != null and
-		($c | index("node.labels.sandboxd.node==n1")) != null' <<<"$SVC" >/dev/null ||
+		($c | index("node.labels.sandboxd.node==n1")) != null and
+		($c | index("node.labels.sandboxd.disk!=full")) == null and
+		($c | index("node.labels.sandboxd.drain!=1")) == null' <<<"$SVC" >/dev/null ||
 		t_err "constraints: $(jq -c '.[0].Spec.TaskTemplate.Placement.Constraints' <<<"$SVC")"
 	jq -e '.[0].Spec.TaskTemplate.Resources.Reservations.MemoryBytes > 0 and
 		.[0].Spec.TaskTemplate.Resources.Limits.MemoryBytes > 0' <<<"$SVC" >/dev/null ||

@@ -404,8 +404,15 @@ _sw_leave() {
 	if [[ -s $IT_TMP/.networks ]]; then
 		while IFS= read -r n; do
 			[[ $n == sbxit-$$-* ]] || continue
-			docker network inspect "$n-cfg" >/dev/null 2>&1 &&
+			# Refused while the swarm network made from it is still being
+			# taken down after the leave: tried again for a while.
+			local i
+			for i in $(seq 50); do
+				docker network inspect "$n-cfg" >/dev/null 2>&1 || break
 				curl -s -o /dev/null --unix-socket "$DOCKER_SOCK" -X DELETE "http://x/v1.41/networks/$n-cfg"
+				docker network inspect "$n-cfg" >/dev/null 2>&1 || break
+				sleep 0.2
+			done
 		done < <(sort -u "$IT_TMP/.networks")
 	fi
 	return 0

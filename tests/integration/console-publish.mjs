@@ -64,13 +64,22 @@ const serves = async (text) => (await edge(HOST)).text.includes(text);
 // it is live.  Returns the release number the outcome names.
 async function publishFromButton(label, byKeyboard) {
 	const button = head.getByRole('button', {name: label, exact: true});
+	// The box of the build before this one may still be on the page: its
+	// outcome must not be read as this build's.
+	const h3 = head.locator('.pub-build h3');
+	const before = (await h3.count()) ? await h3.first().innerText() : '';
 	if (byKeyboard) {
 		await button.focus();
 		await page.keyboard.press('Enter');
 	} else {
 		await button.click();
 	}
-	await head.locator('.pub-build h3').waitFor();
+	await h3.first().waitFor();
+	if (before)
+		await page.waitForFunction((b) => {
+			const e = document.querySelector('section.pub-head .pub-build h3');
+			return e && e.innerText !== b;
+		}, before, {timeout: T});
 	const out = head.locator('.pub-build .note:not(.warn):not(.info)');
 	await out.or(head.locator('.pub-build .error')).first().waitFor({timeout: T});
 	const text = await head.locator('.pub-build').innerText();

@@ -661,10 +661,9 @@ docker_network_subnets(struct docker *d, void (*fn)(const char *, void *),
 	return rc;
 }
 
-/* "?filters=" plus the URL-encoded {"label":["k=v"],...}. */
-static int
-filters_query(const char *label, const char *value, bool events, char *out,
-              size_t len)
+int
+docker_label_filter(const char *label, const char *value, bool events,
+                    char *out, size_t len)
 {
 	char raw[512];
 
@@ -682,7 +681,7 @@ docker_list(struct docker *d, const char *label, const char *value,
 	struct jv *resp = NULL;
 	int rc;
 
-	if (filters_query(label, value, false, q, sizeof(q)) < 0)
+	if (docker_label_filter(label, value, false, q, sizeof(q)) < 0)
 		return DOCKER_ERROR;
 	snprintf(path, sizeof(path), "/containers/json?all=true&filters=%s", q);
 	rc = docker_call_json(d, "GET", path, NULL, DOCKER_CALL_TIMEOUT_S,
@@ -706,7 +705,7 @@ docker_events(struct docker *d, const char *label, const char *value,
 	char q[1024], path[1200], msg[DOCKER_MSG_LEN];
 	int rc;
 
-	if (filters_query(label, value, true, q, sizeof(q)) < 0)
+	if (docker_label_filter(label, value, true, q, sizeof(q)) < 0)
 		return DOCKER_ERROR;
 	snprintf(path, sizeof(path), "/events?since=%lld&filters=%s",
 	         (long long)since, q);

@@ -2,12 +2,20 @@
 #ifndef DOCKER_INTERNAL_H
 #define DOCKER_INTERNAL_H
 
+#include <stdbool.h>
+#include <stddef.h>
+
 #include "docker/docker.h"
 
 /* One call; the response body (when out is not NULL) parsed into *out. */
 int docker_call_json(struct docker *d, const char *method, const char *path,
                      const struct jv *body, long timeout_s, struct jv **out,
                      char msg[DOCKER_MSG_LEN]);
+
+/* The URL-encoded {"label":["label=value"]} of a ?filters= query (with
+ * events, ,"type":["container"] too); -1 when it does not fit out. */
+int docker_label_filter(const char *label, const char *value, bool events,
+                        char *out, size_t len);
 
 /* The engine's socket path and the API version's prefix ("/v1.41"). */
 void docker_endpoint(struct docker *d, char path[4096], char prefix[16]);

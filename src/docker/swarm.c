@@ -403,12 +403,11 @@ swarm_service_list(struct docker *d, const char *label, const char *value,
                               void *),
                    void *arg, char msg[DOCKER_MSG_LEN])
 {
-	char raw[512], q[1024], path[1200];
+	char q[1024], path[1200];
 	struct jv *resp = NULL;
 	int rc;
 
-	snprintf(raw, sizeof(raw), "{\"label\":[\"%s=%s\"]}", label, value);
-	if (http_escape(raw, q, sizeof(q)) < 0)
+	if (docker_label_filter(label, value, false, q, sizeof(q)) < 0)
 		return DOCKER_ERROR;
 	snprintf(path, sizeof(path), "/services?filters=%s", q);
 	rc = docker_call_json(d, "GET", path, NULL, DOCKER_CALL_TIMEOUT_S,
@@ -599,12 +598,11 @@ swarm_service_counts(struct docker *d, const char *label, const char *value,
                                 void *),
                      void *arg, char msg[DOCKER_MSG_LEN])
 {
-	char raw[512], q[1024], path[1200];
+	char q[1024], path[1200];
 	struct jv *resp = NULL;
 	int rc;
 
-	snprintf(raw, sizeof(raw), "{\"label\":[\"%s=%s\"]}", label, value);
-	if (http_escape(raw, q, sizeof(q)) < 0)
+	if (docker_label_filter(label, value, false, q, sizeof(q)) < 0)
 		return DOCKER_ERROR;
 	snprintf(path, sizeof(path), "/services?status=true&filters=%s", q);
 	rc = docker_call_json(d, "GET", path, NULL, DOCKER_CALL_TIMEOUT_S,

@@ -95,17 +95,26 @@ op(const char *name)
 	return r;
 }
 
+/* An sb_* op on the container name names, as the agent spells it. */
+static struct jv *
+sb_op(struct orch *o, const char *opname, const char *name)
+{
+	struct jv *r = op(opname);
+	char an[80];
+
+	swd_agent_name(o, name, an);
+	jv_set_str(r, "name", an);
+	return r;
+}
+
 int
 swd_remote_inspect(struct orch *o, const char *node, const char *name,
                    struct docker_state *st, char msg[DOCKER_MSG_LEN])
 {
-	char an[80];
-	struct jv *req = op("sb_inspect"), *ans;
+	struct jv *req = sb_op(o, "sb_inspect", name), *ans;
 	int rc;
 
 	memset(st, 0, sizeof(*st));
-	swd_agent_name(o, name, an);
-	jv_set_str(req, "name", an);
 	rc = swd_call(o, node, req, &ans, msg);
 	if (rc == DOCKER_OK && !jv_is_true(jv_get(ans, "exists"))) {
 		snprintf(msg, DOCKER_MSG_LEN, "node %s: no container of %s",
@@ -136,12 +145,9 @@ int
 swd_remote_postart(struct orch *o, const char *node, const char *name,
                    int64_t memory, char msg[DOCKER_MSG_LEN])
 {
-	char an[80];
-	struct jv *req = op("sb_postart"), *ans;
+	struct jv *req = sb_op(o, "sb_postart", name), *ans;
 	int rc;
 
-	swd_agent_name(o, name, an);
-	jv_set_str(req, "name", an);
 	jv_set_int(req, "memory", memory);
 	rc = swd_call(o, node, req, &ans, msg);
 	jv_free(ans);
@@ -152,12 +158,9 @@ int
 swd_remote_pause(struct orch *o, const char *node, const char *name, bool pause,
                  char msg[DOCKER_MSG_LEN])
 {
-	char an[80];
-	struct jv *req = op("sb_pause"), *ans;
+	struct jv *req = sb_op(o, "sb_pause", name), *ans;
 	int rc;
 
-	swd_agent_name(o, name, an);
-	jv_set_str(req, "name", an);
 	jv_set_bool(req, "pause", pause);
 	rc = swd_call(o, node, req, &ans, msg);
 	jv_free(ans);
@@ -168,13 +171,10 @@ int
 swd_remote_logs(struct orch *o, const char *node, const char *name, int lines,
                 char *out, size_t len, char msg[DOCKER_MSG_LEN])
 {
-	char an[80];
-	struct jv *req = op("sb_logs_tail"), *ans;
+	struct jv *req = sb_op(o, "sb_logs_tail", name), *ans;
 	const char *text;
 	int rc;
 
-	swd_agent_name(o, name, an);
-	jv_set_str(req, "name", an);
 	jv_set_int(req, "lines", lines);
 	rc = swd_call(o, node, req, &ans, msg);
 	text = jv_str(jv_get(ans, "text"));

@@ -63,30 +63,6 @@ agent_net_parse(const struct jv *o, struct agent_net *out, struct err *e)
 	return 0;
 }
 
-static void
-resolvers(char dns[EGRESS_MAX_DNS][64], const char *out[EGRESS_MAX_DNS])
-{
-	FILE *f = fopen("/etc/resolv.conf", "re");
-	char line[256], addr[64];
-	unsigned char bin[16];
-	size_t n = 0;
-
-	while (f && n + 1 < EGRESS_MAX_DNS && fgets(line, sizeof(line), f)) {
-		if (sscanf(line, " nameserver %63s", addr) != 1)
-			continue;
-		if ((inet_pton(AF_INET, addr, bin) == 1 && bin[0] != 127) ||
-		    (inet_pton(AF_INET6, addr, bin) == 1 &&
-		     strcmp(addr, "::1") != 0)) {
-			snprintf(dns[n], 64, "%s", addr);
-			out[n] = dns[n];
-			n++;
-		}
-	}
-	out[n] = NULL;
-	if (f)
-		fclose(f);
-}
-
 /* The host of "host:port" or "[v6]:port" into out when it is an
  * address (a name is no use to the packet filter). */
 static bool
@@ -152,7 +128,7 @@ apply_rules(struct agent *a, const char *table, struct err *e)
 	p.allow = cfg->egress_allow;
 	p.nallow = cfg->egress_nallow;
 	p.cluster = cluster;
-	resolvers(dns, p.dns);
+	sbnet_resolvers(dns, p.dns);
 	if (egress_apply(&p, why, sizeof(why)) < 0)
 		return err_set(e, 500, "internal", "egress: %s", why);
 	log_info("node agent: egress rules (%s) installed for %s",

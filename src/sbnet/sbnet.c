@@ -177,9 +177,8 @@ find_network(struct sbnet *net, struct sbnet_found *f, char *err, size_t elen)
 /* ---- the rules -------------------------------------------------------------
  */
 
-/* The host's resolvers: Docker's DNS asks them from the sandbox's side. */
-static void
-resolvers(char dns[EGRESS_MAX_DNS][64], const char *out[EGRESS_MAX_DNS])
+void
+sbnet_resolvers(char dns[EGRESS_MAX_DNS][64], const char *out[EGRESS_MAX_DNS])
 {
 	FILE *f = fopen("/etc/resolv.conf", "re");
 	char line[256], addr[64];
@@ -231,7 +230,7 @@ install_rules(struct sbnet *net, const struct sbnet_found *f, const char *table,
 	p.proxy_port = cfg->proxy_port;
 	p.allow = cfg->egress_allow;
 	p.nallow = cfg->egress_nallow;
-	resolvers(dns, p.dns);
+	sbnet_resolvers(dns, p.dns);
 	return egress_apply(&p, err, elen);
 }
 
@@ -595,7 +594,7 @@ sbnet_show(const struct config *cfg, FILE *out)
 	p.proxy_port = cfg->proxy_port;
 	p.allow = cfg->egress_allow;
 	p.nallow = cfg->egress_nallow;
-	resolvers(dns, p.dns);
+	sbnet_resolvers(dns, p.dns);
 	buf_init(&b, 1u << 16);
 	rc = egress_ruleset(&p, false, &b);
 	if (rc == 0)

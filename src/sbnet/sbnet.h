@@ -76,6 +76,14 @@ struct sbnet *sbnet_new_node(const struct config *cfg, struct docker *d,
 
 void sbnet_state(struct sbnet *net, struct sbnet_state *out);
 
+/*
+ * The host's resolvers (/etc/resolv.conf, loopback ones left out), which
+ * the egress rules let sandboxes reach: Docker's DNS asks them from the
+ * sandbox's side.  out is NULL-ended, its strings in dns.
+ */
+void sbnet_resolvers(char dns[EGRESS_MAX_DNS][64],
+                     const char *out[EGRESS_MAX_DNS]);
+
 /* 0 when sandboxes may run; else -1 and a 503 network_unavailable. */
 int sbnet_check_ready(struct sbnet *net, struct err *e);
 /*

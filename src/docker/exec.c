@@ -67,8 +67,8 @@ docker_exec_create(struct docker *d, const struct docker_exec_spec *s,
 	return rc;
 }
 
-static int
-dial(const char *sock, char msg[DOCKER_MSG_LEN])
+int
+docker_dial(const char *sock, char msg[DOCKER_MSG_LEN])
 {
 	struct sockaddr_un a = {.sun_family = AF_UNIX};
 	int fd;
@@ -128,7 +128,7 @@ docker_exec_start(struct docker *d, const char *id, bool tty, int *fd,
 	int s, status, n;
 
 	docker_endpoint(d, sock, prefix);
-	s = dial(sock, msg);
+	s = docker_dial(sock, msg);
 	if (s < 0)
 		return DOCKER_DOWN;
 	snprintf(body, sizeof(body), "{\"Detach\":false,\"Tty\":%s}",

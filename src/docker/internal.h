@@ -17,6 +17,9 @@ int docker_call_json(struct docker *d, const char *method, const char *path,
 int docker_label_filter(const char *label, const char *value, bool events,
                         char *out, size_t len);
 
+/* A connected socket to the engine's unix socket sock, or -1 (msg). */
+int docker_dial(const char *sock, char msg[DOCKER_MSG_LEN]);
+
 /* The engine's socket path and the API version's prefix ("/v1.41"). */
 void docker_endpoint(struct docker *d, char path[4096], char prefix[16]);
 

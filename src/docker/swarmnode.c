@@ -316,29 +316,6 @@ docker_image_save(struct docker *d, const char *id, int fd, int64_t *bytes,
 }
 
 static int
-dial(const char *sock, char msg[DOCKER_MSG_LEN])
-{
-	struct sockaddr_un a = {.sun_family = AF_UNIX};
-	int fd;
-
-	if (strlen(sock) >= sizeof(a.sun_path)) {
-		snprintf(msg, DOCKER_MSG_LEN,
-		         "docker engine: socket path long");
-		return -1;
-	}
-	memcpy(a.sun_path, sock, strlen(sock) + 1);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0) {
-		snprintf(msg, DOCKER_MSG_LEN, "docker engine: %s",
-		         strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		return -1;
-	}
-	return fd;
-}
-
-static int
 write_all(int fd, const void *p, size_t n)
 {
 	const char *c = p;
@@ -431,7 +408,7 @@ docker_image_load(struct docker *d, int fd, int64_t *bytes,
 
 	*bytes = 0;
 	docker_endpoint(d, sock, prefix);
-	s = dial(sock, msg);
+	s = docker_dial(sock, msg);
 	if (s < 0)
 		return DOCKER_DOWN;
 	snprintf(req, sizeof(req), head, prefix);

@@ -245,7 +245,8 @@ beat_one(struct cluster *cl, const struct node_row *n)
 	struct err e = {0};
 	char state[16] = "", msg[DOCKER_MSG_LEN];
 	struct cluster_live *lv;
-	const char *next, *why;
+	const char *why;
+	char next[16];
 	int misses = 0;
 	bool answered = cluster_facts(cl, n, &f, &e) == 0;
 
@@ -264,7 +265,8 @@ beat_one(struct cluster *cl, const struct node_row *n)
 		misses = lv->misses;
 	}
 	pthread_mutex_unlock(&cl->mu);
-	next = cluster_node_next(n->status, misses, state);
+	snprintf(next, sizeof(next), "%s",
+	         cluster_node_next(n->status, misses, state));
 	if (strcmp(next, n->status) == 0)
 		return;
 	if (strcmp(next, "down") != 0)

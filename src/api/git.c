@@ -4,8 +4,9 @@
  * sandbox runs or sleeps; a sandbox on another node through a git helper
  * its node's agent runs (wsnode_git_dial), with the same answers.  The
  * app belongs to a tenant (another tenant's app is a 404).  An app
- * without a sandbox, or a workspace without a repository yet, is an ordinary answer (200, available or committed
- * false with a reason), not an error: a client shows it as a state.
+ * without a sandbox, or a workspace without a repository yet, is an ordinary
+ * answer (200, available or committed false with a reason), not an error: a
+ * client shows it as a state.
  */
 #include <limits.h>
 #include <string.h>

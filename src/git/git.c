@@ -115,9 +115,8 @@ gitws_diff_at(const char *key, const struct gitws_at *at, struct jv **out,
 }
 
 int
-gitws_commit_at(const char *key, const struct gitws_at *at,
-                const char *message, const struct jv *paths, struct jv **out,
-                struct err *e)
+gitws_commit_at(const char *key, const struct gitws_at *at, const char *message,
+                const struct jv *paths, struct jv **out, struct err *e)
 {
 	return run_at("commit", key, at, message, paths, out, e);
 }

@@ -69,8 +69,8 @@ struct gitws_at {
 	void *arg;
 };
 
-int gitws_status_at(const char *key, const struct gitws_at *at,
-                    struct jv **out, struct err *e);
+int gitws_status_at(const char *key, const struct gitws_at *at, struct jv **out,
+                    struct err *e);
 int gitws_diff_at(const char *key, const struct gitws_at *at, struct jv **out,
                   struct err *e);
 int gitws_commit_at(const char *key, const struct gitws_at *at,

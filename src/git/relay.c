@@ -26,9 +26,8 @@ relay_check(const struct buf *q, struct buf *out, struct err *e)
 {
 	static const char *const ops[] = {"status", "diff", "commit"};
 	char perr[64];
-	struct jv *req = q->len ? jv_parse(q->data, q->len, 8, perr,
-	                                   sizeof(perr))
-	                        : NULL;
+	struct jv *req =
+	    q->len ? jv_parse(q->data, q->len, 8, perr, sizeof(perr)) : NULL;
 	const char *op = jv_str(jv_get(req, "op"));
 	const struct jv *msg = jv_get(req, "message"),
 	                *paths = jv_get(req, "paths");

@@ -12,6 +12,10 @@
  * or a clone (the helper's other ops, which take a token and the
  * network) can never start from the wire: this stream's helper is a
  * session from its first frame, which the agent writes itself.
+ *
+ * No lock of the app's is taken here: the control plane holds it across
+ * the whole stream (git.c), so one app's calls reach a node one at a
+ * time already.
  */
 #include <stdio.h>
 #include <string.h>
@@ -86,18 +90,16 @@ relay_start(const char *key, const char *ws, struct gitws_helper *h,
 /* One checked request to the helper, its answer into ans; -1 with e
  * (the helper is then ended). */
 static int
-relay_ask(const char *key, struct gitws_helper *h, const struct buf *req,
-          struct buf *ans, struct err *e)
+relay_ask(struct gitws_helper *h, const struct buf *req, struct buf *ans,
+          struct err *e)
 {
 	int64_t deadline =
 	    gitws_now_ms() + (int64_t)GITWS_LOCAL_TIMEOUT_S * 1000;
 	int rc;
 
-	gitws_lock(key);
 	rc = gitws_frame_send(h->fd, req->data, req->len);
 	if (rc == 0)
 		rc = gitws_frame_recv(h->fd, ans, deadline);
-	gitws_unlock(key);
 	if (rc == 0)
 		return 0;
 	if (rc == 1) {
@@ -129,7 +131,7 @@ gitws_serve(int fd, const char *key, const char *ws)
 	           0) {
 		buf_reset(&req);
 		if (relay_check(&q, &req, &e) < 0 ||
-		    relay_ask(key, &h, &req, &ans, &e) < 0) {
+		    relay_ask(&h, &req, &ans, &e) < 0) {
 			gitws_frame_send_err(fd, &e);
 			break;
 		}

@@ -37,7 +37,7 @@
  * A sandbox's app directory as detection reads it: the local one, or for
  * a sandbox on another node a shadow copy (wsnode_shadow) of what
  * detection looks at: the root's small files, the root's directories
- * (empty), and the few paths below them it probes (EXTRA).  A monorepo
+ * (empty), and the few paths below them it probes (shadow_extra).  A monorepo
  * app deeper than those is not seen remotely.
  */
 struct appdir {
@@ -50,17 +50,17 @@ struct appdir {
 
 #define RECIPEOPS_SHADOW_DIRS 64 /* root directories made in the copy */
 
-static const char *const EXTRA[] = {"app/main.py",
-                                    "src/main.py",
-                                    ".storybook/main.js",
-                                    ".storybook/main.ts",
-                                    "frontend/package.json",
-                                    "web/package.json",
-                                    "client/package.json",
-                                    "backend/package.json",
-                                    "server/package.json",
-                                    "backend/requirements.txt",
-                                    "server/requirements.txt"};
+static const char *const shadow_extra[] = {"app/main.py",
+                                           "src/main.py",
+                                           ".storybook/main.js",
+                                           ".storybook/main.ts",
+                                           "frontend/package.json",
+                                           "web/package.json",
+                                           "client/package.json",
+                                           "backend/package.json",
+                                           "server/package.json",
+                                           "backend/requirements.txt",
+                                           "server/requirements.txt"};
 
 /* The root's directories, empty, in the shadow copy. */
 static void
@@ -96,9 +96,10 @@ open_app(struct core *c, const char *sandbox_id, struct appdir *ad,
 	             wsnode_remote(&ad->sb);
 	workspace_path(c->cfg->data_dir, sandbox_id, ad->ws, sizeof(ad->ws));
 	if (ad->remote) {
-		ad->fd = wsnode_shadow(c->wn, &ad->sb, "workspace/app", EXTRA,
-		                       sizeof(EXTRA) / sizeof(EXTRA[0]),
-		                       ad->shadow, sizeof(ad->shadow), e);
+		ad->fd = wsnode_shadow(
+		    c->wn, &ad->sb, "workspace/app", shadow_extra,
+		    sizeof(shadow_extra) / sizeof(shadow_extra[0]), ad->shadow,
+		    sizeof(ad->shadow), e);
 		if (ad->fd >= 0)
 			shadow_dirs(c, ad);
 		return ad->fd;

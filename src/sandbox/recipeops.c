@@ -37,8 +37,8 @@
  * A sandbox's app directory as detection reads it: the local one, or for
  * a sandbox on another node a shadow copy (wsnode_shadow) of what
  * detection looks at: the root's small files, the root's directories
- * (empty), and the few paths below them it probes (shadow_extra).  A monorepo
- * app deeper than those is not seen remotely.
+ * (empty), and the few paths below them it probes (shadow_extra).  A
+ * monorepo app deeper than those is not seen remotely.
  */
 struct appdir {
 	int fd;

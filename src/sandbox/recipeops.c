@@ -144,12 +144,31 @@ recipes_ready(struct err *e)
 
 /*
  * The app's sandbox.yaml: 1 with its text in text (released by the
- * caller), 0 when there is none, -1 with e when it cannot be read.
+ * caller), 0 when there is none, -1 with e when it cannot be read.  A
+ * remote app's is read from its node, not from the shadow copy (which
+ * leaves files out past its bounds: a user's manifest must never look
+ * absent, or a detection would replace it).
  */
 static int
-manifest_text(int appfd, struct buf *text, struct err *e)
+manifest_text(struct core *c, const struct appdir *ad, struct buf *text,
+              struct err *e)
 {
-	if (wsfs_read(appfd, "sandbox.yaml", MANIFEST_MAX_BYTES, text, e) == 0)
+	bool eof = false;
+	int rc;
+
+	if (ad->remote) {
+		buf_init(text, MANIFEST_MAX_BYTES + 1);
+		rc = wsnode_read(c->wn, &ad->sb, "workspace/app/sandbox.yaml",
+		                 0, MANIFEST_MAX_BYTES + 1, text, &eof, e);
+		if (rc == 0 && text->len > MANIFEST_MAX_BYTES)
+			rc = err_set(e, 413, "payload_too_large",
+			             "sandbox.yaml is larger than %u bytes",
+			             MANIFEST_MAX_BYTES);
+	} else {
+		rc = wsfs_read(ad->fd, "sandbox.yaml", MANIFEST_MAX_BYTES, text,
+		               e);
+	}
+	if (rc == 0)
 		return 1;
 	buf_release(text);
 	if (e->status != 404)
@@ -268,7 +287,7 @@ recipeops_import(struct core *c, const struct app *a, const char *sandbox_id,
 
 	if (open_app(c, sandbox_id, &ad, e) < 0)
 		return -1;
-	has = manifest_text(ad.fd, &text, &we);
+	has = manifest_text(c, &ad, &text, &we);
 	if (has > 0)
 		buf_release(&text);
 	if (has != 0 || recipes_ready(&we) < 0 || recipe_detect(ad.fd, &d) < 0)
@@ -306,7 +325,7 @@ recipeops_apply(struct core *c, const struct app *a, const char *sandbox_id,
 		               recipe);
 	if (open_app(c, sandbox_id, &ad, e) < 0)
 		return -1;
-	has = manifest_text(ad.fd, &text, e);
+	has = manifest_text(c, &ad, &text, e);
 	if (has < 0)
 		goto out;
 	if (has > 0 && !ours(&text) && !force) {
@@ -431,7 +450,7 @@ recipeops_inspect(struct core *c, const char *sandbox_id, struct err *e)
 		jv_free(warn);
 		return NULL;
 	}
-	has = manifest_text(ad.fd, &text, e);
+	has = manifest_text(c, &ad, &text, e);
 	if (has < 0) {
 		jv_push(warn, jv_new_str(e->msg));
 		memset(e, 0, sizeof(*e));

@@ -111,6 +111,17 @@ int wsnode_shadow(struct wsnode *w, const struct sandbox *sb, const char *dir,
 void wsnode_shadow_drop(int fd, const char *path);
 
 /*
+ * The `git` stream of sb's node (a remote sb): *fd speaks the git
+ * helper's frames to a helper that node's agent started for its
+ * workspace (git.h's gitws_at: status, diff and commit only).
+ * wsnode_git_dial_ref is the same as gitws_at's dial, its arg a struct
+ * wsnode_ref.  -1 with e (503 node_down when the node is not reached).
+ */
+int wsnode_git_dial(struct wsnode *w, const struct sandbox *sb, int *fd,
+                    struct err *e);
+int wsnode_git_dial_ref(void *ref, int *fd, struct err *e);
+
+/*
  * Whole workspaces between nodes ("" is this host), by tar streams
  * relayed through the control plane: the target gets <id>.incoming,
  * checked and renamed into place; the source's copy is then moved to its

@@ -42,6 +42,8 @@ struct wsnode_ref {
 	const struct sandbox *sb;
 };
 
+/* The handle; what a previous run left in the private directories of
+ * wsnode_shadow and wsnode_stage (<data>/state/wsshadow) is removed. */
 int wsnode_new(struct wsnode **out, const struct config *cfg,
                struct store *store);
 void wsnode_free(struct wsnode *w);

@@ -445,12 +445,29 @@ publish_copies_from_the_stage(void)
 	CHECK(store_sandbox_set_node(store, SB, "n1") == 0);
 }
 
+/* A stage left by a daemon that died mid-publish goes at the next start. */
+static void
+leftovers_swept_at_start(void)
+{
+	struct wsnode *again = NULL;
+
+	sh("mkdir -p %s/state/wsshadow/left/workspace/app && touch "
+	   "%s/state/wsshadow/left/workspace/app/x",
+	   cpcfg.data_dir, cpcfg.data_dir);
+	CHECK(staged_count() == 1);
+	CHECK(wsnode_new(&again, &cpcfg, store) == 0);
+	CHECK(staged_count() == 0);
+	wsnode_free(again);
+}
+
 static const struct unit_test tests[] = {
     {"a stage has a local workspace's layout and owners",
      stage_is_a_local_workspace},
     {"a push runs from the stage, the token stays here", push_from_the_stage},
     {"a publish copies from the stage, then drops it",
      publish_copies_from_the_stage},
+    {"what a previous run staged goes at the next start",
+     leftovers_swept_at_start},
 };
 
 static int

@@ -3,7 +3,7 @@
  * is built").
  *
  * The files: the app's current files (its sandbox's workspace, staged
- * here first when it is on another node: remote.c), or a snapshot's,
+ * here first when it is on another node: below), or a snapshot's,
  * copied with copytree (a clone or a link of the
  * dependency store's files where it can, a copy otherwise) into the
  * release's own work directory, owned by the sandbox's user: the build
@@ -303,9 +303,9 @@ copy_app(struct core *c, const char *src, const char *dir, struct err *e)
 }
 
 /*
- * A sandbox on another node: its workspace staged here first (remote.c),
- * the app copied from the stage as from a snapshot's directory, the
- * stage removed at once.
+ * A sandbox on another node: its workspace staged here first (the head
+ * of this file), the app copied from the stage as from a snapshot's
+ * directory, the stage removed at once.
  */
 int
 pub_source_copy(struct core *c, const struct release *r, const char *sandbox_id,

@@ -1,10 +1,12 @@
 /*
  * /v1/apps/{id}/git/{status,diff,commit}: the app's repository, read and
  * committed on the host by the git module, so they work whether the
- * sandbox runs or sleeps.  The app belongs to a tenant (another tenant's
- * app is a 404).  An app without a sandbox, or a workspace without a
- * repository yet, is an ordinary answer (200, available or committed
- * false with a reason), not an error: a client shows it as a state.
+ * sandbox runs or sleeps; a sandbox on another node through a git helper
+ * its node's agent runs (wsnode_git_dial), with the same answers.  The
+ * app belongs to a tenant (another tenant's app is a 404).  An app
+ * without a sandbox, or a workspace without a repository yet, is an ordinary
+ * answer (200, available or committed false with a reason), not an error: a
+ * client shows it as a state.
  */
 #include <limits.h>
 #include <string.h>
@@ -17,16 +19,17 @@
 
 enum git_op { GIT_OP_STATUS, GIT_OP_DIFF, GIT_OP_COMMIT };
 
-/* The app's workspace directory; 1 (answered) when there is none. */
+/*
+ * The app's workspace, local (its directory in ws) or on another node
+ * (sb and at's dial, through wsnode); 1 (answered) when there is none.
+ */
 static int
-app_workspace(struct req *r, struct resp *w, const char *flag, char *ws,
-              size_t len)
+app_workspace(struct req *r, struct resp *w, const char *flag,
+              struct sandbox *sb, char *ws, size_t len)
 {
 	struct app a;
-	struct sandbox sb;
-	struct err e = {0};
 	struct jv *o;
-	int rc = api_load_app_sandbox(r, w, &a, &sb);
+	int rc = api_load_app_sandbox(r, w, &a, sb);
 
 	if (rc < 0)
 		return -1;
@@ -37,11 +40,7 @@ app_workspace(struct req *r, struct resp *w, const char *flag, char *ws,
 		api_reply_json(w, 200, o);
 		return 1;
 	}
-	if (wsnode_guard(&sb, "git", &e) < 0) {
-		api_reply_err(w, &e);
-		return -1;
-	}
-	workspace_path(r->core->cfg->data_dir, sb.id, ws, len);
+	workspace_path(r->core->cfg->data_dir, sb->id, ws, len);
 	return 0;
 }
 
@@ -64,18 +63,23 @@ git_run(struct req *r, struct resp *w, enum git_op op, const char *message,
 {
 	const char *flag = op == GIT_OP_COMMIT ? "committed" : "available";
 	char ws[PATH_MAX];
+	struct sandbox sb;
+	struct wsnode_ref ref = {.ws = ws, .wn = r->core->wn, .sb = &sb};
+	struct gitws_at at = {.ws = ws, .arg = &ref};
 	struct err e = {0};
 	struct jv *out = NULL;
 	int rc;
 
-	if (app_workspace(r, w, flag, ws, sizeof(ws)) != 0)
+	if (app_workspace(r, w, flag, &sb, ws, sizeof(ws)) != 0)
 		return;
+	if (wsnode_remote(&sb))
+		at.dial = wsnode_git_dial_ref;
 	if (op == GIT_OP_STATUS)
-		rc = gitws_status(r->ids[0], ws, &out, &e);
+		rc = gitws_status_at(r->ids[0], &at, &out, &e);
 	else if (op == GIT_OP_DIFF)
-		rc = gitws_diff(r->ids[0], ws, &out, &e);
+		rc = gitws_diff_at(r->ids[0], &at, &out, &e);
 	else
-		rc = gitws_commit(r->ids[0], ws, message, paths, &out, &e);
+		rc = gitws_commit_at(r->ids[0], &at, message, paths, &out, &e);
 	if (rc == GITWS_NOT_REPO) {
 		out = jv_obj();
 		jv_set_bool(out, flag, false);

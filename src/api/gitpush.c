@@ -1,7 +1,9 @@
 /*
  * POST /v1/apps/{id}/git/push {"branch"?}: HEAD of the app's workspace
  * repository to a new branch of the app's stored repository URL, on the
- * host, whether the sandbox runs or sleeps (git/remote.c does the push).
+ * host, whether the sandbox runs or sleeps (git/remote.c does the push);
+ * a sandbox on another node is pushed from a copy of its workspace
+ * staged here, so the token never leaves the control plane.
  *
  * Order: the app (404), the body and branch name (400), the stored URL
  * (no_repo_url), the sandbox (no_sandbox), the target (main, master and
@@ -95,6 +97,31 @@ requested_branch(struct req *r, struct resp *w, const struct app *a, char *out,
 	return rc;
 }
 
+/*
+ * gitws_push on sb's workspace: the local one, or for a sandbox on
+ * another node a copy staged here (wsnode_stage: its dependency trees
+ * left out, .git kept, a local workspace's layout and owners, so the
+ * helper confines itself to it as to a local one), removed after.  The
+ * token never goes to a node: the push runs on the control plane.
+ */
+static int
+push_ws(struct core *c, const struct app *a, const struct sandbox *sb,
+        const struct gitws_push *p, struct jv **out, struct err *e)
+{
+	char ws[PATH_MAX];
+	int fd, rc;
+
+	if (!wsnode_remote(sb)) {
+		workspace_path(c->cfg->data_dir, sb->id, ws, sizeof(ws));
+		return gitws_push(a->id, ws, p, out, e);
+	}
+	if ((fd = wsnode_stage(c->wn, sb, ws, sizeof(ws), e)) < 0)
+		return -1;
+	rc = gitws_push(a->id, ws, p, out, e);
+	wsnode_shadow_drop(fd, ws);
+	return rc;
+}
+
 /* Never the remote's URL: it may carry a name the tenant keeps private. */
 static void
 note_push(struct req *r, const struct jv *out)
@@ -119,7 +146,7 @@ apps_git_push(struct req *r, struct resp *w)
 	struct sandbox sb;
 	struct app a;
 	struct jv *out = NULL;
-	char branch[GIT_BRANCH_MAX + 1], prefix[64], ws[PATH_MAX];
+	char branch[GIT_BRANCH_MAX + 1], prefix[64];
 	int rc;
 
 	if (api_load_app(r, w, &a) < 0)
@@ -153,13 +180,7 @@ apps_git_push(struct req *r, struct resp *w)
 	default_prefix(a.name, prefix, sizeof(prefix));
 	p.branch = branch[0] ? branch : NULL;
 	p.prefix = prefix;
-	workspace_path(r->core->cfg->data_dir, sb.id, ws, sizeof(ws));
-	if (wsnode_guard(&sb, "a push", &e) < 0) {
-		vault_secret_free(&tok);
-		api_reply_err(w, &e);
-		return;
-	}
-	rc = gitws_push(a.id, ws, &p, &out, &e);
+	rc = push_ws(r->core, &a, &sb, &p, &out, &e);
 	vault_secret_free(&tok);
 	if (rc == GITWS_NOT_REPO)
 		reply_unpushed(w, "not_a_git_repo",

@@ -1,10 +1,12 @@
 /*
  * frame.c - the frames both ends of a git helper's socket speak (the
- * protocol is helper.c's): a 32-bit length (host order), then that many
- * bytes, read against a deadline of gitws_now_ms.  Used by the daemon's
- * side (spawn.c, session.c) and the helper's (helper.c) alike, so it
- * calls neither.
+ * protocol is helper.c's): a 32-bit length (network order, as the frames
+ * also cross nodes: relay.c), then that many bytes, read against a
+ * deadline of gitws_now_ms.  Used by the daemon's side (spawn.c,
+ * session.c, relay.c) and the helper's (helper.c) alike, so it calls
+ * none of them.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <poll.h>
 #include <stdint.h>
@@ -44,7 +46,7 @@ send_all(int fd, const void *p, size_t n)
 int
 gitws_frame_send(int fd, const void *p, size_t n)
 {
-	uint32_t len = (uint32_t)n;
+	uint32_t len = htonl((uint32_t)n);
 
 	if (n > UINT32_MAX || send_all(fd, &len, sizeof(len)) < 0)
 		return -1;
@@ -89,6 +91,7 @@ gitws_frame_recv(int fd, struct buf *b, int64_t deadline)
 	buf_reset(b);
 	if ((rc = recv_all(fd, &len, sizeof(len), deadline)) != 0)
 		return rc;
+	len = ntohl(len);
 	if (len > (b->max ? b->max : BUF_DEFAULT_MAX))
 		return -1;
 	while (len > 0) {
@@ -113,5 +116,20 @@ gitws_frame_send_json(int fd, const struct jv *v)
 	if (jv_dump(v, &b) == 0)
 		rc = gitws_frame_send(fd, b.data, b.len);
 	buf_release(&b);
+	return rc;
+}
+
+int
+gitws_frame_send_err(int fd, const struct err *e)
+{
+	struct jv *o = jv_obj(), *ev = jv_obj();
+	int rc;
+
+	jv_set_int(ev, "status", e->status ? e->status : 500);
+	jv_set_str(ev, "code", e->code[0] ? e->code : "internal");
+	jv_set_str(ev, "message", e->msg);
+	jv_set(o, "error", ev);
+	rc = gitws_frame_send_json(fd, o);
+	jv_free(o);
 	return rc;
 }

@@ -53,6 +53,46 @@ int gitws_diff(const char *key, const char *ws, struct jv **out, struct err *e);
 int gitws_commit(const char *key, const char *ws, const char *message,
                  const struct jv *paths, struct jv **out, struct err *e);
 /*
+ * The same three for a workspace wherever it is: with dial NULL, ws is
+ * the local workspace (as above); otherwise dial(arg, &fd, e) opens a
+ * stream to a helper already started for that workspace elsewhere (a
+ * node agent's, gitws_serve), and ws is not used.  One request frame
+ * goes out and one answer comes back per call, under the app's lock,
+ * within GITWS_LOCAL_TIMEOUT_S and GITWS_REMOTE_SLACK_S more; the
+ * answer is the node's, read as hostile (bounded, parsed as JSON).  A
+ * stream that ends without an answer is 503 node_down.
+ */
+#define GITWS_REMOTE_SLACK_S 15
+struct gitws_at {
+	const char *ws;
+	int (*dial)(void *arg, int *fd, struct err *e);
+	void *arg;
+};
+
+int gitws_status_at(const char *key, const struct gitws_at *at, struct jv **out,
+                    struct err *e);
+int gitws_diff_at(const char *key, const struct gitws_at *at, struct jv **out,
+                  struct err *e);
+int gitws_commit_at(const char *key, const struct gitws_at *at,
+                    const char *message, const struct jv *paths,
+                    struct jv **out, struct err *e);
+
+/*
+ * The node agent's side of the above (relay.c): a session helper for ws
+ * (the agent's own path of sandbox key, never one from the wire), then
+ * each request frame read from fd is checked (at most
+ * GITWS_RELAY_REQ_MAX bytes of JSON whose op is status, diff or commit;
+ * anything else, a push or a clone above all, is answered with a 400
+ * error frame and ends the stream), rebuilt and given to the helper, and
+ * its answer sent back.  Ends when fd closes, no request comes within
+ * GITWS_LOCAL_TIMEOUT_S, or an answer does not (the helper is then
+ * killed, and an error frame says so); the helper ends with it.  Blocks:
+ * a worker thread's body.  fd stays the caller's.
+ */
+#define GITWS_RELAY_REQ_MAX (64u << 10)
+void gitws_serve(int fd, const char *key, const char *ws);
+
+/*
  * Each app's helper keeps its repository open between calls
  * (session.c); this ends the helpers unused for two minutes.  A periodic
  * job of serve() calls it every GITWS_CACHE_TRIM_S.

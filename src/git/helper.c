@@ -17,7 +17,7 @@
  * child can be killed.
  *
  * Protocol, over a socketpair on the child's stdin and stdout: frames of
- * a 32-bit length (host order) and that many bytes.  The first frame is
+ * a 32-bit length (network order) and that many bytes.  The first frame is
  * the request: {"op":"push"|"clone", …} followed by a frame with the
  * token alone (a stored token has no NUL; it never passes through a JSON
  * library), or {"op":"session","key","ws"} followed by any number of
@@ -55,14 +55,7 @@
 static void
 answer_err(const struct err *e)
 {
-	struct jv *o = jv_obj(), *ev = jv_obj();
-
-	jv_set_int(ev, "status", e->status ? e->status : 500);
-	jv_set_str(ev, "code", e->code[0] ? e->code : "internal");
-	jv_set_str(ev, "message", e->msg);
-	jv_set(o, "error", ev);
-	gitws_frame_send_json(1, o);
-	jv_free(o);
+	gitws_frame_send_err(1, e);
 }
 
 /* One answer for rc and out (which it frees). */

@@ -131,6 +131,8 @@ int gitws_frame_send(int fd, const void *p, size_t n);
 int gitws_frame_recv(int fd, struct buf *b, int64_t deadline);
 /* v as one frame of JSON (at most GITWS_HELPER_OUT_MAX); 0 or -1. */
 int gitws_frame_send_json(int fd, const struct jv *v);
+/* {"error":{status, code, message}} of e as one frame; 0 or -1. */
+int gitws_frame_send_err(int fd, const struct err *e);
 
 /* A helper process and its end of the socketpair (spawn.c). */
 struct gitws_helper {

@@ -69,6 +69,7 @@ const struct nl_op agent_ops[] = {
     {.name = "ws_trash", .roles = CONTROL, .unary = agent_op_ws_trash},
     {.name = "tar_out", .roles = CONTROL, .stream = agent_op_tar_out},
     {.name = "tar_in", .roles = CONTROL, .stream = agent_op_tar_in},
+    {.name = "git", .roles = CONTROL, .stream = agent_op_git},
     {.name = "image_has", .roles = CONTROL, .unary = agent_op_image_has},
     {.name = "image_load", .roles = CONTROL, .stream = agent_op_image_load},
     {.name = "events",

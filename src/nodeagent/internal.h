@@ -144,6 +144,9 @@ int agent_op_tar_in(void *arg, const struct nl_peer *p, const struct jv *req,
 int agent_op_image_load(void *arg, const struct nl_peer *p,
                         const struct jv *req, struct jv **ans, int *fd,
                         struct err *e);
+/* gitops.c: status, diff, commit through a git helper of this node */
+int agent_op_git(void *arg, const struct nl_peer *p, const struct jv *req,
+                 struct jv **ans, int *fd, struct err *e);
 /* Writes the trailer line {"ok",…}\n to fd, then half-closes it and
  * reads (and drops) what the client still sends, AGENT_DRAIN_MS at
  * most. */

@@ -52,6 +52,11 @@
  *     tar_in {sandbox, bytes_max}  stream: client sends a tar and half-closes;
  *                                  trailer {"ok", "bytes", "message"}.
  *                                  Written to <id>.incoming, fsynced, renamed.
+ *     git {sandbox}                stream: frames of git/helper.c (a u32
+ *                                  length, network order, and JSON) to a
+ *                                  git helper the agent starts for its
+ *                                  workspace of sandbox; status, diff and
+ *                                  commit requests only (git/relay.c)
  *     image_has {id}               -> {has}
  *     image_load {id}              stream: `docker save` bytes in; trailer
  *     events {}                    stream: JSON lines {name, action,

@@ -101,6 +101,16 @@ struct pub_plan {
  * the app does not say how, or its sandbox.yaml is wrong). */
 int pub_plan(struct core *c, int appfd, const char *preset,
              struct pub_plan *out, struct err *e);
+/* What pub_plan's 400 says when the app names no way to publish it. */
+#define PUB_NO_PLAN                                                            \
+	"the app does not say how to publish it: add a publish: section "      \
+	"to its sandbox.yaml (docs/publish.md)"
+/* The sandbox's row, when it lives on another node (false: local, or no
+ * such row). */
+bool pub_remote_of(struct core *c, const char *sandbox_id, struct sandbox *sb);
+/* Whether its first boot made the app's files (one stat on the node). */
+bool pub_remote_seeded(struct core *c, const struct sandbox *sb);
+
 /* Whether the sandbox's first boot has made the app's files. */
 bool pub_seeded(struct core *c, const char *sandbox_id);
 /* The sandbox's install key, "" when none was installed. */

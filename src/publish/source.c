@@ -2,8 +2,9 @@
  * What a release is built from, and how (docs/publish.md, "How an app
  * is built").
  *
- * The files: the app's current files (its sandbox's workspace), or a
- * snapshot's, copied with copytree (a clone or a link of the
+ * The files: the app's current files (its sandbox's workspace, staged
+ * here first when it is on another node: remote.c), or a snapshot's,
+ * copied with copytree (a clone or a link of the
  * dependency store's files where it can, a copy otherwise) into the
  * release's own work directory, owned by the sandbox's user: the build
  * container writes there and nowhere else, so the preview's files are
@@ -17,6 +18,20 @@
  * the app's sandbox runs (its manifest's `install:`), no other: the
  * copy brings the sandbox's dependencies, and whether they are current
  * is the install key's business (release.c).
+ *
+ * A sandbox on another node (docs/design.md, "Remote workspaces"): the
+ * build runs here as for a local one; only the files come from the
+ * node.  In the build's thread (no lock held), its workspace is staged
+ * here by wsnode_stage (the node's tar stream, dependency trees left
+ * out, .git kept, bounded by the workspace's size and the data
+ * filesystem's free space), the app copied from the stage as from a
+ * snapshot's directory, and the stage removed once copied or when the
+ * copy fails.  The copy has no dependencies, so the plan's install runs
+ * (pub_installed_key answers ""); a commit is checked out in it as in a
+ * local copy.  Rejected: staging on the API thread (a publish answers
+ * 202 once its row is made; a workspace's tar takes as long as it is
+ * large); building on the sandbox's node (the release lives where the
+ * edge serves it).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -36,10 +51,7 @@
 #include "ws/usage.h"
 #include "ws/workspace.h"
 #include "ws/wsfs.h"
-
-#define NO_PLAN                                                                \
-	"the app does not say how to publish it: add a publish: section "      \
-	"to its sandbox.yaml (docs/publish.md)"
+#include "wsnode/wsnode.h"
 
 static void
 plan_from_manifest(const struct manifest *m, struct pub_plan *out)
@@ -67,7 +79,7 @@ plan_from_recipe(int appfd, struct pub_plan *out, struct err *e)
 	if (recipe_load(err, sizeof(err)) < 0 || recipe_detect(appfd, &d) < 0)
 		return ERR_INTERNAL(e, "the app's files cannot be read");
 	if (d.recipe[0] == '\0' || recipe_publish(&d, &rp) != 0)
-		return err_set(e, 400, "invalid_request", "%s", NO_PLAN);
+		return err_set(e, 400, "invalid_request", "%s", PUB_NO_PLAN);
 	snprintf(out->recipe, sizeof(out->recipe), "%s", d.recipe);
 	snprintf(out->build, sizeof(out->build), "%s", rp.build);
 	snprintf(out->output, sizeof(out->output), "%s", rp.output);
@@ -144,13 +156,36 @@ pub_plan(struct core *c, int appfd, const char *preset, struct pub_plan *out,
 }
 
 bool
+pub_remote_of(struct core *c, const char *sandbox_id, struct sandbox *sb)
+{
+	if (sandbox_id == NULL || sandbox_id[0] == '\0' || c->wn == NULL)
+		return false;
+	return store_sandbox_get(c->store, sandbox_id, sb) == 0 &&
+	       wsnode_remote(sb);
+}
+
+bool
+pub_remote_seeded(struct core *c, const struct sandbox *sb)
+{
+	struct err e = {0};
+	int64_t size, mtime;
+	char type[8];
+
+	return wsnode_stat(c->wn, sb, ".sandboxd/seeded", type, &size, &mtime,
+	                   &e) == 0;
+}
+
+bool
 pub_seeded(struct core *c, const char *sandbox_id)
 {
 	char ws[PATH_MAX];
 	struct err e = {0};
+	struct sandbox sb;
 	int fd;
 	bool ok;
 
+	if (pub_remote_of(c, sandbox_id, &sb))
+		return pub_remote_seeded(c, &sb);
 	workspace_path(c->cfg->data_dir, sandbox_id, ws, sizeof(ws));
 	fd = wsfs_open_dir(ws, ".sandboxd", &e);
 	if (fd < 0)
@@ -165,11 +200,15 @@ pub_installed_key(struct core *c, const char *sandbox_id, char out[65])
 {
 	char ws[PATH_MAX];
 	struct err e = {0};
+	struct sandbox sb;
 	struct buf key;
 	int fd;
 
 	out[0] = '\0';
-	if (sandbox_id == NULL || sandbox_id[0] == '\0')
+	/* A remote sandbox's copy comes without its dependencies: none
+	 * installed, so the build installs them. */
+	if (sandbox_id == NULL || sandbox_id[0] == '\0' ||
+	    pub_remote_of(c, sandbox_id, &sb))
 		return;
 	workspace_path(c->cfg->data_dir, sandbox_id, ws, sizeof(ws));
 	fd = wsfs_open_dir(ws, ".sandboxd", &e);
@@ -215,26 +254,16 @@ make_home(const char *dir, struct err *e)
 	return 0;
 }
 
-int
-pub_source_copy(struct core *c, const struct release *r, const char *sandbox_id,
-                const char *dir, struct err *e)
+/* src's app directory copied into <dir>/work/workspace/app. */
+static int
+copy_app(struct core *c, const char *src, const char *dir, struct err *e)
 {
-	char src[PATH_MAX], dst[PATH_MAX], store[PATH_MAX];
+	char dst[PATH_MAX], store[PATH_MAX];
 	struct ws_inoset set = {0};
 	struct copytree_opts o = {.uid = WORKSPACE_UID, .gid = WORKSPACE_GID};
 	struct copytree_stats st;
 	int sfd = -1, dfd = -1, rc, err;
 
-	if (make_home(dir, e) < 0)
-		return -1;
-	if (strcmp(r->source, "snapshot") == 0) {
-		snprintf(src, sizeof(src), "%s/snapshots/%s", c->cfg->data_dir,
-		         r->source_ref);
-	} else {
-		workspace_path(c->cfg->data_dir, sandbox_id, store,
-		               sizeof(store));
-		snprintf(src, sizeof(src), "%s/workspace", store);
-	}
 	snprintf(dst, sizeof(dst), "%s/work/workspace", dir);
 	snprintf(store, sizeof(store), "%s/store", c->cfg->data_dir);
 	ws_inoset_load(store, &set);
@@ -256,4 +285,37 @@ pub_source_copy(struct core *c, const struct release *r, const char *sandbox_id,
 	if (rc < 0 && err == ENOENT)
 		return ERR_CONFLICT(e, "the app has no files yet");
 	return rc < 0 ? copy_err(err, e) : 0;
+}
+
+/*
+ * A sandbox on another node: its workspace staged here first (remote.c),
+ * the app copied from the stage as from a snapshot's directory, the
+ * stage removed at once.
+ */
+int
+pub_source_copy(struct core *c, const struct release *r, const char *sandbox_id,
+                const char *dir, struct err *e)
+{
+	char src[PATH_MAX], ws[PATH_MAX], stage[PATH_MAX] = "";
+	struct sandbox sb;
+	int stagefd = -1, rc;
+
+	if (make_home(dir, e) < 0)
+		return -1;
+	if (strcmp(r->source, "snapshot") == 0) {
+		snprintf(src, sizeof(src), "%s/snapshots/%s", c->cfg->data_dir,
+		         r->source_ref);
+	} else if (pub_remote_of(c, sandbox_id, &sb)) {
+		stagefd = wsnode_stage(c->wn, &sb, stage, sizeof(stage), e);
+		if (stagefd < 0)
+			return -1;
+		snprintf(src, sizeof(src), "%s/workspace", stage);
+	} else {
+		workspace_path(c->cfg->data_dir, sandbox_id, ws, sizeof(ws));
+		snprintf(src, sizeof(src), "%s/workspace", ws);
+	}
+	rc = copy_app(c, src, dir, e);
+	if (stage[0])
+		wsnode_shadow_drop(stagefd, stage);
+	return rc;
 }

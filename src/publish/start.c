@@ -109,6 +109,41 @@ claim_label(struct core *c, const struct app *app, const char *label,
 	return 0;
 }
 
+/*
+ * start_checks' part for a sandbox on another node (an API thread: a few
+ * ops on the node, never the whole tree): whether its first boot made
+ * the app's files (one stat), and the plan read from wsnode's shadow of
+ * the app's root (its top files), so a wrong sandbox.yaml answers 400
+ * at once as for a local app.  Detection can look into subdirectories
+ * the shadow does not hold: a plan not found there is left to the
+ * build, which plans again on the whole copy (source.c).
+ */
+static int
+remote_checks(struct core *c, const struct app *app, const struct sandbox *sb,
+              struct pub_plan *plan, struct err *e)
+{
+	char shadow[PATH_MAX];
+	int fd, rc;
+
+	/* A first boot still copying the template: the build waits. */
+	if (!pub_remote_seeded(c, sb))
+		return 0;
+	fd = wsnode_shadow(c->wn, sb, "workspace/app", NULL, 0, shadow,
+	                   sizeof(shadow), e);
+	if (fd < 0)
+		return e->status == 404
+		           ? ERR_CONFLICT(e, "the app has no files yet")
+		           : -1;
+	rc = pub_plan(c, fd, app->runtime_preset, plan, e);
+	wsnode_shadow_drop(fd, shadow);
+	if (rc < 0 && e->status == 400 && strcmp(e->msg, PUB_NO_PLAN) == 0) {
+		memset(plan, 0, sizeof(*plan));
+		*e = (struct err){0};
+		rc = 0;
+	}
+	return rc;
+}
+
 /* The checks a publish makes before its row: 0, or -1 with e. */
 static int
 start_checks(struct core *c, const struct app *app,
@@ -117,6 +152,8 @@ start_checks(struct core *c, const struct app *app,
 {
 	char dir[PATH_MAX];
 	struct snapshot sn;
+	struct sandbox sb;
+	bool remote = false;
 	int64_t free_b;
 	int fd;
 
@@ -141,9 +178,8 @@ start_checks(struct core *c, const struct app *app,
 	} else if (app->current_sandbox_id[0] == '\0') {
 		return ERR_CONFLICT(e, "the app has no sandbox, so no files "
 		                       "to publish: create one first");
-	} else if (wsnode_guard_id(c->store, app->current_sandbox_id,
-	                           "a publish from the app's files", e) < 0) {
-		return -1;
+	} else if (pub_remote_of(c, app->current_sandbox_id, &sb)) {
+		remote = true;
 	} else {
 		workspace_path(c->cfg->data_dir, app->current_sandbox_id, dir,
 		               sizeof(dir));
@@ -156,6 +192,8 @@ start_checks(struct core *c, const struct app *app,
 		               "nothing was built, the serving release is "
 		               "untouched",
 		               (long long)free_b);
+	if (remote)
+		return remote_checks(c, app, &sb, plan, e);
 	/* A first boot still copying the template: its build waits for
 	 * it, and reads the plan then. */
 	if (!q->snapshot && !pub_seeded(c, app->current_sandbox_id))

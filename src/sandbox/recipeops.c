@@ -7,7 +7,10 @@
  * and is replaced only when asked with force.  The write and the commit
  * run on the host (wsfs, the git helper) as the workspace user, before
  * the sandbox's first boot on import, so the supervisor finds the
- * manifest and the install step on its first read.
+ * manifest and the install step on its first read.  A sandbox on another
+ * node is read through a shadow copy (struct appdir), its manifest
+ * written through wsnode and committed by a git helper on its node
+ * (gitws_commit_at, wsnode_git_dial_ref).
  */
 #include "sandbox/recipeops.h"
 
@@ -15,6 +18,7 @@
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "git/git.h"
@@ -22,26 +26,97 @@
 #include "ws/workspace.h"
 #include "ws/wsfs.h"
 #include "wsnode/wsnode.h"
+#include "lib/limits.h"
 #include "lib/log.h"
 
 #define RECIPEOPS_PKG_MAX (1u << 20) /* bytes of package.json read */
 /* The last line of a manifest sandboxd wrote: which recipe it is. */
 #define RECIPEOPS_RECIPE_LINE "# sandboxd recipe: "
 
-/* The app directory of a sandbox's workspace (ws filled), or -1 with e. */
+/*
+ * A sandbox's app directory as detection reads it: the local one, or for
+ * a sandbox on another node a shadow copy (wsnode_shadow) of what
+ * detection looks at: the root's small files, the root's directories
+ * (empty), and the few paths below them it probes (EXTRA).  A monorepo
+ * app deeper than those is not seen remotely.
+ */
+struct appdir {
+	int fd;
+	bool remote;
+	struct sandbox sb;
+	char ws[WORKSPACE_PATH_MAX];
+	char shadow[WORKSPACE_PATH_MAX];
+};
+
+#define RECIPEOPS_SHADOW_DIRS 64 /* root directories made in the copy */
+
+static const char *const EXTRA[] = {"app/main.py",
+                                    "src/main.py",
+                                    ".storybook/main.js",
+                                    ".storybook/main.ts",
+                                    "frontend/package.json",
+                                    "web/package.json",
+                                    "client/package.json",
+                                    "backend/package.json",
+                                    "server/package.json",
+                                    "backend/requirements.txt",
+                                    "server/requirements.txt"};
+
+/* The root's directories, empty, in the shadow copy. */
+static void
+shadow_dirs(struct core *c, struct appdir *ad)
+{
+	struct jv *list = NULL;
+	struct err e = {0};
+	int n = 0;
+
+	if (wsnode_list(c->wn, &ad->sb, "workspace/app", &list, &e) < 0)
+		return;
+	for (size_t i = 0; i < jv_len(list) && n < RECIPEOPS_SHADOW_DIRS; i++) {
+		const struct jv *o = jv_at(list, i);
+		const char *name = jv_str(jv_get(o, "name"));
+
+		if (name &&
+		    strcmp(jv_str(jv_get(o, "type")) ?: "", "dir") == 0 &&
+		    strchr(name, '/') == NULL && strcmp(name, ".") != 0 &&
+		    strcmp(name, "..") != 0 && mkdirat(ad->fd, name, 0700) == 0)
+			n++;
+	}
+	jv_free(list);
+}
+
+/* The app directory of a sandbox's workspace (ad filled), or -1 with e. */
 static int
-open_app(struct core *c, const char *sandbox_id, char *ws, size_t len,
+open_app(struct core *c, const char *sandbox_id, struct appdir *ad,
          struct err *e)
 {
-	int fd;
-
-	if (wsnode_guard_id(c->store, sandbox_id, "a recipe", e) < 0)
-		return -1;
-	workspace_path(c->cfg->data_dir, sandbox_id, ws, len);
-	fd = wsfs_open_dir(ws, "workspace/app", e);
-	if (fd < 0 && e->status == 0)
+	ad->fd = -1;
+	ad->shadow[0] = '\0';
+	ad->remote = store_sandbox_get(c->store, sandbox_id, &ad->sb) == 0 &&
+	             wsnode_remote(&ad->sb);
+	workspace_path(c->cfg->data_dir, sandbox_id, ad->ws, sizeof(ad->ws));
+	if (ad->remote) {
+		ad->fd = wsnode_shadow(c->wn, &ad->sb, "workspace/app", EXTRA,
+		                       sizeof(EXTRA) / sizeof(EXTRA[0]),
+		                       ad->shadow, sizeof(ad->shadow), e);
+		if (ad->fd >= 0)
+			shadow_dirs(c, ad);
+		return ad->fd;
+	}
+	ad->fd = wsfs_open_dir(ad->ws, "workspace/app", e);
+	if (ad->fd < 0 && e->status == 0)
 		ERR_INTERNAL(e, "cannot open the app directory");
-	return fd;
+	return ad->fd;
+}
+
+static void
+close_app(struct appdir *ad)
+{
+	if (ad->remote)
+		wsnode_shadow_drop(ad->fd, ad->shadow);
+	else if (ad->fd >= 0)
+		close(ad->fd);
+	ad->fd = -1;
 }
 
 /* The sandbox's first port, or 3000. */
@@ -121,10 +196,14 @@ note_detected(struct core *c, const struct app *a, const char *sandbox_id,
 
 /* Commits sandbox.yaml alone; its sha into sha ("" when git made none). */
 static void
-commit_manifest(const struct app *a, const char *ws, const struct detection *d,
-                char sha[41])
+commit_manifest(struct core *c, const struct app *a, const struct appdir *ad,
+                const struct detection *d, char sha[41])
 {
 	const struct recipe *r = recipe_find(d->recipe);
+	struct wsnode_ref ref = {.ws = ad->ws, .wn = c->wn, .sb = &ad->sb};
+	struct gitws_at at = {.ws = ad->ws,
+	                      .dial = ad->remote ? wsnode_git_dial_ref : NULL,
+	                      .arg = &ref};
 	char msg[200];
 	struct jv *paths = jv_arr(), *out = NULL;
 	struct err e = {0};
@@ -134,7 +213,7 @@ commit_manifest(const struct app *a, const char *ws, const struct detection *d,
 	         "sandboxd: add sandbox.yaml for %s (detected)",
 	         r ? recipe_display_name(r) : d->recipe);
 	jv_push(paths, jv_new_str("sandbox.yaml"));
-	if (gitws_commit(a->id, ws, msg, paths, &out, &e) == 0 &&
+	if (gitws_commit_at(a->id, &at, msg, paths, &out, &e) == 0 &&
 	    jv_is_true(jv_get(out, "committed")))
 		snprintf(sha, 41, "%s", jv_str(jv_get(out, "sha")) ?: "");
 	else
@@ -147,8 +226,8 @@ commit_manifest(const struct app *a, const char *ws, const struct detection *d,
 /* Writes the detection's manifest into the app and commits it. */
 static int
 write_manifest(struct core *c, const struct app *a, const char *sandbox_id,
-               const char *ws, int appfd, const struct detection *d,
-               char sha[41], struct err *e)
+               const struct appdir *ad, const struct detection *d, char sha[41],
+               struct err *e)
 {
 	char msg[256];
 	struct buf text;
@@ -162,12 +241,16 @@ write_manifest(struct core *c, const struct app *a, const char *sandbox_id,
 		buf_release(&text);
 		return ERR_INTERNAL(e, "cannot render the manifest: %s", msg);
 	}
-	rc = wsfs_write(appfd, "sandbox.yaml", text.data, text.len,
-	                WORKSPACE_UID, WORKSPACE_GID, e);
+	if (ad->remote)
+		rc = wsnode_write(c->wn, &ad->sb, "workspace/app/sandbox.yaml",
+		                  text.data, text.len, 0644, e);
+	else
+		rc = wsfs_write(ad->fd, "sandbox.yaml", text.data, text.len,
+		                WORKSPACE_UID, WORKSPACE_GID, e);
 	buf_release(&text);
 	if (rc < 0)
 		return -1;
-	commit_manifest(a, ws, d, sha);
+	commit_manifest(c, a, ad, d, sha);
 	return 0;
 }
 
@@ -175,22 +258,22 @@ int
 recipeops_import(struct core *c, const struct app *a, const char *sandbox_id,
                  struct err *e)
 {
-	char ws[PATH_MAX], sha[41];
+	struct appdir ad;
+	char sha[41];
 	struct detection d;
 	struct buf text;
 	struct err we = {0};
-	int appfd, has;
+	int has;
 
-	appfd = open_app(c, sandbox_id, ws, sizeof(ws), e);
-	if (appfd < 0)
+	if (open_app(c, sandbox_id, &ad, e) < 0)
 		return -1;
-	has = manifest_text(appfd, &text, &we);
+	has = manifest_text(ad.fd, &text, &we);
 	if (has > 0)
 		buf_release(&text);
-	if (has != 0 || recipes_ready(&we) < 0 || recipe_detect(appfd, &d) < 0)
+	if (has != 0 || recipes_ready(&we) < 0 || recipe_detect(ad.fd, &d) < 0)
 		goto out; /* the app's own, or no detection: runtime.c says */
 	if (d.recipe[0] &&
-	    write_manifest(c, a, sandbox_id, ws, appfd, &d, sha, &we) < 0)
+	    write_manifest(c, a, sandbox_id, &ad, &d, sha, &we) < 0)
 		log_warn("app %s: sandbox.yaml not written: %s", a->id, we.msg);
 	else
 		note_detected(c, a, sandbox_id, &d);
@@ -198,7 +281,7 @@ recipeops_import(struct core *c, const struct app *a, const char *sandbox_id,
 	         d.recipe[0] ? d.recipe : "nothing", d.dir[0] ? " in " : "",
 	         d.dir, d.confidence);
 out:
-	close(appfd);
+	close_app(&ad);
 	return 0;
 }
 
@@ -207,9 +290,9 @@ recipeops_apply(struct core *c, const struct app *a, const char *sandbox_id,
                 const char *recipe, bool force, struct detection *d,
                 bool *written, char commit[41], struct err *e)
 {
-	char ws[PATH_MAX];
+	struct appdir ad;
 	struct buf text;
-	int appfd, has, rc = -1;
+	int has, rc = -1;
 
 	*written = false;
 	commit[0] = '\0';
@@ -220,10 +303,9 @@ recipeops_apply(struct core *c, const struct app *a, const char *sandbox_id,
 		               "no recipe \"%.40s\"; the ids are listed by GET "
 		               "/v1/runtime/recipes (sandboxd recipes)",
 		               recipe);
-	appfd = open_app(c, sandbox_id, ws, sizeof(ws), e);
-	if (appfd < 0)
+	if (open_app(c, sandbox_id, &ad, e) < 0)
 		return -1;
-	has = manifest_text(appfd, &text, e);
+	has = manifest_text(ad.fd, &text, e);
 	if (has < 0)
 		goto out;
 	if (has > 0 && !ours(&text) && !force) {
@@ -235,19 +317,19 @@ recipeops_apply(struct core *c, const struct app *a, const char *sandbox_id,
 	}
 	if (has > 0)
 		buf_release(&text);
-	if ((recipe ? recipe_detect_as(appfd, recipe, d)
-	            : recipe_detect(appfd, d)) < 0) {
+	if ((recipe ? recipe_detect_as(ad.fd, recipe, d)
+	            : recipe_detect(ad.fd, d)) < 0) {
 		rc = ERR_INTERNAL(e, "cannot read the app directory");
 		goto out;
 	}
 	rc = 0;
-	if (d->recipe[0] && (rc = write_manifest(c, a, sandbox_id, ws, appfd, d,
-	                                         commit, e)) == 0)
+	if (d->recipe[0] &&
+	    (rc = write_manifest(c, a, sandbox_id, &ad, d, commit, e)) == 0)
 		*written = true;
 	if (rc == 0)
 		note_detected(c, a, sandbox_id, d);
 out:
-	close(appfd);
+	close_app(&ad);
 	return rc;
 }
 
@@ -338,18 +420,17 @@ suggestions_json(const struct detection *d)
 struct jv *
 recipeops_inspect(struct core *c, const char *sandbox_id, struct err *e)
 {
-	char ws[PATH_MAX];
+	struct appdir ad;
 	struct detection d;
 	struct buf text;
 	struct jv *o, *warn = jv_arr();
-	int appfd, has;
+	int has;
 
-	if (recipes_ready(e) < 0 ||
-	    (appfd = open_app(c, sandbox_id, ws, sizeof(ws), e)) < 0) {
+	if (recipes_ready(e) < 0 || open_app(c, sandbox_id, &ad, e) < 0) {
 		jv_free(warn);
 		return NULL;
 	}
-	has = manifest_text(appfd, &text, e);
+	has = manifest_text(ad.fd, &text, e);
 	if (has < 0) {
 		jv_push(warn, jv_new_str(e->msg));
 		memset(e, 0, sizeof(*e));
@@ -358,7 +439,7 @@ recipeops_inspect(struct core *c, const char *sandbox_id, struct err *e)
 	jv_set(o, "existing_manifest", existing_json(&text, has));
 	if (has > 0)
 		buf_release(&text);
-	if (recipe_detect(appfd, &d) == 0) {
+	if (recipe_detect(ad.fd, &d) == 0) {
 		jv_set(o, "detection", detection_json(&d));
 		jv_set(o, "suggestions", suggestions_json(&d));
 		for (int i = 0; i < d.nwarnings; i++)
@@ -371,7 +452,7 @@ recipeops_inspect(struct core *c, const char *sandbox_id, struct err *e)
 		jv_push(warn, jv_new_str("the app directory cannot be read"));
 	}
 	jv_set(o, "warnings", warn);
-	close(appfd);
+	close_app(&ad);
 	return o;
 }
 

@@ -311,8 +311,8 @@ out:
 }
 
 int
-wsnode_fetch(struct wsnode *w, const struct sandbox *sb, bool exclude_deps,
-             int dirfd, int64_t *bytes, struct err *e)
+wsnode_fetch_max(struct wsnode *w, const struct sandbox *sb, bool exclude_deps,
+                 int64_t max, int dirfd, int64_t *bytes, struct err *e)
 {
 	int src, rc;
 
@@ -322,7 +322,15 @@ wsnode_fetch(struct wsnode *w, const struct sandbox *sb, bool exclude_deps,
 	if (open_stream(w, sb->node, "tar_out", sb->id, exclude_deps, &src, e) <
 	    0)
 		return -1;
-	rc = tar_read_tree(src, dirfd, WSNODE_TAR_MAX, bytes, e);
+	rc = tar_read_tree(src, dirfd, max, bytes, e);
 	close(src);
 	return rc;
+}
+
+int
+wsnode_fetch(struct wsnode *w, const struct sandbox *sb, bool exclude_deps,
+             int dirfd, int64_t *bytes, struct err *e)
+{
+	return wsnode_fetch_max(w, sb, exclude_deps, WSNODE_TAR_MAX, dirfd,
+	                        bytes, e);
 }

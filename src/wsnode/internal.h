@@ -29,6 +29,10 @@ struct wsnode {
 /* One unary op to node's agent; takes req (adds "op"). */
 int wsnode_call(struct wsnode *w, const char *node, const char *op,
                 struct jv *req, struct jv **ans, struct err *e);
+/* wsnode_fetch stopped past max bytes of the tar (413 too_large). */
+int wsnode_fetch_max(struct wsnode *w, const struct sandbox *sb,
+                     bool exclude_deps, int64_t max, int dirfd, int64_t *bytes,
+                     struct err *e);
 /* The local workspace of sandbox id, opened (wsfs_open_dir). */
 int wsnode_open_local(struct wsnode *w, const char *id, struct err *e);
 

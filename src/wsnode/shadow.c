@@ -9,9 +9,10 @@
  * left out, as if absent).  The copy is the node's bytes, which are the
  * sandbox's: it is only ever read as the local workspace would be, and
  * it is dropped after use.  wsnode_fetch_tmp puts a whole remote
- * workspace in such a directory (an export's).  Rejected: a network-backed
- * directory fd (no such thing without FUSE) and porting every reader to wsnode
- * calls.
+ * workspace in such a directory (an export's); wsnode_stage a bounded
+ * one the git helper can enter (a publish's, a push's).  Rejected: a
+ * network-backed directory fd (no such thing without FUSE) and porting every
+ * reader to wsnode calls.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -23,6 +24,8 @@
 #include <unistd.h>
 
 #include "lib/limits.h"
+#include "ws/usage.h"
+#include "ws/workspace.h"
 #include "wsnode/internal.h"
 #include "ws/wsfs.h"
 
@@ -134,9 +137,10 @@ wsnode_shadow(struct wsnode *w, const struct sandbox *sb, const char *dir,
 	return fd;
 }
 
-int
-wsnode_fetch_tmp(struct wsnode *w, const struct sandbox *sb, bool exclude_deps,
-                 char *path, size_t len, struct err *e)
+/* wsnode_fetch_max into a fresh private directory: its fd, or -1. */
+static int
+fetch_tmp(struct wsnode *w, const struct sandbox *sb, bool exclude_deps,
+          int64_t max, char *path, size_t len, struct err *e)
 {
 	int64_t bytes;
 	int fd;
@@ -144,7 +148,76 @@ wsnode_fetch_tmp(struct wsnode *w, const struct sandbox *sb, bool exclude_deps,
 	path[0] = '\0';
 	if ((fd = shadow_dir(w, path, len, e)) < 0)
 		return -1;
-	if (wsnode_fetch(w, sb, exclude_deps, fd, &bytes, e) < 0) {
+	if (wsnode_fetch_max(w, sb, exclude_deps, max, fd, &bytes, e) < 0) {
+		wsnode_shadow_drop(fd, path);
+		path[0] = '\0';
+		return -1;
+	}
+	return fd;
+}
+
+int
+wsnode_fetch_tmp(struct wsnode *w, const struct sandbox *sb, bool exclude_deps,
+                 char *path, size_t len, struct err *e)
+{
+	return fetch_tmp(w, sb, exclude_deps, WSNODE_TAR_MAX, path, len, e);
+}
+
+/* What a stage may take: *room the data filesystem's bytes above its
+ * reserve, *size the workspace's bound; the smaller in *max. */
+static int
+stage_bounds(struct wsnode *w, const struct sandbox *sb, int64_t *room,
+             int64_t *size, int64_t *max, struct err *e)
+{
+	int64_t free_b = ws_free_bytes(w->cfg->data_dir), used = 0;
+
+	*room = free_b < 0 ? WSNODE_TAR_MAX : free_b - WS_DATA_MIN_FREE_BYTES;
+	if (*room <= 0)
+		return err_set(e, 507, "insufficient_storage",
+		               "the data filesystem is full (%lld bytes free)",
+		               (long long)free_b);
+	if (w->cfg->workspace_max_mb > 0) {
+		*size = (w->cfg->workspace_max_mb << 20) +
+		        (w->cfg->workspace_max_mb << 18) + (64ll << 20);
+	} else {
+		if (wsnode_usage(w, sb, &used, e) < 0)
+			return -1;
+		*size = 2 * used + (64ll << 20);
+	}
+	*max = *size < *room ? *size : *room;
+	if (*max > WSNODE_TAR_MAX)
+		*max = WSNODE_TAR_MAX;
+	return 0;
+}
+
+int
+wsnode_stage(struct wsnode *w, const struct sandbox *sb, char *path, size_t len,
+             struct err *e)
+{
+	int64_t room = 0, size = 0, max = 0;
+	int fd;
+
+	path[0] = '\0';
+	if (stage_bounds(w, sb, &room, &size, &max, e) < 0)
+		return -1;
+	fd = fetch_tmp(w, sb, true, max, path, len, e);
+	if (fd < 0 && e->status == 413 && max == room)
+		return err_set(e, 507, "insufficient_storage",
+		               "the workspace's copy does not fit the data "
+		               "filesystem (%lld bytes left above its reserve)",
+		               (long long)room);
+	if (fd < 0 && e->status == 413)
+		return err_set(e, 413, "too_large",
+		               "the workspace's copy is past %lld bytes, more "
+		               "than the workspace holds",
+		               (long long)max);
+	if (fd < 0)
+		return -1;
+	/* A local workspace's root: the sandbox user's, 0700. */
+	if (fchown(fd, WORKSPACE_UID, WORKSPACE_GID) < 0 ||
+	    fchmod(fd, 0700) < 0) {
+		err_set(e, 500, "internal", "cannot own %s: %s", path,
+		        strerror(errno));
 		wsnode_shadow_drop(fd, path);
 		path[0] = '\0';
 		return -1;

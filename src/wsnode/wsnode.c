@@ -131,6 +131,32 @@ wsnode_call(struct wsnode *w, const char *node, const char *op, struct jv *req,
 	return rc;
 }
 
+int
+wsnode_git_dial(struct wsnode *w, const struct sandbox *sb, int *fd,
+                struct err *e)
+{
+	struct jv *req = jv_obj();
+	char addr[128];
+	int rc = -1;
+
+	*fd = -1;
+	jv_set_str(req, "op", "git");
+	jv_set_str(req, "sandbox", sb->id);
+	if (wsnode_addr(w, sb->node, addr, e) == 0)
+		rc = nl_stream(atomic_load(&w->nl), addr, NL_ROLE_NODE, req,
+		               NULL, fd, e);
+	jv_free(req);
+	return rc;
+}
+
+int
+wsnode_git_dial_ref(void *ref, int *fd, struct err *e)
+{
+	const struct wsnode_ref *r = ref;
+
+	return wsnode_git_dial(r->wn, r->sb, fd, e);
+}
+
 /* A request naming sb and path. */
 static struct jv *
 path_req(const struct sandbox *sb, const char *path)

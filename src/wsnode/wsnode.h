@@ -111,6 +111,17 @@ int wsnode_shadow(struct wsnode *w, const struct sandbox *sb, const char *dir,
 void wsnode_shadow_drop(int fd, const char *path);
 
 /*
+ * The `git` stream of sb's node (a remote sb): *fd speaks the git
+ * helper's frames to a helper that node's agent started for its
+ * workspace (git.h's gitws_at: status, diff and commit only).
+ * wsnode_git_dial_ref is the same as gitws_at's dial, its arg a struct
+ * wsnode_ref.  -1 with e (503 node_down when the node is not reached).
+ */
+int wsnode_git_dial(struct wsnode *w, const struct sandbox *sb, int *fd,
+                    struct err *e);
+int wsnode_git_dial_ref(void *ref, int *fd, struct err *e);
+
+/*
  * Whole workspaces between nodes ("" is this host), by tar streams
  * relayed through the control plane: the target gets <id>.incoming,
  * checked and renamed into place; the source's copy is then moved to its
@@ -133,5 +144,21 @@ int wsnode_fetch(struct wsnode *w, const struct sandbox *sb, bool exclude_deps,
  * its fd, its path in path; the caller ends with wsnode_shadow_drop). */
 int wsnode_fetch_tmp(struct wsnode *w, const struct sandbox *sb,
                      bool exclude_deps, char *path, size_t len, struct err *e);
+
+/*
+ * A remote sandbox's workspace staged on the control plane, for code
+ * that works on a local workspace's tree there (a publish's copy, a git
+ * push, which must not send the token to a node): wsnode_fetch_tmp with
+ * the dependency trees left out (.git kept), the directory made the
+ * sandbox user's as a local workspace's root is, so <path>/workspace/app
+ * has a local workspace's layout and owners.  Bounded: the data
+ * filesystem keeps WS_DATA_MIN_FREE_BYTES (507 insufficient_storage past
+ * that) and the tar is at most about the workspace's size
+ * (SANDBOXD_WORKSPACE_MAX_MB when set, else twice what ws_usage counts on
+ * the node, plus 64 MiB: 413 too_large).  The caller ends with
+ * wsnode_shadow_drop(fd, path).
+ */
+int wsnode_stage(struct wsnode *w, const struct sandbox *sb, char *path,
+                 size_t len, struct err *e);
 
 #endif

@@ -5,8 +5,8 @@
  * side).  A recursive listing is one ws_list per directory, so it is
  * bounded twice: WSFS_MAX_LIST entries, FILES_REMOTE_DIRS directories
  * (past either, truncated).  Symbolic links and the heavy directories
- * are left out as wsfs_list leaves them out.  A move is a copy then a
- * removal (the node has no rename op), for regular files only.
+ * are left out as wsfs_list leaves them out.  A move is one rename on
+ * the node (ws_rename: wsfs_move there, beneath the app directory).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -221,35 +221,7 @@ int
 files_remote_move(struct core *c, const struct sandbox *sb, const char *from,
                   const char *to, struct err *e)
 {
-	char rf[WSFS_MAX_PATH + 32], rt[WSFS_MAX_PATH + 32], type[8];
-	int64_t size, mtime;
-	struct buf data;
-	int rc;
-
-	files_remote_path(from, rf, sizeof(rf));
-	files_remote_path(to, rt, sizeof(rt));
-	if (wsnode_stat(c->wn, sb, rf, type, &size, &mtime, e) < 0)
-		return -1;
-	if (strcmp(type, "dir") == 0)
-		return wsnode_guard(sb, "moving a directory", e);
-	if (strcmp(type, "file") != 0)
-		return ERR_BAD(e, "%s is not a regular file or a directory",
-		               from);
-	if (wsnode_stat(c->wn, sb, rt, type, &size, &mtime, e) == 0)
-		return ERR_CONFLICT(e, "%s exists; nothing was moved", to);
-	if (e->status != 404)
-		return -1;
-	*e = (struct err){0};
-	if (files_remote_read(c, sb, from, WSFS_MAX_WRITE, &data, e) < 0) {
-		buf_release(&data);
-		return -1;
-	}
-	rc = wsnode_write(c->wn, sb, rt, data.data ? data.data : "", data.len,
-	                  0644, e);
-	buf_release(&data);
-	if (rc == 0)
-		rc = wsnode_delete(c->wn, sb, rf, e);
-	return rc;
+	return wsnode_rename(c->wn, sb, "workspace/app", from, to, e);
 }
 
 int

@@ -35,10 +35,10 @@ int files_remote_delete(struct core *c, const struct sandbox *sb,
  * SANDBOXD_WORKSPACE_MAX_MB, as its node measures it. */
 int files_remote_room(struct core *c, const struct sandbox *sb, struct err *e);
 /*
- * As wsfs_move for a regular file (a copy to `to`, then `from`
- * removed: not atomic on the node, at most WSFS_MAX_WRITE bytes); a
- * directory answers 409 sandbox_remote.  Never replaces: 409 when `to`
- * exists.  The caller holds the sandbox's write lock.
+ * wsfs_move on the node (ws_rename beneath the app directory): a
+ * regular file or a directory, one rename, the same answers as a local
+ * move (never replaces: 409 when `to` exists).  The caller holds the
+ * sandbox's write lock.
  */
 int files_remote_move(struct core *c, const struct sandbox *sb,
                       const char *from, const char *to, struct err *e);

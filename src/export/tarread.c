@@ -11,7 +11,8 @@
  * by an earlier entry is never followed.  Files are created O_EXCL |
  * O_NOFOLLOW.  A symlink's target is stored as text and never resolved
  * here.  A hard link must name a regular file beneath dirfd.  The raw
- * bytes read (headers included) stop at bytes_max.
+ * bytes read (headers included) stop at bytes_max.  A full disk is told
+ * apart (507), so the caller can say the copy did not fit.
  */
 #include "export/tar.h"
 
@@ -69,6 +70,16 @@ name_check(const char *name, char *copy, size_t *leaf, struct err *e)
 	return 0;
 }
 
+/* -1 with 507 insufficient_storage when err says the disk is full. */
+static int
+disk_full(struct reader *r, int err)
+{
+	if (err != ENOSPC && err != EDQUOT)
+		return 0;
+	return err_set(r->e, 507, "insufficient_storage",
+	               "tar: the disk is full");
+}
+
 /*
  * Opens the directory holding the entry copy (its last component at
  * leaf), making missing directories when make; never follows a link.
@@ -76,7 +87,7 @@ name_check(const char *name, char *copy, size_t *leaf, struct err *e)
 static int
 open_parent(struct reader *r, char *copy, size_t leaf, bool make)
 {
-	int fd = dup(r->root);
+	int fd = dup(r->root), made = 0;
 	char *p = copy;
 
 	if (fd < 0)
@@ -84,7 +95,9 @@ open_parent(struct reader *r, char *copy, size_t leaf, bool make)
 	while (fd >= 0 && p < copy + leaf) {
 		char *slash = strchr(p, '/');
 		*slash = '\0';
-		if (make && mkdirat(fd, p, 0755) == 0 && r->owners)
+		if (make && mkdirat(fd, p, 0755) < 0)
+			made = errno;
+		else if (make && r->owners)
 			(void)fchownat(fd, p, TAR_READ_UID, TAR_READ_UID,
 			               AT_SYMLINK_NOFOLLOW);
 		int next = openat(
@@ -94,6 +107,8 @@ open_parent(struct reader *r, char *copy, size_t leaf, bool make)
 		fd = next;
 		p = slash + 1;
 	}
+	if (fd < 0 && disk_full(r, made) < 0)
+		return -1;
 	if (fd < 0)
 		return ERR_BAD(r->e,
 		               "tar: \"%.200s\" goes through what is "
@@ -126,6 +141,27 @@ counted(struct reader *r)
 	return 0;
 }
 
+/* All n bytes at off (a short write, as on a disk filling up, goes on
+ * until it fails with the reason); -1 with errno. */
+static int
+write_at(int fd, const void *p, size_t n, la_int64_t off)
+{
+	while (n > 0) {
+		ssize_t k = pwrite(fd, p, n, off);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0) {
+			if (k == 0)
+				errno = EIO;
+			return -1;
+		}
+		p = (const char *)p + k;
+		n -= (size_t)k;
+		off += k;
+	}
+	return 0;
+}
+
 static int
 make_file(struct reader *r, int pfd, const char *leaf, struct archive_entry *en)
 {
@@ -142,14 +178,18 @@ make_file(struct reader *r, int pfd, const char *leaf, struct archive_entry *en)
 	fd = openat(pfd, leaf,
 	            O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
 	if (fd < 0)
-		return ERR_BAD(r->e, "tar: cannot make \"%.200s\": %s", leaf,
-		               strerror(errno));
+		return disk_full(r, errno) < 0
+		           ? -1
+		           : ERR_BAD(r->e, "tar: cannot make \"%.200s\": %s",
+		                     leaf, strerror(errno));
 	while ((rc = archive_read_data_block(r->a, &p, &n, &off)) ==
 	       ARCHIVE_OK) {
 		if (counted(r) < 0)
 			goto fail;
-		if (pwrite(fd, p, n, off) != (ssize_t)n) {
-			ERR_INTERNAL(r->e, "tar: write: %s", strerror(errno));
+		if (write_at(fd, p, n, off) < 0) {
+			if (disk_full(r, errno) == 0)
+				ERR_INTERNAL(r->e, "tar: write: %s",
+				             strerror(errno));
 			goto fail;
 		}
 	}
@@ -158,7 +198,8 @@ make_file(struct reader *r, int pfd, const char *leaf, struct archive_entry *en)
 		goto fail;
 	}
 	if (ftruncate(fd, archive_entry_size(en)) < 0 || fchmod(fd, mode) < 0) {
-		ERR_INTERNAL(r->e, "tar: %s", strerror(errno));
+		if (disk_full(r, errno) == 0)
+			ERR_INTERNAL(r->e, "tar: %s", strerror(errno));
 		goto fail;
 	}
 	set_owner(r, fd, NULL, en);
@@ -180,8 +221,10 @@ make_dir(struct reader *r, int pfd, const char *leaf, struct archive_entry *en)
 	int fd;
 
 	if (mkdirat(pfd, leaf, mode) < 0 && errno != EEXIST)
-		return ERR_BAD(r->e, "tar: cannot make \"%.200s\": %s", leaf,
-		               strerror(errno));
+		return disk_full(r, errno) < 0
+		           ? -1
+		           : ERR_BAD(r->e, "tar: cannot make \"%.200s\": %s",
+		                     leaf, strerror(errno));
 	fd = openat(pfd, leaf, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return ERR_BAD(r->e, "tar: \"%.200s\" is not a directory",
@@ -208,11 +251,11 @@ make_hardlink(struct reader *r, int pfd, const char *leaf, const char *target)
 	if (fstatat(tfd, copy + tleaf, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
 	    !S_ISREG(st.st_mode))
 		ERR_BAD(r->e, "tar: a hard link to what is not a file");
-	else if (linkat(tfd, copy + tleaf, pfd, leaf, 0) < 0)
+	else if (linkat(tfd, copy + tleaf, pfd, leaf, 0) == 0)
+		rc = 0;
+	else if (disk_full(r, errno) == 0)
 		ERR_BAD(r->e, "tar: cannot link \"%.200s\": %s", leaf,
 		        strerror(errno));
-	else
-		rc = 0;
 	close(tfd);
 	return rc;
 }

@@ -125,6 +125,9 @@ int agent_op_ws_usage(void *arg, const struct nl_peer *p, const struct jv *req,
                       struct jv **ans, struct err *e);
 int agent_op_ws_trash(void *arg, const struct nl_peer *p, const struct jv *req,
                       struct jv **ans, struct err *e);
+/* {sandbox, dir?, from, to}: wsfs_move beneath dir of the workspace. */
+int agent_op_ws_rename(void *arg, const struct nl_peer *p, const struct jv *req,
+                       struct jv **ans, struct err *e);
 
 /* streams.c */
 int agent_op_exec_start(void *arg, const struct nl_peer *p,
@@ -141,6 +144,14 @@ int agent_op_tar_out(void *arg, const struct nl_peer *p, const struct jv *req,
                      struct jv **ans, int *fd, struct err *e);
 int agent_op_tar_in(void *arg, const struct nl_peer *p, const struct jv *req,
                     struct jv **ans, int *fd, struct err *e);
+/* A restore here: {sandbox, bytes_max}, a tar of the app's tree into
+ * workspace/app.new (synced); then the unary {sandbox, drop?}:
+ * app.new exchanged with workspace/app, the old tree removed (drop:
+ * app.new only removed). */
+int agent_op_app_in(void *arg, const struct nl_peer *p, const struct jv *req,
+                    struct jv **ans, int *fd, struct err *e);
+int agent_op_app_swap(void *arg, const struct nl_peer *p, const struct jv *req,
+                      struct jv **ans, struct err *e);
 int agent_op_image_load(void *arg, const struct nl_peer *p,
                         const struct jv *req, struct jv **ans, int *fd,
                         struct err *e);

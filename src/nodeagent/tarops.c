@@ -10,6 +10,23 @@
  * place (a workspace already there goes to the trash: it is the stale
  * copy of a sandbox that moved away and back).  The trailer line says
  * how it went, after the client's half-close.
+ *
+ * app_in and app_swap are a restore's two halves on this node.  app_in
+ * reads the snapshot's app tree, sent by the control plane, into
+ * workspace/app.new (by the same reader, stopped at bytes_max) and syncs
+ * it; app_swap, called once the control plane knows it wrote the whole
+ * tree, exchanges app.new with workspace/app in one rename (renameat2
+ * RENAME_EXCHANGE).  So the app is on its old files or its new ones,
+ * never a mix: an archive that merely stops (the control plane gone
+ * between two entries reads as a shorter tree) is never put in place.
+ * The other tree (the old files, or a refused copy) goes to the trash
+ * and is removed there at once; so does a stale app.new a crash left
+ * (app_in removes it first).  Every step is relative to the workspace/
+ * directory opened beneath the workspace (wsfs): a link the sandbox
+ * planted is never followed.
+ *
+ * Rejected: one stream doing both (the reader cannot tell a whole tree
+ * from one cut at an entry's end, so the commit must come afterwards).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -24,6 +41,7 @@
 
 #include "docker/swarm.h"
 #include "export/tar.h"
+#include "disk/copytree.h"
 #include "lib/buf.h"
 #include "lib/clock.h"
 #include "lib/fileio.h"
@@ -153,21 +171,35 @@ agent_op_tar_out(void *arg, const struct nl_peer *p, const struct jv *req,
 	return job_start(a, req, tar_out_main, fd, e);
 }
 
-/* path to <data>/trash/nodes/<id>-<tag>-<ms>; missing is fine. */
+/* path (beneath dirfd) to <data>/trash/nodes/<id>-<tag>-<ms>, whose
+ * name goes to dst when given; missing is fine (dst then ""). */
+static int
+trash_at(struct agent *a, int dirfd, const char *path, const char *id,
+         const char *tag, char dst[PATH_MAX + 128], struct err *e)
+{
+	char to[PATH_MAX + 128];
+
+	snprintf(to, sizeof(to), "%s/trash/nodes", a->cfg->data_dir);
+	(void)mkdir(to, 0700);
+	snprintf(to, sizeof(to), "%s/trash/nodes/%s-%s-%lld", a->cfg->data_dir,
+	         id, tag, (long long)clock_now_ms());
+	if (dst != NULL)
+		dst[0] = '\0';
+	if (renameat(dirfd, path, AT_FDCWD, to) < 0)
+		return errno == ENOENT
+		           ? 0
+		           : ERR_INTERNAL(e, "cannot move %s to the trash: %s",
+		                          path, strerror(errno));
+	if (dst != NULL)
+		snprintf(dst, PATH_MAX + 128, "%s", to);
+	return 0;
+}
+
 static int
 to_trash(struct agent *a, const char *path, const char *id, const char *tag,
          struct err *e)
 {
-	char dst[PATH_MAX + 128];
-
-	snprintf(dst, sizeof(dst), "%s/trash/nodes", a->cfg->data_dir);
-	(void)mkdir(dst, 0700);
-	snprintf(dst, sizeof(dst), "%s/trash/nodes/%s-%s-%lld",
-	         a->cfg->data_dir, id, tag, (long long)clock_now_ms());
-	if (rename(path, dst) < 0 && errno != ENOENT)
-		return ERR_INTERNAL(e, "cannot move %s to the trash: %s", path,
-		                    strerror(errno));
-	return 0;
+	return trash_at(a, AT_FDCWD, path, id, tag, NULL, e);
 }
 
 /* Reads the tar into <ws>.incoming, then renames it into place. */
@@ -241,6 +273,216 @@ agent_op_tar_in(void *arg, const struct nl_peer *p, const struct jv *req,
 		return ERR_BAD(e, "bytes_max: 1 to %lld",
 		               (long long)AGENT_TAR_MAX);
 	return job_start(arg, req, tar_in_main, fd, e);
+}
+
+struct remover {
+	struct agent *a;
+	char path[PATH_MAX + 128];
+};
+
+static void *
+remover_main(void *arg)
+{
+	struct remover *r = arg;
+	struct agent *a = r->a;
+
+	if (copytree_remove(r->path) < 0)
+		log_warn("node agent: cannot remove %s (emptied at the next "
+		         "start)",
+		         r->path);
+	free(r);
+	agent_worker_done(a);
+	return NULL;
+}
+
+/*
+ * name beneath wfd (workspace/) to the trash, then removed from there
+ * (a path of the agent's own, which the sandbox cannot lead elsewhere):
+ * at once, or by a worker thread when later (a unary op must answer
+ * within the caller's deadline; past the worker cap it stays in the
+ * trash until the next start).
+ */
+static int
+drop_at(struct agent *a, int wfd, const char *name, const char *id, bool later,
+        struct err *e)
+{
+	struct remover *r;
+	char dst[PATH_MAX + 128];
+
+	if (trash_at(a, wfd, name, id, name, dst, e) < 0)
+		return -1;
+	if (dst[0] == '\0')
+		return 0;
+	if (!later) {
+		if (copytree_remove(dst) < 0)
+			log_warn("node agent: cannot remove %s (emptied at "
+			         "the next start)",
+			         dst);
+		return 0;
+	}
+	if ((r = calloc(1, sizeof(*r))) == NULL)
+		return 0;
+	r->a = a;
+	snprintf(r->path, sizeof(r->path), "%s", dst);
+	if (agent_spawn(a, remover_main, r) < 0)
+		free(r);
+	return 0;
+}
+
+/* A step's errno as the trailer's error: 507 for a full disk. */
+static int
+app_err(int err, const char *what, struct err *e)
+{
+	if (err == ENOSPC || err == EDQUOT)
+		return err_set(e, 507, "insufficient_storage",
+		               "the disk is full (%s)", what);
+	return ERR_INTERNAL(e, "%s: %s", what, strerror(err));
+}
+
+/* The tar into app.new beneath wfd (made here, synced); -1 with e. */
+static int
+app_read(struct job *j, int wfd, int64_t *bytes, struct err *e)
+{
+	int fd, rc;
+
+	if (mkdirat(wfd, "app.new", 0755) < 0 ||
+	    (fd = openat(wfd, "app.new",
+	                 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+		return app_err(errno, "cannot make app.new", e);
+	if (fchown(fd, WORKSPACE_UID, WORKSPACE_GID) < 0 && errno != EPERM)
+		rc = app_err(errno, "cannot own app.new", e);
+	else
+		rc = tar_read_tree(j->fd, fd, j->max, bytes, e);
+	if (rc == 0 && syncfs(fd) < 0)
+		rc = app_err(errno, "cannot sync app.new", e);
+	close(fd);
+	return rc;
+}
+
+/* The workspace/ directory of sandbox id, opened beneath its workspace
+ * (no link followed) for reading: every app step is relative to it. */
+static int
+open_wsdir(struct agent *a, const char *id, struct err *e)
+{
+	char ws[PATH_MAX];
+	int pfd, wfd;
+
+	agent_ws_path(a, id, ws, sizeof(ws));
+	if ((pfd = wsfs_open_dir(ws, "workspace", e)) < 0)
+		return -1;
+	wfd = openat(pfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	close(pfd);
+	if (wfd < 0)
+		return ERR_INTERNAL(e, "workspace/: %s", strerror(errno));
+	return wfd;
+}
+
+/* A stale app.new removed, the tar read into a new one; a refused copy
+ * removed too. */
+static int
+app_stage(struct job *j, int64_t *bytes, struct err *e)
+{
+	int wfd = open_wsdir(j->a, j->id, e), rc;
+
+	if (wfd < 0)
+		return -1;
+	rc = drop_at(j->a, wfd, "app.new", j->id, false, e);
+	if (rc == 0 && (rc = app_read(j, wfd, bytes, e)) < 0)
+		(void)drop_at(j->a, wfd, "app.new", j->id, false,
+		              &(struct err){0});
+	close(wfd);
+	return rc;
+}
+
+static void *
+app_in_main(void *arg)
+{
+	struct job *j = arg;
+	struct err e = {0};
+	int64_t bytes = 0;
+
+	if (app_stage(j, &bytes, &e) < 0)
+		log_warn("node agent: app_in %s: %s", j->id, e.msg);
+	else
+		log_info("node agent: app of %s staged (%lld bytes)", j->id,
+		         (long long)bytes);
+	agent_trailer(j->fd, &e, bytes);
+	job_end(j);
+	return NULL;
+}
+
+/* app.new exchanged with app beneath wfd, the directory synced. */
+static int
+app_exchange(int wfd, struct err *e)
+{
+	struct stat st;
+
+	if (fstatat(wfd, "app.new", &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+	    !S_ISDIR(st.st_mode))
+		return ERR_CONFLICT(e, "no app.new staged (app_in first)");
+	if (renameat2(wfd, "app.new", wfd, "app", RENAME_EXCHANGE) < 0 &&
+	    (errno != ENOENT || renameat(wfd, "app.new", wfd, "app") < 0))
+		return app_err(errno, "cannot put the files in place", e);
+	if (fsync(wfd) < 0)
+		return app_err(errno, "cannot sync workspace/", e);
+	return 0;
+}
+
+/*
+ * The second half of a restore: app.new (app_in's, complete: the
+ * control plane wrote the whole tree) exchanged with app, the old tree
+ * removed.  With drop, app.new is only removed (the control plane's
+ * side of the copy failed).
+ */
+int
+agent_op_app_swap(void *arg, const struct nl_peer *p, const struct jv *req,
+                  struct jv **ans, struct err *e)
+{
+	const char *id = jv_str(jv_get(req, "sandbox"));
+	int wfd, rc = 0;
+
+	(void)p;
+	if (!agent_id_ok(id))
+		return ERR_BAD(e, "not a sandbox id");
+	if ((wfd = open_wsdir(arg, id, e)) < 0)
+		return -1;
+	if (!jv_is_true(jv_get(req, "drop")))
+		rc = app_exchange(wfd, e);
+	/* the old tree now, or the copy dropped: a failure here leaves
+	 * only a stale app.new, which the next app_in removes */
+	if (rc == 0)
+		(void)drop_at(arg, wfd, "app.new", id, true, &(struct err){0});
+	close(wfd);
+	ws_usage_forget(id);
+	if (rc == 0) {
+		*ans = jv_obj();
+		log_info("node agent: app of %s %s", id,
+		         jv_is_true(jv_get(req, "drop")) ? "left as it was"
+		                                         : "replaced");
+	}
+	return rc;
+}
+
+int
+agent_op_app_in(void *arg, const struct nl_peer *p, const struct jv *req,
+                struct jv **ans, int *fd, struct err *e)
+{
+	int64_t max = jv_int(jv_get(req, "bytes_max"));
+	char ws[PATH_MAX];
+	struct stat st;
+
+	(void)p;
+	(void)ans;
+	if (!agent_id_ok(jv_str(jv_get(req, "sandbox"))))
+		return ERR_BAD(e, "not a sandbox id");
+	if (max < 1 || max > AGENT_TAR_MAX)
+		return ERR_BAD(e, "bytes_max: 1 to %lld",
+		               (long long)AGENT_TAR_MAX);
+	agent_ws_path(arg, jv_str(jv_get(req, "sandbox")), ws, sizeof(ws));
+	if (lstat(ws, &st) < 0 || !S_ISDIR(st.st_mode))
+		return ERR_NOTFOUND(e, "no workspace of %s on this node",
+		                    jv_str(jv_get(req, "sandbox")));
+	return job_start(arg, req, app_in_main, fd, e);
 }
 
 static void *

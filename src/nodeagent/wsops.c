@@ -6,7 +6,9 @@
  * does for the sandboxes it holds itself.  Bytes travel base64 in the
  * JSON: a read answers at most NL_WS_CHUNK bytes, a write takes what
  * fits the request header.  A write at offset 0 with truncate replaces
- * the file atomically; a later piece appends to it where it ends.
+ * the file atomically; a later piece appends to it where it ends.  A
+ * rename's two paths are relative to a directory it names, so they are
+ * cleaned, bounded and reported as the local files API's are.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -319,6 +321,55 @@ agent_op_ws_mkdir(void *arg, const struct nl_peer *p, const struct jv *req,
 		return -1;
 	rc = wsfs_mkdirs(root, rel, WORKSPACE_UID, WORKSPACE_GID, e);
 	close(root);
+	if (rc == 0)
+		*ans = jv_obj();
+	return rc;
+}
+
+/* A path field of req cleaned into out; a missing one is "" when
+ * allow_root (the root itself). */
+static int
+clean_field(const struct jv *req, const char *name, bool allow_root,
+            char out[WSFS_MAX_PATH + 1], struct err *e)
+{
+	const struct jv *v = jv_get(req, name);
+
+	if (v == NULL && allow_root) {
+		out[0] = '\0';
+		return 0;
+	}
+	if (jv_str(v) == NULL)
+		return ERR_BAD(e, "%s: a string", name);
+	return wsfs_clean(jv_str(v), jv_str_len(v), out, WSFS_MAX_PATH + 1,
+	                  allow_root, e);
+}
+
+/* from to to, both beneath dir ("workspace/app" for the files API, so
+ * its answers name the paths as the local move does): wsfs_move, which
+ * never replaces anything and follows no link. */
+int
+agent_op_ws_rename(void *arg, const struct nl_peer *p, const struct jv *req,
+                   struct jv **ans, struct err *e)
+{
+	char dir[WSFS_MAX_PATH + 1], from[WSFS_MAX_PATH + 1],
+	    to[WSFS_MAX_PATH + 1];
+	int root, dfd, rc;
+
+	(void)p;
+	if (clean_field(req, "dir", true, dir, e) < 0 ||
+	    clean_field(req, "from", false, from, e) < 0 ||
+	    clean_field(req, "to", false, to, e) < 0)
+		return -1;
+	if ((root = open_req(arg, req, NULL, false, e)) < 0)
+		return -1;
+	dfd = wsfs_openat(root, dir, O_PATH | O_DIRECTORY, 0);
+	close(root);
+	if (dfd < 0)
+		return errno == ENOENT
+		           ? ERR_NOTFOUND(e, "%s does not exist", dir)
+		           : ERR_BAD(e, "%s is not a directory", dir);
+	rc = wsfs_move(dfd, from, to, WORKSPACE_UID, WORKSPACE_GID, e);
+	close(dfd);
 	if (rc == 0)
 		*ans = jv_obj();
 	return rc;

@@ -48,6 +48,7 @@
  *     ws_mkdir {sandbox, path}     -> {}
  *     ws_usage {sandbox}           -> {bytes}
  *     ws_trash {sandbox}           -> {}   (the workspace to the node's trash)
+ *     ws_rename {sandbox, dir, from, to} -> {} wsfs_move beneath dir
  *     tar_out {sandbox, exclude_deps} stream: a tar of the workspace, then EOF
  *     tar_in {sandbox, bytes_max}  stream: client sends a tar and half-closes;
  *                                  trailer {"ok", "bytes", "message"}.
@@ -57,6 +58,12 @@
  *                                  git helper the agent starts for its
  *                                  workspace of sandbox; status, diff and
  *                                  commit requests only (git/relay.c)
+ *     app_in {sandbox, bytes_max}  stream: as tar_in, into the workspace's
+ *                                  workspace/app.new (a stale one removed
+ *                                  first), fsynced; trailer
+ *     app_swap {sandbox, drop}     -> {} app.new exchanged with
+ *                                  workspace/app in one rename, the old
+ *                                  tree removed (drop: app.new removed)
  *     image_has {id}               -> {has}
  *     image_load {id}              stream: `docker save` bytes in; trailer
  *     events {}                    stream: JSON lines {name, action,

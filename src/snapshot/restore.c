@@ -17,6 +17,14 @@
  * removes app.new (snapshot_recover).  A full disk fails step 4's copy:
  * app.new is removed, the app untouched, the sandbox started again and
  * the undo snapshot deleted (it would only hold the disk).
+ *
+ * A sandbox on another node: step 4's copy, sync and exchange happen
+ * there (wsnode_put_app: the snapshot's tree streamed to its agent into
+ * workspace/app.new, then put in place once the whole tree is there),
+ * journaled the same way here.  A crash leaves the app there whole and
+ * maybe an app.new, which the node's next restore removes first
+ * (recovery here only clears the step).  Its full disk answers 507 as
+ * ours does.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -61,12 +69,33 @@ exchange(const char *fresh, const char *cur)
 	return -1;
 }
 
+/* Step 4's copy on the sandbox's node: the snapshot's tree, with room
+ * for a tar header per entry as many as a copy takes. */
+static int
+swap_remote(struct core *c, const struct snapshot *sn, const struct sandbox *sb,
+            struct err *e)
+{
+	char src[PATH_MAX + 8];
+	int64_t max = sn->size_bytes + (int64_t)COPYTREE_MAX_FILES * 8192;
+
+	snprintf(src, sizeof(src), "%s/app", sn->path);
+	if (wsnode_put_app(c->wn, sb, src, max, e) == 0)
+		return 0;
+	if (e->status == 507)
+		err_set(e, 507, "insufficient_storage",
+		        "the data filesystem of node %.64s is full; the app is "
+		        "untouched",
+		        sb->node);
+	return -1;
+}
+
 /* Step 4, under the sandbox's lock. */
 static int
-swap_locked(struct core *c, const struct snapshot *sn, const char *sbid,
+swap_locked(struct core *c, const struct snapshot *sn, const struct sandbox *sb,
             struct err *e)
 {
 	char src[PATH_MAX + 8], fresh[PATH_MAX], cur[PATH_MAX], dir[PATH_MAX];
+	const char *sbid = sb->id;
 	struct copytree_stats st;
 	int rc = 0;
 
@@ -78,6 +107,11 @@ swap_locked(struct core *c, const struct snapshot *sn, const char *sbid,
 		return err_set(e, 507, "insufficient_storage",
 		               "cannot write to the database (is the disk "
 		               "full?); the app is untouched");
+	if (wsnode_remote(sb)) {
+		rc = swap_remote(c, sn, sb, e);
+		store_snapshot_set_step(c->store, sn->id, "");
+		return rc;
+	}
 	copytree_remove(fresh);
 	if (snap_copy(c, src, fresh, &st) < 0 || snap_sync(dir) < 0) {
 		rc = snap_copy_err(errno, "the app is untouched", e);
@@ -115,8 +149,6 @@ snapshot_restore(struct core *c, const struct app *app, const char *snap_id,
 		return err_set(e, 409, "task_in_progress",
 		               "a task is running on the app; wait for it or "
 		               "cancel it, then restore");
-	if (wsnode_guard(sb, "a restore", e) < 0)
-		return -1;
 	snprintf(name, sizeof(name), "before restore to %.100s", sn.name);
 	if (snapshot_take(c, app, name, "before_restore", actor, undo, e) < 0)
 		return -1;
@@ -124,7 +156,7 @@ snapshot_restore(struct core *c, const struct app *app, const char *snap_id,
 	    core_sandbox_stop_why(c, sb->id, "restore", sb, e) < 0)
 		return -1;
 	core_sandbox_lock(c, sb->id);
-	rc = swap_locked(c, &sn, sb->id, e);
+	rc = swap_locked(c, &sn, sb, e);
 	core_sandbox_unlock(c, sb->id);
 	if (core_sandbox_start(c, sb->id, sb, &start_err) < 0) {
 		log_warn("sandbox %s: not started after the restore: %s",

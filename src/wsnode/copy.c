@@ -15,6 +15,11 @@
  * to its trash (local: renamed into <data>/trash, emptied at the next
  * start; remote: ws_trash), so a failure at any step leaves the source
  * whole.  Every read of a peer's stream has a deadline of inactivity.
+ *
+ * wsnode_put_app is a restore's: a local tree (a snapshot's app/) into
+ * the node's app_in stream, which swaps it in for the app's files; the
+ * node's answer for a full disk, a tree too large or a refused archive
+ * is passed on (the restore answers as it would locally).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -55,10 +60,39 @@ wait_readable(int fd, struct err *e)
 	return 0;
 }
 
+/* The trailer's error: with theirs, by its status when it is one a
+ * caller answers with (a refused archive, no workspace, too large, a
+ * full disk; the code ours, never the node's text), else 502. */
+static int
+trailer_err(const struct jv *t, bool theirs, struct err *e)
+{
+	const char *msg = jv_str(jv_get(t, "message"));
+	int64_t st = theirs ? jv_int(jv_get(t, "status")) : 0;
+
+	if (msg == NULL)
+		msg = "no reason given";
+	switch (st) {
+	case 400:
+		return ERR_BAD(e, "the node: %.200s", msg);
+	case 404:
+		return ERR_NOTFOUND(e, "the node: %.200s", msg);
+	case 413:
+		return err_set(e, 413, "too_large", "the node: %.200s", msg);
+	case 507:
+		return err_set(e, 507, "insufficient_storage",
+		               "the node: %.200s", msg);
+	default:
+		return err_set(e, 502, "sandbox_unavailable",
+		               "a workspace copy: the target node refused it: "
+		               "%.200s",
+		               msg);
+	}
+}
+
 /* Reads tar_in's trailer {"ok":…,"bytes":N,"message":…}\n after our
  * half-close; 0 when ok (*bytes its count). */
 static int
-read_trailer(int fd, int64_t *bytes, struct err *e)
+read_trailer(int fd, int64_t *bytes, bool theirs, struct err *e)
 {
 	char line[WSNODE_TRAILER_MAX + 1] = "", perr[128];
 	size_t len = 0;
@@ -88,11 +122,7 @@ read_trailer(int fd, int64_t *bytes, struct err *e)
 	if (rc == 0)
 		*bytes = jv_int(jv_get(t, "bytes"));
 	else
-		err_set(e, 502, "sandbox_unavailable",
-		        "a workspace copy: the target node refused it: %.200s",
-		        jv_str(jv_get(t, "message"))
-		            ? jv_str(jv_get(t, "message"))
-		            : "no reason given");
+		trailer_err(t, theirs, e);
 	jv_free(t);
 	return rc;
 }
@@ -108,10 +138,12 @@ idle_deadline(int fd)
 	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 }
 
-/* Opens a stream op on node's agent about sandbox id. */
+/* Opens a stream op on node's agent about sandbox id: tar_in and
+ * app_in read at most bytes_max, tar_out leaves out the dependency
+ * trees when exclude_deps. */
 static int
 open_stream(struct wsnode *w, const char *node, const char *op, const char *id,
-            bool exclude_deps, int *fd, struct err *e)
+            bool exclude_deps, int64_t bytes_max, int *fd, struct err *e)
 {
 	struct jv *req = jv_obj();
 	char addr[128];
@@ -120,8 +152,8 @@ open_stream(struct wsnode *w, const char *node, const char *op, const char *id,
 	*fd = -1;
 	jv_set_str(req, "op", op);
 	jv_set_str(req, "sandbox", id);
-	if (strcmp(op, "tar_in") == 0)
-		jv_set_int(req, "bytes_max", WSNODE_TAR_MAX);
+	if (strcmp(op, "tar_out") != 0)
+		jv_set_int(req, "bytes_max", bytes_max);
 	else
 		jv_set_bool(req, "exclude_deps", exclude_deps);
 	if (wsnode_addr(w, node, addr, e) == 0)
@@ -241,7 +273,7 @@ copy_out(struct wsnode *w, const char *id, int dst, int64_t *bytes,
 	if (rc < 0)
 		return -1;
 	shutdown(dst, SHUT_WR);
-	return read_trailer(dst, &kept, e);
+	return read_trailer(dst, &kept, false, e);
 }
 
 static int
@@ -285,20 +317,20 @@ wsnode_copy(struct wsnode *w, const char *sandbox_id, const char *from,
 	if (strcmp(from, to) == 0)
 		return ERR_BAD(e, "a workspace copy from node \"%s\" to itself",
 		               from);
-	if (to[0] &&
-	    open_stream(w, to, "tar_in", sandbox_id, false, &dst, e) < 0)
+	if (to[0] && open_stream(w, to, "tar_in", sandbox_id, false,
+	                         WSNODE_TAR_MAX, &dst, e) < 0)
 		goto out;
 	if (from[0] == '\0') {
 		rc = copy_out(w, sandbox_id, dst, bytes, e);
 		goto out;
 	}
-	if (open_stream(w, from, "tar_out", sandbox_id, false, &src, e) < 0)
+	if (open_stream(w, from, "tar_out", sandbox_id, false, 0, &src, e) < 0)
 		goto out;
 	if (to[0] == '\0') {
 		rc = copy_in(w, sandbox_id, src, bytes, e);
 	} else if ((rc = pump(src, dst, bytes, e)) == 0) {
 		shutdown(dst, SHUT_WR);
-		rc = read_trailer(dst, &kept, e);
+		rc = read_trailer(dst, &kept, false, e);
 	}
 out:
 	if (src >= 0)
@@ -319,8 +351,8 @@ wsnode_fetch_max(struct wsnode *w, const struct sandbox *sb, bool exclude_deps,
 	*bytes = 0;
 	if (!wsnode_remote(sb))
 		return ERR_BAD(e, "sandbox %s is on this host", sb->id);
-	if (open_stream(w, sb->node, "tar_out", sb->id, exclude_deps, &src, e) <
-	    0)
+	if (open_stream(w, sb->node, "tar_out", sb->id, exclude_deps, 0, &src,
+	                e) < 0)
 		return -1;
 	rc = tar_read_tree(src, dirfd, max, bytes, e);
 	close(src);
@@ -333,4 +365,59 @@ wsnode_fetch(struct wsnode *w, const struct sandbox *sb, bool exclude_deps,
 {
 	return wsnode_fetch_max(w, sb, exclude_deps, WSNODE_TAR_MAX, dirfd,
 	                        bytes, e);
+}
+
+/* app_swap on sb's node: app.new put in place, or only dropped. */
+static int
+app_swap(struct wsnode *w, const struct sandbox *sb, bool drop, struct err *e)
+{
+	struct jv *req = jv_obj(), *ans;
+
+	jv_set_str(req, "sandbox", sb->id);
+	jv_set_bool(req, "drop", drop);
+	if (wsnode_call(w, sb->node, "app_swap", req, &ans, e) < 0)
+		return -1;
+	jv_free(ans);
+	return 0;
+}
+
+int
+wsnode_put_app(struct wsnode *w, const struct sandbox *sb, const char *srcdir,
+               int64_t bytes_max, struct err *e)
+{
+	struct err werr = {0};
+	int64_t bytes = 0, kept = 0;
+	int src, dst, wrc, rc;
+
+	if (!wsnode_remote(sb))
+		return ERR_BAD(e, "sandbox %s is on this host", sb->id);
+	if (bytes_max < 1)
+		return ERR_BAD(e, "bytes_max: 1 or more");
+	if (bytes_max > WSNODE_TAR_MAX)
+		bytes_max = WSNODE_TAR_MAX;
+	src = open(srcdir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (src < 0)
+		return ERR_INTERNAL(e, "cannot open %s: %s", srcdir,
+		                    strerror(errno));
+	if (open_stream(w, sb->node, "app_in", sb->id, false, bytes_max, &dst,
+	                e) < 0) {
+		close(src);
+		return -1;
+	}
+	wrc = tar_write_tree(src, dst, false, &bytes, &werr);
+	close(src);
+	shutdown(dst, SHUT_WR);
+	/* A node that refused the tree part way says why in its trailer:
+	 * that is the answer then, rather than our broken write. */
+	rc = read_trailer(dst, &kept, true, e);
+	close(dst);
+	if (rc < 0)
+		return -1;
+	if (wrc < 0) {
+		/* the node holds less than the whole tree: never swapped */
+		(void)app_swap(w, sb, true, &(struct err){0});
+		*e = werr;
+		return -1;
+	}
+	return app_swap(w, sb, false, e);
 }

@@ -449,6 +449,37 @@ wsnode_mkdir(struct wsnode *w, const struct sandbox *sb, const char *path,
 }
 
 int
+wsnode_rename(struct wsnode *w, const struct sandbox *sb, const char *dir,
+              const char *from, const char *to, struct err *e)
+{
+	struct jv *req, *ans;
+	int root, dfd, rc;
+
+	if (wsnode_remote(sb)) {
+		req = jv_obj();
+		jv_set_str(req, "sandbox", sb->id);
+		jv_set_str(req, "dir", dir);
+		jv_set_str(req, "from", from);
+		jv_set_str(req, "to", to);
+		if (wsnode_call(w, sb->node, "ws_rename", req, &ans, e) < 0)
+			return -1;
+		jv_free(ans);
+		return 0;
+	}
+	if ((root = wsnode_open_local(w, sb->id, e)) < 0)
+		return -1;
+	dfd = wsfs_openat(root, dir, O_PATH | O_DIRECTORY, 0);
+	close(root);
+	if (dfd < 0)
+		return errno == ENOENT
+		           ? ERR_NOTFOUND(e, "%s does not exist", dir)
+		           : ERR_BAD(e, "%s is not a directory", dir);
+	rc = wsfs_move(dfd, from, to, WORKSPACE_UID, WORKSPACE_GID, e);
+	close(dfd);
+	return rc;
+}
+
+int
 wsnode_usage(struct wsnode *w, const struct sandbox *sb, int64_t *bytes,
              struct err *e)
 {

@@ -81,6 +81,14 @@ int wsnode_delete(struct wsnode *w, const struct sandbox *sb, const char *path,
                   struct err *e);
 int wsnode_mkdir(struct wsnode *w, const struct sandbox *sb, const char *path,
                  struct err *e);
+/*
+ * Renames from to to, both relative to dir of the workspace ("" its
+ * root; "workspace/app" for the app's files, so an error names the
+ * paths as the caller gave them): wsfs_move, a file or a directory, to's
+ * parents made, never replacing anything (409), following no link.
+ */
+int wsnode_rename(struct wsnode *w, const struct sandbox *sb, const char *dir,
+                  const char *from, const char *to, struct err *e);
 /* The bytes the sandbox's workspace holds (ws_usage's walk, cached on
  * its node; local: ws_usage). */
 int wsnode_usage(struct wsnode *w, const struct sandbox *sb, int64_t *bytes,
@@ -160,5 +168,20 @@ int wsnode_fetch_tmp(struct wsnode *w, const struct sandbox *sb,
  */
 int wsnode_stage(struct wsnode *w, const struct sandbox *sb, char *path,
                  size_t len, struct err *e);
+
+/*
+ * The app's files of sb, a sandbox on another node, replaced by the
+ * local tree srcdir (a snapshot's app/): tar_write_tree into its node's
+ * app_in stream, which reads at most bytes_max bytes (64 GiB at most)
+ * into workspace/app.new (a stale one removed first) and syncs it; then,
+ * the whole tree written, app_swap exchanges it with workspace/app in
+ * one rename and removes the old tree.  -1 with e: the node's own
+ * answer for a full disk (507), a tree past bytes_max (413), a refused
+ * archive (400), the app then untouched; 502 or 503 when the node
+ * failed otherwise.  The sandbox must be stopped (the caller's job).  A
+ * local sb: 400.
+ */
+int wsnode_put_app(struct wsnode *w, const struct sandbox *sb,
+                   const char *srcdir, int64_t bytes_max, struct err *e);
 
 #endif

@@ -88,7 +88,7 @@ expect_gone() {
 	content "$1"
 	[[ $STATUS == 404 ]] || t_err "$1: expected 404, got $STATUS $(short_body)"
 }
-# on_n2: the sandbox's row and its container both say n2.
+# expect_on_n2: the sandbox's row and its container both say n2.
 expect_on_n2() {
 	local w
 	[[ $(sb_node "$SB") == n2 ]] || t_err "the sandbox's row says node '$(sb_node "$SB")', not n2"

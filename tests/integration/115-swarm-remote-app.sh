@@ -17,15 +17,13 @@
 #   recipes  runtime-inspect on the n2 app detects the static recipe; the
 #            app's own sandbox.yaml is refused without force; forced, it is
 #            written and committed alone (on n2) and the preview answers
-#   publish  from the current files (an uncommitted change): the release is
-#            built and served at its published host through the manager's
-#            edge
+#   publish  from the current files (an uncommitted change): built, and
+#            served at its published host through the manager's edge
 #   restore  a snapshot, a change, a restore: the change is gone, the sandbox
 #            runs again on n2 and its preview answers
 #   move     a directory and a file moved with files/move: the old paths
 #            404, the new ones read back (on n2's disk too)
 #   409      no answer of the above (API or CLI) was 409 sandbox_remote
-#
 # The teardown case checks the engine is left as found.
 # it-timeout: 600
 . "$(dirname "$0")/lib.sh"

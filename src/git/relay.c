@@ -41,15 +41,20 @@ relay_check(const struct buf *q, struct buf *out, struct err *e)
 
 	for (size_t i = 0; op && i < sizeof(ops) / sizeof(ops[0]); i++)
 		known |= strcmp(op, ops[i]) == 0;
-	if (!known || (msg && jv_type(msg) != JV_STRING) ||
-	    (paths && jv_type(paths) != JV_ARRAY) ||
-	    (paths && jv_len(paths) > GITWS_MAX_COMMIT_PATHS)) {
-		err_set(e, 400, "invalid_request",
-		        "git: a node serves status, diff and commit only, "
-		        "not %.40s",
-		        op ? op : "this request");
+	if (!known) {
 		jv_free(req);
-		return -1;
+		return ERR_BAD(
+		    e,
+		    "git: a node serves status, diff and commit only, "
+		    "not %.40s",
+		    op ? op : "this request");
+	}
+	if ((msg && (jv_type(msg) != JV_STRING ||
+	             jv_str_len(msg) > GITWS_MAX_MESSAGE)) ||
+	    (paths && (jv_type(paths) != JV_ARRAY ||
+	               jv_len(paths) > GITWS_MAX_COMMIT_PATHS))) {
+		jv_free(req);
+		return ERR_BAD(e, "git: a bad %s request", op);
 	}
 	clean = jv_obj();
 	jv_set_str(clean, "op", op);

@@ -37,8 +37,8 @@
  * A sandbox's app directory as detection reads it: the local one, or for
  * a sandbox on another node a shadow copy (wsnode_shadow) of what
  * detection looks at: the root's small files, the root's directories
- * (empty), and the few paths below them it probes (EXTRA).  A monorepo
- * app deeper than those is not seen remotely.
+ * (empty), and the few paths below them it probes (shadow_extra).  A
+ * monorepo app deeper than those is not seen remotely.
  */
 struct appdir {
 	int fd;
@@ -50,17 +50,17 @@ struct appdir {
 
 #define RECIPEOPS_SHADOW_DIRS 64 /* root directories made in the copy */
 
-static const char *const EXTRA[] = {"app/main.py",
-                                    "src/main.py",
-                                    ".storybook/main.js",
-                                    ".storybook/main.ts",
-                                    "frontend/package.json",
-                                    "web/package.json",
-                                    "client/package.json",
-                                    "backend/package.json",
-                                    "server/package.json",
-                                    "backend/requirements.txt",
-                                    "server/requirements.txt"};
+static const char *const shadow_extra[] = {"app/main.py",
+                                           "src/main.py",
+                                           ".storybook/main.js",
+                                           ".storybook/main.ts",
+                                           "frontend/package.json",
+                                           "web/package.json",
+                                           "client/package.json",
+                                           "backend/package.json",
+                                           "server/package.json",
+                                           "backend/requirements.txt",
+                                           "server/requirements.txt"};
 
 /* The root's directories, empty, in the shadow copy. */
 static void
@@ -96,9 +96,10 @@ open_app(struct core *c, const char *sandbox_id, struct appdir *ad,
 	             wsnode_remote(&ad->sb);
 	workspace_path(c->cfg->data_dir, sandbox_id, ad->ws, sizeof(ad->ws));
 	if (ad->remote) {
-		ad->fd = wsnode_shadow(c->wn, &ad->sb, "workspace/app", EXTRA,
-		                       sizeof(EXTRA) / sizeof(EXTRA[0]),
-		                       ad->shadow, sizeof(ad->shadow), e);
+		ad->fd = wsnode_shadow(
+		    c->wn, &ad->sb, "workspace/app", shadow_extra,
+		    sizeof(shadow_extra) / sizeof(shadow_extra[0]), ad->shadow,
+		    sizeof(ad->shadow), e);
 		if (ad->fd >= 0)
 			shadow_dirs(c, ad);
 		return ad->fd;
@@ -143,12 +144,31 @@ recipes_ready(struct err *e)
 
 /*
  * The app's sandbox.yaml: 1 with its text in text (released by the
- * caller), 0 when there is none, -1 with e when it cannot be read.
+ * caller), 0 when there is none, -1 with e when it cannot be read.  A
+ * remote app's is read from its node, not from the shadow copy (which
+ * leaves files out past its bounds: a user's manifest must never look
+ * absent, or a detection would replace it).
  */
 static int
-manifest_text(int appfd, struct buf *text, struct err *e)
+manifest_text(struct core *c, const struct appdir *ad, struct buf *text,
+              struct err *e)
 {
-	if (wsfs_read(appfd, "sandbox.yaml", MANIFEST_MAX_BYTES, text, e) == 0)
+	bool eof = false;
+	int rc;
+
+	if (ad->remote) {
+		buf_init(text, MANIFEST_MAX_BYTES + 1);
+		rc = wsnode_read(c->wn, &ad->sb, "workspace/app/sandbox.yaml",
+		                 0, MANIFEST_MAX_BYTES + 1, text, &eof, e);
+		if (rc == 0 && text->len > MANIFEST_MAX_BYTES)
+			rc = err_set(e, 413, "payload_too_large",
+			             "sandbox.yaml is larger than %u bytes",
+			             MANIFEST_MAX_BYTES);
+	} else {
+		rc = wsfs_read(ad->fd, "sandbox.yaml", MANIFEST_MAX_BYTES, text,
+		               e);
+	}
+	if (rc == 0)
 		return 1;
 	buf_release(text);
 	if (e->status != 404)
@@ -267,7 +287,7 @@ recipeops_import(struct core *c, const struct app *a, const char *sandbox_id,
 
 	if (open_app(c, sandbox_id, &ad, e) < 0)
 		return -1;
-	has = manifest_text(ad.fd, &text, &we);
+	has = manifest_text(c, &ad, &text, &we);
 	if (has > 0)
 		buf_release(&text);
 	if (has != 0 || recipes_ready(&we) < 0 || recipe_detect(ad.fd, &d) < 0)
@@ -305,7 +325,7 @@ recipeops_apply(struct core *c, const struct app *a, const char *sandbox_id,
 		               recipe);
 	if (open_app(c, sandbox_id, &ad, e) < 0)
 		return -1;
-	has = manifest_text(ad.fd, &text, e);
+	has = manifest_text(c, &ad, &text, e);
 	if (has < 0)
 		goto out;
 	if (has > 0 && !ours(&text) && !force) {
@@ -430,7 +450,7 @@ recipeops_inspect(struct core *c, const char *sandbox_id, struct err *e)
 		jv_free(warn);
 		return NULL;
 	}
-	has = manifest_text(ad.fd, &text, e);
+	has = manifest_text(c, &ad, &text, e);
 	if (has < 0) {
 		jv_push(warn, jv_new_str(e->msg));
 		memset(e, 0, sizeof(*e));

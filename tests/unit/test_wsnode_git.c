@@ -460,6 +460,29 @@ recipes_on_a_remote_app(void)
 	         app, sha) == 0);
 	snprintf(lapp, sizeof(lapp), "%s/workspace/app/sandbox.yaml", lws);
 	CHECK(access(lapp, F_OK) != 0); /* nothing written here */
+	/* the user's own manifest, past the shadow's 64 files: still seen,
+	 * so a detection refuses to replace it */
+	sh("cd %s && for i in $(seq 10 80); do echo $i >f$i.txt; done && "
+	   "printf 'web:\n  command: node s.js\n' >sandbox.yaml && "
+	   "chown -R 1000:1000 %s",
+	   app, ws);
+	e = (struct err){0};
+	CHECK(recipeops_apply(&c, &a, SB, NULL, false, &d, &written, sha, &e) ==
+	      -1);
+	CHECK_STR(e.code, "manifest_is_users");
+	e = (struct err){0};
+	r = recipeops_inspect(&c, SB, &e);
+	CHECK(jv_is_true(jv_get(jv_get(r, "existing_manifest"), "present")));
+	jv_free(r);
+	/* one larger than the shadow takes: refused as locally, kept */
+	sh("cd %s && head -c 300000 /dev/zero | tr '\\0' '#' >sandbox.yaml && "
+	   "chown 1000:1000 sandbox.yaml",
+	   app);
+	e = (struct err){0};
+	CHECK(recipeops_apply(&c, &a, SB, NULL, false, &d, &written, sha, &e) ==
+	      -1);
+	CHECK(e.status == 413);
+	CHECK(sh("test $(stat -c %%s %s/sandbox.yaml) = 300000", app) == 0);
 }
 
 static const struct unit_test tests[] = {

@@ -115,7 +115,7 @@ push_ws(struct core *c, const struct app *a, const struct sandbox *sb,
 		workspace_path(c->cfg->data_dir, sb->id, ws, sizeof(ws));
 		return gitws_push(a->id, ws, p, out, e);
 	}
-	if ((fd = wsnode_stage(c->wn, sb, ws, sizeof(ws), e)) < 0)
+	if ((fd = wsnode_stage(c->wn, sb, true, ws, sizeof(ws), e)) < 0)
 		return -1;
 	rc = gitws_push(a->id, ws, p, out, e);
 	wsnode_shadow_drop(fd, ws);

@@ -3,7 +3,7 @@
  * is built").
  *
  * The files: the app's current files (its sandbox's workspace, staged
- * here first when it is on another node: remote.c), or a snapshot's,
+ * here first when it is on another node: below), or a snapshot's,
  * copied with copytree (a clone or a link of the
  * dependency store's files where it can, a copy otherwise) into the
  * release's own work directory, owned by the sandbox's user: the build
@@ -22,16 +22,18 @@
  * A sandbox on another node (docs/design.md, "Remote workspaces"): the
  * build runs here as for a local one; only the files come from the
  * node.  In the build's thread (no lock held), its workspace is staged
- * here by wsnode_stage (the node's tar stream, dependency trees left
- * out, .git kept, bounded by the workspace's size and the data
- * filesystem's free space), the app copied from the stage as from a
- * snapshot's directory, and the stage removed once copied or when the
- * copy fails.  The copy has no dependencies, so the plan's install runs
- * (pub_installed_key answers ""); a commit is checked out in it as in a
- * local copy.  Rejected: staging on the API thread (a publish answers
- * 202 once its row is made; a workspace's tar takes as long as it is
- * large); building on the sandbox's node (the release lives where the
- * edge serves it).
+ * here by wsnode_stage (the node's tar stream, .git kept, bounded by the
+ * workspace's size and the data filesystem's free space), the app
+ * copied from the stage as from a snapshot's directory, and the stage
+ * removed once copied or when the copy fails.  The dependency trees come
+ * along, as a local copy brings them: a preset's come with its template
+ * and its sandbox installs nothing, so a copy without them could not be
+ * built; the install key is read from the node.  A commit is checked
+ * out in the copy as in a local one.  Rejected: staging on the API
+ * thread (a publish answers 202 once its row is made; a workspace's tar
+ * takes as long as it is large); building on the sandbox's node (the
+ * release lives where the edge serves it); leaving the dependencies out
+ * (above).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -195,6 +197,16 @@ pub_seeded(struct core *c, const char *sandbox_id)
 	return ok;
 }
 
+/* The install key in key's text, when it is one (64 hex digits). */
+static void
+key_of(const struct buf *key, char out[65])
+{
+	size_t n = strspn(key->data ? key->data : "", "0123456789abcdef");
+
+	if (n == 64)
+		snprintf(out, 65, "%.64s", key->data);
+}
+
 void
 pub_installed_key(struct core *c, const char *sandbox_id, char out[65])
 {
@@ -202,23 +214,26 @@ pub_installed_key(struct core *c, const char *sandbox_id, char out[65])
 	struct err e = {0};
 	struct sandbox sb;
 	struct buf key;
+	bool eof;
 	int fd;
 
 	out[0] = '\0';
-	/* A remote sandbox's copy comes without its dependencies: none
-	 * installed, so the build installs them. */
-	if (sandbox_id == NULL || sandbox_id[0] == '\0' ||
-	    pub_remote_of(c, sandbox_id, &sb))
+	if (sandbox_id == NULL || sandbox_id[0] == '\0')
 		return;
+	if (pub_remote_of(c, sandbox_id, &sb)) {
+		buf_init(&key, 128);
+		if (wsnode_read(c->wn, &sb, ".sandboxd/install.key", 0, 128,
+		                &key, &eof, &e) == 0)
+			key_of(&key, out);
+		buf_release(&key);
+		return;
+	}
 	workspace_path(c->cfg->data_dir, sandbox_id, ws, sizeof(ws));
 	fd = wsfs_open_dir(ws, ".sandboxd", &e);
 	if (fd < 0)
 		return;
 	if (wsfs_read(fd, "install.key", 128, &key, &e) == 0) {
-		size_t n = strspn(key.data ? key.data : "", "0123456789abcdef");
-
-		if (n == 64)
-			snprintf(out, 65, "%.64s", key.data);
+		key_of(&key, out);
 		buf_release(&key);
 	}
 	close(fd);
@@ -288,9 +303,9 @@ copy_app(struct core *c, const char *src, const char *dir, struct err *e)
 }
 
 /*
- * A sandbox on another node: its workspace staged here first (remote.c),
- * the app copied from the stage as from a snapshot's directory, the
- * stage removed at once.
+ * A sandbox on another node: its workspace staged here first (the head
+ * of this file), the app copied from the stage as from a snapshot's
+ * directory, the stage removed at once.
  */
 int
 pub_source_copy(struct core *c, const struct release *r, const char *sandbox_id,
@@ -306,7 +321,8 @@ pub_source_copy(struct core *c, const struct release *r, const char *sandbox_id,
 		snprintf(src, sizeof(src), "%s/snapshots/%s", c->cfg->data_dir,
 		         r->source_ref);
 	} else if (pub_remote_of(c, sandbox_id, &sb)) {
-		stagefd = wsnode_stage(c->wn, &sb, stage, sizeof(stage), e);
+		stagefd =
+		    wsnode_stage(c->wn, &sb, false, stage, sizeof(stage), e);
 		if (stagefd < 0)
 			return -1;
 		snprintf(src, sizeof(src), "%s/workspace", stage);

@@ -191,8 +191,8 @@ stage_bounds(struct wsnode *w, const struct sandbox *sb, int64_t *room,
 }
 
 int
-wsnode_stage(struct wsnode *w, const struct sandbox *sb, char *path, size_t len,
-             struct err *e)
+wsnode_stage(struct wsnode *w, const struct sandbox *sb, bool exclude_deps,
+             char *path, size_t len, struct err *e)
 {
 	int64_t room = 0, size = 0, max = 0;
 	int fd;
@@ -200,7 +200,7 @@ wsnode_stage(struct wsnode *w, const struct sandbox *sb, char *path, size_t len,
 	path[0] = '\0';
 	if (stage_bounds(w, sb, &room, &size, &max, e) < 0)
 		return -1;
-	fd = fetch_tmp(w, sb, true, max, path, len, e);
+	fd = fetch_tmp(w, sb, exclude_deps, max, path, len, e);
 	if (fd < 0 && e->status == 413 && max == room)
 		return err_set(e, 507, "insufficient_storage",
 		               "the workspace's copy does not fit the data "

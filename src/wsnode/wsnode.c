@@ -27,6 +27,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "disk/copytree.h"
 #include "lib/b64.h"
 #include "lib/limits.h"
 #include "nodelink/nodelink.h"
@@ -39,6 +40,7 @@ int
 wsnode_new(struct wsnode **out, const struct config *cfg, struct store *store)
 {
 	struct wsnode *w = calloc(1, sizeof(*w));
+	char shadows[WORKSPACE_PATH_MAX];
 
 	*out = NULL;
 	if (w == NULL)
@@ -46,6 +48,9 @@ wsnode_new(struct wsnode **out, const struct config *cfg, struct store *store)
 	w->cfg = cfg;
 	w->store = store;
 	atomic_init(&w->nl, NULL);
+	/* A stage of a publish the daemon died in, say. */
+	snprintf(shadows, sizeof(shadows), "%s/state/wsshadow", cfg->data_dir);
+	copytree_remove(shadows);
 	*out = w;
 	return 0;
 }

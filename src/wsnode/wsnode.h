@@ -42,6 +42,8 @@ struct wsnode_ref {
 	const struct sandbox *sb;
 };
 
+/* The handle; what a previous run left in the private directories of
+ * wsnode_shadow and wsnode_stage (<data>/state/wsshadow) is removed. */
 int wsnode_new(struct wsnode **out, const struct config *cfg,
                struct store *store);
 void wsnode_free(struct wsnode *w);
@@ -156,18 +158,18 @@ int wsnode_fetch_tmp(struct wsnode *w, const struct sandbox *sb,
 /*
  * A remote sandbox's workspace staged on the control plane, for code
  * that works on a local workspace's tree there (a publish's copy, a git
- * push, which must not send the token to a node): wsnode_fetch_tmp with
- * the dependency trees left out (.git kept), the directory made the
- * sandbox user's as a local workspace's root is, so <path>/workspace/app
- * has a local workspace's layout and owners.  Bounded: the data
- * filesystem keeps WS_DATA_MIN_FREE_BYTES (507 insufficient_storage past
- * that) and the tar is at most about the workspace's size
- * (SANDBOXD_WORKSPACE_MAX_MB when set, else twice what ws_usage counts on
- * the node, plus 64 MiB: 413 too_large).  The caller ends with
- * wsnode_shadow_drop(fd, path).
+ * push, which must not send the token to a node): wsnode_fetch_tmp
+ * (dependency trees left out with exclude_deps; .git always kept), the
+ * directory made the sandbox user's as a local workspace's root is, so
+ * <path>/workspace/app has a local workspace's layout and owners.
+ * Bounded: the data filesystem keeps WS_DATA_MIN_FREE_BYTES (507
+ * insufficient_storage past that) and the tar is at most about the
+ * workspace's size (SANDBOXD_WORKSPACE_MAX_MB when set, else twice what
+ * ws_usage counts on the node, plus 64 MiB: 413 too_large).  The caller
+ * ends with wsnode_shadow_drop(fd, path).
  */
-int wsnode_stage(struct wsnode *w, const struct sandbox *sb, char *path,
-                 size_t len, struct err *e);
+int wsnode_stage(struct wsnode *w, const struct sandbox *sb, bool exclude_deps,
+                 char *path, size_t len, struct err *e);
 
 /*
  * The app's files of sb, a sandbox on another node, replaced by the

@@ -6,8 +6,9 @@
  * owners, .git and no dependency tree; a git push runs from it, in the
  * confined helper, to a real git server (tests/git-server) with the
  * token, which never reaches the node; a publish's source copy is made
- * from it and the stage is gone afterwards; the seeded marker and the
- * install key of a remote sandbox are the node's.
+ * from one (dependency trees included) and the stage is gone afterwards;
+ * the seeded marker and the install key of a remote sandbox are the
+ * node's.
  */
 #include <fcntl.h>
 #include <ftw.h>
@@ -36,6 +37,7 @@
 	"git -c safe.directory='*' -c user.name=t -c user.email=t@t -c "       \
 	"init.defaultBranch=main "
 #define TOKEN "ghp-unit-fetchuse-7f3a91"
+#define KEY   "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 
 static char root[64], cadir[128], nodedir[128], cp_addr[64], ag_addr[64];
 static char nodews[256], nodeapp[300];
@@ -209,6 +211,7 @@ staged_count(void)
 	return atoi(line);
 }
 
+/* A push's stage: no dependency tree. */
 static void
 stage_is_a_local_workspace(void)
 {
@@ -219,7 +222,7 @@ stage_is_a_local_workspace(void)
 	int fd;
 
 	node_workspace();
-	fd = wsnode_stage(wn, &sb, path, sizeof(path), &e);
+	fd = wsnode_stage(wn, &sb, true, path, sizeof(path), &e);
 	if (fd < 0)
 		fprintf(stderr, "  stage: %s\n", e.msg);
 	CHECK(fd >= 0);
@@ -238,7 +241,7 @@ stage_is_a_local_workspace(void)
 	/* a local sandbox has no stage: its workspace is here already */
 	snprintf(local.id, sizeof(local.id), "%s", SB);
 	e = (struct err){0};
-	CHECK(wsnode_stage(wn, &local, path, sizeof(path), &e) == -1);
+	CHECK(wsnode_stage(wn, &local, true, path, sizeof(path), &e) == -1);
 	CHECK(e.status == 400 && path[0] == '\0');
 	CHECK(staged_count() == 0);
 }
@@ -340,7 +343,7 @@ push_from_the_stage(void)
 	                            .timeout_s = 60,
 	                            .allow_loopback = true};
 	p.branch = "sandboxd/staged";
-	fd = wsnode_stage(wn, &sb, path, sizeof(path), &e);
+	fd = wsnode_stage(wn, &sb, true, path, sizeof(path), &e);
 	CHECK(fd >= 0);
 	rc = fd >= 0 ? gitws_push("fetchuse", path, &p, &out, &e) : -1;
 	if (rc != 0)
@@ -409,13 +412,13 @@ publish_copies_from_the_stage(void)
 	CHECK(!pub_seeded(&c, SB));
 	CHECK(wsnode_write(wn, &sb, ".sandboxd/seeded", "", 0, 0644, &e) == 0);
 	CHECK(pub_seeded(&c, SB));
-	/* the copy has no dependencies: the build installs them */
-	CHECK(wsnode_write(wn, &sb, ".sandboxd/install.key",
-	                   "0123456789abcdef0123456789abcdef0123456789abcdef"
-	                   "0123456789abcdef",
-	                   64, 0644, &e) == 0);
+	/* the copy brings the node's dependencies, and the node's key */
 	pub_installed_key(&c, SB, key);
 	CHECK_STR(key, "");
+	CHECK(wsnode_write(wn, &sb, ".sandboxd/install.key", KEY, 64, 0644,
+	                   &e) == 0);
+	pub_installed_key(&c, SB, key);
+	CHECK_STR(key, KEY);
 	for (int i = 0; i < 2; i++) {
 		snprintf(r.source, sizeof(r.source), "%s",
 		         i ? "commit" : "files");
@@ -428,7 +431,7 @@ publish_copies_from_the_stage(void)
 		snprintf(app, sizeof(app), "%s/work/workspace/app", dir);
 		CHECK(stat(app, &st) == 0 && st.st_uid == WORKSPACE_UID);
 		CHECK(exists(app, "a.txt") && exists(app, ".git/HEAD"));
-		CHECK(!exists(app, "node_modules"));
+		CHECK(exists(app, "node_modules/dep/index.js"));
 		CHECK(staged_count() == 0); /* the stage is gone */
 	}
 	/* a node that cannot be reached fails the copy, and leaves none */
@@ -442,12 +445,29 @@ publish_copies_from_the_stage(void)
 	CHECK(store_sandbox_set_node(store, SB, "n1") == 0);
 }
 
+/* A stage left by a daemon that died mid-publish goes at the next start. */
+static void
+leftovers_swept_at_start(void)
+{
+	struct wsnode *again = NULL;
+
+	sh("mkdir -p %s/state/wsshadow/left/workspace/app && touch "
+	   "%s/state/wsshadow/left/workspace/app/x",
+	   cpcfg.data_dir, cpcfg.data_dir);
+	CHECK(staged_count() == 1);
+	CHECK(wsnode_new(&again, &cpcfg, store) == 0);
+	CHECK(staged_count() == 0);
+	wsnode_free(again);
+}
+
 static const struct unit_test tests[] = {
     {"a stage has a local workspace's layout and owners",
      stage_is_a_local_workspace},
     {"a push runs from the stage, the token stays here", push_from_the_stage},
     {"a publish copies from the stage, then drops it",
      publish_copies_from_the_stage},
+    {"what a previous run staged goes at the next start",
+     leftovers_swept_at_start},
 };
 
 static int

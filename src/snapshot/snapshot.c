@@ -379,7 +379,8 @@ recover_one(const struct snapshot *sn, void *arg)
 	if (sn->step[0]) {
 		/* A restore stopped between its steps: workspace/app is
 		 * whole (old or new: one rename swapped them), app.new is the
-		 * other copy or half of one. */
+		 * other copy or half of one.  A sandbox on another node has
+		 * neither here: its node's next restore removes app.new. */
 		snap_app_dir(c, sn->step, "app.new", path, sizeof(path));
 		log_warn("snapshot %s: a restore of sandbox %s was "
 		         "interrupted; removing %s",

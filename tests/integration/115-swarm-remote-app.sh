@@ -13,7 +13,8 @@
 #            diff; a commit answers its sha, the status is clean after and
 #            n2's repository has that HEAD
 #   push     a new branch on the test's remote holds the commit (read back
-#            with git on the bare repository); the CLI's default branch too
+#            with git on the bare repository); the CLI's default branch too;
+#            no copy of the workspace left on the control plane
 #   recipes  runtime-inspect on the n2 app detects the static recipe; the
 #            app's own sandbox.yaml is refused without force; forced, it is
 #            written and committed alone (on n2) and the preview answers
@@ -94,6 +95,14 @@ expect_on_n2() {
 	[[ ${w%% *} == 2 ]] || t_err "the sandbox's container is on the manager: $w"
 }
 sha_ok() { [[ $1 =~ ^[0-9a-f]{40}$ ]]; }
+# no_stage_left: the copies of the workspace a push or a publish stages on
+# the control plane (<data>/state/wsshadow) are gone within 10 s (a
+# shadow of the app's root lives there for a moment too).
+stage_empty() { [[ -z $(find "$DATA/state/wsshadow" -mindepth 1 -maxdepth 1 2>/dev/null | head -n 1) ]]; }
+no_stage_left() {
+	wait_until 10 stage_empty ||
+		t_err "left on the control plane: $(find "$DATA/state/wsshadow" -mindepth 1 -maxdepth 2 | head -n 5 | tr '\n' ' ')"
+}
 # bare_rev BRANCH: the sha of the branch on the test's remote ("none").
 bare_rev() { git --git-dir="$BARE" rev-parse -q --verify "refs/heads/$1" 2>/dev/null || echo none; }
 
@@ -197,6 +206,7 @@ if sbd git push "$APP"; then
 	[[ $OUT == "pushed branch $DEF to $REPO_URL"* ]] || t_err "sandboxd git push: $OUT"
 	[[ $(bare_rev "$DEF") == "$SHA1" ]] || t_err "the remote's $DEF: $(bare_rev "$DEF")"
 else sbd_err "git push"; fi
+no_stage_left
 case_end
 
 # --- 3. recipes ---------------------------------------------------------------------------
@@ -252,6 +262,7 @@ edge_get "$PUB_HOST" /
 	t_err "GET / at $PUB_HOST: $E_STATUS $(head -c 200 <<<"$E_BODY")"
 edge_get "$PUB_HOST" /style.css
 [[ $E_STATUS == 200 && $E_BODY == *teal* ]] || t_err "GET /style.css at $PUB_HOST: $E_STATUS"
+no_stage_left
 case_end
 
 # --- 5. snapshot, change, restore -----------------------------------------------------------

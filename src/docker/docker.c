@@ -590,9 +590,11 @@ docker_network_create(struct docker *d, const struct docker_network_spec *s,
 	jv_set_bool(body, "CheckDuplicate", true);
 	if (s->config_from && *s->config_from) {
 		/* No labels, options or IPAM: the engine refuses them on a
-		 * network that takes its configuration from another. */
+		 * network that takes its configuration from another.
+		 * Attachable: the containers that are not services (a
+		 * publish's build and production containers) join it too. */
 		jv_set_str(body, "Scope", "swarm");
-		jv_set_bool(body, "Attachable", false);
+		jv_set_bool(body, "Attachable", true);
 		jv_set_str(cfg, "Network", s->config_from);
 		jv_set(body, "ConfigFrom", cfg);
 		jv_free(ipam);

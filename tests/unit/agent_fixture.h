@@ -1,9 +1,14 @@
 /*
  * A control plane and an enrolled node agent in one process, over real
  * nodelink on loopback (a CA made by nl_ca_init, the agent's key signed
- * through an enroll op as a join does), for the node agent's tests:
- * setup() serves agent_ops with a struct agent on a temporary data dir
- * and this machine's engine; call() is one op from the control plane.
+ * through an enroll op as a join does).  fixture_enroll() and
+ * fixture_serve() are the two halves every such test shares (the
+ * control plane's server, the agent's data directory and credentials;
+ * then agent_ops served with a struct agent); wsnode_fixture.h builds on
+ * them.  For the node agent's tests: setup() serves agent_ops on a
+ * temporary data dir and this machine's engine; call() is one op from
+ * the control plane.  Functions are static inline: an includer may use
+ * only some.
  */
 #ifndef AGENT_FIXTURE_H
 #define AGENT_FIXTURE_H
@@ -34,7 +39,7 @@ static char root[64], cadir[128], nodedir[128], cp_addr[64], ag_addr[64];
 static struct nodelink *cp, *node;
 static struct nl_server *cp_srv, *ag_srv;
 static char token_hash[65];
-static struct config cfg;
+static struct config agcfg; /* the agent's */
 static struct agent ag;
 static bool engine;
 
@@ -111,7 +116,7 @@ static const struct nl_op cp_ops[] = {
 };
 
 /* A loopback port nothing listens on now (the kernel's pick). */
-static unsigned
+static inline unsigned
 free_port(void)
 {
 	struct sockaddr_in sin = {.sin_family = AF_INET,
@@ -128,65 +133,113 @@ free_port(void)
 	return port;
 }
 
-static void
-setup(void)
+static inline void
+fixture_fail(const struct err *e)
 {
-	char token[NL_TOKEN_LEN], msg[DOCKER_MSG_LEN], p[256];
+	fprintf(stderr, "setup: %s\n", e->msg);
+	abort();
+}
+
+/* A temporary root from tmpl; the control plane's CA (root/ca) and its
+ * nodelink server; an agent with its data directory root/<data>
+ * (agcfg) enrolled through it, its credentials in <data>/state/node;
+ * ag filled in for serving. */
+static inline void
+fixture_enroll(const char *tmpl, const char *data)
+{
+	char token[NL_TOKEN_LEN];
 	struct err e = {0};
 	struct jv *ans = NULL;
 
-	snprintf(root, sizeof(root), "/tmp/sbx-agent-XXXXXX");
+	snprintf(root, sizeof(root), "%s", tmpl);
 	if (mkdtemp(root) == NULL)
 		abort();
 	snprintf(cadir, sizeof(cadir), "%s/ca", root);
-	snprintf(nodedir, sizeof(nodedir), "%s/data/state/node", root);
-	snprintf(cfg.data_dir, sizeof(cfg.data_dir), "%s/data", root);
-	snprintf(cfg.docker_socket, sizeof(cfg.docker_socket),
-	         "/var/run/docker.sock");
-	cfg.egress_mode = EGRESS_PUBLIC;
-	(void)p;
-	if (workspace_init_dirs(cfg.data_dir) < 0)
+	snprintf(agcfg.data_dir, sizeof(agcfg.data_dir), "%s/%s", root, data);
+	snprintf(nodedir, sizeof(nodedir), "%s/state/node", agcfg.data_dir);
+	if (workspace_init_dirs(agcfg.data_dir) < 0)
 		abort();
 	if (nl_ca_init(cadir, "cp", "127.0.0.1:7444", &e) < 0 ||
 	    nl_open(&cp, cadir, &e) < 0 ||
-	    nl_server_start(&cp_srv, cp, "127.0.0.1:0", cp_ops, 2, NULL, &e) <
-	        0 ||
+	    nl_server_start(&cp_srv, cp, "127.0.0.1:0", cp_ops,
+	                    sizeof(cp_ops) / sizeof(cp_ops[0]), NULL, &e) < 0 ||
 	    nl_token_new(cadir, token, token_hash, &e) < 0)
-		goto fail;
+		fixture_fail(&e);
 	snprintf(cp_addr, sizeof(cp_addr), "127.0.0.1:%u",
 	         nl_server_port(cp_srv));
 	if (nl_enroll(nodedir, cp_addr, token, "n1", "127.0.0.1:7443", NULL,
 	              &ans, &e) < 0 ||
 	    nl_open(&node, nodedir, &e) < 0)
-		goto fail;
+		fixture_fail(&e);
 	jv_free(ans);
-	ag.cfg = &cfg;
+	ag.cfg = &agcfg;
 	ag.nl = node;
 	ag.relay_fd = -1;
 	pthread_mutex_init(&ag.mu, NULL);
 	snprintf(ag.dir, sizeof(ag.dir), "%s", nodedir);
-	snprintf(ag.control, sizeof(ag.control), "%s", cp_addr);
 	snprintf(ag.name, sizeof(ag.name), "%s", nl_name(node));
+}
+
+/* agent_ops served with ag; ag_addr says where. */
+static inline void
+fixture_serve(void)
+{
+	struct err e = {0};
+
+	if (nl_server_start(&ag_srv, node, "127.0.0.1:0", agent_ops, agent_nops,
+	                    &ag, &e) < 0)
+		fixture_fail(&e);
+	snprintf(ag_addr, sizeof(ag_addr), "127.0.0.1:%u",
+	         nl_server_port(ag_srv));
+}
+
+/* Both servers stopped, the agent's workers given 5 s to end. */
+static inline void
+fixture_stop(void)
+{
+	nl_server_stop(ag_srv);
+	nl_server_stop(cp_srv);
+	for (int i = 0; i < 100 && atomic_load(&ag.workers) > 0; i++)
+		usleep(50 * 1000);
+}
+
+/* The temporary root and all beneath it removed. */
+static inline void
+fixture_remove(void)
+{
+	char *const argv[] = {"rm", "-rf", root, NULL};
+	pid_t pid;
+	int st;
+
+	if ((pid = fork()) == 0) {
+		execvp(argv[0], argv);
+		_exit(127);
+	}
+	waitpid(pid, &st, 0);
+}
+
+static inline void
+setup(void)
+{
+	char msg[DOCKER_MSG_LEN];
+
+	snprintf(agcfg.docker_socket, sizeof(agcfg.docker_socket),
+	         "/var/run/docker.sock");
+	agcfg.egress_mode = EGRESS_PUBLIC;
+	fixture_enroll("/tmp/sbx-agent-XXXXXX", "data");
+	snprintf(ag.control, sizeof(ag.control), "%s", cp_addr);
 	snprintf(ag.net.subnet, sizeof(ag.net.subnet), "127.0.0.0/8");
 	snprintf(ag.net.gateway, sizeof(ag.net.gateway), "127.0.0.1");
 	ag.net.proxy_port = free_port();
-	if (docker_new(&ag.d, cfg.docker_socket) < 0)
+	if (docker_new(&ag.d, agcfg.docker_socket) < 0)
 		abort();
 	engine = docker_ping(ag.d, msg) == DOCKER_OK;
 	agent_engine_refresh(&ag);
-	if (nl_server_start(&ag_srv, node, "127.0.0.1:0", agent_ops, agent_nops,
-	                    &ag, &e) < 0)
-		goto fail;
-	snprintf(ag_addr, sizeof(ag_addr), "127.0.0.1:%u",
-	         nl_server_port(ag_srv));
-	return;
-fail:
-	fprintf(stderr, "setup: %s\n", e.msg);
-	abort();
+	fixture_serve();
 }
 
 /* One op from the control plane; the answer, NULL with *e. */
-static struct jv *
+static inline struct jv *
 call(struct jv *req, struct err *e)
 {
 	struct jv *ans = NULL;
@@ -198,7 +251,7 @@ call(struct jv *req, struct err *e)
 	return ans;
 }
 
-static struct jv *
+static inline struct jv *
 req_of(const char *op, const char *sandbox, const char *path)
 {
 	struct jv *r = jv_obj();
@@ -211,22 +264,11 @@ req_of(const char *op, const char *sandbox, const char *path)
 	return r;
 }
 
-static void
+static inline void
 teardown(void)
 {
-	char *const argv[] = {"rm", "-rf", root, NULL};
-	pid_t pid;
-	int st;
-
-	nl_server_stop(ag_srv);
-	nl_server_stop(cp_srv);
-	for (int i = 0; i < 100 && atomic_load(&ag.workers) > 0; i++)
-		usleep(50 * 1000);
-	if ((pid = fork()) == 0) {
-		execvp(argv[0], argv);
-		_exit(127);
-	}
-	waitpid(pid, &st, 0);
+	fixture_stop();
+	fixture_remove();
 }
 
 #endif

@@ -29,7 +29,7 @@ test_facts(void)
 
 	CHECK(ans != NULL);
 	CHECK_STR(jv_str(jv_get(ans, "name")), "n1");
-	CHECK_STR(jv_str(jv_get(ans, "data_dir")), cfg.data_dir);
+	CHECK_STR(jv_str(jv_get(ans, "data_dir")), agcfg.data_dir);
 	CHECK(jv_int(jv_get(ans, "mem_total")) > 0);
 	CHECK(jv_int(jv_get(ans, "disk_total")) > 0);
 	CHECK_STR(jv_str(jv_get(ans, "version")), SANDBOXD_VERSION);

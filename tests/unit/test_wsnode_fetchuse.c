@@ -1,17 +1,15 @@
 /*
  * A remote sandbox's workspace staged on the control plane (wsnode_stage)
  * and what uses the stage, against a real node agent in this process
- * (mutual TLS on loopback, its own data directory, as in
- * test_wsnode_remote.c): the stage has a local workspace's layout and
- * owners, .git and no dependency tree; a git push runs from it, in the
- * confined helper, to a real git server (tests/git-server) with the
- * token, which never reaches the node; a publish's source copy is made
- * from one (dependency trees included) and the stage is gone afterwards;
- * the seeded marker and the install key of a remote sandbox are the
- * node's.
+ * (mutual TLS on loopback, its own data directory: wsnode_fixture.h):
+ * the stage has a local workspace's layout and owners, .git and no
+ * dependency tree; a git push runs from it, in the confined helper, to a
+ * real git server (tests/git-server) with the token, which never reaches
+ * the node; a publish's source copy is made from one (dependency trees
+ * included) and the stage is gone afterwards; the seeded marker and the
+ * install key of a remote sandbox are the node's.
  */
 #include <fcntl.h>
-#include <ftw.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,11 +24,8 @@
 
 #include "git/git.h"
 #include "lib/clock.h"
-#include "nodeagent/internal.h"
 #include "publish/internal.h"
-#include "ws/workspace.h"
-#include "wsnode/wsnode.h"
-#include "unit.h"
+#include "wsnode_fixture.h"
 
 #define SB "01HWSNODEFETCHUSE000000001"
 #define GIT                                                                    \
@@ -39,15 +34,7 @@
 #define TOKEN "ghp-unit-fetchuse-7f3a91"
 #define KEY   "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 
-static char root[64], cadir[128], nodedir[128], cp_addr[64], ag_addr[64];
 static char nodews[256], nodeapp[300];
-static struct nodelink *cp, *node;
-static struct nl_server *cp_srv, *ag_srv;
-static char token_hash[65];
-static struct config cpcfg, agcfg;
-static struct agent ag;
-static struct store *store;
-static struct wsnode *wn;
 
 static int
 sh(const char *fmt, ...)
@@ -59,110 +46,6 @@ sh(const char *fmt, ...)
 	vsnprintf(cmd, sizeof(cmd), fmt, ap);
 	va_end(ap);
 	return system(cmd);
-}
-
-static int
-op_enroll(void *arg, const struct nl_peer *p, const struct jv *req,
-          struct jv **ans, struct err *e)
-{
-	char pin[65], shash[65], *cert = NULL;
-
-	(void)arg;
-	(void)p;
-	if (nl_token_parse(jv_str(jv_get(req, "token")), pin, shash, e) < 0)
-		return -1;
-	if (strcmp(shash, token_hash) != 0)
-		return err_set(e, 401, "unauthorized", "wrong join token");
-	if (nl_ca_sign(cadir, jv_str(jv_get(req, "pubkey")),
-	               jv_str(jv_get(req, "name")), jv_str(jv_get(req, "addr")),
-	               &cert, e) < 0)
-		return -1;
-	*ans = jv_obj();
-	jv_set_str(*ans, "cert", cert);
-	jv_set_str(*ans, "name", "n1");
-	free(cert);
-	return 0;
-}
-
-static const struct nl_op cp_ops[] = {
-    {.name = "enroll", .roles = 1u << NL_ROLE_NONE, .unary = op_enroll},
-};
-
-static void
-node_row(void)
-{
-	struct node_row n = {0};
-
-	snprintf(n.name, sizeof(n.name), "n1");
-	snprintf(n.addr, sizeof(n.addr), "%s", ag_addr);
-	snprintf(n.status, sizeof(n.status), "ready");
-	snprintf(n.data_dir, sizeof(n.data_dir), "%s", agcfg.data_dir);
-	if (store_node_put(store, &n) != 0)
-		abort();
-}
-
-/* The control plane (a CA, its nodelink server), one enrolled agent
- * serving its own data directory, and a store naming the node. */
-static void
-setup(void)
-{
-	char token[NL_TOKEN_LEN], p[256];
-	struct err e = {0};
-	struct jv *ans = NULL;
-
-	snprintf(root, sizeof(root), "/tmp/sbx-fetchuse-XXXXXX");
-	if (mkdtemp(root) == NULL)
-		abort();
-	snprintf(cadir, sizeof(cadir), "%s/ca", root);
-	snprintf(cpcfg.data_dir, sizeof(cpcfg.data_dir), "%s/cp", root);
-	snprintf(agcfg.data_dir, sizeof(agcfg.data_dir), "%s/n1", root);
-	snprintf(nodedir, sizeof(nodedir), "%s/state/node", agcfg.data_dir);
-	if (workspace_init_dirs(cpcfg.data_dir) < 0 ||
-	    workspace_init_dirs(agcfg.data_dir) < 0)
-		abort();
-	if (nl_ca_init(cadir, "cp", "127.0.0.1:7444", &e) < 0 ||
-	    nl_open(&cp, cadir, &e) < 0 ||
-	    nl_server_start(&cp_srv, cp, "127.0.0.1:0", cp_ops, 1, NULL, &e) <
-	        0 ||
-	    nl_token_new(cadir, token, token_hash, &e) < 0)
-		goto fail;
-	snprintf(cp_addr, sizeof(cp_addr), "127.0.0.1:%u",
-	         nl_server_port(cp_srv));
-	if (nl_enroll(nodedir, cp_addr, token, "n1", "127.0.0.1:7443", NULL,
-	              &ans, &e) < 0 ||
-	    nl_open(&node, nodedir, &e) < 0)
-		goto fail;
-	jv_free(ans);
-	ag.cfg = &agcfg;
-	ag.nl = node;
-	ag.relay_fd = -1;
-	pthread_mutex_init(&ag.mu, NULL);
-	snprintf(ag.dir, sizeof(ag.dir), "%s", nodedir);
-	snprintf(ag.name, sizeof(ag.name), "%s", nl_name(node));
-	if (nl_server_start(&ag_srv, node, "127.0.0.1:0", agent_ops, agent_nops,
-	                    &ag, &e) < 0)
-		goto fail;
-	snprintf(ag_addr, sizeof(ag_addr), "127.0.0.1:%u",
-	         nl_server_port(ag_srv));
-	snprintf(p, sizeof(p), "%s/cp.db", root);
-	if (store_open(&store, p) != 0 || wsnode_new(&wn, &cpcfg, store) < 0)
-		abort();
-	wsnode_set_nodelink(wn, cp);
-	node_row();
-	return;
-fail:
-	fprintf(stderr, "setup: %s\n", e.msg);
-	abort();
-}
-
-static struct sandbox
-remote_sb(void)
-{
-	struct sandbox sb = {0};
-
-	snprintf(sb.id, sizeof(sb.id), "%s", SB);
-	snprintf(sb.node, sizeof(sb.node), "n1");
-	return sb;
 }
 
 /* The node's workspace: an app with a repository of one commit, a
@@ -182,16 +65,6 @@ node_workspace(void)
 	   "printf 'publish:\\n  output: .\\n' >sandbox.yaml && " GIT
 	   "add -A && " GIT "commit -qm first && chown -R 1000:1000 %s",
 	   nodeapp, nodeapp, nodews);
-}
-
-static bool
-exists(const char *dir, const char *rel)
-{
-	char p[1024];
-	struct stat st;
-
-	snprintf(p, sizeof(p), "%s/%s", dir, rel);
-	return lstat(p, &st) == 0;
 }
 
 /* Entries of the control plane's stage directory (state/wsshadow). */
@@ -215,7 +88,7 @@ staged_count(void)
 static void
 stage_is_a_local_workspace(void)
 {
-	struct sandbox sb = remote_sb(), local = {0};
+	struct sandbox sb = remote_sb(SB), local = {0};
 	struct err e = {0};
 	char path[512], app[600];
 	struct stat st;
@@ -244,23 +117,6 @@ stage_is_a_local_workspace(void)
 	CHECK(wsnode_stage(wn, &local, true, path, sizeof(path), &e) == -1);
 	CHECK(e.status == 400 && path[0] == '\0');
 	CHECK(staged_count() == 0);
-}
-
-/* A free port on loopback. */
-static int
-free_port(void)
-{
-	struct sockaddr_in a = {.sin_family = AF_INET};
-	socklen_t len = sizeof(a);
-	int s = socket(AF_INET, SOCK_STREAM, 0), port = -1;
-
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if (s >= 0 && bind(s, (struct sockaddr *)&a, sizeof(a)) == 0 &&
-	    getsockname(s, (struct sockaddr *)&a, &len) == 0)
-		port = ntohs(a.sin_port);
-	if (s >= 0)
-		close(s);
-	return port;
 }
 
 /* tests/git-server on port serving bare repositories under dir to
@@ -319,7 +175,7 @@ first_line(const char *cmd, char *out, size_t len)
 static void
 push_from_the_stage(void)
 {
-	struct sandbox sb = remote_sb();
+	struct sandbox sb = remote_sb(SB);
 	struct gitws_push p = {0};
 	struct err e = {0};
 	struct jv *out = NULL;
@@ -401,7 +257,7 @@ static void
 publish_copies_from_the_stage(void)
 {
 	struct core c = {.cfg = &cpcfg, .store = store, .wn = wn};
-	struct sandbox sb = remote_sb();
+	struct sandbox sb = remote_sb(SB);
 	struct release r = {0};
 	struct err e = {0};
 	char dir[256], app[320], key[65] = "x";
@@ -470,14 +326,6 @@ static const struct unit_test tests[] = {
      leftovers_swept_at_start},
 };
 
-static int
-remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st, (void)flag, (void)ftw;
-	remove(path);
-	return 0;
-}
-
 int
 main(int argc, char **argv)
 {
@@ -486,14 +334,8 @@ main(int argc, char **argv)
 	/* The git module runs its work in a helper: this binary. */
 	if (argc == 2 && strcmp(argv[1], "git-helper") == 0)
 		return gitws_helper_main();
-	setup();
+	wsnode_fixture_setup("/tmp/sbx-fetchuse-XXXXXX");
 	rc = UNIT_RUN("wsnode fetchuse", tests);
-	nl_server_stop(ag_srv);
-	nl_server_stop(cp_srv);
-	wsnode_free(wn);
-	store_close(store);
-	nl_free(cp);
-	nl_free(node);
-	nftw(root, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+	wsnode_fixture_teardown();
 	return rc;
 }

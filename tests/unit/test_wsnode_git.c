@@ -1,11 +1,11 @@
 /*
  * git and recipes on a sandbox whose workspace is on another node,
- * against a real node agent in this process (the set-up of
- * test_wsnode_remote.c: a CA by nl_ca_init, mutual TLS on loopback, the
- * agent's own op table serving its own data directory, a real store
- * holding the node's row).  The agent's `git` op starts this binary's
- * git helper (main below answers `git-helper`), confined to the
- * workspace as the sandbox user, so this runs as root like test_git.
+ * against a real node agent in this process (wsnode_fixture.h: a CA by
+ * nl_ca_init, mutual TLS on loopback, the agent's own op table serving
+ * its own data directory, a real store holding the node's row).  The
+ * agent's `git` op starts this binary's git helper (main below answers
+ * `git-helper`), confined to the workspace as the sandbox user, so this
+ * runs as root like test_git.
  *
  * Status, diff and commit through the node answer exactly what the
  * local path answers on the same repository; a commit's sha is the
@@ -16,7 +16,6 @@
  * apply writes sandbox.yaml on the node and commits it there.
  */
 #include <arpa/inet.h>
-#include <ftw.h>
 #include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -26,11 +25,8 @@
 #include <unistd.h>
 
 #include "git/git.h"
-#include "nodeagent/internal.h"
 #include "sandbox/recipeops.h"
-#include "ws/workspace.h"
-#include "wsnode/wsnode.h"
-#include "unit.h"
+#include "wsnode_fixture.h"
 
 #define SB    "01HWSNODEGIT00000000000001"
 #define SB2   "01HWSNODEGIT00000000000002" /* no repository */
@@ -40,15 +36,6 @@
 #define GIT                                                                    \
 	"git -c user.name=t -c user.email=t@t -c init.defaultBranch=main "     \
 	"-c safe.directory=* "
-
-static char root[64], cadir[128], nodedir[128], cp_addr[64], ag_addr[64];
-static struct nodelink *cp, *node;
-static struct nl_server *cp_srv, *ag_srv;
-static char token_hash[65];
-static struct config cpcfg, agcfg;
-static struct agent ag;
-static struct store *store;
-static struct wsnode *wn;
 
 static int
 sh(const char *fmt, ...)
@@ -60,108 +47,6 @@ sh(const char *fmt, ...)
 	vsnprintf(cmd, sizeof(cmd), fmt, ap);
 	va_end(ap);
 	return system(cmd);
-}
-
-static int
-op_enroll(void *arg, const struct nl_peer *p, const struct jv *req,
-          struct jv **ans, struct err *e)
-{
-	char pin[65], sh_[65], *cert = NULL;
-
-	(void)arg;
-	(void)p;
-	if (nl_token_parse(jv_str(jv_get(req, "token")), pin, sh_, e) < 0)
-		return -1;
-	if (strcmp(sh_, token_hash) != 0)
-		return err_set(e, 401, "unauthorized", "wrong join token");
-	if (nl_ca_sign(cadir, jv_str(jv_get(req, "pubkey")),
-	               jv_str(jv_get(req, "name")), jv_str(jv_get(req, "addr")),
-	               &cert, e) < 0)
-		return -1;
-	*ans = jv_obj();
-	jv_set_str(*ans, "cert", cert);
-	jv_set_str(*ans, "name", "n1");
-	free(cert);
-	return 0;
-}
-
-static const struct nl_op cp_ops[] = {
-    {.name = "enroll", .roles = 1u << NL_ROLE_NONE, .unary = op_enroll},
-};
-
-static void
-node_row(const char *status)
-{
-	struct node_row n = {0};
-
-	snprintf(n.name, sizeof(n.name), "n1");
-	snprintf(n.addr, sizeof(n.addr), "%s", ag_addr);
-	snprintf(n.status, sizeof(n.status), "%s", status);
-	snprintf(n.data_dir, sizeof(n.data_dir), "%s", agcfg.data_dir);
-	if (store_node_put(store, &n) != 0)
-		abort();
-}
-
-static void
-setup(void)
-{
-	char token[NL_TOKEN_LEN], p[256];
-	struct err e = {0};
-	struct jv *ans = NULL;
-
-	snprintf(root, sizeof(root), "/tmp/sbx-wsgit-XXXXXX");
-	if (mkdtemp(root) == NULL || chmod(root, 0755) < 0)
-		abort();
-	snprintf(cadir, sizeof(cadir), "%s/ca", root);
-	snprintf(cpcfg.data_dir, sizeof(cpcfg.data_dir), "%s/cp", root);
-	snprintf(agcfg.data_dir, sizeof(agcfg.data_dir), "%s/n1", root);
-	snprintf(nodedir, sizeof(nodedir), "%s/state/node", agcfg.data_dir);
-	if (workspace_init_dirs(cpcfg.data_dir) < 0 ||
-	    workspace_init_dirs(agcfg.data_dir) < 0)
-		abort();
-	if (nl_ca_init(cadir, "cp", "127.0.0.1:7444", &e) < 0 ||
-	    nl_open(&cp, cadir, &e) < 0 ||
-	    nl_server_start(&cp_srv, cp, "127.0.0.1:0", cp_ops, 1, NULL, &e) <
-	        0 ||
-	    nl_token_new(cadir, token, token_hash, &e) < 0)
-		goto fail;
-	snprintf(cp_addr, sizeof(cp_addr), "127.0.0.1:%u",
-	         nl_server_port(cp_srv));
-	if (nl_enroll(nodedir, cp_addr, token, "n1", "127.0.0.1:7443", NULL,
-	              &ans, &e) < 0 ||
-	    nl_open(&node, nodedir, &e) < 0)
-		goto fail;
-	jv_free(ans);
-	ag.cfg = &agcfg;
-	ag.nl = node;
-	ag.relay_fd = -1;
-	pthread_mutex_init(&ag.mu, NULL);
-	snprintf(ag.dir, sizeof(ag.dir), "%s", nodedir);
-	snprintf(ag.name, sizeof(ag.name), "%s", nl_name(node));
-	if (nl_server_start(&ag_srv, node, "127.0.0.1:0", agent_ops, agent_nops,
-	                    &ag, &e) < 0)
-		goto fail;
-	snprintf(ag_addr, sizeof(ag_addr), "127.0.0.1:%u",
-	         nl_server_port(ag_srv));
-	snprintf(p, sizeof(p), "%s/cp.db", root);
-	if (store_open(&store, p) != 0 || wsnode_new(&wn, &cpcfg, store) < 0)
-		abort();
-	wsnode_set_nodelink(wn, cp);
-	node_row("ready");
-	return;
-fail:
-	fprintf(stderr, "setup: %s\n", e.msg);
-	abort();
-}
-
-static struct sandbox
-remote_sb(const char *id)
-{
-	struct sandbox sb = {0};
-
-	snprintf(sb.id, sizeof(sb.id), "%s", id);
-	snprintf(sb.node, sizeof(sb.node), "n1");
-	return sb;
 }
 
 /* The workspace of id under data (made), its app dir in app. */
@@ -494,14 +379,6 @@ static const struct unit_test tests[] = {
     {"recipes: inspect and apply on a remote app", recipes_on_a_remote_app},
 };
 
-static int
-remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st, (void)flag, (void)ftw;
-	remove(path);
-	return 0;
-}
-
 int
 main(int argc, char **argv)
 {
@@ -515,14 +392,11 @@ main(int argc, char **argv)
 		    "ok - wsnode git: skipped (the git helper needs root)\n");
 		return 0;
 	}
-	setup();
+	wsnode_fixture_setup("/tmp/sbx-wsgit-XXXXXX");
+	/* the helper, as the sandbox user, passes through root */
+	if (chmod(root, 0755) < 0)
+		abort();
 	rc = UNIT_RUN("wsnode git", tests);
-	nl_server_stop(ag_srv);
-	nl_server_stop(cp_srv);
-	wsnode_free(wn);
-	store_close(store);
-	nl_free(cp);
-	nl_free(node);
-	nftw(root, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+	wsnode_fixture_teardown();
 	return rc;
 }

@@ -8,10 +8,10 @@
  * back (tar streams relayed here, the source to its trash); a node whose
  * row says down answers node_down; and the files API, the problem and a
  * task's images read and write a remote sandbox's files over the same
- * agent (their remote halves, called directly).
+ * agent (their remote halves, called directly).  The set-up is
+ * wsnode_fixture.h's.
  */
 #include <fcntl.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,126 +20,12 @@
 
 #include "api/files_remote.h"
 #include "applog/problem.h"
-#include "nodeagent/internal.h"
 #include "task/attach.h"
 #include "snapshot/internal.h"
 #include "task/internal.h"
-#include "ws/workspace.h"
-#include "wsnode/wsnode.h"
-#include "unit.h"
+#include "wsnode_fixture.h"
 
 #define SB "01HWSNODEREMOTE00000000001"
-
-static char root[64], cadir[128], nodedir[128], cp_addr[64], ag_addr[64];
-static struct nodelink *cp, *node;
-static struct nl_server *cp_srv, *ag_srv;
-static char token_hash[65];
-static struct config cpcfg, agcfg;
-static struct agent ag;
-static struct store *store;
-static struct wsnode *wn;
-
-static int
-op_enroll(void *arg, const struct nl_peer *p, const struct jv *req,
-          struct jv **ans, struct err *e)
-{
-	char pin[65], sh[65], *cert = NULL;
-
-	(void)arg;
-	(void)p;
-	if (nl_token_parse(jv_str(jv_get(req, "token")), pin, sh, e) < 0)
-		return -1;
-	if (strcmp(sh, token_hash) != 0)
-		return err_set(e, 401, "unauthorized", "wrong join token");
-	if (nl_ca_sign(cadir, jv_str(jv_get(req, "pubkey")),
-	               jv_str(jv_get(req, "name")), jv_str(jv_get(req, "addr")),
-	               &cert, e) < 0)
-		return -1;
-	*ans = jv_obj();
-	jv_set_str(*ans, "cert", cert);
-	jv_set_str(*ans, "name", "n1");
-	free(cert);
-	return 0;
-}
-
-static const struct nl_op cp_ops[] = {
-    {.name = "enroll", .roles = 1u << NL_ROLE_NONE, .unary = op_enroll},
-};
-
-static void
-node_row(const char *status)
-{
-	struct node_row n = {0};
-
-	snprintf(n.name, sizeof(n.name), "n1");
-	snprintf(n.addr, sizeof(n.addr), "%s", ag_addr);
-	snprintf(n.status, sizeof(n.status), "%s", status);
-	snprintf(n.data_dir, sizeof(n.data_dir), "%s", agcfg.data_dir);
-	if (store_node_put(store, &n) != 0)
-		abort();
-}
-
-static void
-setup(void)
-{
-	char token[NL_TOKEN_LEN], p[256];
-	struct err e = {0};
-	struct jv *ans = NULL;
-
-	snprintf(root, sizeof(root), "/tmp/sbx-wsnode-XXXXXX");
-	if (mkdtemp(root) == NULL)
-		abort();
-	snprintf(cadir, sizeof(cadir), "%s/ca", root);
-	snprintf(cpcfg.data_dir, sizeof(cpcfg.data_dir), "%s/cp", root);
-	snprintf(agcfg.data_dir, sizeof(agcfg.data_dir), "%s/n1", root);
-	snprintf(nodedir, sizeof(nodedir), "%s/state/node", agcfg.data_dir);
-	if (workspace_init_dirs(cpcfg.data_dir) < 0 ||
-	    workspace_init_dirs(agcfg.data_dir) < 0)
-		abort();
-	if (nl_ca_init(cadir, "cp", "127.0.0.1:7444", &e) < 0 ||
-	    nl_open(&cp, cadir, &e) < 0 ||
-	    nl_server_start(&cp_srv, cp, "127.0.0.1:0", cp_ops, 1, NULL, &e) <
-	        0 ||
-	    nl_token_new(cadir, token, token_hash, &e) < 0)
-		goto fail;
-	snprintf(cp_addr, sizeof(cp_addr), "127.0.0.1:%u",
-	         nl_server_port(cp_srv));
-	if (nl_enroll(nodedir, cp_addr, token, "n1", "127.0.0.1:7443", NULL,
-	              &ans, &e) < 0 ||
-	    nl_open(&node, nodedir, &e) < 0)
-		goto fail;
-	jv_free(ans);
-	ag.cfg = &agcfg;
-	ag.nl = node;
-	ag.relay_fd = -1;
-	pthread_mutex_init(&ag.mu, NULL);
-	snprintf(ag.dir, sizeof(ag.dir), "%s", nodedir);
-	snprintf(ag.name, sizeof(ag.name), "%s", nl_name(node));
-	if (nl_server_start(&ag_srv, node, "127.0.0.1:0", agent_ops, agent_nops,
-	                    &ag, &e) < 0)
-		goto fail;
-	snprintf(ag_addr, sizeof(ag_addr), "127.0.0.1:%u",
-	         nl_server_port(ag_srv));
-	snprintf(p, sizeof(p), "%s/cp.db", root);
-	if (store_open(&store, p) != 0 || wsnode_new(&wn, &cpcfg, store) < 0)
-		abort();
-	wsnode_set_nodelink(wn, cp);
-	node_row("ready");
-	return;
-fail:
-	fprintf(stderr, "setup: %s\n", e.msg);
-	abort();
-}
-
-static struct sandbox
-remote_sb(void)
-{
-	struct sandbox sb = {0};
-
-	snprintf(sb.id, sizeof(sb.id), "%s", SB);
-	snprintf(sb.node, sizeof(sb.node), "n1");
-	return sb;
-}
 
 /* Bytes of a file under root. */
 static long
@@ -155,7 +41,7 @@ file_size(const char *dir, const char *rel)
 static void
 remote_files_in_pieces(void)
 {
-	struct sandbox sb = remote_sb();
+	struct sandbox sb = remote_sb(SB);
 	struct err e = {0};
 	unsigned char *big = malloc(100000);
 	struct buf b;
@@ -216,7 +102,7 @@ remote_files_in_pieces(void)
 static void
 remote_mirror_and_shadow(void)
 {
-	struct sandbox sb = remote_sb();
+	struct sandbox sb = remote_sb(SB);
 	struct err e = {0};
 	char dir[256], path[512], text[64] = {0};
 	int dirfd, fd;
@@ -263,7 +149,7 @@ workspace_there_and_back(void)
 {
 	char cpws[256], agws[256];
 	struct err e = {0};
-	struct sandbox sb = remote_sb();
+	struct sandbox sb = remote_sb(SB);
 	int64_t bytes = 0;
 	struct stat st;
 
@@ -292,7 +178,7 @@ workspace_there_and_back(void)
 static void
 node_down_answers_so(void)
 {
-	struct sandbox sb = remote_sb();
+	struct sandbox sb = remote_sb(SB);
 	struct err e = {0};
 	struct buf b;
 	bool eof;
@@ -313,7 +199,7 @@ static void
 ports_over_the_node(void)
 {
 	struct core c = {.cfg = &cpcfg, .store = store, .wn = wn};
-	struct sandbox sb = remote_sb();
+	struct sandbox sb = remote_sb(SB);
 	struct wsnode_ref at = {.ws = "/nonexistent", .wn = wn, .sb = &sb};
 	struct task_image im = {"shot.png", (const unsigned char *)"PNG", 3};
 	struct err e = {0};
@@ -396,7 +282,7 @@ static void
 snapshot_of_a_remote_app(void)
 {
 	struct core c = {.cfg = &cpcfg, .store = store, .wn = wn};
-	struct sandbox sb = remote_sb();
+	struct sandbox sb = remote_sb(SB);
 	struct copytree_stats st;
 	struct err e = {0};
 	char tmp[256], dst[300], agws[256];
@@ -459,7 +345,7 @@ static void
 task_mirror_follows(void)
 {
 	struct core c = {.cfg = &cpcfg, .store = store, .wn = wn};
-	struct sandbox sb = remote_sb(), row = {0};
+	struct sandbox sb = remote_sb(SB), row = {0};
 	struct task t = {0};
 	struct app a = {0};
 	struct err e = {0};
@@ -513,27 +399,13 @@ static const struct unit_test tests[] = {
      snapshot_of_a_remote_app},
 };
 
-static int
-remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st, (void)flag, (void)ftw;
-	remove(path);
-	return 0;
-}
-
 int
 main(void)
 {
 	int rc;
 
-	setup();
+	wsnode_fixture_setup("/tmp/sbx-wsnode-XXXXXX");
 	rc = UNIT_RUN("wsnode remote", tests);
-	nl_server_stop(ag_srv);
-	nl_server_stop(cp_srv);
-	wsnode_free(wn);
-	store_close(store);
-	nl_free(cp);
-	nl_free(node);
-	nftw(root, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+	wsnode_fixture_teardown();
 	return rc;
 }

@@ -2,7 +2,7 @@
  * A restore's and a move's halves on another node, against a real node
  * agent in this process (the control plane's nodelink credentials and
  * an enrolled agent's, mutual TLS on loopback, the agent's own op table
- * serving its own data directory; set up as test_wsnode_remote.c is).
+ * serving its own data directory; wsnode_fixture.h).
  *
  * wsnode_put_app replaces a remote app's tree with a local one (a stale
  * app.new gone first, a file only in the old tree gone, modes and links
@@ -15,7 +15,6 @@
  */
 #include <dirent.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,120 +25,12 @@
 #include <unistd.h>
 
 #include "api/files_remote.h"
-#include "nodeagent/internal.h"
-#include "ws/workspace.h"
-#include "wsnode/wsnode.h"
-#include "unit.h"
+#include "wsnode_fixture.h"
 
 #define SB "01HWSNODERESTORE000000001"
 
-static char root[64], cadir[128], nodedir[128], cp_addr[64], ag_addr[64];
 static char agapp[256]; /* the node's workspace/ of SB */
-static struct nodelink *cp, *node;
-static struct nl_server *cp_srv, *ag_srv;
-static char token_hash[65];
-static struct config cpcfg, agcfg;
-static struct agent ag;
-static struct store *store;
-static struct wsnode *wn;
 static bool own_mounts; /* a private mount namespace: a tmpfs may be used */
-
-static int
-op_enroll(void *arg, const struct nl_peer *p, const struct jv *req,
-          struct jv **ans, struct err *e)
-{
-	char pin[65], sh[65], *cert = NULL;
-
-	(void)arg;
-	(void)p;
-	if (nl_token_parse(jv_str(jv_get(req, "token")), pin, sh, e) < 0)
-		return -1;
-	if (strcmp(sh, token_hash) != 0)
-		return err_set(e, 401, "unauthorized", "wrong join token");
-	if (nl_ca_sign(cadir, jv_str(jv_get(req, "pubkey")),
-	               jv_str(jv_get(req, "name")), jv_str(jv_get(req, "addr")),
-	               &cert, e) < 0)
-		return -1;
-	*ans = jv_obj();
-	jv_set_str(*ans, "cert", cert);
-	jv_set_str(*ans, "name", "n1");
-	free(cert);
-	return 0;
-}
-
-static const struct nl_op cp_ops[] = {
-    {.name = "enroll", .roles = 1u << NL_ROLE_NONE, .unary = op_enroll},
-};
-
-static void
-setup(void)
-{
-	char token[NL_TOKEN_LEN], p[256];
-	struct node_row n = {0};
-	struct err e = {0};
-	struct jv *ans = NULL;
-
-	snprintf(root, sizeof(root), "/tmp/sbx-wsrestore-XXXXXX");
-	if (mkdtemp(root) == NULL)
-		abort();
-	snprintf(cadir, sizeof(cadir), "%s/ca", root);
-	snprintf(cpcfg.data_dir, sizeof(cpcfg.data_dir), "%s/cp", root);
-	snprintf(agcfg.data_dir, sizeof(agcfg.data_dir), "%s/n1", root);
-	snprintf(nodedir, sizeof(nodedir), "%s/state/node", agcfg.data_dir);
-	snprintf(agapp, sizeof(agapp), "%s/workspaces/%s/workspace",
-	         agcfg.data_dir, SB);
-	if (workspace_init_dirs(cpcfg.data_dir) < 0 ||
-	    workspace_init_dirs(agcfg.data_dir) < 0)
-		abort();
-	if (nl_ca_init(cadir, "cp", "127.0.0.1:7444", &e) < 0 ||
-	    nl_open(&cp, cadir, &e) < 0 ||
-	    nl_server_start(&cp_srv, cp, "127.0.0.1:0", cp_ops, 1, NULL, &e) <
-	        0 ||
-	    nl_token_new(cadir, token, token_hash, &e) < 0)
-		goto fail;
-	snprintf(cp_addr, sizeof(cp_addr), "127.0.0.1:%u",
-	         nl_server_port(cp_srv));
-	if (nl_enroll(nodedir, cp_addr, token, "n1", "127.0.0.1:7443", NULL,
-	              &ans, &e) < 0 ||
-	    nl_open(&node, nodedir, &e) < 0)
-		goto fail;
-	jv_free(ans);
-	ag.cfg = &agcfg;
-	ag.nl = node;
-	ag.relay_fd = -1;
-	pthread_mutex_init(&ag.mu, NULL);
-	snprintf(ag.dir, sizeof(ag.dir), "%s", nodedir);
-	snprintf(ag.name, sizeof(ag.name), "%s", nl_name(node));
-	if (nl_server_start(&ag_srv, node, "127.0.0.1:0", agent_ops, agent_nops,
-	                    &ag, &e) < 0)
-		goto fail;
-	snprintf(ag_addr, sizeof(ag_addr), "127.0.0.1:%u",
-	         nl_server_port(ag_srv));
-	snprintf(p, sizeof(p), "%s/cp.db", root);
-	if (store_open(&store, p) != 0 || wsnode_new(&wn, &cpcfg, store) < 0)
-		abort();
-	wsnode_set_nodelink(wn, cp);
-	snprintf(n.name, sizeof(n.name), "n1");
-	snprintf(n.addr, sizeof(n.addr), "%s", ag_addr);
-	snprintf(n.status, sizeof(n.status), "ready");
-	snprintf(n.data_dir, sizeof(n.data_dir), "%s", agcfg.data_dir);
-	if (store_node_put(store, &n) != 0)
-		abort();
-	return;
-fail:
-	fprintf(stderr, "setup: %s\n", e.msg);
-	abort();
-}
-
-static struct sandbox
-remote_sb(void)
-{
-	struct sandbox sb = {0};
-
-	snprintf(sb.id, sizeof(sb.id), "%s", SB);
-	snprintf(sb.node, sizeof(sb.node), "n1");
-	return sb;
-}
 
 /* Writes dir/rel (parents made) with text and mode. */
 static void
@@ -180,16 +71,6 @@ text_of(const char *dir, const char *rel)
 	}
 	got[n] = '\0';
 	return got;
-}
-
-static bool
-exists(const char *dir, const char *rel)
-{
-	char p[512];
-	struct stat st;
-
-	snprintf(p, sizeof(p), "%s/%s", dir, rel);
-	return lstat(p, &st) == 0;
 }
 
 /* The node's app as a test starts it: old.txt, shared.txt "old". */
@@ -266,7 +147,7 @@ new_tree(char *dir, size_t len)
 static void
 put_app_replaces_the_tree(void)
 {
-	struct sandbox sb = remote_sb();
+	struct sandbox sb = remote_sb(SB);
 	struct err e = {0};
 	char src[300], app[300], p[600], target[64] = "";
 	struct stat st, st2;
@@ -464,7 +345,7 @@ hostile_archive_refused(void)
 static void
 too_large_refused(void)
 {
-	struct sandbox sb = remote_sb();
+	struct sandbox sb = remote_sb(SB);
 	struct err e = {0};
 	char src[300], *big = malloc(200001);
 
@@ -485,7 +366,7 @@ too_large_refused(void)
 static void
 full_disk_refused(void)
 {
-	struct sandbox sb = remote_sb();
+	struct sandbox sb = remote_sb(SB);
 	struct err e = {0};
 	char src[300], *big = malloc((2 << 20) + 1);
 
@@ -514,7 +395,7 @@ static void
 rename_dir_and_file(void)
 {
 	struct core c = {.cfg = &cpcfg, .store = store, .wn = wn};
-	struct sandbox sb = remote_sb();
+	struct sandbox sb = remote_sb(SB);
 	struct err e = {0};
 	char app[300];
 
@@ -540,7 +421,7 @@ static void
 rename_refusals(void)
 {
 	struct core c = {.cfg = &cpcfg, .store = store, .wn = wn};
-	struct sandbox sb = remote_sb(), here = {0};
+	struct sandbox sb = remote_sb(SB), here = {0};
 	struct err e = {0}, le = {0};
 	char app[300], p[600];
 
@@ -607,14 +488,6 @@ static const struct unit_test tests[] = {
     {"a remote rename refused as a local move is", rename_refusals},
 };
 
-static int
-remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st, (void)flag, (void)ftw;
-	remove(path);
-	return 0;
-}
-
 int
 main(void)
 {
@@ -623,14 +496,10 @@ main(void)
 	/* before any thread: a tmpfs mounted here is this process's only */
 	own_mounts = unshare(CLONE_NEWNS) == 0 &&
 	             mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0;
-	setup();
+	wsnode_fixture_setup("/tmp/sbx-wsrestore-XXXXXX");
+	snprintf(agapp, sizeof(agapp), "%s/workspaces/%s/workspace",
+	         agcfg.data_dir, SB);
 	rc = UNIT_RUN("wsnode restore", tests);
-	nl_server_stop(ag_srv);
-	nl_server_stop(cp_srv);
-	wsnode_free(wn);
-	store_close(store);
-	nl_free(cp);
-	nl_free(node);
-	nftw(root, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+	wsnode_fixture_teardown();
 	return rc;
 }

@@ -5,7 +5,6 @@
  * config).  Run as root, the workspace belongs to uid 1000 like a real
  * one, and what the module writes must too.
  */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,18 +18,6 @@
 
 static char ws[64];
 static char app[128];
-
-static int
-sh(const char *fmt, ...)
-{
-	char cmd[2048];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	return system(cmd);
-}
 
 #define GIT "git -c user.name=t -c user.email=t@t -c init.defaultBranch=main "
 

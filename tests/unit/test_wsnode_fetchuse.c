@@ -10,7 +10,6 @@
  * install key of a remote sandbox are the node's.
  */
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,18 +34,6 @@
 #define KEY   "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 
 static char nodews[256], nodeapp[300];
-
-static int
-sh(const char *fmt, ...)
-{
-	char cmd[4096];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	return system(cmd);
-}
 
 /* The node's workspace: an app with a repository of one commit, a
  * dependency tree and a sandbox.yaml that says how to publish it, all

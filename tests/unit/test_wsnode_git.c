@@ -17,7 +17,6 @@
  */
 #include <arpa/inet.h>
 #include <poll.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,18 +35,6 @@
 #define GIT                                                                    \
 	"git -c user.name=t -c user.email=t@t -c init.defaultBranch=main "     \
 	"-c safe.directory=* "
-
-static int
-sh(const char *fmt, ...)
-{
-	char cmd[2048];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	return system(cmd);
-}
 
 /* The workspace of id under data (made), its app dir in app. */
 static void

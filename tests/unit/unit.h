@@ -8,7 +8,9 @@
 #ifndef UNIT_H
 #define UNIT_H
 
+#include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static int unit_failed;
@@ -55,5 +57,19 @@ unit_main(const char *suite, const struct unit_test *tests, size_t n)
 
 #define UNIT_RUN(suite, table)                                                 \
 	unit_main(suite, table, sizeof(table) / sizeof(table[0]))
+
+/* A shell command line, printf-style (4 KiB at most), run: its status
+ * as system() returns it. */
+static inline int
+sh(const char *fmt, ...)
+{
+	char cmd[4096];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	return system(cmd);
+}
 
 #endif

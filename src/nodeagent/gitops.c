@@ -9,12 +9,9 @@
  * when the stream ends).  There is no push or clone here: those need a
  * token, and a token never leaves the control plane.
  */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "git/git.h"
@@ -47,34 +44,17 @@ agent_op_git(void *arg, const struct nl_peer *p, const struct jv *req,
 	struct agent *a = arg;
 	const char *id = jv_str(jv_get(req, "sandbox"));
 	struct git_job *j;
-	struct stat st;
-	int sv[2];
 
 	(void)p;
 	(void)ans;
-	if (!agent_id_ok(id))
-		return ERR_BAD(e, "not a sandbox id");
 	if ((j = calloc(1, sizeof(*j))) == NULL)
 		return ERR_INTERNAL(e, "out of memory");
 	j->a = a;
-	snprintf(j->id, sizeof(j->id), "%s", id);
-	agent_ws_path(a, id, j->ws, sizeof(j->ws));
-	if (lstat(j->ws, &st) < 0 || !S_ISDIR(st.st_mode)) {
+	snprintf(j->id, sizeof(j->id), "%s", id ? id : "");
+	if (agent_ws_find(a, id, j->ws, sizeof(j->ws), e) < 0 ||
+	    agent_stream_start(a, git_main, j, &j->fd, fd, e) < 0) {
 		free(j);
-		return ERR_NOTFOUND(e, "no workspace of %s on this node", id);
+		return -1;
 	}
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
-		free(j);
-		return ERR_INTERNAL(e, "socketpair: %s", strerror(errno));
-	}
-	j->fd = sv[0];
-	if (agent_spawn(a, git_main, j) < 0) {
-		close(sv[0]);
-		close(sv[1]);
-		free(j);
-		return err_set(e, 429, "rate_limited",
-		               "the node agent has as many streams as it may");
-	}
-	*fd = sv[1];
 	return 0;
 }

@@ -78,9 +78,21 @@ bool agent_id_ok(const char *id);
 /* <data>/workspaces/<id> (id checked by the caller). */
 void agent_ws_path(const struct agent *a, const char *id, char *out,
                    size_t len);
+/* The workspace of sandbox id, in out: 400 for an id that is not one,
+ * 404 when this node has no workspace (a directory) of it; -1 with e. */
+int agent_ws_find(const struct agent *a, const char *id, char *out, size_t len,
+                  struct err *e);
 /* Starts fn(arg) detached, counted in a->workers; -1 past the cap. */
 int agent_spawn(struct agent *a, void *(*fn)(void *), void *arg);
 void agent_worker_done(struct agent *a);
+/*
+ * A stream op's worker: a socketpair, one end in *job_fd (set before
+ * fn(job) starts, agent_spawn) and the other in *fd, the nodelink
+ * server's.  -1 with e (429 past the worker cap) and nothing left open;
+ * job is the caller's to free then.
+ */
+int agent_stream_start(struct agent *a, void *(*fn)(void *), void *job,
+                       int *job_fd, int *fd, struct err *e);
 
 /* ops.c: containers, exec, images, facts */
 /* The engine's facts asked again (the main loop, every SBNET_CHECK_S). */

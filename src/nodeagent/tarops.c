@@ -2,7 +2,7 @@
  * The agent's stream ops that move bytes in bulk: a workspace out
  * (tar_out) or in (tar_in), and an image in (image_load).  Each hands
  * the nodelink server one end of a socketpair and works on the other
- * end in a worker thread (agent_spawn, capped).
+ * end in a worker thread (agent_stream_start: agent_spawn, capped).
  *
  * tar_in writes into <data>/workspaces/<id>.incoming (a stale one goes
  * to the trash first), through export/tar's hostile-archive reader,
@@ -96,7 +96,6 @@ job_start(struct agent *a, const struct jv *req, void *(*fn)(void *), int *fd,
 {
 	struct job *j = calloc(1, sizeof(*j));
 	const char *id = jv_str(jv_get(req, "sandbox"));
-	int sv[2];
 
 	if (j == NULL)
 		return ERR_INTERNAL(e, "out of memory");
@@ -104,19 +103,10 @@ job_start(struct agent *a, const struct jv *req, void *(*fn)(void *), int *fd,
 	j->a = a;
 	j->max = jv_int(jv_get(req, "bytes_max"));
 	j->exclude_deps = jv_is_true(jv_get(req, "exclude_deps"));
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
+	if (agent_stream_start(a, fn, j, &j->fd, fd, e) < 0) {
 		free(j);
-		return ERR_INTERNAL(e, "socketpair: %s", strerror(errno));
+		return -1;
 	}
-	j->fd = sv[0];
-	if (agent_spawn(a, fn, j) < 0) {
-		close(sv[0]);
-		close(sv[1]);
-		free(j);
-		return err_set(e, 429, "rate_limited",
-		               "the node agent has as many streams as it may");
-	}
-	*fd = sv[1];
 	return 0;
 }
 
@@ -156,19 +146,14 @@ int
 agent_op_tar_out(void *arg, const struct nl_peer *p, const struct jv *req,
                  struct jv **ans, int *fd, struct err *e)
 {
-	struct agent *a = arg;
 	char ws[PATH_MAX];
-	struct stat st;
 
 	(void)p;
 	(void)ans;
-	if (!agent_id_ok(jv_str(jv_get(req, "sandbox"))))
-		return ERR_BAD(e, "not a sandbox id");
-	agent_ws_path(a, jv_str(jv_get(req, "sandbox")), ws, sizeof(ws));
-	if (lstat(ws, &st) < 0 || !S_ISDIR(st.st_mode))
-		return ERR_NOTFOUND(e, "no workspace of %s on this node",
-		                    jv_str(jv_get(req, "sandbox")));
-	return job_start(a, req, tar_out_main, fd, e);
+	if (agent_ws_find(arg, jv_str(jv_get(req, "sandbox")), ws, sizeof(ws),
+	                  e) < 0)
+		return -1;
+	return job_start(arg, req, tar_out_main, fd, e);
 }
 
 /* path (beneath dirfd) to <data>/trash/nodes/<id>-<tag>-<ms>, whose
@@ -469,7 +454,6 @@ agent_op_app_in(void *arg, const struct nl_peer *p, const struct jv *req,
 {
 	int64_t max = jv_int(jv_get(req, "bytes_max"));
 	char ws[PATH_MAX];
-	struct stat st;
 
 	(void)p;
 	(void)ans;
@@ -478,10 +462,9 @@ agent_op_app_in(void *arg, const struct nl_peer *p, const struct jv *req,
 	if (max < 1 || max > AGENT_TAR_MAX)
 		return ERR_BAD(e, "bytes_max: 1 to %lld",
 		               (long long)AGENT_TAR_MAX);
-	agent_ws_path(arg, jv_str(jv_get(req, "sandbox")), ws, sizeof(ws));
-	if (lstat(ws, &st) < 0 || !S_ISDIR(st.st_mode))
-		return ERR_NOTFOUND(e, "no workspace of %s on this node",
-		                    jv_str(jv_get(req, "sandbox")));
+	if (agent_ws_find(arg, jv_str(jv_get(req, "sandbox")), ws, sizeof(ws),
+	                  e) < 0)
+		return -1;
 	return job_start(arg, req, app_in_main, fd, e);
 }
 

@@ -5,7 +5,11 @@
  * for the count to drop at stop.  And the credentials they dial the
  * control plane with, which a renewal replaces.
  */
+#include <errno.h>
 #include <pthread.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "nodeagent/internal.h"
 
@@ -35,6 +39,25 @@ void
 agent_worker_done(struct agent *a)
 {
 	atomic_fetch_sub(&a->workers, 1);
+}
+
+int
+agent_stream_start(struct agent *a, void *(*fn)(void *), void *job, int *job_fd,
+                   int *fd, struct err *e)
+{
+	int sv[2];
+
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+		return ERR_INTERNAL(e, "socketpair: %s", strerror(errno));
+	*job_fd = sv[0];
+	if (agent_spawn(a, fn, job) < 0) {
+		close(sv[0]);
+		close(sv[1]);
+		return err_set(e, 429, "rate_limited",
+		               "the node agent has as many streams as it may");
+	}
+	*fd = sv[1];
+	return 0;
 }
 
 /* The credentials now: a renewal replaces them (agent.c). */

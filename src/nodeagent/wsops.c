@@ -42,6 +42,20 @@ agent_ws_path(const struct agent *a, const char *id, char *out, size_t len)
 	workspace_path(a->cfg->data_dir, id, out, len);
 }
 
+int
+agent_ws_find(const struct agent *a, const char *id, char *out, size_t len,
+              struct err *e)
+{
+	struct stat st;
+
+	if (!agent_id_ok(id))
+		return ERR_BAD(e, "not a sandbox id");
+	agent_ws_path(a, id, out, len);
+	if (lstat(out, &st) < 0 || !S_ISDIR(st.st_mode))
+		return ERR_NOTFOUND(e, "no workspace of %s on this node", id);
+	return 0;
+}
+
 /* The sandbox's workspace root open (its id checked), and the request's
  * path cleaned into rel; the root's fd or -1 with e. */
 static int

@@ -227,36 +227,56 @@ tar_in_into(struct job *j, int64_t *bytes, struct err *e)
 	return 0;
 }
 
-static void *
-tar_in_main(void *arg)
+/*
+ * A tree read in by fn (tar_in's, app_in's), logged as op's failure or
+ * as "<what> <id> <done>", then the trailer: the job's whole life on
+ * its worker.
+ */
+static void
+read_in(struct job *j, int (*fn)(struct job *, int64_t *, struct err *),
+        const char *op, const char *what, const char *done)
 {
-	struct job *j = arg;
 	struct err e = {0};
 	int64_t bytes = 0;
 
-	if (tar_in_into(j, &bytes, &e) < 0)
-		log_warn("node agent: tar_in %s: %s", j->id, e.msg);
+	if (fn(j, &bytes, &e) < 0)
+		log_warn("node agent: %s %s: %s", op, j->id, e.msg);
 	else
-		log_info("node agent: workspace %s received (%lld bytes)",
-		         j->id, (long long)bytes);
+		log_info("node agent: %s %s %s (%lld bytes)", what, j->id, done,
+		         (long long)bytes);
 	agent_trailer(j->fd, &e, bytes);
 	job_end(j);
+}
+
+static void *
+tar_in_main(void *arg)
+{
+	read_in(arg, tar_in_into, "tar_in", "workspace", "received");
 	return NULL;
+}
+
+/* A request's bytes_max: 1 to AGENT_TAR_MAX; -1 with e. */
+static int
+max_ok(const struct jv *req, struct err *e)
+{
+	int64_t max = jv_int(jv_get(req, "bytes_max"));
+
+	if (max < 1 || max > AGENT_TAR_MAX)
+		return ERR_BAD(e, "bytes_max: 1 to %lld",
+		               (long long)AGENT_TAR_MAX);
+	return 0;
 }
 
 int
 agent_op_tar_in(void *arg, const struct nl_peer *p, const struct jv *req,
                 struct jv **ans, int *fd, struct err *e)
 {
-	int64_t max = jv_int(jv_get(req, "bytes_max"));
-
 	(void)p;
 	(void)ans;
 	if (!agent_id_ok(jv_str(jv_get(req, "sandbox"))))
 		return ERR_BAD(e, "not a sandbox id");
-	if (max < 1 || max > AGENT_TAR_MAX)
-		return ERR_BAD(e, "bytes_max: 1 to %lld",
-		               (long long)AGENT_TAR_MAX);
+	if (max_ok(req, e) < 0)
+		return -1;
 	return job_start(arg, req, tar_in_main, fd, e);
 }
 
@@ -382,17 +402,7 @@ app_stage(struct job *j, int64_t *bytes, struct err *e)
 static void *
 app_in_main(void *arg)
 {
-	struct job *j = arg;
-	struct err e = {0};
-	int64_t bytes = 0;
-
-	if (app_stage(j, &bytes, &e) < 0)
-		log_warn("node agent: app_in %s: %s", j->id, e.msg);
-	else
-		log_info("node agent: app of %s staged (%lld bytes)", j->id,
-		         (long long)bytes);
-	agent_trailer(j->fd, &e, bytes);
-	job_end(j);
+	read_in(arg, app_stage, "app_in", "app of", "staged");
 	return NULL;
 }
 
@@ -452,17 +462,14 @@ int
 agent_op_app_in(void *arg, const struct nl_peer *p, const struct jv *req,
                 struct jv **ans, int *fd, struct err *e)
 {
-	int64_t max = jv_int(jv_get(req, "bytes_max"));
 	char ws[PATH_MAX];
 
 	(void)p;
 	(void)ans;
 	if (!agent_id_ok(jv_str(jv_get(req, "sandbox"))))
 		return ERR_BAD(e, "not a sandbox id");
-	if (max < 1 || max > AGENT_TAR_MAX)
-		return ERR_BAD(e, "bytes_max: 1 to %lld",
-		               (long long)AGENT_TAR_MAX);
-	if (agent_ws_find(arg, jv_str(jv_get(req, "sandbox")), ws, sizeof(ws),
+	if (max_ok(req, e) < 0 ||
+	    agent_ws_find(arg, jv_str(jv_get(req, "sandbox")), ws, sizeof(ws),
 	                  e) < 0)
 		return -1;
 	return job_start(arg, req, app_in_main, fd, e);

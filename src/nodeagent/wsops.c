@@ -367,7 +367,7 @@ agent_op_ws_rename(void *arg, const struct nl_peer *p, const struct jv *req,
 {
 	char dir[WSFS_MAX_PATH + 1], from[WSFS_MAX_PATH + 1],
 	    to[WSFS_MAX_PATH + 1];
-	int root, dfd, rc;
+	int root, rc;
 
 	(void)p;
 	if (clean_field(req, "dir", true, dir, e) < 0 ||
@@ -376,14 +376,8 @@ agent_op_ws_rename(void *arg, const struct nl_peer *p, const struct jv *req,
 		return -1;
 	if ((root = open_req(arg, req, NULL, false, e)) < 0)
 		return -1;
-	dfd = wsfs_openat(root, dir, O_PATH | O_DIRECTORY, 0);
+	rc = wsfs_move_in(root, dir, from, to, WORKSPACE_UID, WORKSPACE_GID, e);
 	close(root);
-	if (dfd < 0)
-		return errno == ENOENT
-		           ? ERR_NOTFOUND(e, "%s does not exist", dir)
-		           : ERR_BAD(e, "%s is not a directory", dir);
-	rc = wsfs_move(dfd, from, to, WORKSPACE_UID, WORKSPACE_GID, e);
-	close(dfd);
 	if (rc == 0)
 		*ans = jv_obj();
 	return rc;

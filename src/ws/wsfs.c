@@ -529,6 +529,21 @@ wsfs_move(int dirfd, const char *from, const char *to, int uid, int gid,
 	return rc;
 }
 
+int
+wsfs_move_in(int rootfd, const char *dir, const char *from, const char *to,
+             int uid, int gid, struct err *e)
+{
+	int dfd = wsfs_openat(rootfd, dir, O_PATH | O_DIRECTORY, 0), rc;
+
+	if (dfd < 0)
+		return errno == ENOENT
+		           ? ERR_NOTFOUND(e, "%s does not exist", dir)
+		           : ERR_BAD(e, "%s is not a directory", dir);
+	rc = wsfs_move(dfd, from, to, uid, gid, e);
+	close(dfd);
+	return rc;
+}
+
 /* Removes name (a directory) beneath dirfd with everything in it. */
 static int
 remove_tree(int dirfd, const char *name, int depth)

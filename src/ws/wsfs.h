@@ -107,6 +107,10 @@ int wsfs_fd_each(int fd, size_t max, int timeout_ms,
  */
 int wsfs_move(int dirfd, const char *from, const char *to, int uid, int gid,
               struct err *e);
+/* The same beneath dir (beneath rootfd, no link followed): 404 when dir
+ * does not exist, 400 when it is not a directory. */
+int wsfs_move_in(int rootfd, const char *dir, const char *from, const char *to,
+                 int uid, int gid, struct err *e);
 /* The same, readable by its owner only (0600): for files that carry a
  * credential, such as a task's env file with the sandbox's proxy token. */
 int wsfs_write_secret(int dirfd, const char *rel, const void *data, size_t len,

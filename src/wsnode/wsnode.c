@@ -458,7 +458,7 @@ wsnode_rename(struct wsnode *w, const struct sandbox *sb, const char *dir,
               const char *from, const char *to, struct err *e)
 {
 	struct jv *req, *ans;
-	int root, dfd, rc;
+	int root, rc;
 
 	if (wsnode_remote(sb)) {
 		req = jv_obj();
@@ -473,14 +473,8 @@ wsnode_rename(struct wsnode *w, const struct sandbox *sb, const char *dir,
 	}
 	if ((root = wsnode_open_local(w, sb->id, e)) < 0)
 		return -1;
-	dfd = wsfs_openat(root, dir, O_PATH | O_DIRECTORY, 0);
+	rc = wsfs_move_in(root, dir, from, to, WORKSPACE_UID, WORKSPACE_GID, e);
 	close(root);
-	if (dfd < 0)
-		return errno == ENOENT
-		           ? ERR_NOTFOUND(e, "%s does not exist", dir)
-		           : ERR_BAD(e, "%s is not a directory", dir);
-	rc = wsfs_move(dfd, from, to, WORKSPACE_UID, WORKSPACE_GID, e);
-	close(dfd);
 	return rc;
 }
 

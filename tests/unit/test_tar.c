@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "export/tar.h"
+#include "tar_fixture.h"
 #include "unit.h"
 
 static char base[64];
@@ -83,32 +84,6 @@ teardown(void)
 	CHECK(pid > 0 && waitpid(pid, &st, 0) == pid && st == 0);
 }
 
-/* A ustar header block for name (type '0' file, '2' symlink, '1' hard
- * link, '3' char device, '5' directory) with size bytes to follow. */
-static void
-header(unsigned char h[512], const char *name, char type, const char *link,
-       size_t size)
-{
-	unsigned sum = 0;
-
-	memset(h, 0, 512);
-	snprintf((char *)h, 100, "%s", name);
-	snprintf((char *)h + 100, 8, "%07o", 0644);
-	snprintf((char *)h + 108, 8, "%07o", 1000);
-	snprintf((char *)h + 116, 8, "%07o", 1000);
-	snprintf((char *)h + 124, 12, "%011zo", size);
-	snprintf((char *)h + 136, 12, "%011o", 0);
-	h[156] = (unsigned char)type;
-	if (link)
-		snprintf((char *)h + 157, 100, "%s", link);
-	memcpy(h + 257, "ustar", 6);
-	memcpy(h + 263, "00", 2);
-	memset(h + 148, ' ', 8);
-	for (int i = 0; i < 512; i++)
-		sum += h[i];
-	snprintf((char *)h + 148, 8, "%06o", sum);
-}
-
 struct ent {
 	const char *name;
 	char type;
@@ -129,7 +104,7 @@ archive_of(const struct ent *v, size_t n)
 	CHECK(fd >= 0);
 	for (size_t i = 0; i < n; i++) {
 		size_t len = v[i].data ? strlen(v[i].data) : 0;
-		header(h, v[i].name, v[i].type, v[i].link, len);
+		tar_header(h, v[i].name, v[i].type, v[i].link, len);
 		CHECK(write(fd, h, 512) == 512);
 		if (len) {
 			unsigned char blk[512] = {0};

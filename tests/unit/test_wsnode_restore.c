@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "api/files_remote.h"
+#include "tar_fixture.h"
 #include "wsnode_fixture.h"
 
 #define SB "01HWSNODERESTORE000000001"
@@ -205,31 +206,6 @@ app_in(int64_t max)
 	return fd;
 }
 
-/* A ustar header block (type '0' a file, '2' a symlink). */
-static void
-header(unsigned char h[512], const char *name, char type, const char *link,
-       size_t size)
-{
-	unsigned sum = 0;
-
-	memset(h, 0, 512);
-	snprintf((char *)h, 100, "%s", name);
-	snprintf((char *)h + 100, 8, "%07o", 0644);
-	snprintf((char *)h + 108, 8, "%07o", 1000);
-	snprintf((char *)h + 116, 8, "%07o", 1000);
-	snprintf((char *)h + 124, 12, "%011zo", size);
-	snprintf((char *)h + 136, 12, "%011o", 0);
-	h[156] = (unsigned char)type;
-	if (link)
-		snprintf((char *)h + 157, 100, "%s", link);
-	memcpy(h + 257, "ustar", 6);
-	memcpy(h + 263, "00", 2);
-	memset(h + 148, ' ', 8);
-	for (int i = 0; i < 512; i++)
-		sum += h[i];
-	snprintf((char *)h + 148, 8, "%06o", sum);
-}
-
 /* Sends entries {name, type, link, data} as a tar, half-closes, and
  * reads the trailer: its status (0 when ok). */
 static int
@@ -245,7 +221,7 @@ send_tar(int fd, const char *const (*v)[4], size_t n)
 	for (size_t i = 0; i < n; i++) {
 		size_t len = v[i][3] ? strlen(v[i][3]) : 0;
 		unsigned char blk[512] = {0};
-		header(h, v[i][0], v[i][1][0], v[i][2], len);
+		tar_header(h, v[i][0], v[i][1][0], v[i][2], len);
 		(void)!write(fd, h, 512);
 		memcpy(blk, v[i][3] ? v[i][3] : "", len);
 		if (len)

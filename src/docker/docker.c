@@ -568,6 +568,7 @@ docker_network_inspect(struct docker *d, const char *name,
 	network_ipam(jv_get(jv_get(resp, "IPAM"), "Config"), n);
 	copy_str(n->scope, sizeof(n->scope), jv_get(resp, "Scope"));
 	n->config_only = jv_is_true(jv_get(resp, "ConfigOnly"));
+	n->attachable = jv_is_true(jv_get(resp, "Attachable"));
 	copy_str(n->config_from, sizeof(n->config_from),
 	         jv_get(jv_get(resp, "ConfigFrom"), "Network"));
 	cs = jv_get(resp, "Containers");

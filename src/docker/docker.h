@@ -87,6 +87,7 @@ struct docker_network {
 	char scope[16];        /* local swarm */
 	bool config_only;      /* a configuration for config-from networks */
 	char config_from[128]; /* the config-only network it is made from */
+	bool attachable;       /* plain containers may join a swarm one */
 };
 
 /* A bridge network sandboxd makes for its sandboxes (borrowed strings). */

@@ -140,6 +140,15 @@ find_swarm(struct sbnet *net, const char *cname, char id[72], char *err,
 	struct docker_network n;
 	int rc = docker_network_inspect(net->docker, net->name, &n, msg);
 
+	if (rc == DOCKER_OK && strcmp(n.scope, "swarm") == 0 && !n.attachable &&
+	    strcmp(n.config_from, cname) == 0 &&
+	    docker_network_remove(net->docker, net->name, msg) == DOCKER_OK) {
+		/* An earlier start's swarm network, made before it was
+		 * attachable (a publish's containers could not join it):
+		 * unused, so made again.  In use, it stays as it is. */
+		log_info("network: %s made again, attachable", net->name);
+		rc = DOCKER_NOT_FOUND;
+	}
 	if (rc == DOCKER_OK && strcmp(n.scope, "swarm") != 0 && n.managed &&
 	    n.containers == 0) {
 		/* A sandboxd's single-host network (this daemon's before it

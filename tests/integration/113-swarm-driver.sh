@@ -97,6 +97,21 @@ wait_until 15 test "$(lab sandboxd.agent)" = 1 || t_err "node label sandboxd.age
 [[ $(lab sandboxd.node) == cp ]] || t_err "node label sandboxd.node: '$(lab sandboxd.node)'"
 api GET /v1/status
 expect_jq '.network.ready == true' "network ready in /v1/status"
+[[ $(docker network inspect -f '{{.Attachable}}' "$NET" 2>/dev/null) == true ]] ||
+	t_err "$NET is not attachable (a publish's containers could not join it)"
+t_end
+
+t_begin "a swarm network an earlier start left not attachable is made again, attachable"
+stop_daemon
+docker network rm "$NET" >/dev/null 2>&1 &&
+	docker network create -d bridge --scope swarm --config-from "$NET-cfg" "$NET" >/dev/null 2>&1 ||
+	t_err "cannot make a non-attachable $NET"
+[[ $(docker network inspect -f '{{.Attachable}}' "$NET" 2>/dev/null) == false ]] ||
+	t_err "the stand-in $NET is attachable already"
+start_edge_daemon SANDBOXD_ORCHESTRATOR=swarm SANDBOXD_IMAGE="$SWIMG" \
+	SANDBOXD_NODE_NAME=cp SANDBOXD_NETWORK="$NET" SANDBOXD_MEMORY_MB=512
+[[ $(docker network inspect -f '{{.Attachable}} {{.ConfigFrom.Network}}' "$NET" 2>/dev/null) == "true $NET-cfg" ]] ||
+	t_err "$NET after the start: $(docker network inspect -f '{{.Attachable}} {{.ConfigFrom.Network}}' "$NET" 2>&1)"
 t_end
 
 t_begin "create: a one-replica service pinned to the node, its task hardened"

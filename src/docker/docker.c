@@ -676,19 +676,29 @@ docker_label_filter(const char *label, const char *value, bool events,
 }
 
 int
+docker_get_labelled(struct docker *d, const char *base, const char *label,
+                    const char *value, struct jv **resp,
+                    char msg[DOCKER_MSG_LEN])
+{
+	char q[1024], path[1200];
+
+	*resp = NULL;
+	if (docker_label_filter(label, value, false, q, sizeof(q)) < 0)
+		return DOCKER_ERROR;
+	snprintf(path, sizeof(path), "%s%s", base, q);
+	return docker_call_json(d, "GET", path, NULL, DOCKER_CALL_TIMEOUT_S,
+	                        resp, msg);
+}
+
+int
 docker_list(struct docker *d, const char *label, const char *value,
             void (*fn)(const char *id, const struct jv *labels, void *),
             void *arg, char msg[DOCKER_MSG_LEN])
 {
-	char q[1024], path[1200];
-	struct jv *resp = NULL;
-	int rc;
+	struct jv *resp;
+	int rc = docker_get_labelled(
+	    d, "/containers/json?all=true&filters=", label, value, &resp, msg);
 
-	if (docker_label_filter(label, value, false, q, sizeof(q)) < 0)
-		return DOCKER_ERROR;
-	snprintf(path, sizeof(path), "/containers/json?all=true&filters=%s", q);
-	rc = docker_call_json(d, "GET", path, NULL, DOCKER_CALL_TIMEOUT_S,
-	                      &resp, msg);
 	for (size_t i = 0; rc == DOCKER_OK && i < jv_len(resp); i++) {
 		struct jv *c = jv_at(resp, i);
 		const char *id = jv_str(jv_get(c, "Id"));

@@ -16,6 +16,11 @@ int docker_call_json(struct docker *d, const char *method, const char *path,
  * events, ,"type":["container"] too); -1 when it does not fit out. */
 int docker_label_filter(const char *label, const char *value, bool events,
                         char *out, size_t len);
+/* GET of a list the engine filters by label=value: base is the path up
+ * to its query's "filters=" ("/services?filters="); *resp the array. */
+int docker_get_labelled(struct docker *d, const char *base, const char *label,
+                        const char *value, struct jv **resp,
+                        char msg[DOCKER_MSG_LEN]);
 
 /* A connected socket to the engine's unix socket sock, or -1 (msg). */
 int docker_dial(const char *sock, char msg[DOCKER_MSG_LEN]);

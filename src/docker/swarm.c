@@ -403,15 +403,10 @@ swarm_service_list(struct docker *d, const char *label, const char *value,
                               void *),
                    void *arg, char msg[DOCKER_MSG_LEN])
 {
-	char q[1024], path[1200];
-	struct jv *resp = NULL;
-	int rc;
+	struct jv *resp;
+	int rc = docker_get_labelled(d, "/services?filters=", label, value,
+	                             &resp, msg);
 
-	if (docker_label_filter(label, value, false, q, sizeof(q)) < 0)
-		return DOCKER_ERROR;
-	snprintf(path, sizeof(path), "/services?filters=%s", q);
-	rc = docker_call_json(d, "GET", path, NULL, DOCKER_CALL_TIMEOUT_S,
-	                      &resp, msg);
 	for (size_t i = 0; rc == DOCKER_OK && i < jv_len(resp); i++) {
 		struct jv *s = jv_at(resp, i), *sp = jv_get(s, "Spec");
 		const char *name = jv_str(jv_get(sp, "Name"));
@@ -598,15 +593,10 @@ swarm_service_counts(struct docker *d, const char *label, const char *value,
                                 void *),
                      void *arg, char msg[DOCKER_MSG_LEN])
 {
-	char q[1024], path[1200];
-	struct jv *resp = NULL;
-	int rc;
+	struct jv *resp;
+	int rc = docker_get_labelled(d, "/services?status=true&filters=", label,
+	                             value, &resp, msg);
 
-	if (docker_label_filter(label, value, false, q, sizeof(q)) < 0)
-		return DOCKER_ERROR;
-	snprintf(path, sizeof(path), "/services?status=true&filters=%s", q);
-	rc = docker_call_json(d, "GET", path, NULL, DOCKER_CALL_TIMEOUT_S,
-	                      &resp, msg);
 	for (size_t i = 0; rc == DOCKER_OK && i < jv_len(resp); i++) {
 		struct jv *s = jv_at(resp, i), *sp = jv_get(s, "Spec");
 		const char *name = jv_str(jv_get(sp, "Name"));

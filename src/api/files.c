@@ -379,8 +379,7 @@ files_put(struct req *r, struct resp *w)
 
 	if (target_open(r, w, false, &t) < 0 || precond_parse(r, w, &p) < 0)
 		goto out;
-	if ((t.remote ? files_remote_room(r->core, &t.sb, &e)
-	              : core_workspace_room(r->core, t.sb.id, &e)) < 0) {
+	if (core_workspace_room(r->core, &t.sb, &e) < 0) {
 		api_reply_err(w, &e);
 		goto out;
 	}

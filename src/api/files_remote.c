@@ -223,22 +223,3 @@ files_remote_move(struct core *c, const struct sandbox *sb, const char *from,
 {
 	return wsnode_rename(c->wn, sb, "workspace/app", from, to, e);
 }
-
-int
-files_remote_room(struct core *c, const struct sandbox *sb, struct err *e)
-{
-	int64_t cap = c->cfg->workspace_max_mb << 20, used;
-
-	if (cap == 0)
-		return 0;
-	if (wsnode_usage(c->wn, sb, &used, e) < 0)
-		return -1;
-	if (used > cap)
-		return err_set(e, 507, "workspace_full",
-		               "the workspace holds %lld MiB, more than "
-		               "SANDBOXD_WORKSPACE_MAX_MB (%lld); delete files "
-		               "(node_modules, build output) to go on",
-		               (long long)(used >> 20),
-		               (long long)c->cfg->workspace_max_mb);
-	return 0;
-}

@@ -31,9 +31,6 @@ int files_remote_read(struct core *c, const struct sandbox *sb,
 int files_remote_delete(struct core *c, const struct sandbox *sb,
                         const char *path, bool recursive, struct err *e);
 
-/* core_workspace_room for a remote sandbox: 507 workspace_full past
- * SANDBOXD_WORKSPACE_MAX_MB, as its node measures it. */
-int files_remote_room(struct core *c, const struct sandbox *sb, struct err *e);
 /*
  * wsfs_move on the node (ws_rename beneath the app directory): a
  * regular file or a directory, one rename, the same answers as a local

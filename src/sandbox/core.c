@@ -21,6 +21,7 @@
 #include "lib/log.h"
 #include "ws/usage.h"
 #include "ws/workspace.h"
+#include "wsnode/wsnode.h"
 
 int
 core_instance(struct store *store, char out[CORE_INSTANCE_LEN + 1])
@@ -166,7 +167,7 @@ core_data_full(const struct core *c, int64_t *free_bytes)
 }
 
 int
-core_workspace_room(struct core *c, const char *id, struct err *e)
+core_workspace_room(struct core *c, const struct sandbox *sb, struct err *e)
 {
 	int64_t cap = c->cfg->workspace_max_mb << 20, used, left;
 	char ws[WORKSPACE_PATH_MAX];
@@ -178,8 +179,12 @@ core_workspace_room(struct core *c, const char *id, struct err *e)
 		               (long long)(left >> 10), c->cfg->data_dir);
 	if (cap == 0)
 		return 0;
-	workspace_path(c->cfg->data_dir, id, ws, sizeof(ws));
-	used = ws_usage(id, ws);
+	if (!wsnode_remote(sb)) {
+		workspace_path(c->cfg->data_dir, sb->id, ws, sizeof(ws));
+		used = ws_usage(sb->id, ws);
+	} else if (wsnode_usage(c->wn, sb, &used, e) < 0) {
+		return -1;
+	}
 	if (used > cap)
 		return err_set(e, 507, "workspace_full",
 		               "the workspace holds %lld MiB, more than "

@@ -131,10 +131,12 @@ void core_hooks_run(struct core *c, enum core_event ev, const char *id);
 /*
  * Room to write in a sandbox's workspace: -1 with 507 workspace_full
  * when it holds more than SANDBOXD_WORKSPACE_MAX_MB (measured by a
- * bounded walk, cached for a few seconds), or 507 insufficient_storage
- * when the data filesystem is full.
+ * bounded walk, cached for a few seconds; on its node for a sandbox on
+ * another node), or 507 insufficient_storage when the data filesystem
+ * is full.
  */
-int core_workspace_room(struct core *c, const char *id, struct err *e);
+int core_workspace_room(struct core *c, const struct sandbox *sb,
+                        struct err *e);
 /* The data filesystem is full (less than WS_DATA_MIN_FREE_BYTES free). */
 bool core_data_full(const struct core *c, int64_t *free_bytes);
 

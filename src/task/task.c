@@ -158,7 +158,7 @@ task_submit(struct core *c, const char *sandbox_id,
 	if (rc < 0)
 		return ERR_INTERNAL(e, "database error");
 	if (validate(c, sb.owner, r, out, e) < 0 ||
-	    core_workspace_room(c, sandbox_id, e) < 0)
+	    core_workspace_room(c, &sb, e) < 0)
 		return -1;
 	/* A freeze not yet begun sees this and stays off; one in flight is
 	 * waited for and undone. */

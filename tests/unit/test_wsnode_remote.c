@@ -230,7 +230,7 @@ ports_over_the_node(void)
 	{
 		int64_t used = -1;
 		CHECK(wsnode_usage(wn, &sb, &used, &e) == 0 && used > 0);
-		CHECK(files_remote_room(&c, &sb, &e) == 0); /* no cap set */
+		CHECK(core_workspace_room(&c, &sb, &e) == 0); /* no cap set */
 	}
 	/* a move: never over another */
 	CHECK(files_remote_move(&c, &sb, "a/b/c.txt", "a/d.txt", &e) == 0);

@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "disk/copytree.h"
 #include "export/tar.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -34,18 +35,6 @@ check_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 	    S_ISFIFO(st->st_mode) || S_ISSOCK(st->st_mode) ||
 	    (st->st_mode & (S_ISUID | S_ISGID)))
 		__builtin_trap();
-	return 0;
-}
-
-static int
-remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)ftw;
-	if (flag == FTW_DP)
-		rmdir(path);
-	else
-		unlink(path);
 	return 0;
 }
 
@@ -83,7 +72,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	closedir(d);
 	if (n != 1) /* only out/ */
 		__builtin_trap();
-	nftw(out, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+	copytree_remove(out);
 	rmdir(scratch);
 	return 0;
 }

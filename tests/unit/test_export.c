@@ -19,16 +19,7 @@ static char root[64];
 static void
 put(const char *rel, const char *text)
 {
-	char p[256];
-	FILE *f;
-
-	snprintf(p, sizeof(p), "%s/%s", root, rel);
-	f = fopen(p, "w");
-	CHECK(f != NULL);
-	if (f) {
-		fputs(text, f);
-		fclose(f);
-	}
+	unit_put(root, rel, text);
 }
 
 static void

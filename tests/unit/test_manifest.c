@@ -223,21 +223,6 @@ default_depends_on_package_json(void)
 }
 
 static void
-put(const char *dir, const char *name, const char *text)
-{
-	char p[512];
-	FILE *f;
-
-	snprintf(p, sizeof(p), "%s/%s", dir, name);
-	f = fopen(p, "w");
-	CHECK(f != NULL);
-	if (f) {
-		fputs(text, f);
-		fclose(f);
-	}
-}
-
-static void
 key_of(int appfd, const struct manifest *m, char out[65])
 {
 	CHECK(runtime_install_key(appfd, m, out) == 0);
@@ -259,15 +244,15 @@ install_key_follows_inputs(void)
 	            "install:\n  command: npm ci\n",
 	            &m, err, sizeof(err)) == 0);
 	key_of(appfd, &m, k1); /* no input at all */
-	put(dir, "package.json", "{}\n");
+	unit_put(dir, "package.json", "{}\n");
 	key_of(appfd, &m, k2);
 	CHECK(strcmp(k1, k2) != 0);
 	key_of(appfd, &m, k3); /* the same files: the same key */
 	CHECK_STR(k2, k3);
-	put(dir, "package.json", "{\"a\":1}\n");
+	unit_put(dir, "package.json", "{\"a\":1}\n");
 	key_of(appfd, &m, k3);
 	CHECK(strcmp(k2, k3) != 0);
-	put(dir, "README.md", "not an input\n");
+	unit_put(dir, "README.md", "not an input\n");
 	key_of(appfd, &m, k4);
 	CHECK_STR(k3, k4);
 	snprintf(m.install_command, sizeof(m.install_command), "npm i");

@@ -43,21 +43,6 @@ run(char *const argv[], char *out, size_t len)
 }
 
 static void
-write_file(const char *file, const char *text)
-{
-	char p[256];
-	FILE *f;
-
-	snprintf(p, sizeof(p), "%s/%s", nodedir, file);
-	f = fopen(p, "w");
-	CHECK(f != NULL);
-	if (f) {
-		fputs(text, f);
-		fclose(f);
-	}
-}
-
-static void
 test_run(void)
 {
 	const char *bin =
@@ -72,14 +57,14 @@ test_run(void)
 	snprintf(netname, sizeof(netname), "sbxagent-run-%d", (int)getpid());
 	snprintf(text, sizeof(text), "{\"control\":\"%s\",\"name\":\"n1\"}",
 	         cp_addr);
-	write_file("node.json", text);
+	unit_put(nodedir, "node.json", text);
 	snprintf(text, sizeof(text),
 	         "{\"name\":\"%s\",\"subnet\":\"10.254.16.0/24\","
 	         "\"gateway\":\"10.254.16.1\",\"bridge\":\"sbxagt%d\","
 	         "\"instance\":\"check\",\"proxy_port\":%u,"
 	         "\"cluster\":[\"192.0.2.10\"]}",
 	         netname, (int)getpid() % 100000, port + 1);
-	write_file("network.json", text);
+	unit_put(nodedir, "network.json", text);
 	if ((child = fork()) == 0) {
 		snprintf(env_dir, sizeof(env_dir), "SANDBOXD_DATA_DIR=%s/data",
 		         root);

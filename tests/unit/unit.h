@@ -72,4 +72,20 @@ sh(const char *fmt, ...)
 	return system(cmd);
 }
 
+/* dir/name made (or emptied) with text in it; a failure is a check's. */
+static inline void
+unit_put(const char *dir, const char *name, const char *text)
+{
+	char p[512];
+	FILE *f;
+
+	snprintf(p, sizeof(p), "%s/%s", dir, name);
+	f = fopen(p, "w");
+	CHECK(f != NULL);
+	if (f) {
+		fputs(text, f);
+		fclose(f);
+	}
+}
+
 #endif
